@@ -1,0 +1,252 @@
+// Package llm holds the provider-neutral vocabulary every agent speaks:
+// messages made of content blocks, tool specifications, the streamed events
+// of one model response, and token usage. Provider adapters (llm/anthropic,
+// llm/openai) translate between these types and a wire format; the agent loop
+// and the tools only ever see these types.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+)
+
+// Role is who authored a message.
+type Role string
+
+// The two roles of a conversation. System text travels in Request.System.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// BlockType names the kind of a content block.
+type BlockType string
+
+// Content block kinds.
+const (
+	BlockText             BlockType = "text"
+	BlockToolUse          BlockType = "tool_use"
+	BlockToolResult       BlockType = "tool_result"
+	BlockThinking         BlockType = "thinking"
+	BlockRedactedThinking BlockType = "redacted_thinking"
+)
+
+// Block is one piece of message content. Which fields are set depends on
+// Type; the JSON form is the one transcripts store. Thinking blocks are kept
+// exactly as the provider sent them (text and signature, or redacted data) so
+// they can be sent back unchanged on the next turn.
+type Block struct {
+	Type BlockType `json:"type"`
+
+	// Text is the text of a text block.
+	Text string `json:"text,omitempty"`
+
+	// ID, Name and Input describe a tool_use block. Input is always valid
+	// JSON; when the model produced malformed input, Input is "{}" and
+	// InvalidInput holds what the model sent, so the loop can tell the model.
+	ID           string          `json:"id,omitempty"`
+	Name         string          `json:"name,omitempty"`
+	Input        json.RawMessage `json:"input,omitempty"`
+	InvalidInput string          `json:"invalid_input,omitempty"`
+
+	// ToolUseID, Content and IsError describe a tool_result block. Content
+	// holds text blocks.
+	ToolUseID string  `json:"tool_use_id,omitempty"`
+	Content   []Block `json:"content,omitempty"`
+	IsError   bool    `json:"is_error,omitempty"`
+
+	// Thinking and Signature describe a thinking block; Data a redacted one.
+	Thinking  string `json:"thinking,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Data      string `json:"data,omitempty"`
+}
+
+// TextBlock returns a text block.
+func TextBlock(s string) Block { return Block{Type: BlockText, Text: s} }
+
+// ToolResultBlock returns a tool_result block answering the tool use id.
+func ToolResultBlock(toolUseID, text string, isError bool) Block {
+	return Block{Type: BlockToolResult, ToolUseID: toolUseID, Content: []Block{TextBlock(text)}, IsError: isError}
+}
+
+// ResultText joins the text of a tool_result block's content.
+func (b Block) ResultText() string {
+	var s string
+	for _, c := range b.Content {
+		s += c.Text
+	}
+	return s
+}
+
+// Message is one turn of the conversation.
+type Message struct {
+	Role    Role    `json:"role"`
+	Content []Block `json:"content"`
+}
+
+// UserText returns a user message holding one text block.
+func UserText(s string) Message { return Message{Role: RoleUser, Content: []Block{TextBlock(s)}} }
+
+// Text joins the text blocks of the message.
+func (m Message) Text() string {
+	var s string
+	for _, b := range m.Content {
+		if b.Type == BlockText {
+			s += b.Text
+		}
+	}
+	return s
+}
+
+// ToolUses returns the tool_use blocks of the message, in order.
+func (m Message) ToolUses() []Block {
+	var out []Block
+	for _, b := range m.Content {
+		if b.Type == BlockToolUse {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// ToolSpec describes a tool to the model. InputSchema is a JSON Schema
+// object, rendered once and reused so request bytes stay stable.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// Thinking configures extended thinking. A zero BudgetTokens disables it.
+type Thinking struct {
+	BudgetTokens int64 `json:"budget_tokens"`
+}
+
+// Request is one call to a model.
+type Request struct {
+	// Model is the provider's model id.
+	Model string
+	// System is the system prompt, sent verbatim.
+	System string
+	// Tools are offered in this order.
+	Tools []ToolSpec
+	// Messages is the conversation so far; earlier messages are never
+	// rewritten, so cached prefixes stay valid.
+	Messages []Message
+	// MaxTokens bounds the answer; 0 lets the adapter choose.
+	MaxTokens int64
+	// Thinking enables extended thinking where the provider supports it.
+	Thinking *Thinking
+	// Effort is an optional reasoning-effort hint (low, medium, high, max).
+	Effort string
+	// NoCache disables prompt-cache breakpoints (providers that cache
+	// automatically ignore it).
+	NoCache bool
+}
+
+// StopReason says why the model stopped.
+type StopReason string
+
+// Stop reasons, with Anthropic's names; adapters map others onto them.
+const (
+	StopEndTurn      StopReason = "end_turn"
+	StopToolUse      StopReason = "tool_use"
+	StopMaxTokens    StopReason = "max_tokens"
+	StopSequence     StopReason = "stop_sequence"
+	StopRefusal      StopReason = "refusal"
+	StopPauseTurn    StopReason = "pause_turn"
+	StopContextLimit StopReason = "model_context_window_exceeded"
+)
+
+// Usage counts tokens. InputTokens excludes cached tokens.
+type Usage struct {
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_input_tokens"`
+	CacheWriteTokens int64 `json:"cache_creation_input_tokens"`
+}
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		InputTokens:      u.InputTokens + v.InputTokens,
+		OutputTokens:     u.OutputTokens + v.OutputTokens,
+		CacheReadTokens:  u.CacheReadTokens + v.CacheReadTokens,
+		CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
+	}
+}
+
+// Total is every input and output token counted.
+func (u Usage) Total() int64 {
+	return u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens
+}
+
+// EventKind names a stream event.
+type EventKind int
+
+// Stream event kinds.
+const (
+	// EventTextDelta carries Text, a piece of answer text.
+	EventTextDelta EventKind = iota + 1
+	// EventThinkingDelta carries Text, a piece of thinking.
+	EventThinkingDelta
+	// EventToolUseStart carries ToolUse with ID and Name (input follows).
+	EventToolUseStart
+	// EventRetry carries Retry: the request failed and will be tried again.
+	EventRetry
+	// EventDone carries Response, the whole assembled answer. It is last.
+	EventDone
+)
+
+// Event is one item of a model's stream.
+type Event struct {
+	Kind     EventKind
+	Text     string
+	ToolUse  *Block
+	Retry    *Retry
+	Response *Response
+}
+
+// Retry describes a failed attempt that will be retried.
+type Retry struct {
+	Attempt int
+	Status  int    // HTTP status, 0 for a cut stream
+	Wait    string // the delay before the next attempt, as time.Duration text
+	Err     string
+}
+
+// Response is a complete model answer.
+type Response struct {
+	ID         string
+	Model      string
+	Message    Message
+	StopReason StopReason
+	Usage      Usage
+}
+
+// Model is a language model behind some provider. Stream sends the request
+// and yields events as they arrive, ending with EventDone; an error ends the
+// stream. A consumer that stops ranging cancels the request.
+type Model interface {
+	Stream(ctx context.Context, req *Request) iter.Seq2[Event, error]
+}
+
+// APIError is a provider error that will not be retried.
+type APIError struct {
+	Status  int
+	Type    string
+	Message string
+}
+
+func (e *APIError) Error() string {
+	if e.Type != "" {
+		return "model API error " + itoa(e.Status) + " " + e.Type + ": " + e.Message
+	}
+	return "model API error " + itoa(e.Status) + ": " + e.Message
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

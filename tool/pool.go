@@ -1,0 +1,87 @@
+package tool
+
+import "github.com/cadre-dev/cadre/llm"
+
+// Pool is an ordered set of tools with unique names. The order is the order
+// shown to the model, so it must be deterministic.
+type Pool struct {
+	tools []Tool
+	index map[string]int
+}
+
+// NewPool returns a pool of the tools in order; a later tool with a name
+// already present replaces the earlier one in place.
+func NewPool(tools ...Tool) *Pool {
+	p := &Pool{index: map[string]int{}}
+	for _, t := range tools {
+		p.Add(t)
+	}
+	return p
+}
+
+// Add appends t, or replaces the tool of the same name in place.
+func (p *Pool) Add(t Tool) {
+	name := t.Spec().Name
+	if i, ok := p.index[name]; ok {
+		p.tools[i] = t
+		return
+	}
+	p.index[name] = len(p.tools)
+	p.tools = append(p.tools, t)
+}
+
+// Get returns the tool called name.
+func (p *Pool) Get(name string) (Tool, bool) {
+	if p == nil {
+		return nil, false
+	}
+	i, ok := p.index[name]
+	if !ok {
+		return nil, false
+	}
+	return p.tools[i], true
+}
+
+// Tools returns the tools in order. The slice must not be modified.
+func (p *Pool) Tools() []Tool {
+	if p == nil {
+		return nil
+	}
+	return p.tools
+}
+
+// Names returns the tool names in order.
+func (p *Pool) Names() []string {
+	if p == nil {
+		return nil
+	}
+	out := make([]string, len(p.tools))
+	for i, t := range p.tools {
+		out[i] = t.Spec().Name
+	}
+	return out
+}
+
+// Filter returns a new pool with the tools for which keep returns true, in
+// the same order.
+func (p *Pool) Filter(keep func(Tool) bool) *Pool {
+	q := NewPool()
+	for _, t := range p.Tools() {
+		if keep(t) {
+			q.Add(t)
+		}
+	}
+	return q
+}
+
+// Specs returns the model-facing specs in order.
+func (p *Pool) Specs() []llm.ToolSpec {
+	out := make([]llm.ToolSpec, 0, len(p.Tools()))
+	for _, t := range p.Tools() {
+		out = append(out, t.Spec())
+	}
+	return out
+}
+
+// Len is the number of tools.
+func (p *Pool) Len() int { return len(p.Tools()) }

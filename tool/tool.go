@@ -1,0 +1,119 @@
+// Package tool defines what a tool is to an agent: a model-facing spec with
+// a JSON schema, whether it only reads, and how it runs. Tools take typed
+// input structs (see Func); the loop hands them raw JSON from the model.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// Output is what a tool returns to the model. IsError marks a result the
+// model should read as a failure it can recover from; a Go error from Run
+// instead ends the agent's turn.
+type Output struct {
+	Text    string
+	IsError bool
+}
+
+// Errorf returns an error Output with a formatted message.
+func Errorf(format string, args ...any) Output {
+	return Output{Text: fmt.Sprintf(format, args...), IsError: true}
+}
+
+// Tool is one capability offered to the model.
+type Tool interface {
+	// Spec is the name, description and input schema shown to the model.
+	// It must return the same bytes every call.
+	Spec() llm.ToolSpec
+	// ReadOnly reports whether the tool never changes anything, so calls
+	// may run concurrently with other read-only calls.
+	ReadOnly() bool
+	// Run executes one call.
+	Run(ctx context.Context, env *Env, input json.RawMessage) (Output, error)
+}
+
+// Env is the agent-scoped state a tool runs against. Each agent has its own
+// Env; a sub-agent gets a clone (see Clone) so it shares nothing mutable
+// with its parent.
+type Env struct {
+	// Cwd is the agent's working directory (absolute).
+	Cwd string
+	// Dirs are additional working directories (absolute).
+	Dirs []string
+	// AgentID names the agent ("" for the main agent).
+	AgentID string
+	// Files tracks what the agent has read, for Edit's read-before-write
+	// guard.
+	Files *FileState
+	// Shells holds the agent's background shells; nil means background
+	// shells are not available.
+	Shells ShellHost
+}
+
+// ShellHost owns an agent's background shells. It is implemented by
+// tool/builtin and closed when the agent ends, killing what still runs.
+type ShellHost interface {
+	Close() error
+}
+
+// Clone returns a copy of the Env for a child agent: same directories, a
+// copy of the file state, no shells (the child gets its own).
+func (e *Env) Clone(agentID string) *Env {
+	c := &Env{Cwd: e.Cwd, Dirs: append([]string(nil), e.Dirs...), AgentID: agentID}
+	if e.Files != nil {
+		c.Files = e.Files.Clone()
+	} else {
+		c.Files = NewFileState()
+	}
+	return c
+}
+
+// FileState records, per absolute path, the modification time and size of
+// the file when the agent last read or wrote it. Safe for concurrent use.
+type FileState struct {
+	mu    sync.Mutex
+	files map[string]FileStamp
+}
+
+// FileStamp is what the agent knew about a file.
+type FileStamp struct {
+	ModTime time.Time
+	Size    int64
+	// Partial is true when only part of the file was read.
+	Partial bool
+}
+
+// NewFileState returns an empty FileState.
+func NewFileState() *FileState { return &FileState{files: map[string]FileStamp{}} }
+
+// Record notes the stamp for path.
+func (f *FileState) Record(path string, s FileStamp) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.files[path] = s
+}
+
+// Lookup returns the stamp recorded for path.
+func (f *FileState) Lookup(path string) (FileStamp, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.files[path]
+	return s, ok
+}
+
+// Clone returns an independent copy.
+func (f *FileState) Clone() *FileState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := &FileState{files: make(map[string]FileStamp, len(f.files))}
+	for k, v := range f.files {
+		c.files[k] = v
+	}
+	return c
+}
