@@ -1,0 +1,470 @@
+// Package loop runs one agent: it sends the conversation to the model,
+// streams the answer, runs the tools the model asks for, appends the
+// results, and repeats until the model stops asking for tools, the turn
+// limit is hit, or the context ends (S-1.1). It knows nothing of
+// sub-agents: a sub-agent is this same loop with another Config.
+package loop
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// Recorder receives every complete message of the conversation, in order,
+// as soon as it exists. A transcript writer is the usual Recorder.
+type Recorder interface {
+	AppendMessage(m llm.Message, model string, usage *llm.Usage) error
+}
+
+// Config is everything one agent run needs.
+type Config struct {
+	// Model answers; ModelID names the model in requests.
+	Model   llm.Model
+	ModelID string
+	// System is the rendered system prompt, sent verbatim every turn.
+	System string
+	// Tools are offered to the model in pool order.
+	Tools *tool.Pool
+	// Env is the agent's tool environment.
+	Env *tool.Env
+	// Authorizer decides each tool call; nil allows every call.
+	Authorizer permission.Authorizer
+	// MaxTurns bounds the number of model requests; 0 means no bound.
+	MaxTurns int
+	// MaxTokens, Thinking and Effort are passed to every request.
+	MaxTokens int64
+	Thinking  *llm.Thinking
+	Effort    string
+	// Recorder, when set, gets every message as it is complete.
+	Recorder Recorder
+	// AgentID and AgentType identify the agent to the authorizer.
+	AgentID   string
+	AgentType string
+	// Background marks an agent that can never prompt.
+	Background bool
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// EventKind names a loop event.
+type EventKind int
+
+// Loop event kinds.
+const (
+	// TextDelta carries Text as the model writes it.
+	TextDelta EventKind = iota + 1
+	// ThinkingDelta carries Text of the model's thinking.
+	ThinkingDelta
+	// Retry carries Retry: a model request failed and is being redone;
+	// deltas since the last complete message must be discarded.
+	Retry
+	// AssistantMessage carries Message, a complete model answer, and Usage
+	// for the request that produced it.
+	AssistantMessage
+	// ToolStart carries Call, a tool call about to run.
+	ToolStart
+	// ToolEnd carries Call and ToolResult after the call ended.
+	ToolEnd
+	// UserMessage carries Message, the tool results sent back.
+	UserMessage
+	// Done carries Result; it is the last event of a run that did not fail.
+	Done
+)
+
+// Event is one item of a run's stream.
+type Event struct {
+	Kind       EventKind
+	Text       string
+	Retry      *llm.Retry
+	Message    *llm.Message
+	Usage      llm.Usage
+	Call       *llm.Block
+	ToolResult *ToolResult
+	Result     *Result
+}
+
+// ToolResult is how one tool call ended.
+type ToolResult struct {
+	Output   tool.Output
+	Denied   bool
+	Duration time.Duration
+}
+
+// Result sums up a finished run.
+type Result struct {
+	// Text is the final answer's text.
+	Text string
+	// Messages is the whole conversation, including the initial messages.
+	Messages []llm.Message
+	// Turns counts model requests.
+	Turns int
+	// ToolUses counts tool calls made.
+	ToolUses int
+	// Usage totals every request.
+	Usage llm.Usage
+	// StopReason is the last answer's stop reason.
+	StopReason llm.StopReason
+	// MaxTurnsHit is true when the run stopped at MaxTurns with the model
+	// still wanting tools.
+	MaxTurnsHit bool
+	// Duration is the wall time of the run.
+	Duration time.Duration
+}
+
+// Run starts the agent on the conversation msgs (which ends with a user
+// message) and yields its events. The stream ends after a Done event or with
+// an error (the model failed, the context ended, or recording failed); a
+// consumer that stops ranging cancels the run. Every message that was
+// complete before the end has been given to the Recorder.
+func Run(ctx context.Context, cfg Config, msgs []llm.Message) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		r := &runner{cfg: cfg, msgs: append([]llm.Message(nil), msgs...), yield: yield}
+		if r.cfg.Now == nil {
+			r.cfg.Now = time.Now
+		}
+		if r.cfg.Env == nil {
+			r.cfg.Env = &tool.Env{Files: tool.NewFileState()}
+		}
+		r.start = r.cfg.Now()
+		res, err := r.run(ctx)
+		if errors.Is(err, errStopped) {
+			return
+		}
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		yield(Event{Kind: Done, Result: res}, nil)
+	}
+}
+
+// errStopped means the consumer stopped ranging; nothing more is yielded.
+var errStopped = errors.New("consumer stopped")
+
+type runner struct {
+	cfg   Config
+	msgs  []llm.Message
+	yield func(Event, error) bool
+	start time.Time
+
+	turns    int
+	toolUses int
+	usage    llm.Usage
+}
+
+func (r *runner) emit(e Event) error {
+	if !r.yield(e, nil) {
+		return errStopped
+	}
+	return nil
+}
+
+func (r *runner) record(m llm.Message, usage *llm.Usage) error {
+	if r.cfg.Recorder == nil {
+		return nil
+	}
+	if err := r.cfg.Recorder.AppendMessage(m, r.cfg.ModelID, usage); err != nil {
+		return fmt.Errorf("record message: %w", err)
+	}
+	return nil
+}
+
+func (r *runner) run(ctx context.Context) (*Result, error) {
+	if len(r.msgs) == 0 || r.msgs[len(r.msgs)-1].Role != llm.RoleUser {
+		return nil, errors.New("run agent: the conversation must end with a user message")
+	}
+	if err := r.record(r.msgs[len(r.msgs)-1], nil); err != nil {
+		return nil, err
+	}
+	specs := r.cfg.Tools.Specs()
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		req := &llm.Request{
+			Model:     r.cfg.ModelID,
+			System:    r.cfg.System,
+			Tools:     specs,
+			Messages:  r.msgs,
+			MaxTokens: r.cfg.MaxTokens,
+			Thinking:  r.cfg.Thinking,
+			Effort:    r.cfg.Effort,
+		}
+		resp, err := r.request(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		r.turns++
+		r.usage = r.usage.Add(resp.Usage)
+		msg := resp.Message
+		msg.Role = llm.RoleAssistant
+		if len(msg.Content) == 0 {
+			// An empty answer cannot be sent back (no empty content); keep
+			// the history valid with a placeholder text.
+			msg.Content = []llm.Block{llm.TextBlock("(no content)")}
+		}
+		r.msgs = append(r.msgs, msg)
+		usage := resp.Usage
+		if err := r.record(msg, &usage); err != nil {
+			return nil, err
+		}
+		if err := r.emit(Event{Kind: AssistantMessage, Message: &msg, Usage: resp.Usage}); err != nil {
+			return nil, err
+		}
+		calls := msg.ToolUses()
+		if len(calls) == 0 {
+			return r.result(msg, resp.StopReason, false), nil
+		}
+		results, runErr := r.runTools(ctx, calls)
+		if results != nil {
+			user := llm.Message{Role: llm.RoleUser, Content: results}
+			r.msgs = append(r.msgs, user)
+			if err := r.record(user, nil); err != nil {
+				return nil, err
+			}
+			if runErr == nil {
+				if err := r.emit(Event{Kind: UserMessage, Message: &user}); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if runErr != nil {
+			return nil, runErr
+		}
+		if r.cfg.MaxTurns > 0 && r.turns >= r.cfg.MaxTurns {
+			return r.result(msg, resp.StopReason, true), nil
+		}
+	}
+}
+
+func (r *runner) result(last llm.Message, stop llm.StopReason, maxTurns bool) *Result {
+	text := last.Text()
+	if maxTurns {
+		text = fmt.Sprintf("Stopped after reaching the limit of %d turns before the task was finished. "+
+			"Continue with a higher turn limit (--max-turns, or maxTurns in the agent definition) to let it finish.", r.cfg.MaxTurns)
+	}
+	return &Result{
+		Text:        text,
+		Messages:    r.msgs,
+		Turns:       r.turns,
+		ToolUses:    r.toolUses,
+		Usage:       r.usage,
+		StopReason:  stop,
+		MaxTurnsHit: maxTurns,
+		Duration:    r.cfg.Now().Sub(r.start),
+	}
+}
+
+// request streams one model answer, forwarding deltas.
+func (r *runner) request(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+	for ev, err := range r.cfg.Model.Stream(ctx, req) {
+		if err != nil {
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return nil, ctxErr
+			}
+			return nil, fmt.Errorf("model request (turn %d): %w", r.turns+1, err)
+		}
+		switch ev.Kind {
+		case llm.EventTextDelta:
+			if err := r.emit(Event{Kind: TextDelta, Text: ev.Text}); err != nil {
+				return nil, err
+			}
+		case llm.EventThinkingDelta:
+			if err := r.emit(Event{Kind: ThinkingDelta, Text: ev.Text}); err != nil {
+				return nil, err
+			}
+		case llm.EventRetry:
+			if err := r.emit(Event{Kind: Retry, Retry: ev.Retry}); err != nil {
+				return nil, err
+			}
+		case llm.EventDone:
+			if ev.Response == nil {
+				return nil, errors.New("model stream ended without a response")
+			}
+			return ev.Response, nil
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("model stream ended before the answer was complete")
+}
+
+// done is one finished call, sent from a worker to the loop.
+type done struct {
+	index  int
+	result ToolResult
+	err    error
+}
+
+// runTools runs the calls of one assistant message: consecutive read-only
+// calls together, each writing call alone, in call order. It returns one
+// tool_result block per call, in call order. On a Go error from a tool (or
+// the context ending) the remaining calls are answered with an
+// interruption note so the history stays valid, and the error is returned.
+func (r *runner) runTools(ctx context.Context, calls []llm.Block) ([]llm.Block, error) {
+	results := make([]llm.Block, len(calls))
+	filled := make([]bool, len(calls))
+	var firstErr error
+	for i := 0; i < len(calls); {
+		j := i + 1
+		if r.readOnly(calls[i]) {
+			for j < len(calls) && r.readOnly(calls[j]) {
+				j++
+			}
+		}
+		if firstErr == nil {
+			if err := r.runBatch(ctx, calls[i:j], i, results, filled); err != nil {
+				firstErr = err
+			}
+		}
+		i = j
+	}
+	if firstErr != nil {
+		for i, ok := range filled {
+			if !ok {
+				results[i] = llm.ToolResultBlock(calls[i].ID, "The tool call was interrupted before it finished.", true)
+			}
+		}
+		return results, firstErr
+	}
+	return results, nil
+}
+
+func (r *runner) readOnly(call llm.Block) bool {
+	t, ok := r.cfg.Tools.Get(call.Name)
+	return ok && t.ReadOnly()
+}
+
+func (r *runner) runBatch(ctx context.Context, calls []llm.Block, offset int, results []llm.Block, filled []bool) error {
+	for i := range calls {
+		if err := r.emit(Event{Kind: ToolStart, Call: &calls[i]}); err != nil {
+			return err
+		}
+	}
+	r.toolUses += len(calls)
+	if len(calls) == 1 {
+		res, err := r.runOne(ctx, calls[0])
+		return r.finish(calls[0], offset, res, err, results, filled)
+	}
+	bctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan done, len(calls))
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := r.runOne(bctx, calls[i])
+			ch <- done{index: i, result: res, err: err}
+		}()
+	}
+	var firstErr error
+	for range calls {
+		d := <-ch
+		if err := r.finish(calls[d.index], offset+d.index, d.result, d.err, results, filled); err != nil && firstErr == nil {
+			firstErr = err
+			cancel()
+		}
+	}
+	wg.Wait()
+	return firstErr
+}
+
+func (r *runner) finish(call llm.Block, index int, res ToolResult, err error, results []llm.Block, filled []bool) error {
+	if err != nil {
+		return err
+	}
+	results[index] = llm.ToolResultBlock(call.ID, resultText(res.Output), res.Output.IsError)
+	filled[index] = true
+	return r.emit(Event{Kind: ToolEnd, Call: &call, ToolResult: &res})
+}
+
+// resultText keeps the result non-empty: an empty text block is invalid.
+func resultText(o tool.Output) string {
+	if o.Text == "" {
+		if o.IsError {
+			return "(the tool failed without a message)"
+		}
+		return "(no output)"
+	}
+	return o.Text
+}
+
+// runOne authorizes and runs one call. A panic in the tool becomes an error
+// result; only a Go error from the tool or the authorizer is returned.
+func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, err error) {
+	start := r.cfg.Now()
+	defer func() { res.Duration = r.cfg.Now().Sub(start) }()
+	if call.InvalidInput != "" {
+		return ToolResult{Output: tool.Errorf("The input for %s was not valid JSON: %s. Call the tool again with a valid JSON object.",
+			call.Name, truncate(call.InvalidInput, 200))}, nil
+	}
+	t, ok := r.cfg.Tools.Get(call.Name)
+	if !ok {
+		return ToolResult{Output: tool.Errorf("No such tool: %s. Available tools: %s.", call.Name, strings.Join(r.cfg.Tools.Names(), ", "))}, nil
+	}
+	if r.cfg.Authorizer != nil {
+		out, err := r.cfg.Authorizer.Authorize(ctx, permission.Request{
+			Tool:       call.Name,
+			Input:      call.Input,
+			ReadOnly:   t.ReadOnly(),
+			Cwd:        r.cfg.Env.Cwd,
+			Dirs:       r.cfg.Env.Dirs,
+			AgentID:    r.cfg.AgentID,
+			AgentType:  r.cfg.AgentType,
+			Background: r.cfg.Background,
+		})
+		if err != nil {
+			return ToolResult{}, fmt.Errorf("authorize %s: %w", call.Name, err)
+		}
+		if !out.Allowed {
+			msg := out.Message
+			if msg == "" {
+				msg = "Permission to use " + call.Name + " was denied."
+			}
+			return ToolResult{Output: tool.Output{Text: msg, IsError: true}, Denied: true}, nil
+		}
+	}
+	return r.invoke(ctx, t, call)
+}
+
+func (r *runner) invoke(ctx context.Context, t tool.Tool, call llm.Block) (res ToolResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = ToolResult{Output: tool.Errorf("The tool %s crashed: %v", call.Name, p)}
+			err = nil
+		}
+	}()
+	input := call.Input
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	out, err := t.Run(ctx, r.cfg.Env, input)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ToolResult{}, ctx.Err()
+		}
+		return ToolResult{}, fmt.Errorf("tool %s: %w", call.Name, err)
+	}
+	return ToolResult{Output: out}, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,203 @@
+// Package transcript stores an agent's conversation as append-only JSON
+// lines, one message per line, written as each message is complete so a
+// crash or an interrupt loses nothing that was said. The same files are read
+// back to resume an agent.
+package transcript
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// Entry is one line of a transcript.
+type Entry struct {
+	// Type is "user" or "assistant" for conversation messages.
+	Type string `json:"type"`
+	// SessionID is the session the agent belongs to.
+	SessionID string `json:"sessionId"`
+	// AgentID is set in a sub-agent's transcript.
+	AgentID string `json:"agentId,omitempty"`
+	// Timestamp is when the entry was written (RFC 3339, UTC).
+	Timestamp string `json:"timestamp"`
+	// Message is the conversation message.
+	Message *llm.Message `json:"message,omitempty"`
+	// Model and Usage are set on assistant entries.
+	Model string     `json:"model,omitempty"`
+	Usage *llm.Usage `json:"usage,omitempty"`
+}
+
+// Writer appends entries to one transcript file. It is safe for concurrent
+// use; each entry is one write, so a reader never sees half a line.
+type Writer struct {
+	mu        sync.Mutex
+	f         *os.File
+	path      string
+	sessionID string
+	agentID   string
+	now       func() time.Time
+}
+
+// Create opens path for appending, creating it and its directory.
+func Create(path, sessionID, agentID string, now func() time.Time) (*Writer, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create transcript dir: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open transcript: %w", err)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Writer{f: f, path: path, sessionID: sessionID, agentID: agentID, now: now}, nil
+}
+
+// Path is the file the writer appends to.
+func (w *Writer) Path() string { return w.path }
+
+// AppendMessage writes one conversation message. usage and model may be
+// zero.
+func (w *Writer) AppendMessage(m llm.Message, model string, usage *llm.Usage) error {
+	e := Entry{
+		Type:      string(m.Role),
+		SessionID: w.sessionID,
+		AgentID:   w.agentID,
+		Timestamp: w.now().UTC().Format(time.RFC3339Nano),
+		Message:   &m,
+		Model:     model,
+		Usage:     usage,
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("encode transcript entry: %w", err)
+	}
+	b = append(b, '\n')
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return errors.New("transcript is closed")
+	}
+	if _, err := w.f.Write(b); err != nil {
+		return fmt.Errorf("write transcript %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// Close closes the file; later appends fail.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	return err
+}
+
+// Read parses every entry of a transcript. A torn last line (a crash in the
+// middle of a write) is ignored; a bad line elsewhere is an error naming it.
+func Read(r io.Reader) ([]Entry, error) {
+	var out []Entry
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
+	var pendingErr error
+	line := 0
+	for sc.Scan() {
+		line++
+		if pendingErr != nil {
+			return nil, pendingErr
+		}
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		var e Entry
+		if err := json.Unmarshal([]byte(text), &e); err != nil {
+			pendingErr = fmt.Errorf("transcript line %d: %w", line, err)
+			continue
+		}
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read transcript: %w", err)
+	}
+	return out, nil
+}
+
+// ReadFile reads the transcript at path.
+func ReadFile(path string) ([]Entry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open transcript: %w", err)
+	}
+	defer f.Close()
+	entries, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return entries, nil
+}
+
+// Messages returns the conversation messages of the entries, in order.
+func Messages(entries []Entry) []llm.Message {
+	var out []llm.Message
+	for _, e := range entries {
+		if e.Message != nil {
+			out = append(out, *e.Message)
+		}
+	}
+	return out
+}
+
+// StateDir returns cadre's state directory: $XDG_STATE_HOME/cadre, or
+// ~/.local/state/cadre. getenv is os.Getenv in production.
+func StateDir(getenv func(string) string) (string, error) {
+	if d := getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "cadre"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("find state dir: %w", err)
+		}
+		home = h
+	}
+	return filepath.Join(home, ".local", "state", "cadre"), nil
+}
+
+// ProjectSlug turns a project directory into a file name: every character
+// that is not a letter or digit becomes '-' ("/home/me/proj" →
+// "-home-me-proj").
+func ProjectSlug(dir string) string {
+	b := []byte(filepath.Clean(dir))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
+
+// SessionPath is where the main transcript of a session lives:
+// <state>/projects/<slug>/<session-id>.jsonl.
+func SessionPath(stateDir, projectDir, sessionID string) string {
+	return filepath.Join(stateDir, "projects", ProjectSlug(projectDir), sessionID+".jsonl")
+}
+
+// AgentPath is where a sub-agent's transcript lives, beside its session's:
+// <state>/projects/<slug>/<session-id>/agent-<id>.jsonl.
+func AgentPath(stateDir, projectDir, sessionID, agentID string) string {
+	return filepath.Join(stateDir, "projects", ProjectSlug(projectDir), sessionID, "agent-"+agentID+".jsonl")
+}

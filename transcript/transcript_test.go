@@ -1,0 +1,74 @@
+package transcript
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+func TestRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	path := SessionPath(dir, "/home/me/my proj", "s1")
+	if want := filepath.Join(dir, "projects", "-home-me-my-proj", "s1.jsonl"); path != want {
+		t.Fatalf("path %s, want %s", path, want)
+	}
+	w, err := Create(path, "s1", "", func() time.Time { return time.Unix(0, 0) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []llm.Message{
+		llm.UserText("hi"),
+		{Role: llm.RoleAssistant, Content: []llm.Block{
+			{Type: llm.BlockThinking, Thinking: "hmm", Signature: "sig=="},
+			{Type: llm.BlockToolUse, ID: "t1", Name: "Read", Input: []byte(`{"file_path":"/x"}`)},
+		}},
+		{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResultBlock("t1", "body", false)}},
+	}
+	for _, m := range msgs {
+		if err := w.AppendMessage(m, "model-x", &llm.Usage{InputTokens: 3}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Flushed per message: readable before Close.
+	entries, err := ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(msgs, Messages(entries)); diff != "" {
+		t.Fatalf("messages (-want +got):\n%s", diff)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AppendMessage(msgs[0], "", nil); err == nil {
+		t.Fatal("append after close succeeded")
+	}
+}
+
+func TestTornLastLineIgnored(t *testing.T) {
+	in := `{"type":"user","sessionId":"s","timestamp":"x","message":{"role":"user","content":[{"type":"text","text":"a"}]}}
+{"type":"assistant","sess`
+	entries, err := Read(strings.NewReader(in))
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("entries %d err %v", len(entries), err)
+	}
+	if _, err := Read(strings.NewReader("garbage\n" + in)); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("bad middle line: err %v", err)
+	}
+}
+
+func TestStateDir(t *testing.T) {
+	env := map[string]string{"XDG_STATE_HOME": "/x/state", "HOME": "/h"}
+	if d, _ := StateDir(func(k string) string { return env[k] }); d != "/x/state/cadre" {
+		t.Fatal(d)
+	}
+	delete(env, "XDG_STATE_HOME")
+	if d, _ := StateDir(func(k string) string { return env[k] }); d != "/h/.local/state/cadre" {
+		t.Fatal(d)
+	}
+}
