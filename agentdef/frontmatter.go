@@ -1,0 +1,307 @@
+package agentdef
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// field is one top-level key of a definition with its decoded value and the
+// 1-based line it sits on in the source file.
+type field struct {
+	key   string
+	line  int
+	value any
+}
+
+// split is a file cut into frontmatter block and body.
+type split struct {
+	block     string // the frontmatter text, LF line endings
+	blockLine int    // file line of the block's first line
+	body      string // the Markdown after the block, trimmed
+	// midLineEnd is the file line where Claude Code would have ended the
+	// block on a "---" inside a line, when that differs from where we end
+	// it; 0 otherwise.
+	midLineEnd int
+	// unclean is the file line of a closing "---" that is not on a line of
+	// its own and that we nevertheless used; 0 otherwise.
+	unclean int
+}
+
+// normalize strips a UTF-8 BOM and turns CRLF into LF. Line numbers are
+// unchanged.
+func normalize(data []byte) string {
+	s := string(data)
+	s = strings.TrimPrefix(s, "\uFEFF")
+	if strings.Contains(s, "\r\n") {
+		s = strings.ReplaceAll(s, "\r\n", "\n")
+	}
+	return s
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// splitFrontmatter finds the frontmatter the way Claude Code does (the
+// regexp ^---\s*\n([\s\S]*?)---\s*\n? on the BOM-stripped text): the file
+// must start with "---", and the block runs to the first "---" anywhere.
+// Where that first "---" sits inside a line, Claude Code silently drops
+// every key after it; we read on to the next "---" line instead and record
+// where the two differ, so the caller can warn.
+func splitFrontmatter(text string) (split, bool) {
+	if !strings.HasPrefix(text, "---") {
+		return split{}, false
+	}
+	j := 3
+	lastNL := -1
+	for j < len(text) && isSpace(text[j]) {
+		if text[j] == '\n' {
+			lastNL = j
+		}
+		j++
+	}
+	if lastNL < 0 {
+		return split{}, false
+	}
+	start := lastNL + 1
+	k := strings.Index(text[start:], "---")
+	if k < 0 {
+		return split{}, false
+	}
+	end := start + k
+	sp := split{}
+	if !cleanDelimiter(text, end) {
+		// Look for a "---" line of its own further down.
+		if alt := nextDelimiterLine(text, end+3); alt >= 0 {
+			sp.midLineEnd = lineOf(text, end)
+			end = alt
+		} else {
+			sp.unclean = lineOf(text, end)
+		}
+	}
+	sp.block = text[start:end]
+	sp.blockLine = lineOf(text, start)
+	rest := end + 3
+	for rest < len(text) && isSpace(text[rest]) {
+		rest++
+	}
+	sp.body = strings.TrimSpace(text[rest:])
+	return sp, true
+}
+
+// cleanDelimiter reports whether the "---" at i is alone on its line
+// (surrounding blanks allowed).
+func cleanDelimiter(text string, i int) bool {
+	for p := i - 1; p >= 0 && text[p] != '\n'; p-- {
+		if text[p] != ' ' && text[p] != '\t' {
+			return false
+		}
+	}
+	for p := i + 3; p < len(text) && text[p] != '\n'; p++ {
+		if text[p] != ' ' && text[p] != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// nextDelimiterLine returns the offset of the first "---" at or after from
+// that is alone on its line, or -1.
+func nextDelimiterLine(text string, from int) int {
+	for from < len(text) {
+		k := strings.Index(text[from:], "---")
+		if k < 0 {
+			return -1
+		}
+		if cleanDelimiter(text, from+k) {
+			return from + k
+		}
+		from += k + 3
+	}
+	return -1
+}
+
+// lineOf returns the 1-based line number of offset i.
+func lineOf(text string, i int) int {
+	return 1 + strings.Count(text[:i], "\n")
+}
+
+// parseError is a YAML failure placed on a file line.
+type parseError struct {
+	line int
+	msg  string
+}
+
+func (e *parseError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
+
+// parseBlock parses a frontmatter block into its top-level fields. lineBase
+// is the file line of the block's first line. ok is false when the block is
+// YAML but not a mapping.
+func parseBlock(block string, lineBase int) (fields []field, isMap bool, err error) {
+	f, err := parser.ParseBytes([]byte(block), 0, parser.AllowDuplicateMapKey())
+	if err != nil {
+		return nil, false, toParseError(err, lineBase)
+	}
+	if f == nil || len(f.Docs) == 0 {
+		return nil, true, nil
+	}
+	if len(f.Docs) > 1 {
+		return nil, false, &parseError{line: lineBase, msg: "more than one YAML document"}
+	}
+	body := f.Docs[0].Body
+	var values []*ast.MappingValueNode
+	switch n := body.(type) {
+	case nil:
+		return nil, true, nil
+	case *ast.MappingNode:
+		values = n.Values
+	case *ast.MappingValueNode:
+		values = []*ast.MappingValueNode{n}
+	case *ast.CommentNode:
+		return nil, true, nil
+	default:
+		return nil, false, nil
+	}
+	for _, mv := range values {
+		if mv == nil || mv.Key == nil {
+			continue
+		}
+		line := lineBase
+		if tk := mv.Key.GetToken(); tk != nil && tk.Position != nil {
+			line = lineBase + tk.Position.Line - 1
+		}
+		var key any
+		if err := yaml.NodeToValue(mv.Key, &key); err != nil {
+			return nil, true, toParseError(err, lineBase)
+		}
+		var val any
+		if mv.Value != nil {
+			if err := yaml.NodeToValue(mv.Value, &val); err != nil {
+				return nil, true, toParseError(err, lineBase)
+			}
+		}
+		fields = append(fields, field{key: fmt.Sprint(key), line: line, value: val})
+	}
+	return fields, true, nil
+}
+
+// toParseError turns a go-yaml error into a message with a file line.
+func toParseError(err error, lineBase int) *parseError {
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		line := lineBase
+		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+			line = lineBase + tk.Position.Line - 1
+		}
+		return &parseError{line: line, msg: ye.GetMessage()}
+	}
+	return &parseError{line: lineBase, msg: err.Error()}
+}
+
+// requote applies Claude Code's fallback rewrite (ORACLE.md §5.3) to a
+// block that strict YAML rejected: leading tabs become two spaces each, and
+// a column-0 "key: value" line whose value holds YAML-significant
+// characters is rewritten as key: "value" with \ and " escaped.
+//
+// Unlike Claude Code, a column-0 line that follows the description line,
+// is not a known key, and looks like the example text of a description
+// ("user: ...", "assistant: ...", "Context: ...") is blanked rather than
+// turned into a key; its line number is returned in dropped so the caller
+// can warn. Blanking keeps every other line number in place.
+func requote(block string) (out string, dropped []int) {
+	lines := strings.Split(block, "\n")
+	inDescription := false
+	for i, ln := range lines {
+		n := 0
+		for n < len(ln) && ln[n] == '\t' {
+			n++
+		}
+		if n > 0 {
+			ln = strings.Repeat("  ", n) + ln[n:]
+		}
+		key, value, ok := matchKeyLine(ln)
+		if !ok {
+			lines[i] = ln
+			continue
+		}
+		if key == "description" {
+			inDescription = true
+		} else if isKnownKey(key) || toolsAlias(key) != "" {
+			inDescription = false
+		} else if inDescription && looksLikeExampleKey(key) {
+			lines[i] = ""
+			dropped = append(dropped, i)
+			continue
+		}
+		if needsQuote(value) {
+			value = strings.ReplaceAll(value, `\`, `\\`)
+			value = strings.ReplaceAll(value, `"`, `\"`)
+			ln = key + `: "` + value + `"`
+		}
+		lines[i] = ln
+	}
+	return strings.Join(lines, "\n"), dropped
+}
+
+// looksLikeExampleKey reports whether a column-0 key is the speaker or
+// context label of an example dialogue rather than a setting.
+func looksLikeExampleKey(key string) bool {
+	switch strings.ToLower(key) {
+	case "user", "assistant", "context", "human", "ai", "example", "examples",
+		"commentary", "response", "agent", "claude", "note", "q", "a":
+		return true
+	}
+	return false
+}
+
+// matchKeyLine matches ^([a-zA-Z_-]+):\s+(\S.*)$.
+func matchKeyLine(ln string) (key, value string, ok bool) {
+	i := 0
+	for i < len(ln) {
+		c := ln[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-' {
+			i++
+			continue
+		}
+		break
+	}
+	if i == 0 || i >= len(ln) || ln[i] != ':' {
+		return "", "", false
+	}
+	key = ln[:i]
+	j := i + 1
+	if j >= len(ln) || !isSpace(ln[j]) {
+		return "", "", false
+	}
+	for j < len(ln) && isSpace(ln[j]) {
+		j++
+	}
+	if j >= len(ln) {
+		return "", "", false
+	}
+	return key, ln[j:], true
+}
+
+// needsQuote reports whether the fallback rewrites a value: it is not
+// already quoted or a well-formed flow list, and it holds a character YAML
+// would read as syntax.
+func needsQuote(v string) bool {
+	if len(v) >= 2 && (v[0] == '"' && v[len(v)-1] == '"' || v[0] == '\'' && v[len(v)-1] == '\'') {
+		return false
+	}
+	if len(v) >= 2 && v[0] == '[' && v[len(v)-1] == ']' {
+		var list []any
+		if err := yaml.Unmarshal([]byte(v), &list); err == nil {
+			return false
+		}
+	}
+	if strings.ContainsAny(v, "{}[]*&#!|>%@`") || strings.Contains(v, ": ") {
+		return true
+	}
+	return false
+}

@@ -1,0 +1,389 @@
+package agentdef
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// MaxFileSize is the largest agent file read; bigger files are skipped
+// with a warning.
+const MaxFileSize = 1 << 20
+
+// DefaultManagedDir is where administrators put agents that override all
+// others.
+const DefaultManagedDir = "/etc/cadre/agents"
+
+// LoadOptions says where to look for definitions.
+type LoadOptions struct {
+	// Cwd is the working directory; project agents are read from it up to
+	// the git root. Empty means the process's working directory.
+	Cwd string
+	// Home is the user's home directory, for ~/.config/cadre/agents,
+	// ~/.claude/agents and ~/.config/cadre/plugins. Empty means no user
+	// agents.
+	Home string
+	// ManagedDir holds managed agents; empty means DefaultManagedDir.
+	ManagedDir string
+	// PluginDirs are extra plugin roots, each holding <plugin>/agents/.
+	// They come after ~/.config/cadre/plugins and the project's
+	// .cadre/plugins directories.
+	PluginDirs []string
+	// FlagAgents is the --agents value: an inline JSON object, or a path
+	// (relative to Cwd) to a file holding one.
+	FlagAgents string
+	// NoBuiltins leaves the built-in agents out (for checking files).
+	NoBuiltins bool
+}
+
+// Set is the result of Load: every definition found, which one is active
+// for each name, and the diagnostics.
+type Set struct {
+	all    []*Definition
+	active []*Definition
+	byName map[string]*Definition
+	diags  []Diagnostic
+}
+
+// Active returns the winning definition of every name, sorted with
+// SortDefinitions.
+func (s *Set) Active() []*Definition { return s.active }
+
+// Get returns the active definition named name, or nil.
+func (s *Set) Get(name string) *Definition { return s.byName[name] }
+
+// All returns every definition loaded, shadowed ones included, in
+// precedence order (lowest first).
+func (s *Set) All() []*Definition { return s.all }
+
+// Diagnostics returns every problem found, sorted by file and line.
+func (s *Set) Diagnostics() []Diagnostic { return s.diags }
+
+// HasErrors reports whether any diagnostic is an error.
+func (s *Set) HasErrors() bool {
+	for _, d := range s.diags {
+		if d.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+// layer is one directory (or flag value) of one source.
+type layer struct {
+	source Source
+	dir    string // directory to scan; "" for flag and builtin layers
+	plugin string
+}
+
+// candidate is one file found in a layer.
+type candidate struct {
+	layer int
+	path  string
+	depth int
+}
+
+// Load finds, parses and resolves every agent definition (S-4.2):
+// built-in < plugin < user < project (git root first, cwd last; in each
+// directory .claude/agents before .cadre/agents) < flag < managed. Within
+// one directory, two files with the same name resolve to the shallower
+// path, then the first in lexical order, with a warning. The error is
+// non-nil only for a bad --agents value or a cancelled context; problems
+// in files are diagnostics.
+func Load(ctx context.Context, opts LoadOptions) (*Set, error) {
+	cwd := opts.Cwd
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("load agents: %w", err)
+		}
+		cwd = wd
+	}
+	cwd, err := filepath.Abs(cwd)
+	if err != nil {
+		return nil, fmt.Errorf("load agents: %w", err)
+	}
+	managed := opts.ManagedDir
+	if managed == "" {
+		managed = DefaultManagedDir
+	}
+	projectDirs := projectDirs(cwd, opts.Home)
+
+	var layers []layer
+	layers = append(layers, layer{source: SourceBuiltin})
+	var pluginRoots []string
+	if opts.Home != "" {
+		pluginRoots = append(pluginRoots, filepath.Join(opts.Home, ".config", "cadre", "plugins"))
+	}
+	for _, d := range projectDirs {
+		pluginRoots = append(pluginRoots, filepath.Join(d, ".cadre", "plugins"))
+	}
+	pluginRoots = append(pluginRoots, opts.PluginDirs...)
+	for _, root := range pluginRoots {
+		entries, err := os.ReadDir(root)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			dir := filepath.Join(root, e.Name())
+			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+				continue
+			}
+			layers = append(layers, layer{source: SourcePlugin, dir: filepath.Join(dir, "agents"), plugin: e.Name()})
+		}
+	}
+	if opts.Home != "" {
+		layers = append(layers,
+			layer{source: SourceUser, dir: filepath.Join(opts.Home, ".claude", "agents")},
+			layer{source: SourceUser, dir: filepath.Join(opts.Home, ".config", "cadre", "agents")})
+	}
+	for _, d := range projectDirs {
+		layers = append(layers,
+			layer{source: SourceProject, dir: filepath.Join(d, ".claude", "agents")},
+			layer{source: SourceProject, dir: filepath.Join(d, ".cadre", "agents")})
+	}
+	flagLayer := len(layers)
+	layers = append(layers, layer{source: SourceFlag})
+	layers = append(layers, layer{source: SourceManaged, dir: managed})
+
+	var diags []Diagnostic
+	var cands []candidate
+	for i, l := range layers {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("load agents: %w", err)
+		}
+		if l.dir == "" {
+			continue
+		}
+		files, ds := scanDir(l.dir)
+		diags = append(diags, ds...)
+		for _, f := range files {
+			cands = append(cands, candidate{layer: i, path: f.path, depth: f.depth})
+		}
+	}
+
+	// Parse files in parallel; results land by index, so order is fixed.
+	type result struct {
+		def   *Definition
+		diags []Diagnostic
+	}
+	results := make([]result, len(cands))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, c := range cands {
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil {
+				return err
+			}
+			l := layers[c.layer]
+			data, err := os.ReadFile(c.path)
+			if err != nil {
+				results[i].diags = []Diagnostic{{File: c.path, Severity: SeverityWarning, Message: fmt.Sprintf("cannot read agent file: %v", err)}}
+				return nil
+			}
+			def, ds := ParseFile(c.path, data, l.source)
+			if def != nil && l.source == SourcePlugin {
+				def.Plugin = l.plugin
+				def.Name = l.plugin + ":" + def.Name
+			}
+			results[i] = result{def: def, diags: ds}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, fmt.Errorf("load agents: %w", err)
+	}
+
+	// Definitions per layer, in precedence order.
+	perLayer := make([][]*Definition, len(layers))
+	depth := map[*Definition]int{}
+	for i, c := range cands {
+		diags = append(diags, results[i].diags...)
+		if d := results[i].def; d != nil {
+			perLayer[c.layer] = append(perLayer[c.layer], d)
+			depth[d] = c.depth
+		}
+	}
+	if !opts.NoBuiltins {
+		perLayer[0] = Builtins()
+	}
+	if opts.FlagAgents != "" {
+		defs, ds, err := loadFlag(opts.FlagAgents, cwd)
+		if err != nil {
+			return nil, err
+		}
+		perLayer[flagLayer] = defs
+		diags = append(diags, ds...)
+	}
+
+	set := &Set{byName: map[string]*Definition{}}
+	for _, defs := range perLayer {
+		// Within a layer the preferred file must come last, so it wins:
+		// deeper paths first, then reverse lexical order.
+		sort.SliceStable(defs, func(i, j int) bool {
+			if depth[defs[i]] != depth[defs[j]] {
+				return depth[defs[i]] > depth[defs[j]]
+			}
+			return defs[i].Path > defs[j].Path
+		})
+		winner := map[string]*Definition{}
+		for _, d := range defs {
+			winner[d.Name] = d
+		}
+		for _, d := range defs {
+			if w := winner[d.Name]; w != d {
+				diags = append(diags, Diagnostic{File: d.Path, Severity: SeverityWarning,
+					Message: fmt.Sprintf("agent %q is also defined in %s, which is used instead", d.Name, w.Path)})
+			}
+			set.byName[d.Name] = d
+			set.all = append(set.all, d)
+		}
+	}
+	// Every definition that lost is shadowed by the one that won.
+	for _, d := range set.all {
+		if w := set.byName[d.Name]; w != d {
+			d.ShadowedBy = w.Path
+			w.Shadows = append(w.Shadows, d.Path)
+		}
+	}
+	for _, d := range set.byName {
+		set.active = append(set.active, d)
+	}
+	SortDefinitions(set.active)
+	sortDiagnostics(diags)
+	set.diags = diags
+	return set, nil
+}
+
+// loadFlag reads the --agents value: inline JSON or a path to it.
+func loadFlag(value, cwd string) ([]*Definition, []Diagnostic, error) {
+	trimmed := strings.TrimSpace(value)
+	if strings.HasPrefix(trimmed, "{") {
+		return ParseJSON("--agents", []byte(trimmed), SourceFlag)
+	}
+	p := value
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(cwd, p)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--agents: not a JSON object and not a readable file: %w", err)
+	}
+	return ParseJSON(p, data, SourceFlag)
+}
+
+// projectDirs lists the directories from the git root down to cwd (cwd
+// alone when it is not in a git work tree), leaving out home, whose
+// agents are user agents.
+func projectDirs(cwd, home string) []string {
+	var chain []string
+	root := ""
+	for d := cwd; ; {
+		chain = append(chain, d)
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			root = d
+			break
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if root == "" {
+		chain = chain[:1]
+	}
+	var out []string
+	for i := len(chain) - 1; i >= 0; i-- {
+		if home != "" && filepath.Clean(chain[i]) == filepath.Clean(home) {
+			continue
+		}
+		out = append(out, chain[i])
+	}
+	return out
+}
+
+// foundFile is an agent file found by scanDir.
+type foundFile struct {
+	path  string
+	depth int
+}
+
+// scanDir lists the .md files under dir, recursively, in lexical order.
+// Symbolic links are followed, each real directory visited once (so a
+// link cycle ends); files over MaxFileSize are skipped with a warning.
+func scanDir(dir string) ([]foundFile, []Diagnostic) {
+	var files []foundFile
+	var diags []Diagnostic
+	visited := map[string]bool{}
+	var walk func(d string, depth int)
+	walk = func(d string, depth int) {
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			if depth > 0 {
+				diags = append(diags, Diagnostic{File: d, Severity: SeverityWarning, Message: fmt.Sprintf("cannot read agent directory: %v", err)})
+			}
+			return
+		}
+		if visited[real] {
+			return
+		}
+		visited[real] = true
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			if !os.IsNotExist(err) {
+				diags = append(diags, Diagnostic{File: d, Severity: SeverityWarning, Message: fmt.Sprintf("cannot read agent directory: %v", err)})
+			}
+			return
+		}
+		for _, e := range entries {
+			p := filepath.Join(d, e.Name())
+			typ := e.Type()
+			var info fs.FileInfo
+			if typ&fs.ModeSymlink != 0 {
+				info, err = os.Stat(p)
+				if err != nil {
+					diags = append(diags, Diagnostic{File: p, Severity: SeverityWarning, Message: fmt.Sprintf("broken symbolic link: %v", err)})
+					continue
+				}
+				typ = info.Mode().Type()
+			}
+			if typ.IsDir() {
+				walk(p, depth+1)
+				continue
+			}
+			if !typ.IsRegular() || !strings.HasSuffix(e.Name(), ".md") {
+				continue
+			}
+			if info == nil {
+				info, err = e.Info()
+				if err != nil {
+					continue
+				}
+			}
+			if info.Size() > MaxFileSize {
+				diags = append(diags, Diagnostic{File: p, Severity: SeverityWarning, Message: fmt.Sprintf("agent file is %d bytes, over the 1 MiB limit; skipped", info.Size())})
+				continue
+			}
+			files = append(files, foundFile{path: p, depth: depth})
+		}
+	}
+	walk(dir, 0)
+	return files, diags
+}
+
+func sortDiagnostics(ds []Diagnostic) {
+	sort.SliceStable(ds, func(i, j int) bool {
+		if ds[i].File != ds[j].File {
+			return ds[i].File < ds[j].File
+		}
+		return ds[i].Line < ds[j].Line
+	})
+}

@@ -1,0 +1,739 @@
+package agentdef
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// MaxNameLen is the longest agent name accepted (S-4.3).
+const MaxNameLen = 256
+
+// knownKeys are the frontmatter keys cadre applies.
+var knownKeys = []string{
+	"name", "description", "tools", "disallowedTools", "model", "effort",
+	"permissionMode", "mcpServers", "requiredMcpServers", "hooks", "maxTurns",
+	"skills", "memory", "background", "isolation", "color", "initialPrompt",
+	"omitInstructions", "omitClaudeMd",
+}
+
+// claudeOnlyKeys are keys Claude Code knows that cadre reads but does not
+// apply; they get a quieter warning than unknown keys.
+var claudeOnlyKeys = []string{
+	"autoCompactWindow", "observer", "observerMessage", "observeSubagents",
+	"observeToolResults", "experimental",
+}
+
+func isKnownKey(k string) bool {
+	for _, x := range knownKeys {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+func isClaudeOnlyKey(k string) bool {
+	for _, x := range claudeOnlyKeys {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// toolsAlias maps a misspelled tools key to the key it stands for
+// ("tools" or "disallowedTools"), or "" when k is not one. Treating such a
+// key as the author's list keeps a typo from widening what the agent may
+// do.
+func toolsAlias(k string) string {
+	if k == "tools" || k == "disallowedTools" {
+		return ""
+	}
+	switch normKey(k) {
+	case "tools", "tool", "allowedtools", "allowedtool", "allowtools":
+		return "tools"
+	case "disallowedtools", "disallowedtool", "disallowtools", "deniedtools",
+		"denytools", "disabledtools", "blockedtools", "excludedtools":
+		return "disallowedTools"
+	}
+	return ""
+}
+
+// normKey lowercases a key and drops "-", "_" and spaces.
+func normKey(k string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(k) {
+		if r == '-' || r == '_' || r == ' ' {
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Valid values of the enumerated fields.
+var (
+	validEffort     = []string{"low", "medium", "high", "xhigh", "max"}
+	validMemory     = []string{"user", "project", "local"}
+	validIsolation  = []string{"worktree", "remote"}
+	validPermission = []string{"default", "acceptEdits", "plan", "dontAsk", "bypassPermissions", "auto"}
+)
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseFile parses one Markdown agent file. It returns nil when the file
+// is not an agent (no frontmatter) or cannot be loaded; the diagnostics say
+// why, except for a file that simply has no frontmatter, which is treated
+// as documentation and passes silently unless it looks like a misplaced
+// frontmatter block.
+func ParseFile(path string, data []byte, source Source) (*Definition, []Diagnostic) {
+	b := &builder{path: path}
+	text := normalize(data)
+	sp, ok := splitFrontmatter(text)
+	if !ok {
+		trimmed := strings.TrimLeft(text, " \t\n\r")
+		switch {
+		case strings.HasPrefix(text, "---"):
+			b.warn(1, "frontmatter opened here is never closed by a \"---\" line; the file is not loaded as an agent")
+		case trimmed != text && strings.HasPrefix(trimmed, "---"):
+			b.warn(lineOf(text, len(text)-len(trimmed)), "frontmatter must start with \"---\" on the first line of the file (found it after blank space); the file is not loaded as an agent")
+		}
+		return nil, b.diags
+	}
+	if sp.midLineEnd > 0 {
+		b.warn(sp.midLineEnd, "\"---\" inside this line would end the frontmatter in Claude Code, dropping the keys after it; cadre reads on to the \"---\" line, but other tools may not")
+	}
+	if sp.unclean > 0 {
+		b.warn(sp.unclean, "the frontmatter ends at a \"---\" inside this line; put \"---\" on a line of its own")
+	}
+	fields, isMap, err := parseBlock(sp.block, sp.blockLine)
+	if err != nil {
+		first := err.(*parseError)
+		requoted, dropped := requote(sp.block)
+		fields, isMap, err = parseBlock(requoted, sp.blockLine)
+		if err != nil {
+			second := err.(*parseError)
+			b.errorf(second.line, "%s; the file is not loaded — indent continuation lines under their key, or write the value as a block scalar (description: |)", explainFailure(text, first, second))
+			return nil, b.diags
+		}
+		b.warn(first.line, "frontmatter is not strict YAML (%s); it was read by quoting the values of top-level keys, as Claude Code does — quote the value to make this explicit", oneLine(first.msg))
+		for _, i := range dropped {
+			line := sp.blockLine + i
+			b.warn(line, "this column-0 line is example text after a one-line description, not a setting; it is ignored rather than read as a key (Claude Code makes it a key) — indent it under the description or use a block scalar (description: |) to keep it")
+		}
+	}
+	if !isMap {
+		b.errorf(sp.blockLine, "frontmatter is not a mapping of keys; the file is not loaded")
+		return nil, b.diags
+	}
+	base := strings.TrimSuffix(filepath.Base(path), ".md")
+	def := b.build(fields, base, 1, source, false)
+	if def == nil {
+		return nil, b.diags
+	}
+	def.Body = sp.body
+	def.Path = path
+	def.Diagnostics = b.diags
+	return def, b.diags
+}
+
+// explainFailure says why a block failed both the strict parse and the
+// quoting fallback, quoting the offending line.
+func explainFailure(text string, first, second *parseError) string {
+	lines := strings.Split(text, "\n")
+	if second.line >= 1 && second.line <= len(lines) {
+		ln := lines[second.line-1]
+		if _, _, isKey := matchKeyLine(ln); !isKey && ln != "" && ln[0] != ' ' && ln[0] != '\t' {
+			return fmt.Sprintf("frontmatter is not valid YAML: this line (%s) is neither a \"key: value\" line nor indented under one, so it cannot continue the value above it (%s)", strconv.Quote(truncate(ln, 40)), oneLine(second.msg))
+		}
+		return fmt.Sprintf("frontmatter is not valid YAML at this line (%s): %s, and quoting the values as Claude Code does not help", strconv.Quote(truncate(ln, 40)), oneLine(second.msg))
+	}
+	return fmt.Sprintf("frontmatter is not valid YAML (line %d: %s; after quoting values, line %d: %s)", first.line, oneLine(first.msg), second.line, oneLine(second.msg))
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// builder turns fields into a Definition, collecting diagnostics.
+type builder struct {
+	path  string
+	diags []Diagnostic
+}
+
+func (b *builder) warn(line int, format string, args ...any) {
+	b.diags = append(b.diags, Diagnostic{File: b.path, Line: line, Severity: SeverityWarning, Message: fmt.Sprintf(format, args...)})
+}
+
+func (b *builder) errorf(line int, format string, args ...any) {
+	b.diags = append(b.diags, Diagnostic{File: b.path, Line: line, Severity: SeverityError, Message: fmt.Sprintf(format, args...)})
+}
+
+// build validates the fields of one definition. fallbackName is used when
+// the name key is missing (the file name, or the JSON object key);
+// headLine is where to report file-level problems. fromJSON selects the
+// JSON spelling ("prompt" holds the body).
+func (b *builder) build(fields []field, fallbackName string, headLine int, source Source, fromJSON bool) *Definition {
+	byKey := map[string]field{}
+	var order []string
+	for _, f := range fields {
+		if prev, dup := byKey[f.key]; dup {
+			b.warn(f.line, "key %q is repeated (first on line %d); the last value is used", f.key, prev.line)
+		} else {
+			order = append(order, f.key)
+		}
+		byKey[f.key] = f
+	}
+	def := &Definition{Source: source}
+
+	// name
+	nameField, hasName := byKey["name"]
+	switch {
+	case fromJSON:
+		def.Name = fallbackName
+		if hasName {
+			if s, ok := nameField.value.(string); !ok || s != fallbackName {
+				b.warn(nameField.line, "\"name\" differs from the object key %q; the key is used", fallbackName)
+			}
+		}
+	case !hasName || nameField.value == nil || nameField.value == "":
+		def.Name = fallbackName
+		b.warn(headLine, "frontmatter has no \"name\"; loaded as %q from the file name (Claude Code skips this file) — add \"name: %s\"", fallbackName, fallbackName)
+	default:
+		switch v := nameField.value.(type) {
+		case string:
+			def.Name = v
+		case bool, uint64, int64, float64, json.Number, int:
+			def.Name = fmt.Sprint(v)
+			b.warn(nameField.line, "\"name\" is not a string; using %q — quote it", def.Name)
+		default:
+			def.Name = fallbackName
+			b.warn(nameField.line, "\"name\" must be a string, not a %s; loaded as %q from the file name", kind(v), fallbackName)
+		}
+	}
+	if msg := checkName(def.Name); msg != "" {
+		line := headLine
+		if hasName {
+			line = nameField.line
+		}
+		b.errorf(line, "invalid name %q: %s; the agent is not loaded", truncate(def.Name, 80), msg)
+		return nil
+	}
+
+	// description
+	df, hasDesc := byKey["description"]
+	desc, isStr := df.value.(string)
+	switch {
+	case !hasDesc:
+		b.errorf(headLine, "agent %q has no \"description\"; add one saying when to use the agent — the agent is not loaded", def.Name)
+		return nil
+	case !isStr || desc == "":
+		b.errorf(df.line, "\"description\" must be a non-empty string (got %s); the agent is not loaded", kind(df.value))
+		return nil
+	}
+	def.Description = strings.ReplaceAll(desc, `\n`, "\n")
+
+	// tools and disallowedTools, with misspelled keys standing in.
+	for _, target := range []string{"tools", "disallowedTools"} {
+		f, ok := byKey[target]
+		for _, k := range order {
+			if toolsAlias(k) != target {
+				continue
+			}
+			alias := byKey[k]
+			if ok {
+				b.warn(alias.line, "unknown key %q (did you mean %q?); ignored because %q is also set", k, target, target)
+				continue
+			}
+			b.warn(alias.line, "unknown key %q (did you mean %q?); used as the %s list so the agent gets no more than its author wrote (Claude Code ignores it) — rename it to %q", k, target, target, target)
+			f, ok = alias, true
+		}
+		if !ok {
+			continue
+		}
+		entries, valid := b.toolList(f, target)
+		if target == "tools" {
+			def.Tools = entries
+			continue
+		}
+		if !valid {
+			b.errorf(f.line, "\"disallowedTools\" must be a string or a list of strings, not a %s; the agent is not loaded so it cannot use tools its author meant to deny", kind(f.value))
+			return nil
+		}
+		def.DisallowedTools = entries
+	}
+
+	if f, ok := byKey["model"]; ok {
+		switch v := f.value.(type) {
+		case string:
+			if strings.TrimSpace(v) == "" {
+				b.warn(f.line, "\"model\" is empty; ignored — the default model is used")
+			} else {
+				def.Model = strings.TrimSpace(v)
+			}
+		case nil:
+		default:
+			b.warn(f.line, "\"model\" must be a string (an alias such as sonnet, opus, haiku, a model id, or inherit), not a %s; ignored", kind(v))
+		}
+	}
+	def.Effort = b.enum(byKey, "effort", validEffort)
+	if f, ok := byKey["permissionMode"]; ok {
+		s, isS := f.value.(string)
+		switch {
+		case isS && contains(validPermission, s):
+			def.PermissionMode = s
+		case isS && s == "manual":
+			def.PermissionMode = "default"
+		case isS && s == "bubble":
+			b.warn(f.line, "permissionMode \"bubble\" is internal to forked agents; ignored — valid values: %s", strings.Join(validPermission, ", "))
+		default:
+			b.warn(f.line, "invalid permissionMode %s; ignored — valid values: %s", show(f.value), strings.Join(validPermission, ", "))
+		}
+	}
+	if f, ok := byKey["maxTurns"]; ok {
+		if n, ok := toInt(f.value); ok && n > 0 {
+			def.MaxTurns = n
+		} else {
+			b.warn(f.line, "invalid maxTurns %s; ignored — it must be a positive whole number", show(f.value))
+		}
+	}
+	def.Memory = b.enum(byKey, "memory", validMemory)
+	def.Isolation = b.enum(byKey, "isolation", validIsolation)
+	def.Background = b.boolean(byKey, "background")
+	if f, ok := byKey["color"]; ok {
+		s, isS := f.value.(string)
+		if c := strings.TrimSpace(s); isS && validColor(c) {
+			def.Color = c
+		} else {
+			b.warn(f.line, "invalid color %s; ignored — use a colour name such as red, blue, green, yellow, purple, orange, pink or cyan", show(f.value))
+		}
+	}
+	if f, ok := byKey["initialPrompt"]; ok {
+		if s, isS := f.value.(string); isS {
+			def.InitialPrompt = s
+		} else {
+			b.warn(f.line, "\"initialPrompt\" must be a string, not a %s; ignored", kind(f.value))
+		}
+	}
+	def.OmitInstructions = b.boolean(byKey, "omitInstructions")
+	if _, ok := byKey["omitClaudeMd"]; ok && !def.OmitInstructions {
+		def.OmitInstructions = b.boolean(byKey, "omitClaudeMd")
+	}
+	if f, ok := byKey["skills"]; ok {
+		def.Skills = b.names(f, "skills")
+	}
+	if f, ok := byKey["requiredMcpServers"]; ok {
+		def.RequiredMCPServers = b.names(f, "requiredMcpServers")
+	}
+	if f, ok := byKey["mcpServers"]; ok {
+		def.MCPServers = b.mcpServers(f)
+	}
+	if f, ok := byKey["hooks"]; ok {
+		if m, isMap := f.value.(map[string]any); isMap {
+			raw, err := json.Marshal(m)
+			if err != nil {
+				b.warn(f.line, "\"hooks\" cannot be represented as JSON (%v); ignored", err)
+			} else {
+				def.Hooks = raw
+			}
+		} else if f.value != nil {
+			b.warn(f.line, "\"hooks\" must be a mapping of hook events, not a %s; ignored", kind(f.value))
+		}
+	}
+	if fromJSON {
+		if f, ok := byKey["prompt"]; ok {
+			if s, isS := f.value.(string); isS {
+				def.Body = strings.TrimSpace(s)
+			} else {
+				b.warn(f.line, "\"prompt\" must be a string, not a %s; ignored", kind(f.value))
+			}
+		}
+	}
+
+	// Keys that are not fields.
+	for _, k := range order {
+		if isKnownKey(k) || toolsAlias(k) != "" || (fromJSON && k == "prompt") {
+			continue
+		}
+		f := byKey[k]
+		switch {
+		case isClaudeOnlyKey(k):
+			b.warn(f.line, "key %q is a Claude Code setting cadre does not apply; ignored", k)
+		case isHookEvent(k):
+			b.warn(f.line, "unknown key %q; hook events belong under \"hooks:\" — ignored", k)
+		default:
+			if s := suggest(k); s != "" {
+				b.warn(f.line, "unknown key %q (did you mean %q?); ignored", k, s)
+			} else {
+				b.warn(f.line, "unknown key %q; ignored", k)
+			}
+		}
+	}
+
+	if source == SourcePlugin {
+		for _, k := range []string{"permissionMode", "hooks", "mcpServers"} {
+			if f, ok := byKey[k]; ok {
+				b.warn(f.line, "plugin agents cannot set %q; ignored", k)
+			}
+		}
+		def.PermissionMode = ""
+		def.Hooks = nil
+		def.MCPServers = nil
+	}
+	return def
+}
+
+// validColor accepts a colour name (letters and "-") or a #hex value.
+func validColor(c string) bool {
+	if c == "" || len(c) > 32 {
+		return false
+	}
+	if c[0] == '#' {
+		for _, r := range c[1:] {
+			if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+				return false
+			}
+		}
+		return len(c) == 4 || len(c) == 7
+	}
+	for _, r := range c {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkName returns why a name is invalid, or "".
+func checkName(name string) string {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return "it is empty"
+	case strings.HasPrefix(name, "-"):
+		return "it must not start with \"-\""
+	case len([]rune(name)) > MaxNameLen:
+		return fmt.Sprintf("it is longer than %d characters", MaxNameLen)
+	case strings.ContainsAny(name, ":\uFF1A\uFE55\uFE13\u2A74"):
+		return "\":\" is reserved for plugin namespaces (plugin:name)"
+	}
+	return ""
+}
+
+// toolList parses a tools or disallowedTools value. valid is false when
+// the value has the wrong type; entries is then empty (never nil), so an
+// invalid tools value gives no tools rather than all.
+func (b *builder) toolList(f field, key string) (entries []ToolEntry, valid bool) {
+	entries = []ToolEntry{}
+	switch v := f.value.(type) {
+	case nil:
+		if key == "tools" {
+			b.warn(f.line, "\"tools\" is empty, so this agent gets no tools (Claude Code would give it every tool) — remove the key to inherit every tool, or write tools: \"*\"")
+		}
+		return entries, true
+	case string:
+		if strings.TrimSpace(v) == "" && key == "tools" {
+			b.warn(f.line, "\"tools\" is empty, so this agent gets no tools (Claude Code would give it every tool) — remove the key to inherit every tool, or write tools: \"*\"")
+		}
+		for _, s := range splitOutsideParens(v) {
+			entries = append(entries, ParseToolEntry(s))
+		}
+	case []any:
+		if len(v) == 0 && key == "tools" {
+			b.warn(f.line, "\"tools: []\" gives this agent no tools (Claude Code treats an empty list as every tool) — remove the key to inherit every tool, or write tools: \"*\"")
+		}
+		for _, item := range v {
+			s, ok := item.(string)
+			if !ok {
+				b.warn(f.line, "%s entry %s is not a string; ignored", key, show(item))
+				continue
+			}
+			for _, part := range splitOutsideParens(s) {
+				entries = append(entries, ParseToolEntry(part))
+			}
+		}
+	default:
+		if key == "tools" {
+			b.warn(f.line, "\"tools\" must be a string or a list of strings, not a %s; the agent gets no tools until this is fixed", kind(v))
+		}
+		return entries, false
+	}
+	if key == "disallowedTools" && hasRaw(entries, "*") {
+		b.warn(f.line, "disallowedTools contains \"*\", which denies every tool")
+	}
+	return entries, true
+}
+
+// names parses a list of names given as a list or a comma/space-separated
+// string.
+func (b *builder) names(f field, key string) []string {
+	var out []string
+	switch v := f.value.(type) {
+	case nil:
+		return nil
+	case string:
+		out = append(out, splitOutsideParens(v)...)
+	case []any:
+		for _, item := range v {
+			s, ok := item.(string)
+			if !ok {
+				b.warn(f.line, "%s entry %s is not a string; ignored", key, show(item))
+				continue
+			}
+			if s = strings.TrimSpace(s); s != "" {
+				out = append(out, s)
+			}
+		}
+	default:
+		b.warn(f.line, "%q must be a string or a list of strings, not a %s; ignored", key, kind(v))
+	}
+	return out
+}
+
+// mcpServers keeps each server reference as raw JSON: a name string or an
+// inline {"name": config} object.
+func (b *builder) mcpServers(f field) []json.RawMessage {
+	var items []any
+	switch v := f.value.(type) {
+	case nil:
+		return nil
+	case string:
+		for _, s := range splitOutsideParens(v) {
+			items = append(items, s)
+		}
+	case []any:
+		items = v
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			items = append(items, map[string]any{k: v[k]})
+		}
+	default:
+		b.warn(f.line, "\"mcpServers\" must be a list of server names or inline configs, not a %s; ignored", kind(v))
+		return nil
+	}
+	var out []json.RawMessage
+	for _, item := range items {
+		switch item.(type) {
+		case string, map[string]any:
+			raw, err := json.Marshal(item)
+			if err != nil {
+				b.warn(f.line, "mcpServers entry cannot be represented as JSON (%v); ignored", err)
+				continue
+			}
+			out = append(out, raw)
+		default:
+			b.warn(f.line, "mcpServers entry %s must be a server name or a {name: config} mapping; ignored", show(item))
+		}
+	}
+	return out
+}
+
+func (b *builder) enum(byKey map[string]field, key string, valid []string) string {
+	f, ok := byKey[key]
+	if !ok {
+		return ""
+	}
+	if s, isS := f.value.(string); isS && contains(valid, s) {
+		return s
+	}
+	b.warn(f.line, "invalid %s %s; ignored — valid values: %s", key, show(f.value), strings.Join(valid, ", "))
+	return ""
+}
+
+func (b *builder) boolean(byKey map[string]field, key string) bool {
+	f, ok := byKey[key]
+	if !ok {
+		return false
+	}
+	switch v := f.value.(type) {
+	case bool:
+		return v
+	case string:
+		switch strings.ToLower(strings.TrimSpace(v)) {
+		case "true":
+			return true
+		case "false":
+			return false
+		}
+	}
+	b.warn(f.line, "invalid %s %s; ignored — use true or false", key, show(f.value))
+	return false
+}
+
+// toInt converts a decoded YAML or JSON number (or a string of digits) to
+// an int.
+func toInt(v any) (int, bool) {
+	switch n := v.(type) {
+	case uint64:
+		if n <= math.MaxInt32 {
+			return int(n), true
+		}
+	case int64:
+		if n >= math.MinInt32 && n <= math.MaxInt32 {
+			return int(n), true
+		}
+	case int:
+		return n, true
+	case float64:
+		if n == math.Trunc(n) && math.Abs(n) <= math.MaxInt32 {
+			return int(n), true
+		}
+	case json.Number:
+		if i, err := n.Int64(); err == nil && i >= math.MinInt32 && i <= math.MaxInt32 {
+			return int(i), true
+		}
+	case string:
+		if i, err := strconv.Atoi(strings.TrimSpace(n)); err == nil {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// kind names a decoded value's type for messages.
+func kind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case uint64, int64, int, float64, json.Number:
+		return "number"
+	case []any:
+		return "list"
+	case map[string]any:
+		return "mapping"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// show renders a value for a message.
+func show(v any) string {
+	switch x := v.(type) {
+	case string:
+		return strconv.Quote(truncate(x, 60))
+	case nil:
+		return "(empty)"
+	case []any, map[string]any:
+		return "(a " + kind(v) + ")"
+	}
+	return truncate(fmt.Sprint(v), 60)
+}
+
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+// splitOutsideParens splits s on commas and white space, except inside
+// parentheses: "Read, Bash(git diff:*, git log) Grep" gives three items.
+// Groups do not nest; an unclosed "(" runs to the end.
+func splitOutsideParens(s string) []string {
+	var out []string
+	start := -1
+	depth := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case depth:
+			if c == ')' {
+				depth = false
+			}
+		case c == '(':
+			depth = true
+			if start < 0 {
+				start = i
+			}
+		case c == ',' || isSpace(c):
+			if start >= 0 {
+				out = append(out, s[start:i])
+				start = -1
+			}
+		default:
+			if start < 0 {
+				start = i
+			}
+		}
+	}
+	if start >= 0 {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// hookEvents are hook event names, which belong under hooks:.
+var hookEvents = []string{
+	"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SubagentStart",
+	"SubagentStop", "UserPromptSubmit", "SessionStart", "SessionEnd",
+	"PermissionRequest", "WorktreeCreate", "WorktreeRemove", "Notification",
+	"PreCompact",
+}
+
+func isHookEvent(k string) bool { return contains(hookEvents, k) }
+
+// suggest returns the known key closest to k, or "" when none is close.
+func suggest(k string) string {
+	nk := normKey(k)
+	best, bestD := "", 1<<30
+	for _, cand := range knownKeys {
+		nc := normKey(cand)
+		if nc == nk {
+			return cand
+		}
+		d := levenshtein(nk, nc)
+		if d < bestD {
+			best, bestD = cand, d
+		}
+	}
+	limit := 1
+	if len(nk) >= 6 {
+		limit = 2
+	}
+	if bestD <= limit {
+		return best
+	}
+	return ""
+}
+
+// levenshtein is the edit distance between a and b (bytes).
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
