@@ -1,0 +1,129 @@
+package builtin
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/cadre-dev/cadre/tool"
+)
+
+//go:embed bash.md
+var bashDescription string
+
+type bashInput struct {
+	Command         string `json:"command" jsonschema_description:"The shell command to run (bash -c)."`
+	Timeout         *int64 `json:"timeout,omitempty" jsonschema_description:"Timeout in milliseconds (default 120000, at most 600000)."`
+	Description     string `json:"description,omitempty" jsonschema_description:"A short description of what the command does, in 5-10 words."`
+	RunInBackground bool   `json:"run_in_background,omitempty" jsonschema_description:"Run the command in the background and return at once with a shell id; read its output with BashOutput and stop it with KillShell."`
+}
+
+// NewBash returns the Bash tool: run a command with bash, in the agent's
+// working directory, with a timeout, or in the background.
+func NewBash(cfg Config) tool.Tool {
+	cfg = cfg.withDefaults()
+	return tool.Func(tool.FuncConfig{Name: NameBash, Description: bashDescription},
+		func(ctx context.Context, env *tool.Env, in bashInput) (tool.Output, error) {
+			return runBash(ctx, cfg, env, in), nil
+		})
+}
+
+func runBash(ctx context.Context, cfg Config, env *tool.Env, in bashInput) tool.Output {
+	if strings.TrimSpace(in.Command) == "" {
+		return tool.Errorf("command is required")
+	}
+	if strings.ContainsRune(in.Command, 0) {
+		return tool.Errorf("command contains a NUL byte")
+	}
+	timeout := cfg.BashDefaultTimeout
+	if in.Timeout != nil {
+		ms := *in.Timeout
+		if ms <= 0 || ms > cfg.BashMaxTimeout.Milliseconds() {
+			return tool.Errorf("timeout must be between 1 and %d milliseconds, got %d", cfg.BashMaxTimeout.Milliseconds(), ms)
+		}
+		timeout = time.Duration(ms) * time.Millisecond
+	}
+	dir := ""
+	if env != nil {
+		dir = env.Cwd
+	}
+	if dir != "" {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return tool.Errorf("the working directory %s does not exist or is not a directory", dir)
+		}
+	}
+	if in.RunInBackground {
+		shells := shellsOf(env)
+		if shells == nil {
+			return tool.Errorf("background shells are not available here")
+		}
+		id, err := shells.start(in.Command, in.Description, dir, cfg)
+		if err != nil {
+			return tool.Errorf("cannot start background shell: %v", err)
+		}
+		return tool.Output{Text: fmt.Sprintf("Started background shell %s. Read its output with BashOutput (bash_id %q); stop it with KillShell (shell_id %q).", id, id, id)}
+	}
+
+	out := newHeadTail(cfg.BashOutputLimit)
+	p, err := startProc(in.Command, dir, out)
+	if err != nil {
+		return tool.Errorf("cannot run command: %v", err)
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	timedOut, cancelled := false, false
+	select {
+	case <-p.waitDone:
+	case <-timer.C:
+		timedOut = true
+		p.kill(cfg.KillGrace)
+	case <-ctx.Done():
+		cancelled = true
+		p.kill(cfg.KillGrace)
+	}
+	leftovers := p.drain(cfg.KillGrace)
+	code, sig := p.exitStatus()
+
+	text := strings.TrimRight(strings.ToValidUTF8(out.String(), "\uFFFD"), "\n")
+	var notes []string
+	isErr := false
+	switch {
+	case timedOut:
+		isErr = true
+		notes = append(notes, fmt.Sprintf("Command timed out after %s; it and every process it started were killed.", timeout))
+	case cancelled:
+		isErr = true
+		notes = append(notes, "Command was interrupted; it and every process it started were killed.")
+	case sig != "":
+		isErr = true
+		notes = append(notes, fmt.Sprintf("Command was killed by signal: %s.", sig))
+	case code != 0:
+		isErr = true
+		notes = append(notes, fmt.Sprintf("Exit code: %d", code))
+	}
+	if leftovers && !timedOut && !cancelled {
+		notes = append(notes, "Processes the command left running in the background kept its output open and were killed; use run_in_background for long-running processes.")
+	}
+	if text == "" && len(notes) == 0 {
+		text = "(no output)"
+	}
+	if len(notes) > 0 {
+		if text != "" {
+			text += "\n\n"
+		}
+		text += strings.Join(notes, "\n")
+	}
+	return tool.Output{Text: text, IsError: isErr}
+}
+
+// shellsOf returns the agent's background-shell host, or nil.
+func shellsOf(env *tool.Env) *Shells {
+	if env == nil {
+		return nil
+	}
+	s, _ := env.Shells.(*Shells)
+	return s
+}

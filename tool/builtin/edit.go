@@ -1,0 +1,167 @@
+package builtin
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/cadre-dev/cadre/tool"
+)
+
+//go:embed edit.md
+var editDescription string
+
+type editInput struct {
+	FilePath   string `json:"file_path" jsonschema_description:"Absolute path of the file to change."`
+	OldString  string `json:"old_string" jsonschema_description:"The exact text to replace, as it appears in the file (without Read's line-number prefixes)."`
+	NewString  string `json:"new_string" jsonschema_description:"The text to put in its place; it must differ from old_string."`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema_description:"Replace every occurrence of old_string instead of requiring exactly one."`
+}
+
+// NewEdit returns the Edit tool: replace an exact, unique string in a file
+// that was read first.
+func NewEdit(cfg Config) tool.Tool {
+	cfg = cfg.withDefaults()
+	return tool.Func(tool.FuncConfig{Name: NameEdit, Description: editDescription},
+		func(ctx context.Context, env *tool.Env, in editInput) (tool.Output, error) {
+			return runEdit(cfg, env, in), nil
+		})
+}
+
+func runEdit(cfg Config, env *tool.Env, in editInput) tool.Output {
+	path, problem := absFilePath(in.FilePath)
+	if problem != "" {
+		return tool.Errorf("%s", problem)
+	}
+	if in.OldString == in.NewString {
+		return tool.Errorf("old_string and new_string are identical, so the edit would change nothing")
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return tool.Errorf("cannot edit %s: %v", path, err)
+		}
+		if in.OldString != "" {
+			msg := fmt.Sprintf("File does not exist: %s", path)
+			if s := didYouMean(path); s != "" {
+				msg += fmt.Sprintf(". Did you mean %s?", s)
+			}
+			return tool.Errorf("%s (to create a file, use an empty old_string or Write)", msg)
+		}
+		nfi, err := atomicWrite(path, []byte(in.NewString))
+		if err != nil {
+			return tool.Errorf("cannot create %s: %v", path, err)
+		}
+		if st := fileState(env); st != nil {
+			st.Record(path, stampOf(nfi, false))
+		}
+		return tool.Output{Text: fmt.Sprintf("Created %s.\n%s", path, snippet(in.NewString, 0, len(in.NewString), cfg.MaxLineChars))}
+	}
+	if fi.IsDir() {
+		return tool.Errorf("%s is a directory, not a file", path)
+	}
+	if !fi.Mode().IsRegular() {
+		return tool.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	if p := checkFresh(env, path, fi, "edit"); p != "" {
+		return tool.Errorf("%s", p)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return tool.Errorf("cannot read %s: %v", path, err)
+	}
+	content := string(data)
+	var updated string
+	var first, firstEnd, count int
+	if in.OldString == "" {
+		if content != "" {
+			return tool.Errorf("old_string is empty but %s already has content: give the text to replace, or use Write to replace the whole file", path)
+		}
+		updated, first, firstEnd, count = in.NewString, 0, len(in.NewString), 1
+	} else {
+		var p string
+		updated, first, firstEnd, count, p = replaceExact(content, in.OldString, in.NewString, in.ReplaceAll)
+		if p != "" {
+			return tool.Errorf("%s in %s", p, path)
+		}
+	}
+	nfi, err := atomicWrite(path, []byte(updated))
+	if err != nil {
+		return tool.Errorf("cannot write %s: %v", path, err)
+	}
+	if st := fileState(env); st != nil {
+		st.Record(path, stampOf(nfi, false))
+	}
+	head := fmt.Sprintf("Edited %s.", path)
+	if count > 1 {
+		head = fmt.Sprintf("Edited %s: replaced %d occurrences; the first is shown.", path, count)
+	}
+	return tool.Output{Text: head + "\n" + snippet(updated, first, firstEnd, cfg.MaxLineChars)}
+}
+
+// replaceExact replaces old with repl in content: exactly one occurrence,
+// or all of them when all is set. When old is not found as given but the
+// content uses CRLF line ends, old and repl are retried with CRLF. It
+// returns the new content, the byte range of the first replacement in it,
+// the number of replacements, and a problem text when nothing was done.
+func replaceExact(content, old, repl string, all bool) (string, int, int, int, string) {
+	if old == "" {
+		return "", 0, 0, 0, "old_string is empty"
+	}
+	n := strings.Count(content, old)
+	if n == 0 && strings.Contains(content, "\r\n") && strings.Contains(old, "\n") && !strings.Contains(old, "\r") {
+		crOld := strings.ReplaceAll(old, "\n", "\r\n")
+		if m := strings.Count(content, crOld); m > 0 {
+			old, repl, n = crOld, strings.ReplaceAll(repl, "\n", "\r\n"), m
+		}
+	}
+	switch {
+	case n == 0:
+		return "", 0, 0, 0, "old_string was not found (it must match the file exactly, including whitespace and indentation)"
+	case n > 1 && !all:
+		return "", 0, 0, 0, fmt.Sprintf("old_string occurs %d times; include more surrounding lines so it matches exactly once, or set replace_all to change every occurrence", n)
+	}
+	first := strings.Index(content, old)
+	if all {
+		return strings.ReplaceAll(content, old, repl), first, first + len(repl), n, ""
+	}
+	return content[:first] + repl + content[first+len(old):], first, first + len(repl), 1, ""
+}
+
+// snippet shows the lines of content around bytes [from, to), numbered
+// like Read, with a few lines of context.
+func snippet(content string, from, to, maxChars int) string {
+	const ctxLines, maxShown = 3, 40
+	from = max(0, min(from, len(content)))
+	to = max(from, min(to, len(content)))
+	lines := strings.SplitAfter(content, "\n")
+	if len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) == 0 {
+		return "(the file is now empty)"
+	}
+	startLine := strings.Count(content[:from], "\n")
+	endLine := startLine + strings.Count(content[from:to], "\n")
+	if to > from && content[to-1] == '\n' && endLine > startLine {
+		endLine--
+	}
+	lo := max(0, startLine-ctxLines)
+	hi := min(len(lines)-1, endLine+ctxLines)
+	var b strings.Builder
+	shown := 0
+	for i := lo; i <= hi; i++ {
+		if shown == maxShown {
+			fmt.Fprintf(&b, "   ...\t(%d more lines)\n", hi-i+1)
+			break
+		}
+		l := strings.TrimSuffix(strings.TrimSuffix(lines[i], "\n"), "\r")
+		fmt.Fprintf(&b, "%6d\t%s\n", i+1, truncateLine(l, maxChars))
+		shown++
+	}
+	return b.String()
+}

@@ -1,0 +1,321 @@
+package builtin
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/cadre-dev/cadre/tool"
+)
+
+//go:embed grep.md
+var grepDescription string
+
+type grepInput struct {
+	Pattern    string `json:"pattern" jsonschema_description:"Regular expression to search for (RE2 syntax, as in Go and ripgrep)."`
+	Path       string `json:"path,omitempty" jsonschema_description:"File or directory to search; relative paths start at the working directory. Defaults to the working directory."`
+	Glob       string `json:"glob,omitempty" jsonschema_description:"Only search files matching this glob, such as *.go or src/**/*.{ts,tsx}; several globs may be separated by spaces, and a leading ! excludes."`
+	Type       string `json:"type,omitempty" jsonschema_description:"Only search files of this type, such as go, js, ts, py, rust, java, c, cpp, md, json or yaml."`
+	OutputMode string `json:"output_mode,omitempty" jsonschema:"enum=content,enum=files_with_matches,enum=count" jsonschema_description:"content shows matching lines; files_with_matches (the default) lists matching files; count gives the number of matching lines per file."`
+	After      *int   `json:"-A,omitempty" jsonschema_description:"Lines of context to show after each match (content mode)."`
+	Before     *int   `json:"-B,omitempty" jsonschema_description:"Lines of context to show before each match (content mode)."`
+	Context    *int   `json:"-C,omitempty" jsonschema_description:"Lines of context to show before and after each match (content mode)."`
+	LineNums   *bool  `json:"-n,omitempty" jsonschema_description:"Show line numbers (content mode; on by default)."`
+	IgnoreCase bool   `json:"-i,omitempty" jsonschema_description:"Match case-insensitively."`
+	Multiline  bool   `json:"multiline,omitempty" jsonschema_description:"Let the pattern span lines: . also matches newlines."`
+	HeadLimit  *int   `json:"head_limit,omitempty" jsonschema_description:"Return only the first N output lines, files or counts."`
+}
+
+const (
+	modeContent = "content"
+	modeFiles   = "files_with_matches"
+	modeCount   = "count"
+)
+
+// grepQuery is a validated Grep call, shared by both search paths.
+type grepQuery struct {
+	pattern    string // as the model wrote it
+	root       string // absolute file or directory
+	rootIsFile bool
+	mode       string
+	before     int
+	after      int
+	ignoreCase bool
+	multiline  bool
+	globs      []string
+	typeGlobs  []string
+	lineRe     *regexp.Regexp // matches one line (no line terminator)
+	bufRe      *regexp.Regexp // matches a whole file; multi-line aware
+}
+
+// grepLine is one line of content output.
+type grepLine struct {
+	Num   int
+	Text  string
+	Match bool
+}
+
+// grepFile is what a search found in one file. Lines is filled in content
+// mode; Matched counts matching lines.
+type grepFile struct {
+	Path    string
+	ModTime time.Time
+	Matched int
+	Lines   []grepLine
+}
+
+// NewGrep returns the Grep tool: a regex search over files that honours
+// .gitignore, run by ripgrep when available and by Go otherwise.
+func NewGrep(cfg Config) tool.Tool {
+	cfg = cfg.withDefaults()
+	return tool.Func(tool.FuncConfig{Name: NameGrep, Description: grepDescription, ReadOnly: true},
+		func(ctx context.Context, env *tool.Env, in grepInput) (tool.Output, error) {
+			return runGrep(ctx, cfg, env, in), nil
+		})
+}
+
+func runGrep(ctx context.Context, cfg Config, env *tool.Env, in grepInput) tool.Output {
+	q, problem := newGrepQuery(env, in)
+	if problem != "" {
+		return tool.Errorf("%s", problem)
+	}
+	files, err := search(ctx, cfg, q)
+	if err != nil {
+		if ctx.Err() != nil {
+			return tool.Errorf("Grep was cancelled: %v", ctx.Err())
+		}
+		return tool.Errorf("Grep failed: %v", err)
+	}
+	head := 0
+	if in.HeadLimit != nil {
+		head = *in.HeadLimit
+	}
+	lineNums := in.LineNums == nil || *in.LineNums
+	return tool.Output{Text: formatGrep(q, files, head, lineNums, cfg)}
+}
+
+// search runs q with ripgrep when it is available, else with Go.
+func search(ctx context.Context, cfg Config, q *grepQuery) ([]grepFile, error) {
+	if rg := cfg.ripgrep(); rg != "" {
+		return grepRipgrep(ctx, rg, q)
+	}
+	return grepGo(ctx, q, cfg.GrepWorkers)
+}
+
+func newGrepQuery(env *tool.Env, in grepInput) (*grepQuery, string) {
+	if in.Pattern == "" {
+		return nil, "pattern is required"
+	}
+	if strings.ContainsRune(in.Pattern, 0) {
+		return nil, "pattern contains a NUL byte"
+	}
+	q := &grepQuery{pattern: in.Pattern, ignoreCase: in.IgnoreCase, multiline: in.Multiline}
+	switch in.OutputMode {
+	case "", modeFiles:
+		q.mode = modeFiles
+	case modeContent, modeCount:
+		q.mode = in.OutputMode
+	default:
+		return nil, fmt.Sprintf("output_mode must be content, files_with_matches or count, got %q", in.OutputMode)
+	}
+	for name, v := range map[string]*int{"-A": in.After, "-B": in.Before, "-C": in.Context, "head_limit": in.HeadLimit} {
+		if v != nil && *v < 0 {
+			return nil, fmt.Sprintf("%s must not be negative, got %d", name, *v)
+		}
+	}
+	if in.Context != nil {
+		q.before, q.after = *in.Context, *in.Context
+	}
+	if in.Before != nil {
+		q.before = *in.Before
+	}
+	if in.After != nil {
+		q.after = *in.After
+	}
+	if q.mode != modeContent {
+		q.before, q.after = 0, 0
+	}
+	const maxContext = 1000
+	if q.before > maxContext || q.after > maxContext {
+		return nil, fmt.Sprintf("context lines are limited to %d", maxContext)
+	}
+	flags := ""
+	if in.IgnoreCase {
+		flags = "i"
+	}
+	var err error
+	if q.lineRe, err = regexp.Compile(withFlags(flags, in.Pattern)); err != nil {
+		return nil, fmt.Sprintf("invalid regular expression %q: %v", in.Pattern, err)
+	}
+	bufFlags := flags + "m"
+	if in.Multiline {
+		bufFlags += "s"
+	}
+	if q.bufRe, err = regexp.Compile(withFlags(bufFlags, in.Pattern)); err != nil {
+		return nil, fmt.Sprintf("invalid regular expression %q: %v", in.Pattern, err)
+	}
+	for _, g := range strings.Fields(in.Glob) {
+		if !doublestar.ValidatePattern(strings.TrimPrefix(g, "!")) {
+			return nil, fmt.Sprintf("invalid glob %q", g)
+		}
+		q.globs = append(q.globs, g)
+	}
+	if in.Type != "" {
+		globs, ok := grepTypes[strings.ToLower(in.Type)]
+		if !ok {
+			return nil, fmt.Sprintf("unknown file type %q; known types: %s (or use glob)", in.Type, typeNames())
+		}
+		q.typeGlobs = globs
+	}
+	root, problem := searchRoot(env, in.Path)
+	if problem != "" {
+		return nil, problem
+	}
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, fmt.Sprintf("cannot search %s: %v", root, err)
+	}
+	q.root = root
+	q.rootIsFile = !fi.IsDir()
+	return q, ""
+}
+
+func withFlags(flags, pattern string) string {
+	if flags == "" {
+		return pattern
+	}
+	return "(?" + flags + ")" + pattern
+}
+
+// formatGrep renders the results for the model. Files are listed newest
+// first in files_with_matches mode and by path otherwise.
+func formatGrep(q *grepQuery, files []grepFile, head int, lineNums bool, cfg Config) string {
+	if len(files) == 0 {
+		if q.mode == modeFiles {
+			return "No files found"
+		}
+		return "No matches found"
+	}
+	hits := make([]grepFile, len(files))
+	copy(hits, files)
+	if q.mode == modeFiles {
+		fh := make([]fileHit, len(hits))
+		byPath := make(map[string]grepFile, len(hits))
+		for i, f := range hits {
+			fh[i] = fileHit{path: f.Path, mtime: f.ModTime}
+			byPath[f.Path] = f
+		}
+		sortNewestFirst(fh)
+		for i, h := range fh {
+			hits[i] = byPath[h.path]
+		}
+	} else {
+		sort.Slice(hits, func(i, j int) bool { return hits[i].Path < hits[j].Path })
+	}
+	w := newCappedLines(cfg.GrepOutputLimit, head)
+	switch q.mode {
+	case modeFiles:
+		w.header = fmt.Sprintf("Found %s", plural(len(hits), "file", "files"))
+		for _, f := range hits {
+			w.add(f.Path)
+		}
+	case modeCount:
+		total := 0
+		for _, f := range hits {
+			total += f.Matched
+			w.add(f.Path + ":" + strconv.Itoa(f.Matched))
+		}
+		w.footer = fmt.Sprintf("Found %s in %s.", plural(total, "matching line", "matching lines"), plural(len(hits), "file", "files"))
+	case modeContent:
+		ctx := q.before > 0 || q.after > 0
+		for fi, f := range hits {
+			prev := -1
+			for _, l := range f.Lines {
+				if ctx && (prev >= 0 && l.Num != prev+1 || prev < 0 && fi > 0) {
+					w.add("--")
+				}
+				prev = l.Num
+				sep := "-"
+				if l.Match {
+					sep = ":"
+				}
+				text := truncateLine(strings.ToValidUTF8(strings.TrimSuffix(l.Text, "\r"), "\uFFFD"), cfg.MaxLineChars)
+				if lineNums {
+					w.add(f.Path + sep + strconv.Itoa(l.Num) + sep + text)
+				} else {
+					w.add(f.Path + sep + text)
+				}
+			}
+		}
+	}
+	return w.String()
+}
+
+// cappedLines collects output lines up to a line count (head_limit) and a
+// character budget, and says what it left out.
+type cappedLines struct {
+	b        strings.Builder
+	header   string
+	footer   string
+	maxChars int
+	maxLines int
+	lines    int
+	dropped  int
+	full     bool
+}
+
+func newCappedLines(maxChars, maxLines int) *cappedLines {
+	return &cappedLines{maxChars: maxChars, maxLines: maxLines}
+}
+
+func (w *cappedLines) add(line string) {
+	if w.full || w.maxLines > 0 && w.lines >= w.maxLines {
+		w.dropped++
+		return
+	}
+	if w.b.Len()+len(line)+1 > w.maxChars && w.lines > 0 {
+		w.full = true
+		w.dropped++
+		return
+	}
+	w.b.WriteString(line)
+	w.b.WriteByte('\n')
+	w.lines++
+}
+
+func (w *cappedLines) String() string {
+	var out strings.Builder
+	if w.header != "" {
+		out.WriteString(w.header + "\n")
+	}
+	out.WriteString(w.b.String())
+	if w.dropped > 0 {
+		why := "head_limit"
+		if w.full {
+			why = "the output size limit"
+		}
+		fmt.Fprintf(&out, "(%s more not shown because of %s; narrow the search with path, glob or type, or raise head_limit.)\n", plural(w.dropped, "line", "lines"), why)
+	}
+	if w.footer != "" {
+		out.WriteString("\n" + w.footer + "\n")
+	}
+	return strings.TrimSuffix(out.String(), "\n")
+}
+
+// relSlash returns p relative to root with forward slashes.
+func relSlash(root, p string) string {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return p
+	}
+	return filepath.ToSlash(rel)
+}

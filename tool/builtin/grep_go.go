@@ -1,0 +1,257 @@
+package builtin
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// grepGo searches with Go alone: one goroutine walks the tree applying the
+// ignore rules (see ignore.go), a bounded pool of workers reads and
+// searches the files. Its results equal grepRipgrep's for the same query.
+func grepGo(ctx context.Context, q *grepQuery, workers int) ([]grepFile, error) {
+	if q.rootIsFile {
+		fi, err := os.Stat(q.root)
+		if err != nil {
+			return nil, err
+		}
+		f, ok, err := searchFile(q, q.root, fi.ModTime())
+		if err != nil || !ok {
+			return nil, err
+		}
+		return []grepFile{f}, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type job struct {
+		path  string
+		mtime time.Time
+	}
+	jobs := make(chan job, 256)
+	var (
+		mu      sync.Mutex
+		results []grepFile
+		wg      sync.WaitGroup
+	)
+	for range max(1, workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				if ctx.Err() != nil {
+					continue
+				}
+				f, ok, err := searchFile(q, j.path, j.mtime)
+				if err != nil || !ok {
+					continue // unreadable files are skipped, as ripgrep does with --no-messages
+				}
+				mu.Lock()
+				results = append(results, f)
+				mu.Unlock()
+			}
+		}()
+	}
+	filter := newGrepFilter(q.globs, q.typeGlobs)
+	walkErr := walkGrep(ctx, q.root, "", parentIgnores(q.root), &filter, func(p string, mtime time.Time) bool {
+		select {
+		case jobs <- job{p, mtime}:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	})
+	close(jobs)
+	wg.Wait()
+	if walkErr != nil {
+		return nil, walkErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// walkGrep visits dir (rel is its slash path below the search root),
+// reading its .gitignore first, and hands every file that passes the
+// filter to emit. Symlinks are not followed, as ripgrep does by default.
+func walkGrep(ctx context.Context, dir, rel string, chain *ignoreDir, f *grepFilter, emit func(string, time.Time) bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if rel == "" {
+			return err
+		}
+		return nil
+	}
+	hasGitignore, hasGit := false, false
+	for _, e := range entries {
+		switch e.Name() {
+		case ".gitignore":
+			hasGitignore = hasGitignore || e.Type().IsRegular()
+		case ".git":
+			hasGit = true
+		}
+	}
+	chain = loadIgnoreDir(chain, dir, hasGitignore, hasGit)
+	for _, e := range entries {
+		name := e.Name()
+		t := e.Type()
+		isDir := t.IsDir()
+		if !isDir && !t.IsRegular() {
+			continue // symlinks, devices, sockets, pipes
+		}
+		childRel := name
+		if rel != "" {
+			childRel = rel + "/" + name
+		}
+		abs := filepath.Join(dir, name)
+		if f.skip(chain, childRel, abs, name, isDir) {
+			continue
+		}
+		if isDir {
+			if err := walkGrep(ctx, abs, childRel, chain, f, emit); err != nil {
+				return err
+			}
+			continue
+		}
+		var mtime time.Time
+		if info, err := e.Info(); err == nil {
+			mtime = info.ModTime()
+		}
+		if !emit(abs, mtime) {
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// searchFile searches one file. Binary files (with a NUL byte) are
+// skipped, as ripgrep skips them when walking.
+func searchFile(q *grepQuery, path string, mtime time.Time) (grepFile, bool, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return grepFile{}, false, err
+	}
+	if bytes.IndexByte(data, 0) >= 0 {
+		return grepFile{}, false, nil
+	}
+	matched := matchLines(q, data)
+	if len(matched) == 0 {
+		return grepFile{}, false, nil
+	}
+	f := grepFile{Path: path, ModTime: mtime, Matched: len(matched)}
+	if q.mode == modeContent {
+		f.Lines = contentLines(data, matched, q.before, q.after)
+	}
+	return f, true, nil
+}
+
+// prefilterSafe reports whether a whole-buffer search may rule a file out
+// before the line-by-line search: not when the pattern uses anchors or
+// flags whose meaning differs between a buffer and a line.
+func prefilterSafe(pattern string) bool {
+	return !strings.Contains(pattern, `\A`) && !strings.Contains(pattern, `\z`) && !strings.Contains(pattern, "(?")
+}
+
+// matchLines returns the sorted 1-based numbers of the lines that hold a
+// match. In multiline mode a match marks every line it touches.
+func matchLines(q *grepQuery, data []byte) []int {
+	if !q.multiline {
+		if prefilterSafe(q.pattern) && !q.bufRe.Match(data) {
+			return nil
+		}
+		var out []int
+		n := 0
+		for len(data) > 0 {
+			n++
+			line := data
+			i := bytes.IndexByte(data, '\n')
+			if i >= 0 {
+				line, data = data[:i], data[i+1:]
+			} else {
+				data = nil
+			}
+			if q.lineRe.Match(line) {
+				out = append(out, n)
+				if q.mode == modeFiles {
+					return out
+				}
+			}
+		}
+		return out
+	}
+	locs := q.bufRe.FindAllIndex(data, -1)
+	if len(locs) == 0 {
+		return nil
+	}
+	starts := []int{0}
+	for i, c := range data {
+		if c == '\n' && i+1 < len(data) {
+			starts = append(starts, i+1)
+		}
+	}
+	lineOf := func(off int) int { // 1-based
+		return sort.Search(len(starts), func(i int) bool { return starts[i] > off })
+	}
+	seen := map[int]bool{}
+	var out []int
+	for _, loc := range locs {
+		s, e := loc[0], loc[1]
+		if s >= len(data) {
+			continue // an empty match after the last line
+		}
+		last := s
+		if e > s {
+			last = e - 1
+		}
+		for l := lineOf(s); l <= lineOf(last); l++ {
+			if !seen[l] {
+				seen[l] = true
+				out = append(out, l)
+			}
+		}
+		if q.mode == modeFiles {
+			break
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// contentLines returns the matching lines and their context lines, in
+// order, with their text.
+func contentLines(data []byte, matched []int, before, after int) []grepLine {
+	want := map[int]bool{}
+	isMatch := make(map[int]bool, len(matched))
+	for _, m := range matched {
+		isMatch[m] = true
+		for l := m - before; l <= m+after; l++ {
+			if l >= 1 {
+				want[l] = true
+			}
+		}
+	}
+	var out []grepLine
+	n := 0
+	for len(data) > 0 {
+		n++
+		line := data
+		i := bytes.IndexByte(data, '\n')
+		if i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if want[n] {
+			out = append(out, grepLine{Num: n, Text: string(line), Match: isMatch[n]})
+		}
+	}
+	return out
+}

@@ -1,0 +1,297 @@
+package builtin
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cadre-dev/cadre/tool"
+)
+
+//go:embed read.md
+var readDescription string
+
+type readInput struct {
+	FilePath string `json:"file_path" jsonschema_description:"Absolute path of the file to read."`
+	Offset   *int   `json:"offset,omitempty" jsonschema_description:"1-based line number to start at. Use it with limit for files too large to read at once."`
+	Limit    *int   `json:"limit,omitempty" jsonschema_description:"How many lines to return (default 2000)."`
+}
+
+// NewRead returns the Read tool: a file's lines numbered like cat -n.
+func NewRead(cfg Config) tool.Tool {
+	cfg = cfg.withDefaults()
+	return tool.Func(tool.FuncConfig{Name: NameRead, Description: readDescription, ReadOnly: true},
+		func(ctx context.Context, env *tool.Env, in readInput) (tool.Output, error) {
+			return runRead(cfg, env, in), nil
+		})
+}
+
+func runRead(cfg Config, env *tool.Env, in readInput) tool.Output {
+	path, problem := absFilePath(in.FilePath)
+	if problem != "" {
+		return tool.Errorf("%s", problem)
+	}
+	start, limit := 1, cfg.ReadDefaultLimit
+	if in.Offset != nil {
+		if *in.Offset < 0 {
+			return tool.Errorf("offset must be a line number of 1 or more, got %d", *in.Offset)
+		}
+		if *in.Offset > 0 {
+			start = *in.Offset
+		}
+	}
+	if in.Limit != nil {
+		if *in.Limit <= 0 {
+			return tool.Errorf("limit must be 1 or more, got %d", *in.Limit)
+		}
+		limit = *in.Limit
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			msg := fmt.Sprintf("File does not exist: %s", path)
+			if s := didYouMean(path); s != "" {
+				msg += fmt.Sprintf(". Did you mean %s?", s)
+			}
+			return tool.Errorf("%s", msg)
+		}
+		return tool.Errorf("cannot read %s: %v", path, err)
+	}
+	if fi.IsDir() {
+		return tool.Errorf("%s is a directory, not a file: use Glob to find files in it, or Bash with ls to list it", path)
+	}
+	if !fi.Mode().IsRegular() {
+		return tool.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return tool.Errorf("cannot open %s: %v", path, err)
+	}
+	defer f.Close()
+
+	head := make([]byte, 8192)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return tool.Errorf("cannot read %s: %v", path, err)
+	}
+	head = head[:n]
+	record := func(partial bool) {
+		if st := fileState(env); st != nil {
+			st.Record(path, stampOf(fi, partial))
+		}
+	}
+	if kind := imageKind(head); kind != "" {
+		record(false)
+		return tool.Output{Text: fmt.Sprintf("%s is a %s image of %d bytes. Images are not passed to the model by this runtime yet, so its pixels cannot be shown.", path, kind, fi.Size())}
+	}
+	if looksBinary(head) {
+		return tool.Errorf("%s looks like a binary file (%d bytes), not text; Read only shows text files", path, fi.Size())
+	}
+	if fi.Size() == 0 && n == 0 {
+		record(false)
+		return tool.Output{Text: fmt.Sprintf("(%s exists but is empty)", path)}
+	}
+	if in.Offset == nil && in.Limit == nil && fi.Size() > cfg.ReadMaxBytes {
+		return tool.Errorf("%s is %d bytes, more than the %d bytes Read returns at once: pass offset and limit to read it in parts, or use Grep to find the lines you need", path, fi.Size(), cfg.ReadMaxBytes)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return tool.Errorf("cannot read %s: %v", path, err)
+	}
+	lines, total, more, err := sliceLines(bufio.NewReaderSize(f, 64<<10), start, limit, cfg.MaxLineChars)
+	if err != nil {
+		return tool.Errorf("cannot read %s: %v", path, err)
+	}
+	if len(lines) == 0 {
+		record(true)
+		return tool.Output{Text: fmt.Sprintf("(%s has %s; offset %d is past the end)", path, plural(total, "line", "lines"), start)}
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		fmt.Fprintf(&b, "%6d\t%s\n", start+i, l)
+	}
+	if more {
+		last := start + len(lines) - 1
+		fmt.Fprintf(&b, "\n(Showing lines %d-%d; the file continues. Read on with offset=%d.)\n", start, last, last+1)
+	}
+	record(start > 1 || more)
+	return tool.Output{Text: b.String()}
+}
+
+// sliceLines reads r and returns the display text of lines
+// [start, start+limit) (1-based), each cut to maxChars characters, the number
+// of lines seen, and whether more lines follow. Memory stays bounded by the
+// returned lines, however long a line in the file is.
+func sliceLines(r *bufio.Reader, start, limit, maxChars int) ([]string, int, bool, error) {
+	var out []string
+	keep := maxChars*4 + 4
+	lineNo := 0
+	for {
+		if len(out) >= limit {
+			_, err := r.Peek(1)
+			return out, lineNo, err == nil, nil
+		}
+		var buf []byte
+		runes := 0
+		sawAny := false
+		var readErr error
+		for {
+			chunk, err := r.ReadSlice('\n')
+			if len(chunk) > 0 {
+				sawAny = true
+			}
+			want := lineNo+1 >= start
+			if want {
+				runes += utf8.RuneCount(chunk)
+				if room := keep - len(buf); room > 0 {
+					buf = append(buf, chunk[:min(room, len(chunk))]...)
+				}
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			readErr = err
+			break
+		}
+		if !sawAny {
+			if readErr != nil && !errors.Is(readErr, io.EOF) {
+				return nil, lineNo, false, readErr
+			}
+			return out, lineNo, false, nil
+		}
+		lineNo++
+		if lineNo >= start {
+			line := strings.TrimSuffix(strings.TrimSuffix(string(buf), "\n"), "\r")
+			if bytes.HasSuffix(buf, []byte("\n")) {
+				runes--
+			}
+			if runes > maxChars {
+				kept := []rune(line)
+				if len(kept) > maxChars {
+					kept = kept[:maxChars]
+				}
+				line = fmt.Sprintf("%s… [line truncated: %d more characters]", string(kept), runes-maxChars)
+			}
+			out = append(out, line)
+		}
+		if readErr != nil {
+			if errors.Is(readErr, io.EOF) {
+				return out, lineNo, false, nil
+			}
+			return nil, lineNo, false, readErr
+		}
+	}
+}
+
+// imageKind names the image format from its magic bytes, or "".
+func imageKind(b []byte) string {
+	switch {
+	case bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
+		return "PNG"
+	case bytes.HasPrefix(b, []byte{0xFF, 0xD8, 0xFF}):
+		return "JPEG"
+	case bytes.HasPrefix(b, []byte("GIF87a")), bytes.HasPrefix(b, []byte("GIF89a")):
+		return "GIF"
+	case len(b) >= 12 && bytes.Equal(b[:4], []byte("RIFF")) && bytes.Equal(b[8:12], []byte("WEBP")):
+		return "WebP"
+	}
+	return ""
+}
+
+// looksBinary reports whether a file's first bytes say it is not text: a
+// NUL byte, or mostly bytes that are not UTF-8.
+func looksBinary(b []byte) bool {
+	if bytes.IndexByte(b, 0) >= 0 {
+		return true
+	}
+	if len(b) == 0 || utf8.Valid(b) {
+		return false
+	}
+	// Ignore a rune cut by the end of the sample.
+	body := b
+	if len(body) > 4 {
+		body = body[:len(body)-3]
+	}
+	bad := 0
+	for i := 0; i < len(body); {
+		r, size := utf8.DecodeRune(body[i:])
+		if r == utf8.RuneError && size <= 1 {
+			bad++
+		}
+		i += max(size, 1)
+	}
+	return bad*10 > len(body)*3
+}
+
+// didYouMean returns a file in the same directory whose name is close to
+// the missing path's, or "".
+func didYouMean(path string) string {
+	dir, base := filepath.Split(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	if len(entries) > 5000 {
+		entries = entries[:5000]
+	}
+	lower := strings.ToLower(base)
+	stem := strings.TrimSuffix(base, filepath.Ext(base))
+	best, bestScore := "", 1<<30
+	for _, e := range entries {
+		name := e.Name()
+		score := -1
+		switch {
+		case strings.ToLower(name) == lower:
+			score = 0
+		case stem != "" && strings.TrimSuffix(name, filepath.Ext(name)) == stem:
+			score = 1
+		default:
+			if d := editDistance(lower, strings.ToLower(name), 2); d <= 2 {
+				score = 1 + d
+			}
+		}
+		if score >= 0 && (score < bestScore || score == bestScore && name < filepath.Base(best)) {
+			best, bestScore = filepath.Join(dir, name), score
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, or limit+1 once it
+// is known to exceed limit.
+func editDistance(a, b string, limit int) int {
+	ra, rb := []rune(a), []rune(b)
+	if d := len(ra) - len(rb); d > limit || -d > limit {
+		return limit + 1
+	}
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin > limit {
+			return limit + 1
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

@@ -1,0 +1,71 @@
+package builtin
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/cadre-dev/cadre/tool"
+)
+
+//go:embed write.md
+var writeDescription string
+
+type writeInput struct {
+	FilePath string `json:"file_path" jsonschema_description:"Absolute path of the file to write."`
+	Content  string `json:"content" jsonschema_description:"The complete new content of the file."`
+}
+
+// NewWrite returns the Write tool: create a file or replace one already
+// read, atomically.
+func NewWrite(cfg Config) tool.Tool {
+	return tool.Func(tool.FuncConfig{Name: NameWrite, Description: writeDescription},
+		func(ctx context.Context, env *tool.Env, in writeInput) (tool.Output, error) {
+			return runWrite(env, in), nil
+		})
+}
+
+func runWrite(env *tool.Env, in writeInput) tool.Output {
+	path, problem := absFilePath(in.FilePath)
+	if problem != "" {
+		return tool.Errorf("%s", problem)
+	}
+	existed := false
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil:
+		if fi.IsDir() {
+			return tool.Errorf("%s is a directory; Write needs a file path", path)
+		}
+		if !fi.Mode().IsRegular() {
+			return tool.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+		}
+		if p := checkFresh(env, path, fi, "overwrite"); p != "" {
+			return tool.Errorf("%s", p)
+		}
+		existed = true
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		return tool.Errorf("cannot write %s: %v", path, err)
+	}
+	nfi, err := atomicWrite(path, []byte(in.Content))
+	if err != nil {
+		return tool.Errorf("cannot write %s: %v", path, err)
+	}
+	if st := fileState(env); st != nil {
+		st.Record(path, stampOf(nfi, false))
+	}
+	lines := strings.Count(in.Content, "\n")
+	if in.Content != "" && !strings.HasSuffix(in.Content, "\n") {
+		lines++
+	}
+	verb := "Created"
+	if existed {
+		verb = "Updated"
+	}
+	return tool.Output{Text: fmt.Sprintf("%s %s (%s, %d bytes).", verb, path, plural(lines, "line", "lines"), len(in.Content))}
+}
