@@ -50,6 +50,8 @@ type Request struct {
 	// Background is true for an agent that runs in the background and
 	// therefore can never show a prompt (S-7.5).
 	Background bool
+	// ToolUseID is the model's id for the call, reported with denials.
+	ToolUseID string
 }
 
 // Decision is the verdict of the rules and the mode for one request, with

@@ -1,0 +1,840 @@
+package permission
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// maxScriptDepth bounds how deep `bash -c`, `eval` and friends are followed.
+// A script nested deeper than this is treated as unparseable.
+const maxScriptDepth = 6
+
+// maxScriptLen bounds the size of a command the splitter accepts.
+const maxScriptLen = 1 << 20
+
+// Arg is one shell word of a simple command after quote removal.
+type Arg struct {
+	// Value is the word's text after quote removal. For a word that is not
+	// static it is the source text of the word.
+	Value string
+	// Static is true when the value is known before the shell runs: no
+	// parameter, command or arithmetic expansion, no brace expansion.
+	Static bool
+	// Glob is true when the word has unquoted glob characters.
+	Glob bool
+	// Tilde is true when the word starts with an unquoted `~`.
+	Tilde bool
+}
+
+// Command is one simple command found anywhere in a Bash script.
+type Command struct {
+	// Args are the command's words, the command name first. Harmless
+	// wrappers (timeout, nice, nohup, env, command, exec, builtin, stdbuf)
+	// are already removed.
+	Args []Arg
+	// Via names the construct this command was found through ("" at top
+	// level; "xargs", "find -exec", "sudo", "bash -c", "eval", ...).
+	Via string
+}
+
+// Name returns the command name, or "" when it is not static.
+func (c Command) Name() string {
+	if len(c.Args) == 0 || !c.Args[0].Static || c.Args[0].Glob {
+		return ""
+	}
+	return c.Args[0].Value
+}
+
+// String renders the command as words separated by spaces.
+func (c Command) String() string {
+	parts := make([]string, len(c.Args))
+	for i, a := range c.Args {
+		parts[i] = a.Value
+	}
+	return strings.Join(parts, " ")
+}
+
+// Script is the result of splitting a Bash command line.
+type Script struct {
+	// Commands are every simple command the line would run, in source
+	// order, including those inside substitutions, subshells, functions,
+	// `bash -c` strings, `eval`, xargs and find -exec.
+	Commands []Command
+	// Writes are the targets of output redirections to files.
+	Writes []Arg
+	// Reads are the sources of input redirections from files.
+	Reads []Arg
+	// Uncertain lists constructs whose effect cannot be known before the
+	// shell runs (a command name from a variable, a dynamic `bash -c`
+	// string, arithmetic on variables, ...). A script with any is never
+	// allowed without asking.
+	Uncertain []string
+	// ChangesDir is true when the script runs cd, pushd or popd, so
+	// relative paths in later commands are not relative to the cwd.
+	ChangesDir bool
+}
+
+// ErrUnparseable is wrapped by SplitBash when the command is not valid
+// Bash or is too large or too deeply nested to analyse.
+var ErrUnparseable = errors.New("cannot parse Bash command")
+
+// SplitBash parses a Bash command line with a real shell parser and returns
+// every simple command it would run. A command that does not parse returns
+// an error wrapping ErrUnparseable; callers must then ask.
+func SplitBash(command string) (*Script, error) {
+	s := &Script{}
+	if err := s.addScript(command, 0, ""); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Script) addScript(src string, depth int, via string) error {
+	if depth > maxScriptDepth {
+		return fmt.Errorf("%w: nested more than %d levels deep", ErrUnparseable, maxScriptDepth)
+	}
+	if len(src) > maxScriptLen {
+		return fmt.Errorf("%w: command longer than %d bytes", ErrUnparseable, maxScriptLen)
+	}
+	if strings.ContainsRune(src, 0) {
+		return fmt.Errorf("%w: NUL byte in command", ErrUnparseable)
+	}
+	p := syntax.NewParser(syntax.Variant(syntax.LangBash))
+	f, err := p.Parse(strings.NewReader(src), "")
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnparseable, err)
+	}
+	var werr error
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if werr != nil {
+			return false
+		}
+		switch n := n.(type) {
+		case *syntax.Stmt:
+			s.addRedirects(n.Redirs)
+		case *syntax.CallExpr:
+			werr = s.addCall(n, depth, via)
+		case *syntax.DeclClause:
+			s.addDecl(n)
+		case *syntax.ArithmExp:
+			s.checkArithm(n.X, "arithmetic expansion")
+		case *syntax.ArithmCmd:
+			s.checkArithm(n.X, "arithmetic command")
+		case *syntax.LetClause:
+			for _, e := range n.Exprs {
+				s.checkArithm(e, "let")
+			}
+		case *syntax.CStyleLoop:
+			s.checkArithm(n.Init, "for (( ))")
+			s.checkArithm(n.Cond, "for (( ))")
+			s.checkArithm(n.Post, "for (( ))")
+		case *syntax.ParamExp:
+			if n.Index != nil {
+				s.checkArithm(n.Index, "array subscript")
+			}
+			if n.Slice != nil {
+				s.checkArithm(n.Slice.Offset, "substring expansion")
+				s.checkArithm(n.Slice.Length, "substring expansion")
+			}
+			if n.Exp != nil && n.Exp.Op == syntax.OtherParamOps {
+				s.uncertain("${var@op} expansion")
+			}
+			if n.Excl {
+				s.uncertain("indirect expansion ${!var}")
+			}
+		case *syntax.Assign:
+			if n.Index != nil {
+				s.checkArithm(n.Index, "array subscript")
+			}
+		case *syntax.ArrayElem:
+			if n.Index != nil {
+				s.checkArithm(n.Index, "array subscript")
+			}
+		case *syntax.BinaryTest:
+			switch n.Op {
+			case syntax.TsEql, syntax.TsNeq, syntax.TsLeq, syntax.TsGeq, syntax.TsLss, syntax.TsGtr:
+				if !numericTest(n.X) || !numericTest(n.Y) {
+					s.uncertain("[[ ]] arithmetic comparison on a non-number")
+				}
+			}
+		case *syntax.UnaryTest:
+			if n.Op == syntax.TsVarSet || n.Op == syntax.TsRefVar {
+				s.uncertain("[[ -v ]] test")
+			}
+		case *syntax.ExtGlob:
+			// Extended globs only match file names; harmless.
+		}
+		return true
+	})
+	return werr
+}
+
+func (s *Script) uncertain(reason string) {
+	for _, r := range s.Uncertain {
+		if r == reason {
+			return
+		}
+	}
+	s.Uncertain = append(s.Uncertain, reason)
+}
+
+var numberRE = regexp.MustCompile(`^-?[0-9]+$`)
+
+func numericTest(e syntax.TestExpr) bool {
+	w, ok := e.(*syntax.Word)
+	if !ok {
+		return false
+	}
+	a := wordArg(w)
+	return a.Static && numberRE.MatchString(a.Value)
+}
+
+// checkArithm marks arithmetic on anything but number literals as
+// uncertain: Bash evaluates variable values as expressions, and
+// `a[$(cmd)]` inside such a value runs cmd.
+func (s *Script) checkArithm(e syntax.ArithmExpr, what string) {
+	if e == nil {
+		return
+	}
+	bad := false
+	syntax.Walk(e, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Word:
+			a := wordArg(n)
+			if !a.Static || !numberRE.MatchString(strings.TrimPrefix(a.Value, "+")) {
+				bad = true
+			}
+			return false
+		case *syntax.ParamExp:
+			bad = true
+			return false
+		}
+		return true
+	})
+	if bad {
+		s.uncertain(what + " on variables")
+	}
+}
+
+func (s *Script) addRedirects(rs []*syntax.Redirect) {
+	for _, r := range rs {
+		if r.Word == nil {
+			continue
+		}
+		a := wordArg(r.Word)
+		switch r.Op {
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.RdrAll, syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob:
+			if a.Static && harmlessSink(a.Value) {
+				continue
+			}
+			s.Writes = append(s.Writes, a)
+		case syntax.RdrInOut:
+			s.Writes = append(s.Writes, a)
+		case syntax.DplOut, syntax.DplIn:
+			if a.Static && fdRE.MatchString(a.Value) {
+				continue
+			}
+			if r.Op == syntax.DplOut {
+				s.Writes = append(s.Writes, a)
+			} else {
+				s.Reads = append(s.Reads, a)
+			}
+		case syntax.RdrIn:
+			s.Reads = append(s.Reads, a)
+		}
+	}
+}
+
+var fdRE = regexp.MustCompile(`^([0-9]+-?|-)$`)
+
+func harmlessSink(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty":
+		return true
+	}
+	return false
+}
+
+// dangerousVars are variables whose value changes which program runs or
+// makes a program run another one.
+var dangerousVars = map[string]bool{
+	"PATH": true, "IFS": true, "BASH_ENV": true, "ENV": true, "SHELLOPTS": true,
+	"BASHOPTS": true, "PS4": true, "PROMPT_COMMAND": true, "CDPATH": true,
+	"GLOBIGNORE": true, "BASH_XTRACEFD": true, "HOME": true,
+	"PAGER": true, "GIT_PAGER": true, "MANPAGER": true, "EDITOR": true, "VISUAL": true,
+	"GIT_EDITOR": true, "GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_EXTERNAL_DIFF": true,
+	"GIT_ASKPASS": true, "SSH_ASKPASS": true, "GIT_EXEC_PATH": true, "GIT_CONFIG": true,
+	"GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_CONFIG_PARAMETERS": true,
+	"GIT_CONFIG_COUNT": true, "GIT_DIR": true, "GIT_WORK_TREE": true,
+	"LESSOPEN": true, "LESSCLOSE": true, "PYTHONPATH": true, "PYTHONSTARTUP": true,
+	"NODE_OPTIONS": true, "PERL5OPT": true, "PERL5LIB": true, "RUBYOPT": true, "RUBYLIB": true,
+	"GOFLAGS": true, "NPM_CONFIG_SCRIPT_SHELL": true,
+}
+
+func dangerousVar(name string) bool {
+	return dangerousVars[name] || strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_") ||
+		strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") ||
+		strings.HasPrefix(name, "BASH_FUNC_")
+}
+
+func (s *Script) checkAssigns(as []*syntax.Assign) {
+	for _, a := range as {
+		if a.Name != nil && dangerousVar(a.Name.Value) {
+			s.uncertain("assignment to " + a.Name.Value)
+		}
+	}
+}
+
+func (s *Script) addDecl(d *syntax.DeclClause) {
+	s.checkAssigns(d.Args)
+	for _, a := range d.Args {
+		if a.Naked && a.Name == nil && a.Value != nil {
+			v := wordArg(a.Value)
+			if !v.Static {
+				s.uncertain(d.Variant.Value + " with a dynamic argument")
+				continue
+			}
+			if strings.HasPrefix(v.Value, "-") && strings.ContainsAny(v.Value, "inf") {
+				// declare -i evaluates assigned values as arithmetic;
+				// -n makes name references; -f touches functions.
+				s.uncertain(d.Variant.Value + " " + v.Value)
+			}
+		}
+	}
+}
+
+func (s *Script) addCall(c *syntax.CallExpr, depth int, via string) error {
+	s.checkAssigns(c.Assigns)
+	if len(c.Args) == 0 {
+		return nil
+	}
+	args := make([]Arg, len(c.Args))
+	for i, w := range c.Args {
+		args[i] = wordArg(w)
+	}
+	return s.addArgs(args, depth, via)
+}
+
+// addArgs records one simple command given as words, unwrapping wrappers
+// and following nested scripts.
+func (s *Script) addArgs(args []Arg, depth int, via string) error {
+	if depth > maxScriptDepth {
+		return fmt.Errorf("%w: nested more than %d levels deep", ErrUnparseable, maxScriptDepth)
+	}
+	// Leading NAME=value words (after env) are assignments too.
+	for len(args) > 0 && args[0].Static && assignRE.MatchString(args[0].Value) {
+		name := args[0].Value[:strings.IndexByte(args[0].Value, '=')]
+		if dangerousVar(name) {
+			s.uncertain("assignment to " + name)
+		}
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	cmd := Command{Args: args, Via: via}
+	name := cmd.Name()
+	if name == "" {
+		s.uncertain("command name that is not a literal: " + args[0].Value)
+		s.Commands = append(s.Commands, cmd)
+		return nil
+	}
+	base := name
+	if i := strings.LastIndexByte(base, '/'); i >= 0 && i < len(base)-1 {
+		base = base[i+1:]
+	}
+	switch base {
+	case "cd", "pushd", "popd":
+		s.ChangesDir = true
+	}
+	switch base {
+	case "timeout", "nice", "nohup", "stdbuf", "env", "command", "builtin", "exec", "time", "setsid", "ionice":
+		if base == "command" && len(args) > 1 && (args[1].Value == "-v" || args[1].Value == "-V") {
+			break
+		}
+		if base == "env" && len(args) == 1 {
+			break
+		}
+		inner, ok := unwrap(base, args[1:])
+		if !ok {
+			s.uncertain("cannot tell what `" + base + "` runs")
+			s.Commands = append(s.Commands, cmd)
+			return nil
+		}
+		if len(inner) == 0 {
+			break
+		}
+		return s.addArgs(inner, depth+1, via)
+	case "sudo", "doas":
+		s.Commands = append(s.Commands, cmd)
+		inner, ok := skipOptions(args[1:], "uUgpCDhrtT")
+		if !ok {
+			s.uncertain("cannot tell what `" + base + "` runs")
+			return nil
+		}
+		if len(inner) == 0 {
+			return nil
+		}
+		return s.addArgs(inner, depth+1, base)
+	case "xargs", "parallel":
+		s.Commands = append(s.Commands, cmd)
+		inner, ok := skipOptions(args[1:], "IdEeLlnPsaS")
+		if !ok {
+			s.uncertain("cannot tell what `" + base + "` runs")
+			return nil
+		}
+		if len(inner) == 0 {
+			return nil
+		}
+		// The command also gets words from its input.
+		inner = append(append([]Arg(nil), inner...), Arg{Value: "<input>", Static: false})
+		return s.addArgs(inner, depth+1, base)
+	case "find":
+		s.Commands = append(s.Commands, cmd)
+		for i := 1; i < len(args); i++ {
+			switch args[i].Value {
+			case "-exec", "-execdir", "-ok", "-okdir":
+				j := i + 1
+				for j < len(args) && args[j].Value != ";" && args[j].Value != "+" {
+					j++
+				}
+				inner := make([]Arg, 0, j-i-1)
+				for _, a := range args[i+1 : j] {
+					if a.Value == "{}" {
+						a.Static = false
+					}
+					inner = append(inner, a)
+				}
+				if len(inner) > 0 {
+					if err := s.addArgs(inner, depth+1, "find "+args[i].Value); err != nil {
+						return err
+					}
+				}
+				i = j
+			}
+		}
+		return nil
+	case "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox", "su":
+		script, found, ok := shellScriptArg(base, args[1:])
+		if !found {
+			s.Commands = append(s.Commands, cmd)
+			return nil
+		}
+		if !ok {
+			s.Commands = append(s.Commands, cmd)
+			s.uncertain("`" + base + " -c` with a script that is not a literal")
+			return nil
+		}
+		if base == "su" {
+			s.Commands = append(s.Commands, cmd)
+		}
+		return s.addScript(script, depth+1, base+" -c")
+	case "eval":
+		var parts []string
+		for _, a := range args[1:] {
+			if !a.Static {
+				s.Commands = append(s.Commands, cmd)
+				s.uncertain("eval of a string that is not a literal")
+				return nil
+			}
+			parts = append(parts, a.Value)
+		}
+		return s.addScript(strings.Join(parts, " "), depth+1, "eval")
+	case "trap":
+		s.Commands = append(s.Commands, cmd)
+		if len(args) > 2 && !strings.HasPrefix(args[1].Value, "-") {
+			if !args[1].Static {
+				s.uncertain("trap with a handler that is not a literal")
+				return nil
+			}
+			return s.addScript(args[1].Value, depth+1, "trap")
+		}
+		return nil
+	case "watch":
+		s.Commands = append(s.Commands, cmd)
+		inner, ok := skipOptions(args[1:], "nd")
+		if !ok {
+			s.uncertain("cannot tell what `watch` runs")
+			return nil
+		}
+		var parts []string
+		for _, a := range inner {
+			if !a.Static {
+				s.uncertain("watch of a command that is not a literal")
+				return nil
+			}
+			parts = append(parts, a.Value)
+		}
+		if len(parts) == 0 {
+			return nil
+		}
+		return s.addScript(strings.Join(parts, " "), depth+1, "watch")
+	}
+	s.Commands = append(s.Commands, cmd)
+	return nil
+}
+
+var assignRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+
+// unwrap removes a harmless wrapper's own options and returns the command
+// it runs. ok is false when that cannot be told.
+func unwrap(wrapper string, args []Arg) ([]Arg, bool) {
+	for _, a := range args {
+		if !a.Static {
+			// A dynamic word before the command could be an option that
+			// changes everything; only accept it after the command name.
+			break
+		}
+	}
+	i := 0
+	next := func() (Arg, bool) {
+		if i >= len(args) {
+			return Arg{}, false
+		}
+		a := args[i]
+		i++
+		return a, true
+	}
+	switch wrapper {
+	case "timeout":
+		for i < len(args) && strings.HasPrefix(args[i].Value, "-") {
+			a, _ := next()
+			if !a.Static {
+				return nil, false
+			}
+			if a.Value == "-s" || a.Value == "-k" || a.Value == "--signal" || a.Value == "--kill-after" {
+				if _, ok := next(); !ok {
+					return nil, false
+				}
+			}
+			if a.Value == "--" {
+				break
+			}
+		}
+		if _, ok := next(); !ok { // duration
+			return nil, true
+		}
+	case "nice", "ionice":
+		for i < len(args) && strings.HasPrefix(args[i].Value, "-") {
+			a, _ := next()
+			if !a.Static {
+				return nil, false
+			}
+			if a.Value == "-n" || a.Value == "-c" || a.Value == "-p" || a.Value == "--adjustment" {
+				if _, ok := next(); !ok {
+					return nil, false
+				}
+			}
+		}
+	case "stdbuf", "nohup", "builtin", "time", "setsid":
+		for i < len(args) && strings.HasPrefix(args[i].Value, "-") {
+			a, _ := next()
+			if !a.Static {
+				return nil, false
+			}
+			if wrapper == "stdbuf" && (a.Value == "-i" || a.Value == "-o" || a.Value == "-e") {
+				if _, ok := next(); !ok {
+					return nil, false
+				}
+			}
+		}
+	case "command", "exec":
+		for i < len(args) && strings.HasPrefix(args[i].Value, "-") {
+			a, _ := next()
+			if !a.Static {
+				return nil, false
+			}
+			if a.Value == "--" {
+				break
+			}
+			if wrapper == "exec" && a.Value == "-a" {
+				if _, ok := next(); !ok {
+					return nil, false
+				}
+			}
+		}
+	case "env":
+		for i < len(args) {
+			a := args[i]
+			if !a.Static {
+				return nil, false
+			}
+			if a.Value == "--" {
+				i++
+				break
+			}
+			if a.Value == "-S" || strings.HasPrefix(a.Value, "--split-string") || (strings.HasPrefix(a.Value, "-") && !strings.HasPrefix(a.Value, "--") && strings.Contains(a.Value, "S")) {
+				return nil, false
+			}
+			if a.Value == "-u" || a.Value == "-C" || a.Value == "--unset" || a.Value == "--chdir" {
+				i += 2
+				continue
+			}
+			if strings.HasPrefix(a.Value, "-") {
+				i++
+				continue
+			}
+			break
+		}
+		if i > len(args) {
+			return nil, false
+		}
+	}
+	return args[i:], true
+}
+
+// skipOptions skips leading options; letters in withValue take the next
+// word as their value when given alone.
+func skipOptions(args []Arg, withValue string) ([]Arg, bool) {
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		if !a.Static {
+			return nil, false
+		}
+		if a.Value == "--" {
+			return args[i+1:], true
+		}
+		if !strings.HasPrefix(a.Value, "-") || a.Value == "-" {
+			break
+		}
+		i++
+		if !strings.HasPrefix(a.Value, "--") && len(a.Value) == 2 && strings.IndexByte(withValue, a.Value[1]) >= 0 {
+			i++
+		}
+		if strings.HasPrefix(a.Value, "--") && !strings.Contains(a.Value, "=") {
+			// Long options of these tools that take a value.
+			switch a.Value {
+			case "--user", "--group", "--max-args", "--max-procs", "--max-lines", "--delimiter",
+				"--arg-file", "--replace", "--eof", "--max-chars", "--interval", "--chdir":
+				i++
+			}
+		}
+	}
+	if i > len(args) {
+		return nil, false
+	}
+	return args[i:], true
+}
+
+// shellScriptArg finds the script of `sh -c SCRIPT`. found is false when
+// the shell is not given -c; ok is false when the script is not static.
+func shellScriptArg(shell string, args []Arg) (script string, found, ok bool) {
+	if shell == "busybox" {
+		if len(args) == 0 || !args[0].Static {
+			return "", len(args) > 0, false
+		}
+		switch args[0].Value {
+		case "sh", "ash", "bash":
+			return shellScriptArg(args[0].Value, args[1:])
+		}
+		return "", false, false
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !a.Static {
+			return "", true, false
+		}
+		if a.Value == "--" || !strings.HasPrefix(a.Value, "-") && !strings.HasPrefix(a.Value, "+") {
+			return "", false, false
+		}
+		if a.Value == "-o" || a.Value == "+o" || a.Value == "-O" || a.Value == "+O" {
+			i++
+			continue
+		}
+		if strings.HasPrefix(a.Value, "--") {
+			if a.Value == "--command" {
+				if i+1 < len(args) && args[i+1].Static {
+					return args[i+1].Value, true, true
+				}
+				return "", true, false
+			}
+			continue
+		}
+		if strings.Contains(a.Value[1:], "c") {
+			// The script is the first word that is not an option.
+			for j := i + 1; j < len(args); j++ {
+				if !args[j].Static {
+					return "", true, false
+				}
+				if !strings.HasPrefix(args[j].Value, "-") {
+					return args[j].Value, true, true
+				}
+			}
+			return "", true, false
+		}
+	}
+	return "", false, false
+}
+
+// wordArg evaluates a word as far as it can be without running anything.
+func wordArg(w *syntax.Word) Arg {
+	var b strings.Builder
+	a := Arg{Static: true}
+	for i, p := range w.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			v := p.Value
+			if i == 0 && strings.HasPrefix(v, "~") {
+				a.Tilde = true
+			}
+			if strings.ContainsAny(unescapedSpecials(v), "*?[") {
+				a.Glob = true
+			}
+			if strings.ContainsAny(unescapedSpecials(v), "{") {
+				// Brace expansion can turn one word into many.
+				a.Static = false
+			}
+			b.WriteString(unescapeUnquoted(v))
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				b.WriteString(ansiC(p.Value))
+			} else {
+				b.WriteString(p.Value)
+			}
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				if l, ok := q.(*syntax.Lit); ok {
+					b.WriteString(unescapeDouble(l.Value))
+				} else {
+					a.Static = false
+					b.WriteString(nodeText(q))
+				}
+			}
+		default:
+			a.Static = false
+			b.WriteString(nodeText(p))
+		}
+	}
+	a.Value = b.String()
+	return a
+}
+
+// unescapedSpecials returns v with backslash-escaped characters removed, so
+// only unquoted special characters remain.
+func unescapedSpecials(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '\\' {
+			i++
+			continue
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
+}
+
+func unescapeUnquoted(v string) string {
+	if !strings.Contains(v, "\\") {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '\\' && i+1 < len(v) {
+			i++
+			if v[i] == '\n' {
+				continue
+			}
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
+}
+
+func unescapeDouble(v string) string {
+	if !strings.Contains(v, "\\") {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '\\' && i+1 < len(v) {
+			switch v[i+1] {
+			case '$', '`', '"', '\\':
+				i++
+			case '\n':
+				i++
+				continue
+			}
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
+}
+
+// ansiC decodes the escapes of a $'...' string.
+func ansiC(v string) string {
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c != '\\' || i+1 >= len(v) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch e := v[i]; e {
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'e', 'E':
+			b.WriteByte(0x1b)
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		case 'x', 'u', 'U':
+			max := map[byte]int{'x': 2, 'u': 4, 'U': 8}[e]
+			j := i + 1
+			for j < len(v) && j-i-1 < max && strings.IndexByte("0123456789abcdefABCDEF", v[j]) >= 0 {
+				j++
+			}
+			if j == i+1 {
+				b.WriteByte('\\')
+				b.WriteByte(e)
+				continue
+			}
+			n, _ := strconv.ParseUint(v[i+1:j], 16, 32)
+			if e == 'x' {
+				b.WriteByte(byte(n))
+			} else {
+				b.WriteRune(rune(n))
+			}
+			i = j - 1
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			j := i
+			for j < len(v) && j-i < 3 && v[j] >= '0' && v[j] <= '7' {
+				j++
+			}
+			n, _ := strconv.ParseUint(v[i:j], 8, 32)
+			b.WriteByte(byte(n))
+			i = j - 1
+		case 'c':
+			if i+1 < len(v) {
+				i++
+				b.WriteByte(v[i] & 0x1f)
+			}
+		default:
+			b.WriteByte(e)
+		}
+	}
+	return b.String()
+}
+
+func nodeText(n syntax.Node) string {
+	var b strings.Builder
+	if err := syntax.NewPrinter().Print(&b, n); err != nil {
+		return "?"
+	}
+	return b.String()
+}

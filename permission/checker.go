@@ -1,0 +1,663 @@
+package permission
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Config configures a Checker.
+type Config struct {
+	// Mode is the permission mode; "" means default.
+	Mode Mode
+	// Cwd and Dirs are the working directories used when a request does
+	// not carry its own (absolute).
+	Cwd  string
+	Dirs []string
+	// Home expands `~` in rules and paths.
+	Home string
+	// Rules are the allow, ask and deny rules, each with its source.
+	Rules []Rule
+	// NoPrompt turns every ask into a deny (dontAsk mode sets it; a child
+	// of a dontAsk parent inherits it through the ratchet).
+	NoPrompt bool
+	// DisableBypass refuses bypassPermissions (managed setting
+	// disableBypassPermissionsMode).
+	DisableBypass bool
+}
+
+// Checker decides requests from a mode and rules. It is immutable and safe
+// for concurrent use; Check reads the file system only to resolve symlinks.
+type Checker struct {
+	cfg      Config
+	warnings []string
+}
+
+// ErrModeUnsupported is returned for the auto mode, which needs a
+// classifier cadre does not ship.
+var ErrModeUnsupported = errors.New("permission mode auto is not supported: it needs a classifier cadre does not have; use default, acceptEdits, plan, dontAsk or bypassPermissions")
+
+// ErrBypassDisabled is returned when bypassPermissions is asked for but
+// managed settings disable it.
+var ErrBypassDisabled = errors.New("bypassPermissions mode is disabled by managed settings (permissions.disableBypassPermissionsMode)")
+
+// NewChecker validates the configuration. Rules whose tool name differs
+// from a built-in tool only by case are kept (names are case-sensitive) and
+// reported by Warnings.
+func NewChecker(cfg Config) (*Checker, error) {
+	m, err := ParseMode(string(cfg.Mode))
+	if err != nil {
+		return nil, err
+	}
+	cfg.Mode = m
+	switch m {
+	case ModeAuto:
+		return nil, ErrModeUnsupported
+	case ModeBypassPermissions:
+		if cfg.DisableBypass {
+			return nil, ErrBypassDisabled
+		}
+	case ModeDontAsk:
+		cfg.NoPrompt = true
+	}
+	if cfg.Cwd != "" && !filepath.IsAbs(cfg.Cwd) {
+		return nil, fmt.Errorf("permission config: cwd %q is not absolute", cfg.Cwd)
+	}
+	cfg.Rules = append([]Rule(nil), cfg.Rules...)
+	cfg.Dirs = append([]string(nil), cfg.Dirs...)
+	c := &Checker{cfg: cfg}
+	for _, r := range cfg.Rules {
+		switch r.Behavior {
+		case Allow, Ask, Deny:
+		default:
+			return nil, fmt.Errorf("rule %s: behavior %q is not allow, ask or deny", r.Label(), r.Behavior)
+		}
+		if k := caseVariant(r.Tool); k != "" {
+			c.warnings = append(c.warnings, fmt.Sprintf("%s rule %s: tool names are case-sensitive; %q does not match %q", r.Behavior, r.Label(), r.Tool, k))
+		}
+		if r.Content != "" && !contentTool(canonicalTool(r.Tool)) {
+			if r.Behavior == Allow {
+				c.warnings = append(c.warnings, fmt.Sprintf("allow rule %s: %s rules take no content; the rule never matches", r.Label(), r.Tool))
+			} else {
+				c.warnings = append(c.warnings, fmt.Sprintf("%s rule %s: %s rules take no content; the rule applies to the whole tool", r.Behavior, r.Label(), r.Tool))
+			}
+		}
+	}
+	return c, nil
+}
+
+func contentTool(t string) bool {
+	return t == "Bash" || t == "WebFetch" || t == "Agent" || editTools[t] || readTools[t]
+}
+
+// Warnings returns problems with the rules that did not stop the checker.
+func (c *Checker) Warnings() []string { return append([]string(nil), c.warnings...) }
+
+// Mode returns the checker's mode.
+func (c *Checker) Mode() Mode { return c.cfg.Mode }
+
+// Config returns a copy of the checker's configuration.
+func (c *Checker) Config() Config {
+	cfg := c.cfg
+	cfg.Rules = append([]Rule(nil), cfg.Rules...)
+	cfg.Dirs = append([]string(nil), cfg.Dirs...)
+	return cfg
+}
+
+// Effective returns the mode and rules, for the ratchet.
+func (c *Checker) Effective() Effective {
+	return Effective{Mode: c.cfg.Mode, NoPrompt: c.cfg.NoPrompt, Rules: append([]Rule(nil), c.cfg.Rules...)}
+}
+
+// WithRules returns a checker with extra rules (session rules).
+func (c *Checker) WithRules(rules ...Rule) *Checker {
+	n := &Checker{cfg: c.Config(), warnings: c.warnings}
+	n.cfg.Rules = append(n.cfg.Rules, rules...)
+	return n
+}
+
+// facts is what Check learned about one request.
+type facts struct {
+	deny, ask *Rule
+	// allowRules are the allow rules that together allow the call.
+	allowRules []Rule
+	allowed    bool
+	// auto: the mode lets the call run without a rule (a read inside the
+	// working directories, a harmless internal tool).
+	auto bool
+	// autoEdit: a file edit inside the working directories (acceptEdits).
+	autoEdit bool
+	// write: the call may change something (plan refuses it).
+	write bool
+	// unsure: the call cannot be analysed; never allowed without asking.
+	unsure string
+	// why explains an ask.
+	why string
+}
+
+// env is the request's view of the world.
+type env struct {
+	cwd, home string
+	dirs      []string // resolved working directories
+}
+
+func (c *Checker) env(req Request) env {
+	cwd := req.Cwd
+	dirs := req.Dirs
+	if cwd == "" {
+		cwd = c.cfg.Cwd
+		if dirs == nil {
+			dirs = c.cfg.Dirs
+		}
+	}
+	e := env{cwd: cwd, home: c.cfg.Home}
+	for _, d := range append([]string{cwd}, dirs...) {
+		if d == "" {
+			continue
+		}
+		lex, real := resolvePath(d, cwd, c.cfg.Home)
+		e.dirs = append(e.dirs, lex)
+		if real != lex {
+			e.dirs = append(e.dirs, real)
+		}
+	}
+	return e
+}
+
+// insideReal reports whether the resolved path is inside a working dir.
+func (e env) insideReal(real string) bool {
+	for _, d := range e.dirs {
+		if inside(real, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// Check decides one request from the mode and the rules: deny > ask >
+// allow, with the deciding rule and its source. It never prompts.
+func (c *Checker) Check(req Request) Decision {
+	if k := caseVariant(req.Tool); k != "" {
+		return Decision{Behavior: Deny, Reason: fmt.Sprintf("tool names are case-sensitive: %q is not the %s tool", req.Tool, k)}
+	}
+	e := c.env(req)
+	var f facts
+	switch t := canonicalTool(req.Tool); {
+	case t == "Bash":
+		f = c.bashFacts(req, e)
+	case editTools[t] || readTools[t]:
+		f = c.pathFacts(req, e, t)
+	default:
+		f = c.toolFacts(req, t)
+	}
+	return c.decide(f)
+}
+
+func (c *Checker) decide(f facts) Decision {
+	mode := c.cfg.Mode
+	ask := func(d Decision) Decision {
+		if c.cfg.NoPrompt {
+			d.Behavior = Deny
+			if mode == ModeDontAsk {
+				d.Reason += " (dontAsk mode denies what would need approval)"
+			} else {
+				d.Reason += " (no prompts are possible here, so it is denied)"
+			}
+		}
+		return d
+	}
+	if f.deny != nil {
+		return Decision{Behavior: Deny, Rule: f.deny.String(), Source: f.deny.Source, Reason: "denied by rule " + f.deny.Label()}
+	}
+	if mode == ModePlan && f.write {
+		return Decision{Behavior: Deny, Reason: "plan mode is read-only: no file writes and no Bash commands that are not read-only"}
+	}
+	if f.unsure != "" {
+		return ask(Decision{Behavior: Ask, Reason: "needs approval: " + f.unsure})
+	}
+	if f.ask != nil {
+		return ask(Decision{Behavior: Ask, Rule: f.ask.String(), Source: f.ask.Source, Reason: "rule " + f.ask.Label() + " requires approval"})
+	}
+	if mode == ModeBypassPermissions {
+		return Decision{Behavior: Allow, Reason: "bypassPermissions mode allows every call no deny rule forbids"}
+	}
+	if f.allowed && len(f.allowRules) > 0 {
+		return Decision{Behavior: Allow, Rule: joinRules(f.allowRules), Source: joinSources(f.allowRules), Reason: "allowed by rule " + joinLabels(f.allowRules)}
+	}
+	if f.auto {
+		return Decision{Behavior: Allow, Reason: fmt.Sprintf("%s mode runs read-only calls inside the working directories", mode)}
+	}
+	if f.autoEdit && mode == ModeAcceptEdits {
+		return Decision{Behavior: Allow, Reason: "acceptEdits mode runs file edits inside the working directories"}
+	}
+	why := f.why
+	if why == "" {
+		why = "no rule allows this call"
+	}
+	return ask(Decision{Behavior: Ask, Reason: "needs approval: " + why})
+}
+
+func joinRules(rs []Rule) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if s := r.String(); !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func joinSources(rs []Rule) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if !seen[r.Source] && r.Source != "" {
+			seen[r.Source] = true
+			out = append(out, r.Source)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+func joinLabels(rs []Rule) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if s := r.Label(); !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// rulesFor returns the rules of one behaviour whose tool name selects the
+// tool, or — for path rules — whose tool is in the same category.
+func (c *Checker) rulesFor(b Behavior, tool string) []Rule {
+	var out []Rule
+	for _, r := range c.cfg.Rules {
+		if r.Behavior != b {
+			continue
+		}
+		rt := canonicalTool(r.Tool)
+		if toolMatches(r.Tool, tool) || sameCategory(rt, canonicalTool(tool)) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// firstMatch returns the first rule of behaviour b for tool that match
+// selects (whole-tool rules always match).
+func (c *Checker) firstMatch(b Behavior, tool string, match func(Rule) bool) *Rule {
+	for _, r := range c.rulesFor(b, tool) {
+		if r.Content == "" && toolMatches(r.Tool, tool) {
+			r := r
+			return &r
+		}
+		if r.Content != "" && match(r) {
+			r := r
+			return &r
+		}
+	}
+	return nil
+}
+
+func decodeInput(raw json.RawMessage) (map[string]any, error) {
+	m := map[string]any{}
+	if len(raw) == 0 {
+		return m, nil
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func str(m map[string]any, k string) (string, bool) {
+	v, ok := m[k]
+	if !ok || v == nil {
+		return "", false
+	}
+	s, ok := v.(string)
+	return s, ok
+}
+
+// noPermissionTools need no approval in any mode: they act only on the
+// agent's own state. Rules can still deny or ask for them.
+var noPermissionTools = map[string]bool{
+	"Agent": true, "BashOutput": true, "KillShell": true, "TodoWrite": true, "SendMessage": true,
+	"TaskStop": true, "ListAgents": true, "TeamCreate": true,
+}
+
+func (c *Checker) toolFacts(req Request, tool string) facts {
+	var f facts
+	in, err := decodeInput(req.Input)
+	if err != nil {
+		f.unsure = "the tool input is not a JSON object"
+		return f
+	}
+	var match func(Rule) bool
+	switch tool {
+	case "Agent":
+		typ, _ := str(in, "subagent_type")
+		match = func(r Rule) bool { return agentRuleMatches(r, typ) }
+	case "WebFetch":
+		u, _ := str(in, "url")
+		match = func(r Rule) bool { return hostMatches(strings.TrimPrefix(r.Content, "domain:"), u) }
+	default:
+		// Content this checker cannot interpret: deny and ask rules bind
+		// the whole tool, allow rules never match.
+		match = func(r Rule) bool { return r.Behavior != Allow }
+	}
+	f.deny = c.firstMatch(Deny, tool, match)
+	f.ask = c.firstMatch(Ask, tool, match)
+	if r := c.firstMatch(Allow, tool, match); r != nil {
+		f.allowed, f.allowRules = true, []Rule{*r}
+	}
+	switch {
+	case noPermissionTools[tool]:
+		f.auto = true
+	case strings.HasPrefix(tool, "mcp__"), tool == "WebFetch", tool == "WebSearch":
+		f.write = !req.ReadOnly
+		f.why = "no rule allows " + tool
+	default:
+		f.auto = req.ReadOnly
+		f.write = !req.ReadOnly
+	}
+	return f
+}
+
+// agentRuleMatches matches `Agent(Type)` or `Agent(a, b)` against a
+// requested type; an omitted type is general-purpose.
+func agentRuleMatches(r Rule, typ string) bool {
+	if typ == "" {
+		typ = "general-purpose"
+	}
+	for _, t := range strings.Split(r.Content, ",") {
+		if strings.TrimSpace(t) == typ {
+			return true
+		}
+	}
+	return false
+}
+
+// pathCandidate is one path a call touches, lexically and resolved.
+type pathCandidate struct {
+	lexical, real string
+}
+
+func (c *Checker) patternsFor(r Rule, e env) []string {
+	base := r.Base
+	if base == "" {
+		base = e.cwd
+	}
+	pats := pathPatterns(r.Content, base, e.home)
+	if rb := evalExisting(base); rb != base {
+		pats = append(pats, pathPatterns(r.Content, rb, e.home)...)
+	}
+	if rh := evalExisting(e.home); rh != e.home && e.home != "" && (strings.HasPrefix(r.Content, "~")) {
+		pats = append(pats, pathPatterns(r.Content, base, rh)...)
+	}
+	return pats
+}
+
+// pathRuleMatches: deny and ask rules match if either the lexical or the
+// resolved path matches; allow rules need the resolved path to match.
+func (c *Checker) pathRuleMatches(r Rule, e env, p pathCandidate) bool {
+	pats := c.patternsFor(r, e)
+	if r.Behavior == Allow {
+		return pathMatches(pats, p.real)
+	}
+	return pathMatches(pats, p.real) || pathMatches(pats, p.lexical)
+}
+
+func (c *Checker) pathFacts(req Request, e env, tool string) facts {
+	var f facts
+	in, err := decodeInput(req.Input)
+	if err != nil {
+		f.unsure = "the tool input is not a JSON object"
+		return f
+	}
+	f.write = editTools[tool]
+	var raw string
+	var ok bool
+	switch tool {
+	case "Glob", "Grep", "LS":
+		raw, ok = str(in, "path")
+		if !ok || raw == "" {
+			raw, ok = e.cwd, true
+		}
+		if tool == "Glob" {
+			if pat, has := str(in, "pattern"); has {
+				dir, _ := resolvePath(raw, e.cwd, e.home)
+				root, bounded := globRoot(pat, dir)
+				if !bounded {
+					f.unsure = "the glob pattern climbs out of its directory with `..` after a wildcard"
+					return f
+				}
+				raw = root
+			}
+		}
+	case "NotebookEdit", "NotebookRead":
+		raw, ok = str(in, "notebook_path")
+	default:
+		raw, ok = str(in, "file_path")
+	}
+	if !ok || raw == "" {
+		f.unsure = "the call names no file path"
+		return f
+	}
+	lex, real := resolvePath(raw, e.cwd, e.home)
+	p := pathCandidate{lexical: lex, real: real}
+	match := func(r Rule) bool { return c.pathRuleMatches(r, e, p) }
+	f.deny = c.firstMatch(Deny, tool, match)
+	f.ask = c.firstMatch(Ask, tool, match)
+	if r := c.firstMatch(Allow, tool, match); r != nil {
+		f.allowed, f.allowRules = true, []Rule{*r}
+	}
+	in2 := e.insideReal(real)
+	if f.write {
+		f.autoEdit = in2
+		if in2 {
+			f.why = "file edits need approval in " + string(c.cfg.Mode) + " mode"
+		} else {
+			f.why = fmt.Sprintf("%s is outside the working directories", real)
+		}
+	} else {
+		f.auto = in2
+		if !in2 {
+			f.why = fmt.Sprintf("%s is outside the working directories", real)
+		}
+	}
+	return f
+}
+
+func (c *Checker) bashFacts(req Request, e env) facts {
+	var f facts
+	in, err := decodeInput(req.Input)
+	if err != nil {
+		f.unsure = "the tool input is not a JSON object"
+		f.write = true
+		return f
+	}
+	cmd, ok := str(in, "command")
+	if !ok || strings.TrimSpace(cmd) == "" {
+		f.unsure = "the call has no command"
+		f.write = true
+		return f
+	}
+	script, err := SplitBash(cmd)
+	if err != nil {
+		f.unsure = "the command could not be analysed (" + err.Error() + ")"
+		f.write = true
+		return f
+	}
+	// Deny and ask: any command that may match.
+	for _, sc := range script.Commands {
+		if r := c.firstMatch(Deny, "Bash", func(r Rule) bool { return compileBash(r.Content).mayMatch(sc) }); r != nil {
+			f.deny = r
+			return f
+		}
+	}
+	for _, w := range script.Writes {
+		if r := c.redirectRule(Deny, w, e); r != nil {
+			f.deny = r
+			return f
+		}
+	}
+	allPaths := [][]Arg{script.Reads}
+	readOnly := len(script.Writes) == 0
+	var perCommandPaths [][]Arg
+	for _, sc := range script.Commands {
+		paths, ro := readOnlyCommand(sc)
+		perCommandPaths = append(perCommandPaths, paths)
+		if !ro {
+			readOnly = false
+		} else {
+			allPaths = append(allPaths, paths)
+		}
+	}
+	// Reads of files the rules deny are denied through Bash too.
+	for _, ps := range allPaths {
+		for _, a := range ps {
+			if !a.Static {
+				continue
+			}
+			lex, real := resolvePath(a.Value, e.cwd, e.home)
+			p := pathCandidate{lexical: lex, real: real}
+			if r := c.firstMatch(Deny, "Read", func(r Rule) bool { return r.Content != "" && c.pathRuleMatches(r, e, p) }); r != nil && r.Content != "" {
+				f.deny = r
+				return f
+			}
+		}
+	}
+	f.write = !readOnly
+	if len(script.Uncertain) > 0 {
+		f.unsure = "the command cannot be fully analysed: " + strings.Join(script.Uncertain, "; ")
+		return f
+	}
+	for _, sc := range script.Commands {
+		if r := c.firstMatch(Ask, "Bash", func(r Rule) bool { return compileBash(r.Content).mayMatch(sc) }); r != nil {
+			f.ask = r
+			return f
+		}
+	}
+	for _, w := range script.Writes {
+		if r := c.redirectRule(Ask, w, e); r != nil {
+			f.ask = r
+			return f
+		}
+	}
+	// Allow: every command by a rule or as a read-only command on paths
+	// inside the working directories; every redirection target writable.
+	f.allowed = true
+	anyAuto := false
+	for i, sc := range script.Commands {
+		_, ro := readOnlyCommand(sc)
+		auto := ro && !script.ChangesDir && c.readPathsOK(perCommandPaths[i], e)
+		if r := c.firstMatch(Allow, "Bash", func(r Rule) bool { return compileBash(r.Content).mustMatch(sc) }); r != nil {
+			f.allowRules = append(f.allowRules, *r)
+			continue
+		}
+		if auto {
+			anyAuto = true
+			continue
+		}
+		f.allowed = false
+		if f.why == "" {
+			if ro {
+				f.why = fmt.Sprintf("`%s` reads outside the working directories", sc.String())
+			} else {
+				f.why = fmt.Sprintf("no rule allows `%s`", sc.String())
+			}
+		}
+	}
+	if (anyAuto || len(f.allowRules) == 0) && !c.readPathsOK(script.Reads, e) {
+		f.allowed = false
+		if f.why == "" {
+			f.why = "the command reads a file outside the working directories"
+		}
+	}
+	for _, w := range script.Writes {
+		if !c.redirectOK(w, e) {
+			f.allowed = false
+			f.why = fmt.Sprintf("the command writes to %s, outside the working directories", w.Value)
+		}
+	}
+	if f.allowed && len(f.allowRules) == 0 {
+		// Nothing but read-only commands: the mode decides.
+		f.allowed = false
+		if readOnly {
+			f.auto = true
+		} else {
+			f.autoEdit = true
+			f.why = "the command writes files"
+		}
+	}
+	if f.why == "" && !f.allowed && !f.auto {
+		f.why = "the command is not read-only"
+	}
+	return f
+}
+
+// readPathsOK: every static path word is inside the working directories
+// and not under a Read ask rule; dynamic words are not OK.
+func (c *Checker) readPathsOK(paths []Arg, e env) bool {
+	for _, a := range paths {
+		if !a.Static {
+			return false
+		}
+		_, real := resolvePath(a.Value, e.cwd, e.home)
+		if a.Glob {
+			// Check the directory part before the first wildcard.
+			if i := strings.IndexAny(a.Value, "*?["); i >= 0 {
+				_, real = resolvePath(filepath.Dir(a.Value[:i]+"x"), e.cwd, e.home)
+			}
+		}
+		if !e.insideReal(real) {
+			return false
+		}
+		p := pathCandidate{lexical: real, real: real}
+		if r := c.firstMatch(Ask, "Read", func(r Rule) bool { return r.Content != "" && c.pathRuleMatches(r, e, p) }); r != nil && r.Content != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// redirectRule returns an Edit rule of behaviour b that covers a
+// redirection target; unknown targets match no rule here (they are not
+// allowed either, see redirectOK).
+func (c *Checker) redirectRule(b Behavior, w Arg, e env) *Rule {
+	if !w.Static {
+		return nil
+	}
+	lex, real := resolvePath(w.Value, e.cwd, e.home)
+	p := pathCandidate{lexical: lex, real: real}
+	r := c.firstMatch(b, "Edit", func(r Rule) bool { return c.pathRuleMatches(r, e, p) })
+	if r != nil && r.Content == "" {
+		// A rule on the whole Edit tool says nothing about Bash.
+		return nil
+	}
+	return r
+}
+
+// redirectOK: a redirection may write where an Edit allow rule allows or
+// inside the working directories.
+func (c *Checker) redirectOK(w Arg, e env) bool {
+	if !w.Static || w.Glob {
+		return false
+	}
+	lex, real := resolvePath(w.Value, e.cwd, e.home)
+	if e.insideReal(real) {
+		return true
+	}
+	p := pathCandidate{lexical: lex, real: real}
+	r := c.firstMatch(Allow, "Edit", func(r Rule) bool { return c.pathRuleMatches(r, e, p) })
+	return r != nil && r.Content != ""
+}

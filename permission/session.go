@@ -1,0 +1,242 @@
+package permission
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Denial is one denied tool call, as reported in the run's
+// permission_denials.
+type Denial struct {
+	AgentID   string          `json:"agent_id,omitempty"`
+	AgentType string          `json:"agent_type,omitempty"`
+	ToolName  string          `json:"tool_name"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	ToolInput json.RawMessage `json:"tool_input"`
+	Reason    string          `json:"reason"`
+	Rule      string          `json:"rule,omitempty"`
+	Source    string          `json:"source,omitempty"`
+	// Background is true when the denial was automatic because a
+	// background agent cannot prompt (S-7.5).
+	Background bool `json:"background,omitempty"`
+}
+
+// DenialLog collects the denials of every agent of a run. Safe for
+// concurrent use.
+type DenialLog struct {
+	mu   sync.Mutex
+	list []Denial
+}
+
+// Add records a denial.
+func (l *DenialLog) Add(d Denial) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.list = append(l.list, d)
+}
+
+// All returns the denials recorded so far, in order.
+func (l *DenialLog) All() []Denial {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Denial(nil), l.list...)
+}
+
+// SessionConfig configures one agent's Session.
+type SessionConfig struct {
+	// Checker holds the agent's mode and rules (required).
+	Checker *Checker
+	// Prompter asks a person; nil means nobody can be asked (headless).
+	Prompter Prompter
+	// AgentID and AgentType name the agent; they fill requests that lack
+	// them.
+	AgentID, AgentType string
+	// Background marks an agent that can never show a prompt (S-7.5)
+	// unless its mode is bubble and Prompter can reach a terminal.
+	Background bool
+	// Log, when set, also receives this agent's denials (the run's list).
+	Log *DenialLog
+}
+
+// Session is one agent's Authorizer: the checker, the prompter, the
+// session allow rules a person granted, and denial tracking.
+type Session struct {
+	cfg SessionConfig
+
+	mu      sync.Mutex
+	checker *Checker
+	granted []Rule
+	counts  map[string]int
+	denials []Denial
+}
+
+var _ Authorizer = (*Session)(nil)
+
+// NewSession returns a Session for one agent.
+func NewSession(cfg SessionConfig) (*Session, error) {
+	if cfg.Checker == nil {
+		return nil, errors.New("permission session: nil checker")
+	}
+	return &Session{cfg: cfg, checker: cfg.Checker, counts: map[string]int{}}, nil
+}
+
+// Checker returns the current checker, including session rules.
+func (s *Session) Checker() *Checker {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.checker
+}
+
+// Effective returns the agent's mode and rules (with session rules), the
+// input of Ratchet for its children.
+func (s *Session) Effective() Effective { return s.Checker().Effective() }
+
+// SessionRules returns the allow rules granted with "always for this
+// session".
+func (s *Session) SessionRules() []Rule {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Rule(nil), s.granted...)
+}
+
+// Denials returns this agent's denials so far.
+func (s *Session) Denials() []Denial {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Denial(nil), s.denials...)
+}
+
+// Authorize decides one call: the rules and mode first, then a prompt when
+// they say ask and someone can answer.
+func (s *Session) Authorize(ctx context.Context, req Request) (Outcome, error) {
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, err
+	}
+	if req.AgentID == "" {
+		req.AgentID = s.cfg.AgentID
+	}
+	if req.AgentType == "" {
+		req.AgentType = s.cfg.AgentType
+	}
+	req.Background = req.Background || s.cfg.Background
+	checker := s.Checker()
+	d := checker.Check(req)
+	switch d.Behavior {
+	case Allow:
+		return Outcome{Allowed: true, Decision: d}, nil
+	case Deny:
+		return s.deny(req, d, "", false), nil
+	}
+	suggested, hasSuggestion := SuggestRule(req)
+	if req.Background && (checker.Mode() != ModeBubble || s.cfg.Prompter == nil) {
+		return s.deny(req, d, "This agent runs in the background, where no one can answer a permission prompt, so the call was denied automatically.", true), nil
+	}
+	p := s.cfg.Prompter
+	if p == nil {
+		p = NoPrompter{}
+	}
+	reply, err := p.Prompt(ctx, Prompt{Request: req, Decision: d, Suggested: suggested, HasSuggestion: hasSuggestion})
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return Outcome{}, ctxErr
+		}
+		return s.deny(req, d, fmt.Sprintf("The permission prompt failed (%v), so the call was denied.", err), false), nil
+	}
+	switch reply.Choice {
+	case ChoiceAllowOnce:
+		d.Behavior, d.Reason = Allow, "approved once by the user"
+		return Outcome{Allowed: true, Decision: d}, nil
+	case ChoiceAllowSession:
+		if hasSuggestion {
+			r := suggested
+			r.Behavior, r.Source = Allow, SourceSession
+			s.mu.Lock()
+			s.granted = append(s.granted, r)
+			s.checker = s.checker.WithRules(r)
+			s.mu.Unlock()
+			d.Rule, d.Source = r.String(), r.Source
+		}
+		d.Behavior, d.Reason = Allow, "approved for this session by the user"
+		return Outcome{Allowed: true, Decision: d}, nil
+	}
+	msg := reply.Message
+	if msg == "" {
+		msg = "The user denied this call."
+	}
+	return s.deny(req, d, msg, false), nil
+}
+
+// deny records a denial and builds the message the model reads.
+func (s *Session) deny(req Request, d Decision, why string, background bool) Outcome {
+	byDenyRule := d.Behavior == Deny && d.Rule != ""
+	d.Behavior = Deny
+	key := requestKey(req)
+	s.mu.Lock()
+	s.counts[key]++
+	n := s.counts[key]
+	den := Denial{
+		AgentID: req.AgentID, AgentType: req.AgentType, ToolName: req.Tool, ToolUseID: req.ToolUseID,
+		ToolInput: append(json.RawMessage(nil), req.Input...), Reason: d.Reason, Rule: d.Rule, Source: d.Source,
+		Background: background,
+	}
+	if len(den.ToolInput) == 0 {
+		den.ToolInput = json.RawMessage("{}")
+	}
+	s.denials = append(s.denials, den)
+	s.mu.Unlock()
+	if s.cfg.Log != nil {
+		s.cfg.Log.Add(den)
+	}
+
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "Permission denied: the %s call was not run. ", req.Tool)
+	if byDenyRule {
+		fmt.Fprintf(&b, "Rule %s from %s forbids it; no allow rule can override a deny rule.", d.Rule, orUnnamed(d.Source))
+	} else {
+		b.WriteString(sentence(d.Reason))
+		if why != "" {
+			b.WriteString(" " + why)
+		} else if d.Rule == "" {
+			b.WriteString(" No one can approve permission prompts here.")
+		}
+		if r, ok := SuggestRule(req); ok && d.Rule == "" {
+			fmt.Fprintf(&b, " To allow calls like this, the user can add %q to permissions.allow in .cadre/settings.json or pass --allowedTools %q.", r.String(), r.String())
+		}
+	}
+	if n >= 2 {
+		fmt.Fprintf(&b, " This same request has now been denied %d times: do not retry it. Stop and report to your caller that you need this permission.", n)
+	}
+	return Outcome{Allowed: false, Message: b.String(), Decision: d}
+}
+
+func orUnnamed(src string) string {
+	if src == "" {
+		return "an unnamed source"
+	}
+	return src
+}
+
+func sentence(s string) string {
+	if s == "" {
+		return ""
+	}
+	s = string(bytes.ToUpper([]byte(s[:1]))) + s[1:]
+	if s[len(s)-1] != '.' {
+		s += "."
+	}
+	return s
+}
+
+// requestKey identifies "the same request" for denial tracking: the tool
+// and its input with insignificant JSON whitespace removed.
+func requestKey(req Request) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, req.Input); err != nil {
+		return req.Tool + "\x00" + string(req.Input)
+	}
+	return canonicalTool(req.Tool) + "\x00" + b.String()
+}
