@@ -17,8 +17,8 @@ var editDescription string
 
 type editInput struct {
 	FilePath   string `json:"file_path" jsonschema_description:"Absolute path of the file to change."`
-	OldString  string `json:"old_string" jsonschema_description:"The exact text to replace, as it appears in the file (without Read's line-number prefixes)."`
-	NewString  string `json:"new_string" jsonschema_description:"The text to put in its place; it must differ from old_string."`
+	OldString  *string `json:"old_string" jsonschema_description:"The exact text to replace, as it appears in the file (without Read's line-number prefixes)."`
+	NewString  *string `json:"new_string" jsonschema_description:"The text to put in its place; it must differ from old_string."`
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema_description:"Replace every occurrence of old_string instead of requiring exactly one."`
 }
 
@@ -37,7 +37,11 @@ func runEdit(cfg Config, env *tool.Env, in editInput) tool.Output {
 	if problem != "" {
 		return tool.Errorf("%s", problem)
 	}
-	if in.OldString == in.NewString {
+	if in.OldString == nil || in.NewString == nil {
+		return tool.Errorf("old_string and new_string are both required")
+	}
+	oldS, newS := *in.OldString, *in.NewString
+	if oldS == newS {
 		return tool.Errorf("old_string and new_string are identical, so the edit would change nothing")
 	}
 	fi, err := os.Stat(path)
@@ -45,21 +49,21 @@ func runEdit(cfg Config, env *tool.Env, in editInput) tool.Output {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return tool.Errorf("cannot edit %s: %v", path, err)
 		}
-		if in.OldString != "" {
+		if oldS != "" {
 			msg := fmt.Sprintf("File does not exist: %s", path)
 			if s := didYouMean(path); s != "" {
 				msg += fmt.Sprintf(". Did you mean %s?", s)
 			}
 			return tool.Errorf("%s (to create a file, use an empty old_string or Write)", msg)
 		}
-		nfi, err := atomicWrite(path, []byte(in.NewString))
+		nfi, err := atomicWrite(path, []byte(newS))
 		if err != nil {
 			return tool.Errorf("cannot create %s: %v", path, err)
 		}
 		if st := fileState(env); st != nil {
 			st.Record(path, stampOf(nfi, false))
 		}
-		return tool.Output{Text: fmt.Sprintf("Created %s.\n%s", path, snippet(in.NewString, 0, len(in.NewString), cfg.MaxLineChars))}
+		return tool.Output{Text: fmt.Sprintf("Created %s.\n%s", path, snippet(newS, 0, len(newS), cfg.MaxLineChars))}
 	}
 	if fi.IsDir() {
 		return tool.Errorf("%s is a directory, not a file", path)
@@ -77,14 +81,14 @@ func runEdit(cfg Config, env *tool.Env, in editInput) tool.Output {
 	content := string(data)
 	var updated string
 	var first, firstEnd, count int
-	if in.OldString == "" {
+	if oldS == "" {
 		if content != "" {
 			return tool.Errorf("old_string is empty but %s already has content: give the text to replace, or use Write to replace the whole file", path)
 		}
-		updated, first, firstEnd, count = in.NewString, 0, len(in.NewString), 1
+		updated, first, firstEnd, count = newS, 0, len(newS), 1
 	} else {
 		var p string
-		updated, first, firstEnd, count, p = replaceExact(content, in.OldString, in.NewString, in.ReplaceAll)
+		updated, first, firstEnd, count, p = replaceExact(content, oldS, newS, in.ReplaceAll)
 		if p != "" {
 			return tool.Errorf("%s in %s", p, path)
 		}

@@ -17,7 +17,7 @@ var writeDescription string
 
 type writeInput struct {
 	FilePath string `json:"file_path" jsonschema_description:"Absolute path of the file to write."`
-	Content  string `json:"content" jsonschema_description:"The complete new content of the file."`
+	Content  *string `json:"content" jsonschema_description:"The complete new content of the file."`
 }
 
 // NewWrite returns the Write tool: create a file or replace one already
@@ -34,6 +34,10 @@ func runWrite(env *tool.Env, in writeInput) tool.Output {
 	if problem != "" {
 		return tool.Errorf("%s", problem)
 	}
+	if in.Content == nil {
+		return tool.Errorf("content is required (use an empty string for an empty file)")
+	}
+	content := *in.Content
 	existed := false
 	fi, err := os.Stat(path)
 	switch {
@@ -52,20 +56,20 @@ func runWrite(env *tool.Env, in writeInput) tool.Output {
 	default:
 		return tool.Errorf("cannot write %s: %v", path, err)
 	}
-	nfi, err := atomicWrite(path, []byte(in.Content))
+	nfi, err := atomicWrite(path, []byte(content))
 	if err != nil {
 		return tool.Errorf("cannot write %s: %v", path, err)
 	}
 	if st := fileState(env); st != nil {
 		st.Record(path, stampOf(nfi, false))
 	}
-	lines := strings.Count(in.Content, "\n")
-	if in.Content != "" && !strings.HasSuffix(in.Content, "\n") {
+	lines := strings.Count(content, "\n")
+	if content != "" && !strings.HasSuffix(content, "\n") {
 		lines++
 	}
 	verb := "Created"
 	if existed {
 		verb = "Updated"
 	}
-	return tool.Output{Text: fmt.Sprintf("%s %s (%s, %d bytes).", verb, path, plural(lines, "line", "lines"), len(in.Content))}
+	return tool.Output{Text: fmt.Sprintf("%s %s (%s, %d bytes).", verb, path, plural(lines, "line", "lines"), len(content))}
 }
