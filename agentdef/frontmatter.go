@@ -143,6 +143,7 @@ func (e *parseError) Error() string { return fmt.Sprintf("line %d: %s", e.line, 
 // is the file line of the block's first line. ok is false when the block is
 // YAML but not a mapping.
 func parseBlock(block string, lineBase int) (fields []field, isMap bool, err error) {
+	block, protected := protectTabs(block)
 	f, err := parser.ParseBytes([]byte(block), 0, parser.AllowDuplicateMapKey())
 	if err != nil {
 		return nil, false, toParseError(err, lineBase)
@@ -185,9 +186,84 @@ func parseBlock(block string, lineBase int) (fields []field, isMap bool, err err
 				return nil, true, toParseError(err, lineBase)
 			}
 		}
+		if protected {
+			key, val = restoreTabs(key), restoreTabs(val)
+		}
 		fields = append(fields, field{key: fmt.Sprint(key), line: line, value: val})
 	}
 	return fields, true, nil
+}
+
+// tabMark stands in for a tab inside a value while go-yaml parses the
+// block: go-yaml drops tabs inside plain scalars ("a\tb" becomes "ab"),
+// where YAML keeps them.
+const tabMark = "\uE000"
+
+// protectTabs replaces each tab that sits inside text (between two
+// non-blank characters, not after a YAML indicator and not before a
+// comment) with tabMark. It leaves the block alone when it has no tab or
+// already holds tabMark.
+func protectTabs(block string) (string, bool) {
+	if !strings.Contains(block, "\t") || strings.Contains(block, tabMark) {
+		return block, false
+	}
+	var b strings.Builder
+	changed := false
+	for i := 0; i < len(block); i++ {
+		c := block[i]
+		if c != ' ' && c != '\t' {
+			b.WriteByte(c)
+			continue
+		}
+		// A run of blanks from i to j.
+		j := i
+		for j < len(block) && (block[j] == ' ' || block[j] == '\t') {
+			j++
+		}
+		run := block[i:j]
+		inner := i > 0 && j < len(block) && block[i-1] != '\n' && block[j] != '\n' && block[j] != '#' &&
+			!strings.ContainsRune(":-?,[{", rune(block[i-1])) && strings.Contains(run, "\t") && !leadingBlank(block, i)
+		if inner {
+			run = strings.ReplaceAll(run, "\t", tabMark)
+			changed = true
+		}
+		b.WriteString(run)
+		i = j - 1
+	}
+	if !changed {
+		return block, false
+	}
+	return b.String(), true
+}
+
+// leadingBlank reports whether offset i is in the indentation of its line.
+func leadingBlank(s string, i int) bool {
+	for p := i - 1; p >= 0 && s[p] != '\n'; p-- {
+		if s[p] != ' ' && s[p] != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// restoreTabs puts the tabs protectTabs hid back into decoded values.
+func restoreTabs(v any) any {
+	switch x := v.(type) {
+	case string:
+		return strings.ReplaceAll(x, tabMark, "\t")
+	case []any:
+		for i := range x {
+			x[i] = restoreTabs(x[i])
+		}
+		return x
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[strings.ReplaceAll(k, tabMark, "\t")] = restoreTabs(e)
+		}
+		return out
+	}
+	return v
 }
 
 // toParseError turns a go-yaml error into a message with a file line.

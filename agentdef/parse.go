@@ -99,6 +99,12 @@ func contains(list []string, s string) bool {
 // as documentation and passes silently unless it looks like a misplaced
 // frontmatter block.
 func ParseFile(path string, data []byte, source Source) (*Definition, []Diagnostic) {
+	def, diags := parseFile(path, data, source)
+	sortByLine(diags) // def.Diagnostics shares the array, so it is sorted too
+	return def, diags
+}
+
+func parseFile(path string, data []byte, source Source) (*Definition, []Diagnostic) {
 	b := &builder{path: path}
 	text := normalize(data)
 	sp, ok := splitFrontmatter(text)
@@ -128,7 +134,11 @@ func ParseFile(path string, data []byte, source Source) (*Definition, []Diagnost
 			b.errorf(second.line, "%s; the file is not loaded — indent continuation lines under their key, or write the value as a block scalar (description: |)", explainFailure(text, first, second))
 			return nil, b.diags
 		}
-		b.warn(first.line, "frontmatter is not strict YAML (%s); it was read by quoting the values of top-level keys, as Claude Code does — quote the value to make this explicit", oneLine(first.msg))
+		if lineStartsWithTab(text, first.line) {
+			b.warn(first.line, "frontmatter is not strict YAML: this line is indented with a tab; it was read with each leading tab as two spaces, as Claude Code does — indent with spaces")
+		} else {
+			b.warn(first.line, "frontmatter is not strict YAML (%s); it was read by quoting the values of top-level keys, as Claude Code does — quote the value to make this explicit", oneLine(first.msg))
+		}
 		for _, i := range dropped {
 			line := sp.blockLine + i
 			b.warn(line, "this column-0 line is example text after a one-line description, not a setting; it is ignored rather than read as a key (Claude Code makes it a key) — indent it under the description or use a block scalar (description: |) to keep it")
@@ -149,6 +159,12 @@ func ParseFile(path string, data []byte, source Source) (*Definition, []Diagnost
 	return def, b.diags
 }
 
+// sortByLine orders one file's diagnostics by line, keeping the order of
+// those on the same line.
+func sortByLine(ds []Diagnostic) {
+	sort.SliceStable(ds, func(i, j int) bool { return ds[i].Line < ds[j].Line })
+}
+
 // explainFailure says why a block failed both the strict parse and the
 // quoting fallback, quoting the offending line.
 func explainFailure(text string, first, second *parseError) string {
@@ -161,6 +177,19 @@ func explainFailure(text string, first, second *parseError) string {
 		return fmt.Sprintf("frontmatter is not valid YAML at this line (%s): %s, and quoting the values as Claude Code does not help", strconv.Quote(truncate(ln, 40)), oneLine(second.msg))
 	}
 	return fmt.Sprintf("frontmatter is not valid YAML (line %d: %s; after quoting values, line %d: %s)", first.line, oneLine(first.msg), second.line, oneLine(second.msg))
+}
+
+// lineStartsWithTab reports whether the 1-based line of text starts with
+// a tab.
+func lineStartsWithTab(text string, line int) bool {
+	for i := 1; i < line; i++ {
+		k := strings.IndexByte(text, '\n')
+		if k < 0 {
+			return false
+		}
+		text = text[k+1:]
+	}
+	return strings.HasPrefix(text, "\t")
 }
 
 func oneLine(s string) string {
@@ -198,6 +227,27 @@ func (b *builder) build(fields []field, fallbackName string, headLine int, sourc
 		byKey[f.key] = f
 	}
 	def := &Definition{Source: source}
+
+	// Keys that are not fields.
+	for _, k := range order {
+		if isKnownKey(k) || toolsAlias(k) != "" || (fromJSON && k == "prompt") {
+			continue
+		}
+		f := byKey[k]
+		switch {
+		case isClaudeOnlyKey(k):
+			b.warn(f.line, "key %q is a Claude Code setting cadre does not apply; ignored", k)
+		case isHookEvent(k):
+			b.warn(f.line, "unknown key %q; hook events belong under \"hooks:\" — ignored", k)
+		default:
+			if s := suggest(k); s != "" {
+				b.warn(f.line, "unknown key %q (did you mean %q?); ignored", k, s)
+			} else {
+				b.warn(f.line, "unknown key %q; ignored", k)
+			}
+		}
+	}
+
 
 	// name
 	nameField, hasName := byKey["name"]
@@ -359,26 +409,6 @@ func (b *builder) build(fields []field, fallbackName string, headLine int, sourc
 				def.Body = strings.TrimSpace(s)
 			} else {
 				b.warn(f.line, "\"prompt\" must be a string, not a %s; ignored", kind(f.value))
-			}
-		}
-	}
-
-	// Keys that are not fields.
-	for _, k := range order {
-		if isKnownKey(k) || toolsAlias(k) != "" || (fromJSON && k == "prompt") {
-			continue
-		}
-		f := byKey[k]
-		switch {
-		case isClaudeOnlyKey(k):
-			b.warn(f.line, "key %q is a Claude Code setting cadre does not apply; ignored", k)
-		case isHookEvent(k):
-			b.warn(f.line, "unknown key %q; hook events belong under \"hooks:\" — ignored", k)
-		default:
-			if s := suggest(k); s != "" {
-				b.warn(f.line, "unknown key %q (did you mean %q?); ignored", k, s)
-			} else {
-				b.warn(f.line, "unknown key %q; ignored", k)
 			}
 		}
 	}
@@ -708,7 +738,7 @@ func suggest(k string) string {
 		}
 	}
 	limit := 1
-	if len(nk) >= 6 {
+	if len(nk) >= 5 {
 		limit = 2
 	}
 	if bestD <= limit {
