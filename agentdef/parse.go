@@ -248,7 +248,6 @@ func (b *builder) build(fields []field, fallbackName string, headLine int, sourc
 		}
 	}
 
-
 	// name
 	nameField, hasName := byKey["name"]
 	switch {
