@@ -1,0 +1,221 @@
+// Package permcmd is the `cadre permissions` command and the helpers the
+// root command uses for its permission flags.
+package permcmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cadre-dev/cadre/internal/settings"
+	"github.com/cadre-dev/cadre/permission"
+)
+
+// New returns the `permissions` command with its `check` subcommand.
+func New() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "permissions",
+		Short: "Inspect permission decisions",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(newCheck())
+	return cmd
+}
+
+type checkOptions struct {
+	tool, input, mode, cwd, home, settingsFile, managedDir string
+	allow, deny, ask, addDirs                              []string
+	readOnly                                               bool
+}
+
+func newCheck() *cobra.Command {
+	var o checkOptions
+	cmd := &cobra.Command{
+		Use:   "check --tool NAME --input JSON",
+		Short: "Print the decision for one tool call as JSON",
+		Long: `Decide one tool call with the settings files of --cwd and the given flags,
+and print {"decision","rule","source","reason"} as JSON. Exits 0 whatever the decision.`,
+		Args:         cobra.NoArgs,
+		SilenceUsage: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, warnings, err := runCheck(o)
+			if err != nil {
+				return err
+			}
+			for _, w := range warnings {
+				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			enc.SetEscapeHTML(false)
+			return enc.Encode(struct {
+				Decision permission.Behavior `json:"decision"`
+				Rule     string              `json:"rule"`
+				Source   string              `json:"source"`
+				Reason   string              `json:"reason"`
+			}{d.Behavior, d.Rule, d.Source, d.Reason})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.tool, "tool", "", "tool name (Bash, Read, Edit, mcp__server__tool, ...)")
+	f.StringVar(&o.input, "input", "{}", "the call's JSON input")
+	f.StringVar(&o.mode, "mode", "", "permission mode (default, acceptEdits, plan, dontAsk, bypassPermissions)")
+	f.StringVar(&o.cwd, "cwd", "", "working directory and project root (default: current directory)")
+	f.StringArrayVar(&o.allow, "allow", nil, "allow rule (repeatable)")
+	f.StringArrayVar(&o.deny, "deny", nil, "deny rule (repeatable)")
+	f.StringArrayVar(&o.ask, "ask", nil, "ask rule (repeatable)")
+	f.StringArrayVar(&o.addDirs, "add-dir", nil, "additional working directory (repeatable)")
+	f.StringVar(&o.settingsFile, "settings", "", "extra settings file")
+	f.BoolVar(&o.readOnly, "read-only", false, "the tool claims to be read-only (for tools other than the built-ins)")
+	f.StringVar(&o.home, "home", "", "home directory (default: $HOME)")
+	f.StringVar(&o.managedDir, "managed-dir", "", "directory of managed settings (default: /etc/cadre)")
+	_ = f.MarkHidden("home")
+	_ = f.MarkHidden("managed-dir")
+	_ = cmd.MarkFlagRequired("tool")
+	return cmd
+}
+
+func runCheck(o checkOptions) (permission.Decision, []string, error) {
+	var d permission.Decision
+	if !json.Valid([]byte(o.input)) {
+		return d, nil, fmt.Errorf("--input is not valid JSON: %s", o.input)
+	}
+	cwd := o.cwd
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return d, nil, fmt.Errorf("working directory: %w", err)
+		}
+		cwd = wd
+	}
+	cwd, err := filepath.Abs(cwd)
+	if err != nil {
+		return d, nil, fmt.Errorf("--cwd: %w", err)
+	}
+	home := o.home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	var mode permission.Mode
+	if o.mode != "" {
+		if mode, err = permission.ParseMode(o.mode); err != nil {
+			return d, nil, fmt.Errorf("--mode: %w", err)
+		}
+	}
+	var rules []permission.Rule
+	for _, set := range []struct {
+		b    permission.Behavior
+		flag string
+		list []string
+	}{{permission.Allow, "--allow", o.allow}, {permission.Deny, "--deny", o.deny}, {permission.Ask, "--ask", o.ask}} {
+		rs, err := permission.ParseRules(set.b, set.flag, cwd, set.list)
+		if err != nil {
+			return d, nil, fmt.Errorf("%s: %w (rules look like Bash, Bash(npm test:*), Read(./src/**), mcp__server__tool, Agent(Explore))", set.flag, err)
+		}
+		rules = append(rules, rs...)
+	}
+	s, diags, err := settings.Load(settings.LoadOptions{
+		Cwd: cwd, Home: home, SettingsFile: o.settingsFile, ManagedDir: o.managedDir,
+		Flags: settings.Flags{Rules: rules, Mode: mode, AddDirs: o.addDirs},
+	})
+	if err != nil {
+		return d, nil, err
+	}
+	var warnings []string
+	for _, dg := range diags {
+		warnings = append(warnings, dg.String())
+	}
+	cfg := s.PermissionConfig(cwd, home, "")
+	c, err := permission.NewChecker(cfg)
+	if err != nil {
+		return d, warnings, err
+	}
+	warnings = append(warnings, c.Warnings()...)
+	return c.Check(permission.Request{Tool: o.tool, Input: json.RawMessage(o.input), ReadOnly: o.readOnly, Cwd: cwd, Dirs: cfg.Dirs}), warnings, nil
+}
+
+// FlagRules turns --allowedTools and --disallowedTools values into rules.
+// Each value may hold several rules separated by commas or spaces outside
+// parentheses, as in Claude Code.
+func FlagRules(allowed, disallowed []string) ([]permission.Rule, error) {
+	var out []permission.Rule
+	for _, set := range []struct {
+		b    permission.Behavior
+		src  string
+		vals []string
+	}{{permission.Allow, permission.SourceAllowedTools, allowed}, {permission.Deny, permission.SourceDisallowedTools, disallowed}} {
+		for _, v := range set.vals {
+			rs, err := permission.ParseRules(set.b, set.src, "", permission.SplitToolList(v))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", set.src, err)
+			}
+			out = append(out, rs...)
+		}
+	}
+	return out, nil
+}
+
+// ErrBypassDisabled is returned by ResolveMode when bypass is asked for but
+// managed settings disable it.
+var ErrBypassDisabled = errors.New("--dangerously-skip-permissions and bypassPermissions are disabled by managed settings (permissions.disableBypassPermissionsMode)")
+
+// ResolveMode picks the run's permission mode from --permission-mode,
+// --dangerously-skip-permissions (= bypassPermissions) and the settings'
+// defaultMode, refusing bypass when settings disable it and a mode that
+// contradicts --dangerously-skip-permissions.
+func ResolveMode(flagMode string, skipPermissions bool, s *settings.Settings) (permission.Mode, error) {
+	var mode permission.Mode
+	if flagMode != "" {
+		m, err := permission.ParseMode(flagMode)
+		if err != nil {
+			return "", fmt.Errorf("--permission-mode: %w", err)
+		}
+		if m == permission.ModeBubble {
+			return "", fmt.Errorf("--permission-mode: bubble is internal to sub-agents")
+		}
+		mode = m
+	}
+	if skipPermissions {
+		if mode != "" && mode != permission.ModeBypassPermissions {
+			return "", fmt.Errorf("--dangerously-skip-permissions conflicts with --permission-mode %s", mode)
+		}
+		mode = permission.ModeBypassPermissions
+	}
+	if mode == "" && s != nil && s.Permissions.DefaultMode.Value != "" {
+		mode = permission.Mode(s.Permissions.DefaultMode.Value)
+	}
+	if mode == "" {
+		mode = permission.ModeDefault
+	}
+	if mode == permission.ModeBypassPermissions && s != nil && s.Permissions.DisableBypass {
+		src := s.Permissions.DisableBypassSource
+		return "", fmt.Errorf("%w (set in %s)", ErrBypassDisabled, src)
+	}
+	if mode == permission.ModeAuto {
+		return "", permission.ErrModeUnsupported
+	}
+	return mode, nil
+}
+
+// SplitFlagList splits repeated flag values on commas and spaces outside
+// parentheses (for --allowedTools "Bash(git log:*) Read").
+func SplitFlagList(vals []string) []string {
+	var out []string
+	for _, v := range vals {
+		out = append(out, permission.SplitToolList(v)...)
+	}
+	return out
+}
+
+// Describe renders a decision for logs: "allow (Bash(npm test:*) from
+// .cadre/settings.json)".
+func Describe(d permission.Decision) string {
+	if d.Rule == "" {
+		return fmt.Sprintf("%s: %s", d.Behavior, d.Reason)
+	}
+	return fmt.Sprintf("%s (%s from %s): %s", d.Behavior, d.Rule, strings.TrimSpace(d.Source), d.Reason)
+}
