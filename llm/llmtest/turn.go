@@ -177,6 +177,18 @@ func (t Turn) WithCut() Turn {
 	return t
 }
 
+// WithRetryAfter returns t, an HTTP error fault, sending retry-after and
+// retry-after-ms headers set from d; it does nothing to other turns.
+func (t Turn) WithRetryAfter(d time.Duration) Turn {
+	if t.fault == nil || t.fault.kind != faultHTTP {
+		return t
+	}
+	f := *t.fault
+	f.retryAfter, f.hasRetry = d, true
+	t.fault = &f
+	return t
+}
+
 // RateLimited returns a fault turn answering HTTP 429 with retry-after
 // (whole seconds, rounded up) and retry-after-ms headers set from after.
 func RateLimited(after time.Duration) Turn {
