@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"regexp/syntax"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,6 +56,10 @@ type grepQuery struct {
 	typeGlobs  []string
 	lineRe     *regexp.Regexp // matches one line (no line terminator)
 	bufRe      *regexp.Regexp // matches a whole file; multi-line aware
+	// rgPattern is bufRe's expression as Go's parser normalises it, for
+	// ripgrep: classes such as \w and \d are spelled out as the ASCII
+	// ranges RE2 gives them (ripgrep's are Unicode), flags are explicit.
+	rgPattern string
 }
 
 // grepLine is one line of content output.
@@ -163,6 +168,14 @@ func newGrepQuery(env *tool.Env, in grepInput) (*grepQuery, string) {
 	if q.bufRe, err = regexp.Compile(withFlags(bufFlags, in.Pattern)); err != nil {
 		return nil, fmt.Sprintf("invalid regular expression %q: %v", in.Pattern, err)
 	}
+	parsed, err := syntax.Parse(withFlags(bufFlags, in.Pattern), syntax.Perl)
+	if err != nil {
+		return nil, fmt.Sprintf("invalid regular expression %q: %v", in.Pattern, err)
+	}
+	if !in.Multiline && matchesNewline(parsed) {
+		return nil, fmt.Sprintf("pattern %q must match a line break, which a line-by-line search never sees: set multiline to true to search across lines", in.Pattern)
+	}
+	q.rgPattern = asciiWordBoundaries(parsed.String())
 	for _, g := range strings.Fields(in.Glob) {
 		if !doublestar.ValidatePattern(strings.TrimPrefix(g, "!")) {
 			return nil, fmt.Sprintf("invalid glob %q", g)
@@ -187,6 +200,46 @@ func newGrepQuery(env *tool.Env, in grepInput) (*grepQuery, string) {
 	q.root = root
 	q.rootIsFile = !fi.IsDir()
 	return q, ""
+}
+
+// matchesNewline reports whether the expression contains a literal line
+// break that any match must include.
+func matchesNewline(re *syntax.Regexp) bool {
+	if re.Op == syntax.OpLiteral {
+		for _, r := range re.Rune {
+			if r == '\n' {
+				return true
+			}
+		}
+	}
+	for _, sub := range re.Sub {
+		if matchesNewline(sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// asciiWordBoundaries rewrites \b and \B in a Go-printed expression to
+// ripgrep's ASCII forms, so both engines agree on what a word is.
+func asciiWordBoundaries(expr string) string {
+	var b strings.Builder
+	for i := 0; i < len(expr); i++ {
+		c := expr[i]
+		if c != '\\' || i+1 == len(expr) {
+			b.WriteByte(c)
+			continue
+		}
+		next := expr[i+1]
+		i++
+		if next == 'b' || next == 'B' {
+			b.WriteString(`(?-u:\` + string(next) + `)`)
+			continue
+		}
+		b.WriteByte(c)
+		b.WriteByte(next)
+	}
+	return b.String()
 }
 
 func withFlags(flags, pattern string) string {

@@ -49,7 +49,7 @@ func rgArgs(q *grepQuery) []string {
 		}
 		args = append(args, "--type=cadre")
 	}
-	args = append(args, "--regexp="+q.pattern, "--")
+	args = append(args, "--regexp="+q.rgPattern, "--")
 	if q.rootIsFile {
 		args = append(args, q.root)
 	} else {

@@ -51,7 +51,7 @@ func callCtx(t *testing.T, ctx context.Context, tl tool.Tool, env *tool.Env, in 
 }
 
 // writeFile creates dir/name with content and returns its path.
-func writeFile(t *testing.T, dir, name, content string) string {
+func writeFile(t testing.TB, dir, name, content string) string {
 	t.Helper()
 	p := filepath.Join(dir, filepath.FromSlash(name))
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -64,7 +64,7 @@ func writeFile(t *testing.T, dir, name, content string) string {
 }
 
 // setMtime sets a file's modification time to base plus n seconds.
-func setMtime(t *testing.T, p string, n int) {
+func setMtime(t testing.TB, p string, n int) {
 	t.Helper()
 	tm := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(n) * time.Second)
 	if err := os.Chtimes(p, tm, tm); err != nil {
