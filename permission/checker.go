@@ -121,6 +121,8 @@ func (c *Checker) WithRules(rules ...Rule) *Checker {
 // facts is what Check learned about one request.
 type facts struct {
 	deny, ask *Rule
+	// denyNote explains a deny rule that only may match.
+	denyNote string
 	// allowRules are the allow rules that together allow the call.
 	allowRules []Rule
 	allowed    bool
@@ -209,7 +211,11 @@ func (c *Checker) decide(f facts) Decision {
 		return d
 	}
 	if f.deny != nil {
-		return Decision{Behavior: Deny, Rule: f.deny.String(), Source: f.deny.Source, Reason: "denied by rule " + f.deny.Label()}
+		reason := "denied by rule " + f.deny.Label()
+		if f.denyNote != "" {
+			reason += ": " + f.denyNote
+		}
+		return Decision{Behavior: Deny, Rule: f.deny.String(), Source: f.deny.Source, Reason: reason}
 	}
 	if mode == ModePlan && f.write {
 		return Decision{Behavior: Deny, Reason: "plan mode is read-only: no file writes and no Bash commands that are not read-only"}
@@ -501,6 +507,9 @@ func (c *Checker) bashFacts(req Request, e env) facts {
 	for _, sc := range script.Commands {
 		if r := c.firstMatch(Deny, "Bash", func(r Rule) bool { return compileBash(r.Content).mayMatch(sc) }); r != nil {
 			f.deny = r
+			if r.Content != "" && !compileBash(r.Content).mustMatch(baseNamed(sc)) {
+				f.denyNote = fmt.Sprintf("`%s` has words only known when the shell runs, and it could be what the rule forbids", sc.String())
+			}
 			return f
 		}
 	}
@@ -660,4 +669,15 @@ func (c *Checker) redirectOK(w Arg, e env) bool {
 	p := pathCandidate{lexical: lex, real: real}
 	r := c.firstMatch(Allow, "Edit", func(r Rule) bool { return c.pathRuleMatches(r, e, p) })
 	return r != nil && r.Content != ""
+}
+
+// baseNamed returns the command with its name reduced to the base name
+// (`/bin/rm` → `rm`), as deny rules see it.
+func baseNamed(c Command) Command {
+	if len(c.Args) == 0 || !c.Args[0].Static || !strings.Contains(c.Args[0].Value, "/") {
+		return c
+	}
+	args := append([]Arg(nil), c.Args...)
+	args[0].Value = filepath.Base(args[0].Value)
+	return Command{Args: args, Via: c.Via}
 }
