@@ -352,11 +352,11 @@ func TestParseIgnoreLine(t *testing.T) {
 
 func TestAsciiWordBoundaries(t *testing.T) {
 	tests := map[string]string{
-		`\bfoo\b`:  `(?-u:\b)foo(?-u:\b)`,
-		`\Bx`:      `(?-u:\B)x`,
-		`\\b`:      `\\b`,
+		`\bfoo\b`: `(?-u:\b)foo(?-u:\b)`,
+		`\Bx`:     `(?-u:\B)x`,
+		`\\b`:     `\\b`,
 		`a\\\bc`:  `a\\(?-u:\b)c`,
-		`trail\`:   `trail\`,
+		`trail\`:  `trail\`,
 	}
 	for in, want := range tests {
 		if got := asciiWordBoundaries(in); got != want {
