@@ -42,7 +42,7 @@ func openaiEvents(rp *reply) []sseEvent {
 		return sseEvent{data: mustJSON(map[string]any{
 			"id": rp.id, "object": "chat.completion.chunk", "created": created, "model": rp.model,
 			"system_fingerprint": "fp_llmtest",
-			"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}},
+			"choices":            []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}},
 		})}
 	}
 	out := []sseEvent{chunk(map[string]any{"role": "assistant", "content": ""}, nil)}
@@ -111,8 +111,8 @@ func openaiBody(rp *reply) []byte {
 	return mustJSON(map[string]any{
 		"id": rp.id, "object": "chat.completion", "created": created, "model": rp.model,
 		"system_fingerprint": "fp_llmtest",
-		"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finishReason(rp.stop)}},
-		"usage":   openaiUsage(rp.usage),
+		"choices":            []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": finishReason(rp.stop)}},
+		"usage":              openaiUsage(rp.usage),
 	})
 }
 
