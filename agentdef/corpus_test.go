@@ -429,3 +429,38 @@ func hasFileDiag(ds []Diagnostic, file, substr string) bool {
 	}
 	return false
 }
+
+// TestFastPathAgrees parses every corpus frontmatter both ways: where the
+// fast path accepts a block, go-yaml must give the same fields. It also
+// reports how many blocks take the fast path.
+func TestFastPathAgrees(t *testing.T) {
+	corpus := corpusDir(t)
+	fastN := 0
+	for _, r := range readOracle(t, corpus) {
+		data, err := os.ReadFile(filepath.Join(corpus, "claude-agents", r.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, ok := splitFrontmatter(normalize(data))
+		if !ok {
+			continue
+		}
+		fast, ok := fastBlock(sp.block, sp.blockLine)
+		if !ok {
+			continue
+		}
+		fastN++
+		slow, _, err := slowBlock(sp.block, sp.blockLine)
+		if err != nil {
+			t.Errorf("%s: fast path accepted a block go-yaml rejects: %v", r.File, err)
+			continue
+		}
+		if diff := cmp.Diff(slow, fast, cmp.AllowUnexported(field{})); diff != "" {
+			t.Errorf("%s: fast path differs (-slow +fast):\n%s", r.File, diff)
+		}
+	}
+	t.Logf("%d corpus blocks take the fast path", fastN)
+	if fastN < 200 {
+		t.Errorf("only %d blocks take the fast path", fastN)
+	}
+}

@@ -143,6 +143,14 @@ func (e *parseError) Error() string { return fmt.Sprintf("line %d: %s", e.line, 
 // is the file line of the block's first line. ok is false when the block is
 // YAML but not a mapping.
 func parseBlock(block string, lineBase int) (fields []field, isMap bool, err error) {
+	if fields, ok := fastBlock(block, lineBase); ok {
+		return fields, true, nil
+	}
+	return slowBlock(block, lineBase)
+}
+
+// slowBlock parses a block with go-yaml.
+func slowBlock(block string, lineBase int) (fields []field, isMap bool, err error) {
 	block, protected := protectTabs(block)
 	f, err := parser.ParseBytes([]byte(block), 0, parser.AllowDuplicateMapKey())
 	if err != nil {
@@ -176,13 +184,13 @@ func parseBlock(block string, lineBase int) (fields []field, isMap bool, err err
 		if tk := mv.Key.GetToken(); tk != nil && tk.Position != nil {
 			line = lineBase + tk.Position.Line - 1
 		}
-		var key any
-		if err := yaml.NodeToValue(mv.Key, &key); err != nil {
+		key, err := nodeValue(mv.Key)
+		if err != nil {
 			return nil, true, toParseError(err, lineBase)
 		}
 		var val any
 		if mv.Value != nil {
-			if err := yaml.NodeToValue(mv.Value, &val); err != nil {
+			if val, err = nodeValue(mv.Value); err != nil {
 				return nil, true, toParseError(err, lineBase)
 			}
 		}
@@ -264,6 +272,73 @@ func restoreTabs(v any) any {
 		return out
 	}
 	return v
+}
+
+// nodeValue decodes a node into plain Go values (string, bool, int64,
+// uint64, float64, nil, []any, map[string]any). The common node kinds are
+// converted directly, which is several times faster than a go-yaml
+// decoder; anything else (block scalars, anchors, tags) goes through
+// yaml.NodeToValue.
+func nodeValue(n ast.Node) (any, error) {
+	if v, ok := simpleValue(n); ok {
+		return v, nil
+	}
+	var v any
+	if err := yaml.NodeToValue(n, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func simpleValue(n ast.Node) (any, bool) {
+	switch x := n.(type) {
+	case *ast.StringNode:
+		return x.Value, true
+	case *ast.NullNode:
+		return nil, true
+	case *ast.BoolNode:
+		return x.Value, true
+	case *ast.IntegerNode, *ast.FloatNode:
+		return x.(ast.ScalarNode).GetValue(), true
+	case *ast.SequenceNode:
+		out := make([]any, 0, len(x.Values))
+		for _, e := range x.Values {
+			v, ok := simpleValue(e)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, v)
+		}
+		return out, true
+	case *ast.MappingNode:
+		out := make(map[string]any, len(x.Values))
+		for _, mv := range x.Values {
+			if !simplePair(mv, out) {
+				return nil, false
+			}
+		}
+		return out, true
+	case *ast.MappingValueNode:
+		out := map[string]any{}
+		if !simplePair(x, out) {
+			return nil, false
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+func simplePair(mv *ast.MappingValueNode, out map[string]any) bool {
+	ks, ok := mv.Key.(*ast.StringNode)
+	if !ok {
+		return false
+	}
+	v, ok := simpleValue(mv.Value)
+	if !ok {
+		return false
+	}
+	out[ks.Value] = v
+	return true
 }
 
 // toParseError turns a go-yaml error into a message with a file line.

@@ -76,8 +76,10 @@ func Listing(defs []*Definition) string {
 }
 
 // SortDefinitions orders definitions by name the way the listing does:
-// names made only of ASCII first, compared case-insensitively (ties by
-// bytes), then the others by bytes; same names keep precedence order.
+// names made only of ASCII first, compared case-insensitively (lower case
+// first on a tie), then the others by bytes; equal names by source
+// precedence, path and description, so the order never depends on the
+// input's.
 func SortDefinitions(defs []*Definition) {
 	slices.SortStableFunc(defs, func(a, b *Definition) int {
 		if a == nil || b == nil {
@@ -89,7 +91,16 @@ func SortDefinitions(defs []*Definition) {
 			}
 			return -1
 		}
-		return compareNames(a.Name, b.Name)
+		if c := compareNames(a.Name, b.Name); c != 0 {
+			return c
+		}
+		if c := a.Source.rank() - b.Source.rank(); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Description, b.Description)
 	})
 }
 
@@ -104,6 +115,8 @@ func compareNames(a, b string) int {
 		if c := strings.Compare(strings.ToLower(a), strings.ToLower(b)); c != 0 {
 			return c
 		}
+		// Same letters: lower case first, as localeCompare does.
+		return strings.Compare(b, a)
 	}
 	return strings.Compare(a, b)
 }
