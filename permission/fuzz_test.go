@@ -1,0 +1,77 @@
+package permission
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func FuzzParseRule(f *testing.F) {
+	for _, s := range []string{"Bash", "Bash(npm test:*)", "Read(./src/**)", "mcp__s__*", `Bash(echo \(x\))`, "Agent(a, b)", "WebFetch(domain:x.com)", "Bash(", ")"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseRule(s)
+		if err != nil {
+			return
+		}
+		again, err := ParseRule(r.String())
+		if err != nil {
+			t.Fatalf("ParseRule(%q) = %+v, but its String %q does not parse: %v", s, r, r.String(), err)
+		}
+		if again != r {
+			t.Fatalf("round trip of %q: %+v != %+v", s, again, r)
+		}
+		_ = SplitToolList(s)
+	})
+}
+
+// FuzzSplitBash checks that the splitter never panics and that a command it
+// cannot parse, or cannot fully analyse, is never allowed without asking —
+// not even in bypassPermissions mode or under an allow-everything rule.
+func FuzzSplitBash(f *testing.F) {
+	for _, s := range []string{"ls -la", "npm test && rm -rf ~", "echo $(rm -rf /)", "bash -c 'rm x'", "a |", "'x", "cat <<EOF\nx\nEOF", "find . -exec rm {} \\;", "$X", "echo $((x))", "f() { rm x; }; f"} {
+		f.Add(s)
+	}
+	cwd := f.TempDir()
+	var checkers []*Checker
+	for _, m := range []Mode{ModeDefault, ModeAcceptEdits, ModeBypassPermissions, ModeDontAsk, ModePlan} {
+		c, err := NewChecker(Config{Mode: m, Cwd: cwd, Home: cwd, Rules: []Rule{{Behavior: Allow, Tool: "Bash"}, {Behavior: Allow, Tool: "Bash", Content: "rm:*"}}})
+		if err != nil {
+			f.Fatal(err)
+		}
+		checkers = append(checkers, c)
+	}
+	deny, err := NewChecker(Config{Mode: ModeBypassPermissions, Cwd: cwd, Home: cwd, Rules: []Rule{{Behavior: Deny, Tool: "Bash", Content: "rm:*"}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, cmd string) {
+		// The checker sees the command as the tool will: after a JSON
+		// round trip (invalid UTF-8 becomes U+FFFD).
+		in, _ := json.Marshal(map[string]string{"command": cmd})
+		var back map[string]string
+		if err := json.Unmarshal(in, &back); err != nil {
+			t.Fatal(err)
+		}
+		cmd = back["command"]
+		s, splitErr := SplitBash(cmd)
+		req := Request{Tool: "Bash", Input: in}
+		for _, c := range checkers {
+			d := c.Check(req)
+			if (splitErr != nil || len(s.Uncertain) > 0) && d.Behavior == Allow {
+				t.Fatalf("mode %s: %q cannot be analysed (%v %v) but was allowed: %s", c.Mode(), cmd, splitErr, s, d.Reason)
+			}
+		}
+		if splitErr != nil {
+			return
+		}
+		// A command named rm anywhere in the script is denied by Bash(rm:*).
+		for _, sc := range s.Commands {
+			if sc.Name() == "rm" {
+				if d := deny.Check(req); d.Behavior != Deny {
+					t.Fatalf("%q runs rm but got %s: %s", cmd, d.Behavior, d.Reason)
+				}
+			}
+		}
+	})
+}
