@@ -132,15 +132,16 @@ func runRead(cfg Config, env *tool.Env, in readInput) tool.Output {
 // returned lines, however long a line in the file is.
 func sliceLines(r *bufio.Reader, start, limit, maxChars int) ([]string, int, bool, error) {
 	var out []string
-	keep := maxChars*4 + 4
+	keep := maxChars*4 + 8 // enough bytes for maxChars characters plus a line end
 	lineNo := 0
 	for {
 		if len(out) >= limit {
 			_, err := r.Peek(1)
 			return out, lineNo, err == nil, nil
 		}
+		want := lineNo+1 >= start
 		var buf []byte
-		runes := 0
+		overflowRunes := 0 // characters beyond buf, counted per chunk
 		sawAny := false
 		var readErr error
 		for {
@@ -148,12 +149,11 @@ func sliceLines(r *bufio.Reader, start, limit, maxChars int) ([]string, int, boo
 			if len(chunk) > 0 {
 				sawAny = true
 			}
-			want := lineNo+1 >= start
 			if want {
-				runes += utf8.RuneCount(chunk)
-				if room := keep - len(buf); room > 0 {
-					buf = append(buf, chunk[:min(room, len(chunk))]...)
-				}
+				room := max(0, keep-len(buf))
+				k := min(room, len(chunk))
+				buf = append(buf, chunk[:k]...)
+				overflowRunes += utf8.RuneCount(chunk[k:])
 			}
 			if errors.Is(err, bufio.ErrBufferFull) {
 				continue
@@ -168,19 +168,8 @@ func sliceLines(r *bufio.Reader, start, limit, maxChars int) ([]string, int, boo
 			return out, lineNo, false, nil
 		}
 		lineNo++
-		if lineNo >= start {
-			line := strings.TrimSuffix(strings.TrimSuffix(string(buf), "\n"), "\r")
-			if bytes.HasSuffix(buf, []byte("\n")) {
-				runes--
-			}
-			if runes > maxChars {
-				kept := []rune(line)
-				if len(kept) > maxChars {
-					kept = kept[:maxChars]
-				}
-				line = fmt.Sprintf("%s… [line truncated: %d more characters]", string(kept), runes-maxChars)
-			}
-			out = append(out, line)
+		if want {
+			out = append(out, displayLine(buf, overflowRunes, maxChars))
 		}
 		if readErr != nil {
 			if errors.Is(readErr, io.EOF) {
@@ -189,6 +178,23 @@ func sliceLines(r *bufio.Reader, start, limit, maxChars int) ([]string, int, boo
 			return nil, lineNo, false, readErr
 		}
 	}
+}
+
+// displayLine renders one line read by sliceLines: without its line end,
+// cut to maxChars characters. When the line did not fit in buf, overflow
+// counts the characters left out (the line end among them).
+func displayLine(buf []byte, overflow, maxChars int) string {
+	if overflow > 0 {
+		overflow-- // the line end, if any, was in the overflow
+	} else {
+		buf = bytes.TrimSuffix(buf, []byte("\n"))
+		buf = bytes.TrimSuffix(buf, []byte("\r"))
+	}
+	line := []rune(string(buf))
+	if len(line)+overflow <= maxChars {
+		return string(line)
+	}
+	return fmt.Sprintf("%s… [line truncated: %d more characters]", string(line[:maxChars]), len(line)+overflow-maxChars)
 }
 
 // imageKind names the image format from its magic bytes, or "".
