@@ -1,0 +1,238 @@
+package anthropic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"slices"
+	"time"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// Retry defaults.
+const (
+	DefaultMaxRetries = 8
+	DefaultRetryBase  = 500 * time.Millisecond
+	DefaultRetryMax   = 30 * time.Second
+)
+
+// Config configures a Model. Nothing is read from the environment: the
+// caller resolves keys and URLs.
+type Config struct {
+	// APIKey is sent as x-api-key.
+	APIKey string
+	// AuthToken, if set, is sent as a Bearer token (for gateways).
+	AuthToken string
+	// BaseURL is the API root without /v1; empty means the public API.
+	BaseURL string
+	// HTTPClient carries the requests; nil means a client with a 10-minute
+	// response-header timeout and no overall timeout (streams are long).
+	HTTPClient *http.Client
+	// Headers are extra headers sent with every request.
+	Headers map[string]string
+	// MaxRetries is how many times a failed attempt is retried: 0 means
+	// DefaultMaxRetries, a negative value means never.
+	MaxRetries int
+	// RetryBase and RetryMax bound the exponential back-off (0: defaults).
+	RetryBase, RetryMax time.Duration
+	// DefaultMaxTokens bounds answers of requests with MaxTokens 0; 0 means
+	// 32000 (less for older haiku models).
+	DefaultMaxTokens int64
+	// Sleep waits between attempts; nil means a real timer. Tests pass a
+	// recorder here instead of waiting.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Model is an Anthropic model endpoint. It is safe for concurrent use.
+type Model struct {
+	msgs   sdk.MessageService
+	retry  backoff
+	defMax int64
+}
+
+var _ llm.Model = (*Model)(nil)
+
+// New returns a Model for cfg.
+func New(cfg Config) (*Model, error) {
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = DefaultMaxRetries
+	}
+	if cfg.MaxRetries < 0 {
+		cfg.MaxRetries = 0
+	}
+	if cfg.RetryBase <= 0 {
+		cfg.RetryBase = DefaultRetryBase
+	}
+	if cfg.RetryMax <= 0 {
+		cfg.RetryMax = DefaultRetryMax
+	}
+	if cfg.RetryMax < cfg.RetryBase {
+		return nil, fmt.Errorf("anthropic: RetryMax %v is less than RetryBase %v", cfg.RetryMax, cfg.RetryBase)
+	}
+	if cfg.DefaultMaxTokens < 0 {
+		return nil, fmt.Errorf("anthropic: negative DefaultMaxTokens %d", cfg.DefaultMaxTokens)
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleepCtx
+	}
+	opts := []option.RequestOption{
+		option.WithoutEnvironmentDefaults(),
+		option.WithMaxRetries(0),
+	}
+	if cfg.APIKey != "" {
+		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+	}
+	if cfg.AuthToken != "" {
+		opts = append(opts, option.WithAuthToken(cfg.AuthToken))
+	}
+	if cfg.BaseURL != "" {
+		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
+	}
+	if cfg.HTTPClient != nil {
+		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	}
+	keys := make([]string, 0, len(cfg.Headers))
+	for k := range cfg.Headers {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		opts = append(opts, option.WithHeader(k, cfg.Headers[k]))
+	}
+	client := sdk.NewClient(opts...)
+	return &Model{
+		msgs: client.Messages,
+		retry: backoff{
+			retries: cfg.MaxRetries,
+			base:    cfg.RetryBase,
+			max:     cfg.RetryMax,
+			sleep:   cfg.Sleep,
+		},
+		defMax: cfg.DefaultMaxTokens,
+	}, nil
+}
+
+// Stream sends req and yields its events; see the package documentation for
+// the event order and the retry contract.
+func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		params, err := buildParams(req, m.defMax)
+		if err != nil {
+			yield(llm.Event{}, err)
+			return
+		}
+		for attempt := 1; ; attempt++ {
+			resp, stopped, f := m.attempt(ctx, params, yield)
+			if stopped {
+				return
+			}
+			if f == nil {
+				yield(llm.Event{Kind: llm.EventDone, Response: resp}, nil)
+				return
+			}
+			if ctx.Err() != nil {
+				yield(llm.Event{}, fmt.Errorf("anthropic: %w", ctx.Err()))
+				return
+			}
+			if !f.retryable {
+				yield(llm.Event{}, f.err)
+				return
+			}
+			if attempt > m.retry.retries {
+				yield(llm.Event{}, fmt.Errorf("anthropic: giving up after %d attempts: last %s: %w", attempt, f.statusText(), f.err))
+				return
+			}
+			wait := m.retry.delay(attempt, f.after)
+			ev := llm.Event{Kind: llm.EventRetry, Retry: &llm.Retry{Attempt: attempt, Status: f.status, Wait: wait.String(), Err: f.err.Error()}}
+			if !yield(ev, nil) {
+				return
+			}
+			if err := m.retry.sleep(ctx, wait); err != nil {
+				yield(llm.Event{}, fmt.Errorf("anthropic: waiting to retry: %w", err))
+				return
+			}
+		}
+	}
+}
+
+// failure is why one attempt did not produce a response.
+type failure struct {
+	err       error
+	status    int           // HTTP status, 0 for a cut stream or connection error
+	retryable bool          // worth another attempt
+	after     time.Duration // the server's retry-after
+}
+
+func (f *failure) statusText() string {
+	if f.status == 0 {
+		return "cause (no HTTP status)"
+	}
+	return fmt.Sprintf("status %d", f.status)
+}
+
+// errCut reports a stream that ended before message_stop.
+var errCut = errors.New("stream ended before message_stop")
+
+// attempt runs one streaming request, yielding deltas as they arrive. It
+// returns the assembled response, or stopped when the consumer quit, or the
+// failure.
+func (m *Model) attempt(ctx context.Context, params sdk.MessageNewParams, yield func(llm.Event, error) bool) (*llm.Response, bool, *failure) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream := m.msgs.NewStreaming(ctx, params)
+	defer stream.Close()
+
+	var acc accumulator
+	for stream.Next() {
+		ev, ok := acc.add(stream.Current())
+		if ok && !yield(ev, nil) {
+			return nil, true, nil
+		}
+		if acc.done {
+			break
+		}
+	}
+	if err := stream.Err(); err != nil {
+		return nil, false, classify(err)
+	}
+	if !acc.done {
+		return nil, false, &failure{err: fmt.Errorf("anthropic: %w", errCut), retryable: true}
+	}
+	return acc.response(), false, nil
+}
+
+// classify turns an SDK error into a failure.
+func classify(err error) *failure {
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) {
+		status := apiErr.StatusCode
+		typ := string(apiErr.Type())
+		streamed := status >= 200 && status < 300 // an SSE error event
+		if streamed {
+			status = statusOfErrorType(typ)
+		}
+		msg := apiErr.Message
+		if msg == "" {
+			msg = apiErr.RawJSON()
+		}
+		if msg == "" {
+			msg = http.StatusText(status)
+		}
+		f := &failure{
+			err:       &llm.APIError{Status: status, Type: typ, Message: msg},
+			status:    status,
+			retryable: retryableStatus(status),
+		}
+		if apiErr.Response != nil && !streamed {
+			f.after = retryAfter(apiErr.Response.Header, time.Now())
+		}
+		return f
+	}
+	return &failure{err: fmt.Errorf("anthropic: %w", err), retryable: true}
+}

@@ -1,0 +1,177 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// defaultMaxTokens is the answer bound used when neither the request nor the
+// Config sets one.
+func defaultMaxTokens(model string) int64 {
+	switch {
+	case strings.Contains(model, "claude-3-haiku"):
+		return 4096
+	case strings.Contains(model, "claude-3-5-haiku"):
+		return 8192
+	}
+	return 32000
+}
+
+// effort maps Request.Effort onto the API's output_config.effort.
+func effort(s string) (sdk.OutputConfigEffort, bool) {
+	switch s {
+	case "low":
+		return sdk.OutputConfigEffortLow, true
+	case "medium":
+		return sdk.OutputConfigEffortMedium, true
+	case "high":
+		return sdk.OutputConfigEffortHigh, true
+	case "xhigh":
+		return sdk.OutputConfigEffortXhigh, true
+	case "max":
+		return sdk.OutputConfigEffortMax, true
+	}
+	return "", false
+}
+
+// buildParams translates req into the SDK's request parameters. It is a
+// pure function of req and the default answer bound, so the same request
+// always renders to the same bytes.
+func buildParams(req *llm.Request, defMax int64) (sdk.MessageNewParams, error) {
+	var p sdk.MessageNewParams
+	if req == nil {
+		return p, fmt.Errorf("anthropic: nil request")
+	}
+	if req.Model == "" {
+		return p, fmt.Errorf("anthropic: request has no model")
+	}
+	p.Model = sdk.Model(req.Model)
+
+	maxTokens := req.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = defMax
+		if maxTokens <= 0 {
+			maxTokens = defaultMaxTokens(req.Model)
+		}
+		if req.Thinking != nil && req.Thinking.BudgetTokens >= maxTokens {
+			maxTokens += req.Thinking.BudgetTokens
+		}
+	}
+	p.MaxTokens = maxTokens
+
+	if req.Thinking != nil && req.Thinking.BudgetTokens > 0 {
+		p.Thinking = sdk.ThinkingConfigParamUnion{OfEnabled: &sdk.ThinkingConfigEnabledParam{BudgetTokens: req.Thinking.BudgetTokens}}
+	}
+	if req.Effort != "" {
+		e, ok := effort(req.Effort)
+		if !ok {
+			return p, fmt.Errorf("anthropic: unknown effort %q (want low, medium, high, xhigh or max)", req.Effort)
+		}
+		p.OutputConfig = sdk.OutputConfigParam{Effort: e}
+	}
+
+	bp := PlaceBreakpoints(req)
+
+	if len(req.Tools) > 0 {
+		p.Tools = make([]sdk.ToolUnionParam, len(req.Tools))
+		for i, t := range req.Tools {
+			tp, err := toolParam(t)
+			if err != nil {
+				return p, err
+			}
+			if i == bp.Tool {
+				tp.CacheControl = sdk.NewCacheControlEphemeralParam()
+			}
+			p.Tools[i] = sdk.ToolUnionParam{OfTool: tp}
+		}
+	}
+	if req.System != "" {
+		sys := sdk.TextBlockParam{Text: req.System}
+		if bp.System {
+			sys.CacheControl = sdk.NewCacheControlEphemeralParam()
+		}
+		p.System = []sdk.TextBlockParam{sys}
+	}
+
+	p.Messages = make([]sdk.MessageParam, 0, len(req.Messages))
+	for mi, m := range req.Messages {
+		content := make([]sdk.ContentBlockParamUnion, 0, len(m.Content))
+		for bi, b := range m.Content {
+			if b.Type == llm.BlockText && b.Text == "" {
+				continue // the API refuses empty text blocks
+			}
+			cb, err := blockParam(b, bp.marks(mi, bi))
+			if err != nil {
+				return p, fmt.Errorf("anthropic: message %d block %d: %w", mi, bi, err)
+			}
+			content = append(content, cb)
+		}
+		switch m.Role {
+		case llm.RoleUser:
+			p.Messages = append(p.Messages, sdk.MessageParam{OfUser: &sdk.UserMessageParam{Content: content}})
+		case llm.RoleAssistant:
+			p.Messages = append(p.Messages, sdk.MessageParam{OfAssistant: &sdk.AssistantMessageParam{Content: content}})
+		default:
+			return p, fmt.Errorf("anthropic: message %d: unknown role %q", mi, m.Role)
+		}
+	}
+	return p, nil
+}
+
+// toolParam renders one tool; the schema bytes go out exactly as given.
+func toolParam(t llm.ToolSpec) (*sdk.ToolParam, error) {
+	schema := t.InputSchema
+	if len(schema) == 0 {
+		schema = json.RawMessage(`{"type":"object"}`)
+	} else if !json.Valid(schema) {
+		return nil, fmt.Errorf("anthropic: tool %s: input schema is not valid JSON", t.Name)
+	}
+	tp := &sdk.ToolParam{
+		Name:        t.Name,
+		InputSchema: param.Override[sdk.ToolInputSchemaParam](schema),
+	}
+	if t.Description != "" {
+		tp.Description = param.NewOpt(t.Description)
+	}
+	return tp, nil
+}
+
+// blockParam renders one content block, with a cache marker when mark is set.
+func blockParam(b llm.Block, mark bool) (sdk.ContentBlockParamUnion, error) {
+	var cc sdk.CacheControlEphemeralParam
+	if mark {
+		cc = sdk.NewCacheControlEphemeralParam()
+	}
+	switch b.Type {
+	case llm.BlockText:
+		return sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: b.Text, CacheControl: cc}}, nil
+	case llm.BlockToolUse:
+		input := b.Input
+		if len(input) == 0 || !json.Valid(input) {
+			input = json.RawMessage(`{}`)
+		}
+		return sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{ID: b.ID, Name: b.Name, Input: input, CacheControl: cc}}, nil
+	case llm.BlockToolResult:
+		tr := &sdk.ToolResultBlockParam{ToolUseID: b.ToolUseID, CacheControl: cc}
+		if b.IsError {
+			tr.IsError = param.NewOpt(true)
+		}
+		for _, c := range b.Content {
+			if c.Type == llm.BlockText && c.Text != "" {
+				tr.Content = append(tr.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: c.Text}})
+			}
+		}
+		return sdk.ContentBlockParamUnion{OfToolResult: tr}, nil
+	case llm.BlockThinking:
+		return sdk.ContentBlockParamUnion{OfThinking: &sdk.ThinkingBlockParam{Thinking: b.Thinking, Signature: b.Signature}}, nil
+	case llm.BlockRedactedThinking:
+		return sdk.ContentBlockParamUnion{OfRedactedThinking: &sdk.RedactedThinkingBlockParam{Data: b.Data}}, nil
+	}
+	return sdk.ContentBlockParamUnion{}, fmt.Errorf("unknown block type %q", b.Type)
+}
