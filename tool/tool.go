@@ -117,3 +117,35 @@ func (f *FileState) Clone() *FileState {
 	}
 	return c
 }
+
+// ConcurrencySafe is implemented by tools that change state yet may run at
+// the same time as other calls of one message (the Agent tool: each child
+// works in its own context). The loop batches them with read-only calls.
+type ConcurrencySafe interface {
+	ConcurrencySafe() bool
+}
+
+// RunsConcurrently reports whether calls of t may run alongside other such
+// calls: read-only tools and tools that declare themselves concurrency-safe.
+func RunsConcurrently(t Tool) bool {
+	if t.ReadOnly() {
+		return true
+	}
+	c, ok := t.(ConcurrencySafe)
+	return ok && c.ConcurrencySafe()
+}
+
+type callIDKey struct{}
+
+// WithCallID returns ctx carrying the id of the tool call being run; the
+// loop sets it so a tool can name its own call (the Agent tool links a
+// child to the call that started it).
+func WithCallID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, callIDKey{}, id)
+}
+
+// CallID returns the id of the tool call being run, or "".
+func CallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
+}

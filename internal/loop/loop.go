@@ -52,6 +52,9 @@ type Config struct {
 	AgentType string
 	// Background marks an agent that can never prompt.
 	Background bool
+	// Unavailable maps names of tools withheld from this agent to the
+	// message a call of one gets (for example Agent at the nesting limit).
+	Unavailable map[string]string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -310,7 +313,8 @@ type done struct {
 }
 
 // runTools runs the calls of one assistant message: consecutive read-only
-// calls together, each writing call alone, in call order. It returns one
+// (or concurrency-safe) calls together, each writing call alone, in call
+// order. It returns one
 // tool_result block per call, in call order. On a Go error from a tool (or
 // the context ending) the remaining calls are answered with an
 // interruption note so the history stays valid, and the error is returned.
@@ -320,8 +324,8 @@ func (r *runner) runTools(ctx context.Context, calls []llm.Block) ([]llm.Block, 
 	var firstErr error
 	for i := 0; i < len(calls); {
 		j := i + 1
-		if r.readOnly(calls[i]) {
-			for j < len(calls) && r.readOnly(calls[j]) {
+		if r.concurrent(calls[i]) {
+			for j < len(calls) && r.concurrent(calls[j]) {
 				j++
 			}
 		}
@@ -343,9 +347,10 @@ func (r *runner) runTools(ctx context.Context, calls []llm.Block) ([]llm.Block, 
 	return results, nil
 }
 
-func (r *runner) readOnly(call llm.Block) bool {
+// concurrent reports whether the call may run alongside its neighbours.
+func (r *runner) concurrent(call llm.Block) bool {
 	t, ok := r.cfg.Tools.Get(call.Name)
-	return ok && t.ReadOnly()
+	return ok && tool.RunsConcurrently(t)
 }
 
 func (r *runner) runBatch(ctx context.Context, calls []llm.Block, offset int, results []llm.Block, filled []bool) error {
@@ -413,12 +418,16 @@ func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, er
 			call.Name, truncate(call.InvalidInput, 200))}, nil
 	}
 	t, ok := r.cfg.Tools.Get(call.Name)
+	if msg, withheld := r.cfg.Unavailable[call.Name]; !ok && withheld {
+		return ToolResult{Output: tool.Output{Text: msg, IsError: true}}, nil
+	}
 	if !ok {
 		return ToolResult{Output: tool.Errorf("No such tool: %s. Available tools: %s.", call.Name, strings.Join(r.cfg.Tools.Names(), ", "))}, nil
 	}
 	if r.cfg.Authorizer != nil {
 		out, err := r.cfg.Authorizer.Authorize(ctx, permission.Request{
 			Tool:       call.Name,
+			ToolUseID:  call.ID,
 			Input:      call.Input,
 			ReadOnly:   t.ReadOnly(),
 			Cwd:        r.cfg.Env.Cwd,
@@ -452,7 +461,7 @@ func (r *runner) invoke(ctx context.Context, t tool.Tool, call llm.Block) (res T
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
-	out, err := t.Run(ctx, r.cfg.Env, input)
+	out, err := t.Run(tool.WithCallID(ctx, call.ID), r.cfg.Env, input)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ToolResult{}, ctx.Err()
