@@ -33,6 +33,8 @@ type Config struct {
 type Checker struct {
 	cfg      Config
 	warnings []string
+	// bash holds the compiled Bash rule contents, built once.
+	bash map[string]bashPattern
 }
 
 // ErrModeUnsupported is returned for the auto mode, which needs a
@@ -68,6 +70,7 @@ func NewChecker(cfg Config) (*Checker, error) {
 	cfg.Rules = append([]Rule(nil), cfg.Rules...)
 	cfg.Dirs = append([]string(nil), cfg.Dirs...)
 	c := &Checker{cfg: cfg}
+	c.compile()
 	for _, r := range cfg.Rules {
 		switch r.Behavior {
 		case Allow, Ask, Deny:
@@ -115,7 +118,25 @@ func (c *Checker) Effective() Effective {
 func (c *Checker) WithRules(rules ...Rule) *Checker {
 	n := &Checker{cfg: c.Config(), warnings: c.warnings}
 	n.cfg.Rules = append(n.cfg.Rules, rules...)
+	n.compile()
 	return n
+}
+
+func (c *Checker) compile() {
+	c.bash = map[string]bashPattern{}
+	for _, r := range c.cfg.Rules {
+		if canonicalTool(r.Tool) == "Bash" && r.Content != "" {
+			c.bash[r.Content] = compileBash(r.Content)
+		}
+	}
+}
+
+// bashPattern returns the compiled pattern of a Bash rule.
+func (c *Checker) bashPattern(r Rule) bashPattern {
+	if p, ok := c.bash[r.Content]; ok {
+		return p
+	}
+	return compileBash(r.Content)
 }
 
 // facts is what Check learned about one request.
@@ -505,9 +526,9 @@ func (c *Checker) bashFacts(req Request, e env) facts {
 	}
 	// Deny and ask: any command that may match.
 	for _, sc := range script.Commands {
-		if r := c.firstMatch(Deny, "Bash", func(r Rule) bool { return compileBash(r.Content).mayMatch(sc) }); r != nil {
+		if r := c.firstMatch(Deny, "Bash", func(r Rule) bool { return c.bashPattern(r).mayMatch(sc) }); r != nil {
 			f.deny = r
-			if r.Content != "" && !compileBash(r.Content).mustMatch(baseNamed(sc)) {
+			if r.Content != "" && !c.bashPattern(*r).mustMatch(baseNamed(sc)) {
 				f.denyNote = fmt.Sprintf("`%s` has words only known when the shell runs, and it could be what the rule forbids", sc.String())
 			}
 			return f
@@ -551,7 +572,7 @@ func (c *Checker) bashFacts(req Request, e env) facts {
 		return f
 	}
 	for _, sc := range script.Commands {
-		if r := c.firstMatch(Ask, "Bash", func(r Rule) bool { return compileBash(r.Content).mayMatch(sc) }); r != nil {
+		if r := c.firstMatch(Ask, "Bash", func(r Rule) bool { return c.bashPattern(r).mayMatch(sc) }); r != nil {
 			f.ask = r
 			return f
 		}
@@ -569,7 +590,7 @@ func (c *Checker) bashFacts(req Request, e env) facts {
 	for i, sc := range script.Commands {
 		_, ro := readOnlyCommand(sc)
 		auto := ro && !script.ChangesDir && c.readPathsOK(perCommandPaths[i], e)
-		if r := c.firstMatch(Allow, "Bash", func(r Rule) bool { return compileBash(r.Content).mustMatch(sc) }); r != nil {
+		if r := c.firstMatch(Allow, "Bash", func(r Rule) bool { return c.bashPattern(r).mustMatch(sc) }); r != nil {
 			f.allowRules = append(f.allowRules, *r)
 			continue
 		}
