@@ -3,6 +3,7 @@ package builtin
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -20,7 +21,8 @@ func grepGo(ctx context.Context, q *grepQuery, workers int) ([]grepFile, error) 
 		if err != nil {
 			return nil, err
 		}
-		f, ok, err := searchFile(q, q.root, fi.ModTime())
+		var buf []byte
+		f, ok, err := searchFile(q, q.root, fi.ModTime(), &buf)
 		if err != nil || !ok {
 			return nil, err
 		}
@@ -42,11 +44,12 @@ func grepGo(ctx context.Context, q *grepQuery, workers int) ([]grepFile, error) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			buf := make([]byte, 0, 64<<10) // reused across files
 			for j := range jobs {
 				if ctx.Err() != nil {
 					continue
 				}
-				f, ok, err := searchFile(q, j.path, j.mtime)
+				f, ok, err := searchFile(q, j.path, j.mtime, &buf)
 				if err != nil || !ok {
 					continue // unreadable files are skipped, as ripgrep does with --no-messages
 				}
@@ -132,10 +135,11 @@ func walkGrep(ctx context.Context, dir, rel string, chain *ignoreDir, f *grepFil
 	return nil
 }
 
-// searchFile searches one file. Binary files (with a NUL byte) are
-// skipped, as ripgrep skips them when walking.
-func searchFile(q *grepQuery, path string, mtime time.Time) (grepFile, bool, error) {
-	data, err := os.ReadFile(path)
+// searchFile searches one file, reading it into *buf (grown as needed and
+// reused by the caller). Binary files (with a NUL byte) are skipped, as
+// ripgrep skips them when walking.
+func searchFile(q *grepQuery, path string, mtime time.Time, buf *[]byte) (grepFile, bool, error) {
+	data, err := readInto(path, buf)
 	if err != nil {
 		return grepFile{}, false, err
 	}
@@ -151,6 +155,31 @@ func searchFile(q *grepQuery, path string, mtime time.Time) (grepFile, bool, err
 		f.Lines = contentLines(data, matched, q.before, q.after)
 	}
 	return f, true, nil
+}
+
+// readInto reads the whole file at path into *buf.
+func readInto(path string, buf *[]byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := (*buf)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			*buf = b
+			return b, nil
+		}
+		if err != nil {
+			*buf = b
+			return nil, err
+		}
+	}
 }
 
 // prefilterSafe reports whether a whole-buffer search may rule a file out
