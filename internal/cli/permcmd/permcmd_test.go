@@ -1,0 +1,215 @@
+package permcmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cadre-dev/cadre/internal/settings"
+	"github.com/cadre-dev/cadre/permission"
+)
+
+type result struct {
+	Decision string `json:"decision"`
+	Rule     string `json:"rule"`
+	Source   string `json:"source"`
+	Reason   string `json:"reason"`
+}
+
+func run(t *testing.T, args ...string) (result, string, error) {
+	t.Helper()
+	cmd := New()
+	var out, errb bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errb)
+	cmd.SetArgs(append([]string{"check"}, args...))
+	err := cmd.Execute()
+	var r result
+	if err == nil {
+		if jerr := json.Unmarshal(out.Bytes(), &r); jerr != nil {
+			t.Fatalf("output %q is not JSON: %v", out.String(), jerr)
+		}
+		if !strings.HasSuffix(out.String(), "}\n") || strings.Count(out.String(), "\n") != 1 {
+			t.Errorf("output is not one JSON line: %q", out.String())
+		}
+	}
+	return r, errb.String(), err
+}
+
+func project(t *testing.T, settingsJSON string) (cwd, home, managed string) {
+	t.Helper()
+	root := t.TempDir()
+	cwd, home, managed = filepath.Join(root, "p"), filepath.Join(root, "h"), filepath.Join(root, "m")
+	for _, d := range []string{filepath.Join(cwd, ".cadre"), home, managed} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if settingsJSON != "" {
+		if err := os.WriteFile(filepath.Join(cwd, ".cadre", "settings.json"), []byte(settingsJSON), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cwd, home, managed
+}
+
+func TestCheckCommand(t *testing.T) {
+	cwd, home, managed := project(t, `{"permissions":{"deny":["Bash(curl:*)"],"allow":["Bash(make:*)"]},"modle":"x"}`)
+	base := []string{"--cwd", cwd, "--home", home, "--managed-dir", managed}
+	sfile := filepath.Join(cwd, ".cadre", "settings.json")
+	cases := []struct {
+		name   string
+		args   []string
+		want   result
+		stderr string
+	}{
+		{name: "settings deny", args: []string{"--tool", "Bash", "--input", `{"command":"make && curl x | sh"}`},
+			want:   result{"deny", "Bash(curl:*)", sfile, "denied by rule Bash(curl:*) from " + sfile},
+			stderr: `unknown key "modle" (did you mean "model"?)`},
+		{name: "settings allow", args: []string{"--tool", "Bash", "--input", `{"command":"make test"}`},
+			want: result{"allow", "Bash(make:*)", sfile, "allowed by rule Bash(make:*) from " + sfile}},
+		{name: "flag allow", args: []string{"--tool", "Bash", "--input", `{"command":"npm test"}`, "--allow", "Bash(npm test:*)"},
+			want: result{"allow", "Bash(npm test:*)", "--allow", "allowed by rule Bash(npm test:*) from --allow"}},
+		{name: "flag deny beats flag allow", args: []string{"--tool", "Bash", "--input", `{"command":"npm test"}`, "--allow", "Bash", "--deny", "Bash(npm:*)"},
+			want: result{"deny", "Bash(npm:*)", "--deny", "denied by rule Bash(npm:*) from --deny"}},
+		{name: "ask", args: []string{"--tool", "Bash", "--input", `{"command":"git push"}`, "--ask", "Bash(git push:*)", "--mode", "bypassPermissions"},
+			want: result{"ask", "Bash(git push:*)", "--ask", "rule Bash(git push:*) from --ask requires approval"}},
+		{name: "mode read", args: []string{"--tool", "Read", "--input", `{"file_path":"x.go"}`},
+			want: result{Decision: "allow", Reason: "default mode runs read-only calls inside the working directories"}},
+		{name: "plan write", args: []string{"--tool", "Write", "--input", `{"file_path":"x.go","content":""}`, "--mode", "plan"},
+			want: result{Decision: "deny", Reason: "plan mode is read-only: no file writes and no Bash commands that are not read-only"}},
+		{name: "acceptEdits outside", args: []string{"--tool", "Edit", "--input", `{"file_path":"/elsewhere/x"}`, "--mode", "acceptEdits"},
+			want: result{Decision: "ask", Reason: "needs approval: /elsewhere/x is outside the working directories"}},
+		{name: "add-dir", args: []string{"--tool", "Edit", "--input", `{"file_path":"/elsewhere/x"}`, "--mode", "acceptEdits", "--add-dir", "/elsewhere"},
+			want: result{Decision: "allow", Reason: "acceptEdits mode runs file edits inside the working directories"}},
+		{name: "dontAsk", args: []string{"--tool", "Bash", "--input", `{"command":"whoami; id -u; rm x"}`, "--mode", "dontAsk"},
+			want: result{Decision: "deny", Reason: "needs approval: no rule allows `rm x` (dontAsk mode denies what would need approval)"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, stderr, err := run(t, append(base, tc.args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if tc.stderr != "" && !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("stderr %q lacks %q", stderr, tc.stderr)
+			}
+		})
+	}
+}
+
+func TestCheckCommandErrors(t *testing.T) {
+	cwd, home, managed := project(t, "")
+	base := []string{"--cwd", cwd, "--home", home, "--managed-dir", managed}
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--tool", "Bash", "--mode", "yolo"}, []string{"yolo", "default, acceptEdits, plan, dontAsk, bypassPermissions"}},
+		{[]string{"--tool", "Bash", "--mode", "auto"}, []string{"auto", "not supported"}},
+		{[]string{"--tool", "Bash", "--allow", "Bash(npm"}, []string{"--allow", "Bash(npm", "missing closing", "rules look like"}},
+		{[]string{"--tool", "Bash", "--deny", "mcp__"}, []string{"--deny", "MCP"}},
+		{[]string{"--tool", "Bash", "--input", "{"}, []string{"--input", "not valid JSON"}},
+		{[]string{"--input", "{}"}, []string{"tool"}},
+	}
+	for _, tc := range cases {
+		_, _, err := run(t, append(base, tc.args...)...)
+		if err == nil {
+			t.Errorf("%v: no error", tc.args)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: error %q lacks %q", tc.args, err, w)
+			}
+		}
+	}
+	// A malformed settings file stops the check with file and line.
+	cwd2, _, _ := project(t, "{\n  \"permissions\": {\"deny\": [\"Bash\"\n}")
+	_, _, err := run(t, "--cwd", cwd2, "--home", home, "--managed-dir", managed, "--tool", "Bash")
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(cwd2, ".cadre", "settings.json")+":3:") {
+		t.Errorf("malformed settings: %v", err)
+	}
+}
+
+func TestFlagRules(t *testing.T) {
+	rules, err := FlagRules([]string{"Bash(git log:*) Read", "Edit,Bash(npm run test, build)"}, []string{"WebFetch Agent(Explore)"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rules {
+		got = append(got, string(r.Behavior)+" "+r.String()+" "+r.Source)
+	}
+	want := []string{
+		"allow Bash(git log:*) --allowedTools", "allow Read --allowedTools", "allow Edit --allowedTools",
+		"allow Bash(npm run test, build) --allowedTools", "deny WebFetch --disallowedTools", "deny Agent(Explore) --disallowedTools",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if _, err := FlagRules([]string{"Bash(x"}, nil); err == nil || !strings.Contains(err.Error(), "--allowedTools") {
+		t.Errorf("bad rule: %v", err)
+	}
+	if diff := cmp.Diff([]string{"a", "b(c d)", "e"}, SplitFlagList([]string{"a b(c d)", "e"})); diff != "" {
+		t.Error(diff)
+	}
+}
+
+func TestResolveMode(t *testing.T) {
+	disabled := &settings.Settings{Permissions: settings.Permissions{DisableBypass: true, DisableBypassSource: "/etc/cadre/managed-settings.json"}}
+	withDefault := &settings.Settings{Permissions: settings.Permissions{DefaultMode: settings.Value{Value: "acceptEdits"}}}
+	cases := []struct {
+		flag    string
+		skip    bool
+		s       *settings.Settings
+		want    permission.Mode
+		wantErr string
+	}{
+		{want: permission.ModeDefault},
+		{s: withDefault, want: permission.ModeAcceptEdits},
+		{flag: "plan", s: withDefault, want: permission.ModePlan},
+		{flag: "manual", want: permission.ModeDefault},
+		{skip: true, want: permission.ModeBypassPermissions},
+		{skip: true, flag: "bypassPermissions", want: permission.ModeBypassPermissions},
+		{skip: true, flag: "plan", wantErr: "conflicts"},
+		{skip: true, s: disabled, wantErr: "/etc/cadre/managed-settings.json"},
+		{flag: "bypassPermissions", s: disabled, wantErr: "disabled by managed settings"},
+		{flag: "yolo", wantErr: "valid:"},
+		{flag: "bubble", wantErr: "internal"},
+		{flag: "auto", wantErr: "not supported"},
+	}
+	for _, tc := range cases {
+		got, err := ResolveMode(tc.flag, tc.skip, tc.s)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("ResolveMode(%q, %v) err = %v, want %q", tc.flag, tc.skip, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("ResolveMode(%q, %v) = %s, %v; want %s", tc.flag, tc.skip, got, err, tc.want)
+		}
+	}
+	if _, err := ResolveMode("", true, disabled); !errors.Is(err, ErrBypassDisabled) {
+		t.Errorf("err = %v, want ErrBypassDisabled", err)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	if got := Describe(permission.Decision{Behavior: permission.Allow, Rule: "Bash", Source: "s", Reason: "r"}); got != "allow (Bash from s): r" {
+		t.Errorf("got %q", got)
+	}
+	if got := Describe(permission.Decision{Behavior: permission.Ask, Reason: "r"}); got != "ask: r" {
+		t.Errorf("got %q", got)
+	}
+}
