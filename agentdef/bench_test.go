@@ -55,11 +55,13 @@ func BenchmarkLoad500(b *testing.B) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	start := processCPU()
 	for b.Loop() {
 		if _, err := Load(context.Background(), opts); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkListing renders the listing of every active definition of
@@ -73,9 +75,11 @@ func BenchmarkListing(b *testing.B) {
 	defs := set.Active()
 	b.ReportAllocs()
 	b.ResetTimer()
+	start := processCPU()
 	for b.Loop() {
 		_ = Listing(defs)
 	}
+	b.ReportMetric(float64(processCPU()-start)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkParseFile parses one typical corpus file.

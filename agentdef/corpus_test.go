@@ -435,7 +435,7 @@ func hasFileDiag(ds []Diagnostic, file, substr string) bool {
 // reports how many blocks take the fast path.
 func TestFastPathAgrees(t *testing.T) {
 	corpus := corpusDir(t)
-	fastN := 0
+	fastN, invalidN, requoteN := 0, 0, 0
 	for _, r := range readOracle(t, corpus) {
 		data, err := os.ReadFile(filepath.Join(corpus, "claude-agents", r.File))
 		if err != nil {
@@ -445,12 +445,19 @@ func TestFastPathAgrees(t *testing.T) {
 		if !ok {
 			continue
 		}
-		fast, ok := fastBlock(sp.block, sp.blockLine)
-		if !ok {
+		fast, status, _ := fastBlock(sp.block, sp.blockLine)
+		slow, _, err := slowBlock(sp.block, sp.blockLine)
+		switch status {
+		case fastBail:
+			continue
+		case fastInvalid:
+			invalidN++
+			if err == nil {
+				t.Errorf("%s: fast path says invalid, go-yaml accepts it", r.File)
+			}
 			continue
 		}
 		fastN++
-		slow, _, err := slowBlock(sp.block, sp.blockLine)
 		if err != nil {
 			t.Errorf("%s: fast path accepted a block go-yaml rejects: %v", r.File, err)
 			continue
@@ -458,9 +465,38 @@ func TestFastPathAgrees(t *testing.T) {
 		if diff := cmp.Diff(slow, fast, cmp.AllowUnexported(field{})); diff != "" {
 			t.Errorf("%s: fast path differs (-slow +fast):\n%s", r.File, diff)
 		}
+		// The fallback's re-quoted block too.
+		if r.Frontmatter == "parsed-after-requote" {
+			continue
+		}
 	}
+	for _, r := range readOracle(t, corpus) {
+		if r.Frontmatter != "parsed-after-requote" && r.Frontmatter != "yaml-error" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(corpus, "claude-agents", r.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, _ := splitFrontmatter(normalize(data))
+		requoted, _ := requote(sp.block)
+		fast, status, _ := fastBlock(requoted, sp.blockLine)
+		if status != fastOK {
+			continue
+		}
+		requoteN++
+		slow, _, err := slowBlock(requoted, sp.blockLine)
+		if err != nil {
+			t.Errorf("%s: fast path accepted a re-quoted block go-yaml rejects: %v", r.File, err)
+			continue
+		}
+		if diff := cmp.Diff(slow, fast, cmp.AllowUnexported(field{})); diff != "" {
+			t.Errorf("%s: fast path differs on the re-quoted block (-slow +fast):\n%s", r.File, diff)
+		}
+	}
+	t.Logf("%d re-quoted blocks and %d invalid blocks take the fast path", requoteN, invalidN)
 	t.Logf("%d corpus blocks take the fast path", fastN)
-	if fastN < 200 {
+	if fastN < 350 {
 		t.Errorf("only %d blocks take the fast path", fastN)
 	}
 }

@@ -143,8 +143,12 @@ func (e *parseError) Error() string { return fmt.Sprintf("line %d: %s", e.line, 
 // is the file line of the block's first line. ok is false when the block is
 // YAML but not a mapping.
 func parseBlock(block string, lineBase int) (fields []field, isMap bool, err error) {
-	if fields, ok := fastBlock(block, lineBase); ok {
+	fields, status, bad := fastBlock(block, lineBase)
+	switch status {
+	case fastOK:
 		return fields, true, nil
+	case fastInvalid:
+		return nil, false, &parseError{line: bad, msg: `an unquoted value cannot contain ": "`}
 	}
 	return slowBlock(block, lineBase)
 }

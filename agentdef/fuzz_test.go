@@ -75,12 +75,21 @@ func FuzzParseJSON(f *testing.F) {
 func FuzzFastPath(f *testing.F) {
 	f.Add("name: a\ndescription: Use it when needed, e.g. for x/y (z).\ntools: Read, Grep\nmodel:\n")
 	f.Add("name: a\n\ncolor: blue  \nk_1-x: v'q\"r\n")
+	f.Add("tools: [Read, \"Grep\", 'a''b']\nskills:\n  - x # c\n  - \"y\\\"z\"\nmaxTurns: 10  # cap\ndescription: |-\n  one\n  two\n\nmodel: opus\n")
+	f.Add("description: Use it when: needed\n")
+	f.Add("a:\n- x\n- 'y'\nb: >\n  folded\n  text\n")
 	f.Fuzz(func(t *testing.T, block string) {
-		fast, ok := fastBlock(block, 2)
-		if !ok {
+		fast, status, _ := fastBlock(block, 2)
+		if status == fastBail {
 			return
 		}
 		slow, isMap, err := slowBlock(block, 2)
+		if status == fastInvalid {
+			if err == nil {
+				t.Fatalf("fast path says invalid, go-yaml accepts %q", block)
+			}
+			return
+		}
 		if err != nil || !isMap {
 			t.Fatalf("fast path accepted %q, go-yaml: map=%v err=%v", block, isMap, err)
 		}

@@ -9,41 +9,49 @@ import (
 // "All tools", "All tools except A, B", "None", or the allow-list (after
 // removing denied entries and adding the memory tools of S-4.7).
 func ToolsNote(d *Definition) string {
-	allow := d.EffectiveTools()
-	deny := d.DisallowedTools
-	if hasRaw(deny, "*") {
-		return "None"
-	}
-	if allow == nil {
-		if len(deny) == 0 {
-			return "All tools"
-		}
-		return "All tools except " + joinRaw(deny)
-	}
-	if len(deny) > 0 {
-		kept := make([]ToolEntry, 0, len(allow))
-		for _, e := range allow {
-			if !hasRaw(deny, e.Raw) {
-				kept = append(kept, e)
-			}
-		}
-		allow = kept
-	}
-	if len(allow) == 0 {
-		return "None"
-	}
-	return joinRaw(allow)
+	var b strings.Builder
+	writeToolsNote(&b, d)
+	return b.String()
 }
 
-func joinRaw(es []ToolEntry) string {
-	var b strings.Builder
-	for i, e := range es {
-		if i > 0 {
+func writeToolsNote(b *strings.Builder, d *Definition) {
+	deny := d.DisallowedTools
+	if hasRaw(deny, "*") {
+		b.WriteString("None")
+		return
+	}
+	if d.AllTools() {
+		if len(deny) == 0 {
+			b.WriteString("All tools")
+			return
+		}
+		b.WriteString("All tools except ")
+		writeRaw(b, deny, nil, 0)
+		return
+	}
+	allow := d.Tools
+	if d.Memory != "" && len(d.Tools) > 0 {
+		allow = d.EffectiveTools()
+	}
+	if writeRaw(b, allow, deny, 0) == 0 {
+		b.WriteString("None")
+	}
+}
+
+// writeRaw writes the entries of es not in skip, joined by ", ", and
+// returns how many it wrote.
+func writeRaw(b *strings.Builder, es, skip []ToolEntry, n int) int {
+	for _, e := range es {
+		if hasRaw(skip, e.Raw) {
+			continue
+		}
+		if n > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString(e.Raw)
+		n++
 	}
-	return b.String()
+	return n
 }
 
 // Listing renders the agent listing of S-3.5: one line per definition,
@@ -69,7 +77,7 @@ func Listing(defs []*Definition) string {
 		b.WriteString(": ")
 		b.WriteString(d.Description)
 		b.WriteString(" (Tools: ")
-		b.WriteString(ToolsNote(d))
+		writeToolsNote(&b, d)
 		b.WriteString(")\n")
 	}
 	return b.String()
@@ -81,7 +89,23 @@ func Listing(defs []*Definition) string {
 // precedence, path and description, so the order never depends on the
 // input's.
 func SortDefinitions(defs []*Definition) {
-	slices.SortStableFunc(defs, func(a, b *Definition) int {
+	type keyed struct {
+		d     *Definition
+		ascii bool
+		lower string
+	}
+	ks := make([]keyed, len(defs))
+	for i, d := range defs {
+		ks[i].d = d
+		if d != nil {
+			ks[i].ascii = isASCII(d.Name)
+			if ks[i].ascii {
+				ks[i].lower = asciiLower(d.Name)
+			}
+		}
+	}
+	slices.SortStableFunc(ks, func(x, y keyed) int {
+		a, b := x.d, y.d
 		if a == nil || b == nil {
 			switch {
 			case a == b:
@@ -91,8 +115,23 @@ func SortDefinitions(defs []*Definition) {
 			}
 			return -1
 		}
-		if c := compareNames(a.Name, b.Name); c != 0 {
-			return c
+		switch {
+		case x.ascii && !y.ascii:
+			return -1
+		case !x.ascii && y.ascii:
+			return 1
+		case x.ascii:
+			if c := strings.Compare(x.lower, y.lower); c != 0 {
+				return c
+			}
+			// Same letters: lower case first, as localeCompare does.
+			if c := strings.Compare(b.Name, a.Name); c != 0 {
+				return c
+			}
+		default:
+			if c := strings.Compare(a.Name, b.Name); c != 0 {
+				return c
+			}
 		}
 		if c := a.Source.rank() - b.Source.rank(); c != 0 {
 			return c
@@ -102,23 +141,19 @@ func SortDefinitions(defs []*Definition) {
 		}
 		return strings.Compare(a.Description, b.Description)
 	})
+	for i := range ks {
+		defs[i] = ks[i].d
+	}
 }
 
-func compareNames(a, b string) int {
-	aa, ba := isASCII(a), isASCII(b)
-	switch {
-	case aa && !ba:
-		return -1
-	case !aa && ba:
-		return 1
-	case aa:
-		if c := strings.Compare(strings.ToLower(a), strings.ToLower(b)); c != 0 {
-			return c
+// asciiLower lowercases an ASCII string, allocating only when needed.
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			return strings.ToLower(s)
 		}
-		// Same letters: lower case first, as localeCompare does.
-		return strings.Compare(b, a)
 	}
-	return strings.Compare(a, b)
+	return s
 }
 
 func isASCII(s string) bool {

@@ -170,30 +170,43 @@ func Load(ctx context.Context, opts LoadOptions) (*Set, error) {
 	}
 
 	// Parse files in parallel; results land by index, so order is fixed.
+	// A few long-lived workers, each with its own read buffer, cost less
+	// than a goroutine per file.
 	type result struct {
 		def   *Definition
 		diags []Diagnostic
 	}
 	results := make([]result, len(cands))
+	workers := min(runtime.GOMAXPROCS(0), len(cands))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, c := range cands {
+	for w := 0; w < workers; w++ {
 		g.Go(func() error {
-			if err := gctx.Err(); err != nil {
-				return err
+			buf := make([]byte, 0, 64<<10)
+			for i := w; i < len(cands); i += workers {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				c := cands[i]
+				l := layers[c.layer]
+				data, tooBig, err := readSmall(c.path, buf)
+				switch {
+				case err != nil:
+					results[i].diags = []Diagnostic{{File: c.path, Severity: SeverityWarning, Message: fmt.Sprintf("cannot read agent file: %v", err)}}
+					continue
+				case tooBig:
+					results[i].diags = []Diagnostic{{File: c.path, Severity: SeverityWarning, Message: "agent file is over the 1 MiB limit; skipped"}}
+					continue
+				}
+				if cap(data) > cap(buf) && cap(data) <= MaxFileSize+1 {
+					buf = data[:0]
+				}
+				def, ds := ParseFile(c.path, data, l.source)
+				if def != nil && l.source == SourcePlugin {
+					def.Plugin = l.plugin
+					def.Name = l.plugin + ":" + def.Name
+				}
+				results[i] = result{def: def, diags: ds}
 			}
-			l := layers[c.layer]
-			data, err := os.ReadFile(c.path)
-			if err != nil {
-				results[i].diags = []Diagnostic{{File: c.path, Severity: SeverityWarning, Message: fmt.Sprintf("cannot read agent file: %v", err)}}
-				return nil
-			}
-			def, ds := ParseFile(c.path, data, l.source)
-			if def != nil && l.source == SourcePlugin {
-				def.Plugin = l.plugin
-				def.Name = l.plugin + ":" + def.Name
-			}
-			results[i] = result{def: def, diags: ds}
 			return nil
 		})
 	}
@@ -318,7 +331,7 @@ type foundFile struct {
 
 // scanDir lists the .md files under dir, recursively, in lexical order.
 // Symbolic links are followed, each real directory visited once (so a
-// link cycle ends); files over MaxFileSize are skipped with a warning.
+// link cycle ends). Files over MaxFileSize are skipped when read.
 func scanDir(dir string) ([]foundFile, []Diagnostic) {
 	var files []foundFile
 	var diags []Diagnostic
@@ -346,9 +359,8 @@ func scanDir(dir string) ([]foundFile, []Diagnostic) {
 		for _, e := range entries {
 			p := filepath.Join(d, e.Name())
 			typ := e.Type()
-			var info fs.FileInfo
 			if typ&fs.ModeSymlink != 0 {
-				info, err = os.Stat(p)
+				info, err := os.Stat(p)
 				if err != nil {
 					diags = append(diags, Diagnostic{File: p, Severity: SeverityWarning, Message: fmt.Sprintf("broken symbolic link: %v", err)})
 					continue
@@ -360,16 +372,6 @@ func scanDir(dir string) ([]foundFile, []Diagnostic) {
 				continue
 			}
 			if !typ.IsRegular() || !strings.HasSuffix(e.Name(), ".md") {
-				continue
-			}
-			if info == nil {
-				info, err = e.Info()
-				if err != nil {
-					continue
-				}
-			}
-			if info.Size() > MaxFileSize {
-				diags = append(diags, Diagnostic{File: p, Severity: SeverityWarning, Message: fmt.Sprintf("agent file is %d bytes, over the 1 MiB limit; skipped", info.Size())})
 				continue
 			}
 			files = append(files, foundFile{path: p, depth: depth})

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cadre-dev/cadre/permission"
 )
 
 // MaxNameLen is the longest agent name accepted (S-4.3).
@@ -81,7 +83,10 @@ var (
 	validEffort     = []string{"low", "medium", "high", "xhigh", "max"}
 	validMemory     = []string{"user", "project", "local"}
 	validIsolation  = []string{"worktree", "remote"}
-	validPermission = []string{"default", "acceptEdits", "plan", "dontAsk", "bypassPermissions", "auto"}
+	validPermission = []string{
+		string(permission.ModeDefault), string(permission.ModeAcceptEdits), string(permission.ModePlan),
+		string(permission.ModeDontAsk), string(permission.ModeBypassPermissions), string(permission.ModeAuto),
+	}
 )
 
 func contains(list []string, s string) bool {
@@ -346,7 +351,7 @@ func (b *builder) build(fields []field, fallbackName string, headLine int, sourc
 			def.PermissionMode = s
 		case isS && s == "manual":
 			def.PermissionMode = "default"
-		case isS && s == "bubble":
+		case isS && s == string(permission.ModeBubble):
 			b.warn(f.line, "permissionMode \"bubble\" is internal to forked agents; ignored — valid values: %s", strings.Join(validPermission, ", "))
 		default:
 			b.warn(f.line, "invalid permissionMode %s; ignored — valid values: %s", show(f.value), strings.Join(validPermission, ", "))

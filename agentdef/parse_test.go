@@ -380,7 +380,7 @@ func TestFrontmatterShapes(t *testing.T) {
 			desc: "Note: keep # this \\d text\nnext", diags: []string{"3 warning not strict YAML"}},
 		{name: "fallback never makes example lines keys", data: "---\nname: a\ndescription: Use it: always.\\n<example>\nuser: \"do x\"\nassistant: \"ok\"\ntools: Read\n---\n",
 			desc: "Use it: always.\n<example>", diags: []string{"3 warning not strict YAML", "4 warning example text", "5 warning example text"}},
-		{name: "fallback with tabs", data: "---\nname: a\ndescription: x: y\ntools:\n\t- Read\n---\n", desc: "x: y", diags: []string{"5 warning indented with a tab"}},
+		{name: "fallback with tabs", data: "---\nname: a\ndescription: x: y\ntools:\n\t- Read\n---\n", desc: "x: y", diags: []string{"3 warning not strict YAML"}},
 		{name: "tab-indented continuation", data: "---\nname: a\ndescription: x\n\ty\n---\n", desc: "x y", diags: []string{"4 warning indented with a tab"}},
 		{name: "fallback fails", data: "---\nname: a\ndescription: one: two\n<commentary>\nmore\n---\n", diags: []string{"4 error (\"<commentary>\") is neither"}},
 	}
