@@ -200,10 +200,10 @@ func (s *Session) deny(req Request, d Decision, why string, background bool) Out
 		b.WriteString(sentence(d.Reason))
 		if why != "" {
 			b.WriteString(" " + why)
-		} else if d.Rule == "" {
-			b.WriteString(" No one can approve permission prompts here.")
 		}
-		if r, ok := SuggestRule(req); ok && d.Rule == "" {
+		// Name the rule that would allow the call, but only when adding it
+		// really would (not in plan mode, not past an ask rule).
+		if r, ok := SuggestRule(req); ok && s.Checker().WithRules(r).Check(req).Behavior == Allow {
 			fmt.Fprintf(&b, " To allow calls like this, the user can add %q to permissions.allow in .cadre/settings.json or pass --allowedTools %q.", r.String(), r.String())
 		}
 	}
