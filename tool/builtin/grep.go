@@ -108,9 +108,12 @@ func runGrep(ctx context.Context, cfg Config, env *tool.Env, in grepInput) tool.
 	return tool.Output{Text: formatGrep(q, files, head, lineNums, cfg)}
 }
 
-// search runs q with ripgrep when it is available, else with Go.
+// search runs q with ripgrep when it is available, else with Go. A
+// single named file is always searched by Go: there is nothing to walk,
+// and ripgrep would treat a binary file named explicitly differently from
+// one found by walking.
 func search(ctx context.Context, cfg Config, q *grepQuery) ([]grepFile, error) {
-	if rg := cfg.ripgrep(); rg != "" {
+	if rg := cfg.ripgrep(); rg != "" && !q.rootIsFile {
 		return grepRipgrep(ctx, rg, q)
 	}
 	return grepGo(ctx, q, cfg.GrepWorkers)

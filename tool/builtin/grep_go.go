@@ -233,8 +233,8 @@ func matchLines(q *grepQuery, data []byte) []int {
 	var out []int
 	for _, loc := range locs {
 		s, e := loc[0], loc[1]
-		if s >= len(data) {
-			continue // an empty match after the last line
+		if s == len(data) && (len(data) == 0 || data[len(data)-1] == '\n') {
+			continue // an empty match after the last line end
 		}
 		last := s
 		if e > s {

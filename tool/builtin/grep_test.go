@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // requireRipgrep returns the rg binary. Without it the test fails, naming
@@ -363,4 +365,70 @@ func TestAsciiWordBoundaries(t *testing.T) {
 			t.Errorf("asciiWordBoundaries(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+func TestGrepExplicitBinaryFile(t *testing.T) {
+	env := testEnv(t)
+	writeFile(t, env.Cwd, "b.bin", "needle\x00rest")
+	for backend, cfg := range grepBackends(t) {
+		out := call(t, NewGrep(cfg), env, map[string]any{"pattern": "needle", "path": "b.bin"})
+		if out.Text != "No files found" {
+			t.Errorf("%s: %q", backend, out.Text)
+		}
+	}
+}
+
+// FuzzGrepInput runs the Go search with arbitrary patterns, globs and
+// flags over a small tree: any input gives a result, never a panic.
+func FuzzGrepInput(f *testing.F) {
+	f.Add("needle", "*.go", "", "content", 1, true, false)
+	f.Add(`a\nb`, "!x", "go", "count", 0, false, true)
+	f.Add("(", "[", "nope", "x", -1, false, false)
+	root := f.TempDir()
+	genTree(f, root, 60, 3)
+	env := &tool.Env{Cwd: root}
+	gr := NewGrep(Config{NoRipgrep: true, GrepWorkers: 2})
+	f.Fuzz(func(t *testing.T, pattern, glob, typ, mode string, ctxLines int, ci, ml bool) {
+		in := map[string]any{"pattern": pattern, "glob": glob, "type": typ, "output_mode": mode, "-C": ctxLines, "-i": ci, "multiline": ml}
+		out := call(t, gr, env, in)
+		if out.Text == "" {
+			t.Fatal("empty answer")
+		}
+	})
+}
+
+// FuzzGrepParity feeds arbitrary patterns to both search paths over a
+// small tree and requires the same results.
+func FuzzGrepParity(f *testing.F) {
+	rg := requireRipgrep(f)
+	f.Add(`\bfunc\b`, false, false)
+	f.Add(`(?i)NEEDLE\s`, true, false)
+	f.Add(`}\s*\n\s*\w`, false, true)
+	f.Add(`[^a-z]+$`, false, false)
+	f.Add(`\pL+code`, false, false)
+	root := f.TempDir()
+	genTree(f, root, 80, 5)
+	env := &tool.Env{Cwd: root}
+	f.Fuzz(func(t *testing.T, pattern string, ci, ml bool) {
+		if rg == "" {
+			return
+		}
+		in := grepInput{Pattern: pattern, IgnoreCase: ci, Multiline: ml, OutputMode: modeContent, Context: ptr(1)}
+		q, problem := newGrepQuery(env, in)
+		if problem != "" {
+			return
+		}
+		viaGo, err := grepGo(context.Background(), q, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		viaRg, err := grepRipgrep(context.Background(), rg, q)
+		if err != nil {
+			t.Logf("ripgrep rejected %q (as %q): %v", pattern, q.rgPattern, err)
+			return
+		}
+		if diff := cmp.Diff(normalize(q, viaRg), normalize(q, viaGo)); diff != "" {
+			t.Fatalf("pattern %q (rg: %q): results differ (-rg +go):\n%s", pattern, q.rgPattern, diff)
+		}
+	})
 }
