@@ -1,0 +1,193 @@
+package cadre
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// recorderFunc adapts a function to loop.Recorder.
+type recorderFunc func(m llm.Message, model string, usage *llm.Usage) error
+
+// AppendMessage calls f.
+func (f recorderFunc) AppendMessage(m llm.Message, model string, usage *llm.Usage) error {
+	return f(m, model, usage)
+}
+
+// agent is one running agent of the tree: the main agent (depth 0) or a
+// sub-agent. Every agent runs the same loop (loop.Run) with its own
+// configuration.
+type agent struct {
+	run       *runState
+	parent    *agent
+	id        string // "" for the main agent
+	typ       string
+	toolUseID string // the Agent call that started it
+	depth     int
+	def       *agentdef.Definition
+	modelID   string
+	modelRule string
+	pool      *tool.Pool
+	spec      *agentToolSpec // nil when the agent cannot spawn
+	types     []string       // spawnable types; nil means any
+	perms     permission.Effective
+	env       *tool.Env
+	system    string
+	maxTurns  int
+	effort    string
+	// unavailable maps withheld tool names to the message a call gets.
+	unavailable map[string]string
+
+	mu        sync.Mutex
+	usage     llm.Usage // own requests plus finished children's subtrees
+	models    []string  // models used in the subtree
+	toolStats map[string]int
+	toolUses  int
+}
+
+type agentKey struct{}
+
+// withAgent marks ctx as running inside a; the Agent tool finds its owner
+// this way.
+func withAgent(ctx context.Context, a *agent) context.Context {
+	return context.WithValue(ctx, agentKey{}, a)
+}
+
+func agentFrom(ctx context.Context) *agent {
+	a, _ := ctx.Value(agentKey{}).(*agent)
+	return a
+}
+
+// authorizer builds the agent's permission session; nil when the runtime
+// checks no permissions.
+func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
+	p := a.run.rt.cfg.Permissions
+	if p == nil {
+		return nil, nil
+	}
+	home := p.Home
+	if home == "" {
+		home = a.run.rt.cfg.Getenv("HOME")
+	}
+	cc := a.perms.CheckerConfig(a.env.Cwd, a.env.Dirs, home)
+	cc.DisableBypass = p.Limits.DisableBypass
+	checker, err := permission.NewChecker(cc)
+	if err != nil {
+		return nil, fmt.Errorf("permissions of agent %s: %w", a.label(), err)
+	}
+	return permission.NewSession(permission.SessionConfig{
+		Checker: checker, Prompter: p.Prompter, AgentID: a.id, AgentType: a.typ, Background: background, Log: a.run.denials,
+	})
+}
+
+func (a *agent) label() string {
+	if a.id == "" {
+		return "main"
+	}
+	return a.typ + " " + a.id
+}
+
+// runLoop runs the agent's loop over msgs, forwarding its events to the
+// run's stream, and returns the loop's result.
+func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Recorder) (*loop.Result, error) {
+	auth, err := a.authorizer(false)
+	if err != nil {
+		return nil, err
+	}
+	cfg := loop.Config{
+		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, Tools: a.pool, Env: a.env,
+		MaxTurns: a.maxTurns, MaxTokens: a.run.rt.cfg.MaxTokens, Effort: a.effort, Recorder: rec,
+		AgentID: a.id, AgentType: a.typ, Unavailable: a.unavailable, Now: a.run.rt.cfg.Now,
+	}
+	if auth != nil {
+		cfg.Authorizer = auth
+	}
+	a.noteModel(a.modelID)
+	ctx = withAgent(ctx, a)
+	for ev, err := range loop.Run(ctx, cfg, msgs) {
+		if err != nil {
+			return nil, err
+		}
+		out := Event{AgentID: a.id, ParentToolUseID: a.toolUseID}
+		switch ev.Kind {
+		case loop.TextDelta:
+			out.Type, out.Text = EventText, ev.Text
+		case loop.ThinkingDelta:
+			out.Type, out.Text = EventThinking, ev.Text
+		case loop.Retry:
+			out.Type, out.Retry = EventRetry, ev.Retry
+		case loop.AssistantMessage:
+			a.addUsage(ev.Usage)
+			a.run.addUsage(ev.Usage)
+			out.Type, out.Message, out.Usage = EventAssistant, ev.Message, ev.Usage
+		case loop.ToolStart:
+			out.Type, out.Call = EventToolStart, ev.Call
+		case loop.ToolEnd:
+			a.noteTool(ev.Call.Name)
+			o := ev.ToolResult.Output
+			out.Type, out.Call = EventToolEnd, ev.Call
+			out.ToolResult = &ToolResult{Text: o.Text, IsError: o.IsError, Denied: ev.ToolResult.Denied, Duration: ev.ToolResult.Duration}
+		case loop.UserMessage:
+			out.Type, out.Message = EventUser, ev.Message
+		case loop.Done:
+			return ev.Result, nil
+		}
+		if out.Type == "" {
+			continue
+		}
+		if err := a.run.send(ctx, out); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("agent loop ended without a result")
+}
+
+func (a *agent) addUsage(u llm.Usage) {
+	a.mu.Lock()
+	a.usage = a.usage.Add(u)
+	a.mu.Unlock()
+}
+
+func (a *agent) noteModel(id string) {
+	a.mu.Lock()
+	if !slices.Contains(a.models, id) {
+		a.models = append(a.models, id)
+	}
+	a.mu.Unlock()
+}
+
+func (a *agent) noteTool(name string) {
+	a.mu.Lock()
+	if a.toolStats == nil {
+		a.toolStats = map[string]int{}
+	}
+	a.toolStats[name]++
+	a.toolUses++
+	a.mu.Unlock()
+}
+
+// absorb rolls a finished child's usage and models into a (S-1.4).
+func (a *agent) absorb(child *agent) {
+	child.mu.Lock()
+	u, models := child.usage, append([]string(nil), child.models...)
+	child.mu.Unlock()
+	a.mu.Lock()
+	a.usage = a.usage.Add(u)
+	for _, m := range models {
+		if !slices.Contains(a.models, m) {
+			a.models = append(a.models, m)
+		}
+	}
+	a.mu.Unlock()
+}

@@ -1,0 +1,420 @@
+// Package cadre is a runtime for LLM agents that delegate work to
+// sub-agents. A Runtime holds one session: a model, a working directory,
+// tools, permissions and agent definitions; Run sends it a prompt and
+// streams what happens, sub-agents included.
+//
+// The command-line tool cmd/cadre is a thin layer over this package, so
+// everything it does is reachable from Go.
+package cadre
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/tool"
+	"github.com/cadre-dev/cadre/tool/builtin"
+	"github.com/cadre-dev/cadre/transcript"
+)
+
+// Config configures a Runtime. Model and ModelID are required.
+type Config struct {
+	// Model answers requests of every agent; ModelID is the main agent's
+	// model id. Sub-agents may use other ids of the same provider.
+	Model   llm.Model
+	ModelID string
+	// ResolveModel maps a model alias (sonnet, opus, haiku, or one from
+	// settings) to a model id; nil means ids are used as given.
+	ResolveModel func(alias string) (id string, ok bool)
+	// Cwd is the working directory; "" means the process's.
+	Cwd string
+	// AddDirs are further working directories the agents may use.
+	AddDirs []string
+	// Tools replaces the built-in tools when non-nil. The Agent tool is
+	// added unless DisableSubagents is set.
+	Tools []tool.Tool
+	// SystemPrompt replaces the default system prompt when non-empty;
+	// AppendSystemPrompt is added to whichever is used.
+	SystemPrompt       string
+	AppendSystemPrompt string
+	// MaxTurns bounds the main agent's model requests; 0 means no bound.
+	MaxTurns int
+	// MaxTokens bounds each answer; 0 lets the provider adapter choose.
+	MaxTokens int64
+	// Permissions decides every tool call of every agent. Nil allows
+	// every call: an embedder that runs untrusted prompts must set it.
+	Permissions *Permissions
+	// Agents are the agent definitions sub-agents are made from (see
+	// agentdef.Load); nil means the built-in agents.
+	Agents []*agentdef.Definition
+	// DisableSubagents removes the Agent tool.
+	DisableSubagents bool
+	// Limits bound sub-agent spawning.
+	Limits Limits
+	// StateDir is where transcripts go; "" means $XDG_STATE_HOME/cadre or
+	// ~/.local/state/cadre. NoTranscript turns transcripts off.
+	StateDir     string
+	NoTranscript bool
+	// SessionID names the session; "" makes a new random one.
+	SessionID string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Getenv reads the environment (CADRE_SUBAGENT_MODEL,
+	// CADRE_SUBAGENT_MODEL_FORCE, XDG_STATE_HOME, HOME); nil means
+	// os.Getenv.
+	Getenv func(string) string
+}
+
+// Permissions configures permission checking for the session.
+type Permissions struct {
+	// Mode is the main agent's permission mode; "" means default.
+	Mode permission.Mode
+	// Rules are the allow, ask and deny rules with their sources.
+	Rules []permission.Rule
+	// Limits bound the modes any agent may use.
+	Limits permission.SessionLimits
+	// Prompter asks a person; nil means nobody can be asked (headless),
+	// so what would be asked is denied with an explanation.
+	Prompter permission.Prompter
+	// Home expands ~ in rules; "" means $HOME.
+	Home string
+}
+
+// Runtime is one agent session. Run may be called again to continue the
+// conversation, but not concurrently.
+type Runtime struct {
+	cfg      Config
+	gate     *gate
+	defs     map[string]*agentdef.Definition
+	defList  []*agentdef.Definition
+	base     *tool.Pool // the tools before the Agent tool is added
+	system   string
+	session  string
+	stateDir string
+	tpath    string
+	mainSpec *agentToolSpec
+	mainPool *tool.Pool
+	git      *gitSnapshot
+
+	specMu sync.Mutex
+	specs  map[string]*agentToolSpec
+
+	mu       sync.Mutex
+	messages []llm.Message
+}
+
+// New validates cfg and prepares a session. It does no network I/O.
+func New(cfg Config) (*Runtime, error) {
+	if cfg.Model == nil {
+		return nil, errors.New("cadre: Config.Model is required")
+	}
+	if cfg.ModelID == "" {
+		return nil, errors.New("cadre: Config.ModelID is required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	if cfg.Cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("cadre: working directory: %w", err)
+		}
+		cfg.Cwd = wd
+	}
+	var err error
+	if cfg.Cwd, err = checkDir(cfg.Cwd); err != nil {
+		return nil, fmt.Errorf("cadre: working directory: %w", err)
+	}
+	dirs := make([]string, len(cfg.AddDirs))
+	for i, d := range cfg.AddDirs {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(cfg.Cwd, d)
+		}
+		if dirs[i], err = checkDir(d); err != nil {
+			return nil, fmt.Errorf("cadre: additional directory: %w", err)
+		}
+	}
+	cfg.AddDirs = dirs
+	if cfg.Permissions != nil {
+		if _, err := permission.ParseMode(string(cfg.Permissions.Mode)); err != nil {
+			return nil, fmt.Errorf("cadre: %w", err)
+		}
+	}
+	r := &Runtime{cfg: cfg, gate: newGate(cfg.Limits), defs: map[string]*agentdef.Definition{}, git: &gitSnapshot{dir: cfg.Cwd},
+		specs: map[string]*agentToolSpec{}}
+	r.defList = cfg.Agents
+	if r.defList == nil {
+		r.defList = agentdef.Builtins()
+	}
+	for _, d := range r.defList {
+		r.defs[d.Name] = d
+	}
+	tools := cfg.Tools
+	if tools == nil {
+		tools = builtin.Tools(builtin.Config{})
+	}
+	r.base = tool.NewPool(tools...)
+	if rules := r.rootPerms().Rules; len(rules) > 0 {
+		// Tools a deny rule forbids outright are not offered at all.
+		r.base = r.base.Filter(func(t tool.Tool) bool {
+			_, denied := wholeToolDenied(rules, t.Spec().Name)
+			return !denied
+		})
+	}
+	r.session = cfg.SessionID
+	if r.session == "" {
+		r.session = newSessionID()
+	}
+	if !cfg.NoTranscript {
+		dir := cfg.StateDir
+		if dir == "" {
+			if dir, err = transcript.StateDir(cfg.Getenv); err != nil {
+				return nil, fmt.Errorf("cadre: %w", err)
+			}
+		}
+		r.stateDir = dir
+		r.tpath = transcript.SessionPath(dir, cfg.Cwd, r.session)
+	}
+	r.system = r.renderSystem()
+	r.mainPool = r.base
+	if !cfg.DisableSubagents && r.gate.limits.MaxDepth > 0 {
+		if _, denied := wholeToolDenied(r.rootPerms().Rules, AgentToolName); !denied {
+			r.mainSpec = r.agentSpec(r.rootPerms().Rules, nil)
+			r.mainPool = tool.NewPool(append([]tool.Tool{&agentTool{spec: r.mainSpec}}, r.base.Tools()...)...)
+		}
+	}
+	return r, nil
+}
+
+func checkDir(d string) (string, error) {
+	abs, err := filepath.Abs(d)
+	if err != nil {
+		return "", err
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("%s: no such directory", d)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("%s: not a directory", d)
+	}
+	return abs, nil
+}
+
+// newSessionID returns a random UUID (version 4) as text.
+func newSessionID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// newAgentID returns "a" + 16 hex digits (S-3.7).
+func newAgentID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "a" + hex.EncodeToString(b[:])
+}
+
+func (r *Runtime) rootPerms() permission.Effective {
+	if r.cfg.Permissions == nil {
+		return permission.Effective{Mode: permission.ModeBypassPermissions}
+	}
+	m, _ := permission.ParseMode(string(r.cfg.Permissions.Mode))
+	return permission.Effective{Mode: m, NoPrompt: m == permission.ModeDontAsk, Rules: r.cfg.Permissions.Rules}
+}
+
+func (r *Runtime) renderSystem() string {
+	base := r.cfg.SystemPrompt
+	if base == "" {
+		base = prompts.Main()
+	}
+	parts := []string{base, r.environment(r.cfg.Cwd, r.cfg.ModelID).Render()}
+	if r.cfg.SystemPrompt == "" {
+		if block := instructionsBlock(r.cfg.Cwd); block != "" {
+			parts = append(parts, block)
+		}
+	}
+	if r.cfg.AppendSystemPrompt != "" {
+		parts = append(parts, r.cfg.AppendSystemPrompt)
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+func (r *Runtime) environment(cwd, modelID string) prompts.Environment {
+	_, branch, isRepo := prompts.GitInfo(cwd)
+	return prompts.Environment{Cwd: cwd, Dirs: r.cfg.AddDirs, ModelID: modelID, Date: r.cfg.Now(), GitRepo: isRepo, GitBranch: branch}
+}
+
+func instructionsBlock(dir string) string {
+	name, text := prompts.ProjectInstructions(dir)
+	if text == "" {
+		return ""
+	}
+	return fmt.Sprintf("<project-instructions file=%q>\n%s\n</project-instructions>", name, text)
+}
+
+// SessionID names the session.
+func (r *Runtime) SessionID() string { return r.session }
+
+// TranscriptPath is the session's transcript file ("" when off).
+func (r *Runtime) TranscriptPath() string { return r.tpath }
+
+// ToolNames lists the main agent's tools in the order the model sees them.
+func (r *Runtime) ToolNames() []string { return r.mainPool.Names() }
+
+// SystemPrompt is the rendered system prompt of the main agent.
+func (r *Runtime) SystemPrompt() string { return r.system }
+
+// Run sends prompt to the main agent and streams the run: EventInit first,
+// EventResult last, with every sub-agent's events in between (marked with
+// their AgentID). A failed run ends with an error instead of a result. The
+// conversation carries over to the next Run of the same Runtime. Breaking
+// out of the loop cancels the run and waits for it to wind down.
+func (r *Runtime) Run(ctx context.Context, prompt string) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		if strings.TrimSpace(prompt) == "" {
+			yield(Event{}, errors.New("cadre: empty prompt"))
+			return
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		run := &runState{rt: r, events: make(chan item, 64), start: r.cfg.Now(), denials: &permission.DenialLog{},
+			stats: SubagentStats{Refused: map[string]int{}}}
+		go run.produce(ctx, prompt)
+		for it := range run.events {
+			if !yield(it.ev, it.err) {
+				cancel()
+				for range run.events {
+					// Drain until the producer has wound down.
+				}
+				return
+			}
+		}
+	}
+}
+
+// item is one element of a run's merged event stream.
+type item struct {
+	ev  Event
+	err error
+}
+
+// runState is one Run: the merged event stream of every agent, the run's
+// counters and the denial log.
+type runState struct {
+	rt      *Runtime
+	events  chan item
+	start   time.Time
+	denials *permission.DenialLog
+
+	mu    sync.Mutex
+	usage llm.Usage
+	stats SubagentStats
+}
+
+// send delivers an event to the consumer; it fails once the run is
+// cancelled.
+func (s *runState) send(ctx context.Context, ev Event) error {
+	select {
+	case s.events <- item{ev: ev}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *runState) addUsage(u llm.Usage) {
+	s.mu.Lock()
+	s.usage = s.usage.Add(u)
+	s.mu.Unlock()
+}
+
+func (s *runState) count(f func(st *SubagentStats)) {
+	s.mu.Lock()
+	f(&s.stats)
+	s.mu.Unlock()
+}
+
+// produce runs the main agent and closes the stream when it has ended.
+func (s *runState) produce(ctx context.Context, prompt string) {
+	defer close(s.events)
+	r := s.rt
+	// The consumer reads until the stream is closed (Run drains it after a
+	// break), so the final error is always delivered.
+	fail := func(err error) { s.events <- item{err: err} }
+	var rec *transcript.Writer
+	if r.tpath != "" {
+		w, err := transcript.Create(r.tpath, r.session, "", r.cfg.Now)
+		if err != nil {
+			fail(fmt.Errorf("cadre: %w", err))
+			return
+		}
+		defer w.Close()
+		rec = w
+	}
+	if r.mainSpec != nil {
+		// Take the git snapshot sub-agents will see while the first model
+		// request is in flight, so no spawn waits for git.
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); r.git.status(r.cfg.Cwd) }()
+		defer wg.Wait()
+	}
+	main := &agent{
+		run: s, id: "", typ: "main", modelID: r.cfg.ModelID, pool: r.mainPool, spec: r.mainSpec,
+		perms: r.rootPerms(), system: r.system, maxTurns: r.cfg.MaxTurns,
+	}
+	main.env = &tool.Env{Cwd: r.cfg.Cwd, Dirs: r.cfg.AddDirs, Files: tool.NewFileState()}
+	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: r.cfg.ModelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath}}); err != nil {
+		return
+	}
+	r.mu.Lock()
+	msgs := append(append([]llm.Message(nil), r.messages...), llm.UserText(prompt))
+	r.mu.Unlock()
+	var recorder recorderFunc
+	if rec != nil {
+		recorder = rec.AppendMessage
+	}
+	res, err := main.runLoop(ctx, msgs, recorder)
+	if err != nil {
+		if ctx.Err() != nil {
+			fail(ctx.Err())
+		} else {
+			fail(err)
+		}
+		return
+	}
+	r.mu.Lock()
+	r.messages = res.Messages
+	r.mu.Unlock()
+	subtype := "success"
+	if res.MaxTurnsHit {
+		subtype = "error_max_turns"
+	}
+	s.mu.Lock()
+	out := &Result{
+		Text: res.Text, IsError: res.MaxTurnsHit, Subtype: subtype, NumTurns: res.Turns, ToolUses: res.ToolUses,
+		Duration: r.cfg.Now().Sub(s.start), Usage: s.usage, SessionID: r.session, TranscriptPath: r.tpath,
+		PermissionDenials: s.denials.All(), Subagents: s.stats,
+	}
+	s.mu.Unlock()
+	_ = s.send(ctx, Event{Type: EventResult, Result: out})
+}

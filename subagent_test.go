@@ -1,0 +1,445 @@
+package cadre
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+func agentCall(typ, prompt string) map[string]any {
+	in := map[string]any{"description": "a task", "prompt": prompt}
+	if typ != "" {
+		in["subagent_type"] = typ
+	}
+	return in
+}
+
+func TestNamedAgent(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("Explore", "CHILD-1: where is x defined?")), llmtest.Text("x is in a.go"))
+	h.srv.Script("CHILD-1", llmtest.Text("x is defined in /p/a.go:3"))
+	evs, res, rt := mustRun(t, h.config(), "MAIN: find x")
+
+	if res.Text != "x is in a.go" || res.Subagents.Spawned != 1 || res.Subagents.Completed != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	report := h.toolResults("MAIN")[0]
+	contains(t, report, "<agent-report>\n  x is defined in /p/a.go:3\n</agent-report>")
+	if strings.Contains(report, "agent_id:") {
+		t.Fatalf("Explore is one-shot; the report must be the frame alone:\n%s", report)
+	}
+
+	child := h.srv.RequestsFor("CHILD-1")[0]
+	explore := rt.defs["Explore"]
+	contains(t, child.System, strings.TrimSpace(explore.Body))
+	contains(t, child.System, prompts.Subagent())
+	if strings.Contains(child.System, "<git-status") {
+		t.Fatal("Explore omits git status")
+	}
+	want := computeCeiling(ceilingInput{ParentTools: rt.mainPool.Names(), ParentPerms: rt.rootPerms(), Def: explore, Depth: 1, MaxDepth: 3}).tools
+	if diff := cmp.Diff(want, child.ToolNames()); diff != "" {
+		t.Fatalf("child tools (-computed +sent):\n%s", diff)
+	}
+	for _, banned := range []string{"Agent", "Edit", "Write"} {
+		if slices.Contains(child.ToolNames(), banned) {
+			t.Fatalf("Explore got %s", banned)
+		}
+	}
+
+	var started *TaskInfo
+	var done *SubagentResult
+	for _, ev := range evs {
+		switch ev.Type {
+		case EventTaskStarted:
+			started = ev.Task
+		case EventTaskCompleted:
+			done = ev.Subagent
+		}
+	}
+	if started == nil || done == nil {
+		t.Fatal("missing task events")
+	}
+	if !strings.HasPrefix(started.AgentID, "a") || len(started.AgentID) != 17 || started.Depth != 1 || started.AgentType != "Explore" {
+		t.Fatalf("task started %+v", started)
+	}
+	if started.ToolUseID != llmtest.ToolUseID("MAIN", 1) || started.Receipt.ModelRule != ModelRuleParent {
+		t.Fatalf("task started %+v", started)
+	}
+	if done.Status != "completed" || done.Model != "claude-sonnet-4-5" || done.Turns != 1 || done.Usage.OutputTokens == 0 {
+		t.Fatalf("completed %+v", done)
+	}
+	// Usage rolls up: the run's total includes the child's.
+	if res.Usage.OutputTokens <= done.Usage.OutputTokens {
+		t.Fatalf("run usage %+v does not include the child's %+v", res.Usage, done.Usage)
+	}
+	// Transcript and meta beside the session's.
+	b, err := os.ReadFile(strings.TrimSuffix(done.TranscriptPath, ".jsonl") + ".meta.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta agentMeta
+	if err := json.Unmarshal(b, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if !meta.Finished || meta.Status != "completed" || meta.Parent != "main" || meta.ToolUseID != started.ToolUseID || len(meta.Receipt.Tools) == 0 {
+		t.Fatalf("meta %+v", meta)
+	}
+	if filepath.Dir(filepath.Dir(done.TranscriptPath)) != filepath.Dir(rt.TranscriptPath()) {
+		t.Fatalf("child transcript %s not beside %s", done.TranscriptPath, rt.TranscriptPath())
+	}
+}
+
+func TestGeneralPurposeReportAndDefault(t *testing.T) {
+	h := newHarness(t)
+	// No subagent_type and forking off: general-purpose (S-3.3).
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("", "CHILD-1: do it")), llmtest.Text("ok"))
+	h.srv.Script("CHILD-1", llmtest.Text("did it"))
+	_, res, _ := mustRun(t, h.config(), "MAIN")
+	report := h.toolResults("MAIN")[0]
+	contains(t, report, "(general-purpose)")
+	contains(t, report, "agent_id: a")
+	contains(t, report, "usage: ")
+	if res.Subagents.Completed != 1 {
+		t.Fatalf("stats %+v", res.Subagents)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	cases := []struct {
+		name, typ, want, reason string
+		perms                   *Permissions
+	}{
+		{"unknown type", "Nope", `Unknown agent type "Nope". Available agent types: general-purpose, Explore, Plan, verification.`, RefusedUnknownType, nil},
+		{"fork off", "fork", "Forking is not enabled", "fork", nil},
+		{"denied type", "Explore", "Agent(Explore) from settings.json", "", &Permissions{Mode: permission.ModeBypassPermissions,
+			Rules: []permission.Rule{{Behavior: permission.Deny, Tool: "Agent", Content: "Explore", Source: "settings.json"}}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall(c.typ, "CHILD-x")), llmtest.Text("ok"))
+			cfg := h.config()
+			cfg.Permissions = c.perms
+			_, res, _ := mustRun(t, cfg, "MAIN")
+			got := h.toolResults("MAIN")[0]
+			contains(t, got, c.want)
+			if c.reason == "" {
+				// The permission check refuses the call before it reaches
+				// the tool; it is a recorded denial.
+				if len(res.PermissionDenials) != 1 || res.PermissionDenials[0].ToolName != "Agent" {
+					t.Fatalf("denials %+v", res.PermissionDenials)
+				}
+			} else if res.Subagents.Refused[c.reason] != 1 || res.Subagents.Spawned != 0 {
+				t.Fatalf("stats %+v", res.Subagents)
+			}
+			if len(h.srv.RequestsFor("CHILD-x")) != 0 {
+				t.Fatal("a refused child sent a request")
+			}
+			if c.perms != nil {
+				// A denied type is never listed (S-3.4).
+				desc := toolSpec(t, h.srv.RequestsFor("MAIN")[0].Tools, "Agent").Description
+				if strings.Contains(desc, "- Explore:") {
+					t.Fatalf("denied type listed:\n%s", desc)
+				}
+				contains(t, desc, "- Plan:")
+			}
+		})
+	}
+}
+
+func toolSpec(t *testing.T, specs []llm.ToolSpec, name string) llm.ToolSpec {
+	t.Helper()
+	for _, s := range specs {
+		if s.Name == name {
+			return s
+		}
+	}
+	t.Fatalf("no tool %s", name)
+	return llm.ToolSpec{}
+}
+
+func TestParallelChildrenResultsInCallOrder(t *testing.T) {
+	h := newHarness(t)
+	const n = 16
+	calls := make([]llmtest.Call, n)
+	for i := range n {
+		calls[i] = llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", fmt.Sprintf("CHILD-%02d: read", i))}
+		// Later children answer sooner, so finishing order is the reverse
+		// of call order.
+		h.srv.Script(fmt.Sprintf("CHILD-%02d", i), llmtest.Text(fmt.Sprintf("done %d", i)).WithDelay(time.Duration(n-i)*15*time.Millisecond))
+	}
+	h.srv.Script("MAIN", llmtest.ToolUses(calls...), llmtest.Text("all done"))
+	_, res, _ := mustRun(t, h.config(), "MAIN")
+	results := h.toolResults("MAIN")
+	if len(results) != n {
+		t.Fatalf("%d results", len(results))
+	}
+	for i, r := range results {
+		contains(t, r, fmt.Sprintf("  done %d\n", i))
+	}
+	if res.Subagents.Completed != n {
+		t.Fatalf("stats %+v", res.Subagents)
+	}
+	// They ran at the same time: some child request arrived before another
+	// one had been answered.
+	var children []*llmtest.Request
+	for _, r := range h.srv.Requests() {
+		if strings.HasPrefix(r.Key, "CHILD-") {
+			children = append(children, r)
+		}
+	}
+	overlap := 0
+	for _, a := range children {
+		for _, b := range children {
+			if a != b && a.Arrived.Before(b.Finished) && b.Arrived.Before(a.Finished) {
+				overlap++
+			}
+		}
+	}
+	if overlap == 0 {
+		t.Fatal("children did not run concurrently")
+	}
+}
+
+func TestNestingLimit(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-D1")), llmtest.Text("top done"))
+	h.srv.Script("CHILD-D1", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-D2")), llmtest.Text("d1 done"))
+	h.srv.Script("CHILD-D2", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-D3")), llmtest.Text("d2 done"))
+	h.srv.Script("CHILD-D3", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-D4")), llmtest.Text("d3 done"))
+	_, res, _ := mustRun(t, h.config(), "MAIN")
+	if res.Subagents.Completed != 3 || res.Subagents.Spawned != 3 {
+		t.Fatalf("stats %+v", res.Subagents)
+	}
+	if len(h.srv.RequestsFor("CHILD-D4")) != 0 {
+		t.Fatal("depth 4 started")
+	}
+	d3 := h.srv.RequestsFor("CHILD-D3")
+	if slices.Contains(d3[0].ToolNames(), "Agent") {
+		t.Fatal("an agent at the depth cap was offered Agent")
+	}
+	if !slices.Contains(h.srv.RequestsFor("CHILD-D2")[0].ToolNames(), "Agent") {
+		t.Fatal("depth 2 lost Agent")
+	}
+	contains(t, h.toolResults("CHILD-D3")[0], "nesting limit reached (depth 3 of 3)")
+	contains(t, h.toolResults("MAIN")[0], "d1 done")
+}
+
+func TestParentDenyBindsGrandchild(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-G1")), llmtest.Text("ok"))
+	h.srv.Script("CHILD-G1", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-G2")), llmtest.Text("ok"))
+	h.srv.Script("CHILD-G2", llmtest.ToolUse("Bash", map[string]any{"command": "rm -rf build"}), llmtest.Text("could not"))
+	cfg := h.config()
+	cfg.Permissions = &Permissions{Mode: permission.ModeBypassPermissions,
+		Rules: []permission.Rule{{Behavior: permission.Deny, Tool: "Bash", Content: "rm:*", Source: "/etc/cadre/managed-settings.json"}}}
+	_, res, _ := mustRun(t, cfg, "MAIN")
+	got := h.toolResults("CHILD-G2")[0]
+	contains(t, got, "rm:*")
+	if len(res.PermissionDenials) != 1 || res.PermissionDenials[0].ToolName != "Bash" || res.PermissionDenials[0].AgentID == "" {
+		t.Fatalf("denials %+v", res.PermissionDenials)
+	}
+}
+
+func TestChildMaxTurnsAndModel(t *testing.T) {
+	h := newHarness(t)
+	def, diags := agentdef.ParseFile("/defs/looper.md", []byte("---\nname: looper\ndescription: loops\nmodel: haiku\nmaxTurns: 1\ntools: Read, Grep\n---\nYou loop.\n"), agentdef.SourceProject)
+	if def == nil {
+		t.Fatal(diags)
+	}
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("looper", "CHILD-L")), llmtest.Text("ok"))
+	h.srv.Script("CHILD-L", llmtest.ToolUse("Read", map[string]any{"file_path": "/etc/hostname"}).WithText("I found something so far"))
+	cfg := h.config()
+	cfg.Agents = append(agentdef.Builtins(), def)
+	cfg.ResolveModel = func(alias string) (string, bool) {
+		m := map[string]string{"haiku": "claude-haiku-4-5", "sonnet": "claude-sonnet-4-5"}
+		id, ok := m[alias]
+		return id, ok
+	}
+	evs, _, _ := mustRun(t, cfg, "MAIN")
+	child := h.srv.RequestsFor("CHILD-L")
+	if len(child) != 1 || child[0].Model != "claude-haiku-4-5" {
+		t.Fatalf("child requests %d model %q", len(child), child[0].Model)
+	}
+	if diff := cmp.Diff([]string{"Grep", "Read"}, child[0].ToolNames()); diff != "" {
+		t.Fatalf("tools:\n%s", diff)
+	}
+	report := h.toolResults("MAIN")[0]
+	contains(t, report, "I found something so far")
+	contains(t, report, "stopped at its limit of 1 turns")
+	for _, ev := range evs {
+		if ev.Type == EventTaskCompleted && (ev.Subagent.Receipt.ModelRule != ModelRuleDefinition || !ev.Subagent.MaxTurnsHit) {
+			t.Fatalf("completed %+v", ev.Subagent)
+		}
+	}
+}
+
+func TestModelPrecedence(t *testing.T) {
+	resolve := func(alias string) (string, bool) {
+		m := map[string]string{"haiku": "claude-haiku-4-5", "sonnet": "claude-sonnet-4-5", "opus": "claude-opus-4-1"}
+		id, ok := m[alias]
+		return id, ok
+	}
+	parent := "claude-sonnet-4-5-20250929"
+	cases := []struct {
+		name                   string
+		forced, call, def, env string
+		wantID, wantRule       string
+	}{
+		{"forced beats all", "opus", "haiku", "haiku", "haiku", "claude-opus-4-1", ModelRuleForced},
+		{"call beats definition", "", "haiku", "opus", "opus", "claude-haiku-4-5", ModelRuleCall},
+		{"definition beats env", "", "", "opus", "haiku", "claude-opus-4-1", ModelRuleDefinition},
+		{"env beats parent", "", "", "", "haiku", "claude-haiku-4-5", ModelRuleEnv},
+		{"parent last", "", "", "", "", parent, ModelRuleParent},
+		{"inherit is the parent", "", "", "inherit", "haiku", parent, ModelRuleDefinition},
+		{"own family keeps the exact id", "", "sonnet", "", "", parent, ModelRuleCall},
+		{"an id passes through", "", "my-model-7", "", "", "my-model-7", ModelRuleCall},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			id, rule := resolveSubagentModel(modelChoice{Forced: c.forced, Call: c.call, Definition: c.def, Env: c.env, Parent: parent, Resolve: resolve})
+			if id != c.wantID || rule != c.wantRule {
+				t.Fatalf("got %s by %s, want %s by %s", id, rule, c.wantID, c.wantRule)
+			}
+		})
+	}
+}
+
+func TestForcedModelHidesModelField(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Script("MAIN", llmtest.Text("ok"))
+	cfg := h.config()
+	cfg.Getenv = func(k string) string {
+		if k == "CADRE_SUBAGENT_MODEL_FORCE" {
+			return "haiku"
+		}
+		return ""
+	}
+	mustRun(t, cfg, "MAIN")
+	schema := string(toolSpec(t, h.srv.RequestsFor("MAIN")[0].Tools, "Agent").InputSchema)
+	if strings.Contains(schema, `"model"`) || strings.Contains(schema, "run_in_background") {
+		t.Fatalf("schema shows unsupported fields: %s", schema)
+	}
+}
+
+// boomIn is the input of the panicking test tool.
+type boomIn struct{}
+
+func TestPanickingToolInChild(t *testing.T) {
+	h := newHarness(t)
+	boom := tool.Func(tool.FuncConfig{Name: "Boom", Description: "explodes"}, func(context.Context, *tool.Env, boomIn) (tool.Output, error) {
+		panic("kaboom")
+	})
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-P")), llmtest.Text("parent went on"))
+	h.srv.Script("CHILD-P", llmtest.ToolUse("Boom", map[string]any{}), llmtest.Text("boom failed"))
+	cfg := h.config()
+	cfg.Tools = []tool.Tool{boom}
+	_, res, _ := mustRun(t, cfg, "MAIN")
+	contains(t, h.toolResults("CHILD-P")[0], "crashed: kaboom")
+	if res.Text != "parent went on" || res.Subagents.Completed != 1 {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestChildFailureIsAResult(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-F")), llmtest.Text("handled"))
+	h.srv.Script("CHILD-F", llmtest.HTTPError(401, "invalid x-api-key"))
+	_, res, _ := mustRun(t, h.config(), "MAIN")
+	got := h.toolResults("MAIN")[0]
+	contains(t, got, "failed")
+	contains(t, got, "invalid x-api-key")
+	if res.Subagents.Failed != 1 || res.Text != "handled" {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestParentCancelEndsChildren(t *testing.T) {
+	h := newHarness(t)
+	calls := make([]llmtest.Call, 4)
+	for i := range calls {
+		calls[i] = llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", fmt.Sprintf("CHILD-C%d", i))}
+		h.srv.Script(fmt.Sprintf("CHILD-C%d", i), llmtest.Text("never").WithDelay(time.Minute))
+	}
+	h.srv.Script("MAIN", llmtest.ToolUses(calls...))
+	rt, err := New(h.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	started := 0
+	var runErr error
+	var metas []string
+	for ev, err := range rt.Run(ctx, "MAIN") {
+		if err != nil {
+			runErr = err
+			break
+		}
+		if ev.Type == EventTaskStarted {
+			started++
+			metas = append(metas, ev.Task.AgentID)
+			if started == len(calls) {
+				cancel()
+			}
+		}
+	}
+	if runErr == nil || ctx.Err() == nil {
+		t.Fatalf("run error %v", runErr)
+	}
+	// Every child's meta says it was killed (cleanup ran on that path).
+	dir := filepath.Dir(rt.TranscriptPath())
+	for _, id := range metas {
+		b, err := os.ReadFile(filepath.Join(dir, rt.SessionID(), "agent-"+id+".meta.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m agentMeta
+		if err := json.Unmarshal(b, &m); err != nil || !m.Finished || m.Status != "killed" {
+			t.Fatalf("meta %s: %+v %v", id, m, err)
+		}
+	}
+	if running, _ := rt.gate.counts(); running != 0 {
+		t.Fatalf("%d slots still held", running)
+	}
+}
+
+func TestConcurrencyLimit(t *testing.T) {
+	h := newHarness(t)
+	calls := make([]llmtest.Call, 3)
+	for i := range calls {
+		calls[i] = llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", fmt.Sprintf("CHILD-K%d", i))}
+		h.srv.Script(fmt.Sprintf("CHILD-K%d", i), llmtest.Text("ok").WithDelay(300*time.Millisecond))
+	}
+	h.srv.Script("MAIN", llmtest.ToolUses(calls...), llmtest.Text("fine"))
+	cfg := h.config()
+	cfg.Limits = Limits{MaxRunning: 2}
+	_, res, _ := mustRun(t, cfg, "MAIN")
+	if res.Subagents.Refused[RefusedConcurrency] != 1 || res.Subagents.Completed != 2 {
+		t.Fatalf("stats %+v", res.Subagents)
+	}
+	refusals := 0
+	for _, r := range h.toolResults("MAIN") {
+		if strings.Contains(r, "Do not retry") {
+			refusals++
+		}
+	}
+	if refusals != 1 {
+		t.Fatalf("refusals %d", refusals)
+	}
+}
