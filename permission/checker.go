@@ -167,14 +167,15 @@ type env struct {
 }
 
 func (c *Checker) env(req Request) env {
+	// The request's own directories, plus the session's additional
+	// directories (settings and --add-dir hold for every agent). The
+	// configured cwd stands in only when the request has none: a child in
+	// a worktree does not get its parent's tree for free.
 	cwd := req.Cwd
-	dirs := req.Dirs
 	if cwd == "" {
 		cwd = c.cfg.Cwd
-		if dirs == nil {
-			dirs = c.cfg.Dirs
-		}
 	}
+	dirs := append(append([]string(nil), req.Dirs...), c.cfg.Dirs...)
 	e := env{cwd: cwd, home: c.cfg.Home}
 	for _, d := range append([]string{cwd}, dirs...) {
 		if d == "" {

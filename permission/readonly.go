@@ -33,7 +33,7 @@ var readOnlyCommands = map[string]struct {
 	"jq": {maxPositional: -1}, "diff": {maxPositional: -1}, "cmp": {maxPositional: -1}, "comm": {maxPositional: -1},
 	"column": {maxPositional: -1}, "fold": {maxPositional: -1}, "rev": {maxPositional: -1},
 	"seq": {maxPositional: -1}, "tac": {maxPositional: -1}, "strings": {maxPositional: -1},
-	"nproc": {maxPositional: 0}, "printenv": {maxPositional: -1}, "date": {forbid: []string{"-s", "--set", "--set="}, maxPositional: -1},
+	"nproc": {maxPositional: 0}, "date": {forbid: []string{"-s", "--set", "--set="}, maxPositional: -1},
 	"test": {forbid: []string{"-v", "-R"}, maxPositional: -1}, "[": {forbid: []string{"-v", "-R"}, maxPositional: -1},
 	"sleep": {maxPositional: -1}, "hostname": {maxPositional: 0},
 }
@@ -103,7 +103,7 @@ func readOnlyCommand(c Command) (paths []Arg, ok bool) {
 		return nil, false
 	}
 	switch name {
-	case "echo", "printf", "true", "false", "seq", "sleep", "test", "[", "basename", "dirname", "which", "type", "tr", "printenv", "id", "date":
+	case "echo", "printf", "true", "false", "seq", "sleep", "test", "[", "basename", "dirname", "which", "type", "tr", "id", "date":
 		// Their words are not files.
 		return nil, true
 	}

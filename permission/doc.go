@@ -1,0 +1,64 @@
+package permission
+
+// How decisions are made (the details behind the package comment).
+//
+// Check is pure apart from resolving symlinks on the file system. It takes
+// the first of these that applies:
+//
+//  1. A tool name that differs from a built-in tool only by case is denied
+//     (names are case-sensitive; a case trick never yields an allow).
+//  2. A deny rule matches → deny, naming the rule and its source. Deny rules
+//     hold in every mode, bypassPermissions included. For Bash a deny rule
+//     matches when it *may* match: a word only known when the shell runs
+//     (`$CMD`, `$(…)`, a glob) matches anything, and `/bin/rm` is `rm`.
+//  3. Plan mode and a call that may write (Write/Edit, Bash that is not
+//     read-only, an MCP or custom tool that does not claim read-only) →
+//     deny, even with an allow rule.
+//  4. A call that cannot be analysed (Bash that does not parse, a command
+//     name from a variable, `bash -c "$x"`, arithmetic on variables, an
+//     assignment to PATH/LD_*/…, input that is not a JSON object) → ask, in
+//     every mode including bypassPermissions.
+//  5. An ask rule matches → ask (also in bypassPermissions: an explicit ask
+//     rule is the user's choice).
+//  6. bypassPermissions → allow.
+//  7. Allow rules: for Bash every simple command must be allowed by a rule
+//     or be a read-only command on paths inside the working directories,
+//     and every output redirection must target the working directories or
+//     a path an Edit allow rule covers.
+//  8. The mode: read-only calls inside the working directories run in
+//     every mode; acceptEdits also runs file edits (and Bash that only
+//     redirects output) inside them; Agent, BashOutput, KillShell,
+//     TodoWrite, SendMessage, TaskStop, ListAgents need no approval.
+//  9. Otherwise ask. dontAsk (and any checker with NoPrompt) turns every
+//     ask into a deny.
+//
+// Bash is split with mvdan.cc/sh/v3/syntax. Every simple command anywhere is
+// checked: lists, pipes, `&`, newlines, subshells, blocks, functions,
+// if/for/while/case bodies, `$(…)`, backticks, `<(…)`/`>(…)`, here-documents,
+// `bash -c`/`sh -c`/`eval`/`trap`/`watch` strings (parsed recursively, at
+// most six levels), `xargs`/`parallel`/`sudo`/`find -exec` (both the outer
+// and the inner command are checked), and harmless wrappers (timeout, nice,
+// nohup, stdbuf, env, command, exec, builtin, time, setsid) are stripped.
+// Quote removal and `$'…'` escapes are applied before matching.
+//
+// Rule content: `Bash(npm test:*)` is a prefix on whole words; `Bash(git *)`
+// is a glob where `*` spans spaces (and `git *` also matches bare `git`);
+// other Bash content is an exact command, compared word by word. Path rules
+// are gitignore-style: `//abs` absolute, `~/x` under home, `/x`, `./x` and
+// `x/y` anchored at the rule's base (the project root for project settings
+// files, the request's cwd for flags), a bare `x` at any depth, a trailing
+// `/` for a whole directory; a rule on a directory covers what is inside.
+// Edit rules cover Write, MultiEdit and NotebookEdit; Read rules cover Glob,
+// Grep and LS. Deny and ask path rules match the lexical or the
+// symlink-resolved path; allow rules and the working-directory test use the
+// resolved path, so `../` and symlinks cannot escape. Read deny rules also
+// bind read-only Bash commands (`cat .env`). `Agent(Type)` matches
+// subagent_type (omitted = general-purpose); `Task` is an alias of `Agent`.
+// Content on a tool that takes none: deny and ask rules bind the whole tool,
+// allow rules never match (with a warning).
+//
+// Known limits: a Glob or Grep over a directory that contains a denied path
+// is decided by the search directory only (the tool must skip denied
+// files); Bash deny rules compare words, so `Bash(rm -rf:*)` does not catch
+// `rm -r -f` (deny the command name instead); `git status` and friends are
+// read-only only as far as the repository's own config is trusted.
