@@ -186,7 +186,7 @@ func newGrepQuery(env *tool.Env, in grepInput) (*grepQuery, string) {
 		q.globs = append(q.globs, g)
 	}
 	if in.Type != "" {
-		globs, ok := grepTypes[strings.ToLower(in.Type)]
+		globs, ok := grepTypes()[strings.ToLower(in.Type)]
 		if !ok {
 			return nil, fmt.Sprintf("unknown file type %q; known types: %s (or use glob)", in.Type, typeNames())
 		}

@@ -432,3 +432,39 @@ func FuzzGrepParity(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGrepGlobParity feeds arbitrary glob filters and ignore-file lines to
+// both search paths and requires the same files.
+func FuzzGrepGlobParity(f *testing.F) {
+	rg := requireRipgrep(f)
+	f.Add("*.go", "*.log")
+	f.Add("!src/**", "!*.md")
+	f.Add("**/gen/*.{go,py}", "src/\n!src/pkg/")
+	f.Add(".*", "/f1*\n")
+	f.Fuzz(func(t *testing.T, glob, ignoreLines string) {
+		if rg == "" || strings.ContainsAny(glob+ignoreLines, "\x00\\") {
+			return
+		}
+		root := t.TempDir()
+		genTree(t, root, 40, 9)
+		writeFile(t, root, "src/.gitignore", ignoreLines)
+		env := &tool.Env{Cwd: root}
+		in := grepInput{Pattern: "e", Glob: glob, OutputMode: modeCount}
+		q, problem := newGrepQuery(env, in)
+		if problem != "" {
+			return
+		}
+		viaGo, err := grepGo(context.Background(), q, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		viaRg, err := grepRipgrep(context.Background(), rg, q)
+		if err != nil {
+			t.Logf("ripgrep rejected glob %q: %v", glob, err)
+			return
+		}
+		if diff := cmp.Diff(normalize(q, viaRg), normalize(q, viaGo)); diff != "" {
+			t.Fatalf("glob %q, src/.gitignore %q: results differ (-rg +go):\n%s", glob, ignoreLines, diff)
+		}
+	})
+}
