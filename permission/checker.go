@@ -164,9 +164,21 @@ type facts struct {
 type env struct {
 	cwd, home string
 	dirs      []string // resolved working directories
+	// real memoizes symlink resolution of rule bases within one Check.
+	real map[string]string
 }
 
-func (c *Checker) env(req Request) env {
+// resolved returns p with symlinks resolved, memoized.
+func (e *env) resolved(p string) string {
+	if r, ok := e.real[p]; ok {
+		return r
+	}
+	r := evalExisting(p)
+	e.real[p] = r
+	return r
+}
+
+func (c *Checker) env(req Request) *env {
 	// The request's own directories, plus the session's additional
 	// directories (settings and --add-dir hold for every agent). The
 	// configured cwd stands in only when the request has none: a child in
@@ -176,7 +188,7 @@ func (c *Checker) env(req Request) env {
 		cwd = c.cfg.Cwd
 	}
 	dirs := append(append([]string(nil), req.Dirs...), c.cfg.Dirs...)
-	e := env{cwd: cwd, home: c.cfg.Home}
+	e := &env{cwd: cwd, home: c.cfg.Home, real: map[string]string{}}
 	for _, d := range append([]string{cwd}, dirs...) {
 		if d == "" {
 			continue
@@ -191,7 +203,7 @@ func (c *Checker) env(req Request) env {
 }
 
 // insideReal reports whether the resolved path is inside a working dir.
-func (e env) insideReal(real string) bool {
+func (e *env) insideReal(real string) bool {
 	for _, d := range e.dirs {
 		if inside(real, d) {
 			return true
@@ -419,16 +431,16 @@ type pathCandidate struct {
 	lexical, real string
 }
 
-func (c *Checker) patternsFor(r Rule, e env) []string {
+func (c *Checker) patternsFor(r Rule, e *env) []string {
 	base := r.Base
 	if base == "" {
 		base = e.cwd
 	}
 	pats := pathPatterns(r.Content, base, e.home)
-	if rb := evalExisting(base); rb != base {
+	if rb := e.resolved(base); rb != base {
 		pats = append(pats, pathPatterns(r.Content, rb, e.home)...)
 	}
-	if rh := evalExisting(e.home); rh != e.home && e.home != "" && (strings.HasPrefix(r.Content, "~")) {
+	if rh := e.resolved(e.home); rh != e.home && e.home != "" && (strings.HasPrefix(r.Content, "~")) {
 		pats = append(pats, pathPatterns(r.Content, base, rh)...)
 	}
 	return pats
@@ -436,7 +448,7 @@ func (c *Checker) patternsFor(r Rule, e env) []string {
 
 // pathRuleMatches: deny and ask rules match if either the lexical or the
 // resolved path matches; allow rules need the resolved path to match.
-func (c *Checker) pathRuleMatches(r Rule, e env, p pathCandidate) bool {
+func (c *Checker) pathRuleMatches(r Rule, e *env, p pathCandidate) bool {
 	pats := c.patternsFor(r, e)
 	if r.Behavior == Allow {
 		return pathMatches(pats, p.real)
@@ -444,7 +456,7 @@ func (c *Checker) pathRuleMatches(r Rule, e env, p pathCandidate) bool {
 	return pathMatches(pats, p.real) || pathMatches(pats, p.lexical)
 }
 
-func (c *Checker) pathFacts(req Request, e env, tool string) facts {
+func (c *Checker) pathFacts(req Request, e *env, tool string) facts {
 	var f facts
 	in, err := decodeInput(req.Input)
 	if err != nil {
@@ -505,7 +517,7 @@ func (c *Checker) pathFacts(req Request, e env, tool string) facts {
 	return f
 }
 
-func (c *Checker) bashFacts(req Request, e env) facts {
+func (c *Checker) bashFacts(req Request, e *env) facts {
 	var f facts
 	in, err := decodeInput(req.Input)
 	if err != nil {
@@ -638,7 +650,7 @@ func (c *Checker) bashFacts(req Request, e env) facts {
 
 // readPathsOK: every static path word is inside the working directories
 // and not under a Read ask rule; dynamic words are not OK.
-func (c *Checker) readPathsOK(paths []Arg, e env) bool {
+func (c *Checker) readPathsOK(paths []Arg, e *env) bool {
 	for _, a := range paths {
 		if !a.Static {
 			return false
@@ -664,7 +676,7 @@ func (c *Checker) readPathsOK(paths []Arg, e env) bool {
 // redirectRule returns an Edit rule of behaviour b that covers a
 // redirection target; unknown targets match no rule here (they are not
 // allowed either, see redirectOK).
-func (c *Checker) redirectRule(b Behavior, w Arg, e env) *Rule {
+func (c *Checker) redirectRule(b Behavior, w Arg, e *env) *Rule {
 	if !w.Static {
 		return nil
 	}
@@ -680,7 +692,7 @@ func (c *Checker) redirectRule(b Behavior, w Arg, e env) *Rule {
 
 // redirectOK: a redirection may write where an Edit allow rule allows or
 // inside the working directories.
-func (c *Checker) redirectOK(w Arg, e env) bool {
+func (c *Checker) redirectOK(w Arg, e *env) bool {
 	if !w.Static || w.Glob {
 		return false
 	}

@@ -172,3 +172,20 @@ func forbidden(v string, list []string) bool {
 func looksLikePath(v string) bool {
 	return strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") || strings.Contains(v, "..")
 }
+
+// BashReadOnly reports whether a Bash command only reads: it parses, every
+// simple command in it is on the read-only list with no option that writes
+// or runs something else, nothing is redirected to a file, and nothing in
+// it is uncertain. Paths are not checked here; Check does that.
+func BashReadOnly(command string) bool {
+	s, err := SplitBash(command)
+	if err != nil || len(s.Uncertain) > 0 || len(s.Writes) > 0 {
+		return false
+	}
+	for _, c := range s.Commands {
+		if _, ok := readOnlyCommand(c); !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -190,3 +190,16 @@ func TestSuggestRule(t *testing.T) {
 		t.Error("suggestion for an unparseable command")
 	}
 }
+
+func TestBashReadOnly(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"ls -la": true, "git status && git diff": true, "cat a | grep b | wc -l": true, "echo $(pwd)": true,
+		"find . -name x": true, "rg foo": true,
+		"ls > x": false, "rm x": false, "find . -delete": false, "git push": false, "echo 'x": false,
+		"$X": false, "sort -o f x": false, "ls | xargs cat": false, "npm test": false, "sudo ls": false,
+	} {
+		if got := BashReadOnly(cmd); got != want {
+			t.Errorf("BashReadOnly(%q) = %v, want %v", cmd, got, want)
+		}
+	}
+}
