@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 )
 
 // grepGo searches with Go alone: one goroutine walks the tree applying the
@@ -17,12 +16,8 @@ import (
 // searches the files. Its results equal grepRipgrep's for the same query.
 func grepGo(ctx context.Context, q *grepQuery, workers int) ([]grepFile, error) {
 	if q.rootIsFile {
-		fi, err := os.Stat(q.root)
-		if err != nil {
-			return nil, err
-		}
 		var buf []byte
-		f, ok, err := searchFile(q, q.root, fi.ModTime(), &buf)
+		f, ok, err := searchFile(q, q.root, &buf)
 		if err != nil || !ok {
 			return nil, err
 		}
@@ -30,11 +25,7 @@ func grepGo(ctx context.Context, q *grepQuery, workers int) ([]grepFile, error) 
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	type job struct {
-		path  string
-		mtime time.Time
-	}
-	jobs := make(chan job, 256)
+	jobs := make(chan string, 256)
 	var (
 		mu      sync.Mutex
 		results []grepFile
@@ -45,11 +36,11 @@ func grepGo(ctx context.Context, q *grepQuery, workers int) ([]grepFile, error) 
 		go func() {
 			defer wg.Done()
 			buf := make([]byte, 0, 64<<10) // reused across files
-			for j := range jobs {
+			for path := range jobs {
 				if ctx.Err() != nil {
 					continue
 				}
-				f, ok, err := searchFile(q, j.path, j.mtime, &buf)
+				f, ok, err := searchFile(q, path, &buf)
 				if err != nil || !ok {
 					continue // unreadable files are skipped, as ripgrep does with --no-messages
 				}
@@ -60,9 +51,9 @@ func grepGo(ctx context.Context, q *grepQuery, workers int) ([]grepFile, error) 
 		}()
 	}
 	filter := newGrepFilter(q.globs, q.typeGlobs)
-	walkErr := walkGrep(ctx, q.root, "", parentIgnores(q.root), &filter, func(p string, mtime time.Time) bool {
+	walkErr := walkGrep(ctx, q.root, "", parentIgnores(q.root), &filter, func(p string) bool {
 		select {
-		case jobs <- job{p, mtime}:
+		case jobs <- p:
 			return true
 		case <-ctx.Done():
 			return false
@@ -82,7 +73,7 @@ func grepGo(ctx context.Context, q *grepQuery, workers int) ([]grepFile, error) 
 // walkGrep visits dir (rel is its slash path below the search root),
 // reading its .gitignore first, and hands every file that passes the
 // filter to emit. Symlinks are not followed, as ripgrep does by default.
-func walkGrep(ctx context.Context, dir, rel string, chain *ignoreDir, f *grepFilter, emit func(string, time.Time) bool) error {
+func walkGrep(ctx context.Context, dir, rel string, chain *ignoreDir, f *grepFilter, emit func(string) bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -124,11 +115,7 @@ func walkGrep(ctx context.Context, dir, rel string, chain *ignoreDir, f *grepFil
 			}
 			continue
 		}
-		var mtime time.Time
-		if info, err := e.Info(); err == nil {
-			mtime = info.ModTime()
-		}
-		if !emit(abs, mtime) {
+		if !emit(abs) {
 			return ctx.Err()
 		}
 	}
@@ -138,7 +125,7 @@ func walkGrep(ctx context.Context, dir, rel string, chain *ignoreDir, f *grepFil
 // searchFile searches one file, reading it into *buf (grown as needed and
 // reused by the caller). Binary files (with a NUL byte) are skipped, as
 // ripgrep skips them when walking.
-func searchFile(q *grepQuery, path string, mtime time.Time, buf *[]byte) (grepFile, bool, error) {
+func searchFile(q *grepQuery, path string, buf *[]byte) (grepFile, bool, error) {
 	data, err := readInto(path, buf)
 	if err != nil {
 		return grepFile{}, false, err
@@ -150,7 +137,10 @@ func searchFile(q *grepQuery, path string, mtime time.Time, buf *[]byte) (grepFi
 	if len(matched) == 0 {
 		return grepFile{}, false, nil
 	}
-	f := grepFile{Path: path, ModTime: mtime, Matched: len(matched)}
+	f := grepFile{Path: path, Matched: len(matched)}
+	if fi, err := os.Stat(path); err == nil {
+		f.ModTime = fi.ModTime()
+	}
 	if q.mode == modeContent {
 		f.Lines = contentLines(data, matched, q.before, q.after)
 	}

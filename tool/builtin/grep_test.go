@@ -468,3 +468,23 @@ func FuzzGrepGlobParity(f *testing.F) {
 		}
 	})
 }
+
+func TestBelow(t *testing.T) {
+	tests := []struct {
+		dir, abs, want string
+		ok             bool
+	}{
+		{"/a", "/a/b/c", "b/c", true},
+		{"/a", "/a", "", false},
+		{"/a", "/ab/c", "", false},
+		{"/", "/x/y", "x/y", true},
+		{"/", "/", "", false},
+		{"/a/b", "/a", "", false},
+	}
+	for _, tc := range tests {
+		got, ok := below(tc.dir, tc.abs)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("below(%q, %q) = %q, %v; want %q, %v", tc.dir, tc.abs, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -155,9 +155,8 @@ func parentIgnores(root string) *ignoreDir {
 func (n *ignoreDir) match(abs string, isDir bool) matchResult {
 	for ; n != nil; n = n.parent {
 		if len(n.patterns) > 0 {
-			rel, err := filepath.Rel(n.dir, abs)
-			if err == nil && !strings.HasPrefix(rel, "..") {
-				if m := matchPatterns(n.patterns, filepath.ToSlash(rel), isDir, true); m != matchNone {
+			if rel, ok := below(n.dir, abs); ok {
+				if m := matchPatterns(n.patterns, rel, isDir, true); m != matchNone {
 					return m
 				}
 			}
@@ -167,6 +166,18 @@ func (n *ignoreDir) match(abs string, isDir bool) matchResult {
 		}
 	}
 	return matchNone
+}
+
+// below returns abs relative to dir, with forward slashes, if abs lies
+// below dir. Both are clean absolute paths.
+func below(dir, abs string) (string, bool) {
+	if dir == string(filepath.Separator) {
+		return filepath.ToSlash(abs[1:]), abs != dir
+	}
+	if len(abs) <= len(dir) || abs[:len(dir)] != dir || abs[len(dir)] != filepath.Separator {
+		return "", false
+	}
+	return filepath.ToSlash(abs[len(dir)+1:]), true
 }
 
 // grepFilter holds the --glob overrides and type globs of one search.
