@@ -135,9 +135,12 @@ func newGrepQuery(env *tool.Env, in grepInput) (*grepQuery, string) {
 	default:
 		return nil, fmt.Sprintf("output_mode must be content, files_with_matches or count, got %q", in.OutputMode)
 	}
-	for name, v := range map[string]*int{"-A": in.After, "-B": in.Before, "-C": in.Context, "head_limit": in.HeadLimit} {
-		if v != nil && *v < 0 {
-			return nil, fmt.Sprintf("%s must not be negative, got %d", name, *v)
+	for _, c := range []struct {
+		name string
+		v    *int
+	}{{"-A", in.After}, {"-B", in.Before}, {"-C", in.Context}, {"head_limit", in.HeadLimit}} {
+		if c.v != nil && *c.v < 0 {
+			return nil, fmt.Sprintf("%s must not be negative, got %d", c.name, *c.v)
 		}
 	}
 	if in.Context != nil {
@@ -280,11 +283,13 @@ func formatGrep(q *grepQuery, files []grepFile, head int, lineNums bool, cfg Con
 	w := newCappedLines(cfg.GrepOutputLimit, head)
 	switch q.mode {
 	case modeFiles:
+		w.one, w.many = "more file", "more files"
 		w.header = fmt.Sprintf("Found %s", plural(len(hits), "file", "files"))
 		for _, f := range hits {
 			w.add(f.Path)
 		}
 	case modeCount:
+		w.one, w.many = "more file", "more files"
 		total := 0
 		for _, f := range hits {
 			total += f.Matched
@@ -324,13 +329,15 @@ type cappedLines struct {
 	footer   string
 	maxChars int
 	maxLines int
+	one      string // how to name what was left out: "more line"
+	many     string
 	lines    int
 	dropped  int
 	full     bool
 }
 
 func newCappedLines(maxChars, maxLines int) *cappedLines {
-	return &cappedLines{maxChars: maxChars, maxLines: maxLines}
+	return &cappedLines{maxChars: maxChars, maxLines: maxLines, one: "more line", many: "more lines"}
 }
 
 func (w *cappedLines) add(line string) {
@@ -359,7 +366,7 @@ func (w *cappedLines) String() string {
 		if w.full {
 			why = "the output size limit"
 		}
-		fmt.Fprintf(&out, "(%s more not shown because of %s; narrow the search with path, glob or type, or raise head_limit.)\n", plural(w.dropped, "line", "lines"), why)
+		fmt.Fprintf(&out, "(%s not shown because of %s; narrow the search with path, glob or type, or raise head_limit.)\n", plural(w.dropped, w.one, w.many), why)
 	}
 	if w.footer != "" {
 		out.WriteString("\n" + w.footer + "\n")

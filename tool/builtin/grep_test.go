@@ -106,9 +106,9 @@ func TestGrep(t *testing.T) {
 			want: "{d}/notes.md:2\n\nFound 2 matching lines in 1 file."},
 		{name: "without multiline no span", in: map[string]any{"pattern": `notes.*line2`}, want: "No files found"},
 		{name: "head_limit files", in: map[string]any{"pattern": "hello", "head_limit": 2},
-			want: "Found 5 files\n{d}/sub/c.py\n{d}/sub/rootonly.txt\n(3 lines more not shown because of head_limit; narrow the search with path, glob or type, or raise head_limit.)"},
+			want: "Found 5 files\n{d}/sub/c.py\n{d}/sub/rootonly.txt\n(3 more files not shown because of head_limit; narrow the search with path, glob or type, or raise head_limit.)"},
 		{name: "head_limit content", in: map[string]any{"pattern": "Hello", "output_mode": "content", "head_limit": 1},
-			want: "{d}/a.go:3:func Hello() {}\n(2 lines more not shown because of head_limit; narrow the search with path, glob or type, or raise head_limit.)"},
+			want: "{d}/a.go:3:func Hello() {}\n(2 more lines not shown because of head_limit; narrow the search with path, glob or type, or raise head_limit.)"},
 		{name: "explicit ignored file", in: map[string]any{"pattern": "hello", "path": "x.log", "output_mode": "content"},
 			want: "{d}/x.log:1:hello log"},
 		{name: "subdirectory", in: map[string]any{"pattern": "hello", "path": "sub"},
@@ -485,6 +485,19 @@ func TestBelow(t *testing.T) {
 		got, ok := below(tc.dir, tc.abs)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("below(%q, %q) = %q, %v; want %q, %v", tc.dir, tc.abs, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestGrepOutputLimit(t *testing.T) {
+	env := testEnv(t)
+	writeFile(t, env.Cwd, "a.txt", strings.Repeat("needle here\n", 50))
+	for backend, cfg := range grepBackends(t) {
+		cfg.GrepOutputLimit = 200
+		out := call(t, NewGrep(cfg), env, map[string]any{"pattern": "needle", "output_mode": "content"})
+		checkOutput(t, out, false, "because of the output size limit")
+		if len(out.Text) > 400 {
+			t.Errorf("%s: %d bytes despite the limit", backend, len(out.Text))
 		}
 	}
 }
