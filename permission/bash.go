@@ -683,7 +683,7 @@ func wordArg(w *syntax.Word) Arg {
 			if i == 0 && strings.HasPrefix(v, "~") {
 				a.Tilde = true
 			}
-			if strings.ContainsAny(unescapedSpecials(v), "*?[") {
+			if hasGlob(unescapedSpecials(v)) {
 				a.Glob = true
 			}
 			if strings.ContainsAny(unescapedSpecials(v), "{") {
@@ -713,6 +713,16 @@ func wordArg(w *syntax.Word) Arg {
 	}
 	a.Value = b.String()
 	return a
+}
+
+// hasGlob reports unquoted pattern characters: `*`, `?`, or a `[` with a
+// `]` after it (a lone `[` is the test command).
+func hasGlob(v string) bool {
+	if strings.ContainsAny(v, "*?") {
+		return true
+	}
+	i := strings.IndexByte(v, '[')
+	return i >= 0 && strings.IndexByte(v[i+1:], ']') >= 0
 }
 
 // unescapedSpecials returns v with backslash-escaped characters removed, so

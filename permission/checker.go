@@ -599,7 +599,6 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 	// Allow: every command by a rule or as a read-only command on paths
 	// inside the working directories; every redirection target writable.
 	f.allowed = true
-	anyAuto := false
 	for i, sc := range script.Commands {
 		_, ro := readOnlyCommand(sc)
 		auto := ro && !script.ChangesDir && c.readPathsOK(perCommandPaths[i], e)
@@ -608,7 +607,6 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 			continue
 		}
 		if auto {
-			anyAuto = true
 			continue
 		}
 		f.allowed = false
@@ -620,7 +618,9 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 			}
 		}
 	}
-	if (anyAuto || len(f.allowRules) == 0) && !c.readPathsOK(script.Reads, e) {
+	// Input redirections read files whatever the command: `$(<file)`
+	// prints one.
+	if !c.readPathsOK(script.Reads, e) && !c.readsAllowed(script.Reads, e) {
 		f.allowed = false
 		if f.why == "" {
 			f.why = "the command reads a file outside the working directories"
@@ -667,6 +667,21 @@ func (c *Checker) readPathsOK(paths []Arg, e *env) bool {
 		}
 		p := pathCandidate{lexical: real, real: real}
 		if r := c.firstMatch(Ask, "Read", func(r Rule) bool { return r.Content != "" && c.pathRuleMatches(r, e, p) }); r != nil && r.Content != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// readsAllowed: every input redirection is covered by a Read allow rule.
+func (c *Checker) readsAllowed(reads []Arg, e *env) bool {
+	for _, a := range reads {
+		if !a.Static {
+			return false
+		}
+		lex, real := resolvePath(a.Value, e.cwd, e.home)
+		p := pathCandidate{lexical: lex, real: real}
+		if r := c.firstMatch(Allow, "Read", func(r Rule) bool { return c.pathRuleMatches(r, e, p) }); r == nil || r.Content == "" {
 			return false
 		}
 	}
