@@ -3,6 +3,7 @@ package agentdef
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // fastStatus is the outcome of fastBlock.
@@ -28,6 +29,9 @@ const (
 // FuzzFastPath hold the two paths to the same result. For fastInvalid,
 // badLine is the file line of the offending value.
 func fastBlock(block string, lineBase int) (fields []field, status fastStatus, badLine int) {
+	if strings.ContainsAny(block, "\r\x00\u0085\u2028\u2029\uFEFF") || !utf8.ValidString(block) {
+		return nil, fastBail, 0
+	}
 	lines := strings.Split(block, "\n")
 	for i := 0; i < len(lines); i++ {
 		ln := lines[i]
@@ -198,9 +202,12 @@ func plainString(v string) bool {
 	return true
 }
 
-// safeText rejects control characters and the characters YAML treats as
+// safeText rejects invalid UTF-8, control characters and the characters YAML treats as
 // line breaks or byte-order marks.
 func safeText(v string) bool {
+	if !utf8.ValidString(v) {
+		return false
+	}
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; c < 0x20 || c == 0x7f {
 			return false
@@ -384,6 +391,7 @@ func blockScalar(header string, lines []string, i int) (s string, next int, ok b
 		return "", 0, false
 	}
 	indent := -1
+	last := -1
 	var parts []string
 	for next = i; next < len(lines); next++ {
 		ln := lines[next]
@@ -411,8 +419,11 @@ func blockScalar(header string, lines []string, i int) (s string, next int, ok b
 			return "", 0, false
 		}
 		parts = append(parts, ln[n:])
+		last = next
 	}
-	if len(parts) == 0 {
+	// A scalar on the unterminated last line of the block is left to
+	// go-yaml (real blocks end with a line break).
+	if len(parts) == 0 || last == len(lines)-1 {
 		return "", 0, false
 	}
 	sep := "\n"

@@ -1,12 +1,24 @@
 package agentdef
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
+
+// watchdog crashes the fuzz worker when one input takes more than five
+// seconds, so the fuzzer records the input that hangs; the returned func
+// stops it.
+func watchdog(input string) func() {
+	timer := time.AfterFunc(5*time.Second, func() {
+		panic(fmt.Sprintf("input took more than 5s: %q", input))
+	})
+	return func() { timer.Stop() }
+}
 
 // FuzzParse feeds arbitrary files to the parser: it must never panic, and
 // what it returns must hold together.
@@ -22,6 +34,7 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		defer watchdog(string(data))()
 		def, diags := ParseFile("f.md", data, SourceProject)
 		for _, d := range diags {
 			if d.File != "f.md" || d.Line < 0 || d.Message == "" || (d.Severity != SeverityError && d.Severity != SeverityWarning) {
@@ -79,6 +92,7 @@ func FuzzFastPath(f *testing.F) {
 	f.Add("description: Use it when: needed\n")
 	f.Add("a:\n- x\n- 'y'\nb: >\n  folded\n  text\n")
 	f.Fuzz(func(t *testing.T, block string) {
+		defer watchdog(block)()
 		fast, status, _ := fastBlock(block, 2)
 		if status == fastBail {
 			return
