@@ -393,6 +393,7 @@ func TestCheckPaths(t *testing.T) {
 		{name: "glob inside", tool: "Glob", input: `{"pattern":"**/*.go"}`, want: Allow},
 		{name: "glob climbs", tool: "Glob", input: `{"pattern":"../../**"}`, want: Ask},
 		{name: "glob climbs after star", tool: "Glob", input: `{"pattern":"src/*/../../../x"}`, want: Ask},
+		{name: "glob brace climbs", tool: "Glob", input: `{"pattern":"{../..,src}/*"}`, want: Ask},
 		{name: "glob abs", tool: "Glob", input: `{"pattern":"/etc/*"}`, want: Ask},
 		{name: "glob path outside", tool: "Glob", input: `{"pattern":"*","path":"$OUT"}`, want: Ask},
 		{name: "glob denied dir", tool: "Glob", deny: []string{"Read(./secrets/**)"}, input: `{"pattern":"*","path":"$CWD/secrets"}`, want: Deny},

@@ -361,10 +361,9 @@ func globRoot(pattern, dir string) (string, bool) {
 	static := p
 	if i >= 0 {
 		static = p[:i]
-		for _, seg := range strings.Split(p[i:], "/") {
-			if seg == ".." {
-				return "", false
-			}
+		if strings.Contains(p[i:], "..") {
+			// `*/../..` or `{../..,x}` can climb anywhere.
+			return "", false
 		}
 		if j := strings.LastIndexByte(static, '/'); j >= 0 {
 			static = static[:j+1]
