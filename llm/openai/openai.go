@@ -1,0 +1,331 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// Defaults.
+const (
+	DefaultBaseURL    = "https://api.openai.com/v1"
+	DefaultMaxRetries = 8
+	DefaultRetryBase  = 500 * time.Millisecond
+	DefaultRetryMax   = 30 * time.Second
+	// placeholderKey is sent when Config.APIKey is empty: local servers
+	// ignore it, and some refuse a request with no Authorization at all.
+	placeholderKey = "no-key"
+)
+
+// Config configures a Model. Nothing is read from the environment: the
+// caller resolves keys and URLs.
+type Config struct {
+	// APIKey is sent as a Bearer token; empty sends a placeholder, which
+	// local servers (Ollama, llama.cpp server, vLLM) accept.
+	APIKey string
+	// BaseURL is the API root including /v1 (e.g.
+	// http://localhost:11434/v1); empty means DefaultBaseURL.
+	BaseURL string
+	// HTTPClient carries the requests; nil means a client with a 10-minute
+	// response-header timeout and no overall timeout (streams are long).
+	HTTPClient *http.Client
+	// Headers are extra headers sent with every request (e.g. OpenRouter's
+	// HTTP-Referer).
+	Headers map[string]string
+	// MaxRetries is how many times a failed attempt is retried: 0 means
+	// DefaultMaxRetries, a negative value means never.
+	MaxRetries int
+	// RetryBase and RetryMax bound the exponential back-off (0: defaults).
+	RetryBase, RetryMax time.Duration
+	// MaxTokensField is FieldMaxTokens or FieldMaxCompletionTokens; empty
+	// picks max_completion_tokens for api.openai.com and max_tokens for
+	// every other server.
+	MaxTokensField string
+	// Sleep waits between attempts; nil means a real timer. Tests pass a
+	// recorder here instead of waiting.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Model is a Chat Completions endpoint. It is safe for concurrent use.
+type Model struct {
+	chat     sdk.ChatCompletionService
+	retry    backoff
+	maxField string
+}
+
+var _ llm.Model = (*Model)(nil)
+
+// New returns a Model for cfg.
+func New(cfg Config) (*Model, error) {
+	if cfg.MaxRetries == 0 {
+		cfg.MaxRetries = DefaultMaxRetries
+	}
+	if cfg.MaxRetries < 0 {
+		cfg.MaxRetries = 0
+	}
+	if cfg.RetryBase <= 0 {
+		cfg.RetryBase = DefaultRetryBase
+	}
+	if cfg.RetryMax <= 0 {
+		cfg.RetryMax = DefaultRetryMax
+	}
+	if cfg.RetryMax < cfg.RetryBase {
+		return nil, fmt.Errorf("openai: RetryMax %v is less than RetryBase %v", cfg.RetryMax, cfg.RetryBase)
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleepCtx
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("openai: bad base URL %q", cfg.BaseURL)
+	}
+	switch cfg.MaxTokensField {
+	case "":
+		cfg.MaxTokensField = FieldMaxTokens
+		if strings.EqualFold(u.Hostname(), "api.openai.com") {
+			cfg.MaxTokensField = FieldMaxCompletionTokens
+		}
+	case FieldMaxTokens, FieldMaxCompletionTokens:
+	default:
+		return nil, fmt.Errorf("openai: MaxTokensField %q is neither %s nor %s", cfg.MaxTokensField, FieldMaxTokens, FieldMaxCompletionTokens)
+	}
+	if cfg.APIKey == "" {
+		cfg.APIKey = placeholderKey
+	}
+	if cfg.HTTPClient == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.ResponseHeaderTimeout = 10 * time.Minute
+		cfg.HTTPClient = &http.Client{Transport: tr}
+	}
+	base := cfg.BaseURL
+	if !strings.HasSuffix(base, "/") {
+		base += "/"
+	}
+	// The service is built without openai.NewClient so that no OPENAI_*
+	// environment variable leaks into the requests.
+	opts := []option.RequestOption{
+		option.WithBaseURL(base),
+		option.WithAPIKey(cfg.APIKey),
+		option.WithHTTPClient(cfg.HTTPClient),
+		option.WithMaxRetries(0),
+	}
+	keys := make([]string, 0, len(cfg.Headers))
+	for k := range cfg.Headers {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		opts = append(opts, option.WithHeader(k, cfg.Headers[k]))
+	}
+	return &Model{
+		chat: sdk.NewChatCompletionService(opts...),
+		retry: backoff{
+			retries: cfg.MaxRetries,
+			base:    cfg.RetryBase,
+			max:     cfg.RetryMax,
+			sleep:   cfg.Sleep,
+		},
+		maxField: cfg.MaxTokensField,
+	}, nil
+}
+
+// Stream sends req and yields its events; see the package documentation for
+// the event order and the retry contract.
+func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		params, err := buildParams(req, m.maxField)
+		if err != nil {
+			yield(llm.Event{}, err)
+			return
+		}
+		for attempt := 1; ; attempt++ {
+			resp, stopped, f := m.attempt(ctx, params, yield)
+			if stopped {
+				return
+			}
+			if f == nil {
+				yield(llm.Event{Kind: llm.EventDone, Response: resp}, nil)
+				return
+			}
+			if ctx.Err() != nil {
+				yield(llm.Event{}, fmt.Errorf("openai: %w", ctx.Err()))
+				return
+			}
+			if !f.retryable {
+				yield(llm.Event{}, f.err)
+				return
+			}
+			if attempt > m.retry.retries {
+				yield(llm.Event{}, fmt.Errorf("openai: giving up after %d attempts: last %s: %w", attempt, f.statusText(), f.err))
+				return
+			}
+			wait := m.retry.delay(attempt, f.after)
+			ev := llm.Event{Kind: llm.EventRetry, Retry: &llm.Retry{Attempt: attempt, Status: f.status, Wait: wait.String(), Err: f.err.Error()}}
+			if !yield(ev, nil) {
+				return
+			}
+			if err := m.retry.sleep(ctx, wait); err != nil {
+				yield(llm.Event{}, fmt.Errorf("openai: waiting to retry: %w", err))
+				return
+			}
+		}
+	}
+}
+
+// failure is why one attempt did not produce a response.
+type failure struct {
+	err       error
+	status    int           // HTTP status, 0 for a cut stream or connection error
+	retryable bool          // worth another attempt
+	after     time.Duration // the server's retry-after
+}
+
+func (f *failure) statusText() string {
+	if f.status == 0 {
+		return "cause (no HTTP status)"
+	}
+	return fmt.Sprintf("status %d", f.status)
+}
+
+// errCut reports a stream that ended before a finish_reason.
+var errCut = errors.New("stream ended before a finish_reason")
+
+// attempt runs one streaming request, yielding deltas as they arrive. It
+// returns the assembled response, or stopped when the consumer quit, or the
+// failure.
+func (m *Model) attempt(ctx context.Context, params sdk.ChatCompletionNewParams, yield func(llm.Event, error) bool) (*llm.Response, bool, *failure) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream := m.chat.NewStreaming(ctx, params)
+	defer stream.Close()
+
+	var acc accumulator
+	for stream.Next() {
+		for _, ev := range acc.add(stream.Current()) {
+			if !yield(ev, nil) {
+				return nil, true, nil
+			}
+		}
+	}
+	err := stream.Err()
+	switch {
+	case err == nil && acc.finished:
+		return acc.response(), false, nil
+	case err == nil:
+		return nil, false, &failure{err: fmt.Errorf("openai: %w", errCut), retryable: true}
+	case acc.finished && acc.hasUsage && ctx.Err() == nil:
+		// The answer and its usage are complete; only the [DONE] or the
+		// connection close went wrong.
+		return acc.response(), false, nil
+	}
+	return nil, false, classify(err)
+}
+
+// classify turns an SDK error into a failure.
+func classify(err error) *failure {
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) {
+		status := apiErr.StatusCode
+		typ := apiErr.Type
+		if typ == "" {
+			typ = apiErr.Code
+		}
+		msg := apiErr.Message
+		if msg == "" {
+			msg = apiErr.RawJSON()
+		}
+		if msg == "" {
+			msg = http.StatusText(status)
+		}
+		f := &failure{
+			err:       &llm.APIError{Status: status, Type: typ, Message: msg},
+			status:    status,
+			retryable: retryableStatus(status) && apiErr.Code != "insufficient_quota" && typ != "insufficient_quota",
+		}
+		if apiErr.Response != nil {
+			f.after = retryAfter(apiErr.Response.Header, time.Now())
+		}
+		return f
+	}
+	var streamErr *ssestream.StreamError
+	if errors.As(err, &streamErr) {
+		// An error object inside a 200 stream.
+		typ, msg, status := streamedError(streamErr.Event.Data)
+		return &failure{
+			err:       &llm.APIError{Status: status, Type: typ, Message: msg},
+			status:    status,
+			retryable: retryableStatus(status),
+		}
+	}
+	return &failure{err: fmt.Errorf("openai: %w", err), retryable: true}
+}
+
+// streamedError reads the error object of an SSE event: its type (or
+// string code), message, and the HTTP status it stands for.
+func streamedError(data []byte) (typ, msg string, status int) {
+	var body struct {
+		Error struct {
+			Type    string          `json:"type"`
+			Code    json.RawMessage `json:"code"`
+			Message string          `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(data, &body); err != nil {
+		return "", strings.TrimSpace(string(data)), http.StatusInternalServerError
+	}
+	e := body.Error
+	typ, msg = e.Type, e.Message
+	var code string
+	var num int
+	if json.Unmarshal(e.Code, &code) == nil && typ == "" {
+		typ = code
+	} else if json.Unmarshal(e.Code, &num) == nil && num >= 400 && num <= 599 {
+		status = num // some servers put the HTTP status here
+	}
+	if msg == "" {
+		msg = strings.TrimSpace(string(data))
+	}
+	if status == 0 {
+		status = statusOfErrorType(typ)
+	}
+	return typ, msg, status
+}
+
+// statusOfErrorType maps the type of an error inside a stream to the HTTP
+// status the same error would have had; unknown types count as server
+// errors, which are retried.
+func statusOfErrorType(t string) int {
+	switch t {
+	case "invalid_request_error", "invalid_request", "bad_request":
+		return http.StatusBadRequest
+	case "authentication_error", "invalid_api_key":
+		return http.StatusUnauthorized
+	case "permission_error":
+		return http.StatusForbidden
+	case "not_found_error", "model_not_found":
+		return http.StatusNotFound
+	case "rate_limit_exceeded", "rate_limit_error":
+		return http.StatusTooManyRequests
+	case "insufficient_quota":
+		return http.StatusPaymentRequired
+	case "overloaded_error", "overloaded":
+		return 529
+	}
+	return http.StatusInternalServerError
+}

@@ -1,0 +1,179 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// The two names the answer bound can travel under.
+const (
+	FieldMaxTokens           = "max_tokens"
+	FieldMaxCompletionTokens = "max_completion_tokens"
+)
+
+// errorPrefix marks the text of an error tool result, since Chat
+// Completions has no is_error flag.
+const errorPrefix = "Error: "
+
+// reasoningEffort maps Request.Effort onto reasoning_effort.
+func reasoningEffort(s string) (shared.ReasoningEffort, bool) {
+	switch s {
+	case "none", "minimal", "low", "medium", "high", "xhigh", "max":
+		return shared.ReasoningEffort(s), true
+	}
+	return "", false
+}
+
+// functionDef is the function of a tool; Parameters keeps the schema bytes.
+type functionDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// buildParams translates req into the SDK's request parameters. It is a pure
+// function of its inputs, so the same request renders to the same bytes.
+func buildParams(req *llm.Request, maxField string) (sdk.ChatCompletionNewParams, error) {
+	var p sdk.ChatCompletionNewParams
+	if req == nil {
+		return p, fmt.Errorf("openai: nil request")
+	}
+	if req.Model == "" {
+		return p, fmt.Errorf("openai: request has no model")
+	}
+	p.Model = shared.ChatModel(req.Model)
+	p.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: param.NewOpt(true)}
+	if req.MaxTokens > 0 {
+		if maxField == FieldMaxTokens {
+			p.MaxTokens = param.NewOpt(req.MaxTokens)
+		} else {
+			p.MaxCompletionTokens = param.NewOpt(req.MaxTokens)
+		}
+	}
+	if req.Effort != "" {
+		e, ok := reasoningEffort(req.Effort)
+		if !ok {
+			return p, fmt.Errorf("openai: unknown effort %q", req.Effort)
+		}
+		p.ReasoningEffort = e
+	}
+
+	for _, t := range req.Tools {
+		schema := t.InputSchema
+		if len(schema) == 0 {
+			schema = json.RawMessage(`{"type":"object","properties":{}}`)
+		} else if !json.Valid(schema) {
+			return p, fmt.Errorf("openai: tool %s: input schema is not valid JSON", t.Name)
+		}
+		def, err := json.Marshal(functionDef{Name: t.Name, Description: t.Description, Parameters: schema})
+		if err != nil {
+			return p, fmt.Errorf("openai: tool %s: %w", t.Name, err)
+		}
+		p.Tools = append(p.Tools, sdk.ChatCompletionToolUnionParam{OfFunction: &sdk.ChatCompletionFunctionToolParam{
+			Function: param.Override[shared.FunctionDefinitionParam](json.RawMessage(def)),
+		}})
+	}
+
+	p.Messages = make([]sdk.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
+	if req.System != "" {
+		p.Messages = append(p.Messages, sdk.SystemMessage(req.System))
+	}
+	for i, m := range req.Messages {
+		var err error
+		switch m.Role {
+		case llm.RoleUser:
+			p.Messages, err = appendUser(p.Messages, m)
+		case llm.RoleAssistant:
+			p.Messages, err = appendAssistant(p.Messages, m)
+		default:
+			err = fmt.Errorf("unknown role %q", m.Role)
+		}
+		if err != nil {
+			return p, fmt.Errorf("openai: message %d: %w", i, err)
+		}
+	}
+	return p, nil
+}
+
+// appendUser adds a user message: one tool message per tool_result, in
+// order, then the text, if any, as a user message.
+func appendUser(out []sdk.ChatCompletionMessageParamUnion, m llm.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
+	var texts []string
+	for _, b := range m.Content {
+		switch b.Type {
+		case llm.BlockToolResult:
+			text := b.ResultText()
+			if b.IsError {
+				text = errorPrefix + text
+			}
+			out = append(out, sdk.ToolMessage(text, b.ToolUseID))
+		case llm.BlockText:
+			if b.Text != "" {
+				texts = append(texts, b.Text)
+			}
+		case llm.BlockThinking, llm.BlockRedactedThinking:
+		default:
+			return out, fmt.Errorf("block type %q cannot be sent to this provider", b.Type)
+		}
+	}
+	switch len(texts) {
+	case 0:
+	case 1:
+		out = append(out, sdk.UserMessage(texts[0]))
+	default:
+		parts := make([]sdk.ChatCompletionContentPartUnionParam, len(texts))
+		for i, s := range texts {
+			parts[i] = sdk.TextContentPart(s)
+		}
+		out = append(out, sdk.UserMessage(parts))
+	}
+	return out, nil
+}
+
+// appendAssistant adds an assistant message: text as content, tool uses as
+// tool_calls; thinking is dropped. A message left with nothing is skipped.
+func appendAssistant(out []sdk.ChatCompletionMessageParamUnion, m llm.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
+	var texts []string
+	var calls []sdk.ChatCompletionMessageToolCallUnionParam
+	for _, b := range m.Content {
+		switch b.Type {
+		case llm.BlockText:
+			if b.Text != "" {
+				texts = append(texts, b.Text)
+			}
+		case llm.BlockToolUse:
+			args := string(b.Input)
+			if args == "" || !json.Valid(b.Input) {
+				args = "{}"
+			}
+			calls = append(calls, sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
+				ID:       b.ID,
+				Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: b.Name, Arguments: args},
+			}})
+		case llm.BlockThinking, llm.BlockRedactedThinking:
+		default:
+			return out, fmt.Errorf("block type %q cannot be sent to this provider", b.Type)
+		}
+	}
+	if len(texts) == 0 && len(calls) == 0 {
+		return out, nil
+	}
+	a := &sdk.ChatCompletionAssistantMessageParam{ToolCalls: calls}
+	switch len(texts) {
+	case 0:
+	case 1:
+		a.Content.OfString = param.NewOpt(texts[0])
+	default:
+		for _, s := range texts {
+			a.Content.OfArrayOfContentParts = append(a.Content.OfArrayOfContentParts,
+				sdk.ChatCompletionAssistantMessageParamContentArrayOfContentPartUnion{OfText: &sdk.ChatCompletionContentPartTextParam{Text: s}})
+		}
+	}
+	return append(out, sdk.ChatCompletionMessageParamUnion{OfAssistant: a}), nil
+}
