@@ -579,6 +579,20 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 			}
 		}
 	}
+	// Paths written by edit commands (mkdir, touch, cp, mv, rmdir) are
+	// bound by Edit deny and ask rules like redirections.
+	var editPaths []Arg
+	for _, sc := range script.Commands {
+		if ps, ok := editCommand(sc); ok {
+			editPaths = append(editPaths, ps...)
+		}
+	}
+	for _, w := range editPaths {
+		if r := c.redirectRule(Deny, w, e); r != nil {
+			f.deny = r
+			return f
+		}
+	}
 	f.write = !readOnly
 	if len(script.Uncertain) > 0 {
 		f.unsure = "the command cannot be fully analysed: " + strings.Join(script.Uncertain, "; ")
@@ -590,7 +604,7 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 			return f
 		}
 	}
-	for _, w := range script.Writes {
+	for _, w := range append(append([]Arg(nil), script.Writes...), editPaths...) {
 		if r := c.redirectRule(Ask, w, e); r != nil {
 			f.ask = r
 			return f
@@ -599,6 +613,7 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 	// Allow: every command by a rule or as a read-only command on paths
 	// inside the working directories; every redirection target writable.
 	f.allowed = true
+	editsInside := false
 	for i, sc := range script.Commands {
 		_, ro := readOnlyCommand(sc)
 		auto := ro && !script.ChangesDir && c.readPathsOK(perCommandPaths[i], e)
@@ -607,6 +622,10 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 			continue
 		}
 		if auto {
+			continue
+		}
+		if ps, ok := editCommand(sc); ok && !script.ChangesDir && c.editPathsOK(ps, e) {
+			editsInside = true
 			continue
 		}
 		f.allowed = false
@@ -632,7 +651,13 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 			f.why = fmt.Sprintf("the command writes to %s, outside the working directories", w.Value)
 		}
 	}
-	if f.allowed && len(f.allowRules) == 0 {
+	if f.allowed && editsInside {
+		// Edit commands inside the working directories: acceptEdits
+		// runs them, other modes ask.
+		f.allowed = false
+		f.autoEdit = true
+		f.why = "the command changes files"
+	} else if f.allowed && len(f.allowRules) == 0 {
 		// Nothing but read-only commands: the mode decides.
 		f.allowed = false
 		if readOnly {
@@ -667,6 +692,27 @@ func (c *Checker) readPathsOK(paths []Arg, e *env) bool {
 		}
 		p := pathCandidate{lexical: real, real: real}
 		if r := c.firstMatch(Ask, "Read", func(r Rule) bool { return r.Content != "" && c.pathRuleMatches(r, e, p) }); r != nil && r.Content != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// editPathsOK: every path an edit command writes is static and inside the
+// working directories.
+func (c *Checker) editPathsOK(paths []Arg, e *env) bool {
+	for _, a := range paths {
+		if !a.Static {
+			return false
+		}
+		v := a.Value
+		if a.Glob {
+			if i := strings.IndexAny(v, "*?["); i >= 0 {
+				v = filepath.Dir(v[:i] + "x")
+			}
+		}
+		_, real := resolvePath(v, e.cwd, e.home)
+		if !e.insideReal(real) {
 			return false
 		}
 	}

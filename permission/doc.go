@@ -26,8 +26,10 @@ package permission
 //     and every output redirection must target the working directories or
 //     a path an Edit allow rule covers.
 //  8. The mode: read-only calls inside the working directories run in
-//     every mode; acceptEdits also runs file edits (and Bash that only
-//     redirects output) inside them; Agent, BashOutput, KillShell,
+//     every mode; acceptEdits also runs file edits inside them, and Bash
+//     whose only writes are redirections or mkdir/touch/cp/mv/rmdir on
+//     paths inside them (Edit deny and ask rules bind those paths in every
+//     mode); Agent, BashOutput, KillShell,
 //     TodoWrite, SendMessage, TaskStop, ListAgents need no approval.
 //  9. Otherwise ask. dontAsk (and any checker with NoPrompt) turns every
 //     ask into a deny.

@@ -189,3 +189,30 @@ func BashReadOnly(command string) bool {
 	}
 	return true
 }
+
+// editCommands change files only at the paths they are given; acceptEdits
+// runs them when every path is inside the working directories.
+var editCommands = map[string]bool{"mkdir": true, "touch": true, "cp": true, "mv": true, "rmdir": true}
+
+// editCommand returns the paths an edit command writes (every word that is
+// not an option, plus option values that look like paths). ok is false
+// for other commands and for words only known at run time.
+func editCommand(c Command) (paths []Arg, ok bool) {
+	name := c.Name()
+	if !editCommands[name] || c.Via != "" && !strings.HasSuffix(c.Via, " -c") && c.Via != "eval" {
+		return nil, false
+	}
+	for _, a := range c.Args[1:] {
+		if !a.Static {
+			return nil, false
+		}
+		if strings.HasPrefix(a.Value, "-") && a.Value != "-" {
+			if _, v, ok := strings.Cut(a.Value, "="); ok {
+				paths = append(paths, Arg{Value: v, Static: true, Tilde: strings.HasPrefix(v, "~")})
+			}
+			continue
+		}
+		paths = append(paths, a)
+	}
+	return paths, len(paths) > 0
+}
