@@ -269,6 +269,3 @@ func hasRaw(es []ToolEntry, raw string) bool {
 	}
 	return false
 }
-
-// Ref names the definition in messages: its Path.
-func (d *Definition) Ref() string { return d.Path }

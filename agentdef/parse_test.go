@@ -9,15 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// diagKeys renders diagnostics as "line severity" for comparison.
-func diagKeys(ds []Diagnostic) []string {
-	var out []string
-	for _, d := range ds {
-		out = append(out, fmt.Sprintf("%d %s", d.Line, d.Severity))
-	}
-	return out
-}
-
 // checkDiags compares diagnostics with wants of the form
 // "LINE SEVERITY substring".
 func checkDiags(t *testing.T, ds []Diagnostic, wants []string) {
@@ -476,5 +467,4 @@ func TestDiagnosticString(t *testing.T) {
 	if got := d.String(); got != "a.md: error: bad" {
 		t.Errorf("String = %q", got)
 	}
-	_ = diagKeys
 }
