@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/cli/agentscmd"
+	"github.com/cadre-dev/cadre/internal/cli/permcmd"
+	"github.com/cadre-dev/cadre/internal/settings"
+	"github.com/cadre-dev/cadre/permission"
+)
+
+// setup is a configured run.
+type setup struct {
+	config cadre.Config
+}
+
+// configure turns flags, settings files, agent definitions and the
+// environment into a Runtime configuration. Problems with what the user
+// wrote are usage errors (exit 2); warnings go to stderr.
+func configure(ctx context.Context, p procIO, o *options) (*setup, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, &usageError{fmt.Sprintf("working directory: %v", err)}
+	}
+	home := p.getenv("HOME")
+	flagRules, err := permcmd.FlagRules(o.allowedTools, o.disallowedTools)
+	if err != nil {
+		return nil, &usageError{err.Error()}
+	}
+	s, diags, err := settings.Load(settings.LoadOptions{
+		Cwd: cwd, Home: home, SettingsFile: o.settingsFile,
+		Flags: settings.Flags{Rules: flagRules, AddDirs: o.addDirs},
+	})
+	if err != nil {
+		return nil, &usageError{err.Error()}
+	}
+	for _, d := range diags {
+		fmt.Fprintln(p.stderr, "cadre: "+d.String())
+	}
+	mode, err := permcmd.ResolveMode(o.permissionMode, o.skipPermissions, s)
+	if err != nil {
+		return nil, &usageError{err.Error()}
+	}
+	// Settings env values apply to the run, over the process's own.
+	getenv := p.getenv
+	if len(s.Env) > 0 {
+		getenv = func(k string) string {
+			if v, ok := s.Env[k]; ok {
+				return v
+			}
+			return p.getenv(k)
+		}
+	}
+	model := o.model
+	if model == "" {
+		model = getenv("CADRE_MODEL")
+	}
+	if model == "" {
+		model = s.Model.Value
+	}
+	pc := providerConfig{Provider: s.Provider.Value, Model: model, Aliases: s.ModelAliases, Getenv: getenv}
+	llmModel, provider, id, err := buildModel(pc)
+	if err != nil {
+		return nil, err
+	}
+	defs, err := agentdef.Load(ctx, agentdef.LoadOptions{Cwd: cwd, Home: home, FlagAgents: o.agents})
+	if err != nil {
+		return nil, &usageError{fmt.Sprintf("agent definitions: %v", err)}
+	}
+	for _, d := range defs.Diagnostics() {
+		if d.Severity == agentdef.SeverityError || o.verbose {
+			fmt.Fprintln(p.stderr, "cadre: "+d.String())
+		}
+	}
+	var dirs []string
+	for _, d := range s.Permissions.AdditionalDirectories {
+		dirs = append(dirs, d.Path)
+	}
+	cfg := cadre.Config{
+		Model: llmModel, ModelID: id, Cwd: cwd, AddDirs: dirs, SystemPrompt: o.systemPrompt,
+		AppendSystemPrompt: o.appendSystemPrompt, MaxTurns: o.maxTurns, SessionID: o.sessionID,
+		NoTranscript: o.noTranscript, Getenv: getenv, Agents: defs.Active(),
+		ResolveModel: func(alias string) (string, bool) {
+			if id, ok := s.ModelAliases[provider][alias]; ok {
+				return id, true
+			}
+			id, ok := defaultAliases(provider)[alias]
+			return id, ok
+		},
+		Permissions: &cadre.Permissions{
+			Mode: mode, Rules: s.Permissions.Rules, Home: home,
+			Limits: permissionLimits(s),
+		},
+	}
+	return &setup{config: cfg}, nil
+}
+
+func addSubcommands(root *cobra.Command) {
+	root.AddCommand(agentscmd.New(), permcmd.New())
+}
+
+func permissionLimits(s *settings.Settings) permission.SessionLimits {
+	return permission.SessionLimits{DisableBypass: s.Permissions.DisableBypass}
+}

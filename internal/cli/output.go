@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/permission"
+)
+
+// outputFormats are the valid --output-format values.
+var outputFormats = []string{"text", "json", "stream-json"}
+
+// printer writes a run's events in one output format.
+type printer interface {
+	event(ev cadre.Event) error
+	// fail reports a run that ended with an error instead of a result.
+	fail(msg string, subtype string, res *cadre.Result) error
+}
+
+func newPrinter(format string, out, errOut io.Writer, verbose bool) (printer, error) {
+	switch format {
+	case "text", "":
+		return &textPrinter{out: out, errOut: errOut, verbose: verbose}, nil
+	case "json":
+		return &jsonPrinter{enc: json.NewEncoder(out)}, nil
+	case "stream-json":
+		return &streamPrinter{enc: json.NewEncoder(out)}, nil
+	}
+	return nil, fmt.Errorf("invalid --output-format %q: valid values are %s", format, strings.Join(outputFormats, ", "))
+}
+
+type textPrinter struct {
+	out, errOut io.Writer
+	verbose     bool
+}
+
+func (p *textPrinter) event(ev cadre.Event) error {
+	switch ev.Type {
+	case cadre.EventToolStart:
+		if p.verbose {
+			fmt.Fprintf(p.errOut, "● %s %s\n", ev.Call.Name, oneLine(string(ev.Call.Input), 120))
+		}
+	case cadre.EventToolEnd:
+		if p.verbose && ev.ToolResult.IsError {
+			fmt.Fprintf(p.errOut, "  ⎿ error: %s\n", oneLine(ev.ToolResult.Text, 200))
+		}
+	case cadre.EventTaskStarted:
+		if p.verbose {
+			fmt.Fprintf(p.errOut, "▶ %s agent %s started (depth %d, model %s)\n", ev.Task.AgentType, ev.Task.AgentID, ev.Task.Depth, ev.Task.Receipt.Model)
+		}
+	case cadre.EventTaskCompleted:
+		if p.verbose {
+			fmt.Fprintf(p.errOut, "■ %s agent %s %s (%d tool uses, %d ms)\n", ev.Subagent.AgentType, ev.Subagent.AgentID, ev.Subagent.Status, ev.Subagent.ToolUses, ev.Subagent.Duration.Milliseconds())
+		}
+	case cadre.EventRetry:
+		if p.verbose {
+			fmt.Fprintf(p.errOut, "retrying model request (attempt %d, status %d) in %s: %s\n", ev.Retry.Attempt, ev.Retry.Status, ev.Retry.Wait, ev.Retry.Err)
+		}
+	case cadre.EventResult:
+		_, err := fmt.Fprintln(p.out, ev.Result.Text)
+		return err
+	}
+	return nil
+}
+
+func (p *textPrinter) fail(msg, _ string, _ *cadre.Result) error {
+	_, err := fmt.Fprintln(p.errOut, "cadre: "+msg)
+	return err
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// resultJSON is the final object of json and stream-json output; field names
+// follow Claude Code's so existing scripts keep working.
+type resultJSON struct {
+	Type              string              `json:"type"`
+	Subtype           string              `json:"subtype"`
+	IsError           bool                `json:"is_error"`
+	Result            string              `json:"result"`
+	NumTurns          int                 `json:"num_turns"`
+	DurationMS        int64               `json:"duration_ms"`
+	SessionID         string              `json:"session_id"`
+	Usage             llm.Usage           `json:"usage"`
+	PermissionDenials []permission.Denial `json:"permission_denials"`
+	Subagents         cadre.SubagentStats `json:"subagents"`
+	TranscriptPath    string              `json:"transcript_path,omitempty"`
+}
+
+func toResultJSON(res *cadre.Result) resultJSON {
+	d := res.PermissionDenials
+	if d == nil {
+		d = []permission.Denial{}
+	}
+	return resultJSON{
+		Type: "result", Subtype: res.Subtype, IsError: res.IsError, Result: res.Text, NumTurns: res.NumTurns,
+		DurationMS: res.Duration.Milliseconds(), SessionID: res.SessionID, Usage: res.Usage,
+		PermissionDenials: d, Subagents: res.Subagents, TranscriptPath: res.TranscriptPath,
+	}
+}
+
+func failJSON(msg, subtype string, res *cadre.Result) resultJSON {
+	r := resultJSON{Type: "result", PermissionDenials: []permission.Denial{}}
+	if res != nil {
+		r = toResultJSON(res)
+	}
+	r.Subtype, r.IsError, r.Result = subtype, true, msg
+	return r
+}
+
+type jsonPrinter struct{ enc *json.Encoder }
+
+func (p *jsonPrinter) event(ev cadre.Event) error {
+	if ev.Type == cadre.EventResult {
+		return p.enc.Encode(toResultJSON(ev.Result))
+	}
+	return nil
+}
+
+func (p *jsonPrinter) fail(msg, subtype string, res *cadre.Result) error {
+	return p.enc.Encode(failJSON(msg, subtype, res))
+}
+
+type streamPrinter struct {
+	enc     *json.Encoder
+	session string
+}
+
+type initJSON struct {
+	Type           string   `json:"type"`
+	Subtype        string   `json:"subtype"`
+	SessionID      string   `json:"session_id"`
+	Cwd            string   `json:"cwd"`
+	Model          string   `json:"model"`
+	Tools          []string `json:"tools"`
+	TranscriptPath string   `json:"transcript_path,omitempty"`
+}
+
+type messageJSON struct {
+	Type            string       `json:"type"`
+	Message         *llm.Message `json:"message"`
+	ParentToolUseID *string      `json:"parent_tool_use_id"`
+	AgentID         string       `json:"agent_id,omitempty"`
+	SessionID       string       `json:"session_id"`
+	Usage           *llm.Usage   `json:"usage,omitempty"`
+}
+
+func (p *streamPrinter) event(ev cadre.Event) error {
+	var parent *string
+	if ev.ParentToolUseID != "" {
+		parent = &ev.ParentToolUseID
+	}
+	switch ev.Type {
+	case cadre.EventInit:
+		p.session = ev.Init.SessionID
+		return p.enc.Encode(initJSON{Type: "system", Subtype: "init", SessionID: ev.Init.SessionID, Cwd: ev.Init.Cwd,
+			Model: ev.Init.Model, Tools: ev.Init.Tools, TranscriptPath: ev.Init.TranscriptPath})
+	case cadre.EventAssistant:
+		u := ev.Usage
+		return p.enc.Encode(messageJSON{Type: "assistant", Message: ev.Message, ParentToolUseID: parent, AgentID: ev.AgentID, SessionID: p.session, Usage: &u})
+	case cadre.EventUser:
+		return p.enc.Encode(messageJSON{Type: "user", Message: ev.Message, ParentToolUseID: parent, AgentID: ev.AgentID, SessionID: p.session})
+	case cadre.EventTaskStarted:
+		return p.enc.Encode(taskJSON{Type: "system", Subtype: "task_started", SessionID: p.session, TaskInfo: ev.Task})
+	case cadre.EventTaskCompleted:
+		return p.enc.Encode(taskDoneJSON{Type: "system", Subtype: "task_completed", SessionID: p.session, SubagentResult: ev.Subagent,
+			DurationMS: ev.Subagent.Duration.Milliseconds()})
+	case cadre.EventResult:
+		return p.enc.Encode(toResultJSON(ev.Result))
+	}
+	return nil
+}
+
+// taskJSON is the stream-json event for a started sub-agent (S-7.6).
+type taskJSON struct {
+	Type      string `json:"type"`
+	Subtype   string `json:"subtype"`
+	SessionID string `json:"session_id"`
+	*cadre.TaskInfo
+}
+
+// taskDoneJSON is the stream-json event for an ended sub-agent.
+type taskDoneJSON struct {
+	Type      string `json:"type"`
+	Subtype   string `json:"subtype"`
+	SessionID string `json:"session_id"`
+	*cadre.SubagentResult
+	DurationMS int64 `json:"duration_ms"`
+}
+
+func (p *streamPrinter) fail(msg, subtype string, res *cadre.Result) error {
+	r := failJSON(msg, subtype, res)
+	if r.SessionID == "" {
+		r.SessionID = p.session
+	}
+	return p.enc.Encode(r)
+}
