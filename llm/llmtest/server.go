@@ -92,6 +92,13 @@ type script struct {
 
 // NewServer starts a server on 127.0.0.1. Close it when done.
 func NewServer(opts ...Option) *Server {
+	s := newServer(opts...)
+	s.ts = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
+	return s
+}
+
+// newServer builds a server that does not listen yet.
+func newServer(opts ...Option) *Server {
 	s := &Server{
 		cfg:       config{maxRequests: DefaultMaxRequests, maxBody: DefaultMaxBodyBytes, models: []string{"llmtest-model"}},
 		closed:    make(chan struct{}),
@@ -103,7 +110,6 @@ func NewServer(opts ...Option) *Server {
 	for _, o := range opts {
 		o(&s.cfg)
 	}
-	s.ts = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	return s
 }
 
