@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -60,6 +62,10 @@ type grepQuery struct {
 	// ripgrep: classes such as \w and \d are spelled out as the ASCII
 	// ranges RE2 gives them (ripgrep's are Unicode), flags are explicit.
 	rgPattern string
+	// maxLines bounds the content lines kept per file: more could never
+	// fit in the answer. maxChars cuts long lines as they are collected.
+	maxLines int
+	maxChars int
 }
 
 // grepLine is one line of content output.
@@ -70,12 +76,40 @@ type grepLine struct {
 }
 
 // grepFile is what a search found in one file. Lines is filled in content
-// mode; Matched counts matching lines.
+// mode, up to grepQuery.maxLines; Omitted counts the content lines beyond
+// that. Matched counts matching lines.
 type grepFile struct {
 	Path    string
 	ModTime time.Time
 	Matched int
 	Lines   []grepLine
+	Omitted int
+}
+
+// addLine keeps a content line in display form, or counts it as omitted
+// once the file has maxLines.
+func (f *grepFile) addLine(q *grepQuery, num int, text []byte, match bool) {
+	if len(f.Lines) >= q.maxLines {
+		f.Omitted++
+		return
+	}
+	f.Lines = append(f.Lines, grepLine{Num: num, Text: displayText(text, q.maxChars), Match: match})
+}
+
+// displayText is a line as Grep shows it: no carriage return, valid
+// UTF-8, cut to maxChars characters.
+func displayText(b []byte, maxChars int) string {
+	b = bytes.TrimSuffix(b, []byte("\r"))
+	if len(b) > 4*maxChars+8 {
+		// Count what is cut without copying all of it.
+		n := utf8.RuneCount(b)
+		head := []rune(strings.ToValidUTF8(string(b[:4*maxChars]), "\uFFFD"))
+		if len(head) > maxChars {
+			head = head[:maxChars]
+		}
+		return fmt.Sprintf("%s… [line truncated: %d more characters]", string(head), n-len(head))
+	}
+	return truncateLine(strings.ToValidUTF8(string(b), "\uFFFD"), maxChars)
 }
 
 // NewGrep returns the Grep tool: a regex search over files that honours
@@ -93,6 +127,7 @@ func runGrep(ctx context.Context, cfg Config, env *tool.Env, in grepInput) tool.
 	if problem != "" {
 		return tool.Errorf("%s", problem)
 	}
+	q.setLimits(cfg)
 	files, err := search(ctx, cfg, q)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -205,6 +240,7 @@ func newGrepQuery(env *tool.Env, in grepInput) (*grepQuery, string) {
 	}
 	q.root = root
 	q.rootIsFile = !fi.IsDir()
+	q.setLimits(Config{}.withDefaults())
 	return q, ""
 }
 
@@ -246,6 +282,14 @@ func asciiWordBoundaries(expr string) string {
 		b.WriteByte(next)
 	}
 	return b.String()
+}
+
+// setLimits derives the collection bounds from the output limits: a
+// shown line takes at least four characters ("p:1:"), so no file can show
+// more than GrepOutputLimit/4 lines.
+func (q *grepQuery) setLimits(cfg Config) {
+	q.maxLines = cfg.GrepOutputLimit/4 + 1
+	q.maxChars = cfg.MaxLineChars
 }
 
 func withFlags(flags, pattern string) string {
@@ -309,13 +353,13 @@ func formatGrep(q *grepQuery, files []grepFile, head int, lineNums bool, cfg Con
 				if l.Match {
 					sep = ":"
 				}
-				text := truncateLine(strings.ToValidUTF8(strings.TrimSuffix(l.Text, "\r"), "\uFFFD"), cfg.MaxLineChars)
 				if lineNums {
-					w.add(f.Path + sep + strconv.Itoa(l.Num) + sep + text)
+					w.add(f.Path + sep + strconv.Itoa(l.Num) + sep + l.Text)
 				} else {
-					w.add(f.Path + sep + text)
+					w.add(f.Path + sep + l.Text)
 				}
 			}
+			w.omit(f.Omitted)
 		}
 	}
 	return w.String()
@@ -353,6 +397,17 @@ func (w *cappedLines) add(line string) {
 	w.b.WriteString(line)
 	w.b.WriteByte('\n')
 	w.lines++
+}
+
+// omit counts n lines that were never collected, because the size limit
+// would have cut them anyway.
+func (w *cappedLines) omit(n int) {
+	if n > 0 {
+		w.dropped += n
+		if w.maxLines == 0 || w.lines < w.maxLines {
+			w.full = true
+		}
+	}
 }
 
 func (w *cappedLines) String() string {

@@ -142,7 +142,7 @@ func searchFile(q *grepQuery, path string, buf *[]byte) (grepFile, bool, error) 
 		f.ModTime = fi.ModTime()
 	}
 	if q.mode == modeContent {
-		f.Lines = contentLines(data, matched, q.before, q.after)
+		contentLines(q, &f, data, matched)
 	}
 	return f, true, nil
 }
@@ -244,20 +244,19 @@ func matchLines(q *grepQuery, data []byte) []int {
 	return out
 }
 
-// contentLines returns the matching lines and their context lines, in
-// order, with their text.
-func contentLines(data []byte, matched []int, before, after int) []grepLine {
+// contentLines adds the matching lines and their context lines to f, in
+// order.
+func contentLines(q *grepQuery, f *grepFile, data []byte, matched []int) {
 	want := map[int]bool{}
 	isMatch := make(map[int]bool, len(matched))
 	for _, m := range matched {
 		isMatch[m] = true
-		for l := m - before; l <= m+after; l++ {
+		for l := m - q.before; l <= m+q.after; l++ {
 			if l >= 1 {
 				want[l] = true
 			}
 		}
 	}
-	var out []grepLine
 	n := 0
 	for len(data) > 0 {
 		n++
@@ -269,8 +268,7 @@ func contentLines(data []byte, matched []int, before, after int) []grepLine {
 			data = nil
 		}
 		if want[n] {
-			out = append(out, grepLine{Num: n, Text: string(line), Match: isMatch[n]})
+			f.addLine(q, n, line, isMatch[n])
 		}
 	}
-	return out
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,32 +59,13 @@ func rgArgs(q *grepQuery) []string {
 	return args
 }
 
-// grepRipgrep runs rg for q and parses its output into the shared result
-// form.
+// grepRipgrep runs rg for q and parses its output, as it streams, into
+// the shared result form.
 func grepRipgrep(ctx context.Context, rg string, q *grepQuery) ([]grepFile, error) {
 	cmd := exec.CommandContext(ctx, rg, rgArgs(q)...)
 	cmd.Dir = q.root
 	if q.rootIsFile {
 		cmd.Dir = filepath.Dir(q.root)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout = &stdout
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			return nil, fmt.Errorf("run %s: %w", rg, err)
-		}
-		if ee.ExitCode() == 1 {
-			return nil, nil // no match
-		}
-		if stdout.Len() == 0 {
-			return nil, fmt.Errorf("ripgrep: %s", strings.TrimSpace(firstLines(stderr.String(), 5)))
-		}
 	}
 	toAbs := func(p string) string {
 		if filepath.IsAbs(p) {
@@ -91,22 +73,66 @@ func grepRipgrep(ctx context.Context, rg string, q *grepQuery) ([]grepFile, erro
 		}
 		return filepath.Join(cmd.Dir, p)
 	}
-	if q.mode == modeFiles {
-		var out []grepFile
-		for _, p := range strings.Split(stdout.String(), "\x00") {
-			if p == "" {
-				continue
-			}
-			abs := toAbs(p)
-			f := grepFile{Path: abs, Matched: 1}
-			if fi, err := os.Stat(abs); err == nil {
-				f.ModTime = fi.ModTime()
-			}
-			out = append(out, f)
-		}
-		return out, nil
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", rg, err)
 	}
-	return parseRgJSON(&stdout, q, toAbs)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("run %s: %w", rg, err)
+	}
+	var out []grepFile
+	var parseErr error
+	if q.mode == modeFiles {
+		out, parseErr = parseRgFiles(stdout, toAbs)
+	} else {
+		out, parseErr = parseRgJSON(stdout, q, toAbs)
+	}
+	if parseErr != nil {
+		io.Copy(io.Discard, stdout) // let rg finish before Wait
+	}
+	err = cmd.Wait()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if parseErr != nil {
+		return nil, parseErr
+	}
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			return nil, fmt.Errorf("run %s: %w", rg, err)
+		}
+		if ee.ExitCode() == 1 {
+			return nil, nil // no match
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("ripgrep: %s", strings.TrimSpace(firstLines(stderr.String(), 5)))
+		}
+	}
+	return out, nil
+}
+
+// parseRgFiles reads the NUL-separated paths of rg --files-with-matches.
+func parseRgFiles(r io.Reader, toAbs func(string) string) ([]grepFile, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read ripgrep output: %w", err)
+	}
+	var out []grepFile
+	for _, p := range strings.Split(string(data), "\x00") {
+		if p == "" {
+			continue
+		}
+		abs := toAbs(p)
+		f := grepFile{Path: abs, Matched: 1}
+		if fi, err := os.Stat(abs); err == nil {
+			f.ModTime = fi.ModTime()
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // rgText is ripgrep's JSON for a string that is either UTF-8 text or
@@ -140,7 +166,7 @@ type rgMessage struct {
 // parseRgJSON reads rg --json output. A "match" message covers one line,
 // or in multiline mode a run of lines; every line of it is a matching
 // line, as in the Go search.
-func parseRgJSON(r *bytes.Buffer, q *grepQuery, toAbs func(string) string) ([]grepFile, error) {
+func parseRgJSON(r io.Reader, q *grepQuery, toAbs func(string) string) ([]grepFile, error) {
 	byPath := map[string]*grepFile{}
 	var order []string
 	sc := bufio.NewScanner(r)
@@ -170,7 +196,7 @@ func parseRgJSON(r *bytes.Buffer, q *grepQuery, toAbs func(string) string) ([]gr
 				f.Matched++
 			}
 			if q.mode == modeContent {
-				f.Lines = append(f.Lines, grepLine{Num: m.Data.LineNumber + i, Text: l, Match: isMatch})
+				f.addLine(q, m.Data.LineNumber+i, []byte(l), isMatch)
 			}
 		}
 	}

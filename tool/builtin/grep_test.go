@@ -491,13 +491,22 @@ func TestBelow(t *testing.T) {
 
 func TestGrepOutputLimit(t *testing.T) {
 	env := testEnv(t)
-	writeFile(t, env.Cwd, "a.txt", strings.Repeat("needle here\n", 50))
+	writeFile(t, env.Cwd, "a.txt", strings.Repeat("needle here\n", 500))
+	writeFile(t, env.Cwd, "b.txt", "needle "+strings.Repeat("ü", 5000)+"\n")
+	outs := map[string]string{}
 	for backend, cfg := range grepBackends(t) {
 		cfg.GrepOutputLimit = 200
+		cfg.MaxLineChars = 10
 		out := call(t, NewGrep(cfg), env, map[string]any{"pattern": "needle", "output_mode": "content"})
-		checkOutput(t, out, false, "because of the output size limit")
+		checkOutput(t, out, false, "(499 more lines not shown because of the output size limit")
 		if len(out.Text) > 400 {
 			t.Errorf("%s: %d bytes despite the limit", backend, len(out.Text))
 		}
+		out = call(t, NewGrep(cfg), env, map[string]any{"pattern": "needle", "output_mode": "content", "path": "b.txt"})
+		checkOutput(t, out, false, "b.txt:1:needle üüü… [line truncated: 4997 more characters]")
+		outs[backend] = out.Text
+	}
+	if len(outs) == 2 && outs["go"] != outs["rg"] {
+		t.Errorf("backends differ:\n%s\n---\n%s", outs["go"], outs["rg"])
 	}
 }
