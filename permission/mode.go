@@ -8,9 +8,11 @@ import (
 // ModeManual is accepted as an alias of ModeDefault.
 const ModeManual Mode = "manual"
 
-// UserModes are the modes a person may choose with --permission-mode or
-// defaultMode (bubble is internal).
-var UserModes = []Mode{ModeDefault, ModeAcceptEdits, ModePlan, ModeDontAsk, ModeBypassPermissions, ModeAuto}
+// UserModes returns the modes a person may choose with --permission-mode
+// or defaultMode (bubble is internal).
+func UserModes() []Mode {
+	return []Mode{ModeDefault, ModeAcceptEdits, ModePlan, ModeDontAsk, ModeBypassPermissions, ModeAuto}
+}
 
 // ParseMode parses a mode name; "" and "manual" mean default. The error
 // names the bad value and the valid ones.
@@ -21,8 +23,9 @@ func ParseMode(s string) (Mode, error) {
 	case ModeDefault, ModeAcceptEdits, ModePlan, ModeDontAsk, ModeBypassPermissions, ModeAuto, ModeBubble:
 		return m, nil
 	}
-	names := make([]string, len(UserModes))
-	for i, m := range UserModes {
+	modes := UserModes()
+	names := make([]string, len(modes))
+	for i, m := range modes {
 		names[i] = string(m)
 	}
 	return "", fmt.Errorf("unknown permission mode %q (valid: %s)", s, strings.Join(names, ", "))
