@@ -502,3 +502,32 @@ func BenchmarkBuildParams(b *testing.B) {
 		}
 	}
 }
+
+// TestCallsReusingIndex covers servers that send each call whole with index
+// 0: distinct ids mean distinct calls, in arrival order.
+func TestCallsReusingIndex(t *testing.T) {
+	s := new(sseBuilder)
+	s.data(chunk(obj{"role": "assistant", "tool_calls": []any{
+		obj{"index": 0, "id": "call_x", "type": "function", "function": obj{"name": "Read", "arguments": `{"file_path":"a"}`}},
+		obj{"index": 0, "id": "call_y", "type": "function", "function": obj{"name": "Glob", "arguments": `{"pattern":"*"}`}},
+	}}, nil))
+	s.call(1, "call_z", "Read", `{"file_path":`).args(1, `"z"}`)
+	f := newFake(t, s.finish("stop").done().serve())
+	m, _ := newModel(t, f, Config{})
+	evs, err := collect(t, m, simpleRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := done(t, evs)
+	want := []llm.Block{
+		{Type: llm.BlockToolUse, ID: "call_x", Name: "Read", Input: json.RawMessage(`{"file_path":"a"}`)},
+		{Type: llm.BlockToolUse, ID: "call_y", Name: "Glob", Input: json.RawMessage(`{"pattern":"*"}`)},
+		{Type: llm.BlockToolUse, ID: "call_z", Name: "Read", Input: json.RawMessage(`{"file_path":"z"}`)},
+	}
+	if diff := cmp.Diff(want, resp.Message.Content); diff != "" {
+		t.Errorf("content (-want +got):\n%s", diff)
+	}
+	if resp.StopReason != llm.StopToolUse {
+		t.Errorf("stop = %s", resp.StopReason)
+	}
+}

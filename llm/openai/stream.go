@@ -20,7 +20,8 @@ const maxCalls = 1024
 type accumulator struct {
 	id, model string
 	text      strings.Builder
-	calls     map[int64]*call
+	calls     map[int64]*call // by slot: the server's index, or a fresh one
+	alias     map[int64]int64 // server index → slot, when an index was reused
 	finish    string
 	finished  bool // a finish_reason was seen
 	usage     llm.Usage
@@ -80,7 +81,7 @@ func (a *accumulator) add(ch sdk.ChatCompletionChunk) []llm.Event {
 			}
 		}
 		for _, tc := range d.ToolCalls {
-			c := a.call(tc.Index)
+			c := a.call(tc.Index, tc.ID)
 			if c == nil {
 				continue
 			}
@@ -120,9 +121,17 @@ func reasoningText(d sdk.ChatCompletionChunkChoiceDelta) string {
 	return ""
 }
 
-// call returns the call at index i, creating it as needed.
-func (a *accumulator) call(i int64) *call {
-	if c, ok := a.calls[i]; ok {
+// call returns the call the server numbers i, creating it as needed. A
+// chunk that reuses an index with a different id starts a new call: some
+// servers send every call of an answer whole with index 0. Such a call is
+// given the next free slot, so calls stay in arrival order.
+func (a *accumulator) call(i int64, id string) *call {
+	slot, ok := a.alias[i]
+	if !ok {
+		slot = i
+	}
+	c, ok := a.calls[slot]
+	if ok && (id == "" || c.id == "" || c.id == id) {
 		return c
 	}
 	if len(a.calls) >= maxCalls {
@@ -130,12 +139,20 @@ func (a *accumulator) call(i int64) *call {
 	}
 	if a.calls == nil {
 		a.calls = make(map[int64]*call)
+		a.alias = make(map[int64]int64)
 	}
-	c := &call{index: i, fallback: fmt.Sprintf("call_%d", i)}
+	if ok {
+		// A new call reusing index i: move past every slot in use.
+		for s := range a.calls {
+			slot = max(slot, s+1)
+		}
+		a.alias[i] = slot
+	}
+	c = &call{index: slot, fallback: fmt.Sprintf("call_%d", slot)}
 	if a.id != "" {
-		c.fallback = fmt.Sprintf("call_%s_%d", a.id, i)
+		c.fallback = fmt.Sprintf("call_%s_%d", a.id, slot)
 	}
-	a.calls[i] = c
+	a.calls[slot] = c
 	return c
 }
 
