@@ -6,7 +6,6 @@ import (
 	_ "embed"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"regexp/syntax"
 	"sort"
@@ -427,13 +426,4 @@ func (w *cappedLines) String() string {
 		out.WriteString("\n" + w.footer + "\n")
 	}
 	return strings.TrimSuffix(out.String(), "\n")
-}
-
-// relSlash returns p relative to root with forward slashes.
-func relSlash(root, p string) string {
-	rel, err := filepath.Rel(root, p)
-	if err != nil {
-		return p
-	}
-	return filepath.ToSlash(rel)
 }
