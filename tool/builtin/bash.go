@@ -67,6 +67,9 @@ func runBash(ctx context.Context, cfg Config, env *tool.Env, in bashInput) tool.
 		return tool.Output{Text: fmt.Sprintf("Started background shell %s. Read its output with BashOutput (bash_id %q); stop it with KillShell (shell_id %q).", id, id, id)}
 	}
 
+	if err := ctx.Err(); err != nil {
+		return tool.Errorf("command not run: %v", err)
+	}
 	out := newHeadTail(cfg.BashOutputLimit)
 	p, err := startProc(in.Command, dir, out)
 	if err != nil {
