@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"net/url"
 	"slices"
 	"time"
 
@@ -42,7 +43,7 @@ type Config struct {
 	// RetryBase and RetryMax bound the exponential back-off (0: defaults).
 	RetryBase, RetryMax time.Duration
 	// DefaultMaxTokens bounds answers of requests with MaxTokens 0; 0 means
-	// 32000 (less for older haiku models).
+	// 32000 (less for Claude 3 models, whose output limit is lower).
 	DefaultMaxTokens int64
 	// Sleep waits between attempts; nil means a real timer. Tests pass a
 	// recorder here instead of waiting.
@@ -92,11 +93,21 @@ func New(cfg Config) (*Model, error) {
 		opts = append(opts, option.WithAuthToken(cfg.AuthToken))
 	}
 	if cfg.BaseURL != "" {
+		u, err := url.Parse(cfg.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("anthropic: bad base URL %q", cfg.BaseURL)
+		}
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+		if t, ok := http.DefaultTransport.(*http.Transport); ok {
+			t = t.Clone()
+			t.ResponseHeaderTimeout = 10 * time.Minute
+			cfg.HTTPClient.Transport = t
+		}
 	}
+	opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
 	keys := make([]string, 0, len(cfg.Headers))
 	for k := range cfg.Headers {
 		keys = append(keys, k)

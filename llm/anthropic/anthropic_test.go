@@ -486,6 +486,14 @@ func TestNewValidates(t *testing.T) {
 	if _, err := New(Config{DefaultMaxTokens: -1}); err == nil {
 		t.Error("negative DefaultMaxTokens accepted")
 	}
+	for _, u := range []string{"ftp://host", "::", "http://", "localhost:8080"} {
+		if _, err := New(Config{BaseURL: u}); err == nil {
+			t.Errorf("base URL %q accepted", u)
+		}
+	}
+	if _, err := New(Config{}); err != nil {
+		t.Errorf("zero Config: %v", err)
+	}
 }
 
 func TestMaxTokens(t *testing.T) {
@@ -496,7 +504,9 @@ func TestMaxTokens(t *testing.T) {
 		want   int64
 	}{
 		{"default", llm.Request{Model: "claude-sonnet-4-5"}, 0, 32000},
-		{"old haiku", llm.Request{Model: "claude-3-haiku-20240307"}, 0, 4096},
+		{"claude 3 haiku", llm.Request{Model: "claude-3-haiku-20240307"}, 0, 4096},
+		{"claude 3.5 haiku", llm.Request{Model: "claude-3-5-haiku-latest"}, 0, 8192},
+		{"claude 3.7 sonnet", llm.Request{Model: "claude-3-7-sonnet-latest"}, 0, 32000},
 		{"config", llm.Request{Model: "claude-sonnet-4-5"}, 1000, 1000},
 		{"request", llm.Request{Model: "claude-sonnet-4-5", MaxTokens: 77}, 1000, 77},
 		{"thinking above default", llm.Request{Model: "claude-sonnet-4-5", Thinking: &llm.Thinking{BudgetTokens: 40000}}, 0, 72000},

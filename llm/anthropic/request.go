@@ -12,13 +12,16 @@ import (
 )
 
 // defaultMaxTokens is the answer bound used when neither the request nor the
-// Config sets one.
+// Config sets one: 32000, or the output limit of Claude 3 models, which is
+// lower (a larger max_tokens is refused).
 func defaultMaxTokens(model string) int64 {
 	switch {
-	case strings.Contains(model, "claude-3-haiku"):
-		return 4096
-	case strings.Contains(model, "claude-3-5-haiku"):
+	case strings.Contains(model, "claude-3-5-"):
 		return 8192
+	case strings.Contains(model, "claude-3-7-"):
+		return 32000
+	case strings.Contains(model, "claude-3-"):
+		return 4096
 	}
 	return 32000
 }

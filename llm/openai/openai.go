@@ -92,7 +92,7 @@ func New(cfg Config) (*Model, error) {
 		cfg.BaseURL = DefaultBaseURL
 	}
 	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || u.Scheme == "" || u.Host == "" {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("openai: bad base URL %q", cfg.BaseURL)
 	}
 	switch cfg.MaxTokensField {
@@ -109,9 +109,12 @@ func New(cfg Config) (*Model, error) {
 		cfg.APIKey = placeholderKey
 	}
 	if cfg.HTTPClient == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.ResponseHeaderTimeout = 10 * time.Minute
-		cfg.HTTPClient = &http.Client{Transport: tr}
+		cfg.HTTPClient = &http.Client{}
+		if t, ok := http.DefaultTransport.(*http.Transport); ok {
+			t = t.Clone()
+			t.ResponseHeaderTimeout = 10 * time.Minute
+			cfg.HTTPClient.Transport = t
+		}
 	}
 	base := cfg.BaseURL
 	if !strings.HasSuffix(base, "/") {
