@@ -27,7 +27,8 @@
 // The n-th request of a key is answered by the key's n-th turn, so every
 // agent of a tree follows its own script however their requests
 // interleave. [Server.ScriptFunc] computes replies from the request
-// instead, e.g. to echo a tool result. A request finding its script
+// instead, e.g. to echo a tool result, or to tell apart forks of one
+// parent, which share their first message ([Request.LastUserText]). A request finding its script
 // exhausted is answered with the text "llmtest: script for key … exhausted"
 // and records a violation, so the test fails loudly.
 //
@@ -36,7 +37,8 @@
 // reason, usage, a delay). Tool use ids are deterministic: see [ToolUseID]
 // and [CallID]. Faults are turns too: [RateLimited] (429 with retry-after
 // and retry-after-ms), [ServerError] (5xx), [Overloaded] (529),
-// [HTTPError] (any status), [Cut] and [Turn.WithCut] (the connection drops
+// [HTTPError] (any status; [Turn.WithRetryAfter] adds retry headers),
+// [Cut] and [Turn.WithCut] (the connection drops
 // in the middle of an SSE event), [StreamError] (an error event inside a
 // 200 stream) and [MalformedToolUse] (tool input that is not valid JSON).
 // A fault turn is used by one request; the retry that follows gets the next

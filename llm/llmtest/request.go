@@ -104,6 +104,19 @@ func (r *Request) FirstUserText() string {
 	return ""
 }
 
+// LastUserText is the text of the request's last user message: what a
+// [ScriptFunc] looks at to tell apart requests that share their first
+// message, such as forks of one parent, which differ only in their last
+// block.
+func (r *Request) LastUserText() string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if r.Messages[i].Role == llm.RoleUser {
+			return r.Messages[i].Text()
+		}
+	}
+	return ""
+}
+
 // LastToolResults returns the tool_result blocks of the last message when
 // it is a user message, in order; handy in a [ScriptFunc].
 func (r *Request) LastToolResults() []llm.Block {
