@@ -7,14 +7,16 @@
 //	s := llmtest.NewServer()
 //	defer s.Close()
 //	client := anthropic.NewClient(option.WithBaseURL(s.URL()), option.WithAPIKey("test"))
-//	oai := openai.NewClient(option.WithBaseURL(s.URL()+"/v1"), option.WithAPIKey("test"))
+//	oai := openai.NewClient(openaioption.WithBaseURL(s.URL()+"/v1"), openaioption.WithAPIKey("test"))
 //
 // # Endpoints
 //
 // POST /v1/messages (streamed as SSE or plain JSON, per the request's
 // "stream"), POST /v1/messages/count_tokens, POST /v1/chat/completions
 // (streamed or JSON; a final usage chunk when
-// stream_options.include_usage is set), GET /v1/models. Anything else gets
+// stream_options.include_usage is set), GET /v1/models. Streamed text and
+// thinking arrive in deltas of at most 16 bytes and tool input in deltas of
+// at most 8 bytes, so clients really have to assemble them. Anything else gets
 // a JSON 404. Bodies are size-limited and the server stops answering past a
 // request cap ([WithMaxBodyBytes], [WithMaxRequests]).
 //
@@ -71,7 +73,8 @@
 //
 // Anthropic: a request first reads the longest prefix written by an
 // earlier request that ends at one of its breakpoints or at one of the 20
-// block boundaries before a breakpoint (the API's lookback window); then
+// block boundaries before a breakpoint (the API's lookback window; a
+// top-level cache_control puts a breakpoint on the last block); then
 // the prefix at each of its breakpoints is written, if it reaches
 // [WithMinCacheTokens]. It reports cache_read_input_tokens (the prefix
 // read), cache_creation_input_tokens (the tokens up to its last written
