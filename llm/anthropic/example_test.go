@@ -1,0 +1,44 @@
+package anthropic_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/anthropic"
+	"github.com/cadre-dev/cadre/llm/llmtest"
+)
+
+// A model answering with a tool call, streamed from the scripted server.
+func ExampleModel_Stream() {
+	s := llmtest.NewServer()
+	defer s.Close()
+	s.Script("", llmtest.Text("Let me check.").WithToolUse("Read", map[string]string{"file_path": "go.mod"}))
+
+	m, err := anthropic.New(anthropic.Config{BaseURL: s.URL(), APIKey: "test"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	req := &llm.Request{Model: "claude-sonnet-4-5", System: "Be brief.", Messages: []llm.Message{llm.UserText("What module is this?")}}
+	for ev, err := range m.Stream(context.Background(), req) {
+		if err != nil {
+			fmt.Println("error:", err)
+			return
+		}
+		switch ev.Kind {
+		case llm.EventToolUseStart:
+			fmt.Println("tool use:", ev.ToolUse.Name)
+		case llm.EventDone:
+			for _, b := range ev.Response.Message.Content {
+				fmt.Printf("%s %s%s\n", b.Type, b.Text, b.Input)
+			}
+			fmt.Println("stop:", ev.Response.StopReason)
+		}
+	}
+	// Output:
+	// tool use: Read
+	// text Let me check.
+	// tool_use {"file_path":"go.mod"}
+	// stop: tool_use
+}
