@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/cadre-dev/cadre/llm"
-	"github.com/cadre-dev/cadre/llm/openai"
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/llm/openai"
 )
 
 // A model answering with a tool call, streamed from the scripted server.
