@@ -531,3 +531,32 @@ func TestCallsReusingIndex(t *testing.T) {
 		t.Errorf("stop = %s", resp.StopReason)
 	}
 }
+
+func TestCancelDuringStream(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(new(sseBuilder).text("first").b.Bytes())
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	m, _ := newModel(t, f, Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var last error
+	for ev, err := range m.Stream(ctx, simpleRequest()) {
+		if err != nil {
+			last = err
+			break
+		}
+		if ev.Kind == llm.EventTextDelta {
+			cancel()
+		}
+	}
+	if !errors.Is(last, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", last)
+	}
+	if n := len(f.requests()); n != 1 {
+		t.Errorf("%d requests after cancel, want 1 (no retry)", n)
+	}
+}
