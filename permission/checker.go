@@ -776,3 +776,21 @@ func baseNamed(c Command) Command {
 	args[0].Value = filepath.Base(args[0].Value)
 	return Command{Args: args, Via: c.Via}
 }
+
+// PathDenied reports the Read (or, with edit, Edit) deny rule that covers
+// path, resolved against cwd. Search tools (Glob, Grep) use it to leave
+// denied files out of results inside an allowed search directory.
+func (c *Checker) PathDenied(cwd, path string, edit bool) (Rule, bool) {
+	e := c.env(Request{Cwd: cwd})
+	lex, real := resolvePath(path, e.cwd, e.home)
+	p := pathCandidate{lexical: lex, real: real}
+	tool := "Read"
+	if edit {
+		tool = "Edit"
+	}
+	r := c.firstMatch(Deny, tool, func(r Rule) bool { return c.pathRuleMatches(r, e, p) })
+	if r == nil || r.Content == "" && !toolMatches(r.Tool, tool) {
+		return Rule{}, false
+	}
+	return *r, true
+}

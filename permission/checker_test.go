@@ -526,3 +526,28 @@ func TestCheckerConfigErrors(t *testing.T) {
 		t.Errorf("warnings = %q", w)
 	}
 }
+
+func TestPathDenied(t *testing.T) {
+	f := newFixture(t)
+	deny, _ := ParseRules(Deny, "s.json", "", []string{"Read(./secrets/**)", "Edit(*.lock)"})
+	c, err := NewChecker(Config{Cwd: f.cwd, Home: f.home, Rules: deny})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		edit bool
+		want string
+	}{
+		{"secrets/k", false, "Read(./secrets/**)"},
+		{f.cwd + "/link-secret", false, "Read(./secrets/**)"},
+		{"a.txt", false, ""},
+		{"x/go.lock", true, "Edit(*.lock)"},
+		{"x/go.lock", false, ""},
+	} {
+		r, ok := c.PathDenied(f.cwd, tc.path, tc.edit)
+		if got := r.String(); ok != (tc.want != "") || ok && got != tc.want {
+			t.Errorf("PathDenied(%q, %v) = %q, %v; want %q", tc.path, tc.edit, got, ok, tc.want)
+		}
+	}
+}

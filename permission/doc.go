@@ -60,7 +60,7 @@ package permission
 // allow rules never match (with a warning).
 //
 // Known limits: a Glob or Grep over a directory that contains a denied path
-// is decided by the search directory only (the tool must skip denied
-// files); Bash deny rules compare words, so `Bash(rm -rf:*)` does not catch
+// is decided by the search directory only (the tool should drop results
+// for which Checker.PathDenied reports a rule); Bash deny rules compare words, so `Bash(rm -rf:*)` does not catch
 // `rm -r -f` (deny the command name instead); `git status` and friends are
 // read-only only as far as the repository's own config is trusted.
