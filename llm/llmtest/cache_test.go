@@ -113,3 +113,26 @@ func TestOpenAIAutomaticCache(t *testing.T) {
 		t.Errorf("captured %+v", r.Usage)
 	}
 }
+
+func TestTopLevelCacheControlAndMinimum(t *testing.T) {
+	s := newServer(t, llmtest.WithMinCacheTokens(100))
+	s.ScriptFunc("", func(*llmtest.Request) llmtest.Turn { return llmtest.Text("ok") })
+	small := `{"model":"m","max_tokens":5,"cache_control":{"type":"ephemeral"},"messages":[{"role":"user","content":"short"}]}`
+	large := `{"model":"m","max_tokens":5,"cache_control":{"type":"ephemeral"},"messages":[{"role":"user","content":"` + strings.Repeat("long ", 200) + `"}]}`
+	for _, b := range []string{small, small, large, large} {
+		if res := post(t, s, "/v1/messages", b); res.status != 200 {
+			t.Fatalf("status %d", res.status)
+		}
+	}
+	reqs := s.Requests()
+	if reqs[0].Breakpoints != 1 {
+		t.Errorf("top-level cache_control counted %d breakpoints", reqs[0].Breakpoints)
+	}
+	if u := reqs[1].Usage; u.CacheReadTokens != 0 || u.CacheWriteTokens != 0 {
+		t.Errorf("a prefix under the minimum was cached: %+v", u)
+	}
+	if u2, u3 := reqs[2].Usage, reqs[3].Usage; u2.CacheWriteTokens < 250 || u3.CacheReadTokens != u2.CacheWriteTokens || u3.InputTokens != 0 {
+		t.Errorf("large prefix: %+v then %+v", u2, u3)
+	}
+	noViolations(t, s)
+}

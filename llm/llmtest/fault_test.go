@@ -224,3 +224,17 @@ func TestDelayAndLatency(t *testing.T) {
 		t.Errorf("cancelled request: %v", err)
 	}
 }
+
+func TestOpenAINonStreamingCutAndStreamError(t *testing.T) {
+	s := newServer(t)
+	s.Script("", llmtest.Cut(), llmtest.StreamError("overloaded_error", "Overloaded"))
+	c := openaiClient(s)
+	if _, err := c.Chat.Completions.New(context.Background(), oaiParams("x")); err == nil {
+		t.Error("non-streaming cut succeeded")
+	}
+	_, err := c.Chat.Completions.New(context.Background(), oaiParams("x"))
+	var oerr *openai.Error
+	if !errors.As(err, &oerr) || oerr.StatusCode != 529 {
+		t.Errorf("stream error without streaming: %v", err)
+	}
+}

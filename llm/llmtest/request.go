@@ -83,14 +83,29 @@ func (r *Request) clone() *Request {
 	c.Header = r.Header.Clone()
 	c.Body = bytes.Clone(r.Body)
 	c.Tools = append([]llm.ToolSpec(nil), r.Tools...)
-	c.Messages = make([]llm.Message, len(r.Messages))
-	for i, m := range r.Messages {
-		c.Messages[i] = llm.Message{Role: m.Role, Content: append([]llm.Block(nil), m.Content...)}
+	for i := range c.Tools {
+		c.Tools[i].InputSchema = bytes.Clone(c.Tools[i].InputSchema)
 	}
-	if r.Messages == nil {
-		c.Messages = nil
+	if r.Messages != nil {
+		c.Messages = make([]llm.Message, len(r.Messages))
+		for i, m := range r.Messages {
+			c.Messages[i] = llm.Message{Role: m.Role, Content: cloneBlocks(m.Content)}
+		}
 	}
 	return &c
+}
+
+func cloneBlocks(bs []llm.Block) []llm.Block {
+	if bs == nil {
+		return nil
+	}
+	out := make([]llm.Block, len(bs))
+	for i, b := range bs {
+		b.Input = bytes.Clone(b.Input)
+		b.Content = cloneBlocks(b.Content)
+		out[i] = b
+	}
+	return out
 }
 
 // FirstUserText is the text of the request's first user message, the text

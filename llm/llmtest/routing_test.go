@@ -246,3 +246,35 @@ func TestConcurrentRequests(t *testing.T) {
 	}
 	noViolations(t, s)
 }
+
+func TestScriptFuncPanic(t *testing.T) {
+	s := newServer(t)
+	s.ScriptFunc("", func(*llmtest.Request) llmtest.Turn { panic("bad script") })
+	c := anthropicClient(s)
+	msg, err := c.Messages.New(context.Background(), userParams("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(msg.Content[0].Text, "panicked") {
+		t.Errorf("answer %q", msg.Content[0].Text)
+	}
+	wantViolation(t, s, "panicked: bad script")
+	if n := len(s.Violations()); n != 1 {
+		t.Errorf("violations %q", s.Violations())
+	}
+}
+
+func TestRequestsAreCopies(t *testing.T) {
+	s := newServer(t)
+	s.Script("", llmtest.Text("a"))
+	post(t, s, "/v1/messages", `{"model":"m","max_tokens":5,"tools":[{"name":"R","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"hi"}]}`)
+	r := s.Requests()[0]
+	r.Messages[0].Content[0].Text = "changed"
+	r.Tools[0].InputSchema[0] = 'X'
+	r.Body[0] = 'X'
+	r.Header.Set("X-Test", "1")
+	again := s.Requests()[0]
+	if again.Messages[0].Content[0].Text != "hi" || string(again.Tools[0].InputSchema) != `{"type":"object"}` || again.Body[0] != '{' || again.Header.Get("X-Test") != "" {
+		t.Errorf("server state changed through a copy: %+v", again)
+	}
+}

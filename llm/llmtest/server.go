@@ -378,7 +378,7 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, proto Protoc
 	s.mu.Unlock()
 
 	if fn != nil {
-		turn = fn(snapshot)
+		turn = s.call(req, fn, snapshot)
 	}
 	s.mu.Lock()
 	if turn.isZero() {
@@ -398,6 +398,21 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, proto Protoc
 	} else {
 		status = writeOpenAI(w, rp)
 	}
+}
+
+// call runs a ScriptFunc; a panic in it is recorded as a violation and
+// answered with a text saying so, so one bad script cannot take the server
+// down.
+func (s *Server) call(req *Request, fn func(*Request) Turn, snapshot *Request) (turn Turn) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.mu.Lock()
+			s.violate(req, fmt.Sprintf("script function for key %q panicked: %v", req.Key, p))
+			s.mu.Unlock()
+			turn = Text(fmt.Sprintf("llmtest: script function for key %q panicked", req.Key))
+		}
+	}()
+	return fn(snapshot)
 }
 
 // resolve turns a turn into a reply: usage from the prompt cache and ids
