@@ -503,9 +503,18 @@ func (c *Checker) pathFacts(req Request, e *env, tool string) facts {
 	in2 := e.insideReal(real)
 	if f.write {
 		f.autoEdit = in2
-		if in2 {
+		switch {
+		case e.protected(real):
+			// Only a rule naming the path allows writing cadre's own
+			// configuration or git internals (bypass aside).
+			f.autoEdit = false
+			if f.allowed && f.allowRules[0].Content == "" {
+				f.allowed, f.allowRules = false, nil
+			}
+			f.why = fmt.Sprintf("%s is protected: writes to .git, .cadre and .claude always need approval", real)
+		case in2:
 			f.why = "file edits need approval in " + string(c.cfg.Mode) + " mode"
-		} else {
+		default:
 			f.why = fmt.Sprintf("%s is outside the working directories", real)
 		}
 	} else {
@@ -712,7 +721,7 @@ func (c *Checker) editPathsOK(paths []Arg, e *env) bool {
 			}
 		}
 		_, real := resolvePath(v, e.cwd, e.home)
-		if !e.insideReal(real) {
+		if !e.insideReal(real) || e.protected(real) {
 			return false
 		}
 	}
@@ -758,12 +767,42 @@ func (c *Checker) redirectOK(w Arg, e *env) bool {
 		return false
 	}
 	lex, real := resolvePath(w.Value, e.cwd, e.home)
-	if e.insideReal(real) {
+	if e.insideReal(real) && !e.protected(real) {
 		return true
 	}
 	p := pathCandidate{lexical: lex, real: real}
 	r := c.firstMatch(Allow, "Edit", func(r Rule) bool { return c.pathRuleMatches(r, e, p) })
 	return r != nil && r.Content != ""
+}
+
+// protected reports a path inside a working directory that holds git
+// internals or cadre/Claude configuration (settings, agents, hooks): writing
+// there could grant permissions or run code later. Worktrees under
+// .cadre/worktrees are ordinary trees.
+func (e *env) protected(real string) bool {
+	for _, d := range e.dirs {
+		if !inside(real, d) {
+			continue
+		}
+		rel, err := filepath.Rel(d, real)
+		if err != nil {
+			continue
+		}
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		for i := 0; i < len(parts); i++ {
+			switch parts[i] {
+			case ".git":
+				return true
+			case ".cadre", ".claude":
+				if i+2 < len(parts) && parts[i+1] == "worktrees" {
+					i += 2
+					continue
+				}
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // baseNamed returns the command with its name reduced to the base name
