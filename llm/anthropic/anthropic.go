@@ -182,7 +182,7 @@ type failure struct {
 
 func (f *failure) statusText() string {
 	if f.status == 0 {
-		return "cause (no HTTP status)"
+		return "error (no HTTP status)"
 	}
 	return fmt.Sprintf("status %d", f.status)
 }
@@ -213,7 +213,7 @@ func (m *Model) attempt(ctx context.Context, params sdk.MessageNewParams, yield 
 		return nil, false, classify(err)
 	}
 	if !acc.done {
-		return nil, false, &failure{err: fmt.Errorf("anthropic: %w", errCut), retryable: true}
+		return nil, false, &failure{err: errCut, retryable: true}
 	}
 	return acc.response(), false, nil
 }
@@ -245,5 +245,5 @@ func classify(err error) *failure {
 		}
 		return f
 	}
-	return &failure{err: fmt.Errorf("anthropic: %w", err), retryable: true}
+	return &failure{err: err, retryable: true}
 }

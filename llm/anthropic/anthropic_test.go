@@ -521,3 +521,13 @@ func TestMaxTokens(t *testing.T) {
 		}
 	}
 }
+
+func TestExhaustedOnCutStream(t *testing.T) {
+	noStop := new(sseBuilder).start(5, 0, 0).text(0, "lost").serve()
+	f := newFake(t, noStop, noStop)
+	m, _ := newModel(t, f, Config{MaxRetries: 1, RetryBase: time.Millisecond, RetryMax: time.Millisecond})
+	_, err := collect(t, m, simpleRequest())
+	if err == nil || !errors.Is(err, errCut) || !strings.Contains(err.Error(), "giving up after 2 attempts") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -201,7 +201,7 @@ type failure struct {
 
 func (f *failure) statusText() string {
 	if f.status == 0 {
-		return "cause (no HTTP status)"
+		return "error (no HTTP status)"
 	}
 	return fmt.Sprintf("status %d", f.status)
 }
@@ -231,7 +231,7 @@ func (m *Model) attempt(ctx context.Context, params sdk.ChatCompletionNewParams,
 	case err == nil && acc.finished:
 		return acc.response(), false, nil
 	case err == nil:
-		return nil, false, &failure{err: fmt.Errorf("openai: %w", errCut), retryable: true}
+		return nil, false, &failure{err: errCut, retryable: true}
 	case acc.finished && acc.hasUsage && ctx.Err() == nil:
 		// The answer and its usage are complete; only the [DONE] or the
 		// connection close went wrong.
@@ -276,7 +276,7 @@ func classify(err error) *failure {
 			retryable: retryableStatus(status),
 		}
 	}
-	return &failure{err: fmt.Errorf("openai: %w", err), retryable: true}
+	return &failure{err: err, retryable: true}
 }
 
 // streamedError reads the error object of an SSE event: its type (or
