@@ -1,0 +1,214 @@
+package llmtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// anthropic wire types.
+type aRequest struct {
+	Model     string            `json:"model"`
+	MaxTokens int64             `json:"max_tokens"`
+	System    json.RawMessage   `json:"system"`
+	Tools     []json.RawMessage `json:"tools"`
+	Messages  []aMessage        `json:"messages"`
+	Stream    bool              `json:"stream"`
+	// CacheControl at the top level asks for automatic caching: a
+	// breakpoint on the last block.
+	CacheControl json.RawMessage `json:"cache_control"`
+	Thinking     *struct {
+		Type string `json:"type"`
+	} `json:"thinking"`
+}
+
+type aMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+type aBlock struct {
+	Type         string          `json:"type"`
+	Text         string          `json:"text"`
+	ID           string          `json:"id"`
+	Name         string          `json:"name"`
+	Input        json.RawMessage `json:"input"`
+	ToolUseID    string          `json:"tool_use_id"`
+	Content      json.RawMessage `json:"content"`
+	IsError      bool            `json:"is_error"`
+	Thinking     string          `json:"thinking"`
+	Signature    string          `json:"signature"`
+	Data         string          `json:"data"`
+	CacheControl json.RawMessage `json:"cache_control"`
+}
+
+type aTool struct {
+	Name         string          `json:"name"`
+	Type         string          `json:"type"`
+	Description  string          `json:"description"`
+	InputSchema  json.RawMessage `json:"input_schema"`
+	CacheControl json.RawMessage `json:"cache_control"`
+}
+
+func present(raw json.RawMessage) bool {
+	return len(raw) > 0 && !bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}
+
+// decodeAnthropic decodes a Messages API (or count_tokens) body.
+func decodeAnthropic(body []byte) (*decoded, error) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, errEmptyBody
+	}
+	var r aRequest
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, fmt.Errorf("decode messages request: %w", err)
+	}
+	d := &decoded{model: r.Model, maxTokens: r.MaxTokens, stream: r.Stream}
+	d.thinking = r.Thinking != nil && r.Thinking.Type != "" && r.Thinking.Type != "disabled"
+
+	seen := map[string]bool{}
+	for i, raw := range r.Tools {
+		var t aTool
+		if err := json.Unmarshal(raw, &t); err != nil {
+			return nil, fmt.Errorf("decode tools[%d]: %w", i, err)
+		}
+		if seen[t.Name] {
+			d.problemf("tool name %q is offered twice", t.Name)
+		}
+		seen[t.Name] = true
+		bp := present(t.CacheControl)
+		if bp {
+			d.breakpoints++
+		}
+		d.tools = append(d.tools, llm.ToolSpec{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+		d.blocks = append(d.blocks, cacheBlock{data: canonical("tool", raw), breakpoint: bp})
+	}
+
+	if present(r.System) {
+		var s string
+		if err := json.Unmarshal(r.System, &s); err == nil {
+			d.system = s
+			d.blocks = append(d.blocks, cacheBlock{data: canonical("system", textJSON(s))})
+		} else {
+			var blocks []json.RawMessage
+			if err := json.Unmarshal(r.System, &blocks); err != nil {
+				return nil, fmt.Errorf("decode system: %w", err)
+			}
+			var texts []string
+			for i, raw := range blocks {
+				var b aBlock
+				if err := json.Unmarshal(raw, &b); err != nil {
+					return nil, fmt.Errorf("decode system[%d]: %w", i, err)
+				}
+				if strings.TrimSpace(b.Text) == "" {
+					d.problemf("system[%d]: empty text block", i)
+				}
+				bp := present(b.CacheControl)
+				if bp {
+					d.breakpoints++
+				}
+				texts = append(texts, b.Text)
+				d.blocks = append(d.blocks, cacheBlock{data: canonical("system", raw), breakpoint: bp})
+			}
+			d.system = strings.Join(texts, "\n\n")
+		}
+	}
+
+	for i, m := range r.Messages {
+		role := llm.Role(m.Role)
+		if role != llm.RoleUser && role != llm.RoleAssistant {
+			d.problemf("messages[%d]: unknown role %q", i, m.Role)
+		}
+		msg := llm.Message{Role: role}
+		var s string
+		if err := json.Unmarshal(m.Content, &s); err == nil {
+			if strings.TrimSpace(s) == "" {
+				d.problemf("messages[%d]: empty text content", i)
+			}
+			msg.Content = []llm.Block{llm.TextBlock(s)}
+			d.blocks = append(d.blocks, cacheBlock{data: canonical(m.Role, textJSON(s))})
+			d.messages = append(d.messages, msg)
+			continue
+		}
+		var blocks []json.RawMessage
+		if err := json.Unmarshal(m.Content, &blocks); err != nil {
+			return nil, fmt.Errorf("decode messages[%d].content: %w", i, err)
+		}
+		if len(blocks) == 0 && (role != llm.RoleAssistant || i != len(r.Messages)-1) {
+			d.problemf("messages[%d]: empty content", i)
+		}
+		for j, raw := range blocks {
+			var b aBlock
+			if err := json.Unmarshal(raw, &b); err != nil {
+				return nil, fmt.Errorf("decode messages[%d].content[%d]: %w", i, j, err)
+			}
+			bp := present(b.CacheControl)
+			if bp {
+				d.breakpoints++
+			}
+			blk, nested, err := d.anthropicBlock(b, fmt.Sprintf("messages[%d].content[%d]", i, j))
+			if err != nil {
+				return nil, err
+			}
+			d.breakpoints += nested
+			msg.Content = append(msg.Content, blk)
+			d.blocks = append(d.blocks, cacheBlock{data: canonical(m.Role, raw), breakpoint: bp || nested > 0})
+		}
+		d.messages = append(d.messages, msg)
+	}
+	if present(r.CacheControl) && len(d.blocks) > 0 {
+		d.breakpoints++
+		d.blocks[len(d.blocks)-1].breakpoint = true
+	}
+	return d, nil
+}
+
+// anthropicBlock converts one content block, counting cache_control
+// markers nested in a tool_result's content.
+func (d *decoded) anthropicBlock(b aBlock, where string) (llm.Block, int, error) {
+	out := llm.Block{Type: llm.BlockType(b.Type)}
+	nested := 0
+	switch b.Type {
+	case "text":
+		out.Text = b.Text
+		if strings.TrimSpace(b.Text) == "" {
+			d.problemf("%s: empty text block", where)
+		}
+	case "tool_use":
+		out.ID, out.Name = b.ID, b.Name
+		out.Input = json.RawMessage(bytes.Clone(b.Input))
+		if !isJSONObject(b.Input) {
+			d.problemf("%s: tool_use %s input is not a JSON object: %.80s", where, b.ID, b.Input)
+		}
+	case "tool_result":
+		out.ToolUseID, out.IsError = b.ToolUseID, b.IsError
+		if present(b.Content) {
+			var s string
+			if err := json.Unmarshal(b.Content, &s); err == nil {
+				out.Content = []llm.Block{llm.TextBlock(s)}
+				break
+			}
+			var inner []aBlock
+			if err := json.Unmarshal(b.Content, &inner); err != nil {
+				return out, 0, fmt.Errorf("decode %s.content: %w", where, err)
+			}
+			for k, ib := range inner {
+				if present(ib.CacheControl) {
+					nested++
+				}
+				if ib.Type == "text" && strings.TrimSpace(ib.Text) == "" {
+					d.problemf("%s.content[%d]: empty text block", where, k)
+				}
+				out.Content = append(out.Content, llm.Block{Type: llm.BlockType(ib.Type), Text: ib.Text})
+			}
+		}
+	case "thinking":
+		out.Thinking, out.Signature = b.Thinking, b.Signature
+	case "redacted_thinking":
+		out.Data = b.Data
+	}
+	return out, nested, nil
+}
