@@ -213,3 +213,43 @@ func TestDescribe(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+func TestCheckCommandReadsEveryLayer(t *testing.T) {
+	cwd, home, managed := project(t, `{"permissions":{"allow":["Read"]}}`)
+	write := func(p, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	userFile := filepath.Join(home, ".config", "cadre", "settings.json")
+	write(userFile, `{"permissions":{"allow":["Edit(/x.go)"]}}`)
+	managedFile := filepath.Join(managed, "managed-settings.d", "10-secrets.json")
+	write(managedFile, `{"permissions":{"deny":["Read(./secret.txt)"]}}`)
+	base := []string{"--cwd", cwd, "--home", home, "--managed-dir", managed}
+
+	got, _, err := run(t, append(base, "--tool", "Read", "--input", `{"file_path":"secret.txt"}`)...)
+	if err != nil || got.Decision != "deny" || got.Source != managedFile {
+		t.Errorf("managed deny: %+v %v", got, err)
+	}
+	// A user-file path rule is anchored at home, so it does not cover the
+	// project's x.go.
+	got, _, err = run(t, append(base, "--tool", "Write", "--input", `{"file_path":"x.go"}`)...)
+	if err != nil || got.Decision != "ask" {
+		t.Errorf("user rule outside its base: %+v %v", got, err)
+	}
+	got, _, err = run(t, append(base, "--tool", "Write", "--input", `{"file_path":"`+filepath.Join(home, "x.go")+`"}`)...)
+	if err != nil || got.Decision != "allow" || got.Source != userFile {
+		t.Errorf("user rule: %+v %v", got, err)
+	}
+	// --settings adds a file above the project ones.
+	extra := filepath.Join(cwd, "extra.json")
+	write(extra, `{"permissions":{"deny":["Read(./a.txt)"]}}`)
+	got, _, err = run(t, append(base, "--settings", "extra.json", "--tool", "Read", "--input", `{"file_path":"a.txt"}`)...)
+	if err != nil || got.Decision != "deny" || got.Source != extra {
+		t.Errorf("--settings: %+v %v", got, err)
+	}
+}
