@@ -23,7 +23,7 @@ You review diffs.
 	}
 	// Output:
 	// reviewer | Read, Grep, Bash(git diff:*) | You review diffs.
-	// reviewer.md:5: warning: unknown key "allowed-tools" (did you mean "tools"?); ignored because "tools" is also set
+	// reviewer.md:5: warning: unknown key "allowed-tools" (did you mean "tools"?); ignored because "tools" is set
 	// reviewer.md:6: warning: unknown key "modle" (did you mean "model"?); ignored
 }
 

@@ -2,6 +2,7 @@ package agentdef
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -131,11 +132,11 @@ func parseFile(path string, data []byte, source Source) (*Definition, []Diagnost
 	}
 	fields, isMap, err := parseBlock(sp.block, sp.blockLine)
 	if err != nil {
-		first := err.(*parseError)
+		first := asParseError(err, sp.blockLine)
 		requoted, dropped := requote(sp.block)
 		fields, isMap, err = parseBlock(requoted, sp.blockLine)
 		if err != nil {
-			second := err.(*parseError)
+			second := asParseError(err, sp.blockLine)
 			b.errorf(second.line, "%s; the file is not loaded — indent continuation lines under their key, or write the value as a block scalar (description: |)", explainFailure(text, first, second))
 			return nil, b.diags
 		}
@@ -162,6 +163,16 @@ func parseFile(path string, data []byte, source Source) (*Definition, []Diagnost
 	def.Path = path
 	def.Diagnostics = b.diags
 	return def, b.diags
+}
+
+// asParseError returns err as a *parseError, placing any other error on
+// line.
+func asParseError(err error, line int) *parseError {
+	var pe *parseError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return &parseError{line: line, msg: err.Error()}
 }
 
 // sortByLine orders one file's diagnostics by line, keeping the order of
@@ -300,34 +311,46 @@ func (b *builder) build(fields []field, fallbackName string, headLine int, sourc
 	}
 	def.Description = strings.ReplaceAll(desc, `\n`, "\n")
 
-	// tools and disallowedTools, with misspelled keys standing in.
+	// tools and disallowedTools, with misspelled keys standing in. A
+	// misspelled tools key is the allow-list when tools is absent; every
+	// disallowedTools spelling adds to the deny-list. Either way a typo
+	// never gives the agent more than its author wrote.
 	for _, target := range []string{"tools", "disallowedTools"} {
-		f, ok := byKey[target]
+		var srcs []field
+		if f, ok := byKey[target]; ok {
+			srcs = append(srcs, f)
+		}
 		for _, k := range order {
 			if toolsAlias(k) != target {
 				continue
 			}
 			alias := byKey[k]
-			if ok {
-				b.warn(alias.line, "unknown key %q (did you mean %q?); ignored because %q is also set", k, target, target)
+			switch {
+			case target == "disallowedTools":
+				b.warn(alias.line, "unknown key %q (did you mean %q?); its entries are denied too, as its author meant (Claude Code ignores it) — rename it to %q", k, target, target)
+			case len(srcs) > 0:
+				b.warn(alias.line, "unknown key %q (did you mean %q?); ignored because %q is set", k, target, srcs[0].key)
+				continue
+			default:
+				b.warn(alias.line, "unknown key %q (did you mean %q?); used as the %s list so the agent gets no more than its author wrote (Claude Code ignores it) — rename it to %q", k, target, target, target)
+			}
+			srcs = append(srcs, alias)
+		}
+		for _, f := range srcs {
+			entries, valid := b.toolList(f, target)
+			if target == "tools" {
+				def.Tools = entries
 				continue
 			}
-			b.warn(alias.line, "unknown key %q (did you mean %q?); used as the %s list so the agent gets no more than its author wrote (Claude Code ignores it) — rename it to %q", k, target, target, target)
-			f, ok = alias, true
+			if !valid {
+				b.errorf(f.line, "%q must be a string or a list of strings, not a %s; the agent is not loaded so it cannot use tools its author meant to deny", f.key, kind(f.value))
+				return nil
+			}
+			if def.DisallowedTools == nil {
+				def.DisallowedTools = []ToolEntry{}
+			}
+			def.DisallowedTools = append(def.DisallowedTools, entries...)
 		}
-		if !ok {
-			continue
-		}
-		entries, valid := b.toolList(f, target)
-		if target == "tools" {
-			def.Tools = entries
-			continue
-		}
-		if !valid {
-			b.errorf(f.line, "\"disallowedTools\" must be a string or a list of strings, not a %s; the agent is not loaded so it cannot use tools its author meant to deny", kind(f.value))
-			return nil
-		}
-		def.DisallowedTools = entries
 	}
 
 	if f, ok := byKey["model"]; ok {

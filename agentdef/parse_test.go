@@ -295,11 +295,12 @@ func TestNameAndDescription(t *testing.T) {
 
 func TestUnknownKeys(t *testing.T) {
 	tests := []struct {
-		name  string
-		front string
-		tools []string
-		dis   []string
-		diags []string
+		name    string
+		front   string
+		tools   []string
+		dis     []string
+		refused bool
+		diags   []string
 	}{
 		{name: "unknown no hint", front: "category: dev\n", tools: nil, diags: []string{"4 warning unknown key \"category\"; ignored"}},
 		{name: "case hint", front: "Model: opus\n", diags: []string{"4 warning unknown key \"Model\" (did you mean \"model\"?)"}},
@@ -309,15 +310,25 @@ func TestUnknownKeys(t *testing.T) {
 		{name: "allowedTools narrows", front: "allowedTools: Read, Grep\n", tools: []string{"Read", "Grep"}, diags: []string{"4 warning unknown key \"allowedTools\" (did you mean \"tools\"?); used as the tools list"}},
 		{name: "allowed-tools narrows", front: "allowed-tools: [Read]\n", tools: []string{"Read"}, diags: []string{"4 warning used as the tools list"}},
 		{name: "tool narrows", front: "tool: Bash\n", tools: []string{"Bash"}, diags: []string{"4 warning used as the tools list"}},
-		{name: "alias with tools present", front: "tools: Read\nallowedTools: Read, Bash\n", tools: []string{"Read"}, diags: []string{"5 warning ignored because \"tools\" is also set"}},
+		{name: "alias with tools present", front: "tools: Read\nallowedTools: Read, Bash\n", tools: []string{"Read"}, diags: []string{"5 warning ignored because \"tools\" is set"}},
+		{name: "two tool aliases", front: "tool: Read\nallowed_tools: Bash\n", tools: []string{"Read"}, diags: []string{"4 warning used as the tools list", "5 warning ignored because \"tool\" is set"}},
+		{name: "disallowed aliases add up", front: "disallowedTools: Bash\ndisallowed_tools: [Write]\ndeniedTools: Edit\n", dis: []string{"Bash", "Write", "Edit"}, diags: []string{"5 warning entries are denied too", "6 warning entries are denied too"}},
+		{name: "bad disallowed alias refuses the agent", front: "disallowed-tools: {a: 1}\n", refused: true, diags: []string{"4 warning entries are denied too", "4 error \"disallowed-tools\" must be a string or a list"}},
 		{name: "empty alias gives none", front: "allowedTools: []\n", tools: []string{}, diags: []string{"4 warning used as the tools list", "4 warning no tools"}},
-		{name: "disallowed alias", front: "disallowed-tools: Bash\n", dis: []string{"Bash"}, diags: []string{"4 warning used as the disallowedTools list"}},
+		{name: "disallowed alias", front: "disallowed-tools: Bash\n", dis: []string{"Bash"}, diags: []string{"4 warning entries are denied too"}},
 		{name: "hook event at top level", front: "PreToolUse: x\n", diags: []string{"4 warning hook events belong under \"hooks:\""}},
 		{name: "claude-only key", front: "autoCompactWindow: 5\n", diags: []string{"4 warning Claude Code setting cadre does not apply"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			def, diags := ParseFile("a.md", md("name: a\ndescription: d\n"+tt.front), SourceProject)
+			checkDiags(t, diags, tt.diags)
+			if tt.refused {
+				if def != nil {
+					t.Fatal("loaded, want refused")
+				}
+				return
+			}
 			if def == nil {
 				t.Fatalf("not loaded: %v", diags)
 			}
@@ -327,7 +338,6 @@ func TestUnknownKeys(t *testing.T) {
 			if diff := cmp.Diff(tt.dis, raws(def.DisallowedTools)); diff != "" {
 				t.Errorf("disallowedTools (-want +got):\n%s", diff)
 			}
-			checkDiags(t, diags, tt.diags)
 		})
 	}
 }
