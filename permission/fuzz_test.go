@@ -75,3 +75,67 @@ func FuzzSplitBash(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRuleMatch checks rule matching on arbitrary rules and inputs: no
+// panic, and adding a rule as deny never makes a decision more permissive
+// than having no rule, while adding it as allow never makes it less.
+func FuzzRuleMatch(f *testing.F) {
+	for _, s := range [][2]string{
+		{"Bash(npm test:*)", "npm test && rm -rf ~"},
+		{"Bash(git *)", "git $X push"},
+		{"Read(./src/**)", "src/../../etc/passwd"},
+		{"Edit(*.go)", "a/b/c.go"},
+		{"Read(~/.ssh/**)", "~/.ssh/id_rsa"},
+		{"Bash(echo:*)", "echo $(curl x)"},
+		{"Agent(Explore)", "Explore"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	cwd := f.TempDir()
+	f.Fuzz(func(t *testing.T, ruleText, subject string) {
+		r, err := ParseRule(ruleText)
+		if err != nil {
+			return
+		}
+		checker := func(b Behavior) *Checker {
+			var rules []Rule
+			if b != "" {
+				rr := r
+				rr.Behavior = b
+				rules = []Rule{rr}
+			}
+			c, err := NewChecker(Config{Cwd: cwd, Home: cwd, Rules: rules})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		none, deny, ask, allow := checker(""), checker(Deny), checker(Ask), checker(Allow)
+		var reqs []Request
+		for _, tool := range []string{"Bash", "Read", "Edit", "Glob", "Agent", "WebFetch", r.Tool} {
+			var in []byte
+			switch tool {
+			case "Bash":
+				in, _ = json.Marshal(map[string]string{"command": subject})
+			case "Glob":
+				in, _ = json.Marshal(map[string]string{"pattern": subject})
+			case "Agent":
+				in, _ = json.Marshal(map[string]string{"subagent_type": subject})
+			case "WebFetch":
+				in, _ = json.Marshal(map[string]string{"url": subject})
+			default:
+				in, _ = json.Marshal(map[string]string{"file_path": subject})
+			}
+			reqs = append(reqs, Request{Tool: tool, Input: in})
+		}
+		for _, req := range reqs {
+			n, d, a, al := none.Check(req), deny.Check(req), ask.Check(req), allow.Check(req)
+			if level(d.Behavior) > level(n.Behavior) || level(a.Behavior) > level(n.Behavior) {
+				t.Fatalf("%s %s: rule %s as deny/ask made it more permissive: none=%s deny=%s ask=%s", req.Tool, req.Input, r, n.Behavior, d.Behavior, a.Behavior)
+			}
+			if level(al.Behavior) < level(n.Behavior) {
+				t.Fatalf("%s %s: rule %s as allow made it less permissive: none=%s allow=%s", req.Tool, req.Input, r, n.Behavior, al.Behavior)
+			}
+		}
+	})
+}
