@@ -71,8 +71,8 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// FuzzParseJSON checks the --agents parser never panics.
-func FuzzParseJSON(f *testing.F) {
+// FuzzJSON checks the --agents parser never panics.
+func FuzzJSON(f *testing.F) {
 	f.Add([]byte(`{"a": {"description": "d", "tools": ["Read"], "prompt": "p"}}`))
 	f.Add([]byte(`{"a": {"description": 3}, "b": []}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
