@@ -14,14 +14,6 @@ import (
 	"github.com/cadre-dev/cadre/tool"
 )
 
-// recorderFunc adapts a function to loop.Recorder.
-type recorderFunc func(m llm.Message, model string, usage *llm.Usage) error
-
-// AppendMessage calls f.
-func (f recorderFunc) AppendMessage(m llm.Message, model string, usage *llm.Usage) error {
-	return f(m, model, usage)
-}
-
 // agent is one running agent of the tree: the main agent (depth 0) or a
 // sub-agent. Every agent runs the same loop (loop.Run) with its own
 // configuration.

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
@@ -389,9 +390,9 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 	r.mu.Lock()
 	msgs := append(append([]llm.Message(nil), r.messages...), llm.UserText(prompt))
 	r.mu.Unlock()
-	var recorder recorderFunc
+	var recorder loop.Recorder
 	if rec != nil {
-		recorder = rec.AppendMessage
+		recorder = rec
 	}
 	res, err := main.runLoop(ctx, msgs, recorder)
 	if err != nil {

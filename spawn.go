@@ -260,7 +260,7 @@ func writeMeta(path string, m *agentMeta) error {
 
 // execute runs the child to the end and turns its outcome into the Agent
 // tool's result. Cleanup (shells, transcript, meta) runs on every path.
-func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (out tool.Output, err error) {
+func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool.Output, error) {
 	run, rt := c.run, c.run.rt
 	start := rt.cfg.Now()
 	shells := builtin.NewShells()
@@ -292,13 +292,8 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (out 
 	var res *loop.Result
 	var runErr error
 	defer func() {
-		// Runs on every exit path, a panic included: the slot is released
-		// by the caller; here the record is closed and counted.
-		if p := recover(); p != nil {
-			runErr = fmt.Errorf("sub-agent crashed: %v", p)
-			status = "failed"
-			out, err = tool.Errorf("The sub-agent %s failed: %v", c.id, runErr), nil
-		}
+		// Runs on every exit path: the slot is released by the caller;
+		// here the record is closed and counted.
 		run.count(func(s *SubagentStats) {
 			switch status {
 			case "completed":
@@ -327,7 +322,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (out 
 	if c.def.InitialPrompt != "" {
 		prompt = c.def.InitialPrompt + "\n\n" + prompt
 	}
-	res, runErr = c.runLoop(ctx, []llm.Message{llm.UserText(prompt)}, rec)
+	res, runErr = c.safeRun(ctx, []llm.Message{llm.UserText(prompt)}, rec)
 	switch {
 	case ctx.Err() != nil:
 		status = "killed"
@@ -349,6 +344,17 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (out 
 		return tool.Errorf("The sub-agent %s (%s) failed: %v", c.id, c.typ, runErr), nil
 	}
 	return tool.Output{Text: c.report(result)}, nil
+}
+
+// safeRun runs the child's loop, turning a panic anywhere below it (the
+// model adapter, the loop) into an error so the parent goes on.
+func (c *agent) safeRun(ctx context.Context, msgs []llm.Message, rec loop.Recorder) (res *loop.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("the sub-agent crashed: %v", p)
+		}
+	}()
+	return c.runLoop(ctx, msgs, rec)
 }
 
 // receipt is the child's spawn receipt, recomputed from its fields.

@@ -142,7 +142,7 @@ func Run(ctx context.Context, cfg Config, msgs []llm.Message) iter.Seq2[Event, e
 		}
 		r.start = r.cfg.Now()
 		res, err := r.run(ctx)
-		if errors.Is(err, errStopped) {
+		if r.stopped || errors.Is(err, errStopped) {
 			return
 		}
 		if err != nil {
@@ -157,18 +157,22 @@ func Run(ctx context.Context, cfg Config, msgs []llm.Message) iter.Seq2[Event, e
 var errStopped = errors.New("consumer stopped")
 
 type runner struct {
-	cfg   Config
-	msgs  []llm.Message
-	yield func(Event, error) bool
-	start time.Time
+	cfg     Config
+	msgs    []llm.Message
+	yield   func(Event, error) bool
+	stopped bool
+	start   time.Time
 
 	turns    int
 	toolUses int
 	usage    llm.Usage
 }
 
+// emit yields one event. Once the consumer has stopped, it never yields
+// again (a range function must not continue after its body said stop).
 func (r *runner) emit(e Event) error {
-	if !r.yield(e, nil) {
+	if r.stopped || !r.yield(e, nil) {
+		r.stopped = true
 		return errStopped
 	}
 	return nil

@@ -382,3 +382,22 @@ func BenchmarkTurn(b *testing.B) {
 		}
 	}
 }
+
+func TestConsumerBreakDuringParallelTools(t *testing.T) {
+	m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){
+		answer(use("1", "R", `{"text":"a"}`), use("2", "R", `{"text":"b"}`), use("3", "R", `{"text":"c"}`)),
+	}}
+	ends := 0
+	for ev, err := range Run(context.Background(), Config{Model: m, Tools: tool.NewPool(echo("R", true))}, []llm.Message{llm.UserText("go")}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind == ToolEnd {
+			ends++
+			break // the other calls' ends must not be yielded after this
+		}
+	}
+	if ends != 1 {
+		t.Fatalf("ends %d", ends)
+	}
+}
