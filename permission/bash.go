@@ -77,6 +77,10 @@ type Script struct {
 	// ChangesDir is true when the script runs cd, pushd or popd, so
 	// relative paths in later commands are not relative to the cwd.
 	ChangesDir bool
+	// DirTargets are the literal targets of cd and pushd; UnknownDir is
+	// true when a directory change goes somewhere not known in advance.
+	DirTargets []Arg
+	UnknownDir bool
 }
 
 // ErrUnparseable is wrapped by SplitBash when the command is not valid
@@ -349,7 +353,23 @@ func (s *Script) addArgs(args []Arg, depth int, via string) error {
 		base = base[i+1:]
 	}
 	switch base {
-	case "cd", "pushd", "popd":
+	case "cd", "pushd":
+		s.ChangesDir = true
+		var targets []Arg
+		for _, a := range args[1:] {
+			if a.Static && (a.Value == "-L" || a.Value == "-P" || a.Value == "--") {
+				continue
+			}
+			targets = append(targets, a)
+		}
+		if len(targets) == 1 && targets[0].Static && !targets[0].Glob && targets[0].Value != "-" && !strings.HasPrefix(targets[0].Value, "+") {
+			s.DirTargets = append(s.DirTargets, targets[0])
+		} else {
+			// `cd` alone goes home, `cd -` to $OLDPWD, `pushd +1` rotates.
+			s.UnknownDir = true
+		}
+	case "popd":
+		// popd returns to a directory the script was in before.
 		s.ChangesDir = true
 	}
 	switch base {

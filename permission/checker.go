@@ -163,6 +163,9 @@ type facts struct {
 // env is the request's view of the world.
 type env struct {
 	cwd, home string
+	// ruleBase anchors relative rules that have no Base of their own: the
+	// request's cwd, even while a script's cd moves cwd.
+	ruleBase string
 	dirs      []string // resolved working directories
 	// real memoizes symlink resolution of rule bases within one Check.
 	real map[string]string
@@ -188,7 +191,7 @@ func (c *Checker) env(req Request) *env {
 		cwd = c.cfg.Cwd
 	}
 	dirs := append(append([]string(nil), req.Dirs...), c.cfg.Dirs...)
-	e := &env{cwd: cwd, home: c.cfg.Home, real: map[string]string{}}
+	e := &env{cwd: cwd, ruleBase: cwd, home: c.cfg.Home, real: map[string]string{}}
 	for _, d := range append([]string{cwd}, dirs...) {
 		if d == "" {
 			continue
@@ -434,7 +437,7 @@ type pathCandidate struct {
 func (c *Checker) patternsFor(r Rule, e *env) []string {
 	base := r.Base
 	if base == "" {
-		base = e.cwd
+		base = e.ruleBase
 	}
 	pats := pathPatterns(r.Content, base, e.home)
 	if rb := e.resolved(base); rb != base {
@@ -556,50 +559,45 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 			return f
 		}
 	}
-	for _, w := range script.Writes {
-		if r := c.redirectRule(Deny, w, e); r != nil {
-			f.deny = r
-			return f
-		}
-	}
-	allPaths := [][]Arg{script.Reads}
+	// Relative paths are checked against every directory the script may
+	// be in: the cwd and each cd/pushd target.
+	envs, dirsKnown := c.scriptEnvs(script, e)
 	readOnly := len(script.Writes) == 0
+	readPaths := append([]Arg(nil), script.Reads...)
 	var perCommandPaths [][]Arg
+	var editPaths []Arg
 	for _, sc := range script.Commands {
 		paths, ro := readOnlyCommand(sc)
 		perCommandPaths = append(perCommandPaths, paths)
-		if !ro {
+		if ro {
+			readPaths = append(readPaths, paths...)
+		} else if !isCd(sc) {
 			readOnly = false
-		} else {
-			allPaths = append(allPaths, paths)
 		}
-	}
-	// Reads of files the rules deny are denied through Bash too.
-	for _, ps := range allPaths {
-		for _, a := range ps {
-			if !a.Static {
-				continue
-			}
-			lex, real := resolvePath(a.Value, e.cwd, e.home)
-			p := pathCandidate{lexical: lex, real: real}
-			if r := c.firstMatch(Deny, "Read", func(r Rule) bool { return r.Content != "" && c.pathRuleMatches(r, e, p) }); r != nil && r.Content != "" {
-				f.deny = r
-				return f
-			}
-		}
-	}
-	// Paths written by edit commands (mkdir, touch, cp, mv, rmdir) are
-	// bound by Edit deny and ask rules like redirections.
-	var editPaths []Arg
-	for _, sc := range script.Commands {
 		if ps, ok := editCommand(sc); ok {
 			editPaths = append(editPaths, ps...)
 		}
 	}
-	for _, w := range editPaths {
-		if r := c.redirectRule(Deny, w, e); r != nil {
-			f.deny = r
-			return f
+	for _, be := range envs {
+		// Reads of files the rules deny are denied through Bash too.
+		for _, a := range readPaths {
+			if !a.Static {
+				continue
+			}
+			lex, real := resolvePath(a.Value, be.cwd, be.home)
+			p := pathCandidate{lexical: lex, real: real}
+			if r := c.firstMatch(Deny, "Read", func(r Rule) bool { return r.Content != "" && c.pathRuleMatches(r, be, p) }); r != nil && r.Content != "" {
+				f.deny = r
+				return f
+			}
+		}
+		// Redirections and edit commands (mkdir, touch, cp, mv, rmdir)
+		// are bound by Edit deny rules.
+		for _, w := range append(append([]Arg(nil), script.Writes...), editPaths...) {
+			if r := c.redirectRule(Deny, w, be); r != nil {
+				f.deny = r
+				return f
+			}
 		}
 	}
 	f.write = !readOnly
@@ -613,49 +611,70 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 			return f
 		}
 	}
-	for _, w := range append(append([]Arg(nil), script.Writes...), editPaths...) {
-		if r := c.redirectRule(Ask, w, e); r != nil {
-			f.ask = r
-			return f
+	for _, be := range envs {
+		for _, w := range append(append([]Arg(nil), script.Writes...), editPaths...) {
+			if r := c.redirectRule(Ask, w, be); r != nil {
+				f.ask = r
+				return f
+			}
 		}
 	}
-	// Allow: every command by a rule or as a read-only command on paths
-	// inside the working directories; every redirection target writable.
+	all := func(fn func(*env) bool) bool {
+		for _, be := range envs {
+			if !fn(be) {
+				return false
+			}
+		}
+		return true
+	}
+	// Allow: every command by a rule, or as a read-only command on paths
+	// inside the working directories, or (acceptEdits) as an edit command
+	// there; every redirection target writable.
 	f.allowed = true
 	editsInside := false
 	for i, sc := range script.Commands {
-		_, ro := readOnlyCommand(sc)
-		auto := ro && !script.ChangesDir && c.readPathsOK(perCommandPaths[i], e)
 		if r := c.firstMatch(Allow, "Bash", func(r Rule) bool { return c.bashPattern(r).mustMatch(sc) }); r != nil {
 			f.allowRules = append(f.allowRules, *r)
 			continue
 		}
-		if auto {
+		if isCd(sc) && dirsKnown {
 			continue
 		}
-		if ps, ok := editCommand(sc); ok && !script.ChangesDir && c.editPathsOK(ps, e) {
+		_, ro := readOnlyCommand(sc)
+		if ro && dirsKnown && all(func(be *env) bool { return c.readPathsOK(perCommandPaths[i], be) }) {
+			continue
+		}
+		if ps, ok := editCommand(sc); ok && dirsKnown && all(func(be *env) bool { return c.editPathsOK(ps, be) }) {
 			editsInside = true
 			continue
 		}
 		f.allowed = false
 		if f.why == "" {
-			if ro {
+			switch {
+			case isCd(sc) || !dirsKnown:
+				f.why = fmt.Sprintf("`%s` changes to a directory outside the working directories or not known in advance", sc.String())
+			case ro:
 				f.why = fmt.Sprintf("`%s` reads outside the working directories", sc.String())
-			} else {
+			default:
 				f.why = fmt.Sprintf("no rule allows `%s`", sc.String())
 			}
 		}
 	}
 	// Input redirections read files whatever the command: `$(<file)`
 	// prints one.
-	if !c.readPathsOK(script.Reads, e) && !c.readsAllowed(script.Reads, e) {
+	relative := func(a Arg) bool { return !dirsKnown && !strings.HasPrefix(a.Value, "/") && !a.Tilde }
+	readsRelative := false
+	for _, a := range script.Reads {
+		readsRelative = readsRelative || relative(a)
+	}
+	if readsRelative || !all(func(be *env) bool { return c.readPathsOK(script.Reads, be) || c.readsAllowed(script.Reads, be) }) {
 		f.allowed = false
 		if f.why == "" {
 			f.why = "the command reads a file outside the working directories"
 		}
 	}
 	for _, w := range script.Writes {
-		if !c.redirectOK(w, e) {
+		if relative(w) || !all(func(be *env) bool { return c.redirectOK(w, be) }) {
 			f.allowed = false
 			f.why = fmt.Sprintf("the command writes to %s, outside the working directories", w.Value)
 		}
@@ -680,6 +699,48 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 		f.why = "the command is not read-only"
 	}
 	return f
+}
+
+func isCd(c Command) bool {
+	switch c.Name() {
+	case "cd", "pushd", "popd":
+		return true
+	}
+	return false
+}
+
+// maxScriptDirs bounds the directories a script's relative paths are
+// checked against.
+const maxScriptDirs = 16
+
+// scriptEnvs returns one env per directory the script may run commands
+// in: the cwd and every cd/pushd target, each resolved against every
+// directory before it. known is false when a target is not literal, lies
+// outside the working directories, or there are too many.
+func (c *Checker) scriptEnvs(s *Script, e *env) (envs []*env, known bool) {
+	envs = []*env{e}
+	if s.UnknownDir {
+		return envs, false
+	}
+	bases := []string{e.cwd}
+	seen := map[string]bool{e.cwd: true}
+	for _, t := range s.DirTargets {
+		for _, b := range append([]string(nil), bases...) {
+			_, real := resolvePath(t.Value, b, e.home)
+			if !e.insideReal(real) {
+				return envs, false
+			}
+			if !seen[real] {
+				seen[real] = true
+				bases = append(bases, real)
+				envs = append(envs, &env{cwd: real, ruleBase: e.ruleBase, home: e.home, dirs: e.dirs, real: e.real})
+			}
+			if len(bases) > maxScriptDirs {
+				return envs[:1], false
+			}
+		}
+	}
+	return envs, true
 }
 
 // readPathsOK: every static path word is inside the working directories

@@ -45,7 +45,11 @@ package permission
 // most six levels), `xargs`/`parallel`/`sudo`/`find -exec` (both the outer
 // and the inner command are checked), and harmless wrappers (timeout, nice,
 // nohup, stdbuf, env, command, exec, builtin, time, setsid) are stripped.
-// Quote removal and `$'…'` escapes are applied before matching.
+// Quote removal and `$'…'` escapes are applied before matching. Relative
+// paths are checked against every directory the line may be in: the cwd and
+// each literal cd/pushd target (which must be inside the working
+// directories for anything to run without a rule); a cd to a target not
+// known in advance makes relative reads and writes need approval.
 //
 // Rule content: `Bash(npm test:*)` is a prefix on whole words; `Bash(git *)`
 // is a glob where `*` spans spaces (and `git *` also matches bare `git`);
