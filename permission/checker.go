@@ -166,7 +166,7 @@ type env struct {
 	// ruleBase anchors relative rules that have no Base of their own: the
 	// request's cwd, even while a script's cd moves cwd.
 	ruleBase string
-	dirs      []string // resolved working directories
+	dirs     []string // resolved working directories
 	// real memoizes symlink resolution of rule bases within one Check.
 	real map[string]string
 }
