@@ -1,0 +1,616 @@
+package cadre_test
+
+// The provider conformance suite: one set of scenarios, written once, run
+// against both provider adapters (llm/anthropic and llm/openai) through the
+// scripted model server llm/llmtest. Each scenario drives the whole runtime
+// (cadre.New + Run) with the real built-in tools in a temp directory and
+// asserts on what went over the wire, not only on the final text.
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/anthropic"
+	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/llm/openai"
+)
+
+// confKey is the script key of every conformance run: the prompt holds it,
+// so every request of the main agent matches it.
+const confKey = "CONFORMANCE"
+
+// provider is one adapter under test.
+type provider struct {
+	name    string
+	modelID string
+	proto   llmtest.Protocol
+	// newModel builds the adapter against srv, with a tiny back-off so the
+	// fault cases are fast (a server's retry-after still wins).
+	newModel func(t *testing.T, srv *llmtest.Server) llm.Model
+	// toolID is the id the server gives the n-th tool use of key.
+	toolID func(key string, n int) string
+	// keepsThinking is whether the wire format carries thinking blocks
+	// back to the model.
+	keepsThinking bool
+}
+
+// testClient returns an HTTP client whose idle connections are closed when
+// the test ends, so goleak sees no transport goroutines.
+func testClient(t *testing.T) *http.Client {
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+var providers = []provider{
+	{
+		name: "anthropic", modelID: "claude-sonnet-4-5", proto: llmtest.Anthropic, toolID: llmtest.ToolUseID, keepsThinking: true,
+		newModel: func(t *testing.T, srv *llmtest.Server) llm.Model {
+			m, err := anthropic.New(anthropic.Config{APIKey: "test", BaseURL: srv.URL(), HTTPClient: testClient(t),
+				RetryBase: time.Millisecond, RetryMax: 2 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		},
+	},
+	{
+		// Chat Completions cannot carry thinking back: the adapter drops
+		// thinking blocks from the history (see the llm/openai doc).
+		name: "openai", modelID: "gpt-5", proto: llmtest.OpenAI, toolID: llmtest.CallID, keepsThinking: false,
+		newModel: func(t *testing.T, srv *llmtest.Server) llm.Model {
+			m, err := openai.New(openai.Config{APIKey: "test", BaseURL: srv.URL() + "/v1", HTTPClient: testClient(t),
+				RetryBase: time.Millisecond, RetryMax: 2 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return m
+		},
+	},
+}
+
+// conf is one conformance scenario against one provider.
+type conf struct {
+	t   *testing.T
+	p   provider
+	srv *llmtest.Server
+	dir string // the working directory, with a few real files
+	cfg cadre.Config
+}
+
+// confFiles are the files of every scenario's working directory.
+var confFiles = map[string]string{
+	"notes.txt":   "alpha\nbeta\ngamma\n",
+	"src/main.go": "package main\n\nfunc main() { println(\"needle\") }\n",
+}
+
+func newConf(t *testing.T, p provider) *conf {
+	t.Helper()
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	for name, body := range confFiles {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &conf{t: t, p: p, srv: srv, dir: dir}
+	c.cfg = cadre.Config{
+		Model: p.newModel(t, srv), ModelID: p.modelID, Cwd: dir, NoTranscript: true,
+		Getenv: func(string) string { return "" },
+	}
+	return c
+}
+
+func (c *conf) path(name string) string { return filepath.Join(c.dir, filepath.FromSlash(name)) }
+
+// run runs prompt to the end and returns every event, the result (nil when
+// the run failed) and the run's error. It checks the server's invariants.
+func (c *conf) run(prompt string) ([]cadre.Event, *cadre.Result, error) {
+	c.t.Helper()
+	rt, err := cadre.New(c.cfg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var evs []cadre.Event
+	var res *cadre.Result
+	var runErr error
+	for ev, err := range rt.Run(ctx, prompt) {
+		if err != nil {
+			runErr = err
+			break
+		}
+		evs = append(evs, ev)
+		if ev.Type == cadre.EventResult {
+			res = ev.Result
+		}
+	}
+	c.srv.Check(c.t)
+	return evs, res, runErr
+}
+
+// mustRun is run for a scenario that must succeed.
+func (c *conf) mustRun(prompt string) ([]cadre.Event, *cadre.Result) {
+	c.t.Helper()
+	evs, res, err := c.run(prompt)
+	if err != nil {
+		c.t.Fatalf("run failed: %v", err)
+	}
+	if res == nil {
+		c.t.Fatal("run ended without a result")
+	}
+	return evs, res
+}
+
+// requests returns the model requests of the conformance key, in order.
+func (c *conf) requests(want int) []*llmtest.Request {
+	c.t.Helper()
+	reqs := c.srv.RequestsFor(confKey)
+	if len(reqs) != want {
+		c.t.Fatalf("%d model requests, want %d", len(reqs), want)
+	}
+	for _, r := range reqs {
+		if r.Protocol != c.p.proto {
+			c.t.Fatalf("request #%d spoke %s, want %s", r.Seq, r.Protocol, c.p.proto)
+		}
+	}
+	return reqs
+}
+
+// results returns the tool_result blocks that close request r.
+func results(t *testing.T, r *llmtest.Request) []llm.Block {
+	t.Helper()
+	res := r.LastToolResults()
+	if len(res) == 0 {
+		t.Fatalf("request #%d carries no tool results; last message %+v", r.Seq, r.Messages[len(r.Messages)-1])
+	}
+	return res
+}
+
+func mustContain(t *testing.T, s, sub string) {
+	t.Helper()
+	if !strings.Contains(s, sub) {
+		t.Fatalf("%q\ndoes not contain %q", s, sub)
+	}
+}
+
+// countEvents counts the events of type typ.
+func countEvents(evs []cadre.Event, typ cadre.EventType) int {
+	n := 0
+	for _, ev := range evs {
+		if ev.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// sumUsage adds up the usage the server reported on reqs.
+func sumUsage(reqs []*llmtest.Request) llm.Usage {
+	var u llm.Usage
+	for _, r := range reqs {
+		u = u.Add(r.Usage)
+	}
+	return u
+}
+
+func TestConformance(t *testing.T) {
+	cases := []struct {
+		name string
+		run  func(c *conf)
+	}{
+		{"plain answer", confPlainAnswer},
+		{"one tool call", confOneToolCall},
+		{"parallel read-only calls", confParallelCalls},
+		{"write then edit", confWriteThenEdit},
+		{"max turns", confMaxTurns},
+		{"faults recovered", confFaults},
+		{"unauthorized", confUnauthorized},
+		{"malformed tool input", confMalformedInput},
+		{"thinking round trip", confThinking},
+		{"usage and cache", confUsage},
+	}
+	for _, p := range providers {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			for _, tc := range cases {
+				t.Run(tc.name, func(t *testing.T) {
+					tc.run(newConf(t, p))
+				})
+			}
+		})
+	}
+}
+
+func confPlainAnswer(c *conf) {
+	t := c.t
+	c.srv.Script(confKey, llmtest.Text("Hello from the model."))
+	evs, res := c.mustRun(confKey + ": say hello")
+	if res.Text != "Hello from the model." || res.IsError || res.Subtype != "success" || res.NumTurns != 1 || res.ToolUses != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	if evs[0].Type != cadre.EventInit || evs[len(evs)-1].Type != cadre.EventResult {
+		t.Fatalf("stream starts with %s and ends with %s", evs[0].Type, evs[len(evs)-1].Type)
+	}
+	var streamed strings.Builder
+	for _, ev := range evs {
+		if ev.Type == cadre.EventText {
+			streamed.WriteString(ev.Text)
+		}
+	}
+	if streamed.String() != res.Text {
+		t.Fatalf("streamed text %q, result %q", streamed.String(), res.Text)
+	}
+
+	r := c.requests(1)[0]
+	if r.Model != c.p.modelID || !r.Stream {
+		t.Fatalf("request model %q stream %v", r.Model, r.Stream)
+	}
+	if len(r.Messages) != 1 || r.Messages[0].Role != llm.RoleUser || r.Messages[0].Text() != confKey+": say hello" {
+		t.Fatalf("messages %+v", r.Messages)
+	}
+	mustContain(t, r.System, c.dir)
+	mustContain(t, r.System, c.p.modelID)
+	// Every built-in tool and the Agent tool are offered.
+	for _, name := range []string{"Agent", "Bash", "Edit", "Glob", "Grep", "Read", "Write"} {
+		if !slices.Contains(r.ToolNames(), name) {
+			t.Fatalf("tool %s not offered: %v", name, r.ToolNames())
+		}
+	}
+	for _, spec := range r.Tools {
+		var schema map[string]any
+		if err := json.Unmarshal(spec.InputSchema, &schema); err != nil || schema["type"] != "object" || spec.Description == "" {
+			t.Fatalf("tool %s: schema %s (%v), description %q", spec.Name, spec.InputSchema, err, spec.Description)
+		}
+	}
+}
+
+func confOneToolCall(c *conf) {
+	t := c.t
+	c.srv.Script(confKey,
+		llmtest.ToolUse("Read", map[string]any{"file_path": c.path("notes.txt")}),
+		llmtest.Text("The notes list alpha, beta and gamma."))
+	evs, res := c.mustRun(confKey + ": what is in notes.txt?")
+	if res.Text != "The notes list alpha, beta and gamma." || res.NumTurns != 2 || res.ToolUses != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	if countEvents(evs, cadre.EventToolStart) != 1 || countEvents(evs, cadre.EventToolEnd) != 1 {
+		t.Fatal("want one tool_start and one tool_end event")
+	}
+
+	reqs := c.requests(2)
+	// The second request carries the whole history: prompt, the assistant's
+	// tool use, and its result.
+	if len(reqs[1].Messages) != 3 {
+		t.Fatalf("second request has %d messages", len(reqs[1].Messages))
+	}
+	uses := reqs[1].Messages[1].ToolUses()
+	if len(uses) != 1 || uses[0].Name != "Read" || uses[0].ID != c.p.toolID(confKey, 1) {
+		t.Fatalf("assistant tool uses %+v", uses)
+	}
+	var in map[string]string
+	if err := json.Unmarshal(uses[0].Input, &in); err != nil || in["file_path"] != c.path("notes.txt") {
+		t.Fatalf("tool input sent back %s (%v)", uses[0].Input, err)
+	}
+	got := results(t, reqs[1])
+	if len(got) != 1 || got[0].ToolUseID != uses[0].ID || got[0].IsError {
+		t.Fatalf("tool results %+v", got)
+	}
+	// cat -n style: right-aligned line numbers, a tab, the line.
+	mustContain(t, got[0].ResultText(), "     1\talpha\n     2\tbeta\n     3\tgamma")
+}
+
+func confParallelCalls(c *conf) {
+	t := c.t
+	c.srv.Script(confKey,
+		llmtest.ToolUses(
+			llmtest.Call{Name: "Read", Input: map[string]any{"file_path": c.path("notes.txt")}},
+			llmtest.Call{Name: "Glob", Input: map[string]any{"pattern": "**/*.go"}},
+			llmtest.Call{Name: "Grep", Input: map[string]any{"pattern": "needle", "output_mode": "content"}},
+		),
+		llmtest.Text("Found it."))
+	_, res := c.mustRun(confKey + ": look around")
+	if res.Text != "Found it." || res.ToolUses != 3 || res.NumTurns != 2 {
+		t.Fatalf("result %+v", res)
+	}
+	reqs := c.requests(2)
+	uses := reqs[1].Messages[1].ToolUses()
+	var names, ids []string
+	for _, u := range uses {
+		names, ids = append(names, u.Name), append(ids, u.ID)
+	}
+	wantIDs := []string{c.p.toolID(confKey, 1), c.p.toolID(confKey, 2), c.p.toolID(confKey, 3)}
+	if diff := cmp.Diff([]string{"Read", "Glob", "Grep"}, names); diff != "" {
+		t.Fatalf("tool uses sent back (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantIDs, ids); diff != "" {
+		t.Fatalf("tool use ids (-want +got):\n%s", diff)
+	}
+	got := results(t, reqs[1])
+	var resultIDs []string
+	for _, b := range got {
+		resultIDs = append(resultIDs, b.ToolUseID)
+		if b.IsError {
+			t.Fatalf("tool result %s is an error: %s", b.ToolUseID, b.ResultText())
+		}
+	}
+	if diff := cmp.Diff(wantIDs, resultIDs); diff != "" {
+		t.Fatalf("tool results are not in call order (-want +got):\n%s", diff)
+	}
+	mustContain(t, got[0].ResultText(), "     2\tbeta")
+	mustContain(t, got[1].ResultText(), c.path("src/main.go"))
+	if strings.Contains(got[1].ResultText(), "notes.txt") {
+		t.Fatalf("Glob **/*.go matched notes.txt: %s", got[1].ResultText())
+	}
+	mustContain(t, got[2].ResultText(), "main.go")
+	mustContain(t, got[2].ResultText(), `println("needle")`)
+}
+
+func confWriteThenEdit(c *conf) {
+	t := c.t
+	file := c.path("out/new.txt")
+	c.srv.Script(confKey,
+		llmtest.ToolUse("Write", map[string]any{"file_path": file, "content": "hello\nworld\n"}),
+		llmtest.ToolUse("Read", map[string]any{"file_path": file}),
+		llmtest.ToolUse("Edit", map[string]any{"file_path": file, "old_string": "world", "new_string": "cadre"}),
+		llmtest.Text("Edited."))
+	_, res := c.mustRun(confKey + ": write and edit a file")
+	if res.Text != "Edited." || res.ToolUses != 3 || res.NumTurns != 4 {
+		t.Fatalf("result %+v", res)
+	}
+	reqs := c.requests(4)
+	for i, want := range []string{"", "     2\tworld", ""} {
+		got := results(t, reqs[i+1])
+		if len(got) != 1 || got[0].IsError || got[0].ToolUseID != c.p.toolID(confKey, i+1) {
+			t.Fatalf("request %d: tool results %+v", i+2, got)
+		}
+		if want != "" {
+			mustContain(t, got[0].ResultText(), want)
+		}
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != "hello\ncadre\n" {
+		t.Fatalf("file holds %q", b)
+	}
+}
+
+func confMaxTurns(c *conf) {
+	t := c.t
+	c.cfg.MaxTurns = 2
+	// A model that never stops calling tools.
+	c.srv.ScriptFunc(confKey, func(*llmtest.Request) llmtest.Turn {
+		return llmtest.ToolUse("Glob", map[string]any{"pattern": "*.txt"})
+	})
+	_, res := c.mustRun(confKey + ": loop forever")
+	if res.Subtype != "error_max_turns" || !res.IsError || res.NumTurns != 2 {
+		t.Fatalf("result %+v", res)
+	}
+	c.requests(2)
+	if n := len(c.srv.Requests()); n != 2 {
+		t.Fatalf("%d requests reached the server, want 2", n)
+	}
+}
+
+func confFaults(c *conf) {
+	t := c.t
+	glob := func() llmtest.Turn { return llmtest.ToolUse("Glob", map[string]any{"pattern": "*.txt"}) }
+	c.srv.Script(confKey,
+		llmtest.RateLimited(time.Second), glob(), // requests 1, 2
+		llmtest.ServerError(500, "llmtest: internal error"), glob(), // 3, 4
+		llmtest.Overloaded(), glob(), // 5, 6
+		llmtest.Cut(), llmtest.Text("Recovered from everything.")) // 7, 8
+	evs, res := c.mustRun(confKey + ": survive the faults")
+	if res.Text != "Recovered from everything." || res.IsError || res.NumTurns != 4 || res.ToolUses != 3 {
+		t.Fatalf("result %+v", res)
+	}
+	reqs := c.requests(8)
+	var statuses []int
+	for _, r := range reqs {
+		statuses = append(statuses, r.Status)
+	}
+	// A cut stream still answered 200 before the connection dropped.
+	if diff := cmp.Diff([]int{429, 200, 500, 200, 529, 200, 200, 200}, statuses); diff != "" {
+		t.Fatalf("statuses (-want +got):\n%s", diff)
+	}
+	// Each retry resends the failed request unchanged.
+	for _, i := range []int{0, 2, 4, 6} {
+		if len(reqs[i].Messages) != len(reqs[i+1].Messages) {
+			t.Fatalf("retry #%d has %d messages, the failed request #%d had %d",
+				reqs[i+1].Seq, len(reqs[i+1].Messages), reqs[i].Seq, len(reqs[i].Messages))
+		}
+	}
+	// The 429 said retry-after 1 s, and the adapter waited that long.
+	if wait := reqs[1].Arrived.Sub(reqs[0].Finished); wait < time.Second {
+		t.Fatalf("the retry came %v after the 429, before its retry-after of 1s", wait)
+	}
+	var retries []int
+	for _, ev := range evs {
+		if ev.Type == cadre.EventRetry {
+			retries = append(retries, ev.Retry.Status)
+		}
+	}
+	if diff := cmp.Diff([]int{429, 500, 529, 0}, retries); diff != "" {
+		t.Fatalf("retry events by status (-want +got):\n%s", diff)
+	}
+	// Text streamed by the cut attempt is void: the final answer is the
+	// retry's alone.
+	if strings.Contains(res.Text, "partial answer") {
+		t.Fatalf("result %q holds the cut attempt's text", res.Text)
+	}
+}
+
+func confUnauthorized(c *conf) {
+	t := c.t
+	c.srv.Script(confKey, llmtest.HTTPError(401, "invalid x-api-key"))
+	_, res, err := c.run(confKey + ": hello")
+	if err == nil {
+		t.Fatalf("run succeeded with %+v", res)
+	}
+	mustContain(t, err.Error(), "401")
+	mustContain(t, err.Error(), "invalid x-api-key")
+	// Not retried.
+	c.requests(1)
+}
+
+func confMalformedInput(c *conf) {
+	t := c.t
+	c.srv.Script(confKey,
+		llmtest.MalformedToolUse("Read", `{"file_path": "notes.txt"`),
+		llmtest.Text("Sorry, I will fix my input."))
+	_, res := c.mustRun(confKey + ": read it")
+	if res.Text != "Sorry, I will fix my input." || res.IsError || res.NumTurns != 2 {
+		t.Fatalf("result %+v", res)
+	}
+	reqs := c.requests(2)
+	got := results(t, reqs[1])
+	if len(got) != 1 || !got[0].IsError && c.p.proto == llmtest.Anthropic || got[0].ToolUseID != c.p.toolID(confKey, 1) {
+		t.Fatalf("tool results %+v", got)
+	}
+	if c.p.proto == llmtest.OpenAI {
+		// Chat Completions has no is_error flag: the text says it.
+		if !strings.HasPrefix(got[0].ResultText(), "Error: ") {
+			t.Fatalf("openai error result %q lacks the Error: prefix", got[0].ResultText())
+		}
+	}
+	mustContain(t, got[0].ResultText(), "not valid JSON")
+	mustContain(t, got[0].ResultText(), `{"file_path": "notes.txt"`)
+	// The history carries a JSON object as the tool input, never the
+	// malformed text.
+	uses := reqs[1].Messages[1].ToolUses()
+	if len(uses) != 1 || !json.Valid(uses[0].Input) || !strings.HasPrefix(strings.TrimSpace(string(uses[0].Input)), "{") {
+		t.Fatalf("tool use sent back %+v", uses)
+	}
+}
+
+func confThinking(c *conf) {
+	t := c.t
+	// Quotes, a newline, non-ASCII and HTML-sensitive characters: any
+	// re-encoding would show.
+	const thought = "Let me \"check\" <notes> & files…\nfirst notes.txt — then answer."
+	const signature = "EqQBCkYIARgCKkB+sig/with+base64==" // opaque to the client
+	c.srv.Script(confKey,
+		llmtest.Thinking(thought, signature).WithToolUse("Read", map[string]any{"file_path": c.path("notes.txt")}),
+		llmtest.Text("Three lines."))
+	evs, res := c.mustRun(confKey + ": think, then read")
+	if res.Text != "Three lines." {
+		t.Fatalf("result %+v", res)
+	}
+	var streamed strings.Builder
+	for _, ev := range evs {
+		if ev.Type == cadre.EventThinking {
+			streamed.WriteString(ev.Text)
+		}
+	}
+	if streamed.String() != thought {
+		t.Fatalf("thinking events %q, want %q", streamed.String(), thought)
+	}
+	reqs := c.requests(2)
+	asst := reqs[1].Messages[1]
+	var thinking []llm.Block
+	for _, b := range asst.Content {
+		if b.Type == llm.BlockThinking || b.Type == llm.BlockRedactedThinking {
+			thinking = append(thinking, b)
+		}
+	}
+	if !c.p.keepsThinking {
+		// OpenAI Chat Completions cannot carry thinking back: it is
+		// dropped, and nothing of it reaches the wire.
+		if len(thinking) != 0 {
+			t.Fatalf("thinking sent back on %s: %+v", c.p.name, thinking)
+		}
+		if strings.Contains(string(reqs[1].Body), "Let me") || strings.Contains(string(reqs[1].Body), "sig/with") {
+			t.Fatalf("thinking text reached the wire:\n%s", reqs[1].Body)
+		}
+		return
+	}
+	if len(asst.Content) == 0 || asst.Content[0].Type != llm.BlockThinking {
+		t.Fatalf("assistant message does not start with its thinking block: %+v", asst.Content)
+	}
+	if len(thinking) != 1 || thinking[0].Thinking != thought || thinking[0].Signature != signature {
+		t.Fatalf("thinking sent back %+v", thinking)
+	}
+	// Byte for byte on the wire: the same JSON string encodings the server
+	// streamed out.
+	var wire struct {
+		Messages []struct {
+			Role    string            `json:"role"`
+			Content []json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(reqs[1].Body, &wire); err != nil {
+		t.Fatal(err)
+	}
+	if len(wire.Messages) < 2 || len(wire.Messages[1].Content) == 0 {
+		t.Fatalf("wire messages %s", reqs[1].Body)
+	}
+	var blk map[string]json.RawMessage
+	if err := json.Unmarshal(wire.Messages[1].Content[0], &blk); err != nil {
+		t.Fatal(err)
+	}
+	var gotThought, gotSig string
+	if err := json.Unmarshal(blk["thinking"], &gotThought); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(blk["signature"], &gotSig); err != nil {
+		t.Fatal(err)
+	}
+	if gotThought != thought || gotSig != signature || string(blk["type"]) != `"thinking"` {
+		t.Fatalf("thinking block on the wire: %s", wire.Messages[1].Content[0])
+	}
+}
+
+func confUsage(c *conf) {
+	t := c.t
+	c.srv.Script(confKey,
+		llmtest.ToolUse("Read", map[string]any{"file_path": c.path("notes.txt")}),
+		llmtest.Text("Done reading."))
+	evs, res := c.mustRun(confKey + ": read and report")
+	reqs := c.requests(2)
+	want := sumUsage(reqs)
+	if diff := cmp.Diff(want, res.Usage); diff != "" {
+		t.Fatalf("result usage is not the sum of the requests' (-requests +result):\n%s", diff)
+	}
+	if want.OutputTokens == 0 || want.InputTokens+want.CacheReadTokens+want.CacheWriteTokens == 0 {
+		t.Fatalf("usage %+v", want)
+	}
+	// Each assistant event carries its own request's usage.
+	var perTurn []llm.Usage
+	for _, ev := range evs {
+		if ev.Type == cadre.EventAssistant {
+			perTurn = append(perTurn, ev.Usage)
+		}
+	}
+	if diff := cmp.Diff([]llm.Usage{reqs[0].Usage, reqs[1].Usage}, perTurn); diff != "" {
+		t.Fatalf("assistant event usage (-requests +events):\n%s", diff)
+	}
+	if c.p.proto == llmtest.Anthropic {
+		// The adapter's breakpoints let the second request read the
+		// prefix the first one wrote: tools, system and the prompt.
+		if reqs[0].Usage.CacheWriteTokens == 0 {
+			t.Fatalf("first request wrote nothing to the cache: %+v", reqs[0].Usage)
+		}
+		if reqs[1].Usage.CacheReadTokens == 0 {
+			t.Fatalf("second request read nothing from the cache: %+v", reqs[1].Usage)
+		}
+	}
+}
