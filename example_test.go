@@ -1,0 +1,158 @@
+package cadre_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/llm/anthropic"
+	"github.com/cadre-dev/cadre/llm/llmtest"
+)
+
+// An embedder runs one prompt and watches the run: the tool calls as they
+// happen and the final result. The model here is the scripted server
+// llm/llmtest; against the real API, leave BaseURL empty and pass a real
+// key.
+func Example() {
+	// A project directory with one file for the agent to read.
+	dir, err := os.MkdirTemp("", "cadre-example")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("buy milk\ncall Bob\n"), 0o644); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// The scripted model: first it reads the file, then it answers.
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	srv.Script("", llmtest.ToolUse("Read", map[string]any{"file_path": filepath.Join(dir, "notes.txt")}),
+		llmtest.Text("The notes say: buy milk, call Bob."))
+
+	// Our own transport, so no idle connection outlives the example.
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	model, err := anthropic.New(anthropic.Config{APIKey: "test", BaseURL: srv.URL(), HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	rt, err := cadre.New(cadre.Config{Model: model, ModelID: "claude-sonnet-4-5", Cwd: dir, NoTranscript: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for ev, err := range rt.Run(context.Background(), "What is in notes.txt?") {
+		if err != nil {
+			fmt.Println("run failed:", err)
+			return
+		}
+		switch ev.Type {
+		case cadre.EventToolStart:
+			fmt.Printf("tool call: %s %s\n", ev.Call.Name, inputPath(string(ev.Call.Input), dir))
+		case cadre.EventToolEnd:
+			fmt.Printf("tool result (error %v):\n", ev.ToolResult.IsError)
+			for _, line := range strings.Split(strings.TrimSpace(ev.ToolResult.Text), "\n") {
+				fmt.Println("  |", strings.Join(strings.Fields(line), " "))
+			}
+		case cadre.EventResult:
+			fmt.Println("answer:", ev.Result.Text)
+			fmt.Printf("%s after %d turns and %d tool uses\n", ev.Result.Subtype, ev.Result.NumTurns, ev.Result.ToolUses)
+		}
+	}
+	// Output:
+	// tool call: Read {"file_path":"<dir>/notes.txt"}
+	// tool result (error false):
+	//   | 1 buy milk
+	//   | 2 call Bob
+	// answer: The notes say: buy milk, call Bob.
+	// success after 2 turns and 1 tool uses
+}
+
+// inputPath shows a tool input with the temp directory replaced by <dir>,
+// so the printed text is the same on every machine.
+func inputPath(input, dir string) string {
+	return strings.ReplaceAll(input, dir, "<dir>")
+}
+
+// A main agent hands a question to the built-in Explore sub-agent through
+// the Agent tool. The sub-agent's events come on the same stream, marked
+// with its AgentID; TaskStarted and TaskCompleted bracket its run.
+func Example_subagents() {
+	dir, err := os.MkdirTemp("", "cadre-example")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	if err := os.WriteFile(filepath.Join(dir, "config.go"), []byte("package app\n\nfunc Load() {}\n"), 0o644); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// Requests are matched to scripts by the text of their first user
+	// message: the main agent's prompt, or a sub-agent's task prompt.
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	srv.Script("MAIN", llmtest.ToolUse("Agent", map[string]any{
+		"description":   "find the config loader",
+		"prompt":        "EXPLORE: find where the configuration is loaded and report the file.",
+		"subagent_type": "Explore",
+	}), llmtest.Text("The configuration is loaded in config.go."))
+	srv.Script("EXPLORE", llmtest.ToolUse("Grep", map[string]any{"pattern": "func Load"}),
+		llmtest.Text("It is loaded by Load in config.go."))
+
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	model, err := anthropic.New(anthropic.Config{APIKey: "test", BaseURL: srv.URL(), HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rt, err := cadre.New(cadre.Config{Model: model, ModelID: "claude-sonnet-4-5", Cwd: dir, NoTranscript: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for ev, err := range rt.Run(context.Background(), "MAIN: where is the configuration loaded?") {
+		if err != nil {
+			fmt.Println("run failed:", err)
+			return
+		}
+		switch ev.Type {
+		case cadre.EventToolStart:
+			fmt.Printf("tool call by %s: %s\n", agentName(ev.AgentID), ev.Call.Name)
+		case cadre.EventTaskStarted:
+			fmt.Printf("task started: %s %q at depth %d, tools %s\n", ev.Task.AgentType, ev.Task.Description, ev.Task.Depth,
+				strings.Join(ev.Task.Receipt.Tools, ","))
+		case cadre.EventTaskCompleted:
+			fmt.Printf("task %s: %s reported %q\n", ev.Subagent.Status, ev.Subagent.AgentType, ev.Subagent.Text)
+		case cadre.EventResult:
+			fmt.Println("answer:", ev.Result.Text)
+			fmt.Printf("sub-agents: %d spawned, %d completed\n", ev.Result.Subagents.Spawned, ev.Result.Subagents.Completed)
+		}
+	}
+	// Output:
+	// tool call by main: Agent
+	// task started: Explore "find the config loader" at depth 1, tools Bash,BashOutput,Glob,Grep,KillShell,Read
+	// tool call by a sub-agent: Grep
+	// task completed: Explore reported "It is loaded by Load in config.go."
+	// answer: The configuration is loaded in config.go.
+	// sub-agents: 1 spawned, 1 completed
+}
+
+// agentName names an event's agent: "main" or a sub-agent.
+func agentName(id string) string {
+	if id == "" {
+		return "main"
+	}
+	return "a sub-agent"
+}
