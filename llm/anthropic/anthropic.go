@@ -14,6 +14,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/internal/retry"
 )
 
 // Retry defaults.
@@ -53,7 +54,7 @@ type Config struct {
 // Model is an Anthropic model endpoint. It is safe for concurrent use.
 type Model struct {
 	msgs   sdk.MessageService
-	retry  backoff
+	retry  retry.Policy
 	defMax int64
 }
 
@@ -80,7 +81,7 @@ func New(cfg Config) (*Model, error) {
 		return nil, fmt.Errorf("anthropic: negative DefaultMaxTokens %d", cfg.DefaultMaxTokens)
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleepCtx
+		cfg.Sleep = retry.Sleep
 	}
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
@@ -118,13 +119,8 @@ func New(cfg Config) (*Model, error) {
 	}
 	client := sdk.NewClient(opts...)
 	return &Model{
-		msgs: client.Messages,
-		retry: backoff{
-			retries: cfg.MaxRetries,
-			base:    cfg.RetryBase,
-			max:     cfg.RetryMax,
-			sleep:   cfg.Sleep,
-		},
+		msgs:   client.Messages,
+		retry:  retry.Policy{Retries: cfg.MaxRetries, Base: cfg.RetryBase, Max: cfg.RetryMax, Sleep: cfg.Sleep},
 		defMax: cfg.DefaultMaxTokens,
 	}, nil
 }
@@ -138,53 +134,10 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 			yield(llm.Event{}, err)
 			return
 		}
-		for attempt := 1; ; attempt++ {
-			resp, stopped, f := m.attempt(ctx, params, yield)
-			if stopped {
-				return
-			}
-			if f == nil {
-				yield(llm.Event{Kind: llm.EventDone, Response: resp}, nil)
-				return
-			}
-			if ctx.Err() != nil {
-				yield(llm.Event{}, fmt.Errorf("anthropic: %w", ctx.Err()))
-				return
-			}
-			if !f.retryable {
-				yield(llm.Event{}, f.err)
-				return
-			}
-			if attempt > m.retry.retries {
-				yield(llm.Event{}, fmt.Errorf("anthropic: giving up after %d attempts: last %s: %w", attempt, f.statusText(), f.err))
-				return
-			}
-			wait := m.retry.delay(attempt, f.after)
-			ev := llm.Event{Kind: llm.EventRetry, Retry: &llm.Retry{Attempt: attempt, Status: f.status, Wait: wait.String(), Err: f.err.Error()}}
-			if !yield(ev, nil) {
-				return
-			}
-			if err := m.retry.sleep(ctx, wait); err != nil {
-				yield(llm.Event{}, fmt.Errorf("anthropic: waiting to retry: %w", err))
-				return
-			}
-		}
+		retry.Run(ctx, m.retry, "anthropic", func() (*llm.Response, bool, *retry.Failure) {
+			return m.attempt(ctx, params, yield)
+		}, yield)
 	}
-}
-
-// failure is why one attempt did not produce a response.
-type failure struct {
-	err       error
-	status    int           // HTTP status, 0 for a cut stream or connection error
-	retryable bool          // worth another attempt
-	after     time.Duration // the server's retry-after
-}
-
-func (f *failure) statusText() string {
-	if f.status == 0 {
-		return "error (no HTTP status)"
-	}
-	return fmt.Sprintf("status %d", f.status)
 }
 
 // errCut reports a stream that ended before message_stop.
@@ -193,7 +146,7 @@ var errCut = errors.New("stream ended before message_stop")
 // attempt runs one streaming request, yielding deltas as they arrive. It
 // returns the assembled response, or stopped when the consumer quit, or the
 // failure.
-func (m *Model) attempt(ctx context.Context, params sdk.MessageNewParams, yield func(llm.Event, error) bool) (*llm.Response, bool, *failure) {
+func (m *Model) attempt(ctx context.Context, params sdk.MessageNewParams, yield func(llm.Event, error) bool) (*llm.Response, bool, *retry.Failure) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream := m.msgs.NewStreaming(ctx, params)
@@ -213,13 +166,13 @@ func (m *Model) attempt(ctx context.Context, params sdk.MessageNewParams, yield 
 		return nil, false, classify(err)
 	}
 	if !acc.done {
-		return nil, false, &failure{err: errCut, retryable: true}
+		return nil, false, &retry.Failure{Err: errCut, Retryable: true}
 	}
 	return acc.response(), false, nil
 }
 
 // classify turns an SDK error into a failure.
-func classify(err error) *failure {
+func classify(err error) *retry.Failure {
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
 		status := apiErr.StatusCode
@@ -235,15 +188,15 @@ func classify(err error) *failure {
 		if msg == "" {
 			msg = http.StatusText(status)
 		}
-		f := &failure{
-			err:       &llm.APIError{Status: status, Type: typ, Message: msg},
-			status:    status,
-			retryable: retryableStatus(status),
+		f := &retry.Failure{
+			Err:       &llm.APIError{Status: status, Type: typ, Message: msg},
+			Status:    status,
+			Retryable: retry.RetryableStatus(status),
 		}
 		if apiErr.Response != nil && !streamed {
-			f.after = retryAfter(apiErr.Response.Header, time.Now())
+			f.After = retry.After(apiErr.Response.Header, time.Now())
 		}
 		return f
 	}
-	return &failure{err: err, retryable: true}
+	return &retry.Failure{Err: err, Retryable: true}
 }

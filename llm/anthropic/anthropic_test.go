@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/internal/retry"
 )
 
 func TestPlainAnswer(t *testing.T) {
@@ -413,7 +414,7 @@ func TestCancelDuringBackoff(t *testing.T) {
 	f := newFake(t, status(429, "rate_limit_error", "slow down", "Retry-After", "3600"), textReply("never"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m, _ := newModel(t, f, Config{Sleep: sleepCtx})
+	m, _ := newModel(t, f, Config{Sleep: retry.Sleep})
 	var last error
 	for ev, err := range m.Stream(ctx, simpleRequest()) {
 		if err != nil {
@@ -429,32 +430,6 @@ func TestCancelDuringBackoff(t *testing.T) {
 	}
 	if !errors.Is(last, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", last)
-	}
-}
-
-func TestRetryAfterHeader(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	tests := []struct {
-		h    map[string]string
-		want time.Duration
-	}{
-		{nil, 0},
-		{map[string]string{"Retry-After": "2"}, 2 * time.Second},
-		{map[string]string{"Retry-After": "0.5"}, 500 * time.Millisecond},
-		{map[string]string{"Retry-After-Ms": "250", "Retry-After": "9"}, 250 * time.Millisecond},
-		{map[string]string{"Retry-After-Ms": "junk", "Retry-After": "9"}, 9 * time.Second},
-		{map[string]string{"Retry-After": now.Add(7 * time.Second).Format(http.TimeFormat)}, 7 * time.Second},
-		{map[string]string{"Retry-After": "-4"}, 0},
-		{map[string]string{"Retry-After": "soon"}, 0},
-	}
-	for _, tt := range tests {
-		h := http.Header{}
-		for k, v := range tt.h {
-			h.Set(k, v)
-		}
-		if got := retryAfter(h, now); got != tt.want {
-			t.Errorf("retryAfter(%v) = %v, want %v", tt.h, got, tt.want)
-		}
 	}
 }
 

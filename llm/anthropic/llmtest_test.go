@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/internal/retry"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 )
 
@@ -201,7 +202,7 @@ func TestScriptedMalformedToolInput(t *testing.T) {
 // TestScriptedRealRetryAfter waits for real once: a 429 with retry-after 1 s
 // and the default back-off must not come back sooner.
 func TestScriptedRealRetryAfter(t *testing.T) {
-	s, m, _ := newScripted(t, Config{Sleep: sleepCtx})
+	s, m, _ := newScripted(t, Config{Sleep: retry.Sleep})
 	s.Script("task-wait", llmtest.RateLimited(time.Second), llmtest.Text("ok"))
 	start := time.Now()
 	if _, err := collect(t, m, &llm.Request{Model: "claude-test", Messages: []llm.Message{llm.UserText("task-wait")}}); err != nil {

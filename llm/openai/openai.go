@@ -17,6 +17,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/internal/retry"
 )
 
 // Defaults.
@@ -62,7 +63,7 @@ type Config struct {
 // Model is a Chat Completions endpoint. It is safe for concurrent use.
 type Model struct {
 	chat     sdk.ChatCompletionService
-	retry    backoff
+	retry    retry.Policy
 	maxField string
 }
 
@@ -86,7 +87,7 @@ func New(cfg Config) (*Model, error) {
 		return nil, fmt.Errorf("openai: RetryMax %v is less than RetryBase %v", cfg.RetryMax, cfg.RetryBase)
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleepCtx
+		cfg.Sleep = retry.Sleep
 	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
@@ -137,13 +138,8 @@ func New(cfg Config) (*Model, error) {
 		opts = append(opts, option.WithHeader(k, cfg.Headers[k]))
 	}
 	return &Model{
-		chat: sdk.NewChatCompletionService(opts...),
-		retry: backoff{
-			retries: cfg.MaxRetries,
-			base:    cfg.RetryBase,
-			max:     cfg.RetryMax,
-			sleep:   cfg.Sleep,
-		},
+		chat:     sdk.NewChatCompletionService(opts...),
+		retry:    retry.Policy{Retries: cfg.MaxRetries, Base: cfg.RetryBase, Max: cfg.RetryMax, Sleep: cfg.Sleep},
 		maxField: cfg.MaxTokensField,
 	}, nil
 }
@@ -157,53 +153,10 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 			yield(llm.Event{}, err)
 			return
 		}
-		for attempt := 1; ; attempt++ {
-			resp, stopped, f := m.attempt(ctx, params, yield)
-			if stopped {
-				return
-			}
-			if f == nil {
-				yield(llm.Event{Kind: llm.EventDone, Response: resp}, nil)
-				return
-			}
-			if ctx.Err() != nil {
-				yield(llm.Event{}, fmt.Errorf("openai: %w", ctx.Err()))
-				return
-			}
-			if !f.retryable {
-				yield(llm.Event{}, f.err)
-				return
-			}
-			if attempt > m.retry.retries {
-				yield(llm.Event{}, fmt.Errorf("openai: giving up after %d attempts: last %s: %w", attempt, f.statusText(), f.err))
-				return
-			}
-			wait := m.retry.delay(attempt, f.after)
-			ev := llm.Event{Kind: llm.EventRetry, Retry: &llm.Retry{Attempt: attempt, Status: f.status, Wait: wait.String(), Err: f.err.Error()}}
-			if !yield(ev, nil) {
-				return
-			}
-			if err := m.retry.sleep(ctx, wait); err != nil {
-				yield(llm.Event{}, fmt.Errorf("openai: waiting to retry: %w", err))
-				return
-			}
-		}
+		retry.Run(ctx, m.retry, "openai", func() (*llm.Response, bool, *retry.Failure) {
+			return m.attempt(ctx, params, yield)
+		}, yield)
 	}
-}
-
-// failure is why one attempt did not produce a response.
-type failure struct {
-	err       error
-	status    int           // HTTP status, 0 for a cut stream or connection error
-	retryable bool          // worth another attempt
-	after     time.Duration // the server's retry-after
-}
-
-func (f *failure) statusText() string {
-	if f.status == 0 {
-		return "error (no HTTP status)"
-	}
-	return fmt.Sprintf("status %d", f.status)
 }
 
 // errCut reports a stream that ended before a finish_reason.
@@ -212,7 +165,7 @@ var errCut = errors.New("stream ended before a finish_reason")
 // attempt runs one streaming request, yielding deltas as they arrive. It
 // returns the assembled response, or stopped when the consumer quit, or the
 // failure.
-func (m *Model) attempt(ctx context.Context, params sdk.ChatCompletionNewParams, yield func(llm.Event, error) bool) (*llm.Response, bool, *failure) {
+func (m *Model) attempt(ctx context.Context, params sdk.ChatCompletionNewParams, yield func(llm.Event, error) bool) (*llm.Response, bool, *retry.Failure) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream := m.chat.NewStreaming(ctx, params)
@@ -231,7 +184,7 @@ func (m *Model) attempt(ctx context.Context, params sdk.ChatCompletionNewParams,
 	case err == nil && acc.finished:
 		return acc.response(), false, nil
 	case err == nil:
-		return nil, false, &failure{err: errCut, retryable: true}
+		return nil, false, &retry.Failure{Err: errCut, Retryable: true}
 	case acc.finished && acc.hasUsage && ctx.Err() == nil:
 		// The answer and its usage are complete; only the [DONE] or the
 		// connection close went wrong.
@@ -241,7 +194,7 @@ func (m *Model) attempt(ctx context.Context, params sdk.ChatCompletionNewParams,
 }
 
 // classify turns an SDK error into a failure.
-func classify(err error) *failure {
+func classify(err error) *retry.Failure {
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
 		status := apiErr.StatusCode
@@ -256,13 +209,13 @@ func classify(err error) *failure {
 		if msg == "" {
 			msg = http.StatusText(status)
 		}
-		f := &failure{
-			err:       &llm.APIError{Status: status, Type: typ, Message: msg},
-			status:    status,
-			retryable: retryableStatus(status) && apiErr.Code != "insufficient_quota" && typ != "insufficient_quota",
+		f := &retry.Failure{
+			Err:       &llm.APIError{Status: status, Type: typ, Message: msg},
+			Status:    status,
+			Retryable: retry.RetryableStatus(status) && apiErr.Code != "insufficient_quota" && typ != "insufficient_quota",
 		}
 		if apiErr.Response != nil {
-			f.after = retryAfter(apiErr.Response.Header, time.Now())
+			f.After = retry.After(apiErr.Response.Header, time.Now())
 		}
 		return f
 	}
@@ -270,13 +223,13 @@ func classify(err error) *failure {
 	if errors.As(err, &streamErr) {
 		// An error object inside a 200 stream.
 		typ, msg, status := streamedError(streamErr.Event.Data)
-		return &failure{
-			err:       &llm.APIError{Status: status, Type: typ, Message: msg},
-			status:    status,
-			retryable: retryableStatus(status),
+		return &retry.Failure{
+			Err:       &llm.APIError{Status: status, Type: typ, Message: msg},
+			Status:    status,
+			Retryable: retry.RetryableStatus(status),
 		}
 	}
-	return &failure{err: err, retryable: true}
+	return &retry.Failure{Err: err, Retryable: true}
 }
 
 // streamedError reads the error object of an SSE event: its type (or

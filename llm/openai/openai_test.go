@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/internal/retry"
 )
 
 func TestPlainAnswer(t *testing.T) {
@@ -439,7 +440,7 @@ func TestCancelDuringBackoff(t *testing.T) {
 	f := newFake(t, status(429, "rate_limit_exceeded", "slow down", "Retry-After", "3600"), textReply("never"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m, _ := newModel(t, f, Config{Sleep: sleepCtx})
+	m, _ := newModel(t, f, Config{Sleep: retry.Sleep})
 	var last error
 	for ev, err := range m.Stream(ctx, simpleRequest()) {
 		if err != nil {
