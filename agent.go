@@ -37,6 +37,8 @@ type agent struct {
 	effort    string
 	// unavailable maps withheld tool names to the message a call gets.
 	unavailable map[string]string
+	// spawnReceipt is what the spawn granted (sub-agents only).
+	spawnReceipt Receipt
 
 	mu        sync.Mutex
 	usage     llm.Usage // own requests plus finished children's subtrees

@@ -123,13 +123,14 @@ func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd
 		Env: rt.cfg.Getenv("CADRE_SUBAGENT_MODEL"), Parent: a.modelID, Resolve: rt.cfg.ResolveModel,
 	})
 	c.receipt.Model, c.receipt.ModelRule = modelID, rule
+	c.receipt.Tools = c.tools
 	id := newAgentID()
 	env := a.env.Clone(id)
 	env.Cwd = cwd
 	child := &agent{
 		run: a.run, parent: a, id: id, typ: def.Name, toolUseID: toolUseID, depth: depth, def: def,
 		modelID: modelID, modelRule: rule, types: c.types, perms: c.perms, env: env, maxTurns: def.MaxTurns,
-		effort: firstNonEmpty(in.Effort, def.Effort),
+		effort: firstNonEmpty(in.Effort, def.Effort), spawnReceipt: c.receipt,
 	}
 	tools := make([]tool.Tool, 0, len(c.tools))
 	for _, name := range c.tools {
@@ -357,15 +358,8 @@ func (c *agent) safeRun(ctx context.Context, msgs []llm.Message, rec loop.Record
 	return c.runLoop(ctx, msgs, rec)
 }
 
-// receipt is the child's spawn receipt, recomputed from its fields.
-func (c *agent) receipt() Receipt {
-	r := Receipt{AgentType: c.typ, Model: c.modelID, ModelRule: c.modelRule, Tools: c.pool.Names(),
-		PermissionMode: c.perms.Mode, Depth: c.depth}
-	if c.spec != nil {
-		r.AllowedAgentTypes = c.types
-	}
-	return r
-}
+// receipt is the child's spawn receipt, as computed at spawn.
+func (c *agent) receipt() Receipt { return c.spawnReceipt }
 
 // structured builds the SubagentResult of a finished child.
 func (c *agent) structured(status string, res *loop.Result, runErr error, d time.Duration, tpath string) *SubagentResult {

@@ -443,3 +443,28 @@ func TestConcurrencyLimit(t *testing.T) {
 		t.Fatalf("refusals %d", refusals)
 	}
 }
+
+func TestReceiptNamesDroppedTools(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("Explore", "CHILD-R")), llmtest.Text("ok"))
+	h.srv.Script("CHILD-R", llmtest.Text("found"))
+	evs, _, _ := mustRun(t, h.config(), "MAIN")
+	for _, ev := range evs {
+		if ev.Type != EventTaskStarted {
+			continue
+		}
+		r := ev.Task.Receipt
+		var dropped []string
+		for _, d := range r.Dropped {
+			dropped = append(dropped, d.Name+": "+d.Reason)
+		}
+		got := strings.Join(dropped, "\n")
+		contains(t, got, "Write: in the definition's disallowedTools")
+		contains(t, got, "Agent: in the definition's disallowedTools")
+		if r.Model != "claude-sonnet-4-5" || r.PermissionMode == "" || len(r.Tools) == 0 {
+			t.Fatalf("receipt %+v", r)
+		}
+		return
+	}
+	t.Fatal("no task_started event")
+}

@@ -62,7 +62,7 @@ type options struct {
 	noTranscript       bool
 }
 
-// io bundles the process's streams and environment.
+// procIO bundles the process's streams and environment.
 type procIO struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer

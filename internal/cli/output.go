@@ -11,8 +11,8 @@ import (
 	"github.com/cadre-dev/cadre/permission"
 )
 
-// outputFormats are the valid --output-format values.
-var outputFormats = []string{"text", "json", "stream-json"}
+// outputFormats returns the valid --output-format values.
+func outputFormats() []string { return []string{"text", "json", "stream-json"} }
 
 // printer writes a run's events in one output format.
 type printer interface {
@@ -30,7 +30,7 @@ func newPrinter(format string, out, errOut io.Writer, verbose bool) (printer, er
 	case "stream-json":
 		return &streamPrinter{enc: json.NewEncoder(out)}, nil
 	}
-	return nil, fmt.Errorf("invalid --output-format %q: valid values are %s", format, strings.Join(outputFormats, ", "))
+	return nil, fmt.Errorf("invalid --output-format %q: valid values are %s", format, strings.Join(outputFormats(), ", "))
 }
 
 type textPrinter struct {
