@@ -91,6 +91,18 @@ func NewChecker(cfg Config) (*Checker, error) {
 	return c, nil
 }
 
+// hasBindingRules reports deny or ask rules a Bash command could get
+// around with words only known at run time: Bash rules and path rules.
+func (c *Checker) hasBindingRules() bool {
+	for _, r := range c.cfg.Rules {
+		t := canonicalTool(r.Tool)
+		if r.Behavior != Allow && (t == "Bash" || editTools[t] || readTools[t]) {
+			return true
+		}
+	}
+	return false
+}
+
 func contentTool(t string) bool {
 	return t == "Bash" || t == "WebFetch" || t == "Agent" || editTools[t] || readTools[t]
 }
@@ -601,7 +613,10 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 		}
 	}
 	f.write = !readOnly
-	if len(script.Uncertain) > 0 {
+	// Uncertainty matters only where something could be refused: in
+	// bypassPermissions with no rule that binds Bash, files or agents'
+	// reads and writes, a dynamic command is no worse than a literal one.
+	if len(script.Uncertain) > 0 && (c.cfg.Mode != ModeBypassPermissions || c.hasBindingRules()) {
 		f.unsure = "the command cannot be fully analysed: " + strings.Join(script.Uncertain, "; ")
 		return f
 	}

@@ -14,10 +14,13 @@ package permission
 //  3. Plan mode and a call that may write (Write/Edit, Bash that is not
 //     read-only, an MCP or custom tool that does not claim read-only) →
 //     deny, even with an allow rule.
-//  4. A call that cannot be analysed (Bash that does not parse, a command
-//     name from a variable, `bash -c "$x"`, arithmetic on variables, an
-//     assignment to PATH/LD_*/…, input that is not a JSON object) → ask, in
-//     every mode including bypassPermissions.
+//  4. A call that cannot be analysed → ask. Bash that does not parse and
+//     input that is not a JSON object ask in every mode, bypassPermissions
+//     included; Bash that parses but has parts only known when it runs (a
+//     command name from a variable, `bash -c "$x"`, arithmetic on
+//     variables, an assignment to PATH/LD_*/…) asks in every mode except
+//     bypassPermissions without Bash or path deny/ask rules, where it
+//     could not get around anything.
 //  5. An ask rule matches → ask (also in bypassPermissions: an explicit ask
 //     rule is the user's choice).
 //  6. bypassPermissions → allow.

@@ -58,12 +58,17 @@ func FuzzSplitBash(f *testing.F) {
 		req := Request{Tool: "Bash", Input: in}
 		for _, c := range checkers {
 			d := c.Check(req)
-			if (splitErr != nil || len(s.Uncertain) > 0) && d.Behavior == Allow {
+			unsure := splitErr != nil || len(s.Uncertain) > 0 && c.Mode() != ModeBypassPermissions
+			if unsure && d.Behavior == Allow {
 				t.Fatalf("mode %s: %q cannot be analysed (%v %v) but was allowed: %s", c.Mode(), cmd, splitErr, s, d.Reason)
 			}
 		}
 		if splitErr != nil {
 			return
+		}
+		// In bypass mode with a deny rule, uncertainty still asks.
+		if d := deny.Check(req); len(s.Uncertain) > 0 && d.Behavior == Allow {
+			t.Fatalf("%q is uncertain (%v) but bypass with a deny rule allowed it", cmd, s.Uncertain)
 		}
 		// A command named rm anywhere in the script is denied by Bash(rm:*).
 		for _, sc := range s.Commands {
