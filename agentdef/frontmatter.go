@@ -153,8 +153,48 @@ func parseBlock(block string, lineBase int) (fields []field, isMap bool, err err
 	return slowBlock(block, lineBase)
 }
 
+// Limits on what go-yaml is given. Its parser is quadratic in the number
+// of mapping keys and in bracket nesting, so a small hostile file could
+// otherwise stall loading for minutes; real frontmatter is a few KiB (the
+// largest in the corpus is 2.2 KiB and 32 lines).
+const (
+	maxBlockBytes = 32 << 10
+	maxBlockLines = 500
+	maxBlockDepth = 64
+)
+
+// checkLimits returns a parse error when a block is over the limits.
+func checkLimits(block string, lineBase int) *parseError {
+	if len(block) > maxBlockBytes {
+		return &parseError{line: lineBase, msg: fmt.Sprintf("frontmatter is %d bytes, over the %d KiB limit", len(block), maxBlockBytes>>10)}
+	}
+	if n := strings.Count(block, "\n"); n > maxBlockLines {
+		return &parseError{line: lineBase, msg: fmt.Sprintf("frontmatter has %d lines, over the limit of %d", n, maxBlockLines)}
+	}
+	depth, line := 0, lineBase
+	for i := 0; i < len(block); i++ {
+		switch block[i] {
+		case '[', '{':
+			depth++
+			if depth > maxBlockDepth {
+				return &parseError{line: line, msg: fmt.Sprintf("brackets nest more than %d deep", maxBlockDepth)}
+			}
+		case ']', '}':
+			if depth > 0 {
+				depth--
+			}
+		case '\n':
+			line++
+		}
+	}
+	return nil
+}
+
 // slowBlock parses a block with go-yaml.
 func slowBlock(block string, lineBase int) (fields []field, isMap bool, err error) {
+	if pe := checkLimits(block, lineBase); pe != nil {
+		return nil, false, pe
+	}
 	block, protected := protectTabs(block)
 	f, err := parser.ParseBytes([]byte(block), 0, parser.AllowDuplicateMapKey())
 	if err != nil {
@@ -167,6 +207,15 @@ func slowBlock(block string, lineBase int) (fields []field, isMap bool, err erro
 		return nil, false, &parseError{line: lineBase, msg: "more than one YAML document"}
 	}
 	body := f.Docs[0].Body
+	if body != nil {
+		if alias := findAlias(body); alias != nil {
+			line := lineBase
+			if tk := alias.GetToken(); tk != nil && tk.Position != nil {
+				line = lineBase + tk.Position.Line - 1
+			}
+			return nil, false, &parseError{line: line, msg: aliasMessage}
+		}
+	}
 	var values []*ast.MappingValueNode
 	switch n := body.(type) {
 	case nil:
@@ -276,6 +325,34 @@ func restoreTabs(v any) any {
 		return out
 	}
 	return v
+}
+
+// aliasMessage is the parse error for a block that uses an alias.
+const aliasMessage = "YAML aliases (*name) are not supported in agent files"
+
+// aliasFinder records the first alias node of a tree.
+type aliasFinder struct{ found ast.Node }
+
+// Visit implements ast.Visitor.
+func (a *aliasFinder) Visit(n ast.Node) ast.Visitor {
+	if a.found != nil {
+		return nil
+	}
+	if _, ok := n.(*ast.AliasNode); ok {
+		a.found = n
+		return nil
+	}
+	return a
+}
+
+// findAlias returns the first alias in n, or nil. Agent files are refused
+// when they use aliases: expanding them is exponential in the worst case
+// (a few hundred bytes can hold a "billion laughs"), and real agent files
+// never need them.
+func findAlias(n ast.Node) ast.Node {
+	a := &aliasFinder{}
+	ast.Walk(a, n)
+	return a.found
 }
 
 // nodeValue decodes a node into plain Go values (string, bool, int64,
@@ -442,6 +519,22 @@ func matchKeyLine(ln string) (key, value string, ok bool) {
 	return key, ln[j:], true
 }
 
+// isFlowList reports whether v parses as a YAML sequence on its own (and
+// holds no alias, which is never expanded).
+func isFlowList(v string) bool {
+	if checkLimits(v, 1) != nil {
+		return false
+	}
+	f, err := parser.ParseBytes([]byte(v), 0)
+	if err != nil || f == nil || len(f.Docs) != 1 || f.Docs[0].Body == nil {
+		return false
+	}
+	if _, ok := f.Docs[0].Body.(*ast.SequenceNode); !ok {
+		return false
+	}
+	return findAlias(f.Docs[0].Body) == nil
+}
+
 // needsQuote reports whether the fallback rewrites a value: it is not
 // already quoted or a well-formed flow list, and it holds a character YAML
 // would read as syntax.
@@ -449,11 +542,8 @@ func needsQuote(v string) bool {
 	if len(v) >= 2 && (v[0] == '"' && v[len(v)-1] == '"' || v[0] == '\'' && v[len(v)-1] == '\'') {
 		return false
 	}
-	if len(v) >= 2 && v[0] == '[' && v[len(v)-1] == ']' {
-		var list []any
-		if err := yaml.Unmarshal([]byte(v), &list); err == nil {
-			return false
-		}
+	if len(v) >= 2 && v[0] == '[' && v[len(v)-1] == ']' && isFlowList(v) {
+		return false
 	}
 	if strings.ContainsAny(v, "{}[]*&#!|>%@`") || strings.Contains(v, ": ") {
 		return true

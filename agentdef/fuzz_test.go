@@ -94,7 +94,7 @@ func FuzzFastPath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, block string) {
 		defer watchdog(block)()
 		fast, status, _ := fastBlock(block, 2)
-		if status == fastBail {
+		if status == fastBail || checkLimits(block, 2) != nil {
 			return
 		}
 		slow, isMap, err := slowBlock(block, 2)

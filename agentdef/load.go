@@ -336,14 +336,20 @@ func scanDir(dir string) ([]foundFile, []Diagnostic) {
 	var files []foundFile
 	var diags []Diagnostic
 	visited := map[string]bool{}
-	var walk func(d string, depth int)
-	walk = func(d string, depth int) {
-		real, err := filepath.EvalSymlinks(d)
-		if err != nil {
-			if depth > 0 {
-				diags = append(diags, Diagnostic{File: d, Severity: SeverityWarning, Message: fmt.Sprintf("cannot read agent directory: %v", err)})
+	// real is the directory's path with symbolic links resolved: resolved
+	// once for the root and for each linked directory, and extended by
+	// name for plain subdirectories.
+	var walk func(d, real string, depth int)
+	walk = func(d, real string, depth int) {
+		if real == "" {
+			r, err := filepath.EvalSymlinks(d)
+			if err != nil {
+				if depth > 0 {
+					diags = append(diags, Diagnostic{File: d, Severity: SeverityWarning, Message: fmt.Sprintf("cannot read agent directory: %v", err)})
+				}
+				return
 			}
-			return
+			real = r
 		}
 		if visited[real] {
 			return
@@ -359,7 +365,9 @@ func scanDir(dir string) ([]foundFile, []Diagnostic) {
 		for _, e := range entries {
 			p := filepath.Join(d, e.Name())
 			typ := e.Type()
+			childReal := filepath.Join(real, e.Name())
 			if typ&fs.ModeSymlink != 0 {
+				childReal = ""
 				info, err := os.Stat(p)
 				if err != nil {
 					diags = append(diags, Diagnostic{File: p, Severity: SeverityWarning, Message: fmt.Sprintf("broken symbolic link: %v", err)})
@@ -368,7 +376,7 @@ func scanDir(dir string) ([]foundFile, []Diagnostic) {
 				typ = info.Mode().Type()
 			}
 			if typ.IsDir() {
-				walk(p, depth+1)
+				walk(p, childReal, depth+1)
 				continue
 			}
 			if !typ.IsRegular() || !strings.HasSuffix(e.Name(), ".md") {
@@ -377,7 +385,7 @@ func scanDir(dir string) ([]foundFile, []Diagnostic) {
 			files = append(files, foundFile{path: p, depth: depth})
 		}
 	}
-	walk(dir, 0)
+	walk(dir, "", 0)
 	return files, diags
 }
 

@@ -137,6 +137,14 @@ func parseFile(path string, data []byte, source Source) (*Definition, []Diagnost
 		fields, isMap, err = parseBlock(requoted, sp.blockLine)
 		if err != nil {
 			second := asParseError(err, sp.blockLine)
+			if pe := checkLimits(requoted, sp.blockLine); pe != nil {
+				b.errorf(pe.line, "%s; the file is not loaded", pe.msg)
+				return nil, b.diags
+			}
+			if second.msg == aliasMessage {
+				b.errorf(second.line, "%s (expanding them can take unbounded time and memory); the file is not loaded — write the value out", aliasMessage)
+				return nil, b.diags
+			}
 			b.errorf(second.line, "%s; the file is not loaded — indent continuation lines under their key, or write the value as a block scalar (description: |)", explainFailure(text, first, second))
 			return nil, b.diags
 		}

@@ -383,6 +383,11 @@ func TestFrontmatterShapes(t *testing.T) {
 			desc: "Use it: always.\n<example>", diags: []string{"3 warning not strict YAML", "4 warning example text", "5 warning example text"}},
 		{name: "fallback with tabs", data: "---\nname: a\ndescription: x: y\ntools:\n\t- Read\n---\n", desc: "x: y", diags: []string{"3 warning not strict YAML"}},
 		{name: "tab-indented continuation", data: "---\nname: a\ndescription: x\n\ty\n---\n", desc: "x y", diags: []string{"4 warning indented with a tab"}},
+		{name: "anchor without alias is fine", data: "---\nname: a\ndescription: &d text\n---\n", desc: "text"},
+		{name: "aliases refused", data: "---\nname: a\ndescription: d\nhooks:\n  x0: &a0 [lol, lol, lol]\n  x1: &a1 [*a0, *a0, *a0]\n  x2: [*a1, *a1, *a1]\n---\n", diags: []string{"6 error YAML aliases (*name) are not supported"}},
+		{name: "frontmatter too large", data: "---\nname: a\ndescription: d\nhooks:\n" + strings.Repeat("  k: v\n", 6000) + "---\n", diags: []string{"2 error over the 32 KiB limit"}},
+		{name: "too many lines", data: "---\nname: a\ndescription: d\nhooks:\n" + strings.Repeat("  - x\n  - [y]\n", 300) + "---\n", diags: []string{"2 error over the limit of 500"}},
+		{name: "brackets too deep", data: "---\nname: a\ndescription: d\nhooks: {a: " + strings.Repeat("[", 100) + "}\n---\n", desc: "d", diags: []string{"4 warning brackets nest more than 64 deep", "4 warning \"hooks\" must be a mapping"}},
 		{name: "fallback fails", data: "---\nname: a\ndescription: one: two\n<commentary>\nmore\n---\n", diags: []string{"4 error (\"<commentary>\") is neither"}},
 	}
 	for _, tt := range tests {
