@@ -9,6 +9,7 @@ package cadre_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -87,6 +88,8 @@ type conf struct {
 	srv *llmtest.Server
 	dir string // the working directory, with a few real files
 	cfg cadre.Config
+	// ctx, when set, replaces the run's default context.
+	ctx context.Context
 }
 
 // confFiles are the files of every scenario's working directory.
@@ -127,8 +130,12 @@ func (c *conf) run(prompt string) ([]cadre.Event, *cadre.Result, error) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	ctx := c.ctx
+	if ctx == nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+	}
 	var evs []cadre.Event
 	var res *cadre.Result
 	var runErr error
@@ -226,6 +233,9 @@ func TestConformance(t *testing.T) {
 		{"malformed tool input", confMalformedInput},
 		{"thinking round trip", confThinking},
 		{"usage and cache", confUsage},
+		{"sub-agent", confSubagent},
+		{"conversation carries over", confSecondRun},
+		{"cancelled mid-request", confCancel},
 	}
 	for _, p := range providers {
 		t.Run(p.name, func(t *testing.T) {
@@ -418,22 +428,23 @@ func confFaults(c *conf) {
 		llmtest.RateLimited(time.Second), glob(), // requests 1, 2
 		llmtest.ServerError(500, "llmtest: internal error"), glob(), // 3, 4
 		llmtest.Overloaded(), glob(), // 5, 6
-		llmtest.Cut(), llmtest.Text("Recovered from everything.")) // 7, 8
+		llmtest.Cut(), glob(), // 7, 8
+		llmtest.StreamError("overloaded_error", "llmtest: overloaded mid-stream"), llmtest.Text("Recovered from everything.")) // 9, 10
 	evs, res := c.mustRun(confKey + ": survive the faults")
-	if res.Text != "Recovered from everything." || res.IsError || res.NumTurns != 4 || res.ToolUses != 3 {
+	if res.Text != "Recovered from everything." || res.IsError || res.NumTurns != 5 || res.ToolUses != 4 {
 		t.Fatalf("result %+v", res)
 	}
-	reqs := c.requests(8)
+	reqs := c.requests(10)
 	var statuses []int
 	for _, r := range reqs {
 		statuses = append(statuses, r.Status)
 	}
-	// A cut stream still answered 200 before the connection dropped.
-	if diff := cmp.Diff([]int{429, 200, 500, 200, 529, 200, 200, 200}, statuses); diff != "" {
+	// A cut stream and a stream carrying an error event still answered 200.
+	if diff := cmp.Diff([]int{429, 200, 500, 200, 529, 200, 200, 200, 200, 200}, statuses); diff != "" {
 		t.Fatalf("statuses (-want +got):\n%s", diff)
 	}
 	// Each retry resends the failed request unchanged.
-	for _, i := range []int{0, 2, 4, 6} {
+	for _, i := range []int{0, 2, 4, 6, 8} {
 		if len(reqs[i].Messages) != len(reqs[i+1].Messages) {
 			t.Fatalf("retry #%d has %d messages, the failed request #%d had %d",
 				reqs[i+1].Seq, len(reqs[i+1].Messages), reqs[i].Seq, len(reqs[i].Messages))
@@ -449,8 +460,17 @@ func confFaults(c *conf) {
 			retries = append(retries, ev.Retry.Status)
 		}
 	}
-	if diff := cmp.Diff([]int{429, 500, 529, 0}, retries); diff != "" {
-		t.Fatalf("retry events by status (-want +got):\n%s", diff)
+	// A stream error event has no HTTP status of its own: the adapters
+	// report a 5xx for it (Anthropic maps overloaded_error to 529).
+	if len(retries) != 5 || retries[0] != 429 || retries[1] != 500 || retries[2] != 529 || retries[3] != 0 || retries[4] < 500 {
+		t.Fatalf("retry events by status: %v, want 429, 500, 529, 0 (cut) and a 5xx (stream error)", retries)
+	}
+	// Only the answers that arrived count: the usage of the failed
+	// attempts (the cut one had already reported input tokens) is not
+	// in the result.
+	good := []*llmtest.Request{reqs[1], reqs[3], reqs[5], reqs[7], reqs[9]}
+	if diff := cmp.Diff(sumUsage(good), res.Usage); diff != "" {
+		t.Fatalf("result usage is not the sum of the answered requests' (-answered +result):\n%s", diff)
 	}
 	// Text streamed by the cut attempt is void: the final answer is the
 	// retry's alone.
@@ -614,4 +634,113 @@ func confUsage(c *conf) {
 	if reqs[1].Usage.CacheReadTokens == 0 || res.Usage.CacheReadTokens != reqs[1].Usage.CacheReadTokens {
 		t.Fatalf("second request read nothing from the cache: %+v, result %+v", reqs[1].Usage, res.Usage)
 	}
+}
+
+func confSubagent(c *conf) {
+	t := c.t
+	const childKey = "CHILD-TASK"
+	c.srv.Script(confKey,
+		llmtest.ToolUse("Agent", map[string]any{"description": "list notes", "prompt": childKey + ": which .txt files are there?", "subagent_type": "Explore"}),
+		llmtest.Text("There is one: notes.txt."))
+	c.srv.Script(childKey, llmtest.ToolUse("Glob", map[string]any{"pattern": "*.txt"}), llmtest.Text("Only notes.txt."))
+	evs, res := c.mustRun(confKey + ": ask a sub-agent")
+	if res.Text != "There is one: notes.txt." || res.Subagents.Spawned != 1 || res.Subagents.Completed != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	var done *cadre.SubagentResult
+	childTools := 0
+	for _, ev := range evs {
+		switch {
+		case ev.Type == cadre.EventTaskCompleted:
+			done = ev.Subagent
+		case ev.Type == cadre.EventToolEnd && ev.AgentID != "":
+			childTools++
+			if ev.ParentToolUseID != c.p.toolID(confKey, 1) {
+				t.Fatalf("child tool event with parent %q", ev.ParentToolUseID)
+			}
+		}
+	}
+	if done == nil || done.Status != "completed" || done.Text != "Only notes.txt." || done.Turns != 2 || childTools != 1 {
+		t.Fatalf("sub-agent %+v, %d child tool events", done, childTools)
+	}
+	child := c.srv.RequestsFor(childKey)
+	if len(child) != 2 {
+		t.Fatalf("%d child requests", len(child))
+	}
+	for _, r := range child {
+		if r.Protocol != c.p.proto || r.Model != done.Model {
+			t.Fatalf("child request #%d: %s, model %q; the sub-agent reports model %q", r.Seq, r.Protocol, r.Model, done.Model)
+		}
+	}
+	for _, banned := range []string{"Agent", "Edit", "Write"} {
+		if slices.Contains(child[0].ToolNames(), banned) {
+			t.Fatalf("Explore was offered %s: %v", banned, child[0].ToolNames())
+		}
+	}
+	mustContain(t, results(t, child[1])[0].ResultText(), "notes.txt")
+	reqs := c.requests(2)
+	report := results(t, reqs[1])
+	if len(report) != 1 || report[0].IsError || report[0].ToolUseID != c.p.toolID(confKey, 1) {
+		t.Fatalf("Agent tool result %+v", report)
+	}
+	mustContain(t, report[0].ResultText(), "<agent-report>\n  Only notes.txt.\n</agent-report>")
+	// The run's usage covers the sub-agent's requests too.
+	if diff := cmp.Diff(sumUsage(c.srv.Requests()), res.Usage); diff != "" {
+		t.Fatalf("result usage is not the sum of every request's (-requests +result):\n%s", diff)
+	}
+}
+
+func confSecondRun(c *conf) {
+	t := c.t
+	c.srv.Script(confKey, llmtest.Text("First answer."), llmtest.Text("Second answer."))
+	rt, err := cadre.New(c.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, prompt := range []string{confKey + ": first question", "a follow-up"} {
+		for ev, err := range rt.Run(context.Background(), prompt) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Type == cadre.EventResult {
+				texts = append(texts, ev.Result.Text)
+			}
+		}
+	}
+	c.srv.Check(t)
+	if diff := cmp.Diff([]string{"First answer.", "Second answer."}, texts); diff != "" {
+		t.Fatalf("answers (-want +got):\n%s", diff)
+	}
+	second := c.requests(2)[1]
+	var got []string
+	for _, m := range second.Messages {
+		got = append(got, string(m.Role)+": "+m.Text())
+	}
+	want := []string{"user: " + confKey + ": first question", "assistant: First answer.", "user: a follow-up"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("second run's history (-want +got):\n%s", diff)
+	}
+}
+
+func confCancel(c *conf) {
+	t := c.t
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c.ctx = ctx
+	// The request is in flight when the caller gives up: the script
+	// cancels the run, then answers only after a minute.
+	c.srv.ScriptFunc(confKey, func(*llmtest.Request) llmtest.Turn {
+		cancel()
+		return llmtest.Text("too late").WithDelay(time.Minute)
+	})
+	evs, res, err := c.run(confKey + ": take your time")
+	if !errors.Is(err, context.Canceled) || res != nil {
+		t.Fatalf("run ended with %v, result %+v; want context.Canceled", err, res)
+	}
+	if n := countEvents(evs, cadre.EventText); n != 0 {
+		t.Fatalf("%d text events from a cancelled request", n)
+	}
+	// Not retried: one request.
+	c.requests(1)
 }
