@@ -1,0 +1,355 @@
+package cadre_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/anthropic"
+	"github.com/cadre-dev/cadre/llm/llmtest"
+)
+
+// The benchmark scenario is the one of the neutral harness peerbench: the
+// main agent asks for N sub-agents in one message; child i reads one file
+// with Read and answers "done i"; the main agent then answers. A run makes
+// exactly 2 + 2N model requests.
+const (
+	benchMain  = "BENCH-MAIN"
+	benchChild = "BENCH-CHILD-"
+)
+
+// benchPrompt is the main agent's prompt for fan-out n.
+func benchPrompt(n int) string {
+	return fmt.Sprintf("%s-FANOUT-%d: use your sub-agent tool to run %d tiny tasks in parallel, one sub-agent each, then report.", benchMain, n, n)
+}
+
+// childTask is the Agent call input for child i.
+func childTask(i int, file string) map[string]any {
+	return map[string]any{
+		"description":   fmt.Sprintf("bench task %d", i),
+		"prompt":        fmt.Sprintf("%s%d: read the file %s with your read tool, then reply exactly 'done %d'.", benchChild, i, file, i),
+		"subagent_type": "general-purpose",
+	}
+}
+
+// childIndex returns i when the first user text names BENCH-CHILD-i.
+func childIndex(first string) (int, bool) {
+	at := strings.Index(first, benchChild)
+	if at < 0 {
+		return 0, false
+	}
+	rest := first[at+len(benchChild):]
+	end := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' })
+	if end < 0 {
+		end = len(rest)
+	}
+	i, err := strconv.Atoi(rest[:end])
+	return i, err == nil
+}
+
+// firstUserText is the text of the first user message of msgs.
+func firstUserText(msgs []llm.Message) string {
+	if len(msgs) == 0 {
+		return ""
+	}
+	return msgs[0].Text()
+}
+
+// hasToolResults reports whether the last message carries tool results.
+func hasToolResults(msgs []llm.Message) bool {
+	if len(msgs) == 0 {
+		return false
+	}
+	for _, b := range msgs[len(msgs)-1].Content {
+		if b.Type == llm.BlockToolResult {
+			return true
+		}
+	}
+	return false
+}
+
+// instantModel is an in-process llm.Model that answers the benchmark
+// scenario at once, with no HTTP. It records when the main agent's
+// delegating answer was handed out and when each child's first request
+// arrived, so spawn latency can be measured as peerbench defines it.
+type instantModel struct {
+	n    int
+	file string
+
+	mu        sync.Mutex
+	seq       int
+	delegated time.Time
+	firstReq  map[int]time.Time
+	requests  int
+}
+
+func newInstantModel(n int, file string) *instantModel {
+	return &instantModel{n: n, file: file, firstReq: map[int]time.Time{}}
+}
+
+// Stream implements llm.Model.
+func (m *instantModel) Stream(_ context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		now := time.Now()
+		resp := m.answer(req, now)
+		if text := resp.Message.Text(); text != "" {
+			if !yield(llm.Event{Kind: llm.EventTextDelta, Text: text}, nil) {
+				return
+			}
+		}
+		yield(llm.Event{Kind: llm.EventDone, Response: resp}, nil)
+	}
+}
+
+func (m *instantModel) answer(req *llm.Request, now time.Time) *llm.Response {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.requests++
+	usage := llm.Usage{InputTokens: 10, OutputTokens: 5}
+	text := func(s string) *llm.Response {
+		return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock(s)}}, StopReason: llm.StopEndTurn, Usage: usage}
+	}
+	uses := func(blocks []llm.Block) *llm.Response {
+		return &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: blocks}, StopReason: llm.StopToolUse, Usage: usage}
+	}
+	first := firstUserText(req.Messages)
+	if i, ok := childIndex(first); ok {
+		if !hasToolResults(req.Messages) {
+			if _, seen := m.firstReq[i]; !seen {
+				m.firstReq[i] = now
+			}
+			m.seq++
+			in, _ := json.Marshal(map[string]string{"file_path": m.file})
+			return uses([]llm.Block{{Type: llm.BlockToolUse, ID: fmt.Sprintf("toolu_c%d_%d", i, m.seq), Name: "Read", Input: in}})
+		}
+		return text(fmt.Sprintf("done %d", i))
+	}
+	if strings.Contains(first, benchMain) && !hasToolResults(req.Messages) {
+		blocks := make([]llm.Block, m.n)
+		for i := range m.n {
+			in, _ := json.Marshal(childTask(i, m.file))
+			m.seq++
+			blocks[i] = llm.Block{Type: llm.BlockToolUse, ID: fmt.Sprintf("toolu_m%d_%d", i, m.seq), Name: cadre.AgentToolName, Input: in}
+		}
+		m.delegated = time.Now()
+		return uses(blocks)
+	}
+	return text(fmt.Sprintf("BENCH-FINAL: %d of %d sub-agents reported done.", m.n, m.n))
+}
+
+// spawnLatencies returns each child's first request time minus the moment
+// the delegating answer was handed out, sorted.
+func (m *instantModel) spawnLatencies() []time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]time.Duration, 0, len(m.firstReq))
+	for _, t := range m.firstReq {
+		out = append(out, t.Sub(m.delegated))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// benchDir makes a working directory holding the file children read, and
+// a state directory for transcripts.
+func benchDir(b *testing.B) (cwd, file, state string) {
+	b.Helper()
+	cwd = b.TempDir()
+	file = filepath.Join(cwd, "bench-input.txt")
+	if err := os.WriteFile(file, []byte(strings.Repeat("benchmark input line\n", 20)), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return cwd, file, b.TempDir()
+}
+
+// benchConfig is the configuration the CLI would build (default permission
+// mode, transcripts on), with the given model.
+func benchConfig(m llm.Model, cwd, state string) cadre.Config {
+	home := filepath.Dir(state)
+	return cadre.Config{
+		Model: m, ModelID: "claude-sonnet-4-5", Cwd: cwd, StateDir: state,
+		Getenv: func(k string) string {
+			if k == "HOME" {
+				return home
+			}
+			return ""
+		},
+		Permissions: &cadre.Permissions{Home: home},
+	}
+}
+
+// runOnce runs the scenario on a new Runtime and checks its result.
+func runOnce(ctx context.Context, cfg cadre.Config, n int) error {
+	rt, err := cadre.New(cfg)
+	if err != nil {
+		return err
+	}
+	var res *cadre.Result
+	for ev, err := range rt.Run(ctx, benchPrompt(n)) {
+		if err != nil {
+			return err
+		}
+		if ev.Type == cadre.EventResult {
+			res = ev.Result
+		}
+	}
+	switch {
+	case res == nil:
+		return fmt.Errorf("fan-out %d: no result", n)
+	case res.IsError || res.Subagents.Completed != n:
+		return fmt.Errorf("fan-out %d: result %q, %d of %d sub-agents completed", n, res.Text, res.Subagents.Completed, n)
+	}
+	return nil
+}
+
+// reportPerChild adds per-child figures: the op's time, bytes and
+// allocations divided by the fan-out.
+func reportPerChild(b *testing.B, n int, elapsed time.Duration, before, after *runtime.MemStats) {
+	ops := float64(b.N) * float64(n)
+	b.ReportMetric(float64(elapsed.Nanoseconds())/ops, "ns/child")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/ops, "B/child")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/ops, "allocs/child")
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	return ds[len(ds)/2]
+}
+
+// BenchmarkSpawn measures one whole run with fan-out 1 and 16 against an
+// in-process model that answers instantly (no HTTP): the main agent
+// starts N general-purpose sub-agents in one message, each reads one file
+// and answers. ns/op is the whole run (Runtime creation included); the
+// per-child figures divide it by N; spawn-ns is the median time from the
+// main agent's delegating answer to a child's first model request.
+func BenchmarkSpawn(b *testing.B) {
+	for _, n := range []int{1, 16} {
+		b.Run(fmt.Sprintf("fanout=%d", n), func(b *testing.B) {
+			cwd, file, state := benchDir(b)
+			ctx := context.Background()
+			var spawn []time.Duration
+			var requests int
+			var before, after runtime.MemStats
+			b.ReportAllocs()
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			for b.Loop() {
+				m := newInstantModel(n, file)
+				if err := runOnce(ctx, benchConfig(m, cwd, state), n); err != nil {
+					b.Fatal(err)
+				}
+				spawn = append(spawn, median(m.spawnLatencies()))
+				requests = m.requests
+			}
+			elapsed := time.Since(start)
+			runtime.ReadMemStats(&after)
+			if requests != 2+2*n {
+				b.Fatalf("model requests %d, want %d", requests, 2+2*n)
+			}
+			slices.Sort(spawn)
+			b.ReportMetric(float64(median(spawn).Nanoseconds()), "spawn-ns")
+			reportPerChild(b, n, elapsed, &before, &after)
+		})
+	}
+}
+
+// benchScript answers the scenario on an llmtest server, from the request
+// alone.
+func benchScript(n int, file string) func(*llmtest.Request) llmtest.Turn {
+	return func(r *llmtest.Request) llmtest.Turn {
+		first := r.FirstUserText()
+		results := len(r.LastToolResults()) > 0
+		if i, ok := childIndex(first); ok {
+			if !results {
+				return llmtest.ToolUse("Read", map[string]string{"file_path": file})
+			}
+			return llmtest.Text(fmt.Sprintf("done %d", i))
+		}
+		if strings.Contains(first, benchMain) && !results {
+			calls := make([]llmtest.Call, n)
+			for i := range calls {
+				calls[i] = llmtest.Call{Name: cadre.AgentToolName, Input: childTask(i, file)}
+			}
+			return llmtest.ToolUses(calls...)
+		}
+		return llmtest.Text(fmt.Sprintf("BENCH-FINAL: %d of %d sub-agents reported done.", n, n))
+	}
+}
+
+// BenchmarkRunHTTP measures one whole run at fan-out 16 through the real
+// Anthropic adapter against an llmtest server on 127.0.0.1 that answers
+// at once (streamed SSE). The server runs in the same process, so its
+// CPU time and allocations are part of the figures. spawn-ns is the median
+// time from the end of the delegating response to a child's first request
+// arriving at the server.
+func BenchmarkRunHTTP(b *testing.B) {
+	const n = 16
+	cwd, file, state := benchDir(b)
+	srv := llmtest.NewServer(llmtest.WithMaxRequests(1 << 30))
+	defer srv.Close()
+	srv.ScriptFunc("", benchScript(n, file))
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	m, err := anthropic.New(anthropic.Config{APIKey: "bench", BaseURL: srv.URL(), HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	var before, after runtime.MemStats
+	b.ReportAllocs()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	for b.Loop() {
+		if err := runOnce(ctx, benchConfig(m, cwd, state), n); err != nil {
+			b.Fatal(err)
+		}
+	}
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&after)
+	reqs := srv.Requests()
+	if v := srv.Violations(); len(v) > 0 {
+		b.Fatalf("protocol violations: %v", v)
+	}
+	if want := b.N * (2 + 2*n); len(reqs) != want {
+		b.Fatalf("model requests %d, want %d", len(reqs), want)
+	}
+	b.ReportMetric(float64(median(httpSpawnLatencies(reqs)).Nanoseconds()), "spawn-ns")
+	reportPerChild(b, n, elapsed, &before, &after)
+}
+
+// httpSpawnLatencies returns, for every run in reqs, each child's first
+// request arrival minus the end of the main agent's first response.
+func httpSpawnLatencies(reqs []*llmtest.Request) []time.Duration {
+	var out []time.Duration
+	var delegated time.Time
+	for _, r := range reqs {
+		first := r.FirstUserText()
+		results := len(r.LastToolResults()) > 0
+		if _, ok := childIndex(first); ok {
+			if !results && !delegated.IsZero() {
+				out = append(out, r.Arrived.Sub(delegated))
+			}
+			continue
+		}
+		if strings.Contains(first, benchMain) && !results {
+			delegated = r.Finished
+		}
+	}
+	slices.Sort(out)
+	return out
+}

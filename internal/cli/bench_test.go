@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cadre-dev/cadre/llm/llmtest"
+)
+
+// Startup benchmarks. The exec ones run the real cadre binary: the one
+// named by CADRE_BIN, or one built into a temporary directory (go build,
+// cached by the Go build cache) when CADRE_BIN is unset.
+
+// cadreBinary returns the binary to measure.
+func cadreBinary(b *testing.B) string {
+	b.Helper()
+	if bin := os.Getenv("CADRE_BIN"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(b.TempDir(), "cadre")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/cadre-dev/cadre/cmd/cadre")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// firstArrival is an llmtest script that answers "ok" to every request and
+// remembers when the first request of the current round arrived.
+type firstArrival struct {
+	mu    sync.Mutex
+	first time.Time
+}
+
+func (f *firstArrival) script(r *llmtest.Request) llmtest.Turn {
+	f.mu.Lock()
+	if f.first.IsZero() {
+		f.first = r.Arrived
+	}
+	f.mu.Unlock()
+	return llmtest.Text("ok")
+}
+
+// take returns the first arrival of the round and starts a new round.
+func (f *firstArrival) take() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := f.first
+	f.first = time.Time{}
+	return t
+}
+
+func medianOf(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// benchEnv is a clean environment pointing cadre at srv, with HOME and
+// the state directory under home.
+func benchEnv(home, url string) []string {
+	return []string{
+		"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + filepath.Join(home, "state"),
+		"ANTHROPIC_BASE_URL=" + url, "ANTHROPIC_API_KEY=sk-ant-bench",
+	}
+}
+
+// BenchmarkExecVersion measures `cadre --version` as a process: fork/exec,
+// runtime and package initialisation, flag parsing, exit.
+func BenchmarkExecVersion(b *testing.B) {
+	bin := cadreBinary(b)
+	home := b.TempDir()
+	for b.Loop() {
+		cmd := exec.Command(bin, "--version")
+		cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+		out, err := cmd.Output()
+		if err != nil || !strings.HasPrefix(string(out), "cadre ") {
+			b.Fatalf("cadre --version: %v %q", err, out)
+		}
+	}
+}
+
+// BenchmarkExecFirstRequest runs `cadre -p hi` against an llmtest server
+// that answers at once. first-req-ns is the median time from just before
+// the process is started to the arrival of its first model request at the
+// server; ns/op is the whole process (start to exit).
+func BenchmarkExecFirstRequest(b *testing.B) {
+	bin := cadreBinary(b)
+	srv := llmtest.NewServer(llmtest.WithMaxRequests(1 << 30))
+	defer srv.Close()
+	var fa firstArrival
+	srv.ScriptFunc("", fa.script)
+	home, work := b.TempDir(), b.TempDir()
+	var firsts []time.Duration
+	for b.Loop() {
+		cmd := exec.Command(bin, "-p", "hi", "--model", "claude-sonnet-4-5")
+		cmd.Dir = work
+		cmd.Env = benchEnv(home, srv.URL())
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("cadre -p: %v\n%s", err, out.String())
+		}
+		first := fa.take()
+		if first.IsZero() {
+			b.Fatal("no request arrived")
+		}
+		firsts = append(firsts, first.Sub(start))
+	}
+	b.ReportMetric(float64(medianOf(firsts).Nanoseconds()), "first-req-ns")
+}
+
+// BenchmarkMainFirstRequest runs Main in this process, as `cadre -p hi`
+// against an llmtest server: configuration, settings, agent definitions,
+// runtime creation and the first request — without process start and
+// package initialisation. first-req-ns is the median time from the call of
+// Main to the first request's arrival. Profile it with -cpuprofile.
+func BenchmarkMainFirstRequest(b *testing.B) {
+	srv := llmtest.NewServer(llmtest.WithMaxRequests(1 << 30))
+	defer srv.Close()
+	var fa firstArrival
+	srv.ScriptFunc("", fa.script)
+	home, work := b.TempDir(), b.TempDir()
+	b.Chdir(work)
+	env := map[string]string{}
+	for _, kv := range benchEnv(home, srv.URL()) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	getenv := func(k string) string { return env[k] }
+	var firsts []time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		var errb bytes.Buffer
+		start := time.Now()
+		code := Main([]string{"-p", "hi", "--model", "claude-sonnet-4-5"}, strings.NewReader(""), io.Discard, &errb, getenv)
+		if code != ExitOK {
+			b.Fatalf("exit %d: %s", code, errb.String())
+		}
+		first := fa.take()
+		if first.IsZero() {
+			b.Fatal("no request arrived")
+		}
+		firsts = append(firsts, first.Sub(start))
+	}
+	b.ReportMetric(float64(medianOf(firsts).Nanoseconds()), "first-req-ns")
+}
