@@ -32,7 +32,11 @@ func Builtins() []*Definition {
 			def.OmitInstructions = true
 			def.OmitGitStatus = true
 		case "Plan":
+			// Issue 5: Explore and Plan both work from the code itself, so
+			// both leave out the instructions file and git status.
 			def.OneShot = true
+			def.OmitInstructions = true
+			def.OmitGitStatus = true
 		}
 		out = append(out, def)
 	}
