@@ -317,3 +317,19 @@ func TestVersionAndAgentsSubcommand(t *testing.T) {
 		t.Fatalf("permissions %d %q %q", p.code, p.stdout, p.stderr)
 	}
 }
+
+func TestOpenAICompatibleServer(t *testing.T) {
+	s := llmtest.NewServer()
+	t.Cleanup(s.Close)
+	t.Cleanup(func() { s.Check(t) })
+	s.Script("", llmtest.ToolUse("Glob", map[string]any{"pattern": "*.none"}), llmtest.Text("local model answered"))
+	env := map[string]string{"CADRE_PROVIDER": "openai", "OPENAI_BASE_URL": s.URL() + "/v1", "CADRE_MODEL": "qwen3-coder"}
+	p := runCadre(t, env, "", "-p", "hi", "--output-format", "json")
+	if p.code != 0 || !strings.Contains(p.stdout, `"result":"local model answered"`) {
+		t.Fatalf("code %d stdout %s stderr %s", p.code, p.stdout, p.stderr)
+	}
+	reqs := s.Requests()
+	if len(reqs) != 2 || reqs[0].Protocol != llmtest.OpenAI || reqs[0].Model != "qwen3-coder" {
+		t.Fatalf("requests %d protocol %v model %q", len(reqs), reqs[0].Protocol, reqs[0].Model)
+	}
+}
