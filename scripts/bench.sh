@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# bench.sh runs cadre's benchmarks and writes every output under $OUT
+# (default ${TMPDIR:-/tmp}/cadre-bench), never inside the repository.
+# BENCHMARKS.md says what each figure means and which goal it is held to.
+#
+#   scripts/bench.sh            # everything
+#   scripts/bench.sh go         # only the Go benchmarks
+#   scripts/bench.sh startup    # only the process-start figures
+#   scripts/bench.sh peer       # only the peerbench runs
+#
+# Environment: OUT, COUNT (repetitions of each Go benchmark, default 5),
+# RUNS (peerbench runs per fan-out, default 5), PEERBENCH_DIR (default
+# /work/shared/peerbench), GREP=1 to include the 50,000-file Grep benchmark
+# (slow: it generates the tree first).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=${OUT:-${TMPDIR:-/tmp}/cadre-bench}
+COUNT=${COUNT:-5}
+RUNS=${RUNS:-5}
+PEERBENCH_DIR=${PEERBENCH_DIR:-/work/shared/peerbench}
+what=${1:-all}
+mkdir -p "$OUT"
+
+log() { printf '== %s (%s; load %s)\n' "$*" "$(date -u +%H:%M:%S)" "$(cut -d' ' -f1-3 /proc/loadavg)"; }
+
+build() {
+	log "build cadre -> $OUT/cadre"
+	go build -o "$OUT/cadre" ./cmd/cadre
+	ls -l "$OUT/cadre" | awk '{print "binary size", $5, "bytes"}'
+}
+
+gobench() {
+	log "BenchmarkSpawn, BenchmarkRunHTTP (root package)"
+	go test -run '^$' -bench 'Spawn|RunHTTP' -benchmem -count "$COUNT" . | tee "$OUT/root.txt"
+	log "BenchmarkTurn (internal/loop)"
+	go test -run '^$' -bench Turn -benchmem -count "$COUNT" ./internal/loop/ | tee "$OUT/loop.txt"
+	if [[ ${GREP:-0} == 1 ]]; then
+		log "BenchmarkGrep (tool/builtin)"
+		go test -run xxx -bench Grep -benchtime 3x -benchmem ./tool/builtin/ | tee "$OUT/grep.txt"
+	fi
+}
+
+startup() {
+	[[ -x $OUT/cadre ]] || build
+	log "startup: exec --version, exec -p hi (first request), in-process Main"
+	CADRE_BIN=$OUT/cadre go test -run '^$' -bench 'ExecVersion|ExecFirstRequest|MainFirstRequest' \
+		-benchtime 50x -benchmem -count "$COUNT" ./internal/cli/ | tee "$OUT/startup.txt"
+	if command -v hyperfine >/dev/null; then
+		hyperfine -N --warmup 5 --runs 100 --export-json "$OUT/version.json" "$OUT/cadre --version" | tee "$OUT/version.txt"
+	fi
+	if command -v perf >/dev/null; then
+		perf stat -r 50 "$OUT/cadre" --version 2>&1 >/dev/null | tee "$OUT/version-perf.txt" || true
+	fi
+}
+
+peer() {
+	[[ -x $OUT/cadre ]] || build
+	log "peerbench (fan-out 1, 4, 16; $RUNS runs each)"
+	(cd "$PEERBENCH_DIR" && go build -o "$OUT/peerbench" ./cmd/peerbench)
+	rm -rf "$OUT/pb"
+	(cd "$PEERBENCH_DIR" && CADRE_BIN=$OUT/cadre "$OUT/peerbench" bench -peers cadre -n 1,4,16 -runs "$RUNS" \
+		-out "$OUT/pb" -md "$OUT/pb/tables.md" >"$OUT/pb.log" 2>&1) || { cat "$OUT/pb.log"; exit 1; }
+	cat "$OUT/pb/tables.md"
+}
+
+case $what in
+all) build; gobench; startup; peer ;;
+go) gobench ;;
+startup) startup ;;
+peer) peer ;;
+*) echo "usage: $0 [all|go|startup|peer]" >&2; exit 2 ;;
+esac
+log "done; outputs in $OUT (repository: $ROOT)"
