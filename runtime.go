@@ -383,7 +383,9 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 		run: s, id: "", typ: "main", modelID: r.cfg.ModelID, pool: r.mainPool, spec: r.mainSpec,
 		perms: r.rootPerms(), system: r.system, maxTurns: r.cfg.MaxTurns,
 	}
-	main.env = &tool.Env{Cwd: r.cfg.Cwd, Dirs: r.cfg.AddDirs, Files: tool.NewFileState()}
+	shells := builtin.NewShells()
+	defer shells.Close()
+	main.env = &tool.Env{Cwd: r.cfg.Cwd, Dirs: r.cfg.AddDirs, Files: tool.NewFileState(), Shells: shells}
 	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: r.cfg.ModelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath}}); err != nil {
 		return
 	}

@@ -468,3 +468,26 @@ func TestReceiptNamesDroppedTools(t *testing.T) {
 	}
 	t.Fatal("no task_started event")
 }
+
+func TestBackgroundShellsBelongToTheirAgent(t *testing.T) {
+	h := newHarness(t)
+	h.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+		switch len(r.Messages) {
+		case 1:
+			return llmtest.ToolUse("Bash", map[string]any{"command": "echo started; sleep 30", "run_in_background": true})
+		case 3:
+			return llmtest.ToolUse("BashOutput", map[string]any{"bash_id": "bash_1"})
+		}
+		return llmtest.Text("done")
+	})
+	_, res, _ := mustRun(t, h.config(), "MAIN")
+	if res.Text != "done" {
+		t.Fatalf("result %+v", res)
+	}
+	reqs := h.srv.RequestsFor("MAIN")
+	contains(t, reqs[1].LastToolResults()[0].ResultText(), "bash_1")
+	got := reqs[2].LastToolResults()[0]
+	if got.IsError {
+		t.Fatalf("BashOutput failed: %s", got.ResultText())
+	}
+}
