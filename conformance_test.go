@@ -429,22 +429,24 @@ func confFaults(c *conf) {
 		llmtest.ServerError(500, "llmtest: internal error"), glob(), // 3, 4
 		llmtest.Overloaded(), glob(), // 5, 6
 		llmtest.Cut(), glob(), // 7, 8
-		llmtest.StreamError("overloaded_error", "llmtest: overloaded mid-stream"), llmtest.Text("Recovered from everything.")) // 9, 10
+		// A tool call cut off mid-stream must never run.
+		llmtest.ToolUse("Write", map[string]any{"file_path": c.path("half.txt"), "content": "from a cut stream"}).WithCut(), glob(), // 9, 10
+		llmtest.StreamError("overloaded_error", "llmtest: overloaded mid-stream"), llmtest.Text("Recovered from everything.")) // 11, 12
 	evs, res := c.mustRun(confKey + ": survive the faults")
-	if res.Text != "Recovered from everything." || res.IsError || res.NumTurns != 5 || res.ToolUses != 4 {
+	if res.Text != "Recovered from everything." || res.IsError || res.NumTurns != 6 || res.ToolUses != 5 {
 		t.Fatalf("result %+v", res)
 	}
-	reqs := c.requests(10)
+	reqs := c.requests(12)
 	var statuses []int
 	for _, r := range reqs {
 		statuses = append(statuses, r.Status)
 	}
 	// A cut stream and a stream carrying an error event still answered 200.
-	if diff := cmp.Diff([]int{429, 200, 500, 200, 529, 200, 200, 200, 200, 200}, statuses); diff != "" {
+	if diff := cmp.Diff([]int{429, 200, 500, 200, 529, 200, 200, 200, 200, 200, 200, 200}, statuses); diff != "" {
 		t.Fatalf("statuses (-want +got):\n%s", diff)
 	}
 	// Each retry resends the failed request unchanged.
-	for _, i := range []int{0, 2, 4, 6, 8} {
+	for _, i := range []int{0, 2, 4, 6, 8, 10} {
 		if len(reqs[i].Messages) != len(reqs[i+1].Messages) {
 			t.Fatalf("retry #%d has %d messages, the failed request #%d had %d",
 				reqs[i+1].Seq, len(reqs[i+1].Messages), reqs[i].Seq, len(reqs[i].Messages))
@@ -462,13 +464,21 @@ func confFaults(c *conf) {
 	}
 	// A stream error event has no HTTP status of its own: the adapters
 	// report a 5xx for it (Anthropic maps overloaded_error to 529).
-	if len(retries) != 5 || retries[0] != 429 || retries[1] != 500 || retries[2] != 529 || retries[3] != 0 || retries[4] < 500 {
-		t.Fatalf("retry events by status: %v, want 429, 500, 529, 0 (cut) and a 5xx (stream error)", retries)
+	if len(retries) != 6 || retries[0] != 429 || retries[1] != 500 || retries[2] != 529 || retries[3] != 0 || retries[4] != 0 || retries[5] < 500 {
+		t.Fatalf("retry events by status: %v, want 429, 500, 529, 0 and 0 (cuts) and a 5xx (stream error)", retries)
+	}
+	if _, err := os.Stat(c.path("half.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the Write of a cut stream ran: %v", err)
+	}
+	for _, ev := range evs {
+		if ev.Type == cadre.EventToolStart && ev.Call.Name != "Glob" {
+			t.Fatalf("tool %s started; only the answered Glob calls should run", ev.Call.Name)
+		}
 	}
 	// Only the answers that arrived count: the usage of the failed
 	// attempts (the cut one had already reported input tokens) is not
 	// in the result.
-	good := []*llmtest.Request{reqs[1], reqs[3], reqs[5], reqs[7], reqs[9]}
+	good := []*llmtest.Request{reqs[1], reqs[3], reqs[5], reqs[7], reqs[9], reqs[11]}
 	if diff := cmp.Diff(sumUsage(good), res.Usage); diff != "" {
 		t.Fatalf("result usage is not the sum of the answered requests' (-answered +result):\n%s", diff)
 	}
@@ -528,8 +538,9 @@ func confThinking(c *conf) {
 	// re-encoding would show.
 	const thought = "Let me \"check\" <notes> & files…\nfirst notes.txt — then answer."
 	const signature = "EqQBCkYIARgCKkB+sig/with+base64==" // opaque to the client
+	const redacted = "RedactedData+/opaque=="
 	c.srv.Script(confKey,
-		llmtest.Thinking(thought, signature).WithToolUse("Read", map[string]any{"file_path": c.path("notes.txt")}),
+		llmtest.Thinking(thought, signature).WithRedactedThinking(redacted).WithToolUse("Read", map[string]any{"file_path": c.path("notes.txt")}),
 		llmtest.Text("Three lines."))
 	evs, res := c.mustRun(confKey + ": think, then read")
 	if res.Text != "Three lines." {
@@ -558,7 +569,7 @@ func confThinking(c *conf) {
 		if len(thinking) != 0 {
 			t.Fatalf("thinking sent back on %s: %+v", c.p.name, thinking)
 		}
-		if strings.Contains(string(reqs[1].Body), "Let me") || strings.Contains(string(reqs[1].Body), "sig/with") {
+		if body := string(reqs[1].Body); strings.Contains(body, "Let me") || strings.Contains(body, "sig/with") || strings.Contains(body, "RedactedData") {
 			t.Fatalf("thinking text reached the wire:\n%s", reqs[1].Body)
 		}
 		return
@@ -566,7 +577,8 @@ func confThinking(c *conf) {
 	if len(asst.Content) == 0 || asst.Content[0].Type != llm.BlockThinking {
 		t.Fatalf("assistant message does not start with its thinking block: %+v", asst.Content)
 	}
-	if len(thinking) != 1 || thinking[0].Thinking != thought || thinking[0].Signature != signature {
+	if len(thinking) != 2 || thinking[0].Thinking != thought || thinking[0].Signature != signature ||
+		thinking[1].Type != llm.BlockRedactedThinking || thinking[1].Data != redacted || asst.Content[1].Type != llm.BlockRedactedThinking {
 		t.Fatalf("thinking sent back %+v", thinking)
 	}
 	// Byte for byte on the wire: the same JSON string encodings the server
