@@ -7,6 +7,7 @@ import (
 	"iter"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -165,12 +166,26 @@ func (m *instantModel) spawnLatencies() []time.Duration {
 
 // benchDir makes a working directory holding the file children read, and
 // a state directory for transcripts.
-func benchDir(b *testing.B) (cwd, file, state string) {
+// With repo set, the directory is a one-commit git repository, as in
+// peerbench, so the session's git snapshot is taken.
+func benchDir(b *testing.B, repo bool) (cwd, file, state string) {
 	b.Helper()
 	cwd = b.TempDir()
 	file = filepath.Join(cwd, "bench-input.txt")
 	if err := os.WriteFile(file, []byte(strings.Repeat("benchmark input line\n", 20)), 0o600); err != nil {
 		b.Fatal(err)
+	}
+	if repo {
+		for _, args := range [][]string{
+			{"init", "-q"}, {"add", "bench-input.txt"},
+			{"-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "bench input"},
+		} {
+			cmd := exec.Command("git", args...)
+			cmd.Dir = cwd
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
 	}
 	return cwd, file, b.TempDir()
 }
@@ -238,9 +253,17 @@ func median(ds []time.Duration) time.Duration {
 // per-child figures divide it by N; spawn-ns is the median time from the
 // main agent's delegating answer to a child's first model request.
 func BenchmarkSpawn(b *testing.B) {
-	for _, n := range []int{1, 16} {
-		b.Run(fmt.Sprintf("fanout=%d", n), func(b *testing.B) {
-			cwd, file, state := benchDir(b)
+	for _, c := range []struct {
+		n    int
+		repo bool
+	}{{1, false}, {16, false}, {1, true}, {16, true}} {
+		n := c.n
+		name := fmt.Sprintf("fanout=%d", n)
+		if c.repo {
+			name += "/git"
+		}
+		b.Run(name, func(b *testing.B) {
+			cwd, file, state := benchDir(b, c.repo)
 			ctx := context.Background()
 			var spawn []time.Duration
 			var requests int
@@ -299,7 +322,7 @@ func benchScript(n int, file string) func(*llmtest.Request) llmtest.Turn {
 // arriving at the server.
 func BenchmarkRunHTTP(b *testing.B) {
 	const n = 16
-	cwd, file, state := benchDir(b)
+	cwd, file, state := benchDir(b, true)
 	srv := llmtest.NewServer(llmtest.WithMaxRequests(1 << 30))
 	defer srv.Close()
 	srv.ScriptFunc("", benchScript(n, file))
