@@ -227,6 +227,7 @@ func TestConformance(t *testing.T) {
 		{"one tool call", confOneToolCall},
 		{"parallel read-only calls", confParallelCalls},
 		{"write then edit", confWriteThenEdit},
+		{"writes and reads in one turn", confMixedBatch},
 		{"max turns", confMaxTurns},
 		{"faults recovered", confFaults},
 		{"unauthorized", confUnauthorized},
@@ -401,6 +402,42 @@ func confWriteThenEdit(c *conf) {
 	}
 	if string(b) != "hello\ncadre\n" {
 		t.Fatalf("file holds %q", b)
+	}
+}
+
+// confMixedBatch sends writing and read-only calls in one assistant turn:
+// writing calls run alone and in call order (S-1.3), so each Read sees the
+// file as the calls before it left it.
+func confMixedBatch(c *conf) {
+	t := c.t
+	file := c.path("batch.txt")
+	c.srv.Script(confKey,
+		llmtest.ToolUses(
+			llmtest.Call{Name: "Write", Input: map[string]any{"file_path": file, "content": "one\n"}},
+			llmtest.Call{Name: "Read", Input: map[string]any{"file_path": file}},
+			llmtest.Call{Name: "Edit", Input: map[string]any{"file_path": file, "old_string": "one", "new_string": "two"}},
+			llmtest.Call{Name: "Read", Input: map[string]any{"file_path": file}},
+			llmtest.Call{Name: "Glob", Input: map[string]any{"pattern": "batch.*"}},
+		),
+		llmtest.Text("Done."))
+	_, res := c.mustRun(confKey + ": write, read, edit, read")
+	if res.Text != "Done." || res.ToolUses != 5 {
+		t.Fatalf("result %+v", res)
+	}
+	got := results(t, c.requests(2)[1])
+	if len(got) != 5 {
+		t.Fatalf("%d tool results, want 5", len(got))
+	}
+	for i, b := range got {
+		if b.IsError || b.ToolUseID != c.p.toolID(confKey, i+1) {
+			t.Fatalf("result %d: %+v", i, b)
+		}
+	}
+	mustContain(t, got[1].ResultText(), "     1\tone")
+	mustContain(t, got[3].ResultText(), "     1\ttwo")
+	mustContain(t, got[4].ResultText(), file)
+	if b, err := os.ReadFile(file); err != nil || string(b) != "two\n" {
+		t.Fatalf("file holds %q (%v)", b, err)
 	}
 }
 
