@@ -77,6 +77,13 @@ func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("permissions of agent %s: %w", a.label(), err)
 	}
+	if hasReadDeny(a.perms.Rules) {
+		cwd := a.env.Cwd
+		a.env.Hidden = func(path string) bool {
+			_, denied := checker.PathDenied(cwd, path, false)
+			return denied
+		}
+	}
 	return permission.NewSession(permission.SessionConfig{
 		Checker: checker, Prompter: p.Prompter, AgentID: a.id, AgentType: a.typ, Background: background, Log: a.run.denials,
 	})
@@ -184,4 +191,16 @@ func (a *agent) absorb(child *agent) {
 		}
 	}
 	a.mu.Unlock()
+}
+
+// hasReadDeny reports whether any deny rule can hide files from reading, so
+// search results must be filtered (only then: the check costs a path
+// resolution per file).
+func hasReadDeny(rules []permission.Rule) bool {
+	for _, r := range rules {
+		if r.Behavior == permission.Deny && r.Tool == "Read" {
+			return true
+		}
+	}
+	return false
 }

@@ -120,3 +120,34 @@ func TestPermissionModesInTheLoop(t *testing.T) {
 		})
 	}
 }
+
+// TestSearchCannotRevealDeniedFiles: a Read deny rule also keeps the
+// file's name and content out of Glob and Grep results.
+func TestSearchCannotRevealDeniedFiles(t *testing.T) {
+	h := newHarness(t)
+	if err := os.MkdirAll(filepath.Join(h.dir, "secret"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"secret/key.txt": "TOKEN=hunter2\n", "open.txt": "TOKEN=public\n"} {
+		if err := os.WriteFile(filepath.Join(h.dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.srv.Script("MAIN", llmtest.ToolUses(
+		llmtest.Call{Name: "Grep", Input: map[string]any{"pattern": "TOKEN", "output_mode": "content"}},
+		llmtest.Call{Name: "Glob", Input: map[string]any{"pattern": "**/*.txt"}},
+	), llmtest.Text("done"))
+	cfg := h.config()
+	cfg.Permissions = &Permissions{Mode: permission.ModeDefault, Home: t.TempDir(),
+		Rules: []permission.Rule{{Behavior: permission.Deny, Tool: "Read", Content: "./secret/**", Source: "test"}}}
+	mustRun(t, cfg, "MAIN")
+	res := h.srv.RequestsFor("MAIN")[1].LastToolResults()
+	for i, r := range res {
+		text := r.ResultText()
+		if strings.Contains(text, "hunter2") || strings.Contains(text, "key.txt") {
+			t.Fatalf("result %d reveals the denied file:\n%s", i, text)
+		}
+		contains(t, text, "open.txt")
+		contains(t, text, "permission rules deny reading them")
+	}
+}

@@ -54,7 +54,14 @@ type Env struct {
 	// Shells holds the agent's background shells; nil means background
 	// shells are not available.
 	Shells ShellHost
+	// Hidden, when set, reports files the agent may not read (a deny rule
+	// covers them). Search tools leave such files out of their results, so
+	// a search cannot reveal what Read would refuse.
+	Hidden func(path string) bool
 }
+
+// IsHidden reports whether path is hidden from the agent.
+func (e *Env) IsHidden(path string) bool { return e != nil && e.Hidden != nil && e.Hidden(path) }
 
 // ShellHost owns an agent's background shells. It is implemented by
 // tool/builtin and closed when the agent ends, killing what still runs.

@@ -87,7 +87,7 @@ func runGlob(ctx context.Context, cfg Config, env *tool.Env, in globInput) tool.
 		return tool.Errorf("%s is not a directory", root)
 	}
 	var hits []fileHit
-	count := 0
+	count, hidden := 0, 0
 	err = filepath.WalkDir(walkRoot, func(p string, d fs.DirEntry, err error) error {
 		if count++; count%1024 == 0 && ctx.Err() != nil {
 			return ctx.Err()
@@ -111,6 +111,10 @@ func runGlob(ctx context.Context, cfg Config, env *tool.Env, in globInput) tool.
 		if ok, _ := doublestar.Match(rest, filepath.ToSlash(rel)); !ok {
 			return nil
 		}
+		if env.IsHidden(p) {
+			hidden++
+			return nil
+		}
 		var mt time.Time
 		if info, err := d.Info(); err == nil {
 			mt = info.ModTime()
@@ -128,7 +132,7 @@ func runGlob(ctx context.Context, cfg Config, env *tool.Env, in globInput) tool.
 		return tool.Errorf("cannot search %s: %v", walkRoot, err)
 	}
 	if len(hits) == 0 {
-		return tool.Output{Text: "No files found"}
+		return tool.Output{Text: "No files found" + hiddenNote(hidden)}
 	}
 	sortNewestFirst(hits)
 	var b strings.Builder
@@ -140,5 +144,13 @@ func runGlob(ctx context.Context, cfg Config, env *tool.Env, in globInput) tool.
 	if shown < len(hits) {
 		fmt.Fprintf(&b, "(Results are truncated: showing %d of %d files, newest first. Use a narrower path or pattern.)\n", shown, len(hits))
 	}
-	return tool.Output{Text: strings.TrimSuffix(b.String(), "\n")}
+	return tool.Output{Text: strings.TrimSuffix(b.String(), "\n") + hiddenNote(hidden)}
+}
+
+// hiddenNote tells the model that permission rules withheld n files.
+func hiddenNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\n(%d matching files are not shown: permission rules deny reading them.)", n)
 }

@@ -134,12 +134,24 @@ func runGrep(ctx context.Context, cfg Config, env *tool.Env, in grepInput) tool.
 		}
 		return tool.Errorf("Grep failed: %v", err)
 	}
+	hidden := 0
+	if env.Hidden != nil {
+		kept := files[:0]
+		for _, f := range files {
+			if env.IsHidden(f.Path) {
+				hidden++
+				continue
+			}
+			kept = append(kept, f)
+		}
+		files = kept
+	}
 	head := 0
 	if in.HeadLimit != nil {
 		head = *in.HeadLimit
 	}
 	lineNums := in.LineNums == nil || *in.LineNums
-	return tool.Output{Text: formatGrep(q, files, head, lineNums, cfg)}
+	return tool.Output{Text: formatGrep(q, files, head, lineNums, cfg) + hiddenNote(hidden)}
 }
 
 // search runs q with ripgrep when it is available, else with Go. A
