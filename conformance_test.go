@@ -231,6 +231,7 @@ func TestConformance(t *testing.T) {
 		{"max turns", confMaxTurns},
 		{"faults recovered", confFaults},
 		{"unauthorized", confUnauthorized},
+		{"retries exhausted", confRetriesExhausted},
 		{"malformed tool input", confMalformedInput},
 		{"thinking round trip", confThinking},
 		{"usage and cache", confUsage},
@@ -537,6 +538,30 @@ func confUnauthorized(c *conf) {
 	mustContain(t, err.Error(), "invalid x-api-key")
 	// Not retried.
 	c.requests(1)
+}
+
+// confRetriesExhausted: a server that keeps failing ends the run after the
+// adapter's retries (DefaultMaxRetries, the same for both adapters) with
+// an error naming the last status and the API's message.
+func confRetriesExhausted(c *conf) {
+	t := c.t
+	if anthropic.DefaultMaxRetries != openai.DefaultMaxRetries {
+		t.Fatalf("the adapters retry %d and %d times", anthropic.DefaultMaxRetries, openai.DefaultMaxRetries)
+	}
+	attempts := anthropic.DefaultMaxRetries + 1
+	for range attempts {
+		c.srv.Script(confKey, llmtest.ServerError(503, "llmtest: down for maintenance"))
+	}
+	evs, res, err := c.run(confKey + ": anyone there?")
+	if err == nil {
+		t.Fatalf("run succeeded with %+v", res)
+	}
+	mustContain(t, err.Error(), "503")
+	mustContain(t, err.Error(), "llmtest: down for maintenance")
+	c.requests(attempts)
+	if n := countEvents(evs, cadre.EventRetry); n != attempts-1 {
+		t.Fatalf("%d retry events, want %d", n, attempts-1)
+	}
 }
 
 func confMalformedInput(c *conf) {
