@@ -47,6 +47,13 @@ func configure(ctx context.Context, p procIO, o *options) (*setup, error) {
 	if err != nil {
 		return nil, &usageError{err.Error()}
 	}
+	checker, err := permission.NewChecker(permission.Config{Mode: mode, Rules: s.Permissions.Rules, Cwd: cwd, Home: home})
+	if err != nil {
+		return nil, &usageError{err.Error()}
+	}
+	for _, w := range checker.Warnings() {
+		fmt.Fprintln(p.stderr, "cadre: warning: "+w)
+	}
 	// Settings env values apply to the run, over the process's own.
 	getenv := p.getenv
 	if len(s.Env) > 0 {
