@@ -25,6 +25,7 @@ import (
 	"github.com/cadre-dev/cadre/llm/anthropic"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/llm/openai"
+	"github.com/cadre-dev/cadre/permission"
 )
 
 // confKey is the script key of every conformance run: the prompt holds it,
@@ -228,6 +229,7 @@ func TestConformance(t *testing.T) {
 		{"parallel read-only calls", confParallelCalls},
 		{"write then edit", confWriteThenEdit},
 		{"writes and reads in one turn", confMixedBatch},
+		{"permission denied", confDenied},
 		{"max turns", confMaxTurns},
 		{"faults recovered", confFaults},
 		{"unauthorized", confUnauthorized},
@@ -440,6 +442,49 @@ func confMixedBatch(c *conf) {
 	if b, err := os.ReadFile(file); err != nil || string(b) != "two\n" {
 		t.Fatalf("file holds %q (%v)", b, err)
 	}
+}
+
+// confDenied: with permissions on and nobody to ask (headless), a write
+// is denied: the model gets an error result explaining it, the run goes
+// on, the file is untouched, and the result lists the denial.
+func confDenied(c *conf) {
+	t := c.t
+	c.cfg.Permissions = &cadre.Permissions{Mode: permission.ModeDefault, Home: c.dir}
+	file := c.path("denied.txt")
+	c.srv.Script(confKey,
+		llmtest.ToolUses(
+			llmtest.Call{Name: "Write", Input: map[string]any{"file_path": file, "content": "nope\n"}},
+			llmtest.Call{Name: "Read", Input: map[string]any{"file_path": c.path("notes.txt")}},
+		),
+		llmtest.Text("I may not write."))
+	evs, res := c.mustRun(confKey + ": try to write")
+	if res.Text != "I may not write." || res.IsError {
+		t.Fatalf("result %+v", res)
+	}
+	if len(res.PermissionDenials) != 1 || res.PermissionDenials[0].ToolName != "Write" || res.PermissionDenials[0].ToolUseID != c.p.toolID(confKey, 1) {
+		t.Fatalf("denials %+v", res.PermissionDenials)
+	}
+	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a denied Write created the file: %v", err)
+	}
+	denied := 0
+	for _, ev := range evs {
+		if ev.Type == cadre.EventToolEnd && ev.ToolResult.Denied {
+			denied++
+		}
+	}
+	if denied != 1 {
+		t.Fatalf("%d denied tool_end events", denied)
+	}
+	got := results(t, c.requests(2)[1])
+	if len(got) != 2 || got[0].ToolUseID != c.p.toolID(confKey, 1) || got[1].ToolUseID != c.p.toolID(confKey, 2) {
+		t.Fatalf("tool results %+v", got)
+	}
+	if c.p.proto == llmtest.Anthropic && (!got[0].IsError || got[1].IsError) {
+		t.Fatalf("is_error flags: %v, %v", got[0].IsError, got[1].IsError)
+	}
+	mustContain(t, got[0].ResultText(), "Permission denied: the Write call was not run.")
+	mustContain(t, got[1].ResultText(), "     1\talpha")
 }
 
 func confMaxTurns(c *conf) {
