@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cadre-dev/cadre/internal/textdist"
 	"github.com/cadre-dev/cadre/permission"
 )
 
@@ -767,7 +768,7 @@ func suggest(k string) string {
 		if nc == nk {
 			return cand
 		}
-		d := levenshtein(nk, nc)
+		d := textdist.Distance(nk, nc)
 		if d < bestD {
 			best, bestD = cand, d
 		}
@@ -780,25 +781,4 @@ func suggest(k string) string {
 		return best
 	}
 	return ""
-}
-
-// levenshtein is the edit distance between a and b (bytes).
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -26,6 +26,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cadre-dev/cadre/internal/textdist"
 	"github.com/cadre-dev/cadre/permission"
 )
 
@@ -587,7 +588,7 @@ func lineCol(data []byte, off int64) (int, int) {
 func didYouMean(k string, known []string) string {
 	best, bestD := "", 1<<30
 	for _, c := range known {
-		d := editDistance(strings.ToLower(k), strings.ToLower(c))
+		d := textdist.Distance(strings.ToLower(k), strings.ToLower(c))
 		if d < bestD {
 			best, bestD = c, d
 		}
@@ -596,24 +597,4 @@ func didYouMean(k string, known []string) string {
 		return best
 	}
 	return ""
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/textdist"
 )
 
 // ExitError is returned from a command's RunE when the command must end
@@ -362,7 +363,7 @@ func closest(name string, names []string, n int) []string {
 	var cs []cand
 	for _, c := range names {
 		lc := strings.ToLower(c)
-		d := editDistance(ln, lc)
+		d := textdist.Distance(ln, lc)
 		if strings.Contains(lc, ln) || strings.Contains(ln, lc) {
 			d = min(d, 1)
 		}
@@ -381,25 +382,4 @@ func closest(name string, names []string, n int) []string {
 		out = append(out, cs[i].name)
 	}
 	return out
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
