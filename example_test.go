@@ -2,6 +2,7 @@ package cadre_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -57,7 +58,7 @@ func Example() {
 		}
 		switch ev.Type {
 		case cadre.EventToolStart:
-			fmt.Printf("tool call: %s %s\n", ev.Call.Name, inputPath(string(ev.Call.Input), dir))
+			fmt.Printf("tool call: %s %s\n", ev.Call.Name, inputPath(ev.Call.Input, dir))
 		case cadre.EventToolEnd:
 			fmt.Printf("tool result (error %v):\n", ev.ToolResult.IsError)
 			for _, line := range strings.Split(strings.TrimSpace(ev.ToolResult.Text), "\n") {
@@ -69,7 +70,7 @@ func Example() {
 		}
 	}
 	// Output:
-	// tool call: Read {"file_path":"<dir>/notes.txt"}
+	// tool call: Read notes.txt
 	// tool result (error false):
 	//   | 1 buy milk
 	//   | 2 call Bob
@@ -77,10 +78,19 @@ func Example() {
 	// success after 2 turns and 1 tool uses
 }
 
-// inputPath shows a tool input with the temp directory replaced by <dir>,
-// so the printed text is the same on every machine.
-func inputPath(input, dir string) string {
-	return strings.ReplaceAll(input, dir, "<dir>")
+// inputPath shows the file_path of a tool input relative to dir, so the
+// printed text is the same on every machine.
+func inputPath(input json.RawMessage, dir string) string {
+	var in struct {
+		FilePath string `json:"file_path"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil {
+		return string(input)
+	}
+	if rel, err := filepath.Rel(dir, in.FilePath); err == nil {
+		return filepath.ToSlash(rel)
+	}
+	return in.FilePath
 }
 
 // A main agent hands a question to the built-in Explore sub-agent through
