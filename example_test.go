@@ -46,6 +46,8 @@ func Example() {
 		return
 	}
 
+	// Permissions is nil: every tool call is allowed. Set it when the
+	// prompts are not your own.
 	rt, err := cadre.New(cadre.Config{Model: model, ModelID: "claude-sonnet-4-5", Cwd: dir, NoTranscript: true})
 	if err != nil {
 		fmt.Println(err)
