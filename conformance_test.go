@@ -247,6 +247,7 @@ func TestConformance(t *testing.T) {
 		{"thinking round trip", confThinking},
 		{"usage and cache", confUsage},
 		{"sub-agent", confSubagent},
+		{"sub-agent faults", confSubagentFaults},
 		{"conversation carries over", confSecondRun},
 		{"cancelled mid-request", confCancel},
 	}
@@ -813,6 +814,60 @@ func confSubagent(c *conf) {
 	}
 	mustContain(t, report[0].ResultText(), "<agent-report>\n  Only notes.txt.\n</agent-report>")
 	// The run's usage covers the sub-agent's requests too.
+	if diff := cmp.Diff(sumUsage(c.srv.Requests()), res.Usage); diff != "" {
+		t.Fatalf("result usage is not the sum of every request's (-requests +result):\n%s", diff)
+	}
+}
+
+// confSubagentFaults: two sub-agents in parallel; one recovers from a 502
+// and a 429 (its retry events carry its AgentID), the other fails with a
+// 403. The failure is an error result for the main agent, which goes on.
+func confSubagentFaults(c *conf) {
+	t := c.t
+	c.srv.Script(confKey,
+		llmtest.ToolUses(
+			llmtest.Call{Name: "Agent", Input: map[string]any{"description": "recovers", "prompt": "CHILD-OK: count the files"}},
+			llmtest.Call{Name: "Agent", Input: map[string]any{"description": "fails", "prompt": "CHILD-BAD: look around", "subagent_type": "Explore"}},
+		),
+		llmtest.Text("One of two worked."))
+	c.srv.Script("CHILD-OK", llmtest.ServerError(502, "llmtest: bad gateway"), llmtest.RateLimited(10*time.Millisecond), llmtest.Text("Two files."))
+	c.srv.Script("CHILD-BAD", llmtest.HTTPError(403, "llmtest: model not allowed"))
+	evs, res := c.mustRun(confKey + ": two sub-agents")
+	if res.Text != "One of two worked." || res.IsError || res.Subagents.Spawned != 2 || res.Subagents.Completed != 1 || res.Subagents.Failed != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	var retries []int
+	status := map[string]string{}
+	for _, ev := range evs {
+		switch ev.Type {
+		case cadre.EventRetry:
+			if ev.AgentID == "" {
+				t.Fatalf("a sub-agent's retry came without its AgentID: %+v", ev.Retry)
+			}
+			retries = append(retries, ev.Retry.Status)
+		case cadre.EventTaskCompleted:
+			status[ev.Subagent.AgentType] = ev.Subagent.Status
+			if ev.Subagent.Status == "failed" {
+				mustContain(t, ev.Subagent.Error, "403")
+			}
+		}
+	}
+	if diff := cmp.Diff([]int{502, 429}, retries); diff != "" {
+		t.Fatalf("retries (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"general-purpose": "completed", "Explore": "failed"}, status); diff != "" {
+		t.Fatalf("sub-agent statuses (-want +got):\n%s", diff)
+	}
+	got := results(t, c.requests(2)[1])
+	if len(got) != 2 || got[0].ToolUseID != c.p.toolID(confKey, 1) || got[1].ToolUseID != c.p.toolID(confKey, 2) {
+		t.Fatalf("tool results %+v", got)
+	}
+	mustContain(t, got[0].ResultText(), "<agent-report>\n  Two files.\n</agent-report>")
+	mustContain(t, got[1].ResultText(), "(Explore) failed")
+	mustContain(t, got[1].ResultText(), "llmtest: model not allowed")
+	if c.p.proto == llmtest.Anthropic && (got[0].IsError || !got[1].IsError) {
+		t.Fatalf("is_error flags %v, %v", got[0].IsError, got[1].IsError)
+	}
 	if diff := cmp.Diff(sumUsage(c.srv.Requests()), res.Usage); diff != "" {
 		t.Fatalf("result usage is not the sum of every request's (-requests +result):\n%s", diff)
 	}
