@@ -657,23 +657,44 @@ func confThinking(c *conf) {
 	const signature = "EqQBCkYIARgCKkB+sig/with+base64==" // opaque to the client
 	const redacted = "RedactedData+/opaque=="
 	c.srv.Script(confKey,
-		llmtest.Thinking(thought, signature).WithRedactedThinking(redacted).WithToolUse("Read", map[string]any{"file_path": c.path("notes.txt")}),
+		// A first attempt is cut after some thinking: none of it may be
+		// kept or sent back.
+		llmtest.Thinking("An abandoned thought that the cut stream never finishes.", "sig-void").WithText("Doomed answer text.").WithCut(),
+		llmtest.Thinking(thought, signature).WithRedactedThinking(redacted).WithText("Reading the notes.").
+			WithToolUse("Read", map[string]any{"file_path": c.path("notes.txt")}),
 		llmtest.Text("Three lines."))
 	evs, res := c.mustRun(confKey + ": think, then read")
 	if res.Text != "Three lines." {
 		t.Fatalf("result %+v", res)
 	}
+	// Deltas before an EventRetry are void (see cadre.EventRetry).
 	var streamed strings.Builder
+	var perMessage []string // the thinking streamed for each assistant message
 	for _, ev := range evs {
-		if ev.Type == cadre.EventThinking {
+		switch ev.Type {
+		case cadre.EventRetry:
+			streamed.Reset()
+		case cadre.EventThinking:
 			streamed.WriteString(ev.Text)
+		case cadre.EventAssistant:
+			perMessage = append(perMessage, streamed.String())
+			streamed.Reset()
 		}
 	}
-	if streamed.String() != thought {
-		t.Fatalf("thinking events %q, want %q", streamed.String(), thought)
+	if diff := cmp.Diff([]string{thought, ""}, perMessage); diff != "" {
+		t.Fatalf("thinking streamed per assistant message (-want +got):\n%s", diff)
 	}
-	reqs := c.requests(2)
-	asst := reqs[1].Messages[1]
+	if countEvents(evs, cadre.EventRetry) != 1 {
+		t.Fatalf("%d retry events, want 1", countEvents(evs, cadre.EventRetry))
+	}
+	reqs := c.requests(3)
+	if body := string(reqs[2].Body); strings.Contains(body, "abandoned") || strings.Contains(body, "sig-void") || strings.Contains(body, "Doomed") {
+		t.Fatalf("the cut attempt reached the history:\n%s", body)
+	}
+	asst := reqs[2].Messages[1]
+	if txt := asst.Text(); txt != "Reading the notes." {
+		t.Fatalf("assistant text sent back %q", txt)
+	}
 	var thinking []llm.Block
 	for _, b := range asst.Content {
 		if b.Type == llm.BlockThinking || b.Type == llm.BlockRedactedThinking {
@@ -686,8 +707,8 @@ func confThinking(c *conf) {
 		if len(thinking) != 0 {
 			t.Fatalf("thinking sent back on %s: %+v", c.p.name, thinking)
 		}
-		if body := string(reqs[1].Body); strings.Contains(body, "Let me") || strings.Contains(body, "sig/with") || strings.Contains(body, "RedactedData") {
-			t.Fatalf("thinking text reached the wire:\n%s", reqs[1].Body)
+		if body := string(reqs[2].Body); strings.Contains(body, "Let me") || strings.Contains(body, "sig/with") || strings.Contains(body, "RedactedData") {
+			t.Fatalf("thinking text reached the wire:\n%s", reqs[2].Body)
 		}
 		return
 	}
@@ -706,11 +727,11 @@ func confThinking(c *conf) {
 			Content []json.RawMessage `json:"content"`
 		} `json:"messages"`
 	}
-	if err := json.Unmarshal(reqs[1].Body, &wire); err != nil {
+	if err := json.Unmarshal(reqs[2].Body, &wire); err != nil {
 		t.Fatal(err)
 	}
 	if len(wire.Messages) < 2 || len(wire.Messages[1].Content) == 0 {
-		t.Fatalf("wire messages %s", reqs[1].Body)
+		t.Fatalf("wire messages %s", reqs[2].Body)
 	}
 	var blk map[string]json.RawMessage
 	if err := json.Unmarshal(wire.Messages[1].Content[0], &blk); err != nil {
