@@ -249,6 +249,8 @@ func TestConformance(t *testing.T) {
 		{"sub-agent", confSubagent},
 		{"sub-agent faults", confSubagentFaults},
 		{"conversation carries over", confSecondRun},
+		{"empty answer, then a second run", confEmptyAnswer},
+		{"max turns, then a second run", confMaxTurnsContinue},
 		{"cancelled mid-request", confCancel},
 	}
 	for _, p := range providers() {
@@ -924,6 +926,78 @@ func confSecondRun(c *conf) {
 	want := []string{"user: " + confKey + ": first question", "assistant: First answer.", "user: a follow-up"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("second run's history (-want +got):\n%s", diff)
+	}
+}
+
+// runEach runs the prompts one after the other on one Runtime and returns
+// the result of each.
+func (c *conf) runEach(prompts ...string) []*cadre.Result {
+	c.t.Helper()
+	rt, err := cadre.New(c.cfg)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var out []*cadre.Result
+	for _, prompt := range prompts {
+		for ev, err := range rt.Run(context.Background(), prompt) {
+			if err != nil {
+				c.t.Fatalf("run %q: %v", prompt, err)
+			}
+			if ev.Type == cadre.EventResult {
+				out = append(out, ev.Result)
+			}
+		}
+	}
+	c.srv.Check(c.t)
+	return out
+}
+
+// confEmptyAnswer: models do end a turn with nothing but an empty text
+// block. The history the next run sends must still be valid: the API
+// refuses an assistant message with empty content (400 "all messages must
+// have non-empty content").
+func confEmptyAnswer(c *conf) {
+	t := c.t
+	c.srv.Script(confKey, llmtest.Text(""), llmtest.Text("Now with words."))
+	res := c.runEach(confKey+": say nothing", "say something")
+	if len(res) != 2 || res[1].Text != "Now with words." {
+		t.Fatalf("results %+v", res)
+	}
+	second := c.requests(2)[1]
+	if len(second.Messages) != 3 || second.Messages[1].Role != llm.RoleAssistant {
+		t.Fatalf("second request's history %+v", second.Messages)
+	}
+	if len(second.Messages[1].Content) == 0 {
+		t.Fatal("the empty answer went back as an assistant message with empty content")
+	}
+}
+
+// confMaxTurnsContinue: a run stopped by its turn limit ends with tool
+// results; the next run's prompt must not become a second user message
+// right after them (Anthropic roles alternate; llmtest checks it). The
+// prompt belongs in the same user message, after the tool results.
+func confMaxTurnsContinue(c *conf) {
+	t := c.t
+	c.cfg.MaxTurns = 1
+	c.srv.Script(confKey, llmtest.ToolUse("Glob", map[string]any{"pattern": "*.txt"}), llmtest.Text("Finished now."))
+	res := c.runEach(confKey+": start", "go on")
+	if len(res) != 2 || res[0].Subtype != "error_max_turns" || res[1].Text != "Finished now." {
+		t.Fatalf("results %+v", res)
+	}
+	second := c.requests(2)[1]
+	last := second.Messages[len(second.Messages)-1]
+	if last.Role != llm.RoleUser || !strings.Contains(last.Text(), "go on") {
+		t.Fatalf("last message %+v", last)
+	}
+	if c.p.proto != llmtest.Anthropic {
+		// Chat Completions sends tool results as role "tool" messages, so
+		// a user message after them is fine there.
+		return
+	}
+	for i, m := range second.Messages {
+		if i > 0 && m.Role == second.Messages[i-1].Role {
+			t.Fatalf("messages %d and %d are both %s", i-1, i, m.Role)
+		}
 	}
 }
 
