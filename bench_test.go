@@ -251,16 +251,22 @@ func median(ds []time.Duration) time.Duration {
 // starts N general-purpose sub-agents in one message, each reads one file
 // and answers. ns/op is the whole run (Runtime creation included); the
 // per-child figures divide it by N; spawn-ns is the median time from the
-// main agent's delegating answer to a child's first model request.
+// main agent's delegating answer to a child's first model request. The
+// variants: /git runs in a one-commit git repository (as peerbench does),
+// so the session's git snapshot is taken; /no-transcript turns transcripts
+// and sub-agent meta files off, to show what writing them costs.
 func BenchmarkSpawn(b *testing.B) {
 	for _, c := range []struct {
-		n    int
-		repo bool
-	}{{1, false}, {16, false}, {1, true}, {16, true}} {
+		n            int
+		repo, noRecs bool
+	}{{1, false, false}, {16, false, false}, {1, true, false}, {16, true, false}, {1, false, true}, {16, false, true}} {
 		n := c.n
 		name := fmt.Sprintf("fanout=%d", n)
 		if c.repo {
 			name += "/git"
+		}
+		if c.noRecs {
+			name += "/no-transcript"
 		}
 		b.Run(name, func(b *testing.B) {
 			cwd, file, state := benchDir(b, c.repo)
@@ -273,7 +279,9 @@ func BenchmarkSpawn(b *testing.B) {
 			start := time.Now()
 			for b.Loop() {
 				m := newInstantModel(n, file)
-				if err := runOnce(ctx, benchConfig(m, cwd, state), n); err != nil {
+				cfg := benchConfig(m, cwd, state)
+				cfg.NoTranscript = c.noRecs
+				if err := runOnce(ctx, cfg, n); err != nil {
 					b.Fatal(err)
 				}
 				spawn = append(spawn, median(m.spawnLatencies()))
