@@ -45,6 +45,8 @@ type provider struct {
 	// keepsThinking is whether the wire format carries thinking blocks
 	// back to the model.
 	keepsThinking bool
+	// hasKey reports whether a request carries the API key "test".
+	hasKey func(h http.Header) bool
 }
 
 // testClient returns an HTTP client whose idle connections are closed when
@@ -60,6 +62,11 @@ func providers() []provider {
 	return []provider{
 		{
 			name: "anthropic", modelID: "claude-sonnet-4-5", proto: llmtest.Anthropic, toolID: llmtest.ToolUseID, keepsThinking: true,
+			// anthropic-sdk-go v2.15's WithAPIKey sends the key as a
+			// Bearer token; x-api-key is the API's classic header.
+			hasKey: func(h http.Header) bool {
+				return h.Get("X-Api-Key") == "test" || h.Get("Authorization") == "Bearer test"
+			},
 			newModel: func(t *testing.T, srv *llmtest.Server) llm.Model {
 				m, err := anthropic.New(anthropic.Config{APIKey: "test", BaseURL: srv.URL(), HTTPClient: testClient(t),
 					RetryBase: time.Millisecond, RetryMax: 2 * time.Millisecond})
@@ -73,6 +80,7 @@ func providers() []provider {
 			// Chat Completions cannot carry thinking back: the adapter drops
 			// thinking blocks from the history (see the llm/openai doc).
 			name: "openai", modelID: "gpt-5", proto: llmtest.OpenAI, toolID: llmtest.CallID, keepsThinking: false,
+			hasKey: func(h http.Header) bool { return h.Get("Authorization") == "Bearer test" },
 			newModel: func(t *testing.T, srv *llmtest.Server) llm.Model {
 				m, err := openai.New(openai.Config{APIKey: "test", BaseURL: srv.URL() + "/v1", HTTPClient: testClient(t),
 					RetryBase: time.Millisecond, RetryMax: 2 * time.Millisecond})
@@ -286,8 +294,11 @@ func confPlainAnswer(c *conf) {
 	}
 
 	r := c.requests(1)[0]
-	if r.Model != c.p.modelID || !r.Stream {
-		t.Fatalf("request model %q stream %v", r.Model, r.Stream)
+	if r.Model != c.p.modelID || !r.Stream || r.Method != http.MethodPost {
+		t.Fatalf("request %s model %q stream %v", r.Method, r.Model, r.Stream)
+	}
+	if !c.p.hasKey(r.Header) {
+		t.Fatalf("the API key is not in the headers %v", r.Header)
 	}
 	if len(r.Messages) != 1 || r.Messages[0].Role != llm.RoleUser || r.Messages[0].Text() != confKey+": say hello" {
 		t.Fatalf("messages %+v", r.Messages)
