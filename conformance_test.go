@@ -938,6 +938,11 @@ func confSecondRun(c *conf) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("second run's history (-want +got):\n%s", diff)
 	}
+	// The second run re-sends the first one's prefix unchanged, so it is
+	// read from the prompt cache.
+	if second.Usage.CacheReadTokens == 0 {
+		t.Fatalf("the second run read nothing from the cache: %+v", second.Usage)
+	}
 }
 
 // runEach runs the prompts one after the other on one Runtime and returns
