@@ -32,8 +32,8 @@ import (
 // so every request of the main agent matches it.
 const confKey = "CONFORMANCE"
 
-// provider is one adapter under test.
-type provider struct {
+// confProvider is one adapter under test.
+type confProvider struct {
 	name    string
 	modelID string
 	proto   llmtest.Protocol
@@ -49,17 +49,17 @@ type provider struct {
 	hasKey func(h http.Header) bool
 }
 
-// testClient returns an HTTP client whose idle connections are closed when
+// confClient returns an HTTP client whose idle connections are closed when
 // the test ends, so goleak sees no transport goroutines.
-func testClient(t *testing.T) *http.Client {
+func confClient(t *testing.T) *http.Client {
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	return &http.Client{Transport: tr}
 }
 
-// providers are the adapters under test.
-func providers() []provider {
-	return []provider{
+// confProviders are the adapters under test.
+func confProviders() []confProvider {
+	return []confProvider{
 		{
 			name: "anthropic", modelID: "claude-sonnet-4-5", proto: llmtest.Anthropic, toolID: llmtest.ToolUseID, keepsThinking: true,
 			// anthropic-sdk-go v2.15's WithAPIKey sends the key as a
@@ -68,7 +68,7 @@ func providers() []provider {
 				return h.Get("X-Api-Key") == "test" || h.Get("Authorization") == "Bearer test"
 			},
 			newModel: func(t *testing.T, srv *llmtest.Server) llm.Model {
-				m, err := anthropic.New(anthropic.Config{APIKey: "test", BaseURL: srv.URL(), HTTPClient: testClient(t),
+				m, err := anthropic.New(anthropic.Config{APIKey: "test", BaseURL: srv.URL(), HTTPClient: confClient(t),
 					RetryBase: time.Millisecond, RetryMax: 2 * time.Millisecond})
 				if err != nil {
 					t.Fatal(err)
@@ -82,7 +82,7 @@ func providers() []provider {
 			name: "openai", modelID: "gpt-5", proto: llmtest.OpenAI, toolID: llmtest.CallID, keepsThinking: false,
 			hasKey: func(h http.Header) bool { return h.Get("Authorization") == "Bearer test" },
 			newModel: func(t *testing.T, srv *llmtest.Server) llm.Model {
-				m, err := openai.New(openai.Config{APIKey: "test", BaseURL: srv.URL() + "/v1", HTTPClient: testClient(t),
+				m, err := openai.New(openai.Config{APIKey: "test", BaseURL: srv.URL() + "/v1", HTTPClient: confClient(t),
 					RetryBase: time.Millisecond, RetryMax: 2 * time.Millisecond})
 				if err != nil {
 					t.Fatal(err)
@@ -96,7 +96,7 @@ func providers() []provider {
 // conf is one conformance scenario against one provider.
 type conf struct {
 	t   *testing.T
-	p   provider
+	p   confProvider
 	srv *llmtest.Server
 	dir string // the working directory, with a few real files
 	cfg cadre.Config
@@ -112,7 +112,7 @@ func confFiles() map[string]string {
 	}
 }
 
-func newConf(t *testing.T, p provider) *conf {
+func newConf(t *testing.T, p confProvider) *conf {
 	t.Helper()
 	srv := llmtest.NewServer()
 	t.Cleanup(srv.Close)
@@ -195,8 +195,8 @@ func (c *conf) requests(want int) []*llmtest.Request {
 	return reqs
 }
 
-// results returns the tool_result blocks that close request r.
-func results(t *testing.T, r *llmtest.Request) []llm.Block {
+// confResults returns the tool_result blocks that close request r.
+func confResults(t *testing.T, r *llmtest.Request) []llm.Block {
 	t.Helper()
 	res := r.LastToolResults()
 	if len(res) == 0 {
@@ -205,15 +205,15 @@ func results(t *testing.T, r *llmtest.Request) []llm.Block {
 	return res
 }
 
-func mustContain(t *testing.T, s, sub string) {
+func confContains(t *testing.T, s, sub string) {
 	t.Helper()
 	if !strings.Contains(s, sub) {
 		t.Fatalf("%q\ndoes not contain %q", s, sub)
 	}
 }
 
-// countEvents counts the events of type typ.
-func countEvents(evs []cadre.Event, typ cadre.EventType) int {
+// confCount counts the events of type typ.
+func confCount(evs []cadre.Event, typ cadre.EventType) int {
 	n := 0
 	for _, ev := range evs {
 		if ev.Type == typ {
@@ -223,8 +223,8 @@ func countEvents(evs []cadre.Event, typ cadre.EventType) int {
 	return n
 }
 
-// sumUsage adds up the usage the server reported on reqs.
-func sumUsage(reqs []*llmtest.Request) llm.Usage {
+// confUsageSum adds up the usage the server reported on reqs.
+func confUsageSum(reqs []*llmtest.Request) llm.Usage {
 	var u llm.Usage
 	for _, r := range reqs {
 		u = u.Add(r.Usage)
@@ -261,7 +261,7 @@ func TestConformance(t *testing.T) {
 		{"max turns, then a second run", confMaxTurnsContinue},
 		{"cancelled mid-request", confCancel},
 	}
-	for _, p := range providers() {
+	for _, p := range confProviders() {
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
 			for _, tc := range cases {
@@ -303,8 +303,8 @@ func confPlainAnswer(c *conf) {
 	if len(r.Messages) != 1 || r.Messages[0].Role != llm.RoleUser || r.Messages[0].Text() != confKey+": say hello" {
 		t.Fatalf("messages %+v", r.Messages)
 	}
-	mustContain(t, r.System, c.dir)
-	mustContain(t, r.System, c.p.modelID)
+	confContains(t, r.System, c.dir)
+	confContains(t, r.System, c.p.modelID)
 	// Every built-in tool and the Agent tool are offered.
 	for _, name := range []string{"Agent", "Bash", "Edit", "Glob", "Grep", "Read", "Write"} {
 		if !slices.Contains(r.ToolNames(), name) {
@@ -328,7 +328,7 @@ func confOneToolCall(c *conf) {
 	if res.Text != "The notes list alpha, beta and gamma." || res.NumTurns != 2 || res.ToolUses != 1 {
 		t.Fatalf("result %+v", res)
 	}
-	if countEvents(evs, cadre.EventToolStart) != 1 || countEvents(evs, cadre.EventToolEnd) != 1 {
+	if confCount(evs, cadre.EventToolStart) != 1 || confCount(evs, cadre.EventToolEnd) != 1 {
 		t.Fatal("want one tool_start and one tool_end event")
 	}
 
@@ -346,12 +346,12 @@ func confOneToolCall(c *conf) {
 	if err := json.Unmarshal(uses[0].Input, &in); err != nil || in["file_path"] != c.path("notes.txt") {
 		t.Fatalf("tool input sent back %s (%v)", uses[0].Input, err)
 	}
-	got := results(t, reqs[1])
+	got := confResults(t, reqs[1])
 	if len(got) != 1 || got[0].ToolUseID != uses[0].ID || got[0].IsError {
 		t.Fatalf("tool results %+v", got)
 	}
 	// cat -n style: right-aligned line numbers, a tab, the line.
-	mustContain(t, got[0].ResultText(), "     1\talpha\n     2\tbeta\n     3\tgamma")
+	confContains(t, got[0].ResultText(), "     1\talpha\n     2\tbeta\n     3\tgamma")
 }
 
 func confParallelCalls(c *conf) {
@@ -380,7 +380,7 @@ func confParallelCalls(c *conf) {
 	if diff := cmp.Diff(wantIDs, ids); diff != "" {
 		t.Fatalf("tool use ids (-want +got):\n%s", diff)
 	}
-	got := results(t, reqs[1])
+	got := confResults(t, reqs[1])
 	var resultIDs []string
 	for _, b := range got {
 		resultIDs = append(resultIDs, b.ToolUseID)
@@ -391,13 +391,13 @@ func confParallelCalls(c *conf) {
 	if diff := cmp.Diff(wantIDs, resultIDs); diff != "" {
 		t.Fatalf("tool results are not in call order (-want +got):\n%s", diff)
 	}
-	mustContain(t, got[0].ResultText(), "     2\tbeta")
-	mustContain(t, got[1].ResultText(), c.path("src/main.go"))
+	confContains(t, got[0].ResultText(), "     2\tbeta")
+	confContains(t, got[1].ResultText(), c.path("src/main.go"))
 	if strings.Contains(got[1].ResultText(), "notes.txt") {
 		t.Fatalf("Glob **/*.go matched notes.txt: %s", got[1].ResultText())
 	}
-	mustContain(t, got[2].ResultText(), "main.go")
-	mustContain(t, got[2].ResultText(), `println("needle")`)
+	confContains(t, got[2].ResultText(), "main.go")
+	confContains(t, got[2].ResultText(), `println("needle")`)
 }
 
 func confWriteThenEdit(c *conf) {
@@ -414,12 +414,12 @@ func confWriteThenEdit(c *conf) {
 	}
 	reqs := c.requests(4)
 	for i, want := range []string{"", "     2\tworld", ""} {
-		got := results(t, reqs[i+1])
+		got := confResults(t, reqs[i+1])
 		if len(got) != 1 || got[0].IsError || got[0].ToolUseID != c.p.toolID(confKey, i+1) {
 			t.Fatalf("request %d: tool results %+v", i+2, got)
 		}
 		if want != "" {
-			mustContain(t, got[0].ResultText(), want)
+			confContains(t, got[0].ResultText(), want)
 		}
 	}
 	b, err := os.ReadFile(file)
@@ -450,7 +450,7 @@ func confMixedBatch(c *conf) {
 	if res.Text != "Done." || res.ToolUses != 5 {
 		t.Fatalf("result %+v", res)
 	}
-	got := results(t, c.requests(2)[1])
+	got := confResults(t, c.requests(2)[1])
 	if len(got) != 5 {
 		t.Fatalf("%d tool results, want 5", len(got))
 	}
@@ -459,9 +459,9 @@ func confMixedBatch(c *conf) {
 			t.Fatalf("result %d: %+v", i, b)
 		}
 	}
-	mustContain(t, got[1].ResultText(), "     1\tone")
-	mustContain(t, got[3].ResultText(), "     1\ttwo")
-	mustContain(t, got[4].ResultText(), file)
+	confContains(t, got[1].ResultText(), "     1\tone")
+	confContains(t, got[3].ResultText(), "     1\ttwo")
+	confContains(t, got[4].ResultText(), file)
 	if b, err := os.ReadFile(file); err != nil || string(b) != "two\n" {
 		t.Fatalf("file holds %q (%v)", b, err)
 	}
@@ -499,15 +499,15 @@ func confDenied(c *conf) {
 	if denied != 1 {
 		t.Fatalf("%d denied tool_end events", denied)
 	}
-	got := results(t, c.requests(2)[1])
+	got := confResults(t, c.requests(2)[1])
 	if len(got) != 2 || got[0].ToolUseID != c.p.toolID(confKey, 1) || got[1].ToolUseID != c.p.toolID(confKey, 2) {
 		t.Fatalf("tool results %+v", got)
 	}
 	if c.p.proto == llmtest.Anthropic && (!got[0].IsError || got[1].IsError) {
 		t.Fatalf("is_error flags: %v, %v", got[0].IsError, got[1].IsError)
 	}
-	mustContain(t, got[0].ResultText(), "Permission denied: the Write call was not run.")
-	mustContain(t, got[1].ResultText(), "     1\talpha")
+	confContains(t, got[0].ResultText(), "Permission denied: the Write call was not run.")
+	confContains(t, got[1].ResultText(), "     1\talpha")
 }
 
 func confMaxTurns(c *conf) {
@@ -585,7 +585,7 @@ func confFaults(c *conf) {
 	// attempts (the cut one had already reported input tokens) is not
 	// in the result.
 	good := []*llmtest.Request{reqs[1], reqs[3], reqs[5], reqs[7], reqs[9], reqs[11]}
-	if diff := cmp.Diff(sumUsage(good), res.Usage); diff != "" {
+	if diff := cmp.Diff(confUsageSum(good), res.Usage); diff != "" {
 		t.Fatalf("result usage is not the sum of the answered requests' (-answered +result):\n%s", diff)
 	}
 	// Text streamed by the cut attempt is void: the final answer is the
@@ -602,8 +602,8 @@ func confUnauthorized(c *conf) {
 	if err == nil {
 		t.Fatalf("run succeeded with %+v", res)
 	}
-	mustContain(t, err.Error(), "401")
-	mustContain(t, err.Error(), "invalid x-api-key")
+	confContains(t, err.Error(), "401")
+	confContains(t, err.Error(), "invalid x-api-key")
 	// Not retried.
 	c.requests(1)
 }
@@ -624,10 +624,10 @@ func confRetriesExhausted(c *conf) {
 	if err == nil {
 		t.Fatalf("run succeeded with %+v", res)
 	}
-	mustContain(t, err.Error(), "503")
-	mustContain(t, err.Error(), "llmtest: down for maintenance")
+	confContains(t, err.Error(), "503")
+	confContains(t, err.Error(), "llmtest: down for maintenance")
 	c.requests(attempts)
-	if n := countEvents(evs, cadre.EventRetry); n != attempts-1 {
+	if n := confCount(evs, cadre.EventRetry); n != attempts-1 {
 		t.Fatalf("%d retry events, want %d", n, attempts-1)
 	}
 }
@@ -642,7 +642,7 @@ func confMalformedInput(c *conf) {
 		t.Fatalf("result %+v", res)
 	}
 	reqs := c.requests(2)
-	got := results(t, reqs[1])
+	got := confResults(t, reqs[1])
 	if len(got) != 1 || got[0].ToolUseID != c.p.toolID(confKey, 1) || (c.p.proto == llmtest.Anthropic && !got[0].IsError) {
 		t.Fatalf("tool results %+v", got)
 	}
@@ -652,8 +652,8 @@ func confMalformedInput(c *conf) {
 			t.Fatalf("openai error result %q lacks the Error: prefix", got[0].ResultText())
 		}
 	}
-	mustContain(t, got[0].ResultText(), "not valid JSON")
-	mustContain(t, got[0].ResultText(), `{"file_path": "notes.txt"`)
+	confContains(t, got[0].ResultText(), "not valid JSON")
+	confContains(t, got[0].ResultText(), `{"file_path": "notes.txt"`)
 	// The history carries a JSON object as the tool input, never the
 	// malformed text.
 	uses := reqs[1].Messages[1].ToolUses()
@@ -697,8 +697,8 @@ func confThinking(c *conf) {
 	if diff := cmp.Diff([]string{thought, ""}, perMessage); diff != "" {
 		t.Fatalf("thinking streamed per assistant message (-want +got):\n%s", diff)
 	}
-	if countEvents(evs, cadre.EventRetry) != 1 {
-		t.Fatalf("%d retry events, want 1", countEvents(evs, cadre.EventRetry))
+	if confCount(evs, cadre.EventRetry) != 1 {
+		t.Fatalf("%d retry events, want 1", confCount(evs, cadre.EventRetry))
 	}
 	reqs := c.requests(3)
 	if body := string(reqs[2].Body); strings.Contains(body, "abandoned") || strings.Contains(body, "sig-void") || strings.Contains(body, "Doomed") {
@@ -769,7 +769,7 @@ func confUsage(c *conf) {
 		llmtest.Text("Done reading."))
 	evs, res := c.mustRun(confKey + ": read and report")
 	reqs := c.requests(2)
-	want := sumUsage(reqs)
+	want := confUsageSum(reqs)
 	if diff := cmp.Diff(want, res.Usage); diff != "" {
 		t.Fatalf("result usage is not the sum of the requests' (-requests +result):\n%s", diff)
 	}
@@ -840,15 +840,15 @@ func confSubagent(c *conf) {
 			t.Fatalf("Explore was offered %s: %v", banned, child[0].ToolNames())
 		}
 	}
-	mustContain(t, results(t, child[1])[0].ResultText(), "notes.txt")
+	confContains(t, confResults(t, child[1])[0].ResultText(), "notes.txt")
 	reqs := c.requests(2)
-	report := results(t, reqs[1])
+	report := confResults(t, reqs[1])
 	if len(report) != 1 || report[0].IsError || report[0].ToolUseID != c.p.toolID(confKey, 1) {
 		t.Fatalf("Agent tool result %+v", report)
 	}
-	mustContain(t, report[0].ResultText(), "<agent-report>\n  Only notes.txt.\n</agent-report>")
+	confContains(t, report[0].ResultText(), "<agent-report>\n  Only notes.txt.\n</agent-report>")
 	// The run's usage covers the sub-agent's requests too.
-	if diff := cmp.Diff(sumUsage(c.srv.Requests()), res.Usage); diff != "" {
+	if diff := cmp.Diff(confUsageSum(c.srv.Requests()), res.Usage); diff != "" {
 		t.Fatalf("result usage is not the sum of every request's (-requests +result):\n%s", diff)
 	}
 }
@@ -882,7 +882,7 @@ func confSubagentFaults(c *conf) {
 		case cadre.EventTaskCompleted:
 			status[ev.Subagent.AgentType] = ev.Subagent.Status
 			if ev.Subagent.Status == "failed" {
-				mustContain(t, ev.Subagent.Error, "403")
+				confContains(t, ev.Subagent.Error, "403")
 			}
 		}
 	}
@@ -892,17 +892,17 @@ func confSubagentFaults(c *conf) {
 	if diff := cmp.Diff(map[string]string{"general-purpose": "completed", "Explore": "failed"}, status); diff != "" {
 		t.Fatalf("sub-agent statuses (-want +got):\n%s", diff)
 	}
-	got := results(t, c.requests(2)[1])
+	got := confResults(t, c.requests(2)[1])
 	if len(got) != 2 || got[0].ToolUseID != c.p.toolID(confKey, 1) || got[1].ToolUseID != c.p.toolID(confKey, 2) {
 		t.Fatalf("tool results %+v", got)
 	}
-	mustContain(t, got[0].ResultText(), "<agent-report>\n  Two files.\n</agent-report>")
-	mustContain(t, got[1].ResultText(), "(Explore) failed")
-	mustContain(t, got[1].ResultText(), "llmtest: model not allowed")
+	confContains(t, got[0].ResultText(), "<agent-report>\n  Two files.\n</agent-report>")
+	confContains(t, got[1].ResultText(), "(Explore) failed")
+	confContains(t, got[1].ResultText(), "llmtest: model not allowed")
 	if c.p.proto == llmtest.Anthropic && (got[0].IsError || !got[1].IsError) {
 		t.Fatalf("is_error flags %v, %v", got[0].IsError, got[1].IsError)
 	}
-	if diff := cmp.Diff(sumUsage(c.srv.Requests()), res.Usage); diff != "" {
+	if diff := cmp.Diff(confUsageSum(c.srv.Requests()), res.Usage); diff != "" {
 		t.Fatalf("result usage is not the sum of every request's (-requests +result):\n%s", diff)
 	}
 }
@@ -1032,7 +1032,7 @@ func confCancel(c *conf) {
 	if !errors.Is(err, context.Canceled) || res != nil {
 		t.Fatalf("run ended with %v, result %+v; want context.Canceled", err, res)
 	}
-	if n := countEvents(evs, cadre.EventText); n != 0 {
+	if n := confCount(evs, cadre.EventText); n != 0 {
 		t.Fatalf("%d text events from a cancelled request", n)
 	}
 	// Not retried: one request.

@@ -60,7 +60,7 @@ func Example() {
 		}
 		switch ev.Type {
 		case cadre.EventToolStart:
-			fmt.Printf("tool call: %s %s\n", ev.Call.Name, inputPath(ev.Call.Input, dir))
+			fmt.Printf("tool call: %s %s\n", ev.Call.Name, exampleFilePath(ev.Call.Input, dir))
 		case cadre.EventToolEnd:
 			fmt.Printf("tool result (error %v):\n", ev.ToolResult.IsError)
 			for _, line := range strings.Split(strings.TrimSpace(ev.ToolResult.Text), "\n") {
@@ -80,9 +80,9 @@ func Example() {
 	// success after 2 turns and 1 tool uses
 }
 
-// inputPath shows the file_path of a tool input relative to dir, so the
+// exampleFilePath shows the file_path of a tool input relative to dir, so the
 // printed text is the same on every machine.
-func inputPath(input json.RawMessage, dir string) string {
+func exampleFilePath(input json.RawMessage, dir string) string {
 	var in struct {
 		FilePath string `json:"file_path"`
 	}
@@ -141,7 +141,7 @@ func Example_subagents() {
 		}
 		switch ev.Type {
 		case cadre.EventToolStart:
-			fmt.Printf("tool call by %s: %s\n", agentName(ev.AgentID), ev.Call.Name)
+			fmt.Printf("tool call by %s: %s\n", exampleAgentName(ev.AgentID), ev.Call.Name)
 		case cadre.EventTaskStarted:
 			fmt.Printf("task started: %s %q at depth %d, tools %s\n", ev.Task.AgentType, ev.Task.Description, ev.Task.Depth,
 				strings.Join(ev.Task.Receipt.Tools, ","))
@@ -161,8 +161,8 @@ func Example_subagents() {
 	// sub-agents: 1 spawned, 1 completed
 }
 
-// agentName names an event's agent: "main" or a sub-agent.
-func agentName(id string) string {
+// exampleAgentName names an event's agent: "main" or a sub-agent.
+func exampleAgentName(id string) string {
 	if id == "" {
 		return "main"
 	}
