@@ -54,6 +54,9 @@ type Config struct {
 	MaxTurns int
 	// MaxTokens bounds each answer; 0 lets the provider adapter choose.
 	MaxTokens int64
+	// Thinking turns on extended thinking for every agent where the
+	// provider supports it; nil leaves it off.
+	Thinking *llm.Thinking
 	// Permissions decides every tool call of every agent. Nil allows
 	// every call: an embedder that runs untrusted prompts must set it.
 	Permissions *Permissions

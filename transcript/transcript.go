@@ -149,13 +149,21 @@ func ReadFile(path string) ([]Entry, error) {
 	return entries, nil
 }
 
-// Messages returns the conversation messages of the entries, in order.
+// Messages returns the conversation messages of the entries, in order, as
+// they were sent: consecutive user entries (a prompt that followed tool
+// results) are joined into one message.
 func Messages(entries []Entry) []llm.Message {
 	var out []llm.Message
 	for _, e := range entries {
-		if e.Message != nil {
-			out = append(out, *e.Message)
+		if e.Message == nil {
+			continue
 		}
+		m := *e.Message
+		if n := len(out); n > 0 && m.Role == llm.RoleUser && out[n-1].Role == llm.RoleUser {
+			out[n-1].Content = append(append([]llm.Block(nil), out[n-1].Content...), m.Content...)
+			continue
+		}
+		out = append(out, m)
 	}
 	return out
 }

@@ -72,3 +72,12 @@ func TestStateDir(t *testing.T) {
 		t.Fatal(d)
 	}
 }
+
+func TestMessagesJoinConsecutiveUserEntries(t *testing.T) {
+	r := llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResultBlock("t", "x", false)}}
+	p := llm.UserText("more")
+	got := Messages([]Entry{{Message: &r}, {Message: &p}})
+	if len(got) != 1 || len(got[0].Content) != 2 || len(r.Content) != 1 {
+		t.Fatalf("got %+v (original %+v)", got, r)
+	}
+}

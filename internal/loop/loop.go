@@ -195,6 +195,13 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 	if err := r.record(r.msgs[len(r.msgs)-1], nil); err != nil {
 		return nil, err
 	}
+	if n := len(r.msgs); n >= 2 && r.msgs[n-2].Role == llm.RoleUser {
+		// The history ended with a user message (tool results of a run
+		// stopped at its turn limit): the new prompt joins it, so roles
+		// keep alternating and the earlier blocks keep their bytes.
+		merged := llm.Message{Role: llm.RoleUser, Content: append(append([]llm.Block(nil), r.msgs[n-2].Content...), r.msgs[n-1].Content...)}
+		r.msgs = append(r.msgs[:n-2:n-2], merged)
+	}
 	specs := r.cfg.Tools.Specs()
 	for {
 		if err := ctx.Err(); err != nil {
@@ -217,6 +224,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		r.usage = r.usage.Add(resp.Usage)
 		msg := resp.Message
 		msg.Role = llm.RoleAssistant
+		msg.Content = dropEmptyText(msg.Content)
 		if len(msg.Content) == 0 {
 			// An empty answer cannot be sent back (no empty content); keep
 			// the history valid with a placeholder text.
@@ -480,4 +488,17 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// dropEmptyText removes empty text blocks, which the API rejects when the
+// message is sent back.
+func dropEmptyText(blocks []llm.Block) []llm.Block {
+	out := blocks[:0:0]
+	for _, b := range blocks {
+		if b.Type == llm.BlockText && b.Text == "" {
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
 }

@@ -401,3 +401,40 @@ func TestConsumerBreakDuringParallelTools(t *testing.T) {
 		t.Fatalf("ends %d", ends)
 	}
 }
+
+func TestEmptyTextBlocksAreDropped(t *testing.T) {
+	m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){answer(llm.TextBlock(""))}}
+	res, _, err := run(t, context.Background(), Config{Model: m, Tools: tool.NewPool()}, "hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := res.Messages[len(res.Messages)-1]
+	if len(last.Content) != 1 || last.Content[0].Text != "(no content)" {
+		t.Fatalf("assistant message %+v", last)
+	}
+}
+
+func TestPromptAfterToolResultsJoinsThem(t *testing.T) {
+	m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){answer(llm.TextBlock("ok"))}}
+	history := []llm.Message{
+		llm.UserText("first"),
+		{Role: llm.RoleAssistant, Content: []llm.Block{use("1", "R", `{}`)}},
+		{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResultBlock("1", "r", false)}},
+		llm.UserText("next prompt"),
+	}
+	rec := &memRecorder{}
+	for ev, err := range Run(context.Background(), Config{Model: m, Tools: tool.NewPool(echo("R", true)), Recorder: rec}, history) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = ev
+	}
+	sent := m.reqs[0].Messages
+	if len(sent) != 3 || sent[2].Role != llm.RoleUser || len(sent[2].Content) != 2 || sent[2].Content[1].Text != "next prompt" {
+		t.Fatalf("sent %+v", sent)
+	}
+	// Only the new prompt is recorded: the tool results already were.
+	if rec.msgs[0].Text() != "next prompt" || len(rec.msgs[0].Content) != 1 {
+		t.Fatalf("recorded %+v", rec.msgs[0])
+	}
+}

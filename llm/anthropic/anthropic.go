@@ -27,7 +27,7 @@ const (
 // Config configures a Model. Nothing is read from the environment: the
 // caller resolves keys and URLs.
 type Config struct {
-	// APIKey is sent as x-api-key.
+	// APIKey is the API key (the SDK sends it as a bearer token).
 	APIKey string
 	// AuthToken, if set, is sent as a Bearer token (for gateways).
 	AuthToken string

@@ -347,6 +347,8 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, proto Protoc
 	s.mu.Lock()
 	req.Model, req.System, req.Tools, req.Messages = d.model, d.system, d.tools, d.messages
 	req.MaxTokens, req.Stream, req.Thinking, req.Breakpoints = d.maxTokens, d.stream, d.thinking, d.breakpoints
+	// The key first, so violations name the agent that sent the request.
+	req.Key = s.matchKey(req.FirstUserText())
 	for _, v := range checkRequest(proto, d) {
 		s.violate(req, v)
 	}
@@ -362,7 +364,6 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, proto Protoc
 		writeJSON(w, status, b)
 		return
 	}
-	req.Key = s.matchKey(req.FirstUserText())
 	sc := s.script(req.Key)
 	sc.served++
 	req.Turn = sc.served
