@@ -159,7 +159,7 @@ func New(cfg Config) (*Runtime, error) {
 			return nil, fmt.Errorf("cadre: %w", err)
 		}
 	}
-	r := &Runtime{cfg: cfg, gate: newGate(cfg.Limits), defs: map[string]*agentdef.Definition{}, git: &gitSnapshot{dir: cfg.Cwd},
+	r := &Runtime{cfg: cfg, gate: newGate(cfg.Limits), defs: map[string]*agentdef.Definition{}, git: newGitSnapshot(cfg.Cwd),
 		specs: map[string]*agentToolSpec{}}
 	r.defList = cfg.Agents
 	if r.defList == nil {
@@ -328,6 +328,8 @@ type runState struct {
 	events  chan item
 	start   time.Time
 	denials *permission.DenialLog
+	// journal writes every transcript of the run; nil when off.
+	journal *transcript.Journal
 
 	mu    sync.Mutex
 	usage llm.Usage
@@ -364,22 +366,20 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 	// The consumer reads until the stream is closed (Run drains it after a
 	// break), so the final error is always delivered.
 	fail := func(err error) { s.events <- item{err: err} }
-	var rec *transcript.Writer
+	var recorder loop.Recorder
 	if r.tpath != "" {
-		w, err := transcript.Create(r.tpath, r.session, "", r.cfg.Now)
-		if err != nil {
-			fail(fmt.Errorf("cadre: %w", err))
-			return
-		}
-		defer w.Close()
-		rec = w
+		// Every agent's transcript goes through one journal, so no agent
+		// waits for the disk; it is drained before the result is sent.
+		s.journal = transcript.NewJournal()
+		defer s.journal.Close()
+		recorder = s.journal.Transcript(r.tpath, r.session, "", r.cfg.Now)
 	}
 	if r.mainSpec != nil {
 		// Take the git snapshot sub-agents will see while the first model
-		// request is in flight, so no spawn waits for git.
+		// request is in flight; no spawn waits for it.
 		var wg sync.WaitGroup
 		wg.Add(1)
-		go func() { defer wg.Done(); r.git.status(r.cfg.Cwd) }()
+		go func() { defer wg.Done(); r.git.take() }()
 		defer wg.Wait()
 	}
 	main := &agent{
@@ -395,10 +395,6 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 	r.mu.Lock()
 	msgs := append(append([]llm.Message(nil), r.messages...), llm.UserText(prompt))
 	r.mu.Unlock()
-	var recorder loop.Recorder
-	if rec != nil {
-		recorder = rec
-	}
 	res, err := main.runLoop(ctx, msgs, recorder)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -411,6 +407,12 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 	r.mu.Lock()
 	r.messages = res.Messages
 	r.mu.Unlock()
+	if s.journal != nil {
+		if err := s.journal.Close(); err != nil {
+			fail(fmt.Errorf("cadre: the run finished but its transcript is incomplete: %w", err))
+			return
+		}
+	}
 	subtype := "success"
 	if res.MaxTurnsHit {
 		subtype = "error_max_turns"

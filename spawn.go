@@ -147,7 +147,11 @@ func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd
 		child.unavailable = map[string]string{AgentToolName: fmt.Sprintf(
 			"Cannot start a sub-agent: nesting limit reached (depth %d of %d). Do not retry; do the work yourself with your own tools.", depth, rt.gate.limits.MaxDepth)}
 	}
-	child.system = rt.subagentSystem(def, cwd, modelID)
+	var warning string
+	child.system, warning = rt.subagentSystem(def, cwd, modelID)
+	if warning != "" {
+		child.spawnReceipt.Warnings = append(child.spawnReceipt.Warnings, warning)
+	}
 	return child, ""
 }
 
@@ -164,11 +168,15 @@ func firstNonEmpty(v ...string) string {
 // definition's body, the fixed sub-agent block, the environment (with git
 // status unless the definition omits it) and the project instructions
 // unless omitted.
-func (r *Runtime) subagentSystem(def *agentdef.Definition, cwd, modelID string) string {
+func (r *Runtime) subagentSystem(def *agentdef.Definition, cwd, modelID string) (system, warning string) {
 	parts := []string{strings.TrimSpace(def.Body), prompts.Subagent(), r.environment(cwd, modelID).Render()}
 	if !def.OmitGitStatus {
-		if gs := r.git.status(cwd); gs != "" {
+		gs, ready := r.git.status(cwd)
+		if gs != "" {
 			parts = append(parts, gs)
+		}
+		if !ready {
+			warning = "git status was not ready yet; the agent started without it"
 		}
 	}
 	if !def.OmitInstructions {
@@ -179,25 +187,46 @@ func (r *Runtime) subagentSystem(def *agentdef.Definition, cwd, modelID string) 
 	if parts[0] == "" {
 		parts = parts[1:]
 	}
-	return strings.Join(parts, "\n\n")
+	return strings.Join(parts, "\n\n"), warning
 }
 
-// gitSnapshot is the session's git status, taken once (at the first run
-// that needs it) and shown to sub-agents as it was at the start.
+// gitSnapshot is the session's git status, taken once in the background
+// when the first run starts and shown to sub-agents as it was then. A
+// spawn never waits for it: a child started before git has answered (only
+// possible when the model answers faster than git) goes without it.
 type gitSnapshot struct {
-	once sync.Once
-	dir  string
-	text string
+	dir   string
+	once  sync.Once
+	ready chan struct{}
+	text  string
 }
 
-// status returns the snapshot for the session's directory; other
-// directories (a call's cwd) get none.
-func (g *gitSnapshot) status(cwd string) string {
+func newGitSnapshot(dir string) *gitSnapshot {
+	return &gitSnapshot{dir: dir, ready: make(chan struct{})}
+}
+
+// take computes the snapshot; only the first call does the work, and every
+// call returns once it is there.
+func (g *gitSnapshot) take() {
+	g.once.Do(func() {
+		g.text = takeGitStatus(g.dir)
+		close(g.ready)
+	})
+	<-g.ready
+}
+
+// status returns the snapshot for the session's directory if it is ready;
+// other directories (a call's cwd) get none.
+func (g *gitSnapshot) status(cwd string) (text string, ready bool) {
 	if cwd != g.dir {
-		return ""
+		return "", true
 	}
-	g.once.Do(func() { g.text = takeGitStatus(g.dir) })
-	return g.text
+	select {
+	case <-g.ready:
+		return g.text, true
+	default:
+		return "", false
+	}
 }
 
 // takeGitStatus runs git for branch, short status and recent commits;
@@ -215,14 +244,19 @@ func takeGitStatus(dir string) string {
 		}
 		return strings.TrimSpace(string(out))
 	}
+	// The two commands run at the same time.
+	var log string
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); log = gitOut("--no-optional-locks", "log", "--oneline", "-n", "5") }()
 	status := gitOut("--no-optional-locks", "status", "--short", "--branch")
+	wg.Wait()
 	if status == "" {
 		return ""
 	}
 	if lines := strings.Split(status, "\n"); len(lines) > 40 {
 		status = strings.Join(lines[:40], "\n") + fmt.Sprintf("\n… (%d more lines; run git status for all)", len(lines)-40)
 	}
-	log := gitOut("--no-optional-locks", "log", "--oneline", "-n", "5")
 	return "<git-status note=\"as of the session start\">\n" + status + "\n\nRecent commits:\n" + log + "\n</git-status>"
 }
 
@@ -244,19 +278,13 @@ type agentMeta struct {
 	Receipt     Receipt   `json:"receipt"`
 }
 
-func writeMeta(path string, m *agentMeta) error {
+// writeMeta queues the agent's .meta.json on the session's journal.
+func writeMeta(j *transcript.Journal, path string, m *agentMeta) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode agent meta: %w", err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
-		return fmt.Errorf("write agent meta: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write agent meta: %w", err)
-	}
-	return nil
+	return j.Replace(path, append(b, '\n'))
 }
 
 // execute runs the child to the end and turns its outcome into the Agent
@@ -276,16 +304,11 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		Parent: parentName, Model: c.modelID, StartedAt: start.UTC(), Receipt: c.receipt()}
 	var tpath, mpath string
 	var rec loop.Recorder
-	if rt.stateDir != "" {
+	if run.journal != nil {
 		tpath = transcript.AgentPath(rt.stateDir, rt.cfg.Cwd, rt.session, c.id)
 		mpath = strings.TrimSuffix(tpath, ".jsonl") + ".meta.json"
-		w, werr := transcript.Create(tpath, rt.session, c.id, rt.cfg.Now)
-		if werr != nil {
-			return tool.Errorf("Cannot start the sub-agent: %v", werr), nil
-		}
-		defer w.Close()
-		rec = w
-		if werr := writeMeta(mpath, meta); werr != nil {
+		rec = run.journal.Transcript(tpath, rt.session, c.id, rt.cfg.Now)
+		if werr := writeMeta(run.journal, mpath, meta); werr != nil {
 			return tool.Errorf("Cannot start the sub-agent: %v", werr), nil
 		}
 	}
@@ -308,7 +331,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		parent.absorb(c)
 		if mpath != "" {
 			meta.Finished, meta.Status, meta.FinishedAt = true, status, rt.cfg.Now().UTC()
-			_ = writeMeta(mpath, meta)
+			_ = writeMeta(run.journal, mpath, meta)
 		}
 	}()
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -489,5 +490,36 @@ func TestBackgroundShellsBelongToTheirAgent(t *testing.T) {
 	got := reqs[2].LastToolResults()[0]
 	if got.IsError {
 		t.Fatalf("BashOutput failed: %s", got.ResultText())
+	}
+}
+
+func TestGeneralPurposeSeesGitStatus(t *testing.T) {
+	h := newHarness(t)
+	for _, args := range [][]string{{"init", "-q", "-b", "trunk"}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "first commit"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = h.dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(h.dir, "new.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The first answer takes a moment, as a real model's does, so the
+	// snapshot is ready when the children start.
+	h.srv.Script("MAIN", llmtest.ToolUses(
+		llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", "CHILD-GP")},
+		llmtest.Call{Name: "Agent", Input: agentCall("Plan", "CHILD-PLAN")},
+	).WithDelay(500*time.Millisecond), llmtest.Text("ok"))
+	h.srv.Script("CHILD-GP", llmtest.Text("ok"))
+	h.srv.Script("CHILD-PLAN", llmtest.Text("ok"))
+	mustRun(t, h.config(), "MAIN")
+	gp := h.srv.RequestsFor("CHILD-GP")[0].System
+	contains(t, gp, "<git-status")
+	contains(t, gp, "?? new.txt")
+	contains(t, gp, "first commit")
+	contains(t, gp, "Current branch: trunk")
+	if strings.Contains(h.srv.RequestsFor("CHILD-PLAN")[0].System, "<git-status") {
+		t.Fatal("Plan omits git status")
 	}
 }

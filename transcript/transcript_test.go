@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -79,5 +80,72 @@ func TestMessagesJoinConsecutiveUserEntries(t *testing.T) {
 	got := Messages([]Entry{{Message: &r}, {Message: &p}})
 	if len(got) != 1 || len(got[0].Content) != 2 || len(r.Content) != 1 {
 		t.Fatalf("got %+v (original %+v)", got, r)
+	}
+}
+
+func TestJournalWritesInOrderAndDrains(t *testing.T) {
+	dir := t.TempDir()
+	j := NewJournal()
+	var ws []*JournalWriter
+	for i := range 8 {
+		ws = append(ws, j.Transcript(filepath.Join(dir, "s", "agent-"+string(rune('a'+i))+".jsonl"), "s", string(rune('a'+i)), nil))
+	}
+	done := make(chan struct{})
+	for _, w := range ws {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for k := range 200 {
+				if err := w.AppendMessage(llm.UserText(strings.Repeat("x", k)), "", nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for range ws {
+		<-done
+	}
+	if err := j.Replace(filepath.Join(dir, "s", "meta.json"), []byte(`{"ok":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range ws {
+		entries, err := ReadFile(w.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != 200 {
+			t.Fatalf("%s: %d entries", w.Path(), len(entries))
+		}
+		for k, e := range entries {
+			if len(e.Message.Text()) != k {
+				t.Fatalf("%s: entry %d out of order", w.Path(), k)
+			}
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "s", "meta.json")); err != nil || string(b) != `{"ok":true}` {
+		t.Fatalf("meta %q %v", b, err)
+	}
+	if err := ws[0].AppendMessage(llm.UserText("late"), "", nil); err == nil {
+		t.Fatal("append after close succeeded")
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal("second close:", err)
+	}
+}
+
+func TestJournalReportsWriteErrors(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j := NewJournal()
+	w := j.Transcript(filepath.Join(blocker, "under-a-file.jsonl"), "s", "", nil)
+	_ = w.AppendMessage(llm.UserText("x"), "", nil)
+	if err := j.Close(); err == nil || !strings.Contains(err.Error(), "transcript") {
+		t.Fatalf("close error %v", err)
 	}
 }
