@@ -7,6 +7,7 @@
 #   scripts/bench.sh go         # only the Go benchmarks
 #   scripts/bench.sh startup    # only the process-start figures
 #   scripts/bench.sh peer       # only the peerbench runs
+#   scripts/bench.sh attr       # peerbench with --no-transcript and a stub git
 #
 # Environment: OUT, COUNT (repetitions of each Go benchmark, default 5),
 # RUNS (peerbench runs per fan-out, default 5), PEERBENCH_DIR (default
@@ -65,11 +66,44 @@ peer() {
 	cat "$OUT/pb/tables.md"
 }
 
+# attr runs peerbench with three variants of the cadre adapter, written
+# under $OUT/adapters: --no-transcript, a stub git that exits 128 (so the
+# session's git snapshot is empty and instant), and both.
+attr() {
+	[[ -x $OUT/cadre ]] || build
+	[[ -x $OUT/peerbench ]] || (cd "$PEERBENCH_DIR" && go build -o "$OUT/peerbench" ./cmd/peerbench)
+	local ad=$OUT/adapters
+	mkdir -p "$ad" "$OUT/stubgit"
+	printf '#!/bin/sh\nexit 128\n' >"$OUT/stubgit/git"
+	chmod +x "$OUT/stubgit/git"
+	cp "$PEERBENCH_DIR/adapters/cadre.json" "$ad/cadre.json"
+	python3 - "$ad" "$OUT/stubgit" <<'PY'
+import json, sys
+ad, stub = sys.argv[1], sys.argv[2]
+base = json.load(open(ad + "/cadre.json"))
+for name, notr, nogit in (("cadre-notr", True, False), ("cadre-nogit", False, True), ("cadre-lean", True, True)):
+    a = json.loads(json.dumps(base))
+    a["name"] = name
+    if notr:
+        a["run"] = a["run"] + ["--no-transcript"]
+    if nogit:
+        a["path"] = [stub]
+    json.dump(a, open(ad + "/" + name + ".json", "w"), indent=1)
+PY
+	log "peerbench attribution (cadre, cadre-notr, cadre-nogit, cadre-lean; $RUNS runs each)"
+	rm -rf "$OUT/pb-attr"
+	(cd "$PEERBENCH_DIR" && CADRE_BIN=$OUT/cadre "$OUT/peerbench" bench -adapters "$ad" \
+		-peers cadre,cadre-notr,cadre-nogit,cadre-lean -n 1,16 -runs "$RUNS" \
+		-out "$OUT/pb-attr" -md "$OUT/pb-attr/tables.md" >"$OUT/pb-attr.log" 2>&1) || { cat "$OUT/pb-attr.log"; exit 1; }
+	cat "$OUT/pb-attr/tables.md"
+}
+
 case $what in
-all) build; gobench; startup; peer ;;
+all) build; gobench; startup; peer; attr ;;
 go) gobench ;;
 startup) startup ;;
 peer) peer ;;
-*) echo "usage: $0 [all|go|startup|peer]" >&2; exit 2 ;;
+attr) attr ;;
+*) echo "usage: $0 [all|go|startup|peer|attr]" >&2; exit 2 ;;
 esac
 log "done; outputs in $OUT (repository: $ROOT)"
