@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -156,4 +157,83 @@ func BenchmarkMainFirstRequest(b *testing.B) {
 		firsts = append(firsts, first.Sub(start))
 	}
 	b.ReportMetric(float64(medianOf(firsts).Nanoseconds()), "first-req-ns")
+}
+
+// fanoutScript answers the peerbench scenario from the request alone: the
+// main agent (first user text holding BENCH-MAIN) starts n sub-agents in one
+// message, each child (BENCH-CHILD-i) reads file once and answers.
+func fanoutScript(n int, file string) func(*llmtest.Request) llmtest.Turn {
+	return func(r *llmtest.Request) llmtest.Turn {
+		first := r.FirstUserText()
+		results := len(r.LastToolResults()) > 0
+		if at := strings.Index(first, "BENCH-CHILD-"); at >= 0 {
+			if !results {
+				return llmtest.ToolUse("Read", map[string]string{"file_path": file})
+			}
+			id, _, _ := strings.Cut(first[at+len("BENCH-CHILD-"):], ":")
+			return llmtest.Text("done " + id)
+		}
+		if strings.Contains(first, "BENCH-MAIN") && !results {
+			calls := make([]llmtest.Call, n)
+			for i := range calls {
+				calls[i] = llmtest.Call{Name: "Agent", Input: map[string]any{
+					"description":   "bench task",
+					"prompt":        "BENCH-CHILD-" + strconv.Itoa(i) + ": read the file " + file + " with your read tool, then reply exactly 'done " + strconv.Itoa(i) + "'.",
+					"subagent_type": "general-purpose",
+				}}
+			}
+			return llmtest.ToolUses(calls...)
+		}
+		return llmtest.Text("BENCH-FINAL: all sub-agents reported done.")
+	}
+}
+
+// BenchmarkMainFanout16 runs Main in this process on the peerbench
+// scenario at fan-out 16 (`cadre -p PROMPT`, default permission mode,
+// transcripts on, in a one-commit git repository) against an llmtest
+// server: the CLI's whole path without process start. The server shares
+// the process; leave it out of a profile with
+// `go tool pprof -ignore llmtest`.
+func BenchmarkMainFanout16(b *testing.B) {
+	const n = 16
+	home, work := b.TempDir(), b.TempDir()
+	file := filepath.Join(work, "bench-input.txt")
+	if err := os.WriteFile(file, []byte(strings.Repeat("benchmark input line\n", 20)), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"init", "-q"}, {"add", "bench-input.txt"},
+		{"-c", "user.name=bench", "-c", "user.email=bench@example.com", "commit", "-q", "-m", "bench input"},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = work
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	srv := llmtest.NewServer(llmtest.WithMaxRequests(1 << 30))
+	defer srv.Close()
+	srv.ScriptFunc("", fanoutScript(n, file))
+	b.Chdir(work)
+	env := map[string]string{}
+	for _, kv := range benchEnv(home, srv.URL()) {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	getenv := func(k string) string { return env[k] }
+	prompt := "BENCH-MAIN-FANOUT-16: use your sub-agent tool to run 16 tiny tasks in parallel, one sub-agent each, then report."
+	b.ReportAllocs()
+	for b.Loop() {
+		var out, errb bytes.Buffer
+		code := Main([]string{"-p", prompt, "--model", "claude-sonnet-4-5"}, strings.NewReader(""), &out, &errb, getenv)
+		if code != ExitOK || !strings.Contains(out.String(), "BENCH-FINAL") {
+			b.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+		}
+	}
+	if v := srv.Violations(); len(v) > 0 {
+		b.Fatalf("protocol violations: %v", v)
+	}
+	if got, want := len(srv.Requests()), b.N*(2+2*n); got != want {
+		b.Fatalf("model requests %d, want %d", got, want)
+	}
 }
