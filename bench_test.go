@@ -322,14 +322,19 @@ func benchScript(n int, file string) func(*llmtest.Request) llmtest.Turn {
 	}
 }
 
-// BenchmarkRunHTTP measures one whole run at fan-out 16 through the real
-// Anthropic adapter against an llmtest server on 127.0.0.1 that answers
-// at once (streamed SSE). The server runs in the same process, so its
-// CPU time and allocations are part of the figures. spawn-ns is the median
-// time from the end of the delegating response to a child's first request
-// arriving at the server.
+// BenchmarkRunHTTP measures one whole run at fan-out 16 (and 1) through the
+// real Anthropic adapter against an llmtest server on 127.0.0.1 that
+// answers at once (streamed SSE), in a one-commit git repository. The
+// server runs in the same process, so its CPU time and allocations are part
+// of the figures. spawn-ns is the median time from the end of the
+// delegating response to a child's first request arriving at the server.
 func BenchmarkRunHTTP(b *testing.B) {
-	const n = 16
+	for _, n := range []int{16, 1} {
+		b.Run(fmt.Sprintf("fanout=%d", n), func(b *testing.B) { runHTTP(b, n) })
+	}
+}
+
+func runHTTP(b *testing.B, n int) {
 	cwd, file, state := benchDir(b, true)
 	srv := llmtest.NewServer(llmtest.WithMaxRequests(1 << 30))
 	defer srv.Close()
