@@ -377,10 +377,12 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 	if r.mainSpec != nil {
 		// Take the git snapshot sub-agents will see while the first model
 		// request is in flight; no spawn waits for it.
+		gitCtx, stopGit := context.WithCancel(ctx)
 		var wg sync.WaitGroup
 		wg.Add(1)
-		go func() { defer wg.Done(); r.git.take() }()
+		go func() { defer wg.Done(); r.git.take(gitCtx) }()
 		defer wg.Wait()
+		defer stopGit()
 	}
 	main := &agent{
 		run: s, id: "", typ: "main", modelID: r.cfg.ModelID, pool: r.mainPool, spec: r.mainSpec,

@@ -206,10 +206,11 @@ func newGitSnapshot(dir string) *gitSnapshot {
 }
 
 // take computes the snapshot; only the first call does the work, and every
-// call returns once it is there.
-func (g *gitSnapshot) take() {
+// call returns once it is there. Cancelling ctx kills git: a run that ends
+// before git has answered does not wait for it, and goes on without it.
+func (g *gitSnapshot) take(ctx context.Context) {
 	g.once.Do(func() {
-		g.text = takeGitStatus(g.dir)
+		g.text = takeGitStatus(ctx, g.dir)
 		close(g.ready)
 	})
 	<-g.ready
@@ -231,12 +232,12 @@ func (g *gitSnapshot) status(cwd string) (text string, ready bool) {
 
 // takeGitStatus runs git for branch, short status and recent commits;
 // outside a repository, or without git, it returns "".
-func takeGitStatus(dir string) string {
+func takeGitStatus(ctx context.Context, dir string) string {
 	if _, _, ok := prompts.GitInfo(dir); !ok {
 		return ""
 	}
 	gitOut := func(args ...string) string {
-		cmd := exec.Command("git", args...)
+		cmd := exec.CommandContext(ctx, "git", args...)
 		cmd.Dir = dir
 		out, err := cmd.Output()
 		if err != nil {
@@ -278,11 +279,15 @@ type agentMeta struct {
 	Receipt     Receipt   `json:"receipt"`
 }
 
-// writeMeta queues the agent's .meta.json on the session's journal.
+// writeMeta queues the agent's .meta.json on the session's journal: a plain
+// create when the agent starts, an atomic replace when it ends.
 func writeMeta(j *transcript.Journal, path string, m *agentMeta) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode agent meta: %w", err)
+	}
+	if !m.Finished {
+		return j.Create(path, append(b, '\n'))
 	}
 	return j.Replace(path, append(b, '\n'))
 }

@@ -31,12 +31,13 @@ type Journal struct {
 	err   error
 }
 
-// journalOp is one write: a line appended to path, or a whole file
-// replaced atomically.
+// journalOp is one write: a line appended to path, a new whole file, or a
+// whole file replaced atomically.
 type journalOp struct {
 	path    string
 	data    []byte
 	replace bool
+	create  bool
 }
 
 // NewJournal starts a journal. Its goroutine ends at Close.
@@ -57,6 +58,12 @@ func (j *Journal) loop() {
 		}
 	}()
 	for op := range j.ops {
+		if op.create {
+			if err := createFile(op.path, op.data); err != nil {
+				j.fail(err)
+			}
+			continue
+		}
 		if op.replace {
 			if err := replaceFile(op.path, op.data); err != nil {
 				j.fail(err)
@@ -87,6 +94,18 @@ func openAppend(path string) (*os.File, error) {
 		return nil, fmt.Errorf("open transcript: %w", err)
 	}
 	return f, nil
+}
+
+// createFile writes a new file in one step: nothing can be reading a file
+// that did not exist, so no temp file is needed.
+func createFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create dir for %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }
 
 // replaceFile writes data to path atomically (temp file + rename).
@@ -131,6 +150,12 @@ func (j *Journal) send(op journalOp) error {
 	}
 	j.ops <- op
 	return nil
+}
+
+// Create queues writing a new file at path (agent metadata when the agent
+// starts).
+func (j *Journal) Create(path string, data []byte) error {
+	return j.send(journalOp{path: path, data: append([]byte(nil), data...), create: true})
 }
 
 // Replace queues an atomic rewrite of the file at path (agent metadata).
