@@ -115,6 +115,9 @@ type Runtime struct {
 	specMu sync.Mutex
 	specs  map[string]*agentToolSpec
 
+	factsMu sync.Mutex
+	facts   map[string]dirFacts
+
 	mu       sync.Mutex
 	messages []llm.Message
 }
@@ -160,7 +163,7 @@ func New(cfg Config) (*Runtime, error) {
 		}
 	}
 	r := &Runtime{cfg: cfg, gate: newGate(cfg.Limits), defs: map[string]*agentdef.Definition{}, git: newGitSnapshot(cfg.Cwd),
-		specs: map[string]*agentToolSpec{}}
+		specs: map[string]*agentToolSpec{}, facts: map[string]dirFacts{}}
 	r.defList = cfg.Agents
 	if r.defList == nil {
 		r.defList = agentdef.Builtins()
@@ -252,7 +255,7 @@ func (r *Runtime) renderSystem() string {
 	}
 	parts := []string{base, r.environment(r.cfg.Cwd, r.cfg.ModelID).Render()}
 	if r.cfg.SystemPrompt == "" {
-		if block := instructionsBlock(r.cfg.Cwd); block != "" {
+		if block := r.instructionsBlock(r.cfg.Cwd); block != "" {
 			parts = append(parts, block)
 		}
 	}
@@ -263,16 +266,35 @@ func (r *Runtime) renderSystem() string {
 }
 
 func (r *Runtime) environment(cwd, modelID string) prompts.Environment {
-	_, branch, isRepo := prompts.GitInfo(cwd)
-	return prompts.Environment{Cwd: cwd, Dirs: r.cfg.AddDirs, ModelID: modelID, Date: r.cfg.Now(), GitRepo: isRepo, GitBranch: branch}
+	f := r.dirFacts(cwd)
+	return prompts.Environment{Cwd: cwd, Dirs: r.cfg.AddDirs, ModelID: modelID, Date: r.cfg.Now(), GitRepo: f.isRepo, GitBranch: f.branch}
 }
 
-func instructionsBlock(dir string) string {
-	name, text := prompts.ProjectInstructions(dir)
-	if text == "" {
-		return ""
+// instructionsBlock is the project instructions file of dir, framed.
+func (r *Runtime) instructionsBlock(dir string) string { return r.dirFacts(dir).instructions }
+
+// dirFacts are what the prompts say about a working directory: read once
+// per directory and session (like git status, they are the session's
+// view), so starting a sub-agent costs no file system calls for them.
+type dirFacts struct {
+	isRepo       bool
+	branch       string
+	instructions string
+}
+
+func (r *Runtime) dirFacts(dir string) dirFacts {
+	r.factsMu.Lock()
+	defer r.factsMu.Unlock()
+	if f, ok := r.facts[dir]; ok {
+		return f
 	}
-	return fmt.Sprintf("<project-instructions file=%q>\n%s\n</project-instructions>", name, text)
+	var f dirFacts
+	_, f.branch, f.isRepo = prompts.GitInfo(dir)
+	if name, text := prompts.ProjectInstructions(dir); text != "" {
+		f.instructions = fmt.Sprintf("<project-instructions file=%q>\n%s\n</project-instructions>", name, text)
+	}
+	r.facts[dir] = f
+	return f
 }
 
 // SessionID names the session.

@@ -180,7 +180,7 @@ func (r *Runtime) subagentSystem(def *agentdef.Definition, cwd, modelID string) 
 		}
 	}
 	if !def.OmitInstructions {
-		if block := instructionsBlock(cwd); block != "" {
+		if block := r.instructionsBlock(cwd); block != "" {
 			parts = append(parts, block)
 		}
 	}
