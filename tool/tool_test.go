@@ -1,0 +1,112 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+type readIn struct {
+	Path  string `json:"file_path" jsonschema:"description=Absolute path"`
+	Limit int    `json:"limit,omitempty"`
+}
+
+func reader(name string, readOnly bool) Tool {
+	return Func(FuncConfig{Name: name, Description: "  reads  \n", ReadOnly: readOnly}, func(_ context.Context, _ *Env, in readIn) (Output, error) {
+		return Output{Text: in.Path}, nil
+	})
+}
+
+func TestFuncSchemaAndDecoding(t *testing.T) {
+	r := reader("Read", true)
+	spec := r.Spec()
+	if spec.Description != "reads" {
+		t.Fatalf("description %q", spec.Description)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(spec.InputSchema, &schema); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]any{"file_path"}, schema["required"]); diff != "" {
+		t.Fatalf("required:\n%s", diff)
+	}
+	if schema["additionalProperties"] != false {
+		t.Fatalf("schema %s", spec.InputSchema)
+	}
+	if string(reader("Read", true).Spec().InputSchema) != string(spec.InputSchema) {
+		t.Fatal("schema bytes differ between constructions")
+	}
+	cases := []struct {
+		in      string
+		want    string
+		isError bool
+	}{
+		{`{"file_path":"/a"}`, "/a", false},
+		{``, "", false},
+		{`{"file_path":"/a","bogus":1}`, `unknown field "bogus"`, true},
+		{`{"file_path":5}`, "invalid input for Read", true},
+		{`[1]`, "invalid input for Read", true},
+	}
+	for _, c := range cases {
+		out, err := r.Run(context.Background(), nil, json.RawMessage(c.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.IsError != c.isError || !strings.Contains(out.Text, c.want) {
+			t.Errorf("input %s: got %+v", c.in, out)
+		}
+	}
+}
+
+func TestPoolOrderReplaceFilter(t *testing.T) {
+	p := NewPool(reader("B", true), reader("A", false), reader("C", true))
+	p.Add(reader("A", true)) // replaces in place
+	if diff := cmp.Diff([]string{"B", "A", "C"}, p.Names()); diff != "" {
+		t.Fatalf("names:\n%s", diff)
+	}
+	if a, _ := p.Get("A"); !a.ReadOnly() {
+		t.Fatal("A was not replaced")
+	}
+	q := p.Filter(func(t Tool) bool { return t.Spec().Name != "B" })
+	if diff := cmp.Diff([]string{"A", "C"}, q.Names()); diff != "" || p.Len() != 3 {
+		t.Fatalf("filter:\n%s", diff)
+	}
+	var nilPool *Pool
+	if _, ok := nilPool.Get("A"); ok || nilPool.Len() != 0 || nilPool.Names() != nil {
+		t.Fatal("nil pool")
+	}
+}
+
+type safeTool struct{ Tool }
+
+func (safeTool) ConcurrencySafe() bool { return true }
+
+func TestRunsConcurrently(t *testing.T) {
+	if !RunsConcurrently(reader("R", true)) || RunsConcurrently(reader("W", false)) || !RunsConcurrently(safeTool{reader("A", false)}) {
+		t.Fatal("RunsConcurrently")
+	}
+}
+
+func TestEnvCloneIsolatesFileState(t *testing.T) {
+	parent := &Env{Cwd: "/p", Dirs: []string{"/d"}, Files: NewFileState(), Hidden: func(string) bool { return true }}
+	parent.Files.Record("/p/a", FileStamp{ModTime: time.Unix(1, 0), Size: 3})
+	child := parent.Clone("a1")
+	if _, ok := child.Files.Lookup("/p/a"); !ok {
+		t.Fatal("child does not know what the parent read")
+	}
+	child.Files.Record("/p/b", FileStamp{})
+	child.Dirs[0] = "/changed"
+	if _, ok := parent.Files.Lookup("/p/b"); ok || parent.Dirs[0] != "/d" {
+		t.Fatal("the child wrote into the parent's state")
+	}
+	if child.AgentID != "a1" || child.Shells != nil || child.Hidden != nil {
+		t.Fatalf("clone %+v", child)
+	}
+	if CallID(WithCallID(context.Background(), "toolu_1")) != "toolu_1" || CallID(context.Background()) != "" {
+		t.Fatal("call id")
+	}
+}
