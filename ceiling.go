@@ -60,8 +60,11 @@ type ceilingInput struct {
 
 // ceiling is a child's effective capabilities, computed once at spawn.
 type ceiling struct {
-	tools   []string
-	types   []string
+	tools []string
+	types []string
+	// narrow maps tools granted only through entries with rule content
+	// to those entries.
+	narrow  map[string][]agentdef.ToolEntry
 	perms   permission.Effective
 	receipt Receipt
 }
@@ -191,11 +194,34 @@ func computeCeiling(in ceilingInput) ceiling {
 		if !used[i] && !e.IsMCP() {
 			r.Warnings = append(r.Warnings, fmt.Sprintf("tools entry %q matches no tool the parent has; ignored", e.Raw))
 		}
-		if used[i] && e.HasContent && canonical(e.Name) != AgentToolName && e.Content != "" && e.Content != "*" {
-			// A definition never widens permissions, so the content is not
-			// turned into an allow rule: every use still goes through the
-			// agent's (ratcheted) rules and mode.
-			r.Warnings = append(r.Warnings, fmt.Sprintf("tools entry %q grants %s; each use is still decided by the agent's permission rules", e.Raw, e.Name))
+	}
+	// A tools entry with rule content (`Bash(git diff:*)`) grants the tool
+	// only for calls that rule allows, unless another entry grants the
+	// whole tool.
+	for _, name := range c.tools {
+		if canonical(name) == AgentToolName || allowList == nil {
+			continue
+		}
+		var rules []agentdef.ToolEntry
+		whole := false
+		for _, e := range allowList {
+			if !entryMatches(e, name) {
+				continue
+			}
+			if !e.HasContent || e.Content == "" || e.Content == "*" {
+				whole = true
+				break
+			}
+			rules = append(rules, e)
+		}
+		if !whole && len(rules) > 0 {
+			if c.narrow == nil {
+				c.narrow = map[string][]agentdef.ToolEntry{}
+			}
+			c.narrow[name] = rules
+			for _, e := range rules {
+				r.Warnings = append(r.Warnings, fmt.Sprintf("tools entry %q limits %s to the calls that rule allows", e.Raw, name))
+			}
 		}
 	}
 	c.types = spawnableTypes(in.ParentTypes, allowList)

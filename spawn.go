@@ -140,6 +140,13 @@ func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd
 			continue
 		}
 		t, _ := a.pool.Get(name)
+		if entries := c.narrow[name]; entries != nil {
+			nt, err := narrow(t, entries, rt.cfg.Getenv("HOME"))
+			if err != nil {
+				return nil, fmt.Sprintf("Cannot start %s: %v. Fix the definition (%s).", def.Name, err, def.Path)
+			}
+			t = nt
+		}
 		tools = append(tools, t)
 	}
 	child.pool = tool.NewPool(tools...)

@@ -523,3 +523,39 @@ func TestGeneralPurposeSeesGitStatus(t *testing.T) {
 		t.Fatal("Plan omits git status")
 	}
 }
+
+// TestToolsEntryWithRuleNarrows: `tools: Bash(echo hi:*), Read` gives the
+// child Bash for `echo hi …` only, and Read whole.
+func TestToolsEntryWithRuleNarrows(t *testing.T) {
+	h := newHarness(t)
+	def, diags := agentdef.ParseFile("/defs/echoer.md", []byte("---\nname: echoer\ndescription: echoes\ntools: Bash(echo hi:*), Read\n---\nYou echo.\n"), agentdef.SourceProject)
+	if def == nil {
+		t.Fatal(diags)
+	}
+	if err := os.WriteFile(filepath.Join(h.dir, "f.txt"), []byte("content\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("echoer", "CHILD-E")), llmtest.Text("ok"))
+	h.srv.Script("CHILD-E", llmtest.ToolUses(
+		llmtest.Call{Name: "Bash", Input: map[string]any{"command": "echo hi there"}},
+		llmtest.Call{Name: "Bash", Input: map[string]any{"command": "touch " + filepath.Join(h.dir, "made")}},
+		llmtest.Call{Name: "Read", Input: map[string]any{"file_path": filepath.Join(h.dir, "f.txt")}},
+	), llmtest.Text("done"))
+	cfg := h.config()
+	cfg.Agents = append(agentdef.Builtins(), def)
+	evs, _, _ := mustRun(t, cfg, "MAIN")
+	res := h.toolResults("CHILD-E")
+	if !strings.Contains(res[0], "hi there") {
+		t.Fatalf("echo: %q", res[0])
+	}
+	contains(t, res[1], "only as its definition allows: Bash(echo hi:*)")
+	if _, err := os.Stat(filepath.Join(h.dir, "made")); err == nil {
+		t.Fatal("a command outside the entry ran")
+	}
+	contains(t, res[2], "content")
+	for _, ev := range evs {
+		if ev.Type == EventTaskStarted {
+			contains(t, strings.Join(ev.Task.Receipt.Warnings, "\n"), `"Bash(echo hi:*)" limits Bash`)
+		}
+	}
+}
