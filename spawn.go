@@ -127,6 +127,12 @@ func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd
 	id := newAgentID()
 	env := a.env.Clone(id)
 	env.Cwd = cwd
+	memDir := rt.memoryDir(def)
+	if memDir != "" {
+		// The memory directory is a working directory of the agent, so its
+		// permission mode covers reading and editing its notes.
+		env.Dirs = append(env.Dirs, memDir)
+	}
 	child := &agent{
 		run: a.run, parent: a, id: id, typ: def.Name, toolUseID: toolUseID, depth: depth, def: def,
 		modelID: modelID, modelRule: rule, types: c.types, perms: c.perms, env: env, maxTurns: def.MaxTurns,
@@ -156,6 +162,9 @@ func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd
 	}
 	var warning string
 	child.system, warning = rt.subagentSystem(def, cwd, modelID)
+	if memDir != "" {
+		child.system += "\n\n" + memoryBlock(memDir)
+	}
 	if warning != "" {
 		child.spawnReceipt.Warnings = append(child.spawnReceipt.Warnings, warning)
 	}

@@ -559,3 +559,44 @@ func TestToolsEntryWithRuleNarrows(t *testing.T) {
 		}
 	}
 }
+
+func TestAgentMemory(t *testing.T) {
+	h := newHarness(t)
+	def, diags := agentdef.ParseFile("/defs/rememberer.md", []byte("---\nname: rememberer\ndescription: remembers\nmemory: project\ntools: Grep\n---\nYou remember.\n"), agentdef.SourceProject)
+	if def == nil {
+		t.Fatal(diags)
+	}
+	memDir := filepath.Join(h.dir, ".cadre", "agent-memory", "rememberer")
+	if err := os.MkdirAll(memDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for i := range 250 {
+		lines = append(lines, fmt.Sprintf("note %d", i))
+	}
+	if err := os.WriteFile(filepath.Join(memDir, "MEMORY.md"), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("rememberer", "CHILD-M")), llmtest.Text("ok"))
+	h.srv.Script("CHILD-M", llmtest.ToolUse("Edit", map[string]any{
+		"file_path": filepath.Join(memDir, "MEMORY.md"), "old_string": "note 0\n", "new_string": "note zero\n"}), llmtest.Text("noted"))
+	cfg := h.config()
+	cfg.Agents = append(agentdef.Builtins(), def)
+	cfg.Permissions = &Permissions{Mode: permission.ModeAcceptEdits, Home: t.TempDir()}
+	mustRun(t, cfg, "MAIN")
+	req := h.srv.RequestsFor("CHILD-M")[0]
+	contains(t, req.System, "note 199\n(cut after 200 lines")
+	if strings.Contains(req.System, "note 200") {
+		t.Fatal("more than 200 lines of memory in the prompt")
+	}
+	// Memory adds Read, Write and Edit to an explicit tools list (S-4.7).
+	if diff := cmp.Diff([]string{"Edit", "Grep", "Read", "Write"}, req.ToolNames()); diff != "" {
+		t.Fatalf("tools:\n%s", diff)
+	}
+	// Edit without a Read first is refused by the tool, not by permissions:
+	// the memory directory is a working directory of the agent.
+	got := h.toolResults("CHILD-M")[0]
+	if strings.Contains(got, "Permission denied") {
+		t.Fatalf("memory edit was denied: %s", got)
+	}
+}

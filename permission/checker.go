@@ -854,7 +854,8 @@ func (c *Checker) redirectOK(w Arg, e *env) bool {
 // protected reports a path inside a working directory that holds git
 // internals or cadre/Claude configuration (settings, agents, hooks): writing
 // there could grant permissions or run code later. Worktrees under
-// .cadre/worktrees are ordinary trees.
+// .cadre/worktrees and agent notes under .cadre/agent-memory and
+// .cadre/agent-memory-local are ordinary files.
 func (e *env) protected(real string) bool {
 	for _, d := range e.dirs {
 		if !inside(real, d) {
@@ -870,7 +871,7 @@ func (e *env) protected(real string) bool {
 			case ".git":
 				return true
 			case ".cadre", ".claude":
-				if i+2 < len(parts) && parts[i+1] == "worktrees" {
+				if i+2 < len(parts) && (parts[i+1] == "worktrees" || parts[i+1] == "agent-memory" || parts[i+1] == "agent-memory-local") {
 					i += 2
 					continue
 				}

@@ -34,7 +34,8 @@ package permission
 //     paths inside them (Edit deny and ask rules bind those paths in every
 //     mode); Agent, BashOutput, KillShell,
 //     TodoWrite, SendMessage, TaskStop, ListAgents need no approval.
-//     Writes into .git, .cadre or .claude (outside .cadre/worktrees) are
+//     Writes into .git, .cadre or .claude (outside .cadre/worktrees and the
+//     agent-memory directories) are
 //     never allowed by a mode or a whole-tool rule, only by an Edit rule
 //     that names the path or by bypassPermissions: they could grant
 //     permissions or run code later (settings, agents, hooks).
