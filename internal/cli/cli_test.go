@@ -333,3 +333,18 @@ func TestOpenAICompatibleServer(t *testing.T) {
 		t.Fatalf("requests %d protocol %v model %q", len(reqs), reqs[0].Protocol, reqs[0].Model)
 	}
 }
+
+func TestVerboseTextShowsTheAgentTree(t *testing.T) {
+	s, env := server(t)
+	s.Script("MAIN", llmtest.ToolUse("Agent", map[string]any{"description": "look around", "prompt": "CHILD: go", "subagent_type": "Explore"}), llmtest.Text("all done"))
+	s.Script("CHILD", llmtest.ToolUse("Glob", map[string]any{"pattern": "*.go"}), llmtest.Text("child done"))
+	p := runCadre(t, env, "", "-p", "MAIN task", "--verbose")
+	if p.code != 0 || p.stdout != "all done\n" {
+		t.Fatalf("code %d stdout %q stderr %s", p.code, p.stdout, p.stderr)
+	}
+	for _, want := range []string{"● Agent ", "  [Explore a", "] ▶ started: look around", "] ● Glob {\"pattern\":\"*.go\"}", "] ■ completed (1 tool uses"} {
+		if !strings.Contains(p.stderr, want) {
+			t.Fatalf("stderr lacks %q:\n%s", want, p.stderr)
+		}
+	}
+}

@@ -36,33 +36,49 @@ func newPrinter(format string, out, errOut io.Writer, verbose bool) (printer, er
 type textPrinter struct {
 	out, errOut io.Writer
 	verbose     bool
+	// labels names running sub-agents for --verbose lines.
+	labels map[string]string
+}
+
+// label prefixes a --verbose line with the agent it belongs to, indented
+// by depth; the main agent's lines have none.
+func (p *textPrinter) label(agentID string) string {
+	if agentID == "" {
+		return ""
+	}
+	if l, ok := p.labels[agentID]; ok {
+		return l
+	}
+	return "[" + agentID + "] "
 }
 
 func (p *textPrinter) event(ev cadre.Event) error {
-	switch ev.Type {
-	case cadre.EventToolStart:
-		if p.verbose {
-			fmt.Fprintf(p.errOut, "● %s %s\n", ev.Call.Name, oneLine(string(ev.Call.Input), 120))
-		}
-	case cadre.EventToolEnd:
-		if p.verbose && ev.ToolResult.IsError {
-			fmt.Fprintf(p.errOut, "  ⎿ error: %s\n", oneLine(ev.ToolResult.Text, 200))
-		}
-	case cadre.EventTaskStarted:
-		if p.verbose {
-			fmt.Fprintf(p.errOut, "▶ %s agent %s started (depth %d, model %s)\n", ev.Task.AgentType, ev.Task.AgentID, ev.Task.Depth, ev.Task.Receipt.Model)
-		}
-	case cadre.EventTaskCompleted:
-		if p.verbose {
-			fmt.Fprintf(p.errOut, "■ %s agent %s %s (%d tool uses, %d ms)\n", ev.Subagent.AgentType, ev.Subagent.AgentID, ev.Subagent.Status, ev.Subagent.ToolUses, ev.Subagent.Duration.Milliseconds())
-		}
-	case cadre.EventRetry:
-		if p.verbose {
-			fmt.Fprintf(p.errOut, "retrying model request (attempt %d, status %d) in %s: %s\n", ev.Retry.Attempt, ev.Retry.Status, ev.Retry.Wait, ev.Retry.Err)
-		}
-	case cadre.EventResult:
+	if ev.Type == cadre.EventResult {
 		_, err := fmt.Fprintln(p.out, ev.Result.Text)
 		return err
+	}
+	if !p.verbose {
+		return nil
+	}
+	pre := p.label(ev.AgentID)
+	switch ev.Type {
+	case cadre.EventToolStart:
+		fmt.Fprintf(p.errOut, "%s● %s %s\n", pre, ev.Call.Name, oneLine(string(ev.Call.Input), 120))
+	case cadre.EventToolEnd:
+		if ev.ToolResult.IsError {
+			fmt.Fprintf(p.errOut, "%s  ⎿ error: %s\n", pre, oneLine(ev.ToolResult.Text, 200))
+		}
+	case cadre.EventTaskStarted:
+		if p.labels == nil {
+			p.labels = map[string]string{}
+		}
+		p.labels[ev.Task.AgentID] = strings.Repeat("  ", ev.Task.Depth) + "[" + ev.Task.AgentType + " " + ev.Task.AgentID + "] "
+		fmt.Fprintf(p.errOut, "%s▶ started: %s (model %s, %d tools)\n", p.label(ev.Task.AgentID), ev.Task.Description, ev.Task.Receipt.Model, len(ev.Task.Receipt.Tools))
+	case cadre.EventTaskCompleted:
+		fmt.Fprintf(p.errOut, "%s■ %s (%d tool uses, %d ms)\n", pre, ev.Subagent.Status, ev.Subagent.ToolUses, ev.Subagent.Duration.Milliseconds())
+		delete(p.labels, ev.Subagent.AgentID)
+	case cadre.EventRetry:
+		fmt.Fprintf(p.errOut, "%sretrying model request (attempt %d, status %d) in %s: %s\n", pre, ev.Retry.Attempt, ev.Retry.Status, ev.Retry.Wait, ev.Retry.Err)
 	}
 	return nil
 }
