@@ -42,7 +42,7 @@ type journalOp struct {
 
 // NewJournal starts a journal. Its goroutine ends at Close.
 func NewJournal() *Journal {
-	j := &Journal{ops: make(chan journalOp, 1024), done: make(chan struct{})}
+	j := &Journal{ops: make(chan journalOp, 256), done: make(chan struct{})}
 	go j.loop()
 	return j
 }

@@ -106,7 +106,10 @@ func runRead(cfg Config, env *tool.Env, in readInput) tool.Output {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return tool.Errorf("cannot read %s: %v", path, err)
 	}
-	lines, total, more, err := sliceLines(bufio.NewReaderSize(f, 64<<10), start, limit, cfg.MaxLineChars)
+	// A small file gets a small buffer: most reads are of small files, and
+	// a 64 KiB buffer each is most of what a sub-agent allocates.
+	bufSize := int(min(max(fi.Size()+1, 512), 64<<10))
+	lines, total, more, err := sliceLines(bufio.NewReaderSize(f, bufSize), start, limit, cfg.MaxLineChars)
 	if err != nil {
 		return tool.Errorf("cannot read %s: %v", path, err)
 	}
