@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"strconv"
 )
 
 // Role is who authored a message.
@@ -239,6 +240,7 @@ type APIError struct {
 	Message string
 }
 
+// Error names the status, the error type and the API's message.
 func (e *APIError) Error() string {
 	if e.Type != "" {
 		return "model API error " + itoa(e.Status) + " " + e.Type + ": " + e.Message
@@ -246,7 +248,4 @@ func (e *APIError) Error() string {
 	return "model API error " + itoa(e.Status) + ": " + e.Message
 }
 
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
-}
+func itoa(n int) string { return strconv.Itoa(n) }

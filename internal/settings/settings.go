@@ -132,6 +132,7 @@ type Diagnostic struct {
 	Message  string
 }
 
+// String formats the diagnostic as "file:line:column: severity: message".
 func (d Diagnostic) String() string {
 	if d.Line > 0 {
 		return fmt.Sprintf("%s:%d:%d: %s: %s", d.File, d.Line, d.Column, d.Severity, d.Message)
