@@ -425,7 +425,9 @@ func TestConcurrencyLimit(t *testing.T) {
 	calls := make([]llmtest.Call, 3)
 	for i := range calls {
 		calls[i] = llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", fmt.Sprintf("CHILD-K%d", i))}
-		h.srv.Script(fmt.Sprintf("CHILD-K%d", i), llmtest.Text("ok").WithDelay(300*time.Millisecond))
+		// Long enough that the first two still run when the third asks,
+		// however loaded the machine.
+		h.srv.Script(fmt.Sprintf("CHILD-K%d", i), llmtest.Text("ok").WithDelay(time.Second))
 	}
 	h.srv.Script("MAIN", llmtest.ToolUses(calls...), llmtest.Text("fine"))
 	cfg := h.config()
@@ -505,15 +507,22 @@ func TestGeneralPurposeSeesGitStatus(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(h.dir, "new.txt"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The first answer takes a moment, as a real model's does, so the
-	// snapshot is ready when the children start.
 	h.srv.Script("MAIN", llmtest.ToolUses(
 		llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", "CHILD-GP")},
 		llmtest.Call{Name: "Agent", Input: agentCall("Plan", "CHILD-PLAN")},
-	).WithDelay(500*time.Millisecond), llmtest.Text("ok"))
+	), llmtest.Text("ok"))
 	h.srv.Script("CHILD-GP", llmtest.Text("ok"))
 	h.srv.Script("CHILD-PLAN", llmtest.Text("ok"))
-	mustRun(t, h.config(), "MAIN")
+	rt, err := New(h.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A real model's first answer takes far longer than git; take the
+	// snapshot first so the test does not depend on the machine's speed.
+	rt.git.take(context.Background())
+	if _, res, err := runAll(t, context.Background(), rt, "MAIN"); err != nil || res == nil {
+		t.Fatalf("run: %v", err)
+	}
 	gp := h.srv.RequestsFor("CHILD-GP")[0].System
 	contains(t, gp, "<git-status")
 	contains(t, gp, "?? new.txt")

@@ -269,15 +269,24 @@ func TestSIGINTEndsRunAndKeepsTranscript(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait until the tool is running (the first request was answered).
-	deadline := time.Now().Add(20 * time.Second)
-	for len(s.Requests()) == 0 || s.Requests()[0].Finished.IsZero() {
+	// Wait until the model's tool call is in the transcript: the tool is
+	// about to run or running.
+	transcriptText := func() string {
+		files, _ := filepath.Glob(filepath.Join(home, "state", "cadre", "projects", "*", "*.jsonl"))
+		if len(files) != 1 {
+			return ""
+		}
+		b, _ := os.ReadFile(files[0])
+		return string(b)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(transcriptText(), `"tool_use"`) {
 		if time.Now().After(deadline) {
-			t.Fatal("first request never finished")
+			t.Fatal("the tool call never reached the transcript")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
