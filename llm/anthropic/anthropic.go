@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"net/url"
-	"slices"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -19,9 +17,9 @@ import (
 
 // Retry defaults.
 const (
-	DefaultMaxRetries = 8
-	DefaultRetryBase  = 500 * time.Millisecond
-	DefaultRetryMax   = 30 * time.Second
+	DefaultMaxRetries = retry.DefaultRetries
+	DefaultRetryBase  = retry.DefaultBase
+	DefaultRetryMax   = retry.DefaultMax
 )
 
 // Config configures a Model. Nothing is read from the environment: the
@@ -62,26 +60,12 @@ var _ llm.Model = (*Model)(nil)
 
 // New returns a Model for cfg.
 func New(cfg Config) (*Model, error) {
-	if cfg.MaxRetries == 0 {
-		cfg.MaxRetries = DefaultMaxRetries
-	}
-	if cfg.MaxRetries < 0 {
-		cfg.MaxRetries = 0
-	}
-	if cfg.RetryBase <= 0 {
-		cfg.RetryBase = DefaultRetryBase
-	}
-	if cfg.RetryMax <= 0 {
-		cfg.RetryMax = DefaultRetryMax
-	}
-	if cfg.RetryMax < cfg.RetryBase {
-		return nil, fmt.Errorf("anthropic: RetryMax %v is less than RetryBase %v", cfg.RetryMax, cfg.RetryBase)
+	policy, err := retry.NewPolicy(cfg.MaxRetries, cfg.RetryBase, cfg.RetryMax, cfg.Sleep)
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: %w", err)
 	}
 	if cfg.DefaultMaxTokens < 0 {
 		return nil, fmt.Errorf("anthropic: negative DefaultMaxTokens %d", cfg.DefaultMaxTokens)
-	}
-	if cfg.Sleep == nil {
-		cfg.Sleep = retry.Sleep
 	}
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(),
@@ -94,33 +78,22 @@ func New(cfg Config) (*Model, error) {
 		opts = append(opts, option.WithAuthToken(cfg.AuthToken))
 	}
 	if cfg.BaseURL != "" {
-		u, err := url.Parse(cfg.BaseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("anthropic: bad base URL %q", cfg.BaseURL)
+		if _, err := retry.CheckBaseURL(cfg.BaseURL); err != nil {
+			return nil, fmt.Errorf("anthropic: %w", err)
 		}
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
-		if t, ok := http.DefaultTransport.(*http.Transport); ok {
-			t = t.Clone()
-			t.ResponseHeaderTimeout = 10 * time.Minute
-			cfg.HTTPClient.Transport = t
-		}
+		cfg.HTTPClient = retry.HTTPClient()
 	}
 	opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	keys := make([]string, 0, len(cfg.Headers))
-	for k := range cfg.Headers {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range retry.SortedKeys(cfg.Headers) {
 		opts = append(opts, option.WithHeader(k, cfg.Headers[k]))
 	}
 	client := sdk.NewClient(opts...)
 	return &Model{
 		msgs:   client.Messages,
-		retry:  retry.Policy{Retries: cfg.MaxRetries, Base: cfg.RetryBase, Max: cfg.RetryMax, Sleep: cfg.Sleep},
+		retry:  policy,
 		defMax: cfg.DefaultMaxTokens,
 	}, nil
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
-	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -23,9 +21,9 @@ import (
 // Defaults.
 const (
 	DefaultBaseURL    = "https://api.openai.com/v1"
-	DefaultMaxRetries = 8
-	DefaultRetryBase  = 500 * time.Millisecond
-	DefaultRetryMax   = 30 * time.Second
+	DefaultMaxRetries = retry.DefaultRetries
+	DefaultRetryBase  = retry.DefaultBase
+	DefaultRetryMax   = retry.DefaultMax
 	// placeholderKey is sent when Config.APIKey is empty: local servers
 	// ignore it, and some refuse a request with no Authorization at all.
 	placeholderKey = "no-key"
@@ -71,30 +69,16 @@ var _ llm.Model = (*Model)(nil)
 
 // New returns a Model for cfg.
 func New(cfg Config) (*Model, error) {
-	if cfg.MaxRetries == 0 {
-		cfg.MaxRetries = DefaultMaxRetries
-	}
-	if cfg.MaxRetries < 0 {
-		cfg.MaxRetries = 0
-	}
-	if cfg.RetryBase <= 0 {
-		cfg.RetryBase = DefaultRetryBase
-	}
-	if cfg.RetryMax <= 0 {
-		cfg.RetryMax = DefaultRetryMax
-	}
-	if cfg.RetryMax < cfg.RetryBase {
-		return nil, fmt.Errorf("openai: RetryMax %v is less than RetryBase %v", cfg.RetryMax, cfg.RetryBase)
-	}
-	if cfg.Sleep == nil {
-		cfg.Sleep = retry.Sleep
+	policy, err := retry.NewPolicy(cfg.MaxRetries, cfg.RetryBase, cfg.RetryMax, cfg.Sleep)
+	if err != nil {
+		return nil, fmt.Errorf("openai: %w", err)
 	}
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
 	}
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: bad base URL %q", cfg.BaseURL)
+	u, err := retry.CheckBaseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("openai: %w", err)
 	}
 	switch cfg.MaxTokensField {
 	case "":
@@ -110,12 +94,7 @@ func New(cfg Config) (*Model, error) {
 		cfg.APIKey = placeholderKey
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
-		if t, ok := http.DefaultTransport.(*http.Transport); ok {
-			t = t.Clone()
-			t.ResponseHeaderTimeout = 10 * time.Minute
-			cfg.HTTPClient.Transport = t
-		}
+		cfg.HTTPClient = retry.HTTPClient()
 	}
 	base := cfg.BaseURL
 	if !strings.HasSuffix(base, "/") {
@@ -129,17 +108,12 @@ func New(cfg Config) (*Model, error) {
 		option.WithHTTPClient(cfg.HTTPClient),
 		option.WithMaxRetries(0),
 	}
-	keys := make([]string, 0, len(cfg.Headers))
-	for k := range cfg.Headers {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range retry.SortedKeys(cfg.Headers) {
 		opts = append(opts, option.WithHeader(k, cfg.Headers[k]))
 	}
 	return &Model{
 		chat:     sdk.NewChatCompletionService(opts...),
-		retry:    retry.Policy{Retries: cfg.MaxRetries, Base: cfg.RetryBase, Max: cfg.RetryMax, Sleep: cfg.Sleep},
+		retry:    policy,
 		maxField: cfg.MaxTokensField,
 	}, nil
 }

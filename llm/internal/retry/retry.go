@@ -1,7 +1,8 @@
-// Package retry is the retry policy the provider adapters share: which
-// failures are worth another attempt, how long to wait (jittered
-// exponential back-off, never less than the server's retry-after), and the
-// attempt loop that tells the consumer about each retry.
+// Package retry is what the provider adapters share: the retry policy
+// (which failures are worth another attempt, how long to wait — jittered
+// exponential back-off, never less than the server's retry-after), the
+// attempt loop that tells the consumer about each retry, and the plumbing
+// of their HTTP clients (default client, base URL check, header order).
 package retry
 
 import (
@@ -9,6 +10,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -151,4 +154,69 @@ func Run(ctx context.Context, p Policy, provider string, attempt Attempt, yield 
 			return
 		}
 	}
+}
+
+// Defaults of a Policy's fields.
+const (
+	DefaultRetries = 8
+	DefaultBase    = 500 * time.Millisecond
+	DefaultMax     = 30 * time.Second
+)
+
+// NewPolicy fills in the defaults the adapters document: retries 0 means
+// DefaultRetries and a negative count means never; zero durations mean the
+// defaults; a nil sleep waits for real. It fails when max < base.
+func NewPolicy(retries int, base, max time.Duration, sleep func(context.Context, time.Duration) error) (Policy, error) {
+	switch {
+	case retries == 0:
+		retries = DefaultRetries
+	case retries < 0:
+		retries = 0
+	}
+	if base <= 0 {
+		base = DefaultBase
+	}
+	if max <= 0 {
+		max = DefaultMax
+	}
+	if max < base {
+		return Policy{}, fmt.Errorf("RetryMax %v is less than RetryBase %v", max, base)
+	}
+	if sleep == nil {
+		sleep = Sleep
+	}
+	return Policy{Retries: retries, Base: base, Max: max, Sleep: sleep}, nil
+}
+
+// HTTPClient is the client an adapter uses when none is given: no overall
+// timeout (answers stream for minutes) but a 10-minute wait for headers.
+func HTTPClient() *http.Client {
+	c := &http.Client{}
+	if t, ok := http.DefaultTransport.(*http.Transport); ok {
+		t = t.Clone()
+		t.ResponseHeaderTimeout = 10 * time.Minute
+		c.Transport = t
+	}
+	return c
+}
+
+// CheckBaseURL parses a provider base URL, which must be http(s) with a
+// host.
+func CheckBaseURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("bad base URL %q", s)
+	}
+	return u, nil
+}
+
+// SortedKeys returns the keys of extra headers in order, so requests are
+// built the same way every time.
+func SortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

@@ -90,3 +90,22 @@ func TestRunStopsOnPermanentFailure(t *testing.T) {
 		t.Fatalf("calls %d final %v", calls, final)
 	}
 }
+
+func TestNewPolicyDefaults(t *testing.T) {
+	p, err := NewPolicy(0, 0, 0, nil)
+	if err != nil || p.Retries != DefaultRetries || p.Base != DefaultBase || p.Max != DefaultMax || p.Sleep == nil {
+		t.Fatalf("defaults %+v %v", p, err)
+	}
+	if p, _ := NewPolicy(-1, time.Millisecond, time.Second, nil); p.Retries != 0 {
+		t.Fatalf("negative retries gave %d", p.Retries)
+	}
+	if _, err := NewPolicy(1, time.Second, time.Millisecond, nil); err == nil {
+		t.Fatal("max < base accepted")
+	}
+	if _, err := CheckBaseURL("ftp://x"); err == nil {
+		t.Fatal("ftp base URL accepted")
+	}
+	if got := SortedKeys(map[string]string{"b": "", "a": ""}); got[0] != "a" || got[1] != "b" {
+		t.Fatalf("keys %v", got)
+	}
+}
