@@ -26,7 +26,6 @@ type agent struct {
 	depth     int
 	def       *agentdef.Definition
 	modelID   string
-	modelRule string
 	pool      *tool.Pool
 	spec      *agentToolSpec // nil when the agent cannot spawn
 	types     []string       // spawnable types; nil means any

@@ -1,6 +1,7 @@
 package cadre
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -90,21 +91,12 @@ func TestComputeCeiling(t *testing.T) {
 				t.Errorf("%d granted + %d dropped != %d parent tools", len(got.tools), len(got.receipt.Dropped), len(parent))
 			}
 			for _, r := range c.rules {
-				if !slicesContainsRule(got.perms.Rules, r) {
+				if !slices.Contains(got.perms.Rules, r) {
 					t.Errorf("parent rule %v does not bind the child", r)
 				}
 			}
 		})
 	}
-}
-
-func slicesContainsRule(rules []permission.Rule, r permission.Rule) bool {
-	for _, x := range rules {
-		if x == r {
-			return true
-		}
-	}
-	return false
 }
 
 func TestDisallowedWithContentBecomesDenyRule(t *testing.T) {
@@ -114,7 +106,7 @@ func TestDisallowedWithContentBecomesDenyRule(t *testing.T) {
 		t.Fatalf("tools:\n%s", diff)
 	}
 	want := permission.Rule{Behavior: permission.Deny, Tool: "Bash", Content: "rm:*", Source: "/defs/x.md"}
-	if !slicesContainsRule(got.perms.Rules, want) {
+	if !slices.Contains(got.perms.Rules, want) {
 		t.Fatalf("rules %+v", got.perms.Rules)
 	}
 }

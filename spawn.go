@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -50,7 +51,7 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 	if def == nil {
 		return refuse(RefusedUnknownType, fmt.Sprintf("Unknown agent type %q. Available agent types: %s.", typ, a.typeList()))
 	}
-	if a.types != nil && !containsString(a.types, typ) {
+	if a.types != nil && !slices.Contains(a.types, typ) {
 		return refuse(RefusedPermission, fmt.Sprintf("This agent may start only these agent types: %s (its definition's Agent(...) entry). Do not retry with %q.", strings.Join(a.types, ", "), typ))
 	}
 	cwd := a.env.Cwd
@@ -75,15 +76,6 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 	}
 	run.count(func(s *SubagentStats) { s.Spawned++ })
 	return child.execute(ctx, a, in)
-}
-
-func containsString(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // typeList names the types a may start, for error messages.
@@ -135,7 +127,7 @@ func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd
 	}
 	child := &agent{
 		run: a.run, parent: a, id: id, typ: def.Name, toolUseID: toolUseID, depth: depth, def: def,
-		modelID: modelID, modelRule: rule, types: c.types, perms: c.perms, env: env, maxTurns: def.MaxTurns,
+		modelID: modelID, types: c.types, perms: c.perms, env: env, maxTurns: def.MaxTurns,
 		effort: firstNonEmpty(in.Effort, def.Effort), spawnReceipt: c.receipt,
 	}
 	tools := make([]tool.Tool, 0, len(c.tools))
@@ -322,7 +314,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		parentName = "main"
 	}
 	meta := &agentMeta{AgentID: c.id, AgentType: c.typ, Description: in.Description, ToolUseID: c.toolUseID, Depth: c.depth,
-		Parent: parentName, Model: c.modelID, StartedAt: start.UTC(), Receipt: c.receipt()}
+		Parent: parentName, Model: c.modelID, StartedAt: start.UTC(), Receipt: c.spawnReceipt}
 	var tpath, mpath string
 	var rec loop.Recorder
 	if run.journal != nil {
@@ -402,9 +394,6 @@ func (c *agent) safeRun(ctx context.Context, msgs []llm.Message, rec loop.Record
 	return c.runLoop(ctx, msgs, rec)
 }
 
-// receipt is the child's spawn receipt, as computed at spawn.
-func (c *agent) receipt() Receipt { return c.spawnReceipt }
-
 // structured builds the SubagentResult of a finished child.
 func (c *agent) structured(status string, res *loop.Result, runErr error, d time.Duration, tpath string) *SubagentResult {
 	c.mu.Lock()
@@ -414,9 +403,9 @@ func (c *agent) structured(status string, res *loop.Result, runErr error, d time
 		stats[k] = v
 	}
 	out := &SubagentResult{
-		AgentID: c.id, AgentType: c.typ, ToolUseID: c.toolUseID, Status: status, Model: c.modelID, ModelRule: c.modelRule,
+		AgentID: c.id, AgentType: c.typ, ToolUseID: c.toolUseID, Status: status, Model: c.modelID, ModelRule: c.spawnReceipt.ModelRule,
 		ModelsUsed: append([]string(nil), c.models...), ToolUses: c.toolUses, ToolStats: stats, Usage: c.usage,
-		Duration: d, TranscriptPath: tpath, Receipt: c.receipt(),
+		Duration: d, TranscriptPath: tpath, Receipt: c.spawnReceipt,
 	}
 	if runErr != nil {
 		out.Error = runErr.Error()

@@ -126,6 +126,9 @@ error (including a missing API key), 130 interrupted.`,
 	}
 	cmd.SetVersionTemplate("cadre {{.Version}}\n")
 	f := cmd.Flags()
+	// Headless printing is the only mode until the terminal UI exists, so
+	// -p is accepted (scripts written for Claude Code pass it) and the run
+	// does not depend on it.
 	f.BoolVarP(&o.print, "print", "p", false, "print the answer and exit (headless mode; the prompt is the argument or stdin)")
 	f.StringVar(&o.outputFormat, "output-format", "text", "output format with --print: text, json or stream-json")
 	f.StringVar(&o.model, "model", "", "model alias (sonnet, opus, haiku) or provider model id")
@@ -184,11 +187,11 @@ func runPrint(ctx context.Context, p procIO, o *options, args []string) error {
 	if err != nil {
 		return err
 	}
-	setup, err := configure(ctx, p, o)
+	cfg, err := configure(ctx, p, o)
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
-	rt, err := cadre.New(setup.config)
+	rt, err := cadre.New(cfg)
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
@@ -196,10 +199,10 @@ func runPrint(ctx context.Context, p procIO, o *options, args []string) error {
 	for ev, err := range rt.Run(ctx, prompt) {
 		if err != nil {
 			if ctx.Err() != nil {
-				_ = pr.fail("interrupted", "error_during_execution", last)
+				_ = pr.fail("interrupted", "error_during_execution")
 				return &exitError{ExitInterrupted, nil}
 			}
-			if perr := pr.fail(err.Error(), "error_during_execution", last); perr != nil {
+			if perr := pr.fail(err.Error(), "error_during_execution"); perr != nil {
 				return &exitError{ExitFailed, perr}
 			}
 			return &exitError{ExitFailed, nil}

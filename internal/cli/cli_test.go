@@ -191,7 +191,7 @@ func TestAPIErrorExitsOne(t *testing.T) {
 		t.Fatalf("code %d", p.code)
 	}
 	var res map[string]any
-	if err := json.Unmarshal([]byte(p.stdout), &res); err != nil || res["is_error"] != true || !strings.Contains(res["result"].(string), "401") {
+	if err := json.Unmarshal([]byte(p.stdout), &res); err != nil || res["is_error"] != true || !strings.Contains(res["result"].(string), "401") || res["session_id"] == "" {
 		t.Fatalf("result %s (%v)", p.stdout, err)
 	}
 }

@@ -15,41 +15,36 @@ import (
 	"github.com/cadre-dev/cadre/permission"
 )
 
-// setup is a configured run.
-type setup struct {
-	config cadre.Config
-}
-
 // configure turns flags, settings files, agent definitions and the
 // environment into a Runtime configuration. Problems with what the user
 // wrote are usage errors (exit 2); warnings go to stderr.
-func configure(ctx context.Context, p procIO, o *options) (*setup, error) {
+func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
-		return nil, &usageError{fmt.Sprintf("working directory: %v", err)}
+		return cadre.Config{}, fmt.Errorf("working directory: %v", err)
 	}
 	home := p.getenv("HOME")
 	flagRules, err := permcmd.FlagRules(o.allowedTools, o.disallowedTools)
 	if err != nil {
-		return nil, &usageError{err.Error()}
+		return cadre.Config{}, err
 	}
 	s, diags, err := settings.Load(settings.LoadOptions{
 		Cwd: cwd, Home: home, SettingsFile: o.settingsFile,
 		Flags: settings.Flags{Rules: flagRules, AddDirs: o.addDirs},
 	})
 	if err != nil {
-		return nil, &usageError{err.Error()}
+		return cadre.Config{}, err
 	}
 	for _, d := range diags {
 		fmt.Fprintln(p.stderr, "cadre: "+d.String())
 	}
 	mode, err := permcmd.ResolveMode(o.permissionMode, o.skipPermissions, s)
 	if err != nil {
-		return nil, &usageError{err.Error()}
+		return cadre.Config{}, err
 	}
 	checker, err := permission.NewChecker(permission.Config{Mode: mode, Rules: s.Permissions.Rules, Cwd: cwd, Home: home})
 	if err != nil {
-		return nil, &usageError{err.Error()}
+		return cadre.Config{}, err
 	}
 	for _, w := range checker.Warnings() {
 		fmt.Fprintln(p.stderr, "cadre: warning: "+w)
@@ -74,11 +69,11 @@ func configure(ctx context.Context, p procIO, o *options) (*setup, error) {
 	pc := providerConfig{Provider: s.Provider.Value, Model: model, Aliases: s.ModelAliases, Getenv: getenv}
 	llmModel, provider, id, err := buildModel(pc)
 	if err != nil {
-		return nil, err
+		return cadre.Config{}, err
 	}
 	defs, err := agentdef.Load(ctx, agentdef.LoadOptions{Cwd: cwd, Home: home, FlagAgents: o.agents})
 	if err != nil {
-		return nil, &usageError{fmt.Sprintf("agent definitions: %v", err)}
+		return cadre.Config{}, fmt.Errorf("agent definitions: %v", err)
 	}
 	for _, d := range defs.Diagnostics() {
 		if d.Severity == agentdef.SeverityError || o.verbose {
@@ -105,7 +100,7 @@ func configure(ctx context.Context, p procIO, o *options) (*setup, error) {
 			Limits: permissionLimits(s),
 		},
 	}
-	return &setup{config: cfg}, nil
+	return cfg, nil
 }
 
 func addSubcommands(root *cobra.Command) {

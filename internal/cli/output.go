@@ -18,7 +18,7 @@ func outputFormats() []string { return []string{"text", "json", "stream-json"} }
 type printer interface {
 	event(ev cadre.Event) error
 	// fail reports a run that ended with an error instead of a result.
-	fail(msg string, subtype string, res *cadre.Result) error
+	fail(msg, subtype string) error
 }
 
 func newPrinter(format string, out, errOut io.Writer, verbose bool) (printer, error) {
@@ -83,7 +83,7 @@ func (p *textPrinter) event(ev cadre.Event) error {
 	return nil
 }
 
-func (p *textPrinter) fail(msg, _ string, _ *cadre.Result) error {
+func (p *textPrinter) fail(msg, _ string) error {
 	_, err := fmt.Fprintln(p.errOut, "cadre: "+msg)
 	return err
 }
@@ -124,26 +124,29 @@ func toResultJSON(res *cadre.Result) resultJSON {
 	}
 }
 
-func failJSON(msg, subtype string, res *cadre.Result) resultJSON {
-	r := resultJSON{Type: "result", PermissionDenials: []permission.Denial{}}
-	if res != nil {
-		r = toResultJSON(res)
-	}
-	r.Subtype, r.IsError, r.Result = subtype, true, msg
-	return r
+// failJSON is the result object of a run that ended in error.
+func failJSON(msg, subtype, session string) resultJSON {
+	return resultJSON{Type: "result", Subtype: subtype, IsError: true, Result: msg, SessionID: session,
+		PermissionDenials: []permission.Denial{}}
 }
 
-type jsonPrinter struct{ enc *json.Encoder }
+type jsonPrinter struct {
+	enc     *json.Encoder
+	session string
+}
 
 func (p *jsonPrinter) event(ev cadre.Event) error {
-	if ev.Type == cadre.EventResult {
+	switch ev.Type {
+	case cadre.EventInit:
+		p.session = ev.Init.SessionID
+	case cadre.EventResult:
 		return p.enc.Encode(toResultJSON(ev.Result))
 	}
 	return nil
 }
 
-func (p *jsonPrinter) fail(msg, subtype string, res *cadre.Result) error {
-	return p.enc.Encode(failJSON(msg, subtype, res))
+func (p *jsonPrinter) fail(msg, subtype string) error {
+	return p.enc.Encode(failJSON(msg, subtype, p.session))
 }
 
 type streamPrinter struct {
@@ -213,10 +216,6 @@ type taskDoneJSON struct {
 	DurationMS int64 `json:"duration_ms"`
 }
 
-func (p *streamPrinter) fail(msg, subtype string, res *cadre.Result) error {
-	r := failJSON(msg, subtype, res)
-	if r.SessionID == "" {
-		r.SessionID = p.session
-	}
-	return p.enc.Encode(r)
+func (p *streamPrinter) fail(msg, subtype string) error {
+	return p.enc.Encode(failJSON(msg, subtype, p.session))
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -48,11 +49,6 @@ type providerConfig struct {
 	Getenv  func(string) string
 }
 
-// usageError is a configuration problem: exit code 2.
-type usageError struct{ msg string }
-
-func (e *usageError) Error() string { return e.msg }
-
 // chooseProvider picks the provider: CADRE_PROVIDER, then settings, then the
 // API key present in the environment.
 func chooseProvider(pc providerConfig) (string, error) {
@@ -67,12 +63,12 @@ func chooseProvider(pc providerConfig) (string, error) {
 		case pc.Getenv("OPENAI_API_KEY") != "" || pc.Getenv("OPENAI_BASE_URL") != "":
 			p = providerOpenAI
 		default:
-			return "", &usageError{"no model provider configured: set ANTHROPIC_API_KEY (or OPENAI_API_KEY, or OPENAI_BASE_URL for a local OpenAI-compatible server)"}
+			return "", errors.New("no model provider configured: set ANTHROPIC_API_KEY (or OPENAI_API_KEY, or OPENAI_BASE_URL for a local OpenAI-compatible server)")
 		}
 	}
 	p = strings.ToLower(p)
 	if p != providerAnthropic && p != providerOpenAI {
-		return "", &usageError{fmt.Sprintf("unknown provider %q: valid values are anthropic, openai", p)}
+		return "", fmt.Errorf("unknown provider %q: valid values are anthropic, openai", p)
 	}
 	return p, nil
 }
@@ -106,7 +102,7 @@ func buildModel(pc providerConfig) (llm.Model, string, string, error) {
 	case providerAnthropic:
 		key, token := pc.Getenv("ANTHROPIC_API_KEY"), pc.Getenv("ANTHROPIC_AUTH_TOKEN")
 		if key == "" && token == "" {
-			return nil, "", "", &usageError{"the anthropic provider needs an API key: set ANTHROPIC_API_KEY"}
+			return nil, "", "", errors.New("the anthropic provider needs an API key: set ANTHROPIC_API_KEY")
 		}
 		m, err := anthropic.New(anthropic.Config{APIKey: key, AuthToken: token, BaseURL: pc.Getenv("ANTHROPIC_BASE_URL")})
 		if err != nil {
@@ -116,7 +112,7 @@ func buildModel(pc providerConfig) (llm.Model, string, string, error) {
 	default:
 		key, base := pc.Getenv("OPENAI_API_KEY"), pc.Getenv("OPENAI_BASE_URL")
 		if key == "" && base == "" {
-			return nil, "", "", &usageError{"the openai provider needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server that needs no key)"}
+			return nil, "", "", errors.New("the openai provider needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server that needs no key)")
 		}
 		m, err := openai.New(openai.Config{APIKey: key, BaseURL: base})
 		if err != nil {
