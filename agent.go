@@ -19,7 +19,6 @@ import (
 // configuration.
 type agent struct {
 	run       *runState
-	parent    *agent
 	id        string // "" for the main agent
 	typ       string
 	toolUseID string // the Agent call that started it
@@ -43,7 +42,6 @@ type agent struct {
 	usage     llm.Usage // own requests plus finished children's subtrees
 	models    []string  // models used in the subtree
 	toolStats map[string]int
-	toolUses  int
 }
 
 type agentKey struct{}
@@ -173,7 +171,6 @@ func (a *agent) noteTool(name string) {
 		a.toolStats = map[string]int{}
 	}
 	a.toolStats[name]++
-	a.toolUses++
 	a.mu.Unlock()
 }
 

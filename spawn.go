@@ -126,7 +126,7 @@ func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd
 		env.Dirs = append(env.Dirs, memDir)
 	}
 	child := &agent{
-		run: a.run, parent: a, id: id, typ: def.Name, toolUseID: toolUseID, depth: depth, def: def,
+		run: a.run, id: id, typ: def.Name, toolUseID: toolUseID, depth: depth, def: def,
 		modelID: modelID, types: c.types, perms: c.perms, env: env, maxTurns: def.MaxTurns,
 		effort: firstNonEmpty(in.Effort, def.Effort), spawnReceipt: c.receipt,
 	}
@@ -398,13 +398,14 @@ func (c *agent) safeRun(ctx context.Context, msgs []llm.Message, rec loop.Record
 func (c *agent) structured(status string, res *loop.Result, runErr error, d time.Duration, tpath string) *SubagentResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	stats := map[string]int{}
+	stats, uses := map[string]int{}, 0
 	for k, v := range c.toolStats {
 		stats[k] = v
+		uses += v
 	}
 	out := &SubagentResult{
 		AgentID: c.id, AgentType: c.typ, ToolUseID: c.toolUseID, Status: status, Model: c.modelID, ModelRule: c.spawnReceipt.ModelRule,
-		ModelsUsed: append([]string(nil), c.models...), ToolUses: c.toolUses, ToolStats: stats, Usage: c.usage,
+		ModelsUsed: append([]string(nil), c.models...), ToolUses: uses, ToolStats: stats, Usage: c.usage,
 		Duration: d, TranscriptPath: tpath, Receipt: c.spawnReceipt,
 	}
 	if runErr != nil {
