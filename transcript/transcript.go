@@ -1,20 +1,17 @@
 // Package transcript stores an agent's conversation as append-only JSON
-// lines, one message per line, written as each message is complete so a
-// crash or an interrupt loses nothing that was said. The same files are read
-// back to resume an agent.
+// lines, one message per line, handed to the session's Journal as each
+// message is complete and written by it at once, so an interrupt loses
+// nothing that was said. The same files are read back to resume an agent.
 package transcript
 
 import (
 	"bufio"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -34,75 +31,6 @@ type Entry struct {
 	// Model and Usage are set on assistant entries.
 	Model string     `json:"model,omitempty"`
 	Usage *llm.Usage `json:"usage,omitempty"`
-}
-
-// Writer appends entries to one transcript file. It is safe for concurrent
-// use; each entry is one write, so a reader never sees half a line.
-type Writer struct {
-	mu        sync.Mutex
-	f         *os.File
-	path      string
-	sessionID string
-	agentID   string
-	now       func() time.Time
-}
-
-// Create opens path for appending, creating it and its directory.
-func Create(path, sessionID, agentID string, now func() time.Time) (*Writer, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("create transcript dir: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open transcript: %w", err)
-	}
-	if now == nil {
-		now = time.Now
-	}
-	return &Writer{f: f, path: path, sessionID: sessionID, agentID: agentID, now: now}, nil
-}
-
-// Path is the file the writer appends to.
-func (w *Writer) Path() string { return w.path }
-
-// AppendMessage writes one conversation message. usage and model may be
-// zero.
-func (w *Writer) AppendMessage(m llm.Message, model string, usage *llm.Usage) error {
-	e := Entry{
-		Type:      string(m.Role),
-		SessionID: w.sessionID,
-		AgentID:   w.agentID,
-		Timestamp: w.now().UTC().Format(time.RFC3339Nano),
-		Message:   &m,
-		Model:     model,
-		Usage:     usage,
-	}
-	b, err := json.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("encode transcript entry: %w", err)
-	}
-	b = append(b, '\n')
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.f == nil {
-		return errors.New("transcript is closed")
-	}
-	if _, err := w.f.Write(b); err != nil {
-		return fmt.Errorf("write transcript %s: %w", w.path, err)
-	}
-	return nil
-}
-
-// Close closes the file; later appends fail.
-func (w *Writer) Close() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.f == nil {
-		return nil
-	}
-	err := w.f.Close()
-	w.f = nil
-	return err
 }
 
 // Read parses every entry of a transcript. A torn last line (a crash in the

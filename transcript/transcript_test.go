@@ -18,10 +18,8 @@ func TestRoundTrip(t *testing.T) {
 	if want := filepath.Join(dir, "projects", "-home-me-my-proj", "s1.jsonl"); path != want {
 		t.Fatalf("path %s, want %s", path, want)
 	}
-	w, err := Create(path, "s1", "", func() time.Time { return time.Unix(0, 0) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := NewJournal()
+	w := j.Transcript(path, "s1", "", func() time.Time { return time.Unix(0, 0) })
 	msgs := []llm.Message{
 		llm.UserText("hi"),
 		{Role: llm.RoleAssistant, Content: []llm.Block{
@@ -35,7 +33,9 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Flushed per message: readable before Close.
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
 	entries, err := ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -43,8 +43,8 @@ func TestRoundTrip(t *testing.T) {
 	if diff := cmp.Diff(msgs, Messages(entries)); diff != "" {
 		t.Fatalf("messages (-want +got):\n%s", diff)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
+	if entries[1].Model != "model-x" || entries[1].Usage.InputTokens != 3 || entries[0].SessionID != "s1" || entries[0].Timestamp != "1970-01-01T00:00:00Z" {
+		t.Fatalf("entry fields %+v", entries[1])
 	}
 	if err := w.AppendMessage(msgs[0], "", nil); err == nil {
 		t.Fatal("append after close succeeded")
