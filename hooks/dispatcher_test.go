@@ -255,9 +255,10 @@ func readPID(t *testing.T, path string) int {
 func TestTimeoutKillsTheProcessGroup(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	pidFile := filepath.Join(dir, "pid")
-	hang := script(t, dir, "hang.sh", `cat >/dev/null; sleep 300 & echo $! > "`+pidFile+`"; wait`)
-	raw := `{"PreToolUse":[{"hooks":[{"type":"command","command":"` + hang + `","timeout":0.3},{"type":"command","command":"echo fine"}]}]}`
+	// A unique sleep argument finds the process whether or not the hook
+	// got as far as starting it before its timeout.
+	marker := fmt.Sprintf("300.%09d", time.Now().UnixNano()%1e9)
+	raw := `{"PreToolUse":[{"hooks":[{"type":"command","command":"cat >/dev/null; sleep ` + marker + ` & wait","timeout":0.5},{"type":"command","command":"echo fine"}]}]}`
 	d := New(settings(t, raw), Options{})
 	o := d.Fire(context.Background(), &Input{HookEventName: PreToolUse, ToolName: "Bash", Cwd: dir})
 	r := o.Runs[0]
@@ -267,7 +268,33 @@ func TestTimeoutKillsTheProcessGroup(t *testing.T) {
 	if o.Runs[1].ExitCode != 0 || o.Runs[1].Stdout != "fine\n" {
 		t.Errorf("the other hook = %+v", o.Runs[1])
 	}
-	waitGone(t, readPID(t, pidFile))
+	deadline := time.Now().Add(10 * time.Second)
+	for pids := processesWith("sleep " + marker); len(pids) > 0; pids = processesWith("sleep " + marker) {
+		if time.Now().After(deadline) {
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("hook's sleep still running: %v", pids)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// processesWith returns the live processes whose command line is cmdline.
+func processesWith(cmdline string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err == nil && strings.TrimRight(strings.ReplaceAll(string(b), "\x00", " "), " ") == cmdline && alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 func TestCancelKillsRunningHooks(t *testing.T) {

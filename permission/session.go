@@ -203,8 +203,9 @@ func (s *Session) deny(req Request, d Decision, why string, background bool) Out
 			b.WriteString(" " + why)
 		}
 		// Name the rule that would allow the call, but only when adding it
-		// really would (not in plan mode, not past an ask rule).
-		if r, ok := SuggestRule(req); ok && s.Checker().WithRules(r).Check(req).Behavior == Allow {
+		// really would (not in plan mode, not past an ask rule, not when
+		// a hook asked).
+		if r, ok := SuggestRule(req); ok && d.Source != SourceHook && s.Checker().WithRules(r).Check(req).Behavior == Allow {
 			fmt.Fprintf(&b, " To allow calls like this, the user can add %q to permissions.allow in .cadre/settings.json or pass --allowedTools %q.", r.String(), r.String())
 		}
 	}

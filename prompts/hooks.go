@@ -87,12 +87,11 @@ func HookUpdatedInputRefused() string {
 	return "A PermissionRequest hook approved this call only with changed input, which cannot be applied at the permission prompt, so the call was not run."
 }
 
-// HookAskUnanswered is the permission reason when a PreToolUse hook asked
-// for confirmation: it is shown at the prompt, and the model reads it if
-// no one can answer.
-func HookAskUnanswered(reason string) string {
+// HookAskUnanswered is what the model reads when a PreToolUse hook asked
+// for confirmation of a call and nobody can be asked.
+func HookAskUnanswered(tool, reason string) string {
 	if reason = strings.TrimSpace(reason); reason != "" {
-		return "a PreToolUse hook asks for confirmation: " + reason
+		return fmt.Sprintf("The %s call was not run: a PreToolUse hook asks for confirmation (%s), and no one can answer here.", tool, hookText([]string{reason}))
 	}
-	return "a PreToolUse hook asks for confirmation"
+	return fmt.Sprintf("The %s call was not run: a PreToolUse hook asks for confirmation, and no one can answer here.", tool)
 }
