@@ -89,7 +89,7 @@ func newHookWorld(t *testing.T, settings string) *hookWorld {
 	obs := &runLog{}
 	bc := builtin.Config{}
 	return &hookWorld{t: t, dir: dir, srv: srv, m: m, obs: obs,
-		d: hooks.New(cfg, hooks.Options{ProjectDir: dir, Observer: obs}),
+		d:    hooks.New(cfg, hooks.Options{ProjectDir: dir, Observer: obs}),
 		tool: map[string]tool.Tool{"Bash": builtin.NewBash(bc), "Read": builtin.NewRead(bc), "Edit": builtin.NewEdit(bc), "Write": builtin.NewWrite(bc)},
 	}
 }
