@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -215,11 +216,13 @@ func (d *Dispatcher) Fire(ctx context.Context, in *Input) Outcome {
 	if len(hooks) == 0 {
 		return Outcome{}
 	}
-	payload, err := in.MarshalJSON()
-	if err != nil {
+	// Commands read the input as JSON; callbacks take it as it is.
+	var payload []byte
+	var err error
+	if slices.ContainsFunc(hooks, func(p planned) bool { return p.handler.Command != "" }) {
 		// The input is built by cadre; a failure here is a bug, reported
-		// on every run instead of panicking.
-		payload = nil
+		// on every command's run rather than a panic.
+		payload, err = in.MarshalJSON()
 	}
 	dir := in.Cwd
 	if dir == "" {
@@ -229,14 +232,14 @@ func (d *Dispatcher) Fire(ctx context.Context, in *Input) Outcome {
 	runOne := func(i int) {
 		p := hooks[i]
 		run := Run{
-			ID: fmt.Sprintf("hook-%d", d.runs.Add(1)), Event: in.HookEventName, Matcher: p.group.Matcher,
+			ID: "hook-" + strconv.FormatUint(d.runs.Add(1), 10), Event: in.HookEventName, Matcher: p.group.Matcher,
 			Command: p.handler.label(), Source: p.group.Source, AgentID: in.AgentID, AgentType: in.AgentType, ToolName: in.ToolName,
 		}
 		if d.opts.Observer != nil {
 			d.opts.Observer.HookStarted(run)
 		}
 		switch {
-		case err != nil:
+		case p.handler.Command != "" && err != nil:
 			run.Err = fmt.Errorf("build hook input: %w", err)
 			results[i] = result{exit: -1}
 		case p.handler.Command != "":

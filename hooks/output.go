@@ -144,7 +144,6 @@ type result struct {
 // combine folds the results, in order, into one Outcome for event ev.
 func combine(ev Event, results []result) Outcome {
 	var o Outcome
-	permRank := map[permission.Behavior]int{"": 0, permission.Allow: 1, permission.Ask: 2, permission.Deny: 3}
 	for _, res := range results {
 		run := res.run
 		switch {
@@ -159,7 +158,7 @@ func combine(ev Event, results []result) Outcome {
 				o.Feedback = append(o.Feedback, fmt.Sprintf("A %s hook blocked this without saying why.", ev))
 			}
 		case res.exit == 0:
-			applyStdout(ev, res, &run, &o, permRank)
+			applyStdout(ev, res, &run, &o)
 		}
 		o.Runs = append(o.Runs, run)
 	}
@@ -168,7 +167,7 @@ func combine(ev Event, results []result) Outcome {
 
 // applyStdout reads the stdout of a hook that exited 0: JSON when it is
 // an object, plain text otherwise.
-func applyStdout(ev Event, res result, run *Run, o *Outcome, permRank map[permission.Behavior]int) {
+func applyStdout(ev Event, res result, run *Run, o *Outcome) {
 	out := bytes.TrimSpace(res.stdout)
 	if len(out) == 0 {
 		return
@@ -206,11 +205,11 @@ func applyStdout(ev Event, res result, run *Run, o *Outcome, permRank map[permis
 	case "approve":
 		// The older PreToolUse spelling of permissionDecision "allow".
 		if ev == PreToolUse {
-			setPermission(o, run, permission.Allow, h.Reason, permRank)
+			setPermission(o, run, permission.Allow, h.Reason)
 		}
 	}
 	if s := h.Specific; s != nil && (s.HookEventName == "" || s.HookEventName == string(ev)) {
-		applySpecific(ev, s, run, o, permRank)
+		applySpecific(ev, s, run, o)
 	}
 	if h.Continue != nil && !*h.Continue {
 		run.Decision = "stop"
@@ -220,7 +219,7 @@ func applyStdout(ev Event, res result, run *Run, o *Outcome, permRank map[permis
 	}
 }
 
-func applySpecific(ev Event, s *specificOutput, run *Run, o *Outcome, permRank map[permission.Behavior]int) {
+func applySpecific(ev Event, s *specificOutput, run *Run, o *Outcome) {
 	if s.AdditionalContext != "" {
 		o.Context = append(o.Context, s.AdditionalContext)
 	}
@@ -228,7 +227,7 @@ func applySpecific(ev Event, s *specificOutput, run *Run, o *Outcome, permRank m
 	case PreToolUse:
 		switch b := permission.Behavior(s.PermissionDecision); b {
 		case permission.Allow, permission.Ask, permission.Deny:
-			setPermission(o, run, b, s.PermissionDecisionReason, permRank)
+			setPermission(o, run, b, s.PermissionDecisionReason)
 		case "":
 		default:
 			run.Err = fmt.Errorf("permissionDecision %q is not allow, deny or ask; ignored", s.PermissionDecision)
@@ -262,9 +261,22 @@ func applySpecific(ev Event, s *specificOutput, run *Run, o *Outcome, permRank m
 	}
 }
 
-func setPermission(o *Outcome, run *Run, b permission.Behavior, reason string, permRank map[permission.Behavior]int) {
+// permRank orders permission verdicts: deny > ask > allow > none.
+func permRank(b permission.Behavior) int {
+	switch b {
+	case permission.Allow:
+		return 1
+	case permission.Ask:
+		return 2
+	case permission.Deny:
+		return 3
+	}
+	return 0
+}
+
+func setPermission(o *Outcome, run *Run, b permission.Behavior, reason string) {
 	run.Decision = string(b)
-	if permRank[b] > permRank[o.Permission] {
+	if permRank(b) > permRank(o.Permission) {
 		o.Permission, o.PermissionReason = b, reason
 	}
 	if b == permission.Deny {
