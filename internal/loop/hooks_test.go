@@ -670,3 +670,79 @@ func TestHooksOfParallelReadsFireOncePerCall(t *testing.T) {
 }
 
 func execLookPath(bin string) (string, error) { return exec.LookPath(bin) }
+
+// runWithFrontmatter runs one agent the way the runtime runs a child with
+// frontmatter hooks: registered for the agent, removed by defer on every
+// way out. body sees each event and may stop ranging or panic.
+func runWithFrontmatter(d *hooks.Dispatcher, id string, fm *hooks.Config, cfg Config, body func(Event) bool) (err error) {
+	remove := d.AddForAgent(id, fm)
+	defer remove()
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	for ev, e := range Run(context.Background(), cfg, []llm.Message{llm.UserText("task " + id)}) {
+		if e != nil {
+			return e
+		}
+		if !body(ev) {
+			return nil
+		}
+	}
+	return nil
+}
+
+func TestFrontmatterHooksLiveAsLongAsTheirAgent(t *testing.T) {
+	t.Parallel()
+	w := newHookWorld(t, `{}`)
+	log := filepath.Join(w.dir, "fm.log")
+	fm, _, err := hooks.ParseAgent(json.RawMessage(`{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"in=$(cat); echo \"$in\" | jq -r .agent_id >> `+log+`"}]}],
+	  "Stop":[{"hooks":[{"type":"command","command":"in=$(cat); echo \"$in\" | jq -r '.hook_event_name + \" \" + .agent_id' >> `+log+`"}]}]}`), "agents/x.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := func(id string) hooks.Scope {
+		return hooks.Scope{SessionID: "s1", Cwd: w.dir, AgentID: id, AgentType: "x"}
+	}
+	all := func(Event) bool { return true }
+	w.srv.Script("task a1", llmtest.ToolUse("Bash", bash("true")), llmtest.ToolUse("Bash", bash("true")), llmtest.Text("a1 done"))
+	w.srv.Script("task a2", llmtest.ToolUse("Bash", bash("true")), llmtest.Text("a2 done"))
+	w.srv.Script("task a3", llmtest.HTTPError(400, "bad request"))
+	w.srv.Script("task a4", llmtest.ToolUse("Bash", bash("true")), llmtest.ToolUse("Bash", bash("true")))
+	w.srv.Script("task a5", llmtest.ToolUse("Bash", bash("true")))
+
+	exits := []struct {
+		id      string
+		fm      *hooks.Config
+		body    func(Event) bool
+		wantErr string
+	}{
+		{"a1", fm, all, ""},    // normal end
+		{"a2", nil, all, ""},   // an agent without frontmatter: a1's hooks are gone
+		{"a3", fm, all, "400"}, // model error
+		{"a4", fm, func(e Event) bool { return e.Kind != ToolEnd }, ""}, // consumer stops (cancel)
+		{"a5", fm, func(e Event) bool {
+			if e.Kind == ToolEnd {
+				panic("consumer bug")
+			}
+			return true
+		}, "panic: consumer bug"},
+	}
+	for _, x := range exits {
+		cfg := w.config(nil, scope(x.id))
+		err := runWithFrontmatter(w.d, x.id, x.fm, cfg, x.body)
+		if (err == nil) != (x.wantErr == "") || err != nil && !strings.Contains(err.Error(), x.wantErr) {
+			t.Errorf("%s: err = %v, want %q", x.id, err, x.wantErr)
+		}
+		if n := w.d.Registered(x.id).Len(); n != 0 {
+			t.Errorf("%s: %d frontmatter hooks left after exit", x.id, n)
+		}
+	}
+	// a1: two Bash calls and its stop (as SubagentStop); a2 nothing; a3
+	// never got a call; a4 its first call; a5 its first call.
+	want := []string{"a1", "a1", "SubagentStop a1", "a4", "a5"}
+	if diff := cmp.Diff(want, strings.Split(strings.TrimSpace(readFile(t, log)), "\n")); diff != "" {
+		t.Errorf("frontmatter hook runs (-want +got):\n%s", diff)
+	}
+}
