@@ -41,8 +41,9 @@ func (a *Agent) Dispatcher() *Dispatcher { return a.d }
 // Scope returns the agent's scope.
 func (a *Agent) Scope() Scope { return a.scope }
 
-// Fire fires in for this agent. Fields of in that are already set are
-// kept (SubagentStart names the child, not the agent firing it). In a
+// Fire fires in for this agent, filling in its common fields in place.
+// Fields of in that are already set are kept (SubagentStart names the
+// child, not the agent firing it). In a
 // sub-agent, Stop becomes SubagentStop with the agent's transcript path
 // (the loop does not know what kind of agent it runs), and
 // UserPromptSubmit fires nothing: a sub-agent's prompt comes from its

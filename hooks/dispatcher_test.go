@@ -496,3 +496,25 @@ func TestNoHooksCostsNothing(t *testing.T) {
 		t.Errorf("%v allocations per Fire with no hooks", n)
 	}
 }
+
+func TestLeftoverProcessHoldingOutputIsKilled(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	marker := fmt.Sprintf("301.%09d", time.Now().UnixNano()%1e9)
+	// The hook exits at once but leaves a sleep that holds its stdout.
+	d := New(settings(t, cmdHooks(Stop, "", "cat >/dev/null; sleep "+marker+" & echo done")), Options{WaitDelay: 50 * time.Millisecond})
+	o := d.Fire(context.Background(), &Input{HookEventName: Stop, Cwd: dir})
+	if r := o.Runs[0]; r.ExitCode != 0 || r.Stdout != "done\n" || r.TimedOut {
+		t.Fatalf("run = %+v", r)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for pids := processesWith("sleep " + marker); len(pids) > 0; pids = processesWith("sleep " + marker) {
+		if time.Now().After(deadline) {
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Fatalf("leftover sleep still running: %v", pids)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

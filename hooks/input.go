@@ -32,7 +32,9 @@ type Input struct {
 	ToolName  string
 	ToolInput json.RawMessage
 	ToolUseID string
-	// ToolResponse is what the tool returned (PostToolUse).
+	// ToolResponse is what the tool returned (PostToolUse). Claude Code
+	// sends each tool's own structured result; cadre's tools return text,
+	// so the loop sends the result text as a JSON string.
 	ToolResponse json.RawMessage
 	// Error is the failure's text and IsInterrupt whether the call was
 	// cut short (PostToolUseFailure).
