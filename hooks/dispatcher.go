@@ -141,6 +141,28 @@ func (d *Dispatcher) register(r registration) func() {
 	}
 }
 
+// Has reports whether any hook is configured for ev, for any agent: the
+// worktree code asks it to choose between WorktreeCreate hooks and git.
+func (d *Dispatcher) Has(ev Event) bool {
+	if d == nil || d.count.Load() == 0 {
+		return false
+	}
+	has := func(c *Config) bool {
+		return slices.ContainsFunc(c.groups, func(g Group) bool { return g.Event == ev })
+	}
+	if has(d.base) {
+		return true
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	for _, r := range d.extra {
+		if has(r.cfg) {
+			return true
+		}
+	}
+	return false
+}
+
 // Registered returns the hooks registered for agentID alone (frontmatter
 // hooks of a running agent), for listings and tests.
 func (d *Dispatcher) Registered(agentID string) *Config {

@@ -352,7 +352,13 @@ func TestAgentRegistrationLivesUntilRemoved(t *testing.T) {
 	fire := func(agentID string) int {
 		return len(d.Fire(context.Background(), &Input{HookEventName: PreToolUse, ToolName: "Read", AgentID: agentID, Cwd: dir}).Runs)
 	}
+	if d.Has(PreToolUse) {
+		t.Error("Has before registration")
+	}
 	remove := d.AddForAgent("a1", fm)
+	if !d.Has(PreToolUse) || d.Has(WorktreeCreate) {
+		t.Error("Has after registration")
+	}
 	if got := d.Registered("a1").Len(); got != 1 {
 		t.Errorf("registered = %d", got)
 	}
