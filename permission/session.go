@@ -116,6 +116,19 @@ func (s *Session) Authorize(ctx context.Context, req Request) (Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return Outcome{}, err
 	}
+	req = s.fill(req)
+	d := s.Checker().Check(req)
+	switch d.Behavior {
+	case Allow:
+		return Outcome{Allowed: true, Decision: d}, nil
+	case Deny:
+		return s.deny(req, d, "", false), nil
+	}
+	return s.ask(ctx, req, d)
+}
+
+// fill completes a request with the session's agent.
+func (s *Session) fill(req Request) Request {
 	if req.AgentID == "" {
 		req.AgentID = s.cfg.AgentID
 	}
@@ -123,14 +136,13 @@ func (s *Session) Authorize(ctx context.Context, req Request) (Outcome, error) {
 		req.AgentType = s.cfg.AgentType
 	}
 	req.Background = req.Background || s.cfg.Background
+	return req
+}
+
+// ask prompts for a call the decision d says to ask about, where someone
+// can answer.
+func (s *Session) ask(ctx context.Context, req Request, d Decision) (Outcome, error) {
 	checker := s.Checker()
-	d := checker.Check(req)
-	switch d.Behavior {
-	case Allow:
-		return Outcome{Allowed: true, Decision: d}, nil
-	case Deny:
-		return s.deny(req, d, "", false), nil
-	}
 	suggested, hasSuggestion := SuggestRule(req)
 	if req.Background && (checker.Mode() != ModeBubble || s.cfg.Prompter == nil) {
 		return s.deny(req, d, "This agent runs in the background, where no one can answer a permission prompt, so the call was denied automatically.", true), nil
@@ -174,23 +186,12 @@ func (s *Session) Authorize(ctx context.Context, req Request) (Outcome, error) {
 func (s *Session) deny(req Request, d Decision, why string, background bool) Outcome {
 	byDenyRule := d.Behavior == Deny && d.Rule != ""
 	d.Behavior = Deny
+	s.record(req, d, background)
 	key := requestKey(req)
 	s.mu.Lock()
 	s.counts[key]++
 	n := s.counts[key]
-	den := Denial{
-		AgentID: req.AgentID, AgentType: req.AgentType, ToolName: req.Tool, ToolUseID: req.ToolUseID,
-		ToolInput: append(json.RawMessage(nil), req.Input...), Reason: d.Reason, Rule: d.Rule, Source: d.Source,
-		Background: background,
-	}
-	if len(den.ToolInput) == 0 {
-		den.ToolInput = json.RawMessage("{}")
-	}
-	s.denials = append(s.denials, den)
 	s.mu.Unlock()
-	if s.cfg.Log != nil {
-		s.cfg.Log.Add(den)
-	}
 
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "Permission denied: the %s call was not run. ", req.Tool)
@@ -202,8 +203,9 @@ func (s *Session) deny(req Request, d Decision, why string, background bool) Out
 			b.WriteString(" " + why)
 		}
 		// Name the rule that would allow the call, but only when adding it
-		// really would (not in plan mode, not past an ask rule).
-		if r, ok := SuggestRule(req); ok && s.Checker().WithRules(r).Check(req).Behavior == Allow {
+		// really would (not in plan mode, not past an ask rule, not when
+		// a hook asked).
+		if r, ok := SuggestRule(req); ok && d.Source != SourceHook && s.Checker().WithRules(r).Check(req).Behavior == Allow {
 			fmt.Fprintf(&b, " To allow calls like this, the user can add %q to permissions.allow in .cadre/settings.json or pass --allowedTools %q.", r.String(), r.String())
 		}
 	}

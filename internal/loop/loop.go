@@ -15,8 +15,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -57,6 +59,12 @@ type Config struct {
 	Unavailable map[string]string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Hooks fires this agent's hook events (a *hooks.Agent); nil fires
+	// none. The loop fires UserPromptSubmit for the prompt it starts with,
+	// PreToolUse, PostToolUse and PostToolUseFailure around each call, and
+	// Stop when the model ends its turn; the binding turns Stop into
+	// SubagentStop for a sub-agent.
+	Hooks hooks.Firer
 }
 
 // EventKind names a loop event.
@@ -122,6 +130,10 @@ type Result struct {
 	MaxTurnsHit bool
 	// Duration is the wall time of the run.
 	Duration time.Duration
+	// HookStop is set when a hook ended the run early: continue: false,
+	// or a UserPromptSubmit hook that blocked the prompt (then no model
+	// request was made and Messages leaves the prompt out).
+	HookStop *HookStop
 }
 
 // Run starts the agent on the conversation msgs (which ends with a user
@@ -166,6 +178,11 @@ type runner struct {
 	turns    int
 	toolUses int
 	usage    llm.Usage
+
+	// stopHookActive is true once a stop hook has kept the agent going.
+	stopHookActive bool
+	mu             sync.Mutex
+	hookStop       *HookStop
 }
 
 // emit yields one event. Once the consumer has stopped, it never yields
@@ -191,6 +208,15 @@ func (r *runner) record(m llm.Message, usage *llm.Usage) error {
 func (r *runner) run(ctx context.Context) (*Result, error) {
 	if len(r.msgs) == 0 || r.msgs[len(r.msgs)-1].Role != llm.RoleUser {
 		return nil, errors.New("run agent: the conversation must end with a user message")
+	}
+	if r.cfg.Hooks != nil {
+		ok, err := r.promptHooks(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return &Result{Messages: r.msgs[:len(r.msgs)-1], HookStop: r.stoppedByHook(), Duration: r.cfg.Now().Sub(r.start)}, nil
+		}
 	}
 	if err := r.record(r.msgs[len(r.msgs)-1], nil); err != nil {
 		return nil, err
@@ -240,6 +266,15 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		}
 		calls := msg.ToolUses()
 		if len(calls) == 0 {
+			if r.cfg.Hooks != nil {
+				goOn, err := r.stopHooks(ctx, msg)
+				if err != nil {
+					return nil, err
+				}
+				if goOn {
+					continue
+				}
+			}
 			return r.result(msg, resp.StopReason, false), nil
 		}
 		results, runErr := r.runTools(ctx, calls)
@@ -257,6 +292,9 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		}
 		if runErr != nil {
 			return nil, runErr
+		}
+		if r.stoppedByHook() != nil {
+			return r.result(msg, resp.StopReason, false), nil
 		}
 		if r.cfg.MaxTurns > 0 && r.turns >= r.cfg.MaxTurns {
 			return r.result(msg, resp.StopReason, true), nil
@@ -279,6 +317,7 @@ func (r *runner) result(last llm.Message, stop llm.StopReason, maxTurns bool) *R
 		StopReason:  stop,
 		MaxTurnsHit: maxTurns,
 		Duration:    r.cfg.Now().Sub(r.start),
+		HookStop:    r.stoppedByHook(),
 	}
 }
 
@@ -341,12 +380,20 @@ func (r *runner) runTools(ctx context.Context, calls []llm.Block) ([]llm.Block, 
 				j++
 			}
 		}
-		if firstErr == nil {
+		if firstErr == nil && r.stoppedByHook() == nil {
 			if err := r.runBatch(ctx, calls[i:j], i, results, filled); err != nil {
 				firstErr = err
 			}
 		}
 		i = j
+	}
+	if hs := r.stoppedByHook(); hs != nil && firstErr == nil {
+		// A hook ended the turn: calls after it are not made.
+		for i, ok := range filled {
+			if !ok {
+				results[i] = llm.ToolResultBlock(calls[i].ID, prompts.HookStopped(string(hs.Event), hs.Reason), true)
+			}
+		}
 	}
 	if firstErr != nil {
 		for i, ok := range filled {
@@ -436,18 +483,34 @@ func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, er
 	if !ok {
 		return ToolResult{Output: tool.Errorf("No such tool: %s. Available tools: %s.", call.Name, strings.Join(r.cfg.Tools.Names(), ", "))}, nil
 	}
-	if r.cfg.Authorizer != nil {
-		out, err := r.cfg.Authorizer.Authorize(ctx, permission.Request{
+	input := call.Input
+	var verdict *permission.HookVerdict
+	var notes []string
+	if r.cfg.Hooks != nil {
+		var stopped *ToolResult
+		input, verdict, notes, stopped, err = r.preToolHooks(ctx, call, input)
+		if err != nil || stopped != nil {
+			return deref(stopped), err
+		}
+	}
+	if r.cfg.Authorizer != nil || verdict != nil {
+		req := permission.Request{
 			Tool:       call.Name,
 			ToolUseID:  call.ID,
-			Input:      call.Input,
+			Input:      input,
 			ReadOnly:   t.ReadOnly(),
 			Cwd:        r.cfg.Env.Cwd,
 			Dirs:       r.cfg.Env.Dirs,
 			AgentID:    r.cfg.AgentID,
 			AgentType:  r.cfg.AgentType,
 			Background: r.cfg.Background,
-		})
+		}
+		var out permission.Outcome
+		if verdict != nil {
+			out, err = r.authorizeHooked(ctx, req, *verdict)
+		} else {
+			out, err = r.cfg.Authorizer.Authorize(ctx, req)
+		}
 		if err != nil {
 			return ToolResult{}, fmt.Errorf("authorize %s: %w", call.Name, err)
 		}
@@ -459,7 +522,24 @@ func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, er
 			return ToolResult{Output: tool.Output{Text: msg, IsError: true}, Denied: true}, nil
 		}
 	}
-	return r.invoke(ctx, t, call)
+	call.Input = input
+	res, err = r.invoke(ctx, t, call)
+	if err != nil || r.cfg.Hooks == nil {
+		return res, err
+	}
+	res.Duration = r.cfg.Now().Sub(start)
+	r.postToolHooks(ctx, call, input, &res)
+	if len(notes) > 0 {
+		res.Output.Text = resultText(res.Output) + prompts.HookResultNotes(string(hooks.PreToolUse), nil, notes)
+	}
+	return res, nil
+}
+
+func deref(r *ToolResult) ToolResult {
+	if r == nil {
+		return ToolResult{}
+	}
+	return *r
 }
 
 func (r *runner) invoke(ctx context.Context, t tool.Tool, call llm.Block) (res ToolResult, err error) {

@@ -1,0 +1,87 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/prompts"
+)
+
+// Firer fires hook events for one agent; *Agent is the implementation.
+type Firer interface {
+	Fire(ctx context.Context, in *Input) Outcome
+}
+
+// Prompter puts PermissionRequest hooks in front of a permission prompt:
+// when the rules say ask, the hooks answer first, and only when none
+// decides is Next asked (as in Claude Code, this happens in headless runs
+// too, where Next denies). Use it as an agent's permission.Prompter.
+type Prompter struct {
+	// Hooks is the agent's binding of the dispatcher.
+	Hooks Firer
+	// Next asks a person; nil means nobody can be asked.
+	Next permission.Prompter
+}
+
+var _ permission.Prompter = Prompter{}
+
+// Prompt fires PermissionRequest, then asks Next if no hook decided. A
+// hook that exits 2 denies with its stderr. A hook that allows only with
+// updatedInput is refused: the prompt cannot change a call's input, and
+// running the unchanged call would ignore what the hook asked for.
+func (p Prompter) Prompt(ctx context.Context, pr permission.Prompt) (permission.Reply, error) {
+	if p.Hooks != nil {
+		in := &Input{
+			HookEventName: PermissionRequest,
+			ToolName:      pr.Request.Tool,
+			ToolInput:     pr.Request.Input,
+			Cwd:           pr.Request.Cwd,
+			AgentID:       pr.Request.AgentID,
+			AgentType:     pr.Request.AgentType,
+		}
+		if pr.HasSuggestion {
+			in.PermissionSuggestions = suggestion(pr.Suggested)
+		}
+		o := p.Hooks.Fire(ctx, in)
+		if err := ctx.Err(); err != nil {
+			return permission.Reply{}, err
+		}
+		switch {
+		case o.Request == permission.Deny:
+			return permission.Reply{Choice: permission.ChoiceDeny, Message: prompts.HookPermissionDenied(o.RequestMessage)}, nil
+		case o.Blocked:
+			return permission.Reply{Choice: permission.ChoiceDeny, Message: prompts.HookPermissionDenied(strings.Join(o.Feedback, "\n"))}, nil
+		case o.Request == permission.Allow && o.UpdatedInput != nil:
+			return permission.Reply{Choice: permission.ChoiceDeny, Message: prompts.HookUpdatedInputRefused()}, nil
+		case o.Request == permission.Allow:
+			return permission.Reply{Choice: permission.ChoiceAllowOnce}, nil
+		}
+	}
+	next := p.Next
+	if next == nil {
+		next = permission.NoPrompter{}
+	}
+	return next.Prompt(ctx, pr)
+}
+
+// suggestion renders the rule "always allow" would add as Claude Code's
+// permission_suggestions.
+func suggestion(r permission.Rule) json.RawMessage {
+	type ruleValue struct {
+		ToolName    string `json:"toolName"`
+		RuleContent string `json:"ruleContent,omitempty"`
+	}
+	type update struct {
+		Type        string      `json:"type"`
+		Rules       []ruleValue `json:"rules"`
+		Behavior    string      `json:"behavior"`
+		Destination string      `json:"destination"`
+	}
+	b, err := json.Marshal([]update{{Type: "addRules", Rules: []ruleValue{{ToolName: r.Tool, RuleContent: r.Content}}, Behavior: "allow", Destination: "session"}})
+	if err != nil {
+		return nil
+	}
+	return b
+}
