@@ -64,6 +64,12 @@ type Config struct {
 	NoRipgrep bool
 	// GrepWorkers bounds the Go search's concurrent file readers (8).
 	GrepWorkers int
+
+	// LSLimit caps the entries LS lists (1,000).
+	LSLimit int
+	// Web configures WebFetch and WebSearch: the small model, the search
+	// backend, limits (see WebConfig).
+	Web WebConfig
 }
 
 func (c Config) withDefaults() Config {
@@ -103,6 +109,10 @@ func (c Config) withDefaults() Config {
 	if c.GrepWorkers <= 0 {
 		c.GrepWorkers = 8
 	}
+	if c.LSLimit <= 0 {
+		c.LSLimit = 1000
+	}
+	c.Web = c.Web.withDefaults()
 	return c
 }
 
@@ -122,7 +132,9 @@ func (c Config) ripgrep() string {
 }
 
 // Tools returns every built-in tool in a fixed, alphabetical order: Bash,
-// BashOutput, Edit, Glob, Grep, KillShell, Read, Write.
+// BashOutput, Edit, Glob, Grep, KillShell, LS, MultiEdit, NotebookEdit,
+// Read, TodoWrite, WebFetch, WebSearch, Write. (Skill comes from package
+// skills, Agent and the task tools from the runtime.)
 func Tools(cfg Config) []tool.Tool {
 	return []tool.Tool{
 		NewBash(cfg),
@@ -131,7 +143,13 @@ func Tools(cfg Config) []tool.Tool {
 		NewGlob(cfg),
 		NewGrep(cfg),
 		NewKillShell(cfg),
+		NewLS(cfg),
+		NewMultiEdit(cfg),
+		NewNotebookEdit(cfg),
 		NewRead(cfg),
+		NewTodoWrite(cfg),
+		NewWebFetch(cfg),
+		NewWebSearch(cfg),
 		NewWrite(cfg),
 	}
 }

@@ -96,6 +96,14 @@ func runRead(cfg Config, env *tool.Env, in readInput) tool.Output {
 	if looksBinary(head) {
 		return tool.Errorf("%s looks like a binary file (%d bytes), not text; Read only shows text files", path, fi.Size())
 	}
+	if in.Offset == nil && in.Limit == nil && strings.EqualFold(filepath.Ext(path), ".ipynb") && fi.Size() <= maxNotebookBytes {
+		if data, err := os.ReadFile(path); err == nil {
+			if nb, err := parseNotebook(data); err == nil {
+				record(false)
+				return tool.Output{Text: renderNotebook(nb, path, int(cfg.ReadMaxBytes))}
+			}
+		}
+	}
 	if fi.Size() == 0 && n == 0 {
 		record(false)
 		return tool.Output{Text: fmt.Sprintf("(%s exists but is empty)", path)}
