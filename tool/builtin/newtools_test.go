@@ -146,7 +146,9 @@ func TestTodoWrite(t *testing.T) {
 	env := testEnv(t)
 	var seen [][]tool.Todo
 	env.Todos.OnChange(func(l []tool.Todo) { seen = append(seen, l) })
-	item := func(c, s string) map[string]any { return map[string]any{"content": c, "status": s, "activeForm": c + "ing"} }
+	item := func(c, s string) map[string]any {
+		return map[string]any{"content": c, "status": s, "activeForm": c + "ing"}
+	}
 	out := call(t, tw, env, map[string]any{"todos": []any{item("Build", "in_progress"), item("Test", "pending")}})
 	checkOutput(t, out, false, "[>] Build", "[ ] Test", "0 of 2 completed")
 	want := []tool.Todo{{Content: "Build", Status: tool.TodoInProgress, ActiveForm: "Building"}, {Content: "Test", Status: tool.TodoPending, ActiveForm: "Testing"}}

@@ -228,6 +228,9 @@ type layout struct {
 // layoutOf guesses the indentation from the first cell, falling back to
 // Jupyter's own (one space per level).
 func (nb *notebook) layoutOf() layout {
+	if !bytes.ContainsRune(nb.data, '\n') {
+		return layout{} // a compact file: keep new cells compact too
+	}
 	l := layout{prefix: "  ", unit: " "}
 	if strings.Contains(string(nb.data[:max(nb.cellsAt, 0)]), "\n  \"") {
 		l = layout{prefix: "    ", unit: "  "}

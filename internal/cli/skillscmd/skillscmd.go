@@ -114,7 +114,7 @@ type jsonSkill struct {
 
 func writeJSON(w io.Writer, set *skills.Set) error {
 	out := struct {
-		Skills      []jsonSkill          `json:"skills"`
+		Skills      []jsonSkill         `json:"skills"`
 		Diagnostics []skills.Diagnostic `json:"diagnostics"`
 	}{Skills: []jsonSkill{}, Diagnostics: set.Diagnostics()}
 	if out.Diagnostics == nil {
