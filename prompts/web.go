@@ -78,7 +78,7 @@ func WebSearchResults(query, backend string, hits []SearchHit, summary string) s
 	}
 	var body strings.Builder
 	for i, h := range hits {
-		fmt.Fprintf(&body, "%d. %s\n   %s\n", i+1, oneLine(h.Title), h.URL)
+		fmt.Fprintf(&body, "%d. %s\n   %s\n", i+1, oneLine(h.Title), oneLine(h.URL))
 		if h.Age != "" {
 			fmt.Fprintf(&body, "   (%s)\n", oneLine(h.Age))
 		}

@@ -1,5 +1,6 @@
 // Package builtin holds the tools every agent starts with: Read, Write,
-// Edit, Glob, Grep, Bash and the background-shell companions BashOutput and
+// Edit, MultiEdit, Glob, Grep, LS, NotebookEdit, TodoWrite, WebFetch,
+// WebSearch, Bash and the background-shell companions BashOutput and
 // KillShell. Names, input fields and behaviour follow the built-in tools of
 // Claude Code, so users and models trained on them feel at home; the
 // model-facing descriptions are our own, one embedded .md file per tool.

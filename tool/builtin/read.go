@@ -67,7 +67,7 @@ func runRead(cfg Config, env *tool.Env, in readInput) tool.Output {
 		return tool.Errorf("cannot read %s: %v", path, err)
 	}
 	if fi.IsDir() {
-		return tool.Errorf("%s is a directory, not a file: use Glob to find files in it, or Bash with ls to list it", path)
+		return tool.Errorf("%s is a directory, not a file: use LS to list it, or Glob to find files in it", path)
 	}
 	if !fi.Mode().IsRegular() {
 		return tool.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
