@@ -330,7 +330,7 @@ func TestBuiltins(t *testing.T) {
 	if !gp.AllTools() || gp.OneShot || ToolsNote(gp) != "All tools" {
 		t.Errorf("general-purpose: %s", ToolsNote(gp))
 	}
-	readOnly := "All tools except Agent, ExitPlanMode, Edit, Write, NotebookEdit"
+	readOnly := "All tools except Agent, ExitPlanMode, Edit, MultiEdit, Write, NotebookEdit"
 	if ToolsNote(ex) != readOnly || !ex.OneShot || !ex.OmitInstructions || !ex.OmitGitStatus {
 		t.Errorf("Explore: %s %+v", ToolsNote(ex), ex)
 	}

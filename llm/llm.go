@@ -31,6 +31,13 @@ const (
 	BlockToolResult       BlockType = "tool_result"
 	BlockThinking         BlockType = "thinking"
 	BlockRedactedThinking BlockType = "redacted_thinking"
+	// BlockServerToolUse is a call of a tool the provider runs itself
+	// (Anthropic's web search): ID, Name and Input, like tool_use, but the
+	// loop never runs it and no tool_result answers it.
+	BlockServerToolUse BlockType = "server_tool_use"
+	// BlockWebSearchResult is the provider's answer to a web search server
+	// tool use. Raw holds the block exactly as the provider sent it.
+	BlockWebSearchResult BlockType = "web_search_tool_result"
 )
 
 // Block is one piece of message content. Which fields are set depends on
@@ -61,6 +68,14 @@ type Block struct {
 	Thinking  string `json:"thinking,omitempty"`
 	Signature string `json:"signature,omitempty"`
 	Data      string `json:"data,omitempty"`
+
+	// Raw is the provider's own JSON of a block this runtime passes
+	// through without interpreting (web_search_tool_result). Adapters send
+	// it back byte for byte, so the provider sees its own history.
+	Raw json.RawMessage `json:"raw,omitempty"`
+	// Citations of a text block, as the provider sent them (a JSON array),
+	// kept so the block goes back unchanged.
+	Citations json.RawMessage `json:"citations,omitempty"`
 }
 
 // TextBlock returns a text block.
@@ -111,6 +126,25 @@ func (m Message) ToolUses() []Block {
 	return out
 }
 
+// ServerTool is a tool the provider runs on its side during one request;
+// its calls and results come back as server_tool_use and result blocks in
+// the answer. Adapters of providers without such a tool refuse a request
+// that asks for it.
+type ServerTool struct {
+	// Type is the provider's versioned tool type ("web_search_20250305").
+	Type string
+	// Name is the name the model calls it by ("web_search").
+	Name string
+	// MaxUses bounds the calls in one request; 0 leaves it to the provider.
+	MaxUses int
+	// AllowedDomains and BlockedDomains restrict a web search's results.
+	AllowedDomains []string
+	BlockedDomains []string
+}
+
+// WebSearchServerTool is the type of Anthropic's server-side web search.
+const WebSearchServerTool = "web_search_20250305"
+
 // ToolSpec describes a tool to the model. InputSchema is a JSON Schema
 // object, rendered once and reused so request bytes stay stable.
 type ToolSpec struct {
@@ -132,6 +166,8 @@ type Request struct {
 	System string
 	// Tools are offered in this order.
 	Tools []ToolSpec
+	// ServerTools are run by the provider itself, after Tools.
+	ServerTools []ServerTool
 	// Messages is the conversation so far; earlier messages are never
 	// rewritten, so cached prefixes stay valid.
 	Messages []Message

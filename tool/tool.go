@@ -58,6 +58,14 @@ type Env struct {
 	// covers them). Search tools leave such files out of their results, so
 	// a search cannot reveal what Read would refuse.
 	Hidden func(path string) bool
+	// AllowPrivateHost, when set, reports whether a permission rule lets
+	// WebFetch reach host although it resolves to a private, loopback or
+	// link-local address (a `WebFetch(domain:host)` allow rule). Unset,
+	// such addresses are refused.
+	AllowPrivateHost func(host string) bool
+	// Todos is the agent's own todo list (TodoWrite); a clone starts with
+	// an empty one.
+	Todos TodoList
 }
 
 // IsHidden reports whether path is hidden from the agent.

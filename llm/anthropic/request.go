@@ -94,6 +94,13 @@ func buildParams(req *llm.Request, defMax int64) (sdk.MessageNewParams, error) {
 			p.Tools[i] = sdk.ToolUnionParam{OfTool: tp}
 		}
 	}
+	for _, st := range req.ServerTools {
+		tp, err := serverToolParam(st)
+		if err != nil {
+			return p, err
+		}
+		p.Tools = append(p.Tools, tp)
+	}
 	if req.System != "" {
 		sys := sdk.TextBlockParam{Text: req.System}
 		if bp.System {
@@ -153,7 +160,23 @@ func blockParam(b llm.Block, mark bool) (sdk.ContentBlockParamUnion, error) {
 	}
 	switch b.Type {
 	case llm.BlockText:
+		if len(b.Citations) > 0 && string(b.Citations) != "null" {
+			return citedTextParam(b, mark)
+		}
 		return sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: b.Text, CacheControl: cc}}, nil
+	case llm.BlockServerToolUse:
+		input := b.Input
+		if len(input) == 0 || !json.Valid(input) {
+			input = json.RawMessage(`{}`)
+		}
+		return sdk.ContentBlockParamUnion{OfServerToolUse: &sdk.ServerToolUseBlockParam{ID: b.ID, Name: sdk.ServerToolUseBlockParamName(b.Name), Input: input, CacheControl: cc}}, nil
+	case llm.BlockWebSearchResult:
+		raw, err := passThrough(b.Raw, mark)
+		if err != nil {
+			return sdk.ContentBlockParamUnion{}, err
+		}
+		wr := param.Override[sdk.WebSearchToolResultBlockParam](raw)
+		return sdk.ContentBlockParamUnion{OfWebSearchToolResult: &wr}, nil
 	case llm.BlockToolUse:
 		input := b.Input
 		if len(input) == 0 || !json.Valid(input) {
@@ -177,4 +200,57 @@ func blockParam(b llm.Block, mark bool) (sdk.ContentBlockParamUnion, error) {
 		return sdk.ContentBlockParamUnion{OfRedactedThinking: &sdk.RedactedThinkingBlockParam{Data: b.Data}}, nil
 	}
 	return sdk.ContentBlockParamUnion{}, fmt.Errorf("unknown block type %q", b.Type)
+}
+
+// serverToolParam renders a provider-side tool; only web search exists.
+func serverToolParam(st llm.ServerTool) (sdk.ToolUnionParam, error) {
+	if st.Type != llm.WebSearchServerTool {
+		return sdk.ToolUnionParam{}, fmt.Errorf("anthropic: server tool type %q is not supported (only %s)", st.Type, llm.WebSearchServerTool)
+	}
+	if st.Name != "" && st.Name != "web_search" {
+		return sdk.ToolUnionParam{}, fmt.Errorf("anthropic: server tool %s must be named web_search, not %q", st.Type, st.Name)
+	}
+	ws := &sdk.WebSearchTool20250305Param{AllowedDomains: st.AllowedDomains, BlockedDomains: st.BlockedDomains}
+	if st.MaxUses > 0 {
+		ws.MaxUses = param.NewOpt(int64(st.MaxUses))
+	}
+	return sdk.ToolUnionParam{OfWebSearchTool20250305: ws}, nil
+}
+
+// passThrough returns a block's raw JSON to send back as it came; with
+// mark, a cache_control marker is added at its end (the rest of the bytes
+// stay as they were).
+func passThrough(raw json.RawMessage, mark bool) (json.RawMessage, error) {
+	raw = json.RawMessage(strings.TrimSpace(string(raw)))
+	if len(raw) < 2 || raw[0] != '{' || !json.Valid(raw) {
+		return nil, fmt.Errorf("server tool result block has no valid raw JSON object")
+	}
+	if !mark {
+		return raw, nil
+	}
+	out := append([]byte(nil), raw[:len(raw)-1]...)
+	if strings.TrimSpace(string(raw[1:len(raw)-1])) != "" {
+		out = append(out, ',')
+	}
+	out = append(out, `"cache_control":{"type":"ephemeral"}}`...)
+	return out, nil
+}
+
+// citedTextParam renders a text block with the citations the provider
+// attached to it, the citations sent back as they came.
+func citedTextParam(b llm.Block, mark bool) (sdk.ContentBlockParamUnion, error) {
+	if !json.Valid(b.Citations) {
+		return sdk.ContentBlockParamUnion{}, fmt.Errorf("text block citations are not valid JSON")
+	}
+	text, err := json.Marshal(b.Text)
+	if err != nil {
+		return sdk.ContentBlockParamUnion{}, err
+	}
+	raw := []byte(`{"type":"text","text":` + string(text) + `,"citations":` + string(b.Citations))
+	if mark {
+		raw = append(raw, `,"cache_control":{"type":"ephemeral"}`...)
+	}
+	raw = append(raw, '}')
+	tp := param.Override[sdk.TextBlockParam](json.RawMessage(raw))
+	return sdk.ContentBlockParamUnion{OfText: &tp}, nil
 }

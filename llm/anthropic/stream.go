@@ -27,6 +27,8 @@ type partial struct {
 	sig   strings.Builder
 	// input is the tool input that came with content_block_start.
 	input string
+	// citations are the raw citations of a text block, in order.
+	citations []json.RawMessage
 }
 
 // add folds one event in and returns the event to yield, if any.
@@ -72,9 +74,18 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion) (llm.Event, bool) {
 			p.input = cb.JSON.Input.Raw()
 			b := llm.Block{Type: llm.BlockToolUse, ID: cb.ID, Name: cb.Name}
 			return llm.Event{Kind: llm.EventToolUseStart, ToolUse: &b}, true
+		case "server_tool_use":
+			p.block.Type = llm.BlockServerToolUse
+			p.block.ID = cb.ID
+			p.block.Name = cb.Name
+			p.input = cb.JSON.Input.Raw()
+		case "web_search_tool_result":
+			p.block.Type = llm.BlockWebSearchResult
+			p.block.ToolUseID = cb.ToolUseID
+			p.block.Raw = json.RawMessage(cb.RawJSON())
 		default:
-			// Server tool blocks and other kinds this runtime does not
-			// send back are left out of the assembled message.
+			// Other kinds (server tools this runtime does not offer) are
+			// left out of the assembled message.
 			p.block.Type = ""
 		}
 	case "content_block_delta":
@@ -98,6 +109,10 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion) (llm.Event, bool) {
 			p.sig.WriteString(d.Signature)
 		case "input_json_delta":
 			p.text.WriteString(d.PartialJSON)
+		case "citations_delta":
+			if c := d.JSON.Citation.Raw(); c != "" {
+				p.citations = append(p.citations, json.RawMessage(c))
+			}
 		}
 	case "message_delta":
 		if ev.Delta.StopReason != "" {
@@ -147,6 +162,11 @@ func (a *accumulator) response() *llm.Response {
 			continue
 		case llm.BlockText:
 			b.Text = p.text.String()
+			if len(p.citations) > 0 {
+				b.Citations, _ = json.Marshal(p.citations) // raw messages of valid JSON
+			}
+		case llm.BlockServerToolUse:
+			b.Input, _ = toolInput(p.text.String(), p.input)
 		case llm.BlockThinking:
 			b.Thinking = p.text.String()
 			b.Signature = p.sig.String()

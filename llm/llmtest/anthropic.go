@@ -102,6 +102,9 @@ func anthropicEvents(rp *reply) []sseEvent {
 		switch p.kind {
 		case partText:
 			start = map[string]any{"type": "text", "text": ""}
+			for _, c := range p.citations {
+				deltas = append(deltas, delta(i, map[string]any{"type": "citations_delta", "citation": json.RawMessage(c)}))
+			}
 			for _, c := range chunks(p.text, textChunk) {
 				deltas = append(deltas, delta(i, map[string]any{"type": "text_delta", "text": c}))
 			}
@@ -113,11 +116,17 @@ func anthropicEvents(rp *reply) []sseEvent {
 			deltas = append(deltas, delta(i, map[string]any{"type": "signature_delta", "signature": p.signature}))
 		case partRedacted:
 			start = map[string]any{"type": "redacted_thinking", "data": p.text}
-		case partToolUse:
-			start = map[string]any{"type": "tool_use", "id": p.id, "name": p.name, "input": map[string]any{}}
+		case partToolUse, partServerToolUse:
+			typ := "tool_use"
+			if p.kind == partServerToolUse {
+				typ = "server_tool_use"
+			}
+			start = map[string]any{"type": typ, "id": p.id, "name": p.name, "input": map[string]any{}}
 			for _, c := range chunks(p.input, inputChunk) {
 				deltas = append(deltas, delta(i, map[string]any{"type": "input_json_delta", "partial_json": c}))
 			}
+		case partWebSearchResult:
+			start = webSearchResultJSON(p)
 		}
 		out = append(out, ev("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": start}))
 		out = append(out, deltas...)
@@ -146,7 +155,15 @@ func anthropicBody(rp *reply) []byte {
 		}
 		switch p.kind {
 		case partText:
+			if c := citationsJSON(p); c != nil {
+				content.Write(mustJSON(map[string]any{"type": "text", "text": p.text, "citations": c}))
+				break
+			}
 			content.Write(mustJSON(map[string]any{"type": "text", "text": p.text}))
+		case partServerToolUse:
+			fmt.Fprintf(&content, `{"type":"server_tool_use","id":%s,"name":%s,"input":%s}`, mustJSON(p.id), mustJSON(p.name), p.input)
+		case partWebSearchResult:
+			content.Write(mustJSON(webSearchResultJSON(p)))
 		case partThinking:
 			content.Write(mustJSON(map[string]any{"type": "thinking", "thinking": p.text, "signature": p.signature}))
 		case partRedacted:

@@ -42,6 +42,7 @@ type aBlock struct {
 	Thinking     string          `json:"thinking"`
 	Signature    string          `json:"signature"`
 	Data         string          `json:"data"`
+	Citations    json.RawMessage `json:"citations"`
 	CacheControl json.RawMessage `json:"cache_control"`
 }
 
@@ -82,6 +83,17 @@ func decodeAnthropic(body []byte) (*decoded, error) {
 		bp := present(t.CacheControl)
 		if bp {
 			d.breakpoints++
+		}
+		if strings.HasPrefix(t.Type, "web_search_") {
+			var ws struct {
+				MaxUses        int      `json:"max_uses"`
+				AllowedDomains []string `json:"allowed_domains"`
+				BlockedDomains []string `json:"blocked_domains"`
+			}
+			_ = json.Unmarshal(raw, &ws) // the fields were decoded once above
+			d.serverTools = append(d.serverTools, llm.ServerTool{Type: t.Type, Name: t.Name, MaxUses: ws.MaxUses, AllowedDomains: ws.AllowedDomains, BlockedDomains: ws.BlockedDomains})
+			d.blocks = append(d.blocks, cacheBlock{data: canonical("tool", raw), breakpoint: bp})
+			continue
 		}
 		d.tools = append(d.tools, llm.ToolSpec{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
 		d.blocks = append(d.blocks, cacheBlock{data: canonical("tool", raw), breakpoint: bp})
@@ -149,7 +161,7 @@ func decodeAnthropic(body []byte) (*decoded, error) {
 			if bp {
 				d.breakpoints++
 			}
-			blk, nested, err := d.anthropicBlock(b, fmt.Sprintf("messages[%d].content[%d]", i, j))
+			blk, nested, err := d.anthropicBlock(b, raw, fmt.Sprintf("messages[%d].content[%d]", i, j))
 			if err != nil {
 				return nil, err
 			}
@@ -168,12 +180,15 @@ func decodeAnthropic(body []byte) (*decoded, error) {
 
 // anthropicBlock converts one content block, counting cache_control
 // markers nested in a tool_result's content.
-func (d *decoded) anthropicBlock(b aBlock, where string) (llm.Block, int, error) {
+func (d *decoded) anthropicBlock(b aBlock, raw json.RawMessage, where string) (llm.Block, int, error) {
 	out := llm.Block{Type: llm.BlockType(b.Type)}
 	nested := 0
 	switch b.Type {
 	case "text":
 		out.Text = b.Text
+		if present(b.Citations) {
+			out.Citations = json.RawMessage(bytes.Clone(b.Citations))
+		}
 		if strings.TrimSpace(b.Text) == "" {
 			d.problemf("%s: empty text block", where)
 		}
@@ -204,6 +219,18 @@ func (d *decoded) anthropicBlock(b aBlock, where string) (llm.Block, int, error)
 				}
 				out.Content = append(out.Content, llm.Block{Type: llm.BlockType(ib.Type), Text: ib.Text})
 			}
+		}
+	case "server_tool_use":
+		out.ID, out.Name = b.ID, b.Name
+		out.Input = json.RawMessage(bytes.Clone(b.Input))
+		if !isJSONObject(b.Input) {
+			d.problemf("%s: server_tool_use %s input is not a JSON object: %.80s", where, b.ID, b.Input)
+		}
+	case "web_search_tool_result":
+		out.ToolUseID = b.ToolUseID
+		out.Raw = json.RawMessage(bytes.Clone(raw))
+		if !present(b.Content) {
+			d.problemf("%s: web_search_tool_result %s has no content", where, b.ToolUseID)
 		}
 	case "thinking":
 		out.Thinking, out.Signature = b.Thinking, b.Signature

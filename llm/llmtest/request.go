@@ -60,6 +60,9 @@ type Request struct {
 	Tools     []llm.ToolSpec
 	Messages  []llm.Message
 	MaxTokens int64
+	// ServerTools are the provider-side tools offered (Anthropic web
+	// search), apart from Tools.
+	ServerTools []llm.ServerTool
 	// Stream is whether a streamed reply was asked for.
 	Stream bool
 	// Thinking is whether extended thinking (Anthropic `thinking` enabled
@@ -85,6 +88,7 @@ func (r *Request) clone() *Request {
 	for i := range c.Tools {
 		c.Tools[i].InputSchema = bytes.Clone(c.Tools[i].InputSchema)
 	}
+	c.ServerTools = append([]llm.ServerTool(nil), r.ServerTools...)
 	if r.Messages != nil {
 		c.Messages = make([]llm.Message, len(r.Messages))
 		for i, m := range r.Messages {
@@ -101,6 +105,8 @@ func cloneBlocks(bs []llm.Block) []llm.Block {
 	out := make([]llm.Block, len(bs))
 	for i, b := range bs {
 		b.Input = bytes.Clone(b.Input)
+		b.Raw = bytes.Clone(b.Raw)
+		b.Citations = bytes.Clone(b.Citations)
 		b.Content = cloneBlocks(b.Content)
 		out[i] = b
 	}
@@ -164,6 +170,7 @@ type decoded struct {
 	model        string
 	system       string
 	tools        []llm.ToolSpec
+	serverTools  []llm.ServerTool
 	messages     []llm.Message
 	maxTokens    int64
 	stream       bool

@@ -346,6 +346,7 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, proto Protoc
 
 	s.mu.Lock()
 	req.Model, req.System, req.Tools, req.Messages = d.model, d.system, d.tools, d.messages
+	req.ServerTools = d.serverTools
 	req.MaxTokens, req.Stream, req.Thinking, req.Breakpoints = d.maxTokens, d.stream, d.thinking, d.breakpoints
 	// The key first, so violations name the agent that sent the request.
 	req.Key = s.matchKey(req.FirstUserText())
@@ -429,6 +430,7 @@ func (s *Server) resolve(req *Request, d *decoded, turn Turn) *reply {
 		return rp
 	}
 	rp.parts = clone(turn.parts)
+	serverToolIDs(rp.parts, req.Seq)
 	for i := range rp.parts {
 		p := &rp.parts[i]
 		if p.kind != partToolUse || p.id != "" {

@@ -34,6 +34,8 @@ const (
 	partToolUse
 	partThinking
 	partRedacted
+	partServerToolUse
+	partWebSearchResult
 )
 
 // part is one content block of a reply before ids are assigned.
@@ -44,6 +46,8 @@ type part struct {
 	name      string
 	id        string // tool use id; assigned by the server when empty
 	input     string // tool input JSON text (possibly malformed on purpose)
+	// citations are the raw JSON citations of a text part.
+	citations []string
 }
 
 // faultKind names an injected failure.

@@ -64,6 +64,9 @@ func buildParams(req *llm.Request, maxField string) (sdk.ChatCompletionNewParams
 		p.ReasoningEffort = e
 	}
 
+	if len(req.ServerTools) > 0 {
+		return p, fmt.Errorf("openai: server tool %s is not supported by Chat Completions providers", req.ServerTools[0].Type)
+	}
 	for _, t := range req.Tools {
 		schema := t.InputSchema
 		if len(schema) == 0 {

@@ -1,5 +1,6 @@
 // Package builtin holds the tools every agent starts with: Read, Write,
-// Edit, Glob, Grep, Bash and the background-shell companions BashOutput and
+// Edit, MultiEdit, Glob, Grep, LS, NotebookEdit, TodoWrite, WebFetch,
+// WebSearch, Bash and the background-shell companions BashOutput and
 // KillShell. Names, input fields and behaviour follow the built-in tools of
 // Claude Code, so users and models trained on them feel at home; the
 // model-facing descriptions are our own, one embedded .md file per tool.
@@ -64,6 +65,12 @@ type Config struct {
 	NoRipgrep bool
 	// GrepWorkers bounds the Go search's concurrent file readers (8).
 	GrepWorkers int
+
+	// LSLimit caps the entries LS lists (1,000).
+	LSLimit int
+	// Web configures WebFetch and WebSearch: the small model, the search
+	// backend, limits (see WebConfig).
+	Web WebConfig
 }
 
 func (c Config) withDefaults() Config {
@@ -103,6 +110,10 @@ func (c Config) withDefaults() Config {
 	if c.GrepWorkers <= 0 {
 		c.GrepWorkers = 8
 	}
+	if c.LSLimit <= 0 {
+		c.LSLimit = 1000
+	}
+	c.Web = c.Web.withDefaults()
 	return c
 }
 
@@ -122,7 +133,9 @@ func (c Config) ripgrep() string {
 }
 
 // Tools returns every built-in tool in a fixed, alphabetical order: Bash,
-// BashOutput, Edit, Glob, Grep, KillShell, Read, Write.
+// BashOutput, Edit, Glob, Grep, KillShell, LS, MultiEdit, NotebookEdit,
+// Read, TodoWrite, WebFetch, WebSearch, Write. (Skill comes from package
+// skills, Agent and the task tools from the runtime.)
 func Tools(cfg Config) []tool.Tool {
 	return []tool.Tool{
 		NewBash(cfg),
@@ -131,7 +144,13 @@ func Tools(cfg Config) []tool.Tool {
 		NewGlob(cfg),
 		NewGrep(cfg),
 		NewKillShell(cfg),
+		NewLS(cfg),
+		NewMultiEdit(cfg),
+		NewNotebookEdit(cfg),
 		NewRead(cfg),
+		NewTodoWrite(cfg),
+		NewWebFetch(cfg),
+		NewWebSearch(cfg),
 		NewWrite(cfg),
 	}
 }

@@ -67,7 +67,7 @@ func runRead(cfg Config, env *tool.Env, in readInput) tool.Output {
 		return tool.Errorf("cannot read %s: %v", path, err)
 	}
 	if fi.IsDir() {
-		return tool.Errorf("%s is a directory, not a file: use Glob to find files in it, or Bash with ls to list it", path)
+		return tool.Errorf("%s is a directory, not a file: use LS to list it, or Glob to find files in it", path)
 	}
 	if !fi.Mode().IsRegular() {
 		return tool.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
@@ -95,6 +95,14 @@ func runRead(cfg Config, env *tool.Env, in readInput) tool.Output {
 	}
 	if looksBinary(head) {
 		return tool.Errorf("%s looks like a binary file (%d bytes), not text; Read only shows text files", path, fi.Size())
+	}
+	if in.Offset == nil && in.Limit == nil && strings.EqualFold(filepath.Ext(path), ".ipynb") && fi.Size() <= maxNotebookBytes {
+		if data, err := os.ReadFile(path); err == nil {
+			if nb, err := parseNotebook(data); err == nil {
+				record(false)
+				return tool.Output{Text: renderNotebook(nb, path, int(cfg.ReadMaxBytes))}
+			}
+		}
 	}
 	if fi.Size() == 0 && n == 0 {
 		record(false)

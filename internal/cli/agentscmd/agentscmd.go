@@ -263,7 +263,14 @@ func writeShow(w io.Writer, d *agentdef.Definition) {
 	line("description", strings.ReplaceAll(d.Description, "\n", "\n                    "))
 	line("tools", entries(d.Tools))
 	line("disallowedTools", entries(d.DisallowedTools))
-	line("effective tools", agentdef.ToolsNote(d))
+	line("effective tools", effectiveNote(d))
+	if _, unknown := splitKnown(d.Tools); len(unknown) > 0 {
+		var names []string
+		for _, e := range unknown {
+			names = append(names, e.Raw)
+		}
+		line("unknown tools", strings.Join(names, ", ")+" (match no tool cadre has; dropped)")
+	}
 	line("model", d.Model)
 	line("effort", d.Effort)
 	line("permissionMode", d.PermissionMode)
@@ -322,6 +329,7 @@ for --cwd. Exits 1 when there is an error, 0 otherwise (warnings included).`,
 				for _, d := range set.All() {
 					if d.Source != agentdef.SourceBuiltin {
 						agents++
+						ds = append(ds, unknownToolDiagnostics(d)...)
 					}
 				}
 			} else {
@@ -334,7 +342,11 @@ for --cwd. Exits 1 when there is an error, 0 otherwise (warnings included).`,
 					return &ExitError{Code: 1, Err: err}
 				}
 				ds, files, agents = res.Diagnostics, res.Files, len(res.Definitions)
+				for _, d := range res.Definitions {
+					ds = append(ds, unknownToolDiagnostics(d)...)
+				}
 			}
+			sortDiagnostics(ds)
 			for _, d := range ds {
 				fmt.Fprintln(cmd.OutOrStdout(), d.String())
 			}

@@ -1,0 +1,155 @@
+package builtin
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/cadre-dev/cadre/tool"
+)
+
+//go:embed multiedit.md
+var multiEditDescription string
+
+type multiEditInput struct {
+	FilePath string          `json:"file_path" jsonschema_description:"Absolute path of the file to change."`
+	Edits    []multiEditStep `json:"edits" jsonschema_description:"The edits, applied one after another to the result of the previous one. All succeed or none is written."`
+}
+
+type multiEditStep struct {
+	OldString  *string `json:"old_string" jsonschema_description:"The exact text to replace, as it is after the earlier edits of this call."`
+	NewString  *string `json:"new_string" jsonschema_description:"The text to put in its place; it must differ from old_string."`
+	ReplaceAll bool    `json:"replace_all,omitempty" jsonschema_description:"Replace every occurrence of old_string instead of requiring exactly one."`
+}
+
+// maxMultiEdits bounds the edits of one call, so a runaway input cannot
+// make the tool loop for long.
+const maxMultiEdits = 500
+
+// NewMultiEdit returns the MultiEdit tool: several exact replacements in
+// one file, applied in order and written once, all or nothing, with
+// Edit's read-before-edit guard.
+func NewMultiEdit(cfg Config) tool.Tool {
+	cfg = cfg.withDefaults()
+	return tool.Func(tool.FuncConfig{Name: tool.MultiEdit, Description: multiEditDescription},
+		func(ctx context.Context, env *tool.Env, in multiEditInput) (tool.Output, error) {
+			return runMultiEdit(cfg, env, in), nil
+		})
+}
+
+func runMultiEdit(cfg Config, env *tool.Env, in multiEditInput) tool.Output {
+	path, problem := absFilePath(in.FilePath)
+	if problem != "" {
+		return tool.Errorf("%s", problem)
+	}
+	switch {
+	case len(in.Edits) == 0:
+		return tool.Errorf("edits is empty: give at least one {old_string, new_string}")
+	case len(in.Edits) > maxMultiEdits:
+		return tool.Errorf("%d edits in one call is more than the %d allowed; split them", len(in.Edits), maxMultiEdits)
+	}
+	for i, e := range in.Edits {
+		if e.OldString == nil || e.NewString == nil {
+			return tool.Errorf("edit %d: old_string and new_string are both required; nothing was changed", i+1)
+		}
+		if *e.OldString == *e.NewString {
+			return tool.Errorf("edit %d: old_string and new_string are identical; nothing was changed", i+1)
+		}
+	}
+	var content string
+	exists := true
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil:
+		if fi.IsDir() {
+			return tool.Errorf("%s is a directory, not a file", path)
+		}
+		if !fi.Mode().IsRegular() {
+			return tool.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+		}
+		if p := checkFresh(env, path, fi, "edit"); p != "" {
+			return tool.Errorf("%s", p)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return tool.Errorf("cannot read %s: %v", path, err)
+		}
+		content = string(data)
+	case errors.Is(err, fs.ErrNotExist):
+		if *in.Edits[0].OldString != "" {
+			msg := fmt.Sprintf("File does not exist: %s", path)
+			if s := didYouMean(path); s != "" {
+				msg += fmt.Sprintf(". Did you mean %s?", s)
+			}
+			return tool.Errorf("%s (to create it, make the first edit's old_string empty)", msg)
+		}
+		exists = false
+	default:
+		return tool.Errorf("cannot edit %s: %v", path, err)
+	}
+	updated, first, last, total, problem := applyEdits(content, exists, in.Edits)
+	if problem != "" {
+		return tool.Errorf("%s in %s; nothing was changed", problem, path)
+	}
+	nfi, err := atomicWrite(path, []byte(updated))
+	if err != nil {
+		return tool.Errorf("cannot write %s: %v; nothing was changed", path, err)
+	}
+	if st := fileState(env); st != nil {
+		st.Record(path, stampOf(nfi, false))
+	}
+	verb := "Edited"
+	if !exists {
+		verb = "Created"
+	}
+	head := fmt.Sprintf("%s %s: %s applied (%s).", verb, path, plural(len(in.Edits), "edit", "edits"), plural(total, "replacement", "replacements"))
+	return tool.Output{Text: head + "\n" + snippet(updated, first, last, cfg.MaxLineChars)}
+}
+
+// applyEdits runs the edits over content in order. It returns the result,
+// the byte range of the result that differs from content (for the
+// snippet), the number of replacements, and a problem naming the failing
+// edit. An empty old_string is allowed only as the first edit of a file
+// that does not exist or is empty: it sets the initial content.
+func applyEdits(content string, exists bool, edits []multiEditStep) (string, int, int, int, string) {
+	orig, total := content, 0
+	for i, e := range edits {
+		oldS, newS := *e.OldString, *e.NewString
+		if oldS == "" {
+			switch {
+			case i == 0 && content == "":
+				content, total = newS, 1
+				continue
+			case i == 0 && exists:
+				return "", 0, 0, 0, "edit 1: old_string is empty but the file already has content"
+			default:
+				return "", 0, 0, 0, fmt.Sprintf("edit %d of %d: old_string is empty; only the first edit of a new or empty file may have one", i+1, len(edits))
+			}
+		}
+		updated, _, _, n, p := replaceExact(content, oldS, newS, e.ReplaceAll)
+		if p != "" {
+			return "", 0, 0, 0, fmt.Sprintf("edit %d of %d: %s", i+1, len(edits), p)
+		}
+		content = updated
+		total += n
+	}
+	from, to := changedRange(orig, content)
+	return content, from, to, total, ""
+}
+
+// changedRange returns the byte range of b that differs from a: b without
+// the prefix and suffix the two share.
+func changedRange(a, b string) (int, int) {
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	s := 0
+	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	return p, len(b) - s
+}
