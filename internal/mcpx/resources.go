@@ -38,7 +38,7 @@ func resourceTools(conns []*conn) []tool.Tool {
 			if c.cfg.Name == name {
 				return c, nil
 			}
-			names = append(names, c.cfg.Name)
+			names = append(names, fmt.Sprintf("%q", c.cfg.Name))
 		}
 		return nil, names
 	}
