@@ -149,10 +149,7 @@ func ParseFile(file string, data []byte, scope Scope, getenv func(string) string
 		return nil, nil, fmt.Errorf("%s: %w", file, lineError(data, err))
 	}
 	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", file, lineError(data, err))
-	}
-	if top == nil {
+	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' || json.Unmarshal(data, &top) != nil || top == nil {
 		return nil, nil, fmt.Errorf("%s:1: an MCP configuration must be a JSON object with an \"mcpServers\" object", file)
 	}
 	p := parser{file: file, data: data, pos: pos, getenv: getenv}
