@@ -17,10 +17,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -558,4 +560,104 @@ func lineError(data []byte, err error) error {
 	line := bytes.Count(before, []byte("\n")) + 1
 	col := int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
 	return fmt.Errorf("line %d, column %d: %s", line, col, err.Error())
+}
+
+// SettingsServers is the mcpServers object of one settings file, as the
+// config package hands it over.
+type SettingsServers struct {
+	// Scope is ScopeUser, ScopeSettings, ScopeLocal or ScopeManaged.
+	Scope Scope
+	File  string
+	// Line is the line of File on which Raw starts (0 when unknown).
+	Line int
+	Raw  json.RawMessage
+}
+
+// LoadOptions says where Load reads server configurations.
+type LoadOptions struct {
+	// Cwd is the project root; its .mcp.json is read unless NoProjectFile.
+	Cwd           string
+	NoProjectFile bool
+	// Settings are the mcpServers objects of settings files.
+	Settings []SettingsServers
+	// Flags are the --mcp-config values, in order.
+	Flags []string
+	// Strict (--strict-mcp-config) uses the Flags' servers only.
+	Strict bool
+	Getenv func(string) string
+}
+
+// scopeRank orders scopes from lowest to highest precedence: user
+// settings < .mcp.json < project settings < local settings <
+// --mcp-config < managed settings.
+var scopeRank = map[Scope]int{ScopeUser: 0, ScopeProject: 1, ScopeSettings: 2, ScopeLocal: 3, ScopeFlag: 4, ScopeManaged: 5}
+
+// Load reads every configured server with the usual precedence (see
+// scopeRank); a server of a higher scope replaces one of the same name.
+// A malformed file is an error; problems in entries are diagnostics.
+func Load(o LoadOptions) ([]ServerConfig, []Diagnostic, error) {
+	type layer struct {
+		rank    int
+		servers []ServerConfig
+	}
+	var layers []layer
+	var diags []Diagnostic
+	add := func(rank int, s []ServerConfig, d []Diagnostic) {
+		layers = append(layers, layer{rank, s})
+		diags = append(diags, d...)
+	}
+	for _, v := range o.Flags {
+		s, d, err := ParseFlag(v, o.Cwd, o.Getenv)
+		if err != nil {
+			return nil, nil, err
+		}
+		add(scopeRank[ScopeFlag], s, d)
+	}
+	if !o.Strict {
+		if !o.NoProjectFile && o.Cwd != "" {
+			path := filepath.Join(o.Cwd, ProjectFile)
+			data, err := os.ReadFile(path)
+			switch {
+			case err == nil:
+				s, d, err := ParseFile(path, data, ScopeProject, o.Getenv)
+				if err != nil {
+					return nil, nil, err
+				}
+				add(scopeRank[ScopeProject], s, d)
+			case !errors.Is(err, fs.ErrNotExist):
+				return nil, nil, fmt.Errorf("read %s: %w", path, err)
+			}
+		}
+		for _, ss := range o.Settings {
+			s, d, err := ParseServers(ss.File, ss.Line, ss.Raw, ss.Scope, o.Getenv)
+			if err != nil {
+				return nil, nil, err
+			}
+			add(scopeRank[ss.Scope], s, d)
+		}
+	}
+	slices.SortStableFunc(layers, func(a, b layer) int { return a.rank - b.rank })
+	lists := make([][]ServerConfig, len(layers))
+	for i, l := range layers {
+		lists[i] = l.servers
+	}
+	return Merge(lists...), diags, nil
+}
+
+// OptionsFromEnv reads Claude Code's variables: MCP_TIMEOUT (connect,
+// ms), MCP_TOOL_TIMEOUT (one call, ms) and MAX_MCP_OUTPUT_TOKENS (about
+// four characters a token). Unset or bad values keep the defaults.
+func OptionsFromEnv(getenv func(string) string) Options {
+	ms := func(k string) time.Duration {
+		n, err := strconv.Atoi(strings.TrimSpace(getenv(k)))
+		if err != nil || n <= 0 {
+			return 0
+		}
+		return time.Duration(n) * time.Millisecond
+	}
+	o := Options{ConnectTimeout: ms("MCP_TIMEOUT"), CallTimeout: ms("MCP_TOOL_TIMEOUT")}
+	if n, err := strconv.Atoi(strings.TrimSpace(getenv("MAX_MCP_OUTPUT_TOKENS"))); err == nil && n > 0 {
+		o.MaxOutputChars = n * 4
+	}
+	return o
 }
