@@ -99,6 +99,9 @@ type ServerConfig struct {
 	// zero means the Manager's default.
 	CallTimeout time.Duration `json:"callTimeout,omitempty"`
 	Source      Source        `json:"source"`
+	// Pipe reaches an in-process server (Transport InProcess); never read
+	// from a file. See InProcessServer.
+	Pipe MessagePipe `json:"-"`
 }
 
 // Severity of a Diagnostic.

@@ -168,7 +168,14 @@ func (c *conn) connect(life context.Context) {
 	// read under it); the timeout cancels it only while connecting.
 	cctx, ccancel := context.WithCancelCause(life)
 	timer := time.AfterFunc(c.opts.ConnectTimeout, func() { ccancel(errConnectTimeout) })
-	session, err := client.Connect(cctx, tr, nil)
+	var sopts *mcp.ClientSessionOptions
+	if c.cfg.Transport == InProcess {
+		// An in-process server answers one message at a time and cannot
+		// hold the long-lived subscriptions/listen request of newer
+		// protocol versions: speak the last version without it.
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: inProcessProtocol}
+	}
+	session, err := client.Connect(cctx, tr, sopts)
 	var tools []tool.Tool
 	var resources bool
 	if err == nil {

@@ -26,6 +26,8 @@ func transportFor(cfg ServerConfig, o *Options) (mcp.Transport, *process) {
 		}, nil
 	case SSE:
 		return &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: httpClient(cfg.Headers)}, nil
+	case InProcess:
+		return pipeTransport{send: cfg.Pipe}, nil
 	default:
 		p := &process{cfg: cfg, dir: o.Dir, logPath: o.logPath(cfg.Name), grace: o.StopGrace}
 		return p, p
