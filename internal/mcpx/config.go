@@ -210,11 +210,12 @@ func ParseFlag(value, cwd string, getenv func(string) string) ([]ServerConfig, [
 // definition (the value of a {name: config} entry). file names the agent
 // file for diagnostics.
 func ParseInline(file, name string, raw json.RawMessage, getenv func(string) string) (ServerConfig, []Diagnostic, error) {
-	pos, err := keyOffsets(raw)
-	if err != nil {
+	// Lines inside the entry are not the agent file's: diagnostics name
+	// the file only.
+	if _, err := keyOffsets(raw); err != nil {
 		return ServerConfig{}, nil, fmt.Errorf("%s: mcpServers %s: %w", file, name, lineError(raw, err))
 	}
-	p := parser{file: file, data: raw, pos: pos, getenv: getenv}
+	p := parser{file: file, data: raw, getenv: getenv}
 	s, ok := p.server("", name, raw, ScopeAgent)
 	if !ok {
 		return ServerConfig{}, p.diags, fmt.Errorf("%s: mcpServers %s: %s", file, name, p.diags[len(p.diags)-1].Message)
@@ -663,4 +664,42 @@ func OptionsFromEnv(getenv func(string) string) Options {
 		o.MaxOutputChars = n * 4
 	}
 	return o
+}
+
+// ParseAgentServers reads an agent definition's mcpServers entries (as
+// agentdef keeps them: a JSON string naming a configured server, or a
+// {"name": config} object configuring one inline) and its
+// requiredMcpServers into what Manager.Acquire takes. Bad inline entries
+// are diagnostics naming file; the other entries still count.
+func ParseAgentServers(file string, entries []json.RawMessage, required []string, getenv func(string) string) (AgentServers, []Diagnostic) {
+	var out AgentServers
+	var diags []Diagnostic
+	for _, e := range entries {
+		var name string
+		if json.Unmarshal(e, &name) == nil {
+			if name = strings.TrimSpace(name); name != "" && !slices.Contains(out.Names, name) {
+				out.Names = append(out.Names, name)
+			}
+			continue
+		}
+		var inline map[string]json.RawMessage
+		if json.Unmarshal(e, &inline) != nil || len(inline) == 0 {
+			diags = append(diags, Diagnostic{File: file, Severity: Error, Message: fmt.Sprintf("mcpServers entry %s is neither a server name nor a {name: config} object; ignored", e)})
+			continue
+		}
+		for _, n := range slices.Sorted(maps.Keys(inline)) {
+			s, d, err := ParseInline(file, n, inline[n], getenv)
+			diags = append(diags, d...)
+			if err != nil {
+				continue
+			}
+			out.Inline = append(out.Inline, s)
+		}
+	}
+	for _, r := range required {
+		if r = strings.TrimSpace(r); r != "" && !slices.Contains(out.Required, r) {
+			out.Required = append(out.Required, r)
+		}
+	}
+	return out, diags
 }

@@ -250,3 +250,27 @@ func FuzzParseFile(f *testing.F) {
 		}
 	})
 }
+
+func TestParseAgentServers(t *testing.T) {
+	t.Parallel()
+	entries := []json.RawMessage{
+		json.RawMessage(`"github"`),
+		json.RawMessage(`"github"`),
+		json.RawMessage(`{"pw": {"command": "npx", "args": ["@playwright/mcp@latest"]}, "api": {"type": "http", "url": "${API:-http://localhost:1}/mcp"}}`),
+		json.RawMessage(`{"bad": {"type": "ws"}}`),
+		json.RawMessage(`3`),
+	}
+	got, diags := ParseAgentServers("agents/x.md", entries, []string{"github", " ", "pw"}, nil)
+	if d := cmp.Diff([]string{"github"}, got.Names); d != "" {
+		t.Error(d)
+	}
+	if len(got.Inline) != 2 || got.Inline[0].Name != "api" || got.Inline[0].URL != "http://localhost:1/mcp" || got.Inline[1].Name != "pw" || got.Inline[1].Source.Scope != ScopeAgent {
+		t.Errorf("inline = %+v", got.Inline)
+	}
+	if d := cmp.Diff([]string{"github", "pw"}, got.Required); d != "" {
+		t.Error(d)
+	}
+	if len(diags) != 2 || !strings.Contains(diags[0].String(), `agents/x.md: error: server "bad" skipped`) || !strings.Contains(diags[1].Message, "3 is neither") {
+		t.Errorf("diags = %v", diags)
+	}
+}
