@@ -148,6 +148,9 @@ func (c *conn) start(parent context.Context) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
+		// Whatever ends this attempt ends its life too, so the refresher
+		// of a lost session does not outlive it.
+		defer cancel(errClosed)
 		c.connect(life)
 	}()
 }
@@ -334,10 +337,17 @@ func (c *conn) refresher(life context.Context, s *mcp.ClientSession) {
 	}
 }
 
+// refreshWait bounds how long a turn waits for a tool list that a
+// tools/list_changed asked for; a slower server's change shows a turn
+// later.
+const refreshWait = 5 * time.Second
+
 // snapshot returns the server's current tools, first waiting (bounded by
-// ctx) for a refresh that a tools/list_changed asked for, so a change is
-// seen at the next turn.
+// ctx and refreshWait) for a refresh that a tools/list_changed asked for,
+// so a change is seen at the next turn.
 func (c *conn) snapshot(ctx context.Context) []tool.Tool {
+	ctx, cancel := context.WithTimeout(ctx, refreshWait)
+	defer cancel()
 	for {
 		c.mu.Lock()
 		if (!c.dirty && !c.listing) || c.state != StateConnected {
