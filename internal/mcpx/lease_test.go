@@ -145,7 +145,7 @@ func TestRequiredServers(t *testing.T) {
 		// so Acquire has to wait for it.
 		slow := newManager(t, []ServerConfig{
 			{Name: "slow", Transport: Stdio, Command: "sh", Args: []string{"-c", `sleep 2; exec "$0"`, memory}},
-		}, Options{RequiredPoll: 100 * time.Millisecond, ConnectTimeout: 60 * time.Second})
+		}, Options{RequiredWait: 2 * time.Minute, RequiredPoll: 100 * time.Millisecond, ConnectTimeout: 2 * time.Minute})
 		l, err := slow.Acquire(ctx, AgentServers{Required: []string{"slow"}})
 		if err != nil {
 			t.Fatalf("slow server not awaited: %v", err)
