@@ -462,3 +462,34 @@ func dedupe(s []string) []string {
 	}
 	return out
 }
+
+// InitServer is one entry of the mcp_servers list in the stream-json init
+// event, shaped as Claude Code 2.1.328 writes it: the configured name (not
+// normalised), the status (pending, connected, failed) and where it was
+// configured in Claude Code's words (user, project, local, dynamic for
+// --mcp-config, managed, agent, sdk).
+type InitServer struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+	Source string `json:"source"`
+}
+
+// InitServers maps statuses to the init event's entries. The init event is
+// written before servers finish connecting, so most are "pending" there,
+// as in Claude Code.
+func InitServers(st []ServerStatus) []InitServer {
+	out := make([]InitServer, 0, len(st))
+	for _, s := range st {
+		status := string(s.State)
+		if s.State == StateIdle {
+			status = string(StatePending)
+		}
+		out = append(out, InitServer{Name: s.Name, Status: status, Source: claudeSource[s.Source.Scope]})
+	}
+	return out
+}
+
+var claudeSource = map[Scope]string{
+	ScopeUser: "user", ScopeProject: "project", ScopeSettings: "project", ScopeLocal: "local",
+	ScopeFlag: "dynamic", ScopeManaged: "managed", ScopeAgent: "agent", ScopeSDK: "sdk",
+}

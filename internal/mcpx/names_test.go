@@ -124,3 +124,16 @@ func TestMissingServers(t *testing.T) {
 		t.Errorf("MissingServers = %q", got)
 	}
 }
+
+func TestInitServers(t *testing.T) {
+	t.Parallel()
+	got := InitServers([]ServerStatus{
+		{Name: "My Server.v2", State: StatePending, Source: Source{Scope: ScopeFlag}},
+		{Name: "bad", State: StateFailed, Source: Source{Scope: ScopeProject}},
+		{Name: "idle", State: StateIdle, Source: Source{Scope: ScopeUser}},
+	})
+	want := []InitServer{{"My Server.v2", "pending", "dynamic"}, {"bad", "failed", "project"}, {"idle", "pending", "user"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Error(d)
+	}
+}
