@@ -135,7 +135,8 @@ func TestFilesystemAndMemoryServers(t *testing.T) {
 
 func TestCrashMidCallIsAnErrorResult(t *testing.T) {
 	t.Parallel()
-	m := newManager(t, []ServerConfig{crashServer(t, "crashy")}, Options{})
+	logs := t.TempDir()
+	m := newManager(t, []ServerConfig{crashServer(t, "crashy")}, Options{LogDir: logs})
 	m.Start()
 	waitConnected(t, m)
 	tools := m.Tools(context.Background())
@@ -156,6 +157,9 @@ func TestCrashMidCallIsAnErrorResult(t *testing.T) {
 	st := m.Status()[0]
 	if !strings.Contains(st.Error, "about to fall over") {
 		t.Errorf("status error = %q, want the server's stderr", st.Error)
+	}
+	if b, err := os.ReadFile(filepath.Join(logs, "crashy.log")); err != nil || !strings.Contains(string(b), "about to fall over") {
+		t.Errorf("stderr log = %q (%v)", b, err)
 	}
 	if out := run(t, tools, "mcp__crashy__echo", `{"text":"x"}`); !out.IsError || !strings.Contains(out.Text, `"crashy"`) {
 		t.Errorf("echo after the crash = %+v", out)
