@@ -292,33 +292,11 @@ func (p *parser) server(ptr, name string, raw json.RawMessage, scope Scope) (Ser
 		return ServerConfig{}, false
 	}
 	s := ServerConfig{Name: name, Source: Source{Scope: scope, File: p.file, Line: p.line(ptr)}}
-	var typ string
-	if t, ok := m["type"]; ok {
-		if json.Unmarshal(t, &typ) != nil {
-			p.fail(ptr+"/type", "server %q skipped: \"type\" must be a string", name)
-			return ServerConfig{}, false
-		}
-	}
-	known := stdioKeys
-	switch typ {
-	case "", "stdio":
-		s.Transport = Stdio
-	case "http", "streamable-http", "streamableHttp":
-		s.Transport, known = HTTP, httpKeys
-	case "sse":
-		s.Transport, known = SSE, httpKeys
-	default:
-		p.fail(ptr+"/type", "server %q skipped: transport type %q is not supported (use stdio, http or sse)", name, typ)
+	tr, known, ok := p.transport(ptr, name, m)
+	if !ok {
 		return ServerConfig{}, false
 	}
-	if typ == "" {
-		if _, hasURL := m["url"]; hasURL {
-			if _, hasCmd := m["command"]; !hasCmd {
-				p.fail(ptr, "server %q skipped: it has a \"url\" but no \"type\"; add \"type\": \"http\" or \"sse\"", name)
-				return ServerConfig{}, false
-			}
-		}
-	}
+	s.Transport = tr
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		switch {
 		case slices.Contains(known, k):
@@ -329,52 +307,24 @@ func (p *parser) server(ptr, name string, raw json.RawMessage, scope Scope) (Ser
 			p.warn(ptr+"/"+escapePtr(k), "server %q: unknown key %q ignored%s", name, k, didYouMean(k, all))
 		}
 	}
-	ok := true
-	str := func(k string, dst *string) {
-		if v, has := m[k]; has && ok {
-			if json.Unmarshal(v, dst) != nil {
-				p.fail(ptr+"/"+k, "server %q skipped: %q must be a string", name, k)
-				ok = false
-			}
-			*dst = p.expand(ptr+"/"+k, name, *dst)
-		}
-	}
-	strMap := func(k string, dst *map[string]string) {
-		if v, has := m[k]; has && ok {
-			if json.Unmarshal(v, dst) != nil {
-				p.fail(ptr+"/"+k, "server %q skipped: %q must be an object of strings", name, k)
-				ok = false
-			}
-			for kk, vv := range *dst {
-				(*dst)[kk] = p.expand(ptr+"/"+k, name, vv)
-			}
-		}
-	}
+	f := fields{p: p, ptr: ptr, server: name, m: m, ok: true}
 	if s.Transport == Stdio {
-		str("command", &s.Command)
-		if v, has := m["args"]; has && ok {
-			if json.Unmarshal(v, &s.Args) != nil {
-				p.fail(ptr+"/args", "server %q skipped: \"args\" must be a list of strings", name)
-				ok = false
-			}
-			for i, a := range s.Args {
-				s.Args[i] = p.expand(ptr+"/args", name, a)
-			}
-		}
-		strMap("env", &s.Env)
-		if ok && strings.TrimSpace(s.Command) == "" {
+		f.str("command", &s.Command)
+		f.strList("args", &s.Args)
+		f.strMap("env", &s.Env)
+		if f.ok && strings.TrimSpace(s.Command) == "" {
 			p.fail(ptr, "server %q skipped: a stdio server needs a \"command\"", name)
-			ok = false
+			f.ok = false
 		}
 	} else {
-		str("url", &s.URL)
-		strMap("headers", &s.Headers)
-		if ok && !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
+		f.str("url", &s.URL)
+		f.strMap("headers", &s.Headers)
+		if f.ok && !strings.HasPrefix(s.URL, "http://") && !strings.HasPrefix(s.URL, "https://") {
 			p.fail(ptr+"/url", "server %q skipped: %q is not an http:// or https:// URL", name, s.URL)
-			ok = false
+			f.ok = false
 		}
 	}
-	if v, has := m["timeout"]; has && ok {
+	if v, has := m["timeout"]; has && f.ok {
 		var ms float64
 		if json.Unmarshal(v, &ms) != nil || ms <= 0 {
 			p.warn(ptr+"/timeout", "server %q: \"timeout\" must be a positive number of milliseconds; ignored", name)
@@ -384,7 +334,80 @@ func (p *parser) server(ptr, name string, raw json.RawMessage, scope Scope) (Ser
 			s.CallTimeout = time.Duration(ms) * time.Millisecond
 		}
 	}
-	return s, ok
+	return s, f.ok
+}
+
+// transport reads the entry's "type" and returns its transport and the
+// keys that transport reads.
+func (p *parser) transport(ptr, name string, m map[string]json.RawMessage) (Transport, []string, bool) {
+	var typ string
+	if t, ok := m["type"]; ok && json.Unmarshal(t, &typ) != nil {
+		p.fail(ptr+"/type", "server %q skipped: \"type\" must be a string", name)
+		return "", nil, false
+	}
+	_, hasURL := m["url"]
+	_, hasCmd := m["command"]
+	switch typ {
+	case "":
+		if hasURL && !hasCmd {
+			p.fail(ptr, "server %q skipped: it has a \"url\" but no \"type\"; add \"type\": \"http\" or \"sse\"", name)
+			return "", nil, false
+		}
+		return Stdio, stdioKeys, true
+	case "stdio":
+		return Stdio, stdioKeys, true
+	case "http", "streamable-http", "streamableHttp":
+		return HTTP, httpKeys, true
+	case "sse":
+		return SSE, httpKeys, true
+	}
+	p.fail(ptr+"/type", "server %q skipped: transport type %q is not supported (use stdio, http or sse)", name, typ)
+	return "", nil, false
+}
+
+// fields decodes the values of one server entry; the first bad one is an
+// error diagnostic and clears ok. Strings get ${VAR} expansion.
+type fields struct {
+	p      *parser
+	ptr    string
+	server string
+	m      map[string]json.RawMessage
+	ok     bool
+}
+
+func (f *fields) decode(k, want string, dst any) bool {
+	v, has := f.m[k]
+	if !has || !f.ok {
+		return false
+	}
+	if json.Unmarshal(v, dst) != nil {
+		f.p.fail(f.ptr+"/"+k, "server %q skipped: %q must be %s", f.server, k, want)
+		f.ok = false
+		return false
+	}
+	return true
+}
+
+func (f *fields) str(k string, dst *string) {
+	if f.decode(k, "a string", dst) {
+		*dst = f.p.expand(f.ptr+"/"+k, f.server, *dst)
+	}
+}
+
+func (f *fields) strList(k string, dst *[]string) {
+	if f.decode(k, "a list of strings", dst) {
+		for i, a := range *dst {
+			(*dst)[i] = f.p.expand(f.ptr+"/"+k, f.server, a)
+		}
+	}
+}
+
+func (f *fields) strMap(k string, dst *map[string]string) {
+	if f.decode(k, "an object of strings", dst) {
+		for kk, vv := range *dst {
+			(*dst)[kk] = f.p.expand(f.ptr+"/"+k, f.server, vv)
+		}
+	}
 }
 
 // expand replaces ${VAR} and ${VAR:-default} in s. A variable that is

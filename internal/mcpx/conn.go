@@ -185,6 +185,13 @@ func (c *conn) connect(life context.Context) {
 		tools, resources, err = c.list(cctx, session)
 	}
 	timedOut := !timer.Stop()
+	if err == nil && timedOut {
+		// The timeout cancelled cctx, which the session's stream may read
+		// under: this connection cannot be trusted.
+		err = errConnectTimeout
+		_ = session.Close()
+		session = nil
+	}
 	if err != nil {
 		if timedOut || errors.Is(context.Cause(cctx), errConnectTimeout) {
 			err = fmt.Errorf("no answer within %s", c.opts.ConnectTimeout)
