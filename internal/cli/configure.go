@@ -10,6 +10,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/cli/agentscmd"
+	"github.com/cadre-dev/cadre/internal/cli/mcpcmd"
 	"github.com/cadre-dev/cadre/internal/cli/permcmd"
 	"github.com/cadre-dev/cadre/internal/cli/skillscmd"
 	"github.com/cadre-dev/cadre/internal/settings"
@@ -105,7 +106,7 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 }
 
 func addSubcommands(root *cobra.Command) {
-	root.AddCommand(agentscmd.New(), permcmd.New(), skillscmd.New())
+	root.AddCommand(agentscmd.New(), permcmd.New(), skillscmd.New(), mcpcmd.New())
 }
 
 func permissionLimits(s *settings.Settings) permission.SessionLimits {

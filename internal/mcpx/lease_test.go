@@ -1,0 +1,219 @@
+package mcpx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// agentRun stands for the runtime running one agent: acquire its servers,
+// release them on the way out whatever happens, and end the way asked.
+func agentRun(ctx context.Context, m *Manager, req AgentServers, pids chan<- int, end string) (err error) {
+	lease, err := m.Acquire(ctx, req)
+	if err != nil {
+		return err
+	}
+	defer lease.Release()
+	for _, c := range lease.inline {
+		pids <- c.proc.Pid()
+	}
+	close(pids)
+	if toolByName(lease.Tools(ctx), "mcp__mine__echo") == nil {
+		return errors.New("inline server's tools missing")
+	}
+	switch end {
+	case "error":
+		return errors.New("the agent failed")
+	case "panic":
+		panic("the agent panicked")
+	case "cancel":
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return nil
+}
+
+func TestInlineServerStopsOnEveryExitPath(t *testing.T) {
+	t.Parallel()
+	m := newManager(t, nil, Options{})
+	for _, end := range []string{"success", "error", "cancel", "panic"} {
+		t.Run(end, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			pids := make(chan int, 1)
+			done := make(chan error, 1)
+			go func() {
+				defer func() {
+					if r := recover(); r != nil {
+						done <- fmt.Errorf("panic: %v", r)
+					}
+				}()
+				done <- agentRun(ctx, m, AgentServers{Inline: []ServerConfig{everything(t, "mine")}}, pids, end)
+			}()
+			pid, ok := <-pids
+			if !ok || pid == 0 {
+				t.Fatalf("no inline server started: %v", <-done)
+			}
+			if alive := groupAlive(t, pid); len(alive) == 0 {
+				t.Fatalf("server %d not running while the agent runs", pid)
+			}
+			if end == "cancel" {
+				cancel()
+			}
+			err := <-done
+			if want := map[string]string{"success": "", "error": "the agent failed", "cancel": "context canceled", "panic": "the agent panicked"}[end]; want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+				t.Fatalf("agent ended with %v", err)
+			}
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); !os.IsNotExist(err) {
+				t.Errorf("/proc/%d still exists after the agent ended (%v)", pid, err)
+			}
+			if alive := groupAlive(t, pid); len(alive) != 0 {
+				t.Errorf("process group %d still has %v", pid, alive)
+			}
+		})
+	}
+}
+
+func TestSharedServersAreReferenceCounted(t *testing.T) {
+	t.Parallel()
+	m := newManager(t, []ServerConfig{everything(t, "shared")}, Options{})
+	// No Start: only agents hold the server.
+	if st := m.Status()[0]; st.State != StateIdle {
+		t.Fatalf("state before any agent = %s", st.State)
+	}
+	ctx := context.Background()
+	a, err := m.Acquire(ctx, AgentServers{Names: []string{"shared"}, Required: []string{"shared"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.Acquire(ctx, AgentServers{Names: []string{"shared", "nobody"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Warnings) != 1 || !strings.Contains(b.Warnings[0], `"nobody"`) {
+		t.Errorf("warnings = %q", b.Warnings)
+	}
+	pid := m.shared["shared"].c.proc.Pid()
+	if toolByName(a.Tools(ctx), "mcp__shared__echo") == nil {
+		t.Fatal("lease a has no shared tools")
+	}
+	a.Release()
+	a.Release() // twice is fine
+	if st := m.Status()[0]; st.State != StateConnected {
+		t.Fatalf("state with one holder left = %s", st.State)
+	}
+	b.Release()
+	if st := m.Status()[0]; st.State != StateIdle {
+		t.Fatalf("state after the last holder = %s", st.State)
+	}
+	if alive := groupAlive(t, pid); len(alive) != 0 {
+		t.Errorf("shared server still running after its last holder: %v", alive)
+	}
+	// The main agent's session holds it from Start on.
+	m.Start()
+	waitConnected(t, m)
+	c, err := m.Acquire(ctx, AgentServers{Names: []string{"shared"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	if st := m.Status()[0]; st.State != StateConnected {
+		t.Fatalf("a session-held server stopped when an agent released it: %s", st.State)
+	}
+}
+
+func TestRequiredServers(t *testing.T) {
+	t.Parallel()
+	memory := npmBin(t, "mcp-server-memory")
+	m := newManager(t, []ServerConfig{
+		{Name: "broken", Transport: Stdio, Command: "sh", Args: []string{"-c", "echo cannot start >&2; exit 1"}},
+		{Name: "toolless", Transport: HTTP, URL: goServer(t, HTTP, newGoServer(), "")},
+		// Never answers.
+		{Name: "mute", Transport: Stdio, Command: "sleep", Args: []string{"600"}},
+	}, Options{RequiredWait: 5 * time.Second, RequiredPoll: 100 * time.Millisecond, ConnectTimeout: 60 * time.Second})
+	m.Start()
+	ctx := context.Background()
+
+	t.Run("slow is awaited", func(t *testing.T) {
+		t.Parallel()
+		// Connects 2 s after it starts; nothing starts it before Acquire,
+		// so Acquire has to wait for it.
+		slow := newManager(t, []ServerConfig{
+			{Name: "slow", Transport: Stdio, Command: "sh", Args: []string{"-c", `sleep 2; exec "$0"`, memory}},
+		}, Options{RequiredWait: 2 * time.Minute, RequiredPoll: 100 * time.Millisecond, ConnectTimeout: 2 * time.Minute})
+		l, err := slow.Acquire(ctx, AgentServers{Required: []string{"slow"}})
+		if err != nil {
+			t.Fatalf("slow server not awaited: %v", err)
+		}
+		defer l.Release()
+		if toolByName(l.Tools(ctx), "mcp__slow__read_graph") == nil {
+			t.Error("slow server's tools missing")
+		}
+	})
+	for name, want := range map[string]string{
+		"broken":   `required MCP server "broken" failed to connect: `,
+		"toolless": `required MCP server "toolless" is connected but offers no tools`,
+		"mute":     `required MCP server "mute" is still connecting after 5s`,
+		"absent":   `required MCP server "absent" is not configured`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			l, err := m.Acquire(ctx, AgentServers{Required: []string{name}})
+			var re *RequiredError
+			if !errors.As(err, &re) || re.Server != name || !strings.HasPrefix(err.Error(), want) {
+				if l != nil {
+					l.Release()
+				}
+				t.Fatalf("err = %v, want %q…", err, want)
+			}
+		})
+	}
+}
+
+func TestRequiredInlineServer(t *testing.T) {
+	t.Parallel()
+	m := newManager(t, nil, Options{})
+	l, err := m.Acquire(context.Background(), AgentServers{Inline: []ServerConfig{everything(t, "mine")}, Required: []string{"mine"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release()
+	_, err = m.Acquire(context.Background(), AgentServers{
+		Inline:   []ServerConfig{{Name: "bad", Transport: Stdio, Command: "/nonexistent"}},
+		Required: []string{"bad"},
+	})
+	if err == nil || !strings.Contains(err.Error(), `"bad"`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestCloseStopsEverything(t *testing.T) {
+	t.Parallel()
+	m, err := New([]ServerConfig{everything(t, "s")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Start()
+	l, err := m.Acquire(context.Background(), AgentServers{Inline: []ServerConfig{everything(t, "mine")}, Required: []string{"s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := []int{m.shared["s"].c.proc.Pid(), l.inline[0].proc.Pid()}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		if alive := groupAlive(t, pid); len(alive) != 0 {
+			t.Errorf("group %d alive after Close: %v", pid, alive)
+		}
+	}
+	l.Release() // after Close: harmless
+	if _, err := m.Acquire(context.Background(), AgentServers{}); err == nil {
+		t.Error("Acquire after Close succeeded")
+	}
+}
