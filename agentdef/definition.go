@@ -17,6 +17,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/cadre-dev/cadre/permission"
 )
 
 // Source says where a definition came from. Later sources win on a name
@@ -178,7 +180,7 @@ type Definition struct {
 	Effort string `json:"effort,omitempty"`
 	// PermissionMode is one of the permission modes of S-10.1 (never
 	// bubble, which is internal); empty means the default.
-	PermissionMode string `json:"permissionMode"`
+	PermissionMode permission.Mode `json:"permissionMode"`
 	// MCPServers lists servers by name (a JSON string) or inline configs
 	// (a JSON object {"name": config}), kept raw for the MCP layer.
 	MCPServers []json.RawMessage `json:"mcpServers,omitempty"`

@@ -380,9 +380,9 @@ func (b *builder) build(fields []field, fallbackName string, headLine int, sourc
 		s, isS := f.value.(string)
 		switch {
 		case isS && contains(validPermission, s):
-			def.PermissionMode = s
+			def.PermissionMode = permission.Mode(s)
 		case isS && s == "manual":
-			def.PermissionMode = "default"
+			def.PermissionMode = permission.ModeDefault
 		case isS && s == string(permission.ModeBubble):
 			b.warn(f.line, "permissionMode \"bubble\" is internal to forked agents; ignored — valid values: %s", strings.Join(validPermission, ", "))
 		default:

@@ -266,7 +266,7 @@ func writeShow(w io.Writer, d *agentdef.Definition) {
 	line("effective tools", agentdef.ToolsNote(d))
 	line("model", d.Model)
 	line("effort", d.Effort)
-	line("permissionMode", d.PermissionMode)
+	line("permissionMode", string(d.PermissionMode))
 	for _, m := range d.MCPServers {
 		line("mcpServers", string(m))
 	}
