@@ -195,14 +195,8 @@ func benchDir(b *testing.B, repo bool) (cwd, file, state string) {
 func benchConfig(m llm.Model, cwd, state string) cadre.Config {
 	home := filepath.Dir(state)
 	return cadre.Config{
-		Model: m, ModelID: "claude-sonnet-4-5", Cwd: cwd, StateDir: state,
-		Getenv: func(k string) string {
-			if k == "HOME" {
-				return home
-			}
-			return ""
-		},
-		Permissions: &cadre.Permissions{Home: home},
+		Model: m, ModelID: "claude-sonnet-4-5", Cwd: cwd, StateDir: state, Home: home,
+		Permissions: &cadre.Permissions{},
 	}
 }
 

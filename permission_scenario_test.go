@@ -98,7 +98,8 @@ func TestPermissionModesInTheLoop(t *testing.T) {
 			name, input := c.call(h.dir, outside)
 			h.srv.Script("MAIN", llmtest.ToolUse(name, input), llmtest.Text("done"))
 			cfg := h.config()
-			cfg.Permissions = &Permissions{Mode: c.mode, Home: t.TempDir()}
+			cfg.Home = t.TempDir()
+			cfg.Permissions = &Permissions{Mode: c.mode}
 			_, res, _ := mustRun(t, cfg, "MAIN")
 			got := h.srv.RequestsFor("MAIN")[1].LastToolResults()[0]
 			if c.wantText != "" && !strings.Contains(got.ResultText(), c.wantText) {
@@ -138,7 +139,8 @@ func TestSearchCannotRevealDeniedFiles(t *testing.T) {
 		llmtest.Call{Name: "Glob", Input: map[string]any{"pattern": "**/*.txt"}},
 	), llmtest.Text("done"))
 	cfg := h.config()
-	cfg.Permissions = &Permissions{Mode: permission.ModeDefault, Home: t.TempDir(),
+	cfg.Home = t.TempDir()
+	cfg.Permissions = &Permissions{Mode: permission.ModeDefault,
 		Rules: []permission.Rule{{Behavior: permission.Deny, Tool: "Read", Content: "./secret/**", Source: "test"}}}
 	mustRun(t, cfg, "MAIN")
 	res := h.srv.RequestsFor("MAIN")[1].LastToolResults()

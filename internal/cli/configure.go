@@ -13,6 +13,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/cli/permcmd"
 	"github.com/cadre-dev/cadre/internal/settings"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/transcript"
 )
 
 // configure turns flags, settings files, agent definitions and the
@@ -87,7 +88,8 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 	cfg := cadre.Config{
 		Model: llmModel, ModelID: id, Cwd: cwd, AddDirs: dirs, SystemPrompt: o.systemPrompt,
 		AppendSystemPrompt: o.appendSystemPrompt, MaxTurns: o.maxTurns, SessionID: o.sessionID,
-		NoTranscript: o.noTranscript, Getenv: getenv, Agents: defs.Active(),
+		NoTranscript: o.noTranscript, Agents: defs.Active(), Home: home,
+		SubagentModel: getenv("CADRE_SUBAGENT_MODEL"), ForceSubagentModel: getenv("CADRE_SUBAGENT_MODEL_FORCE"),
 		ResolveModel: func(alias string) (string, bool) {
 			if id, ok := s.ModelAliases[provider][alias]; ok {
 				return id, true
@@ -96,9 +98,14 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 			return id, ok
 		},
 		Permissions: &cadre.Permissions{
-			Mode: mode, Rules: s.Permissions.Rules, Home: home,
+			Mode: mode, Rules: s.Permissions.Rules,
 			Limits: permissionLimits(s),
 		},
+	}
+	if !o.noTranscript {
+		if cfg.StateDir, err = transcript.StateDir(getenv); err != nil {
+			return cadre.Config{}, err
+		}
 	}
 	return cfg, nil
 }
