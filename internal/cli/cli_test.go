@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -354,6 +355,55 @@ func TestVerboseTextShowsTheAgentTree(t *testing.T) {
 	for _, want := range []string{"● Agent ", "  [Explore a", "] ▶ started: look around", "] ● Glob {\"pattern\":\"*.go\"}", "] ■ completed (1 tool uses"} {
 		if !strings.Contains(p.stderr, want) {
 			t.Fatalf("stderr lacks %q:\n%s", want, p.stderr)
+		}
+	}
+}
+
+// TestSettingsMaxConcurrentAgents: the settings key drives the running
+// cap. With a cap of 1, the stream never shows a second sub-agent
+// starting before the first has ended, and every child reports.
+func TestSettingsMaxConcurrentAgents(t *testing.T) {
+	s, env := server(t)
+	var calls []llmtest.Call
+	for i := range 3 {
+		calls = append(calls, llmtest.Call{Name: "Agent", Input: map[string]any{"description": "x", "prompt": fmt.Sprintf("CHILD-%d: go", i), "subagent_type": "general-purpose"}})
+		s.Script(fmt.Sprintf("CHILD-%d", i), llmtest.ToolUse("Glob", map[string]any{"pattern": "*"}), llmtest.Text(fmt.Sprintf("done %d", i)))
+	}
+	s.Script("MAIN", llmtest.ToolUses(calls...), llmtest.Text("all done"))
+	cmd, out, errb, _ := cadreCmd(t, env, "", "-p", "MAIN task", "--output-format", "stream-json")
+	if err := os.MkdirAll(filepath.Join(cmd.Dir, ".cadre"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cmd.Dir, ".cadre", "settings.json"), []byte(`{"maxConcurrentAgents": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, errb)
+	}
+	running, started := 0, 0
+	sc := bufio.NewScanner(strings.NewReader(out.String()))
+	for sc.Scan() {
+		var ev struct{ Type, Subtype string }
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Subtype {
+		case "task_started":
+			started++
+			if running++; running > 1 {
+				t.Fatalf("two sub-agents running at once under maxConcurrentAgents 1:\n%s", out)
+			}
+		case "task_completed":
+			running--
+		}
+	}
+	if started != 3 {
+		t.Fatalf("%d sub-agents started", started)
+	}
+	reqs := s.RequestsFor("MAIN")
+	for i, r := range reqs[len(reqs)-1].LastToolResults() {
+		if !strings.Contains(r.ResultText(), fmt.Sprintf("done %d", i)) {
+			t.Fatalf("result %d: %s", i, r.ResultText())
 		}
 	}
 }
