@@ -174,4 +174,3 @@ func lineCol(data []byte, off int64) (int, int) {
 	}
 	return line, col
 }
-
