@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // Source says where a definition came from. Later sources win on a name
@@ -135,25 +136,25 @@ func (e ToolEntry) IsWildcard() bool { return e.Raw == "*" }
 
 // IsMCP reports whether the entry selects MCP tools (mcp__server,
 // mcp__server__tool, mcp__server__*, mcp__*).
-func (e ToolEntry) IsMCP() bool { return strings.HasPrefix(e.Name, "mcp__") }
+func (e ToolEntry) IsMCP() bool { return strings.HasPrefix(e.Name, tool.MCPPrefix) }
 
 // MCP splits an MCP entry into server and tool: "mcp__github" gives
 // ("github", ""), "mcp__github__create_issue" gives ("github",
 // "create_issue"), "mcp__*" gives ("*", ""). ok is false for other entries.
-func (e ToolEntry) MCP() (server, tool string, ok bool) {
+func (e ToolEntry) MCP() (server, toolName string, ok bool) {
 	if !e.IsMCP() {
 		return "", "", false
 	}
-	rest := strings.TrimPrefix(e.Name, "mcp__")
-	server, tool, _ = strings.Cut(rest, "__")
-	return server, tool, true
+	rest := strings.TrimPrefix(e.Name, tool.MCPPrefix)
+	server, toolName, _ = strings.Cut(rest, "__")
+	return server, toolName, true
 }
 
 // AgentTypes returns the agent types an "Agent(a, b)" (or "Task(a, b)")
 // entry allows spawning. ok is false for any other entry and for a bare
 // "Agent", which allows every type.
 func (e ToolEntry) AgentTypes() (types []string, ok bool) {
-	if (e.Name != "Agent" && e.Name != "Task") || !e.HasContent {
+	if tool.Canonical(e.Name) != tool.Agent || !e.HasContent {
 		return nil, false
 	}
 	return splitOutsideParens(e.Content), true
@@ -254,7 +255,7 @@ func (d *Definition) EffectiveTools() []ToolEntry {
 	}
 	out := append([]ToolEntry{}, d.Tools...)
 	if d.Memory != "" && len(d.Tools) > 0 {
-		for _, name := range []string{"Write", "Edit", "Read"} {
+		for _, name := range []string{tool.Write, tool.Edit, tool.Read} {
 			if !hasRaw(out, name) {
 				out = append(out, ParseToolEntry(name))
 			}

@@ -17,10 +17,16 @@ func Truncate(s string, n int) (string, bool) {
 	return s[:n], true
 }
 
-// Ellipsis returns s cut to at most n bytes with "…" added when it was cut,
-// for showing a value inside a message.
+// Ellipsis returns s cut to at most n characters with "…" added when it
+// was cut, for showing a value inside a message.
 func Ellipsis(s string, n int) string {
-	if cut, ok := Truncate(s, n); ok {
+	i, chars := 0, 0
+	for i < len(s) && chars < n {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		chars++
+	}
+	if cut, ok := Truncate(s, i); ok {
 		return cut + "…"
 	}
 	return s

@@ -32,10 +32,10 @@ func TestTruncate(t *testing.T) {
 			t.Errorf("Truncate(%q, %d) = %q, %v; want %q, %v", c.s, c.n, got, cut, c.want, c.cut)
 		}
 	}
-	if got := Ellipsis("日本語", 4); got != "日…" {
+	if got := Ellipsis("日本語", 2); got != "日本…" {
 		t.Errorf("Ellipsis = %q", got)
 	}
-	if got := Ellipsis("abc", 4); got != "abc" {
+	if got := Ellipsis("abc", 3); got != "abc" {
 		t.Errorf("Ellipsis of a short string = %q", got)
 	}
 }
