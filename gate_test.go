@@ -75,6 +75,7 @@ func (m *outcomeModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[l
 // before it starts or is killed, that every finished run accounts for
 // each child, and that the gate's counters return to zero after each run.
 func TestQueuedSpawnsOnEveryPath(t *testing.T) {
+	t.Parallel()
 	const maxRunning, perRun = 4, 25
 	rng := rand.New(rand.NewPCG(1, 2))
 	outcomes := []string{"ok", "err", "panic", "slow"}

@@ -14,6 +14,7 @@ import (
 // runtime's permission sessions in headless mode (no prompter), and
 // checks what ran on disk and what the model was told.
 func TestPermissionModesInTheLoop(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		mode     permission.Mode
@@ -90,6 +91,7 @@ func TestPermissionModesInTheLoop(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t)
 			outside := t.TempDir()
 			if err := os.WriteFile(filepath.Join(h.dir, "seed.txt"), []byte("seed content\n"), 0o644); err != nil {
@@ -125,6 +127,7 @@ func TestPermissionModesInTheLoop(t *testing.T) {
 // TestSearchCannotRevealDeniedFiles: a Read deny rule also keeps the
 // file's name and content out of Glob and Grep results.
 func TestSearchCannotRevealDeniedFiles(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	if err := os.MkdirAll(filepath.Join(h.dir, "secret"), 0o755); err != nil {
 		t.Fatal(err)

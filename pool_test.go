@@ -64,6 +64,7 @@ func corpusDefs(t *testing.T) []*agentdef.Definition {
 // checks that the tools each child was offered on the wire are exactly the
 // ones the ceiling computed — and that the ceiling only narrows.
 func TestChildToolListsMatchTheCeiling(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	defs := append(agentdef.Builtins(), corpusDefs(t)...)
 	if len(defs) < 30 {

@@ -33,6 +33,7 @@ func agentCall(typ, prompt string) map[string]any {
 }
 
 func TestNamedAgent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("Explore", "CHILD-1: where is x defined?")), llmtest.Text("x is in a.go"))
 	h.srv.Script("CHILD-1", llmtest.Text("x is defined in /p/a.go:3"))
@@ -108,6 +109,7 @@ func TestNamedAgent(t *testing.T) {
 }
 
 func TestGeneralPurposeReportAndDefault(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	// No subagent_type and forking off: general-purpose (S-3.3).
 	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("", "CHILD-1: do it")), llmtest.Text("ok"))
@@ -123,6 +125,7 @@ func TestGeneralPurposeReportAndDefault(t *testing.T) {
 }
 
 func TestRefusals(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, typ, want string
 		reason          RefusalReason
@@ -135,6 +138,7 @@ func TestRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t)
 			h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall(c.typ, "CHILD-x")), llmtest.Text("ok"))
 			cfg := h.config()
@@ -178,6 +182,7 @@ func toolSpec(t *testing.T, specs []llm.ToolSpec, name string) llm.ToolSpec {
 }
 
 func TestParallelChildrenResultsInCallOrder(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	const n = 16
 	calls := make([]llmtest.Call, n)
@@ -221,6 +226,7 @@ func TestParallelChildrenResultsInCallOrder(t *testing.T) {
 }
 
 func TestNestingLimit(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-D1")), llmtest.Text("top done"))
 	h.srv.Script("CHILD-D1", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-D2")), llmtest.Text("d1 done"))
@@ -245,6 +251,7 @@ func TestNestingLimit(t *testing.T) {
 }
 
 func TestParentDenyBindsGrandchild(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-G1")), llmtest.Text("ok"))
 	h.srv.Script("CHILD-G1", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-G2")), llmtest.Text("ok"))
@@ -261,6 +268,7 @@ func TestParentDenyBindsGrandchild(t *testing.T) {
 }
 
 func TestChildMaxTurnsAndModel(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	def, diags := agentdef.ParseFile("/defs/looper.md", []byte("---\nname: looper\ndescription: loops\nmodel: haiku\nmaxTurns: 1\ntools: Read, Grep\n---\nYou loop.\n"), agentdef.SourceProject)
 	if def == nil {
@@ -297,6 +305,7 @@ func TestChildMaxTurnsAndModel(t *testing.T) {
 // end to end: the model the child's requests name and the rule its
 // receipt gives (the precedence itself is table-tested in internal/spawn).
 func TestSubagentModelConfig(t *testing.T) {
+	t.Parallel()
 	aliases := map[string]string{"haiku": "claude-haiku-4-5", "sonnet": "claude-sonnet-4-5", "opus": "claude-opus-4-1"}
 	cases := []struct {
 		name, forced, sessionDefault, call string
@@ -337,6 +346,7 @@ func TestSubagentModelConfig(t *testing.T) {
 // TestModelRulesMatchSpawn keeps the public model rules equal to the ones
 // internal/spawn returns (the runtime converts one to the other).
 func TestModelRulesMatchSpawn(t *testing.T) {
+	t.Parallel()
 	pairs := map[ModelRule]spawn.ModelRule{
 		ModelRuleForced: spawn.ModelForced, ModelRuleCall: spawn.ModelCall, ModelRuleDefinition: spawn.ModelDefinition,
 		ModelRuleSubagentModel: spawn.ModelSessionDefault, ModelRuleParent: spawn.ModelParent,
@@ -349,6 +359,7 @@ func TestModelRulesMatchSpawn(t *testing.T) {
 }
 
 func TestForcedModelHidesModelField(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.srv.Script("MAIN", llmtest.Text("ok"))
 	cfg := h.config()
@@ -364,6 +375,7 @@ func TestForcedModelHidesModelField(t *testing.T) {
 type boomIn struct{}
 
 func TestPanickingToolInChild(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	boom := tool.Func(tool.FuncConfig{Name: "Boom", Description: "explodes"}, func(context.Context, *tool.Env, boomIn) (tool.Output, error) {
 		panic("kaboom")
@@ -380,6 +392,7 @@ func TestPanickingToolInChild(t *testing.T) {
 }
 
 func TestChildFailureIsAResult(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-F")), llmtest.Text("handled"))
 	h.srv.Script("CHILD-F", llmtest.HTTPError(401, "invalid x-api-key"))
@@ -393,6 +406,7 @@ func TestChildFailureIsAResult(t *testing.T) {
 }
 
 func TestParentCancelEndsChildren(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	calls := make([]llmtest.Call, 4)
 	for i := range calls {
@@ -447,6 +461,7 @@ func TestParentCancelEndsChildren(t *testing.T) {
 // a slot frees; all three report (S-5.7). The first two children answer
 // only once the third is pending, so the test does not depend on timing.
 func TestRunningCapQueues(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	pending := make(chan struct{})
 	calls := make([]llmtest.Call, 3)
@@ -508,6 +523,7 @@ func TestRunningCapQueues(t *testing.T) {
 // starts its own child gives its slot to it while it waits, so nesting
 // never deadlocks the queue.
 func TestNestedSpawnsUnderOneSlot(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.srv.Script("MAIN", llmtest.ToolUses(
 		llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", "CHILD-A: delegate")},
@@ -529,6 +545,7 @@ func TestNestedSpawnsUnderOneSlot(t *testing.T) {
 }
 
 func TestReceiptNamesDroppedTools(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("Explore", "CHILD-R")), llmtest.Text("ok"))
 	h.srv.Script("CHILD-R", llmtest.Text("found"))
@@ -554,6 +571,7 @@ func TestReceiptNamesDroppedTools(t *testing.T) {
 }
 
 func TestBackgroundShellsBelongToTheirAgent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
 		switch len(r.Messages) {
@@ -577,6 +595,7 @@ func TestBackgroundShellsBelongToTheirAgent(t *testing.T) {
 }
 
 func TestGeneralPurposeSeesGitStatus(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for _, args := range [][]string{{"init", "-q", "-b", "trunk"}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "first commit"}} {
 		cmd := exec.Command("git", args...)
@@ -617,6 +636,7 @@ func TestGeneralPurposeSeesGitStatus(t *testing.T) {
 // TestToolsEntryWithRuleNarrows: `tools: Bash(echo hi:*), Read` gives the
 // child Bash for `echo hi …` only, and Read whole.
 func TestToolsEntryWithRuleNarrows(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	def, diags := agentdef.ParseFile("/defs/echoer.md", []byte("---\nname: echoer\ndescription: echoes\ntools: Bash(echo hi:*), Read\n---\nYou echo.\n"), agentdef.SourceProject)
 	if def == nil {
@@ -651,6 +671,7 @@ func TestToolsEntryWithRuleNarrows(t *testing.T) {
 }
 
 func TestAgentMemory(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	def, diags := agentdef.ParseFile("/defs/rememberer.md", []byte("---\nname: rememberer\ndescription: remembers\nmemory: project\ntools: Grep\n---\nYou remember.\n"), agentdef.SourceProject)
 	if def == nil {
