@@ -10,7 +10,6 @@ import (
 	"github.com/invopop/jsonschema"
 
 	"github.com/cadre-dev/cadre/agentdef"
-	"github.com/cadre-dev/cadre/internal/spawn"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
@@ -146,9 +145,3 @@ func (t *agentTool) Run(ctx context.Context, _ *tool.Env, raw json.RawMessage) (
 
 // errorOutput is a tool result the model reads as a failure.
 func errorOutput(msg string) tool.Output { return tool.Output{Text: msg, IsError: true} }
-
-// wholeToolDenied reports whether a rule denies every use of name.
-func wholeToolDenied(rules []permission.Rule, name string) bool {
-	_, denied := spawn.WholeToolDenied(rules, name)
-	return denied
-}

@@ -712,3 +712,62 @@ func TestAgentMemory(t *testing.T) {
 		t.Fatalf("memory edit was denied: %s", got)
 	}
 }
+
+// TestUserMemoryNeedsHome: `memory: user` without Config.Home runs the
+// agent without memory and says so in its receipt, rather than guessing a
+// home from the process environment.
+func TestUserMemoryNeedsHome(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	def, diags := agentdef.ParseFile("/defs/u.md", []byte("---\nname: u\ndescription: user memory\nmemory: user\n---\nbody\n"), agentdef.SourceProject)
+	if def == nil {
+		t.Fatal(diags)
+	}
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("u", "CHILD-U")), llmtest.Text("ok"))
+	h.srv.Script("CHILD-U", llmtest.Text("done"))
+	cfg := h.config()
+	cfg.Agents = []*agentdef.Definition{def}
+	evs, _, _ := mustRun(t, cfg, "MAIN")
+	for _, ev := range evs {
+		if ev.Type == EventTaskStarted {
+			contains(t, strings.Join(ev.Task.Receipt.Warnings, "\n"), "memory: user needs the user's home directory (Config.Home)")
+		}
+	}
+	if strings.Contains(h.srv.RequestsFor("CHILD-U")[0].System, "<agent-memory") {
+		t.Fatal("a memory block without a memory directory")
+	}
+}
+
+// TestNewChecksConfig: what New refuses, each with a message naming the
+// field.
+func TestNewChecksConfig(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	base := h.config()
+	cases := []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"no model", func(c *Config) { c.Model = nil }, "Config.Model is required"},
+		{"no model id", func(c *Config) { c.ModelID = "" }, "Config.ModelID is required"},
+		{"transcripts without a state dir", func(c *Config) { c.StateDir = "" }, "Config.StateDir is required"},
+		{"rule with ~ and no home", func(c *Config) {
+			c.Permissions = &Permissions{Rules: []permission.Rule{{Behavior: permission.Deny, Tool: "Read", Content: "~/.ssh/**", Source: "s.json"}}}
+		}, "uses ~ but Config.Home is empty"},
+		{"bad mode", func(c *Config) { c.Permissions = &Permissions{Mode: "yolo"} }, "yolo"},
+		{"missing add-dir", func(c *Config) { c.AddDirs = []string{"/nonexistent/dir"} }, "/nonexistent/dir"},
+	}
+	for _, c := range cases {
+		cfg := base
+		c.edit(&cfg)
+		if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+	}
+	cfg := base
+	cfg.StateDir, cfg.NoTranscript = "", true
+	if _, err := New(cfg); err != nil {
+		t.Fatalf("no transcripts, no state dir: %v", err)
+	}
+}
