@@ -63,7 +63,7 @@ func (a *agent) check(in agentInput) (*agentdef.Definition, string, *refusal) {
 		return nil, "", &refusal{msg: prompts.AgentNeedsPrompt()}
 	}
 	typ := cmp.Or(strings.TrimSpace(in.SubagentType), defaultAgentType)
-	if typ == "fork" {
+	if typ == agentdef.ForkName {
 		return nil, "", &refusal{RefusedFork, prompts.ForkDisabled(defaultAgentType, a.listedTypes())}
 	}
 	if rule, denied := permission.AgentTypeDenied(a.perms.Rules, typ); denied {
