@@ -9,6 +9,7 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/spawn"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/tool"
@@ -25,14 +26,18 @@ type agent struct {
 	depth     int
 	def       *agentdef.Definition
 	modelID   string
-	pool      *tool.Pool
-	spec      *agentToolSpec // nil when the agent cannot spawn
-	types     []string       // spawnable types; nil means any
-	perms     permission.Effective
-	env       *tool.Env
-	system    string
-	maxTurns  int
-	effort    string
+	// ticket is the child's place in the spawn gate (nil for the main
+	// agent): it holds a running slot, and gives it back while the agent
+	// waits for its own children.
+	ticket   *spawn.Ticket
+	pool     *tool.Pool
+	spec     *agentToolSpec // nil when the agent cannot spawn
+	types    []string       // spawnable types; nil means any
+	perms    permission.Effective
+	env      *tool.Env
+	system   string
+	maxTurns int
+	effort   string
 	// unavailable maps withheld tool names to the message a call gets.
 	unavailable map[string]string
 	// spawnReceipt is what the spawn granted (sub-agents only).
@@ -64,11 +69,7 @@ func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
 	if p == nil {
 		return nil, nil
 	}
-	home := p.Home
-	if home == "" {
-		home = a.run.rt.cfg.Getenv("HOME")
-	}
-	cc := a.perms.CheckerConfig(a.env.Cwd, a.env.Dirs, home)
+	cc := a.perms.CheckerConfig(a.env.Cwd, a.env.Dirs, a.run.rt.cfg.Home)
 	cc.DisableBypass = p.Limits.DisableBypass
 	checker, err := permission.NewChecker(cc)
 	if err != nil {
@@ -194,7 +195,7 @@ func (a *agent) absorb(child *agent) {
 // resolution per file).
 func hasReadDeny(rules []permission.Rule) bool {
 	for _, r := range rules {
-		if r.Behavior == permission.Deny && r.Tool == "Read" {
+		if r.Behavior == permission.Deny && r.Tool == tool.Read {
 			return true
 		}
 	}

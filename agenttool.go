@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/invopop/jsonschema"
+
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
@@ -19,15 +21,40 @@ import (
 const defaultAgentType = "general-purpose"
 
 // agentInput is the Agent tool's input (S-3.1). Fields the runtime does not
-// support yet are not in the schema; a call that sends them anyway gets an
-// error naming the field.
+// support yet are not in it; a call that sends them anyway gets an error
+// naming the field. The field descriptions the model reads are in package
+// prompts.
 type agentInput struct {
 	Description  string `json:"description"`
 	Prompt       string `json:"prompt"`
 	SubagentType string `json:"subagent_type,omitempty"`
 	Model        string `json:"model,omitempty"`
-	Effort       string `json:"effort,omitempty"`
+	Effort       string `json:"effort,omitempty" jsonschema:"enum=low,enum=medium,enum=high,enum=max"`
 	Cwd          string `json:"cwd,omitempty"`
+}
+
+// JSONSchemaExtend puts the descriptions from package prompts on the
+// reflected schema.
+func (agentInput) JSONSchemaExtend(s *jsonschema.Schema) {
+	for name, p := range s.Properties.FromOldest() {
+		p.Description = prompts.AgentInputField(name)
+	}
+}
+
+// agentSchema reflects the input schema from agentInput the way tool.Func
+// does for every other tool. modelForced drops the model field (S-3.2).
+func agentSchema(modelForced bool) json.RawMessage {
+	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: false}
+	s := r.Reflect(&agentInput{})
+	s.Version, s.ID = "", ""
+	if modelForced {
+		s.Properties.Delete("model")
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("agent tool schema: %v", err)) // static data
+	}
+	return b
 }
 
 // agentToolSpec is the rendered spec of an Agent tool: description with the
@@ -38,29 +65,7 @@ type agentToolSpec struct {
 	types []string // the types listed, in listing order
 }
 
-// agentSchema renders the input schema. modelForced drops the model field
-// (S-3.2).
-func agentSchema(modelForced bool) json.RawMessage {
-	props := map[string]any{
-		"description":   map[string]any{"type": "string", "description": "A short (3-5 word) label for the task, shown to the user."},
-		"prompt":        map[string]any{"type": "string", "description": "The complete task for the agent: goal, context, what is known, scope and the report you want back."},
-		"subagent_type": map[string]any{"type": "string", "description": "The agent type to start, from the list in this tool's description."},
-		"effort":        map[string]any{"type": "string", "enum": []string{"low", "medium", "high", "max"}, "description": "Reasoning effort for the agent; omit for its default."},
-		"cwd":           map[string]any{"type": "string", "description": "Absolute path of the directory the agent works in; omit for yours."},
-	}
-	if !modelForced {
-		props["model"] = map[string]any{"type": "string", "description": "Model for the agent: sonnet, opus, haiku or a configured alias; omit to use the agent's default."}
-	}
-	b, err := json.Marshal(map[string]any{
-		"type": "object", "properties": props, "required": []string{"description", "prompt"}, "additionalProperties": false,
-	})
-	if err != nil {
-		panic(fmt.Sprintf("agent tool schema: %v", err)) // static data
-	}
-	return b
-}
-
-// visibleTypes are the definitions an agent with these rules and allowed
+// visibleDefs are the definitions an agent with these rules and allowed
 // types may start, in listing order (S-3.4: denied types are never listed).
 func (r *Runtime) visibleDefs(rules []permission.Rule, allowed []string) []*agentdef.Definition {
 	var out []*agentdef.Definition
@@ -93,15 +98,15 @@ func (r *Runtime) agentSpec(rules []permission.Rule, allowed []string) *agentToo
 	}
 	listing := agentdef.Listing(defs)
 	if strings.TrimSpace(listing) == "" {
-		listing = "(none: no agent type is available to you)"
+		listing = prompts.NoAgentTypes
 	}
 	defType := defaultAgentType
 	if r.defs[defaultAgentType] == nil {
 		defType = ""
 	}
-	forced := r.cfg.Getenv("CADRE_SUBAGENT_MODEL_FORCE") != ""
 	s := &agentToolSpec{
-		spec:  llm.ToolSpec{Name: AgentToolName, Description: prompts.AgentTool(listing, defType), InputSchema: agentSchema(forced)},
+		spec: llm.ToolSpec{Name: AgentToolName, Description: prompts.AgentTool(listing, defType),
+			InputSchema: agentSchema(r.cfg.ForceSubagentModel != "")},
 		types: types,
 	}
 	r.specs[key] = s
@@ -127,13 +132,16 @@ func (t *agentTool) ConcurrencySafe() bool { return true }
 func (t *agentTool) Run(ctx context.Context, _ *tool.Env, raw json.RawMessage) (tool.Output, error) {
 	owner := agentFrom(ctx)
 	if owner == nil {
-		return tool.Errorf("The Agent tool can only run inside a cadre session."), nil
+		return errorOutput(prompts.AgentOutsideSession()), nil
 	}
 	var in agentInput
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return tool.Errorf("Invalid input for Agent: %v. Required: description and prompt; optional: subagent_type, model, effort, cwd.", err), nil
+		return errorOutput(prompts.AgentInputInvalid(err)), nil
 	}
 	return owner.spawn(ctx, tool.CallID(ctx), in)
 }
+
+// errorOutput is a tool result the model reads as a failure.
+func errorOutput(msg string) tool.Output { return tool.Output{Text: msg, IsError: true} }

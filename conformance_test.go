@@ -26,6 +26,7 @@ import (
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/llm/openai"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/task"
 )
 
 // confKey is the script key of every conformance run: the prompt holds it,
@@ -129,7 +130,6 @@ func newConf(t *testing.T, p confProvider) *conf {
 	c := &conf{t: t, p: p, srv: srv, dir: dir}
 	c.cfg = cadre.Config{
 		Model: p.newModel(t, srv), ModelID: p.modelID, Cwd: dir, NoTranscript: true,
-		Getenv: func(string) string { return "" },
 	}
 	return c
 }
@@ -187,12 +187,28 @@ func (c *conf) requests(want int) []*llmtest.Request {
 	if len(reqs) != want {
 		c.t.Fatalf("%d model requests, want %d", len(reqs), want)
 	}
+	// The client can have read the last answer before the server's
+	// handler has recorded how it ended: wait for that (a deadline only as
+	// a safety net).
+	for deadline := time.Now().Add(10 * time.Second); !allFinished(reqs) && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+		reqs = c.srv.RequestsFor(confKey)
+	}
 	for _, r := range reqs {
 		if r.Protocol != c.p.proto {
 			c.t.Fatalf("request #%d spoke %s, want %s", r.Seq, r.Protocol, c.p.proto)
 		}
 	}
 	return reqs
+}
+
+func allFinished(reqs []*llmtest.Request) bool {
+	for _, r := range reqs {
+		if r.Status == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // confResults returns the tool_result blocks that close request r.
@@ -472,7 +488,8 @@ func confMixedBatch(c *conf) {
 // on, the file is untouched, and the result lists the denial.
 func confDenied(c *conf) {
 	t := c.t
-	c.cfg.Permissions = &cadre.Permissions{Mode: permission.ModeDefault, Home: c.dir}
+	c.cfg.Home = c.dir
+	c.cfg.Permissions = &cadre.Permissions{Mode: permission.ModeDefault}
 	file := c.path("denied.txt")
 	c.srv.Script(confKey,
 		llmtest.ToolUses(
@@ -871,7 +888,7 @@ func confSubagentFaults(c *conf) {
 		t.Fatalf("result %+v", res)
 	}
 	var retries []int
-	status := map[string]string{}
+	status := map[string]task.Status{}
 	for _, ev := range evs {
 		switch ev.Type {
 		case cadre.EventRetry:
@@ -881,7 +898,7 @@ func confSubagentFaults(c *conf) {
 			retries = append(retries, ev.Retry.Status)
 		case cadre.EventTaskCompleted:
 			status[ev.Subagent.AgentType] = ev.Subagent.Status
-			if ev.Subagent.Status == "failed" {
+			if ev.Subagent.Status == task.Failed {
 				confContains(t, ev.Subagent.Error, "403")
 			}
 		}
@@ -889,7 +906,7 @@ func confSubagentFaults(c *conf) {
 	if diff := cmp.Diff([]int{502, 429}, retries); diff != "" {
 		t.Fatalf("retries (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]string{"general-purpose": "completed", "Explore": "failed"}, status); diff != "" {
+	if diff := cmp.Diff(map[string]task.Status{"general-purpose": task.Completed, "Explore": task.Failed}, status); diff != "" {
 		t.Fatalf("sub-agent statuses (-want +got):\n%s", diff)
 	}
 	got := confResults(t, c.requests(2)[1])

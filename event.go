@@ -5,6 +5,7 @@ import (
 
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/task"
 )
 
 // EventType names what an Event reports.
@@ -30,7 +31,12 @@ const (
 	EventToolEnd EventType = "tool_end"
 	// EventUser carries Message, the tool results sent back to the model.
 	EventUser EventType = "user"
-	// EventTaskStarted carries Task: a sub-agent was started.
+	// EventTaskPending carries Task: an Agent call was admitted but waits
+	// in the spawn gate's queue for a running slot (S-5.7). Its
+	// EventTaskStarted follows when it gets one, or its
+	// EventTaskCompleted (killed) when the run ends first.
+	EventTaskPending EventType = "task_pending"
+	// EventTaskStarted carries Task: a sub-agent started running.
 	EventTaskStarted EventType = "task_started"
 	// EventTaskCompleted carries Subagent: a sub-agent ended (completed,
 	// failed or killed).
@@ -59,16 +65,20 @@ type Event struct {
 	Result     *Result
 }
 
-// TaskInfo describes a sub-agent as it starts.
+// TaskInfo describes a sub-agent as it waits for a slot or starts.
 type TaskInfo struct {
-	AgentID     string  `json:"task_id"`
-	ToolUseID   string  `json:"tool_use_id"`
-	AgentType   string  `json:"agent_type"`
-	Description string  `json:"description"`
-	Background  bool    `json:"background"`
-	Depth       int     `json:"depth"`
-	Parent      string  `json:"parent"`
-	Receipt     Receipt `json:"receipt"`
+	AgentID     string `json:"task_id"`
+	ToolUseID   string `json:"tool_use_id"`
+	AgentType   string `json:"agent_type"`
+	Description string `json:"description"`
+	// Status is pending (EventTaskPending) or running (EventTaskStarted).
+	Status     task.Status `json:"status"`
+	Background bool        `json:"background"`
+	Depth      int         `json:"depth"`
+	// Parent is the id of the agent that made the call ("main" for the
+	// main agent).
+	Parent  string  `json:"parent"`
+	Receipt Receipt `json:"receipt"`
 }
 
 // SubagentResult is the structured result of one sub-agent (S-3.6), for
@@ -78,12 +88,13 @@ type SubagentResult struct {
 	AgentType string `json:"agent_type"`
 	ToolUseID string `json:"tool_use_id"`
 	// Status is completed, failed or killed.
-	Status string `json:"status"`
+	Status task.Status `json:"status"`
 	// Model is the resolved model and ModelRule the rule that chose it.
-	Model      string   `json:"model"`
-	ModelRule  string   `json:"model_rule"`
-	ModelsUsed []string `json:"models_used"`
-	// Text is the final report (uncapped).
+	Model      string    `json:"model"`
+	ModelRule  ModelRule `json:"model_rule"`
+	ModelsUsed []string  `json:"models_used"`
+	// Text is the agent's final text, uncapped (the model gets it framed
+	// and capped, with a note when the agent stopped at its turn limit).
 	Text string `json:"text"`
 	// Error says why a failed agent failed.
 	Error string `json:"error,omitempty"`
@@ -101,15 +112,18 @@ type SubagentResult struct {
 	Receipt        Receipt       `json:"receipt"`
 }
 
-// SubagentStats counts the sub-agents of a run.
+// SubagentStats counts the sub-agents of a run. Every spawned sub-agent
+// ends completed, failed or killed (one that was killed while it waited
+// for a slot included).
 type SubagentStats struct {
 	Spawned   int `json:"spawned"`
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
 	Killed    int `json:"killed"`
-	// Refused counts spawns turned down, by reason (depth, concurrency,
-	// total, permission, unknown_type, no_tools, fork).
-	Refused map[string]int `json:"refused"`
+	// Queued counts the spawned sub-agents that waited for a slot.
+	Queued int `json:"queued"`
+	// Refused counts Agent calls that started nothing, by reason.
+	Refused map[RefusalReason]int `json:"refused"`
 }
 
 // Init describes a run as it starts.

@@ -7,15 +7,25 @@ import (
 	"iter"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
 )
 
 // outcomeModel answers in-process: the main agent starts one child per
-// planned outcome, and each child's prompt says how it ends.
-type outcomeModel struct{ plan []string }
+// planned outcome, and each child's prompt says how it ends. It counts
+// the children whose request is in flight, to check the running cap.
+type outcomeModel struct {
+	plan []string
+	// release holds every child's first request until the test has seen
+	// the queue fill.
+	release chan struct{}
+	// inFlight counts children inside Stream; peak is its maximum.
+	inFlight, peak atomic.Int32
+}
 
 func (m *outcomeModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
@@ -24,11 +34,21 @@ func (m *outcomeModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[l
 			yield(llm.Event{Kind: llm.EventDone, Response: &llm.Response{Message: llm.Message{Role: llm.RoleAssistant, Content: blocks},
 				Usage: llm.Usage{InputTokens: 1, OutputTokens: 1}}}, nil)
 		}
+		if first != "MAIN" {
+			select {
+			case <-m.release:
+			case <-ctx.Done():
+			}
+			n := m.inFlight.Add(1)
+			defer m.inFlight.Add(-1)
+			for p := m.peak.Load(); n > p && !m.peak.CompareAndSwap(p, n); p = m.peak.Load() {
+			}
+		}
 		switch {
 		case first == "MAIN" && len(req.Messages) == 1:
 			var calls []llm.Block
 			for i, o := range m.plan {
-				in, _ := json.Marshal(agentInput{Description: "d", Prompt: fmt.Sprintf("%s-%d", o, i), SubagentType: "general-purpose"})
+				in, _ := json.Marshal(agentInput{Description: o, Prompt: fmt.Sprintf("%s-%d", o, i), SubagentType: "general-purpose"})
 				calls = append(calls, llm.Block{Type: llm.BlockToolUse, ID: fmt.Sprintf("t%d", i), Name: "Agent", Input: in})
 			}
 			done(calls...)
@@ -47,69 +67,114 @@ func (m *outcomeModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[l
 	}
 }
 
-// TestGateReleasesOnEveryPath runs 1,000 spawns with random outcomes —
-// success, error, panic and cancellation — and checks that every slot was
-// released and every spawn accounted for.
-func TestGateReleasesOnEveryPath(t *testing.T) {
+// TestQueuedSpawnsOnEveryPath drives 1,000 queued spawns through a gate of
+// 4 running slots, 25 per main turn: the first 4 children hold their
+// slots until the other 21 are pending. Children succeed, fail, panic or hang until cancelled; some runs
+// are cancelled at a random moment, with children still queued. It checks
+// that the cap is never exceeded, that every queued call shows as pending
+// before it starts or is killed, that every finished run accounts for
+// each child, and that the gate's counters return to zero after each run.
+func TestQueuedSpawnsOnEveryPath(t *testing.T) {
+	t.Parallel()
+	const maxRunning, perRun = 4, 25
 	rng := rand.New(rand.NewPCG(1, 2))
 	outcomes := []string{"ok", "err", "panic", "slow"}
 	model := &outcomeModel{}
 	rt, err := New(Config{Model: model, ModelID: "m", Cwd: t.TempDir(), NoTranscript: true, Tools: []tool.Tool{},
-		Getenv: func(string) string { return "" }})
+		Limits: Limits{MaxRunning: maxRunning, MaxTotal: 1 << 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	total := 0
-	for total < 1000 {
-		plan := make([]string, 20)
-		slow := false
+	spawned, pendingSeen := 0, 0
+	for runs := 0; pendingSeen < 1000; runs++ {
+		if runs == 200 {
+			t.Fatalf("only %d pending events in %d runs", pendingSeen, runs)
+		}
+		plan := make([]string, perRun)
+		slow := 0
 		for i := range plan {
 			plan[i] = outcomes[rng.IntN(len(outcomes))]
-			slow = slow || plan[i] == "slow"
+			if plan[i] == "slow" {
+				slow++
+			}
 		}
 		model.plan = plan
+		model.release = make(chan struct{})
+		pendingInRun := 0
 		rt.messages = nil
+		// Some runs are cancelled once this many children have started.
+		cancelAt := rng.IntN(2 * perRun)
 		ctx, cancel := context.WithCancel(context.Background())
-		started, ended := 0, 0
+		status := map[string]task.Status{} // by agent id, from the events
+		outcome := map[string]string{}     // by agent id
+		started, ended, fastRunning := 0, 0, 0
 		var res *Result
 		for ev, err := range rt.Run(ctx, "MAIN") {
 			if err != nil {
 				break
 			}
 			switch ev.Type {
+			case EventTaskPending:
+				pendingSeen++
+				if status[ev.Task.AgentID] != "" || !ev.Task.Receipt.Queued || ev.Task.Status != task.Pending {
+					t.Fatalf("pending event %+v after %q", ev.Task, status[ev.Task.AgentID])
+				}
+				status[ev.Task.AgentID] = task.Pending
+				if pendingInRun++; pendingInRun == perRun-maxRunning {
+					close(model.release)
+				}
 			case EventTaskStarted:
+				if s := status[ev.Task.AgentID]; s != "" && s != task.Pending {
+					t.Fatalf("started after %s", s)
+				}
+				if status[ev.Task.AgentID] == task.Pending && (!ev.Task.Receipt.Queued || ev.Task.Receipt.QueuePosition == 0) {
+					t.Fatalf("a queued child's receipt does not say so: %+v", ev.Task.Receipt)
+				}
+				status[ev.Task.AgentID] = task.Running
+				outcome[ev.Task.AgentID] = ev.Task.Description
 				started++
+				if ev.Task.Description != "slow" {
+					fastRunning++
+				}
+				// Order in the stream: a child starts only after another
+				// has ended and freed its slot. (Once the run is
+				// cancelled, killed children send no end event.)
+				if ctx.Err() == nil && started-ended > maxRunning {
+					t.Fatalf("%d children running at once (cap %d)", started-ended, maxRunning)
+				}
 			case EventTaskCompleted:
-				ended++
+				if s := ev.Subagent.Status; !task.CanMove(status[ev.Subagent.AgentID], s) {
+					t.Fatalf("%s → %s", status[ev.Subagent.AgentID], s)
+				}
+				if status[ev.Subagent.AgentID] == task.Running {
+					ended++
+					if outcome[ev.Subagent.AgentID] != "slow" {
+						fastRunning--
+					}
+				}
+				status[ev.Subagent.AgentID] = ev.Subagent.Status
 			case EventResult:
 				res = ev.Result
 			}
-			// Once every fast child is done, only slow ones are left:
-			// cancel the run to end them.
-			if slow && started == len(plan) && ended == countNot(plan, "slow") {
+			// Cancel at the chosen moment, or when only hanging children
+			// are left running and nothing else can start.
+			if started == cancelAt || (slow > 0 && fastRunning == 0 && (started == perRun || started-ended == maxRunning)) {
 				cancel()
 			}
 		}
 		cancel()
-		if !slow && (res == nil || res.Subagents.Spawned != 20 || res.Subagents.Completed+res.Subagents.Failed != 20) {
-			t.Fatalf("plan %v: result %+v", plan, res)
+		if res != nil {
+			s := res.Subagents
+			if s.Spawned != perRun || s.Completed+s.Failed != perRun || s.Queued < perRun-maxRunning || len(s.Refused) != 0 {
+				t.Fatalf("plan %v: stats %+v", plan, s)
+			}
 		}
-		if running, _ := rt.gate.counts(); running != 0 {
-			t.Fatalf("after plan %v: %d slots still held", plan, running)
+		if c := rt.gate.Counts(); c.Running != 0 || c.Queued != 0 || c.Resuming != 0 {
+			t.Fatalf("after plan %v: gate counts %+v", plan, c)
 		}
-		total += len(plan)
+		spawned += perRun
 	}
-	if running, spawned := rt.gate.counts(); running != 0 || spawned != total {
-		t.Fatalf("running %d, spawned %d of %d", running, spawned, total)
+	if p := model.peak.Load(); p > maxRunning || p == 0 {
+		t.Fatalf("%d children had a request in flight at once (cap %d)", p, maxRunning)
 	}
-}
-
-func countNot(list []string, s string) int {
-	n := 0
-	for _, v := range list {
-		if v != s {
-			n++
-		}
-	}
-	return n
 }

@@ -41,7 +41,6 @@ func (h *harness) config() Config {
 	}
 	return Config{
 		Model: m, ModelID: "claude-sonnet-4-5", Cwd: h.dir, StateDir: h.t.TempDir(),
-		Getenv: func(string) string { return "" },
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 // runtime's permission sessions in headless mode (no prompter), and
 // checks what ran on disk and what the model was told.
 func TestPermissionModesInTheLoop(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name     string
 		mode     permission.Mode
@@ -90,6 +91,7 @@ func TestPermissionModesInTheLoop(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t)
 			outside := t.TempDir()
 			if err := os.WriteFile(filepath.Join(h.dir, "seed.txt"), []byte("seed content\n"), 0o644); err != nil {
@@ -98,7 +100,8 @@ func TestPermissionModesInTheLoop(t *testing.T) {
 			name, input := c.call(h.dir, outside)
 			h.srv.Script("MAIN", llmtest.ToolUse(name, input), llmtest.Text("done"))
 			cfg := h.config()
-			cfg.Permissions = &Permissions{Mode: c.mode, Home: t.TempDir()}
+			cfg.Home = t.TempDir()
+			cfg.Permissions = &Permissions{Mode: c.mode}
 			_, res, _ := mustRun(t, cfg, "MAIN")
 			got := h.srv.RequestsFor("MAIN")[1].LastToolResults()[0]
 			if c.wantText != "" && !strings.Contains(got.ResultText(), c.wantText) {
@@ -124,6 +127,7 @@ func TestPermissionModesInTheLoop(t *testing.T) {
 // TestSearchCannotRevealDeniedFiles: a Read deny rule also keeps the
 // file's name and content out of Glob and Grep results.
 func TestSearchCannotRevealDeniedFiles(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	if err := os.MkdirAll(filepath.Join(h.dir, "secret"), 0o755); err != nil {
 		t.Fatal(err)
@@ -138,7 +142,8 @@ func TestSearchCannotRevealDeniedFiles(t *testing.T) {
 		llmtest.Call{Name: "Glob", Input: map[string]any{"pattern": "**/*.txt"}},
 	), llmtest.Text("done"))
 	cfg := h.config()
-	cfg.Permissions = &Permissions{Mode: permission.ModeDefault, Home: t.TempDir(),
+	cfg.Home = t.TempDir()
+	cfg.Permissions = &Permissions{Mode: permission.ModeDefault,
 		Rules: []permission.Rule{{Behavior: permission.Deny, Tool: "Read", Content: "./secret/**", Source: "test"}}}
 	mustRun(t, cfg, "MAIN")
 	res := h.srv.RequestsFor("MAIN")[1].LastToolResults()

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/spawn"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 )
 
@@ -63,6 +64,7 @@ func corpusDefs(t *testing.T) []*agentdef.Definition {
 // checks that the tools each child was offered on the wire are exactly the
 // ones the ceiling computed — and that the ceiling only narrows.
 func TestChildToolListsMatchTheCeiling(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	defs := append(agentdef.Builtins(), corpusDefs(t)...)
 	if len(defs) < 30 {
@@ -83,8 +85,8 @@ func TestChildToolListsMatchTheCeiling(t *testing.T) {
 	spawned := 0
 	for i, d := range defs {
 		reqs := h.srv.RequestsFor(fmt.Sprintf("POOL-%04d", i))
-		c := computeCeiling(ceilingInput{ParentTools: parentTools, ParentPerms: rt.rootPerms(), Def: d, Depth: 1, MaxDepth: DefaultMaxDepth})
-		if len(c.tools) == 0 {
+		c := spawn.ComputeCeiling(spawn.CeilingInput{ParentTools: parentTools, ParentPerms: rt.rootPerms(), Def: d, Depth: 1, MaxDepth: DefaultMaxDepth})
+		if len(c.Tools) == 0 {
 			if len(reqs) != 0 {
 				t.Errorf("%s: a child with no tools was started", d.Name)
 			}
@@ -95,7 +97,7 @@ func TestChildToolListsMatchTheCeiling(t *testing.T) {
 			t.Errorf("%s: %d requests", d.Name, len(reqs))
 			continue
 		}
-		if diff := cmp.Diff(c.tools, reqs[0].ToolNames()); diff != "" {
+		if diff := cmp.Diff(c.Tools, reqs[0].ToolNames()); diff != "" {
 			t.Errorf("%s (%s): tools (-ceiling +sent):\n%s", d.Name, d.Path, diff)
 		}
 		for _, name := range reqs[0].ToolNames() {

@@ -8,6 +8,7 @@
 package cadre
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -22,6 +23,8 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/spawn"
+	"github.com/cadre-dev/cadre/internal/workspace"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
@@ -30,7 +33,11 @@ import (
 	"github.com/cadre-dev/cadre/transcript"
 )
 
-// Config configures a Runtime. Model and ModelID are required.
+// Config configures a Runtime. Model and ModelID are required, and so is
+// StateDir unless NoTranscript is set. The runtime reads nothing from the
+// process environment: everything it needs is here (package config builds
+// a Config from settings files and the environment the way the cadre
+// command does).
 type Config struct {
 	// Model answers requests of every agent; ModelID is the main agent's
 	// model id. Sub-agents may use other ids of the same provider.
@@ -39,10 +46,22 @@ type Config struct {
 	// ResolveModel maps a model alias (sonnet, opus, haiku, or one from
 	// settings) to a model id; nil means ids are used as given.
 	ResolveModel func(alias string) (id string, ok bool)
+	// SubagentModel is the model (alias or id) of a sub-agent whose Agent
+	// call and definition name none; "" means its parent's (S-5.3).
+	SubagentModel string
+	// ForceSubagentModel, when set, is the model of every sub-agent
+	// whatever its call or definition says, and the Agent tool offers no
+	// model field (S-3.2).
+	ForceSubagentModel string
 	// Cwd is the working directory; "" means the process's.
 	Cwd string
 	// AddDirs are further working directories the agents may use.
 	AddDirs []string
+	// Home is the user's home directory: it expands ~ in permission rules
+	// and holds the memory of agents with `memory: user`. "" means none
+	// (a rule that starts with ~ is then an error, and user memory is off
+	// with a warning in the spawn receipt).
+	Home string
 	// Tools replaces the built-in tools when non-nil. The Agent tool is
 	// added unless DisableSubagents is set.
 	Tools []tool.Tool
@@ -67,18 +86,14 @@ type Config struct {
 	DisableSubagents bool
 	// Limits bound sub-agent spawning.
 	Limits Limits
-	// StateDir is where transcripts go; "" means $XDG_STATE_HOME/cadre or
-	// ~/.local/state/cadre. NoTranscript turns transcripts off.
+	// StateDir is where transcripts go (transcript.StateDir gives cadre's
+	// usual one). NoTranscript turns transcripts off.
 	StateDir     string
 	NoTranscript bool
 	// SessionID names the session; "" makes a new random one.
 	SessionID string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Getenv reads the environment (CADRE_SUBAGENT_MODEL,
-	// CADRE_SUBAGENT_MODEL_FORCE, XDG_STATE_HOME, HOME); nil means
-	// os.Getenv.
-	Getenv func(string) string
 }
 
 // Permissions configures permission checking for the session.
@@ -92,31 +107,26 @@ type Permissions struct {
 	// Prompter asks a person; nil means nobody can be asked (headless),
 	// so what would be asked is denied with an explanation.
 	Prompter permission.Prompter
-	// Home expands ~ in rules; "" means $HOME.
-	Home string
 }
 
 // Runtime is one agent session. Run may be called again to continue the
 // conversation, but not concurrently.
 type Runtime struct {
 	cfg      Config
-	gate     *gate
+	gate     *spawn.Gate
 	defs     map[string]*agentdef.Definition
 	defList  []*agentdef.Definition
 	base     *tool.Pool // the tools before the Agent tool is added
 	system   string
 	session  string
-	stateDir string
 	tpath    string
 	mainSpec *agentToolSpec
 	mainPool *tool.Pool
-	git      *gitSnapshot
+	git      *workspace.Snapshot
+	facts    workspace.FactCache
 
 	specMu sync.Mutex
 	specs  map[string]*agentToolSpec
-
-	factsMu sync.Mutex
-	facts   map[string]dirFacts
 
 	mu       sync.Mutex
 	messages []llm.Message
@@ -124,46 +134,11 @@ type Runtime struct {
 
 // New validates cfg and prepares a session. It does no network I/O.
 func New(cfg Config) (*Runtime, error) {
-	if cfg.Model == nil {
-		return nil, errors.New("cadre: Config.Model is required")
+	if err := checkConfig(&cfg); err != nil {
+		return nil, fmt.Errorf("cadre: %w", err)
 	}
-	if cfg.ModelID == "" {
-		return nil, errors.New("cadre: Config.ModelID is required")
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Getenv == nil {
-		cfg.Getenv = os.Getenv
-	}
-	if cfg.Cwd == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, fmt.Errorf("cadre: working directory: %w", err)
-		}
-		cfg.Cwd = wd
-	}
-	var err error
-	if cfg.Cwd, err = checkDir(cfg.Cwd); err != nil {
-		return nil, fmt.Errorf("cadre: working directory: %w", err)
-	}
-	dirs := make([]string, len(cfg.AddDirs))
-	for i, d := range cfg.AddDirs {
-		if !filepath.IsAbs(d) {
-			d = filepath.Join(cfg.Cwd, d)
-		}
-		if dirs[i], err = checkDir(d); err != nil {
-			return nil, fmt.Errorf("cadre: additional directory: %w", err)
-		}
-	}
-	cfg.AddDirs = dirs
-	if cfg.Permissions != nil {
-		if _, err := permission.ParseMode(string(cfg.Permissions.Mode)); err != nil {
-			return nil, fmt.Errorf("cadre: %w", err)
-		}
-	}
-	r := &Runtime{cfg: cfg, gate: newGate(cfg.Limits), defs: map[string]*agentdef.Definition{}, git: newGitSnapshot(cfg.Cwd),
-		specs: map[string]*agentToolSpec{}, facts: map[string]dirFacts{}}
+	r := &Runtime{cfg: cfg, gate: spawn.NewGate(cfg.Limits.gate()), defs: map[string]*agentdef.Definition{},
+		git: workspace.NewSnapshot(cfg.Cwd), specs: map[string]*agentToolSpec{}}
 	r.defList = cfg.Agents
 	if r.defList == nil {
 		r.defList = agentdef.Builtins()
@@ -179,33 +154,70 @@ func New(cfg Config) (*Runtime, error) {
 	if rules := r.rootPerms().Rules; len(rules) > 0 {
 		// Tools a deny rule forbids outright are not offered at all.
 		r.base = r.base.Filter(func(t tool.Tool) bool {
-			_, denied := wholeToolDenied(rules, t.Spec().Name)
+			_, denied := spawn.WholeToolDenied(rules, t.Spec().Name)
 			return !denied
 		})
 	}
-	r.session = cfg.SessionID
-	if r.session == "" {
-		r.session = newSessionID()
-	}
+	r.session = cmp.Or(cfg.SessionID, newSessionID())
 	if !cfg.NoTranscript {
-		dir := cfg.StateDir
-		if dir == "" {
-			if dir, err = transcript.StateDir(cfg.Getenv); err != nil {
-				return nil, fmt.Errorf("cadre: %w", err)
-			}
-		}
-		r.stateDir = dir
-		r.tpath = transcript.SessionPath(dir, cfg.Cwd, r.session)
+		r.tpath = transcript.SessionPath(cfg.StateDir, cfg.Cwd, r.session)
 	}
 	r.system = r.renderSystem()
 	r.mainPool = r.base
-	if !cfg.DisableSubagents && r.gate.limits.MaxDepth > 0 {
-		if _, denied := wholeToolDenied(r.rootPerms().Rules, AgentToolName); !denied {
+	if !cfg.DisableSubagents {
+		if _, denied := spawn.WholeToolDenied(r.rootPerms().Rules, AgentToolName); !denied {
 			r.mainSpec = r.agentSpec(r.rootPerms().Rules, nil)
 			r.mainPool = tool.NewPool(append([]tool.Tool{&agentTool{spec: r.mainSpec}}, r.base.Tools()...)...)
 		}
 	}
 	return r, nil
+}
+
+// checkConfig validates cfg and fills in what defaults to something.
+func checkConfig(cfg *Config) error {
+	switch {
+	case cfg.Model == nil:
+		return errors.New("Config.Model is required")
+	case cfg.ModelID == "":
+		return errors.New("Config.ModelID is required")
+	case cfg.StateDir == "" && !cfg.NoTranscript:
+		return errors.New("Config.StateDir is required for transcripts (transcript.StateDir gives cadre's usual one); set NoTranscript to run without")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return fmt.Errorf("working directory: %w", err)
+		}
+		cfg.Cwd = wd
+	}
+	var err error
+	if cfg.Cwd, err = checkDir(cfg.Cwd); err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	dirs := make([]string, len(cfg.AddDirs))
+	for i, d := range cfg.AddDirs {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(cfg.Cwd, d)
+		}
+		if dirs[i], err = checkDir(d); err != nil {
+			return fmt.Errorf("additional directory: %w", err)
+		}
+	}
+	cfg.AddDirs = dirs
+	if p := cfg.Permissions; p != nil {
+		if _, err := permission.ParseMode(string(p.Mode)); err != nil {
+			return err
+		}
+		for _, rule := range p.Rules {
+			if cfg.Home == "" && strings.HasPrefix(rule.Content, "~") {
+				return fmt.Errorf("rule %s from %s uses ~ but Config.Home is empty", rule, cmp.Or(rule.Source, "Config.Permissions"))
+			}
+		}
+	}
+	return nil
 }
 
 func checkDir(d string) (string, error) {
@@ -266,35 +278,14 @@ func (r *Runtime) renderSystem() string {
 }
 
 func (r *Runtime) environment(cwd, modelID string) prompts.Environment {
-	f := r.dirFacts(cwd)
-	return prompts.Environment{Cwd: cwd, Dirs: r.cfg.AddDirs, ModelID: modelID, Date: r.cfg.Now(), GitRepo: f.isRepo, GitBranch: f.branch}
+	f := r.facts.Get(cwd)
+	return prompts.Environment{Cwd: cwd, Dirs: r.cfg.AddDirs, ModelID: modelID, Date: r.cfg.Now(), GitRepo: f.InRepo, GitBranch: f.Repo.Branch}
 }
 
 // instructionsBlock is the project instructions file of dir, framed.
-func (r *Runtime) instructionsBlock(dir string) string { return r.dirFacts(dir).instructions }
-
-// dirFacts are what the prompts say about a working directory: read once
-// per directory and session (like git status, they are the session's
-// view), so starting a sub-agent costs no file system calls for them.
-type dirFacts struct {
-	isRepo       bool
-	branch       string
-	instructions string
-}
-
-func (r *Runtime) dirFacts(dir string) dirFacts {
-	r.factsMu.Lock()
-	defer r.factsMu.Unlock()
-	if f, ok := r.facts[dir]; ok {
-		return f
-	}
-	var f dirFacts
-	_, f.branch, f.isRepo = prompts.GitInfo(dir)
-	if name, text := prompts.ProjectInstructions(dir); text != "" {
-		f.instructions = fmt.Sprintf("<project-instructions file=%q>\n%s\n</project-instructions>", name, text)
-	}
-	r.facts[dir] = f
-	return f
+func (r *Runtime) instructionsBlock(dir string) string {
+	in := r.facts.Get(dir).Instructions
+	return prompts.Instructions(in.Name, in.Text, in.Cut)
 }
 
 // SessionID names the session.
@@ -323,7 +314,7 @@ func (r *Runtime) Run(ctx context.Context, prompt string) iter.Seq2[Event, error
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		run := &runState{rt: r, events: make(chan item, 64), start: r.cfg.Now(), denials: &permission.DenialLog{},
-			stats: SubagentStats{Refused: map[string]int{}}}
+			stats: SubagentStats{Refused: map[RefusalReason]int{}}}
 		go run.produce(ctx, prompt)
 		for it := range run.events {
 			if !yield(it.ev, it.err) {
@@ -401,8 +392,7 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 		// request is in flight; no spawn waits for it.
 		gitCtx, stopGit := context.WithCancel(ctx)
 		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() { defer wg.Done(); r.git.take(gitCtx) }()
+		wg.Go(func() { r.git.Take(gitCtx) })
 		defer wg.Wait()
 		defer stopGit()
 	}

@@ -15,10 +15,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/spawn"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -31,6 +33,7 @@ func agentCall(typ, prompt string) map[string]any {
 }
 
 func TestNamedAgent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("Explore", "CHILD-1: where is x defined?")), llmtest.Text("x is in a.go"))
 	h.srv.Script("CHILD-1", llmtest.Text("x is defined in /p/a.go:3"))
@@ -52,7 +55,7 @@ func TestNamedAgent(t *testing.T) {
 	if strings.Contains(child.System, "<git-status") {
 		t.Fatal("Explore omits git status")
 	}
-	want := computeCeiling(ceilingInput{ParentTools: rt.mainPool.Names(), ParentPerms: rt.rootPerms(), Def: explore, Depth: 1, MaxDepth: 3}).tools
+	want := spawn.ComputeCeiling(spawn.CeilingInput{ParentTools: rt.mainPool.Names(), ParentPerms: rt.rootPerms(), Def: explore, Depth: 1, MaxDepth: 3}).Tools
 	if diff := cmp.Diff(want, child.ToolNames()); diff != "" {
 		t.Fatalf("child tools (-computed +sent):\n%s", diff)
 	}
@@ -106,6 +109,7 @@ func TestNamedAgent(t *testing.T) {
 }
 
 func TestGeneralPurposeReportAndDefault(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	// No subagent_type and forking off: general-purpose (S-3.3).
 	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("", "CHILD-1: do it")), llmtest.Text("ok"))
@@ -121,17 +125,20 @@ func TestGeneralPurposeReportAndDefault(t *testing.T) {
 }
 
 func TestRefusals(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
-		name, typ, want, reason string
-		perms                   *Permissions
+		name, typ, want string
+		reason          RefusalReason
+		perms           *Permissions
 	}{
 		{"unknown type", "Nope", `Unknown agent type "Nope". Available agent types: general-purpose, Explore, Plan, verification.`, RefusedUnknownType, nil},
-		{"fork off", "fork", "Forking is not enabled", "fork", nil},
+		{"fork off", "fork", "Forking is not enabled", RefusedFork, nil},
 		{"denied type", "Explore", "Agent(Explore) from settings.json", "", &Permissions{Mode: permission.ModeBypassPermissions,
 			Rules: []permission.Rule{{Behavior: permission.Deny, Tool: "Agent", Content: "Explore", Source: "settings.json"}}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t)
 			h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall(c.typ, "CHILD-x")), llmtest.Text("ok"))
 			cfg := h.config()
@@ -175,6 +182,7 @@ func toolSpec(t *testing.T, specs []llm.ToolSpec, name string) llm.ToolSpec {
 }
 
 func TestParallelChildrenResultsInCallOrder(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	const n = 16
 	calls := make([]llmtest.Call, n)
@@ -218,6 +226,7 @@ func TestParallelChildrenResultsInCallOrder(t *testing.T) {
 }
 
 func TestNestingLimit(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-D1")), llmtest.Text("top done"))
 	h.srv.Script("CHILD-D1", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-D2")), llmtest.Text("d1 done"))
@@ -242,6 +251,7 @@ func TestNestingLimit(t *testing.T) {
 }
 
 func TestParentDenyBindsGrandchild(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-G1")), llmtest.Text("ok"))
 	h.srv.Script("CHILD-G1", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-G2")), llmtest.Text("ok"))
@@ -258,6 +268,7 @@ func TestParentDenyBindsGrandchild(t *testing.T) {
 }
 
 func TestChildMaxTurnsAndModel(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	def, diags := agentdef.ParseFile("/defs/looper.md", []byte("---\nname: looper\ndescription: loops\nmodel: haiku\nmaxTurns: 1\ntools: Read, Grep\n---\nYou loop.\n"), agentdef.SourceProject)
 	if def == nil {
@@ -290,47 +301,69 @@ func TestChildMaxTurnsAndModel(t *testing.T) {
 	}
 }
 
-func TestModelPrecedence(t *testing.T) {
-	resolve := func(alias string) (string, bool) {
-		m := map[string]string{"haiku": "claude-haiku-4-5", "sonnet": "claude-sonnet-4-5", "opus": "claude-opus-4-1"}
-		id, ok := m[alias]
-		return id, ok
-	}
-	parent := "claude-sonnet-4-5-20250929"
+// TestSubagentModelConfig checks the session's sub-agent model settings
+// end to end: the model the child's requests name and the rule its
+// receipt gives (the precedence itself is table-tested in internal/spawn).
+func TestSubagentModelConfig(t *testing.T) {
+	t.Parallel()
+	aliases := map[string]string{"haiku": "claude-haiku-4-5", "sonnet": "claude-sonnet-4-5", "opus": "claude-opus-4-1"}
 	cases := []struct {
-		name                   string
-		forced, call, def, env string
-		wantID, wantRule       string
+		name, forced, sessionDefault, call string
+		wantModel                          string
+		wantRule                           ModelRule
 	}{
-		{"forced beats all", "opus", "haiku", "haiku", "haiku", "claude-opus-4-1", ModelRuleForced},
-		{"call beats definition", "", "haiku", "opus", "opus", "claude-haiku-4-5", ModelRuleCall},
-		{"definition beats env", "", "", "opus", "haiku", "claude-opus-4-1", ModelRuleDefinition},
-		{"env beats parent", "", "", "", "haiku", "claude-haiku-4-5", ModelRuleEnv},
-		{"parent last", "", "", "", "", parent, ModelRuleParent},
-		{"inherit is the parent", "", "", "inherit", "haiku", parent, ModelRuleDefinition},
-		{"own family keeps the exact id", "", "sonnet", "", "", parent, ModelRuleCall},
-		{"an id passes through", "", "my-model-7", "", "", "my-model-7", ModelRuleCall},
+		{"forced beats the call", "opus", "haiku", "haiku", "claude-opus-4-1", ModelRuleForced},
+		{"the call beats the session default", "", "haiku", "opus", "claude-opus-4-1", ModelRuleCall},
+		{"session default", "", "haiku", "", "claude-haiku-4-5", ModelRuleSubagentModel},
+		{"parent", "", "", "", "claude-sonnet-4-5", ModelRuleParent},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			id, rule := resolveSubagentModel(modelChoice{Forced: c.forced, Call: c.call, Definition: c.def, Env: c.env, Parent: parent, Resolve: resolve})
-			if id != c.wantID || rule != c.wantRule {
-				t.Fatalf("got %s by %s, want %s by %s", id, rule, c.wantID, c.wantRule)
+			t.Parallel()
+			h := newHarness(t)
+			call := agentCall("general-purpose", "CHILD-M: go")
+			if c.call != "" && c.forced == "" {
+				call["model"] = c.call
+			}
+			h.srv.Script("MAIN", llmtest.ToolUse("Agent", call), llmtest.Text("ok"))
+			h.srv.Script("CHILD-M", llmtest.Text("done"))
+			cfg := h.config()
+			cfg.ForceSubagentModel, cfg.SubagentModel = c.forced, c.sessionDefault
+			cfg.ResolveModel = func(a string) (string, bool) { id, ok := aliases[a]; return id, ok }
+			evs, _, _ := mustRun(t, cfg, "MAIN")
+			if got := h.srv.RequestsFor("CHILD-M")[0].Model; got != c.wantModel {
+				t.Fatalf("child model %s, want %s", got, c.wantModel)
+			}
+			for _, ev := range evs {
+				if ev.Type == EventTaskCompleted && (ev.Subagent.ModelRule != c.wantRule || ev.Subagent.Receipt.ModelRule != c.wantRule) {
+					t.Fatalf("rule %s, want %s", ev.Subagent.ModelRule, c.wantRule)
+				}
 			}
 		})
 	}
 }
 
+// TestModelRulesMatchSpawn keeps the public model rules equal to the ones
+// internal/spawn returns (the runtime converts one to the other).
+func TestModelRulesMatchSpawn(t *testing.T) {
+	t.Parallel()
+	pairs := map[ModelRule]spawn.ModelRule{
+		ModelRuleForced: spawn.ModelForced, ModelRuleCall: spawn.ModelCall, ModelRuleDefinition: spawn.ModelDefinition,
+		ModelRuleSubagentModel: spawn.ModelSessionDefault, ModelRuleParent: spawn.ModelParent,
+	}
+	for pub, internal := range pairs {
+		if string(pub) != string(internal) {
+			t.Errorf("%s != %s", pub, internal)
+		}
+	}
+}
+
 func TestForcedModelHidesModelField(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.srv.Script("MAIN", llmtest.Text("ok"))
 	cfg := h.config()
-	cfg.Getenv = func(k string) string {
-		if k == "CADRE_SUBAGENT_MODEL_FORCE" {
-			return "haiku"
-		}
-		return ""
-	}
+	cfg.ForceSubagentModel = "haiku"
 	mustRun(t, cfg, "MAIN")
 	schema := string(toolSpec(t, h.srv.RequestsFor("MAIN")[0].Tools, "Agent").InputSchema)
 	if strings.Contains(schema, `"model"`) || strings.Contains(schema, "run_in_background") {
@@ -342,6 +375,7 @@ func TestForcedModelHidesModelField(t *testing.T) {
 type boomIn struct{}
 
 func TestPanickingToolInChild(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	boom := tool.Func(tool.FuncConfig{Name: "Boom", Description: "explodes"}, func(context.Context, *tool.Env, boomIn) (tool.Output, error) {
 		panic("kaboom")
@@ -358,6 +392,7 @@ func TestPanickingToolInChild(t *testing.T) {
 }
 
 func TestChildFailureIsAResult(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-F")), llmtest.Text("handled"))
 	h.srv.Script("CHILD-F", llmtest.HTTPError(401, "invalid x-api-key"))
@@ -371,6 +406,7 @@ func TestChildFailureIsAResult(t *testing.T) {
 }
 
 func TestParentCancelEndsChildren(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	calls := make([]llmtest.Call, 4)
 	for i := range calls {
@@ -415,39 +451,101 @@ func TestParentCancelEndsChildren(t *testing.T) {
 			t.Fatalf("meta %s: %+v %v", id, m, err)
 		}
 	}
-	if running, _ := rt.gate.counts(); running != 0 {
-		t.Fatalf("%d slots still held", running)
+	if c := rt.gate.Counts(); c.Running != 0 || c.Queued != 0 {
+		t.Fatalf("gate %+v after the run was cancelled", c)
 	}
 }
 
-func TestConcurrencyLimit(t *testing.T) {
+// TestRunningCapQueues: with two running slots, the third of three Agent
+// calls waits (shown as pending, in its event and receipt) and starts when
+// a slot frees; all three report (S-5.7). The first two children answer
+// only once the third is pending, so the test does not depend on timing.
+func TestRunningCapQueues(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
+	pending := make(chan struct{})
 	calls := make([]llmtest.Call, 3)
 	for i := range calls {
 		calls[i] = llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", fmt.Sprintf("CHILD-K%d", i))}
-		// Long enough that the first two still run when the third asks,
-		// however loaded the machine.
-		h.srv.Script(fmt.Sprintf("CHILD-K%d", i), llmtest.Text("ok").WithDelay(time.Second))
+		h.srv.ScriptFunc(fmt.Sprintf("CHILD-K%d", i), func(*llmtest.Request) llmtest.Turn {
+			select {
+			case <-pending:
+			case <-time.After(time.Minute): // a safety net only; the test fails below
+			}
+			return llmtest.Text(fmt.Sprintf("done %d", i))
+		})
 	}
 	h.srv.Script("MAIN", llmtest.ToolUses(calls...), llmtest.Text("fine"))
 	cfg := h.config()
 	cfg.Limits = Limits{MaxRunning: 2}
-	_, res, _ := mustRun(t, cfg, "MAIN")
-	if res.Subagents.Refused[RefusedConcurrency] != 1 || res.Subagents.Completed != 2 {
-		t.Fatalf("stats %+v", res.Subagents)
+	rt, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
 	}
-	refusals := 0
-	for _, r := range h.toolResults("MAIN") {
-		if strings.Contains(r, "Do not retry") {
-			refusals++
+	var queued *TaskInfo
+	var started []*TaskInfo
+	var res *Result
+	for ev, err := range rt.Run(context.Background(), "MAIN") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Type {
+		case EventTaskPending:
+			if queued != nil {
+				t.Fatal("two calls queued with one over the cap")
+			}
+			queued = ev.Task
+			close(pending)
+		case EventTaskStarted:
+			started = append(started, ev.Task)
+		case EventResult:
+			res = ev.Result
 		}
 	}
-	if refusals != 1 {
-		t.Fatalf("refusals %d", refusals)
+	if queued == nil || queued.Status != task.Pending || !queued.Receipt.Queued || queued.Receipt.QueuePosition != 1 {
+		t.Fatalf("pending task %+v", queued)
+	}
+	if len(started) != 3 || started[2].AgentID != queued.AgentID || started[2].Status != task.Running || !started[2].Receipt.Queued {
+		t.Fatalf("started %+v", started)
+	}
+	if s := res.Subagents; s.Spawned != 3 || s.Completed != 3 || s.Queued != 1 || len(s.Refused) != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+	for i, r := range h.toolResults("MAIN") {
+		contains(t, r, fmt.Sprintf("done %d", i))
+	}
+	if c := rt.gate.Counts(); c.Running != 0 || c.Queued != 0 {
+		t.Fatalf("gate %+v", c)
+	}
+}
+
+// TestNestedSpawnsUnderOneSlot: with a single running slot, a child that
+// starts its own child gives its slot to it while it waits, so nesting
+// never deadlocks the queue.
+func TestNestedSpawnsUnderOneSlot(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.srv.Script("MAIN", llmtest.ToolUses(
+		llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", "CHILD-A: delegate")},
+		llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", "CHILD-B: delegate")},
+	), llmtest.Text("all done"))
+	for _, k := range []string{"A", "B"} {
+		h.srv.Script("CHILD-"+k, llmtest.ToolUse("Agent", agentCall("general-purpose", "GRAND-"+k+": work")), llmtest.Text(k+" done"))
+		h.srv.Script("GRAND-"+k, llmtest.Text("grandchild "+k+" done"))
+	}
+	cfg := h.config()
+	cfg.Limits = Limits{MaxRunning: 1}
+	_, res, rt := mustRun(t, cfg, "MAIN")
+	if s := res.Subagents; s.Spawned != 4 || s.Completed != 4 {
+		t.Fatalf("stats %+v", s)
+	}
+	if c := rt.gate.Counts(); c != (spawn.Counts{Total: 4}) {
+		t.Fatalf("gate %+v", c)
 	}
 }
 
 func TestReceiptNamesDroppedTools(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("Explore", "CHILD-R")), llmtest.Text("ok"))
 	h.srv.Script("CHILD-R", llmtest.Text("found"))
@@ -473,6 +571,7 @@ func TestReceiptNamesDroppedTools(t *testing.T) {
 }
 
 func TestBackgroundShellsBelongToTheirAgent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	h.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
 		switch len(r.Messages) {
@@ -496,6 +595,7 @@ func TestBackgroundShellsBelongToTheirAgent(t *testing.T) {
 }
 
 func TestGeneralPurposeSeesGitStatus(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	for _, args := range [][]string{{"init", "-q", "-b", "trunk"}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "first commit"}} {
 		cmd := exec.Command("git", args...)
@@ -519,7 +619,7 @@ func TestGeneralPurposeSeesGitStatus(t *testing.T) {
 	}
 	// A real model's first answer takes far longer than git; take the
 	// snapshot first so the test does not depend on the machine's speed.
-	rt.git.take(context.Background())
+	rt.git.Take(context.Background())
 	if _, res, err := runAll(t, context.Background(), rt, "MAIN"); err != nil || res == nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -536,6 +636,7 @@ func TestGeneralPurposeSeesGitStatus(t *testing.T) {
 // TestToolsEntryWithRuleNarrows: `tools: Bash(echo hi:*), Read` gives the
 // child Bash for `echo hi …` only, and Read whole.
 func TestToolsEntryWithRuleNarrows(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	def, diags := agentdef.ParseFile("/defs/echoer.md", []byte("---\nname: echoer\ndescription: echoes\ntools: Bash(echo hi:*), Read\n---\nYou echo.\n"), agentdef.SourceProject)
 	if def == nil {
@@ -570,6 +671,7 @@ func TestToolsEntryWithRuleNarrows(t *testing.T) {
 }
 
 func TestAgentMemory(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	def, diags := agentdef.ParseFile("/defs/rememberer.md", []byte("---\nname: rememberer\ndescription: remembers\nmemory: project\ntools: Grep\n---\nYou remember.\n"), agentdef.SourceProject)
 	if def == nil {
@@ -591,7 +693,8 @@ func TestAgentMemory(t *testing.T) {
 		"file_path": filepath.Join(memDir, "MEMORY.md"), "old_string": "note 0\n", "new_string": "note zero\n"}), llmtest.Text("noted"))
 	cfg := h.config()
 	cfg.Agents = append(agentdef.Builtins(), def)
-	cfg.Permissions = &Permissions{Mode: permission.ModeAcceptEdits, Home: t.TempDir()}
+	cfg.Home = t.TempDir()
+	cfg.Permissions = &Permissions{Mode: permission.ModeAcceptEdits}
 	mustRun(t, cfg, "MAIN")
 	req := h.srv.RequestsFor("CHILD-M")[0]
 	contains(t, req.System, "note 199\n(cut after 200 lines")
@@ -607,5 +710,64 @@ func TestAgentMemory(t *testing.T) {
 	got := h.toolResults("CHILD-M")[0]
 	if strings.Contains(got, "Permission denied") {
 		t.Fatalf("memory edit was denied: %s", got)
+	}
+}
+
+// TestUserMemoryNeedsHome: `memory: user` without Config.Home runs the
+// agent without memory and says so in its receipt, rather than guessing a
+// home from the process environment.
+func TestUserMemoryNeedsHome(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	def, diags := agentdef.ParseFile("/defs/u.md", []byte("---\nname: u\ndescription: user memory\nmemory: user\n---\nbody\n"), agentdef.SourceProject)
+	if def == nil {
+		t.Fatal(diags)
+	}
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("u", "CHILD-U")), llmtest.Text("ok"))
+	h.srv.Script("CHILD-U", llmtest.Text("done"))
+	cfg := h.config()
+	cfg.Agents = []*agentdef.Definition{def}
+	evs, _, _ := mustRun(t, cfg, "MAIN")
+	for _, ev := range evs {
+		if ev.Type == EventTaskStarted {
+			contains(t, strings.Join(ev.Task.Receipt.Warnings, "\n"), "memory: user needs the user's home directory (Config.Home)")
+		}
+	}
+	if strings.Contains(h.srv.RequestsFor("CHILD-U")[0].System, "<agent-memory") {
+		t.Fatal("a memory block without a memory directory")
+	}
+}
+
+// TestNewChecksConfig: what New refuses, each with a message naming the
+// field.
+func TestNewChecksConfig(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	base := h.config()
+	cases := []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"no model", func(c *Config) { c.Model = nil }, "Config.Model is required"},
+		{"no model id", func(c *Config) { c.ModelID = "" }, "Config.ModelID is required"},
+		{"transcripts without a state dir", func(c *Config) { c.StateDir = "" }, "Config.StateDir is required"},
+		{"rule with ~ and no home", func(c *Config) {
+			c.Permissions = &Permissions{Rules: []permission.Rule{{Behavior: permission.Deny, Tool: "Read", Content: "~/.ssh/**", Source: "s.json"}}}
+		}, "uses ~ but Config.Home is empty"},
+		{"bad mode", func(c *Config) { c.Permissions = &Permissions{Mode: "yolo"} }, "yolo"},
+		{"missing add-dir", func(c *Config) { c.AddDirs = []string{"/nonexistent/dir"} }, "/nonexistent/dir"},
+	}
+	for _, c := range cases {
+		cfg := base
+		c.edit(&cfg)
+		if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+	}
+	cfg := base
+	cfg.StateDir, cfg.NoTranscript = "", true
+	if _, err := New(cfg); err != nil {
+		t.Fatalf("no transcripts, no state dir: %v", err)
 	}
 }

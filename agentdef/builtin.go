@@ -3,6 +3,8 @@ package agentdef
 import (
 	"embed"
 	"path"
+
+	"github.com/cadre-dev/cadre/permission"
 )
 
 //go:embed builtin/*.md
@@ -56,7 +58,7 @@ func Fork() *Definition {
 		Description:    "A copy of the current agent that inherits its whole conversation, system prompt, tools and model, and carries out one directive in the background.",
 		Tools:          []ToolEntry{ParseToolEntry("*")},
 		Model:          "inherit",
-		PermissionMode: "bubble",
+		PermissionMode: permission.ModeBubble,
 		MaxTurns:       200,
 		Source:         SourceBuiltin,
 		Path:           "builtin:" + ForkName,

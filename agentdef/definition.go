@@ -17,6 +17,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // Source says where a definition came from. Later sources win on a name
@@ -133,25 +136,25 @@ func (e ToolEntry) IsWildcard() bool { return e.Raw == "*" }
 
 // IsMCP reports whether the entry selects MCP tools (mcp__server,
 // mcp__server__tool, mcp__server__*, mcp__*).
-func (e ToolEntry) IsMCP() bool { return strings.HasPrefix(e.Name, "mcp__") }
+func (e ToolEntry) IsMCP() bool { return strings.HasPrefix(e.Name, tool.MCPPrefix) }
 
 // MCP splits an MCP entry into server and tool: "mcp__github" gives
 // ("github", ""), "mcp__github__create_issue" gives ("github",
 // "create_issue"), "mcp__*" gives ("*", ""). ok is false for other entries.
-func (e ToolEntry) MCP() (server, tool string, ok bool) {
+func (e ToolEntry) MCP() (server, toolName string, ok bool) {
 	if !e.IsMCP() {
 		return "", "", false
 	}
-	rest := strings.TrimPrefix(e.Name, "mcp__")
-	server, tool, _ = strings.Cut(rest, "__")
-	return server, tool, true
+	rest := strings.TrimPrefix(e.Name, tool.MCPPrefix)
+	server, toolName, _ = strings.Cut(rest, "__")
+	return server, toolName, true
 }
 
 // AgentTypes returns the agent types an "Agent(a, b)" (or "Task(a, b)")
 // entry allows spawning. ok is false for any other entry and for a bare
 // "Agent", which allows every type.
 func (e ToolEntry) AgentTypes() (types []string, ok bool) {
-	if (e.Name != "Agent" && e.Name != "Task") || !e.HasContent {
+	if tool.Canonical(e.Name) != tool.Agent || !e.HasContent {
 		return nil, false
 	}
 	return splitOutsideParens(e.Content), true
@@ -178,7 +181,7 @@ type Definition struct {
 	Effort string `json:"effort,omitempty"`
 	// PermissionMode is one of the permission modes of S-10.1 (never
 	// bubble, which is internal); empty means the default.
-	PermissionMode string `json:"permissionMode"`
+	PermissionMode permission.Mode `json:"permissionMode"`
 	// MCPServers lists servers by name (a JSON string) or inline configs
 	// (a JSON object {"name": config}), kept raw for the MCP layer.
 	MCPServers []json.RawMessage `json:"mcpServers,omitempty"`
@@ -252,7 +255,7 @@ func (d *Definition) EffectiveTools() []ToolEntry {
 	}
 	out := append([]ToolEntry{}, d.Tools...)
 	if d.Memory != "" && len(d.Tools) > 0 {
-		for _, name := range []string{"Write", "Edit", "Read"} {
+		for _, name := range []string{tool.Write, tool.Edit, tool.Read} {
 			if !hasRaw(out, name) {
 				out = append(out, ParseToolEntry(name))
 			}

@@ -3,6 +3,7 @@ package agentdef
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -463,7 +464,7 @@ func requote(block string) (out string, dropped []int) {
 		}
 		if key == "description" {
 			inDescription = true
-		} else if isKnownKey(key) || toolsAlias(key) != "" {
+		} else if slices.Contains(knownKeys, key) || toolsAlias(key) != "" {
 			inDescription = false
 		} else if inDescription && looksLikeExampleKey(key) {
 			lines[i] = ""

@@ -110,13 +110,62 @@ func Load(ctx context.Context, opts LoadOptions) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load agents: %w", err)
 	}
+	layers, flagLayer := findLayers(cwd, opts)
+	var diags []Diagnostic
+	var cands []candidate
+	for i, l := range layers {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("load agents: %w", err)
+		}
+		if l.dir == "" {
+			continue
+		}
+		files, ds := scanDir(l.dir)
+		diags = append(diags, ds...)
+		for _, f := range files {
+			cands = append(cands, candidate{layer: i, path: f.path, depth: f.depth})
+		}
+	}
+	results, err := parseAll(ctx, layers, cands)
+	if err != nil {
+		return nil, err
+	}
+	// Definitions per layer, in precedence order.
+	perLayer := make([][]*Definition, len(layers))
+	depth := map[*Definition]int{}
+	for i, c := range cands {
+		diags = append(diags, results[i].diags...)
+		if d := results[i].def; d != nil {
+			perLayer[c.layer] = append(perLayer[c.layer], d)
+			depth[d] = c.depth
+		}
+	}
+	if !opts.NoBuiltins {
+		perLayer[0] = Builtins()
+	}
+	if opts.FlagAgents != "" {
+		defs, ds, err := loadFlag(opts.FlagAgents, cwd)
+		if err != nil {
+			return nil, err
+		}
+		perLayer[flagLayer] = defs
+		diags = append(diags, ds...)
+	}
+	set, ds := resolve(perLayer, depth)
+	diags = append(diags, ds...)
+	sortDiagnostics(diags)
+	set.diags = diags
+	return set, nil
+}
+
+// findLayers lists the sources in precedence order, lowest first, and
+// the index of the --agents layer.
+func findLayers(cwd string, opts LoadOptions) (layers []layer, flagLayer int) {
 	managed := opts.ManagedDir
 	if managed == "" {
 		managed = DefaultManagedDir
 	}
 	projectDirs := projectDirs(cwd, opts.Home)
-
-	var layers []layer
 	layers = append(layers, layer{source: SourceBuiltin})
 	var pluginRoots []string
 	if opts.Home != "" {
@@ -149,63 +198,32 @@ func Load(ctx context.Context, opts LoadOptions) (*Set, error) {
 			layer{source: SourceProject, dir: filepath.Join(d, ".claude", "agents")},
 			layer{source: SourceProject, dir: filepath.Join(d, ".cadre", "agents")})
 	}
-	flagLayer := len(layers)
-	layers = append(layers, layer{source: SourceFlag})
-	layers = append(layers, layer{source: SourceManaged, dir: managed})
+	flagLayer = len(layers)
+	layers = append(layers, layer{source: SourceFlag}, layer{source: SourceManaged, dir: managed})
+	return layers, flagLayer
+}
 
-	var diags []Diagnostic
-	var cands []candidate
-	for i, l := range layers {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("load agents: %w", err)
-		}
-		if l.dir == "" {
-			continue
-		}
-		files, ds := scanDir(l.dir)
-		diags = append(diags, ds...)
-		for _, f := range files {
-			cands = append(cands, candidate{layer: i, path: f.path, depth: f.depth})
-		}
-	}
+// parsed is one candidate file after parsing.
+type parsed struct {
+	def   *Definition
+	diags []Diagnostic
+}
 
-	// Parse files in parallel; results land by index, so order is fixed.
-	// A few long-lived workers, each with its own read buffer, cost less
-	// than a goroutine per file.
-	type result struct {
-		def   *Definition
-		diags []Diagnostic
-	}
-	results := make([]result, len(cands))
+// parseAll parses the candidate files in parallel; results land by index,
+// so their order is fixed. A few long-lived workers, each with its own
+// read buffer, cost less than a goroutine per file.
+func parseAll(ctx context.Context, layers []layer, cands []candidate) ([]parsed, error) {
+	results := make([]parsed, len(cands))
 	workers := min(runtime.GOMAXPROCS(0), len(cands))
 	g, gctx := errgroup.WithContext(ctx)
-	for w := 0; w < workers; w++ {
+	for w := range workers {
 		g.Go(func() error {
 			buf := make([]byte, 0, 64<<10)
 			for i := w; i < len(cands); i += workers {
 				if err := gctx.Err(); err != nil {
 					return err
 				}
-				c := cands[i]
-				l := layers[c.layer]
-				data, tooBig, err := readSmall(c.path, buf)
-				switch {
-				case err != nil:
-					results[i].diags = []Diagnostic{{File: c.path, Severity: SeverityWarning, Message: fmt.Sprintf("cannot read agent file: %v", err)}}
-					continue
-				case tooBig:
-					results[i].diags = []Diagnostic{{File: c.path, Severity: SeverityWarning, Message: "agent file is over the 1 MiB limit; skipped"}}
-					continue
-				}
-				if cap(data) > cap(buf) && cap(data) <= MaxFileSize+1 {
-					buf = data[:0]
-				}
-				def, ds := ParseFile(c.path, data, l.source)
-				if def != nil && l.source == SourcePlugin {
-					def.Plugin = l.plugin
-					def.Name = l.plugin + ":" + def.Name
-				}
-				results[i] = result{def: def, diags: ds}
+				results[i], buf = parseCandidate(cands[i], layers[cands[i].layer], buf)
 			}
 			return nil
 		})
@@ -213,33 +231,38 @@ func Load(ctx context.Context, opts LoadOptions) (*Set, error) {
 	if err := g.Wait(); err != nil {
 		return nil, fmt.Errorf("load agents: %w", err)
 	}
+	return results, nil
+}
 
-	// Definitions per layer, in precedence order.
-	perLayer := make([][]*Definition, len(layers))
-	depth := map[*Definition]int{}
-	for i, c := range cands {
-		diags = append(diags, results[i].diags...)
-		if d := results[i].def; d != nil {
-			perLayer[c.layer] = append(perLayer[c.layer], d)
-			depth[d] = c.depth
-		}
+// parseCandidate reads and parses one file with buf, returning the buffer
+// to reuse (grown when the file needed more).
+func parseCandidate(c candidate, l layer, buf []byte) (parsed, []byte) {
+	data, tooBig, err := readSmall(c.path, buf)
+	switch {
+	case err != nil:
+		return parsed{diags: []Diagnostic{{File: c.path, Severity: SeverityWarning, Message: fmt.Sprintf("cannot read agent file: %v", err)}}}, buf
+	case tooBig:
+		return parsed{diags: []Diagnostic{{File: c.path, Severity: SeverityWarning, Message: "agent file is over the 1 MiB limit; skipped"}}}, buf
 	}
-	if !opts.NoBuiltins {
-		perLayer[0] = Builtins()
+	if cap(data) > cap(buf) && cap(data) <= MaxFileSize+1 {
+		buf = data[:0]
 	}
-	if opts.FlagAgents != "" {
-		defs, ds, err := loadFlag(opts.FlagAgents, cwd)
-		if err != nil {
-			return nil, err
-		}
-		perLayer[flagLayer] = defs
-		diags = append(diags, ds...)
+	def, ds := ParseFile(c.path, data, l.source)
+	if def != nil && l.source == SourcePlugin {
+		def.Plugin = l.plugin
+		def.Name = l.plugin + ":" + def.Name
 	}
+	return parsed{def: def, diags: ds}, buf
+}
 
+// resolve applies precedence: within a layer the preferred file wins
+// (deeper paths first, then reverse lexical order, so the preferred one
+// comes last), across layers the later layer wins; every definition that
+// lost is shadowed by the one that won.
+func resolve(perLayer [][]*Definition, depth map[*Definition]int) (*Set, []Diagnostic) {
+	var diags []Diagnostic
 	set := &Set{byName: map[string]*Definition{}}
 	for _, defs := range perLayer {
-		// Within a layer the preferred file must come last, so it wins:
-		// deeper paths first, then reverse lexical order.
 		sort.SliceStable(defs, func(i, j int) bool {
 			if depth[defs[i]] != depth[defs[j]] {
 				return depth[defs[i]] > depth[defs[j]]
@@ -259,7 +282,6 @@ func Load(ctx context.Context, opts LoadOptions) (*Set, error) {
 			set.all = append(set.all, d)
 		}
 	}
-	// Every definition that lost is shadowed by the one that won.
 	for _, d := range set.all {
 		if w := set.byName[d.Name]; w != d {
 			d.ShadowedBy = w.Path
@@ -270,9 +292,7 @@ func Load(ctx context.Context, opts LoadOptions) (*Set, error) {
 		set.active = append(set.active, d)
 	}
 	SortDefinitions(set.active)
-	sortDiagnostics(diags)
-	set.diags = diags
-	return set, nil
+	return set, diags
 }
 
 // loadFlag reads the --agents value: inline JSON or a path to it.

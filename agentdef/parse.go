@@ -4,14 +4,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/cadre-dev/cadre/internal/text"
 	"github.com/cadre-dev/cadre/internal/textdist"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // MaxNameLen is the longest agent name accepted (S-4.3).
@@ -30,24 +34,6 @@ var knownKeys = []string{
 var claudeOnlyKeys = []string{
 	"autoCompactWindow", "observer", "observerMessage", "observeSubagents",
 	"observeToolResults", "experimental",
-}
-
-func isKnownKey(k string) bool {
-	for _, x := range knownKeys {
-		if x == k {
-			return true
-		}
-	}
-	return false
-}
-
-func isClaudeOnlyKey(k string) bool {
-	for _, x := range claudeOnlyKeys {
-		if x == k {
-			return true
-		}
-	}
-	return false
 }
 
 // toolsAlias maps a misspelled tools key to the key it stands for
@@ -90,15 +76,6 @@ var (
 		string(permission.ModeDontAsk), string(permission.ModeBypassPermissions), string(permission.ModeAuto),
 	}
 )
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 // ParseFile parses one Markdown agent file. It returns nil when the file
 // is not an agent (no frontmatter) or cannot be loaded; the diagnostics say
@@ -192,14 +169,14 @@ func sortByLine(ds []Diagnostic) {
 
 // explainFailure says why a block failed both the strict parse and the
 // quoting fallback, quoting the offending line.
-func explainFailure(text string, first, second *parseError) string {
-	lines := strings.Split(text, "\n")
+func explainFailure(src string, first, second *parseError) string {
+	lines := strings.Split(src, "\n")
 	if second.line >= 1 && second.line <= len(lines) {
 		ln := lines[second.line-1]
 		if _, _, isKey := matchKeyLine(ln); !isKey && ln != "" && ln[0] != ' ' && ln[0] != '\t' {
-			return fmt.Sprintf("frontmatter is not valid YAML: this line (%s) is neither a \"key: value\" line nor indented under one, so it cannot continue the value above it (%s)", strconv.Quote(truncate(ln, 40)), oneLine(second.msg))
+			return fmt.Sprintf("frontmatter is not valid YAML: this line (%s) is neither a \"key: value\" line nor indented under one, so it cannot continue the value above it (%s)", strconv.Quote(text.Ellipsis(ln, 40)), oneLine(second.msg))
 		}
-		return fmt.Sprintf("frontmatter is not valid YAML at this line (%s): %s, and quoting the values as Claude Code does not help", strconv.Quote(truncate(ln, 40)), oneLine(second.msg))
+		return fmt.Sprintf("frontmatter is not valid YAML at this line (%s): %s, and quoting the values as Claude Code does not help", strconv.Quote(text.Ellipsis(ln, 40)), oneLine(second.msg))
 	}
 	return fmt.Sprintf("frontmatter is not valid YAML (line %d: %s; after quoting values, line %d: %s)", first.line, oneLine(first.msg), second.line, oneLine(second.msg))
 }
@@ -239,30 +216,70 @@ func (b *builder) errorf(line int, format string, args ...any) {
 // build validates the fields of one definition. fallbackName is used when
 // the name key is missing (the file name, or the JSON object key);
 // headLine is where to report file-level problems. fromJSON selects the
-// JSON spelling ("prompt" holds the body).
+// JSON spelling ("prompt" holds the body). It returns nil when the
+// definition cannot be loaded; the diagnostics say why.
 func (b *builder) build(fields []field, fallbackName string, headLine int, source Source, fromJSON bool) *Definition {
-	byKey := map[string]field{}
-	var order []string
+	fs := b.index(fields)
+	b.unknownKeys(fs, fromJSON)
+	def := &Definition{Source: source}
+	var ok bool
+	if def.Name, ok = b.name(fs, fallbackName, headLine, fromJSON); !ok {
+		return nil
+	}
+	if def.Description, ok = b.description(fs, def.Name, headLine); !ok {
+		return nil
+	}
+	if !b.toolLists(def, fs) {
+		return nil
+	}
+	b.options(def, fs)
+	b.extensions(def, fs, fromJSON)
+	if source == SourcePlugin {
+		for _, k := range []string{"permissionMode", "hooks", "mcpServers"} {
+			if f, ok := fs.byKey[k]; ok {
+				b.warn(f.line, "plugin agents cannot set %q; ignored", k)
+			}
+		}
+		def.PermissionMode = ""
+		def.Hooks = nil
+		def.MCPServers = nil
+	}
+	return def
+}
+
+// fieldSet is a definition's fields by key, with the keys in file order.
+type fieldSet struct {
+	byKey map[string]field
+	order []string
+}
+
+// index collects the fields by key; a repeated key keeps its last value,
+// with a warning.
+func (b *builder) index(fields []field) fieldSet {
+	fs := fieldSet{byKey: make(map[string]field, len(fields))}
 	for _, f := range fields {
-		if prev, dup := byKey[f.key]; dup {
+		if prev, dup := fs.byKey[f.key]; dup {
 			b.warn(f.line, "key %q is repeated (first on line %d); the last value is used", f.key, prev.line)
 		} else {
-			order = append(order, f.key)
+			fs.order = append(fs.order, f.key)
 		}
-		byKey[f.key] = f
+		fs.byKey[f.key] = f
 	}
-	def := &Definition{Source: source}
+	return fs
+}
 
-	// Keys that are not fields.
-	for _, k := range order {
-		if isKnownKey(k) || toolsAlias(k) != "" || (fromJSON && k == "prompt") {
+// unknownKeys warns about keys that are not fields (misspelled tools keys
+// are handled with the tools).
+func (b *builder) unknownKeys(fs fieldSet, fromJSON bool) {
+	for _, k := range fs.order {
+		if slices.Contains(knownKeys, k) || toolsAlias(k) != "" || (fromJSON && k == "prompt") {
 			continue
 		}
-		f := byKey[k]
+		f := fs.byKey[k]
 		switch {
-		case isClaudeOnlyKey(k):
+		case slices.Contains(claudeOnlyKeys, k):
 			b.warn(f.line, "key %q is a Claude Code setting cadre does not apply; ignored", k)
-		case isHookEvent(k):
+		case slices.Contains(hookEvents, k):
 			b.warn(f.line, "unknown key %q; hook events belong under \"hooks:\" — ignored", k)
 		default:
 			if s := suggest(k); s != "" {
@@ -272,68 +289,78 @@ func (b *builder) build(fields []field, fallbackName string, headLine int, sourc
 			}
 		}
 	}
+}
 
-	// name
-	nameField, hasName := byKey["name"]
+// name returns the definition's name; ok is false when it is invalid
+// (an error diagnostic says why).
+func (b *builder) name(fs fieldSet, fallbackName string, headLine int, fromJSON bool) (name string, ok bool) {
+	nameField, hasName := fs.byKey["name"]
 	switch {
 	case fromJSON:
-		def.Name = fallbackName
+		name = fallbackName
 		if hasName {
 			if s, ok := nameField.value.(string); !ok || s != fallbackName {
 				b.warn(nameField.line, "\"name\" differs from the object key %q; the key is used", fallbackName)
 			}
 		}
 	case !hasName || nameField.value == nil || nameField.value == "":
-		def.Name = fallbackName
+		name = fallbackName
 		b.warn(headLine, "frontmatter has no \"name\"; loaded as %q from the file name (Claude Code skips this file) — add \"name: %s\"", fallbackName, fallbackName)
 	default:
 		switch v := nameField.value.(type) {
 		case string:
-			def.Name = v
+			name = v
 		case bool, uint64, int64, float64, json.Number, int:
-			def.Name = fmt.Sprint(v)
-			b.warn(nameField.line, "\"name\" is not a string; using %q — quote it", def.Name)
+			name = fmt.Sprint(v)
+			b.warn(nameField.line, "\"name\" is not a string; using %q — quote it", name)
 		default:
-			def.Name = fallbackName
+			name = fallbackName
 			b.warn(nameField.line, "\"name\" must be a string, not a %s; loaded as %q from the file name", kind(v), fallbackName)
 		}
 	}
-	if msg := checkName(def.Name); msg != "" {
+	if msg := checkName(name); msg != "" {
 		line := headLine
 		if hasName {
 			line = nameField.line
 		}
-		b.errorf(line, "invalid name %q: %s; the agent is not loaded", truncate(def.Name, 80), msg)
-		return nil
+		b.errorf(line, "invalid name %q: %s; the agent is not loaded", text.Ellipsis(name, 80), msg)
+		return "", false
 	}
+	return name, true
+}
 
-	// description
-	df, hasDesc := byKey["description"]
+// description returns the definition's description; ok is false when it
+// is missing or not a non-empty string.
+func (b *builder) description(fs fieldSet, name string, headLine int) (string, bool) {
+	df, hasDesc := fs.byKey["description"]
 	desc, isStr := df.value.(string)
 	switch {
 	case !hasDesc:
-		b.errorf(headLine, "agent %q has no \"description\"; add one saying when to use the agent — the agent is not loaded", def.Name)
-		return nil
+		b.errorf(headLine, "agent %q has no \"description\"; add one saying when to use the agent — the agent is not loaded", name)
+		return "", false
 	case !isStr || desc == "":
 		b.errorf(df.line, "\"description\" must be a non-empty string (got %s); the agent is not loaded", kind(df.value))
-		return nil
+		return "", false
 	}
-	def.Description = strings.ReplaceAll(desc, `\n`, "\n")
+	return strings.ReplaceAll(desc, `\n`, "\n"), true
+}
 
-	// tools and disallowedTools, with misspelled keys standing in. A
-	// misspelled tools key is the allow-list when tools is absent; every
-	// disallowedTools spelling adds to the deny-list. Either way a typo
-	// never gives the agent more than its author wrote.
+// toolLists reads tools and disallowedTools, with misspelled keys
+// standing in. A misspelled tools key is the allow-list when tools is
+// absent; every disallowedTools spelling adds to the deny-list. Either way
+// a typo never gives the agent more than its author wrote. It returns
+// false when a deny-list cannot be read, so the agent is not loaded.
+func (b *builder) toolLists(def *Definition, fs fieldSet) bool {
 	for _, target := range []string{"tools", "disallowedTools"} {
 		var srcs []field
-		if f, ok := byKey[target]; ok {
+		if f, ok := fs.byKey[target]; ok {
 			srcs = append(srcs, f)
 		}
-		for _, k := range order {
+		for _, k := range fs.order {
 			if toolsAlias(k) != target {
 				continue
 			}
-			alias := byKey[k]
+			alias := fs.byKey[k]
 			switch {
 			case target == "disallowedTools":
 				b.warn(alias.line, "unknown key %q (did you mean %q?); its entries are denied too, as its author meant (Claude Code ignores it) — rename it to %q", k, target, target)
@@ -353,7 +380,7 @@ func (b *builder) build(fields []field, fallbackName string, headLine int, sourc
 			}
 			if !valid {
 				b.errorf(f.line, "%q must be a string or a list of strings, not a %s; the agent is not loaded so it cannot use tools its author meant to deny", f.key, kind(f.value))
-				return nil
+				return false
 			}
 			if def.DisallowedTools == nil {
 				def.DisallowedTools = []ToolEntry{}
@@ -361,8 +388,13 @@ func (b *builder) build(fields []field, fallbackName string, headLine int, sourc
 			def.DisallowedTools = append(def.DisallowedTools, entries...)
 		}
 	}
+	return true
+}
 
-	if f, ok := byKey["model"]; ok {
+// options reads the scalar fields; a bad value drops the field with a
+// warning.
+func (b *builder) options(def *Definition, fs fieldSet) {
+	if f, ok := fs.byKey["model"]; ok {
 		switch v := f.value.(type) {
 		case string:
 			if strings.TrimSpace(v) == "" {
@@ -375,31 +407,31 @@ func (b *builder) build(fields []field, fallbackName string, headLine int, sourc
 			b.warn(f.line, "\"model\" must be a string (an alias such as sonnet, opus, haiku, a model id, or inherit), not a %s; ignored", kind(v))
 		}
 	}
-	def.Effort = b.enum(byKey, "effort", validEffort)
-	if f, ok := byKey["permissionMode"]; ok {
+	def.Effort = b.enum(fs.byKey, "effort", validEffort)
+	if f, ok := fs.byKey["permissionMode"]; ok {
 		s, isS := f.value.(string)
 		switch {
-		case isS && contains(validPermission, s):
-			def.PermissionMode = s
+		case isS && slices.Contains(validPermission, s):
+			def.PermissionMode = permission.Mode(s)
 		case isS && s == "manual":
-			def.PermissionMode = "default"
+			def.PermissionMode = permission.ModeDefault
 		case isS && s == string(permission.ModeBubble):
 			b.warn(f.line, "permissionMode \"bubble\" is internal to forked agents; ignored — valid values: %s", strings.Join(validPermission, ", "))
 		default:
 			b.warn(f.line, "invalid permissionMode %s; ignored — valid values: %s", show(f.value), strings.Join(validPermission, ", "))
 		}
 	}
-	if f, ok := byKey["maxTurns"]; ok {
+	if f, ok := fs.byKey["maxTurns"]; ok {
 		if n, ok := toInt(f.value); ok && n > 0 {
 			def.MaxTurns = n
 		} else {
 			b.warn(f.line, "invalid maxTurns %s; ignored — it must be a positive whole number", show(f.value))
 		}
 	}
-	def.Memory = b.enum(byKey, "memory", validMemory)
-	def.Isolation = b.enum(byKey, "isolation", validIsolation)
-	def.Background = b.boolean(byKey, "background")
-	if f, ok := byKey["color"]; ok {
+	def.Memory = b.enum(fs.byKey, "memory", validMemory)
+	def.Isolation = b.enum(fs.byKey, "isolation", validIsolation)
+	def.Background = b.boolean(fs.byKey, "background")
+	if f, ok := fs.byKey["color"]; ok {
 		s, isS := f.value.(string)
 		if c := strings.TrimSpace(s); isS && validColor(c) {
 			def.Color = c
@@ -407,27 +439,32 @@ func (b *builder) build(fields []field, fallbackName string, headLine int, sourc
 			b.warn(f.line, "invalid color %s; ignored — use a colour name such as red, blue, green, yellow, purple, orange, pink or cyan", show(f.value))
 		}
 	}
-	if f, ok := byKey["initialPrompt"]; ok {
+	if f, ok := fs.byKey["initialPrompt"]; ok {
 		if s, isS := f.value.(string); isS {
 			def.InitialPrompt = s
 		} else {
 			b.warn(f.line, "\"initialPrompt\" must be a string, not a %s; ignored", kind(f.value))
 		}
 	}
-	def.OmitInstructions = b.boolean(byKey, "omitInstructions")
-	if _, ok := byKey["omitClaudeMd"]; ok && !def.OmitInstructions {
-		def.OmitInstructions = b.boolean(byKey, "omitClaudeMd")
+	def.OmitInstructions = b.boolean(fs.byKey, "omitInstructions")
+	if _, ok := fs.byKey["omitClaudeMd"]; ok && !def.OmitInstructions {
+		def.OmitInstructions = b.boolean(fs.byKey, "omitClaudeMd")
 	}
-	if f, ok := byKey["skills"]; ok {
+}
+
+// extensions reads the fields other layers apply (skills, MCP servers,
+// hooks) and, in JSON, the prompt.
+func (b *builder) extensions(def *Definition, fs fieldSet, fromJSON bool) {
+	if f, ok := fs.byKey["skills"]; ok {
 		def.Skills = b.names(f, "skills")
 	}
-	if f, ok := byKey["requiredMcpServers"]; ok {
+	if f, ok := fs.byKey["requiredMcpServers"]; ok {
 		def.RequiredMCPServers = b.names(f, "requiredMcpServers")
 	}
-	if f, ok := byKey["mcpServers"]; ok {
+	if f, ok := fs.byKey["mcpServers"]; ok {
 		def.MCPServers = b.mcpServers(f)
 	}
-	if f, ok := byKey["hooks"]; ok {
+	if f, ok := fs.byKey["hooks"]; ok {
 		if m, isMap := f.value.(map[string]any); isMap {
 			raw, err := json.Marshal(m)
 			if err != nil {
@@ -439,27 +476,13 @@ func (b *builder) build(fields []field, fallbackName string, headLine int, sourc
 			b.warn(f.line, "\"hooks\" must be a mapping of hook events, not a %s; ignored", kind(f.value))
 		}
 	}
-	if fromJSON {
-		if f, ok := byKey["prompt"]; ok {
-			if s, isS := f.value.(string); isS {
-				def.Body = strings.TrimSpace(s)
-			} else {
-				b.warn(f.line, "\"prompt\" must be a string, not a %s; ignored", kind(f.value))
-			}
+	if f, ok := fs.byKey["prompt"]; ok && fromJSON {
+		if s, isS := f.value.(string); isS {
+			def.Body = strings.TrimSpace(s)
+		} else {
+			b.warn(f.line, "\"prompt\" must be a string, not a %s; ignored", kind(f.value))
 		}
 	}
-
-	if source == SourcePlugin {
-		for _, k := range []string{"permissionMode", "hooks", "mcpServers"} {
-			if f, ok := byKey[k]; ok {
-				b.warn(f.line, "plugin agents cannot set %q; ignored", k)
-			}
-		}
-		def.PermissionMode = ""
-		def.Hooks = nil
-		def.MCPServers = nil
-	}
-	return def
 }
 
 // validColor accepts a colour name (letters and "-") or a #hex value.
@@ -539,7 +562,46 @@ func (b *builder) toolList(f field, key string) (entries []ToolEntry, valid bool
 	if key == "disallowedTools" && hasRaw(entries, "*") {
 		b.warn(f.line, "disallowedTools contains \"*\", which denies every tool")
 	}
+	b.unknownTools(f.line, key, entries)
 	return entries, true
+}
+
+// unknownTools warns about entries that name no tool cadre knows (the
+// registry in package tool; MCP tools are known by their prefix): such an
+// entry matches nothing.
+func (b *builder) unknownTools(line int, key string, entries []ToolEntry) {
+	effect := "the agent does not get it"
+	if key == "disallowedTools" {
+		effect = "it denies nothing"
+	}
+	for _, e := range entries {
+		if e.IsWildcard() || e.IsMCP() {
+			continue
+		}
+		if _, known := tool.Lookup(e.Name); known {
+			continue
+		}
+		if s := closest(e.Name, tool.Known()); s != "" {
+			b.warn(line, "%s entry %q names no tool cadre knows (did you mean %q?); %s", key, e.Raw, s, effect)
+		} else {
+			b.warn(line, "%s entry %q names no tool cadre knows; %s", key, e.Raw, effect)
+		}
+	}
+}
+
+// closest returns the candidate nearest to name (case aside), if close
+// enough to be a likely misspelling.
+func closest(name string, candidates []string) string {
+	best, bestD := "", 1<<30
+	for _, c := range candidates {
+		if d := textdist.Distance(strings.ToLower(name), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if bestD == 0 || bestD <= max(1, len(name)/4) {
+		return best
+	}
+	return ""
 }
 
 // names parses a list of names given as a list or a comma/space-separated
@@ -582,12 +644,7 @@ func (b *builder) mcpServers(f field) []json.RawMessage {
 	case []any:
 		items = v
 	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			items = append(items, map[string]any{k: v[k]})
 		}
 	default:
@@ -616,7 +673,7 @@ func (b *builder) enum(byKey map[string]field, key string, valid []string) strin
 	if !ok {
 		return ""
 	}
-	if s, isS := f.value.(string); isS && contains(valid, s) {
+	if s, isS := f.value.(string); isS && slices.Contains(valid, s) {
 		return s
 	}
 	b.warn(f.line, "invalid %s %s; ignored — valid values: %s", key, show(f.value), strings.Join(valid, ", "))
@@ -696,21 +753,13 @@ func kind(v any) string {
 func show(v any) string {
 	switch x := v.(type) {
 	case string:
-		return strconv.Quote(truncate(x, 60))
+		return strconv.Quote(text.Ellipsis(x, 60))
 	case nil:
 		return "(empty)"
 	case []any, map[string]any:
 		return "(a " + kind(v) + ")"
 	}
-	return truncate(fmt.Sprint(v), 60)
-}
-
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
+	return text.Ellipsis(fmt.Sprint(v), 60)
 }
 
 // splitOutsideParens splits s on commas and white space, except inside
@@ -756,8 +805,6 @@ var hookEvents = []string{
 	"PermissionRequest", "WorktreeCreate", "WorktreeRemove", "Notification",
 	"PreCompact",
 }
-
-func isHookEvent(k string) bool { return contains(hookEvents, k) }
 
 // suggest returns the known key closest to k, or "" when none is close.
 func suggest(k string) string {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"iter"
 	"strconv"
+	"time"
 )
 
 // Role is who authored a message.
@@ -248,8 +249,8 @@ type Event struct {
 // Retry describes a failed attempt that will be retried.
 type Retry struct {
 	Attempt int
-	Status  int    // HTTP status, 0 for a cut stream
-	Wait    string // the delay before the next attempt, as time.Duration text
+	Status  int           // HTTP status, 0 for a cut stream
+	Wait    time.Duration // the delay before the next attempt
 	Err     string
 }
 

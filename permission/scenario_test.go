@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cadre-dev/cadre/config"
 	"github.com/cadre-dev/cadre/internal/loop"
-	"github.com/cadre-dev/cadre/internal/settings"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/anthropic"
 	"github.com/cadre-dev/cadre/llm/llmtest"
@@ -64,7 +64,7 @@ func (s *scenario) writeFile(rel, body string) string {
 // prompt; it returns the tool results in call order and the session.
 func (s *scenario) run(prompt string) ([]loop.ToolResult, *permission.Session, error) {
 	s.t.Helper()
-	st, diags, err := settings.Load(settings.LoadOptions{Cwd: s.cwd, Home: s.home, ManagedDir: s.managed})
+	st, diags, err := config.LoadSettings(config.SettingsOptions{Cwd: s.cwd, Home: s.home, ManagedDir: s.managed})
 	if err != nil {
 		return nil, nil, err
 	}

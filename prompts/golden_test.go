@@ -1,7 +1,6 @@
 package prompts
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // golden compares got with testdata/<name>.golden (rewritten with -update).
 func golden(t *testing.T, name, got string) {

@@ -1,20 +1,26 @@
-// Package prompts holds the model-facing texts of the runtime itself (the
-// main agent's system prompt and the environment block), embedded so the
-// binary needs no files beside it.
+// Package prompts holds every text of cadre's own that a model reads: the
+// main agent's system prompt, the sub-agent block, the Agent tool's
+// description and field docs, the environment, git status, instructions
+// and memory blocks, the frame around a sub-agent's report, and the
+// messages that refuse a spawn. A reviewer reads every word the model sees
+// here; long texts are embedded .md files, and testdata/*.golden pins each
+// rendering (go test ./prompts -update rewrites them).
+//
+// Texts are rendered from plain values (the package depends on nothing
+// else in cadre but a string helper); the runtime gathers the values and
+// picks the text.
 package prompts
 
 import (
 	_ "embed"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 )
 
 //go:embed main.md
-var main string
+var mainPrompt string
 
 //go:embed subagent.md
 var subagent string
@@ -22,8 +28,11 @@ var subagent string
 //go:embed agenttool.md
 var agentTool string
 
+//go:embed memory.md
+var memory string
+
 // Main is the main agent's default system prompt.
-func Main() string { return strings.TrimSpace(main) }
+func Main() string { return strings.TrimSpace(mainPrompt) }
 
 // Subagent is the fixed block every sub-agent's system prompt carries after
 // its definition's body (S-5.2).
@@ -40,6 +49,29 @@ func AgentTool(listing, defaultType string) string {
 	return strings.NewReplacer("{{LISTING}}", strings.TrimRight(listing, "\n"), "{{DEFAULT_TYPE}}", def).Replace(strings.TrimSpace(agentTool))
 }
 
+// NoAgentTypes stands in for the agent listing when no type is available.
+const NoAgentTypes = "(none: no agent type is available to you)"
+
+// AgentInputField is the schema description of one field of the Agent
+// tool's input (S-3.1), by its JSON name; "" for an unknown name.
+func AgentInputField(name string) string {
+	switch name {
+	case "description":
+		return "A short (3-5 word) label for the task, shown to the user."
+	case "prompt":
+		return "The complete task for the agent: goal, context, what is known, scope and the report you want back."
+	case "subagent_type":
+		return "The agent type to start, from the list in this tool's description."
+	case "model":
+		return "Model for the agent: sonnet, opus, haiku or a configured alias; omit to use the agent's default."
+	case "effort":
+		return "Reasoning effort for the agent; omit for its default."
+	case "cwd":
+		return "Absolute path of the directory the agent works in; omit for yours."
+	}
+	return ""
+}
+
 // Environment describes where an agent runs. Its rendering only changes when
 // the facts do, so it can sit in the cached prefix.
 type Environment struct {
@@ -47,7 +79,8 @@ type Environment struct {
 	Dirs    []string
 	ModelID string
 	Date    time.Time
-	// GitBranch is the checked-out branch, "" outside a repository.
+	// GitRepo is true inside a git repository; GitBranch is the
+	// checked-out branch, "" when detached.
 	GitRepo   bool
 	GitBranch string
 }
@@ -77,56 +110,64 @@ func (e Environment) Render() string {
 	return b.String()
 }
 
-// GitInfo finds the git repository containing dir by walking up to a .git
-// entry, and reads the branch from HEAD without running git (start-up
-// must stay fast).
-func GitInfo(dir string) (root string, branch string, ok bool) {
-	for d := dir; ; d = filepath.Dir(d) {
-		st, err := os.Stat(filepath.Join(d, ".git"))
-		if err == nil {
-			gitDir := filepath.Join(d, ".git")
-			if !st.IsDir() {
-				// A worktree or submodule: ".git" is a file "gitdir: PATH".
-				if b, err := os.ReadFile(gitDir); err == nil {
-					if p, found := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: "); found {
-						if !filepath.IsAbs(p) {
-							p = filepath.Join(d, p)
-						}
-						gitDir = p
-					}
-				}
-			}
-			head, _ := os.ReadFile(filepath.Join(gitDir, "HEAD"))
-			ref, isRef := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: refs/heads/")
-			if isRef {
-				branch = ref
-			}
-			return d, branch, true
-		}
-		if parent := filepath.Dir(d); parent == d {
-			return "", "", false
-		}
+// GitStatus frames a snapshot of git status for a sub-agent's prompt:
+// status is `git status --short --branch` (moreLines counts lines left
+// out), log the recent commits. It returns "" when status is empty.
+func GitStatus(status string, moreLines int, log string) string {
+	if status == "" {
+		return ""
 	}
+	if moreLines > 0 {
+		status += fmt.Sprintf("\n… (%d more lines; run git status for all)", moreLines)
+	}
+	return "<git-status note=\"as of the session start\">\n" + status + "\n\nRecent commits:\n" + log + "\n</git-status>"
 }
 
-// InstructionFiles returns the names of the project instruction files read
-// into the main agent's context, in the order they are looked for.
-func InstructionFiles() []string { return []string{"CADRE.md", "CLAUDE.md", "AGENTS.md"} }
-
-// ProjectInstructions returns the first instruction file found in dir, and
-// its name. Files over 64 KiB are cut with a note.
-func ProjectInstructions(dir string) (name, text string) {
-	for _, n := range InstructionFiles() {
-		b, err := os.ReadFile(filepath.Join(dir, n))
-		if err != nil {
-			continue
-		}
-		const max = 64 << 10
-		s := string(b)
-		if len(s) > max {
-			s = s[:max] + "\n(cut: the file is longer than 64 KiB)"
-		}
-		return n, strings.TrimSpace(s)
+// Instructions frames the project instructions file name; cut says the
+// file was longer than what text holds. It returns "" when text is empty.
+func Instructions(name, text string, cut bool) string {
+	if text == "" {
+		return ""
 	}
-	return "", ""
+	if cut {
+		text += "\n(cut: the file is longer than 64 KiB)"
+	}
+	return fmt.Sprintf("<project-instructions file=%q>\n%s\n</project-instructions>", name, text)
+}
+
+// Memory is an agent's memory directory as its prompt shows it (S-4.7).
+type Memory struct {
+	// Dir is the memory directory; File its MEMORY.md.
+	Dir, File string
+	// MaxLines is how much of the file the prompt holds.
+	MaxLines int
+	// Exists is false before the agent has written the file.
+	Exists bool
+	// Lines are the file's first lines; Cut says there are more.
+	Lines []string
+	Cut   bool
+}
+
+// Render returns the memory block: where the directory is, how to use it,
+// and the start of its MEMORY.md.
+func (m Memory) Render() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<agent-memory dir=%q>\n", m.Dir)
+	b.WriteString(strings.NewReplacer("{{DIR}}", m.Dir, "{{FILE}}", m.File, "{{MAX_LINES}}", fmt.Sprint(m.MaxLines)).
+		Replace(strings.TrimSpace(memory)))
+	b.WriteByte('\n')
+	if !m.Exists {
+		b.WriteString("MEMORY.md does not exist yet.\n")
+	} else {
+		b.WriteString("Current MEMORY.md:\n")
+		for _, l := range m.Lines {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
+		if m.Cut {
+			fmt.Fprintf(&b, "(cut after %d lines; read the file for the rest)\n", m.MaxLines)
+		}
+	}
+	b.WriteString("</agent-memory>")
+	return b.String()
 }

@@ -10,7 +10,8 @@
 #   scripts/bench.sh attr       # peerbench with --no-transcript and a stub git
 #
 # Environment: OUT, COUNT (repetitions of each Go benchmark, default 5),
-# RUNS (peerbench runs per fan-out, default 5), PEERBENCH_DIR (default
+# RUNS (peerbench runs per fan-out, default 5), FANOUTS (peerbench fan-outs,
+# default 1,4,16,64,256; beyond 20 the spawn gate queues), PEERBENCH_DIR (default
 # /work/shared/peerbench), GREP=1 to include the 50,000-file Grep benchmark
 # (slow: it generates the tree first).
 set -euo pipefail
@@ -20,6 +21,7 @@ ROOT=$PWD
 OUT=${OUT:-${TMPDIR:-/tmp}/cadre-bench}
 COUNT=${COUNT:-5}
 RUNS=${RUNS:-5}
+FANOUTS=${FANOUTS:-1,4,16,64,256}
 PEERBENCH_DIR=${PEERBENCH_DIR:-/work/shared/peerbench}
 what=${1:-all}
 mkdir -p "$OUT"
@@ -58,10 +60,10 @@ startup() {
 
 peer() {
 	[[ -x $OUT/cadre ]] || build
-	log "peerbench (fan-out 1, 4, 16; $RUNS runs each)"
+	log "peerbench (fan-out $FANOUTS; $RUNS runs each)"
 	(cd "$PEERBENCH_DIR" && go build -o "$OUT/peerbench" ./cmd/peerbench)
 	rm -rf "$OUT/pb"
-	(cd "$PEERBENCH_DIR" && CADRE_BIN=$OUT/cadre "$OUT/peerbench" bench -peers cadre -n 1,4,16 -runs "$RUNS" \
+	(cd "$PEERBENCH_DIR" && CADRE_BIN=$OUT/cadre "$OUT/peerbench" bench -peers cadre -n "$FANOUTS" -runs "$RUNS" \
 		-out "$OUT/pb" -md "$OUT/pb/tables.md" >"$OUT/pb.log" 2>&1) || { cat "$OUT/pb.log"; exit 1; }
 	cat "$OUT/pb/tables.md"
 }

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +27,19 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// coverEnv makes a child process of a coverage run write its counters
+// where the test binary writes its own (-test.gocoverdir), so that go test
+// -cover counts what the end-to-end tests run.
+func coverEnv() []string {
+	if testing.CoverMode() == "" {
+		return nil
+	}
+	if f := flag.Lookup("test.gocoverdir"); f != nil && f.Value.String() != "" {
+		return []string{"GOCOVERDIR=" + f.Value.String()}
+	}
+	return nil
+}
+
 type proc struct {
 	stdout, stderr string
 	code           int
@@ -37,6 +52,7 @@ func cadreCmd(t *testing.T, env map[string]string, stdin string, args ...string)
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = work
 	cmd.Env = []string{"CADRE_TEST_MAIN=1", "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), "PATH=" + os.Getenv("PATH")}
+	cmd.Env = append(cmd.Env, coverEnv()...)
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -68,6 +84,7 @@ func server(t *testing.T) (*llmtest.Server, map[string]string) {
 }
 
 func TestTextOutput(t *testing.T) {
+	t.Parallel()
 	s, env := server(t)
 	s.Script("", llmtest.Text("hello there"))
 	p := runCadre(t, env, "", "-p", "say hi")
@@ -81,6 +98,7 @@ func TestTextOutput(t *testing.T) {
 }
 
 func TestStdinPrompt(t *testing.T) {
+	t.Parallel()
 	s, env := server(t)
 	s.Script("", llmtest.Text("from stdin"))
 	p := runCadre(t, env, "the prompt on stdin\n", "-p")
@@ -93,6 +111,7 @@ func TestStdinPrompt(t *testing.T) {
 }
 
 func TestJSONOutput(t *testing.T) {
+	t.Parallel()
 	s, env := server(t)
 	s.Script("", llmtest.Text("done"))
 	p := runCadre(t, env, "", "-p", "go", "--output-format", "json", "--model", "haiku")
@@ -117,6 +136,7 @@ func TestJSONOutput(t *testing.T) {
 }
 
 func TestStreamJSONOutput(t *testing.T) {
+	t.Parallel()
 	s, env := server(t)
 	s.Script("MAIN", llmtest.ToolUse("Agent", map[string]any{"description": "x", "prompt": "CHILD: go", "subagent_type": "general-purpose"}), llmtest.Text("all done"))
 	s.Script("CHILD", llmtest.Text("child done"))
@@ -156,6 +176,7 @@ func TestStreamJSONOutput(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	_, env := server(t)
 	cases := []struct {
 		name string
@@ -172,6 +193,7 @@ func TestUsageErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			p := runCadre(t, c.env, "", c.args...)
 			if p.code != ExitUsage || !strings.Contains(p.stderr, c.want) {
 				t.Fatalf("code %d stderr %q, want exit 2 mentioning %q", p.code, p.stderr, c.want)
@@ -184,6 +206,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestAPIErrorExitsOne(t *testing.T) {
+	t.Parallel()
 	s, env := server(t)
 	s.Script("", llmtest.HTTPError(401, "invalid x-api-key"))
 	p := runCadre(t, env, "", "-p", "hi", "--output-format", "json")
@@ -197,6 +220,7 @@ func TestAPIErrorExitsOne(t *testing.T) {
 }
 
 func TestHeadlessDefaultModeDeniesWrite(t *testing.T) {
+	t.Parallel()
 	s, env := server(t)
 	s.ScriptFunc("", func(r *llmtest.Request) llmtest.Turn {
 		if len(r.Messages) == 1 {
@@ -222,6 +246,7 @@ func TestHeadlessDefaultModeDeniesWrite(t *testing.T) {
 }
 
 func TestDenyRuleFromSettingsFile(t *testing.T) {
+	t.Parallel()
 	s, env := server(t)
 	s.ScriptFunc("", func(r *llmtest.Request) llmtest.Turn {
 		if len(r.Messages) == 1 {
@@ -247,6 +272,7 @@ func TestDenyRuleFromSettingsFile(t *testing.T) {
 }
 
 func TestMalformedSettingsStopsRun(t *testing.T) {
+	t.Parallel()
 	_, env := server(t)
 	cmd, _, errb, _ := cadreCmd(t, env, "", "-p", "hi")
 	if err := os.MkdirAll(filepath.Join(cmd.Dir, ".cadre"), 0o755); err != nil {
@@ -263,30 +289,26 @@ func TestMalformedSettingsStopsRun(t *testing.T) {
 }
 
 func TestSIGINTEndsRunAndKeepsTranscript(t *testing.T) {
+	t.Parallel()
 	s, env := server(t)
-	s.Script("", llmtest.ToolUse("Bash", map[string]any{"command": "sleep 30"}), llmtest.Text("never"))
+	// The command marks that it runs, then waits: the signal arrives while
+	// the tool runs, known from the marker, not guessed from a delay.
+	marker := filepath.Join(t.TempDir(), "running")
+	s.Script("", llmtest.ToolUse("Bash", map[string]any{"command": "touch " + marker + " && sleep 30"}), llmtest.Text("never"))
 	cmd, _, errb, home := cadreCmd(t, env, "", "-p", "sleep a while", "--dangerously-skip-permissions")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Wait until the model's tool call is in the transcript: the tool is
-	// about to run or running.
-	transcriptText := func() string {
-		files, _ := filepath.Glob(filepath.Join(home, "state", "cadre", "projects", "*", "*.jsonl"))
-		if len(files) != 1 {
-			return ""
+	// Polling the file system, with a deadline as a safety net only.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(marker); err == nil {
+			break
 		}
-		b, _ := os.ReadFile(files[0])
-		return string(b)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(transcriptText(), `"tool_use"`) {
 		if time.Now().After(deadline) {
-			t.Fatal("the tool call never reached the transcript")
+			_ = cmd.Process.Kill()
+			t.Fatal("the Bash call never started")
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	time.Sleep(50 * time.Millisecond)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -313,6 +335,7 @@ func TestSIGINTEndsRunAndKeepsTranscript(t *testing.T) {
 }
 
 func TestVersionAndAgentsSubcommand(t *testing.T) {
+	t.Parallel()
 	p := runCadre(t, nil, "", "--version")
 	if p.code != 0 || p.stdout != "cadre "+Version+"\n" {
 		t.Fatalf("version %q %d", p.stdout, p.code)
@@ -328,6 +351,7 @@ func TestVersionAndAgentsSubcommand(t *testing.T) {
 }
 
 func TestOpenAICompatibleServer(t *testing.T) {
+	t.Parallel()
 	s := llmtest.NewServer()
 	t.Cleanup(s.Close)
 	t.Cleanup(func() { s.Check(t) })
@@ -344,6 +368,7 @@ func TestOpenAICompatibleServer(t *testing.T) {
 }
 
 func TestVerboseTextShowsTheAgentTree(t *testing.T) {
+	t.Parallel()
 	s, env := server(t)
 	s.Script("MAIN", llmtest.ToolUse("Agent", map[string]any{"description": "look around", "prompt": "CHILD: go", "subagent_type": "Explore"}), llmtest.Text("all done"))
 	s.Script("CHILD", llmtest.ToolUse("Glob", map[string]any{"pattern": "*.go"}), llmtest.Text("child done"))
@@ -354,6 +379,56 @@ func TestVerboseTextShowsTheAgentTree(t *testing.T) {
 	for _, want := range []string{"● Agent ", "  [Explore a", "] ▶ started: look around", "] ● Glob {\"pattern\":\"*.go\"}", "] ■ completed (1 tool uses"} {
 		if !strings.Contains(p.stderr, want) {
 			t.Fatalf("stderr lacks %q:\n%s", want, p.stderr)
+		}
+	}
+}
+
+// TestSettingsMaxConcurrentAgents: the settings key drives the running
+// cap. With a cap of 1, the stream never shows a second sub-agent
+// starting before the first has ended, and every child reports.
+func TestSettingsMaxConcurrentAgents(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	var calls []llmtest.Call
+	for i := range 3 {
+		calls = append(calls, llmtest.Call{Name: "Agent", Input: map[string]any{"description": "x", "prompt": fmt.Sprintf("CHILD-%d: go", i), "subagent_type": "general-purpose"}})
+		s.Script(fmt.Sprintf("CHILD-%d", i), llmtest.ToolUse("Glob", map[string]any{"pattern": "*"}), llmtest.Text(fmt.Sprintf("done %d", i)))
+	}
+	s.Script("MAIN", llmtest.ToolUses(calls...), llmtest.Text("all done"))
+	cmd, out, errb, _ := cadreCmd(t, env, "", "-p", "MAIN task", "--output-format", "stream-json")
+	if err := os.MkdirAll(filepath.Join(cmd.Dir, ".cadre"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cmd.Dir, ".cadre", "settings.json"), []byte(`{"maxConcurrentAgents": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, errb)
+	}
+	running, started := 0, 0
+	sc := bufio.NewScanner(strings.NewReader(out.String()))
+	for sc.Scan() {
+		var ev struct{ Type, Subtype string }
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Subtype {
+		case "task_started":
+			started++
+			if running++; running > 1 {
+				t.Fatalf("two sub-agents running at once under maxConcurrentAgents 1:\n%s", out)
+			}
+		case "task_completed":
+			running--
+		}
+	}
+	if started != 3 {
+		t.Fatalf("%d sub-agents started", started)
+	}
+	reqs := s.RequestsFor("MAIN")
+	for i, r := range reqs[len(reqs)-1].LastToolResults() {
+		if !strings.Contains(r.ResultText(), fmt.Sprintf("done %d", i)) {
+			t.Fatalf("result %d: %s", i, r.ResultText())
 		}
 	}
 }

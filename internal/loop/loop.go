@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/hooks"
+	"github.com/cadre-dev/cadre/internal/text"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
@@ -474,7 +475,7 @@ func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, er
 	defer func() { res.Duration = r.cfg.Now().Sub(start) }()
 	if call.InvalidInput != "" {
 		return ToolResult{Output: tool.Errorf("The input for %s was not valid JSON: %s. Call the tool again with a valid JSON object.",
-			call.Name, truncate(call.InvalidInput, 200))}, nil
+			call.Name, text.Ellipsis(call.InvalidInput, 200))}, nil
 	}
 	t, ok := r.cfg.Tools.Get(call.Name)
 	if msg, withheld := r.cfg.Unavailable[call.Name]; !ok && withheld {
@@ -561,13 +562,6 @@ func (r *runner) invoke(ctx context.Context, t tool.Tool, call llm.Block) (res T
 		return ToolResult{}, fmt.Errorf("tool %s: %w", call.Name, err)
 	}
 	return ToolResult{Output: out}, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // dropEmptyText removes empty text blocks, which the API rejects when the

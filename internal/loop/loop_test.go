@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -123,6 +124,7 @@ func run(t *testing.T, ctx context.Context, cfg Config, prompt string) (*Result,
 }
 
 func TestPlainAnswer(t *testing.T) {
+	t.Parallel()
 	m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){answer(llm.TextBlock("hello"))}}
 	rec := &memRecorder{}
 	res, evs, err := run(t, context.Background(), Config{Model: m, ModelID: "m", System: "sys", Tools: tool.NewPool(), Recorder: rec}, "hi")
@@ -144,6 +146,7 @@ func TestPlainAnswer(t *testing.T) {
 }
 
 func TestToolResultsInCallOrder(t *testing.T) {
+	t.Parallel()
 	m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){
 		answer(use("1", "R", `{"text":"a"}`), use("2", "W", `{"text":"b"}`), use("3", "R", `{"text":"c"}`), use("4", "R", `{"text":"d"}`)),
 		answer(llm.TextBlock("done")),
@@ -168,6 +171,7 @@ func TestToolResultsInCallOrder(t *testing.T) {
 }
 
 func TestReadOnlyCallsRunConcurrently(t *testing.T) {
+	t.Parallel()
 	// Three read-only calls each wait until all three have started: this
 	// only finishes if they run at the same time.
 	var started sync.WaitGroup
@@ -196,35 +200,43 @@ func TestReadOnlyCallsRunConcurrently(t *testing.T) {
 	}
 }
 
+// TestWritesRunInOrderAlone: writing calls run one after another, in call
+// order. Each call holds for a while; in a synctest bubble that wait is
+// fake time, so calls that overlapped would all be inside it together,
+// deterministically, however fast the machine.
 func TestWritesRunInOrderAlone(t *testing.T) {
-	var running, maxRunning atomic.Int32
-	var order []string
-	var mu sync.Mutex
-	w := recTool{name: "W", run: func(ctx context.Context, in echoIn) (tool.Output, error) {
-		n := running.Add(1)
-		if n > maxRunning.Load() {
-			maxRunning.Store(n)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var running, maxRunning atomic.Int32
+		var order []string
+		var mu sync.Mutex
+		w := recTool{name: "W", run: func(ctx context.Context, in echoIn) (tool.Output, error) {
+			n := running.Add(1)
+			if n > maxRunning.Load() {
+				maxRunning.Store(n)
+			}
+			time.Sleep(time.Second) // fake time inside the bubble
+			mu.Lock()
+			order = append(order, in.Text)
+			mu.Unlock()
+			running.Add(-1)
+			return tool.Output{Text: "ok"}, nil
+		}}.build()
+		m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){
+			answer(use("1", "W", `{"text":"a"}`), use("2", "W", `{"text":"b"}`), use("3", "W", `{"text":"c"}`)),
+			answer(llm.TextBlock("ok")),
+		}}
+		if _, _, err := run(t, context.Background(), Config{Model: m, Tools: tool.NewPool(w)}, "go"); err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(2 * time.Millisecond)
-		mu.Lock()
-		order = append(order, in.Text)
-		mu.Unlock()
-		running.Add(-1)
-		return tool.Output{Text: "ok"}, nil
-	}}.build()
-	m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){
-		answer(use("1", "W", `{"text":"a"}`), use("2", "W", `{"text":"b"}`), use("3", "W", `{"text":"c"}`)),
-		answer(llm.TextBlock("ok")),
-	}}
-	if _, _, err := run(t, context.Background(), Config{Model: m, Tools: tool.NewPool(w)}, "go"); err != nil {
-		t.Fatal(err)
-	}
-	if maxRunning.Load() != 1 || strings.Join(order, "") != "abc" {
-		t.Fatalf("max concurrent %d, order %v", maxRunning.Load(), order)
-	}
+		if maxRunning.Load() != 1 || strings.Join(order, "") != "abc" {
+			t.Fatalf("max concurrent %d, order %v", maxRunning.Load(), order)
+		}
+	})
 }
 
 func TestRecoverableToolProblems(t *testing.T) {
+	t.Parallel()
 	boom := recTool{name: "Boom", run: func(context.Context, echoIn) (tool.Output, error) { panic("kaput") }}.build()
 	cases := []struct {
 		name string
@@ -255,6 +267,7 @@ func TestRecoverableToolProblems(t *testing.T) {
 }
 
 func TestMaxTurns(t *testing.T) {
+	t.Parallel()
 	m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){
 		answer(use("1", "R", `{"text":"a"}`)), answer(use("2", "R", `{"text":"b"}`)), answer(llm.TextBlock("never")),
 	}}
@@ -282,6 +295,7 @@ func (d *denyAll) Authorize(_ context.Context, req permission.Request) (permissi
 }
 
 func TestAuthorizerDenies(t *testing.T) {
+	t.Parallel()
 	ran := false
 	w := recTool{name: "W", run: func(context.Context, echoIn) (tool.Output, error) { ran = true; return tool.Output{}, nil }}.build()
 	m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){
@@ -310,6 +324,7 @@ func TestAuthorizerDenies(t *testing.T) {
 }
 
 func TestCancelDuringToolKeepsHistoryValid(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	block := recTool{name: "Block", run: func(ctx context.Context, _ echoIn) (tool.Output, error) {
@@ -330,6 +345,7 @@ func TestCancelDuringToolKeepsHistoryValid(t *testing.T) {
 }
 
 func TestConsumerBreakStops(t *testing.T) {
+	t.Parallel()
 	m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){answer(llm.TextBlock("hello")), answer(llm.TextBlock("x"))}}
 	for ev, err := range Run(context.Background(), Config{Model: m, Tools: tool.NewPool()}, []llm.Message{llm.UserText("hi")}) {
 		if err != nil || ev.Kind != TextDelta {
@@ -340,6 +356,7 @@ func TestConsumerBreakStops(t *testing.T) {
 }
 
 func TestModelErrorEndsRun(t *testing.T) {
+	t.Parallel()
 	m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){func(*llm.Request) (*llm.Response, error) {
 		return nil, &llm.APIError{Status: 401, Type: "authentication_error", Message: "invalid x-api-key"}
 	}}}
@@ -351,6 +368,7 @@ func TestModelErrorEndsRun(t *testing.T) {
 }
 
 func TestConversationMustEndWithUser(t *testing.T) {
+	t.Parallel()
 	for _, err := range Run(context.Background(), Config{Model: &fakeModel{}}, nil) {
 		if err == nil || !strings.Contains(err.Error(), "must end with a user message") {
 			t.Fatalf("err = %v", err)
@@ -384,6 +402,7 @@ func BenchmarkTurn(b *testing.B) {
 }
 
 func TestConsumerBreakDuringParallelTools(t *testing.T) {
+	t.Parallel()
 	m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){
 		answer(use("1", "R", `{"text":"a"}`), use("2", "R", `{"text":"b"}`), use("3", "R", `{"text":"c"}`)),
 	}}
@@ -403,6 +422,7 @@ func TestConsumerBreakDuringParallelTools(t *testing.T) {
 }
 
 func TestEmptyTextBlocksAreDropped(t *testing.T) {
+	t.Parallel()
 	m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){answer(llm.TextBlock(""))}}
 	res, _, err := run(t, context.Background(), Config{Model: m, Tools: tool.NewPool()}, "hi")
 	if err != nil {
@@ -415,6 +435,7 @@ func TestEmptyTextBlocksAreDropped(t *testing.T) {
 }
 
 func TestPromptAfterToolResultsJoinsThem(t *testing.T) {
+	t.Parallel()
 	m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){answer(llm.TextBlock("ok"))}}
 	history := []llm.Message{
 		llm.UserText("first"),

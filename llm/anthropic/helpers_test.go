@@ -206,21 +206,6 @@ func status(code int, errType, msg string, hdr ...string) reply {
 	}
 }
 
-// cut writes the start of a stream and part of the next event, then drops
-// the connection.
-func cut() reply {
-	full := new(sseBuilder).start(10, 0, 0).blockStart(0, obj{"type": "text", "text": ""}).
-		delta(0, obj{"type": "text_delta", "text": "partial "}).b.String()
-	half := full + "event: content_block_delta\ndata: {\"type\":\"content_bl"
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		_, _ = io.WriteString(w, half)
-		w.(http.Flusher).Flush()
-		panic(http.ErrAbortHandler)
-	}
-}
-
 // collect ranges over a stream and returns its events and final error.
 func collect(t *testing.T, m llm.Model, req *llm.Request) ([]llm.Event, error) {
 	t.Helper()

@@ -193,19 +193,6 @@ func status(code int, errType, msg string, hdr ...string) reply {
 	}
 }
 
-// cut writes a few chunks and half of the next, then drops the connection.
-func cut() reply {
-	full := new(sseBuilder).text("partial ").b.String()
-	half := full + `data: {"id":"chatcmpl-1","choi`
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		_, _ = io.WriteString(w, half)
-		w.(http.Flusher).Flush()
-		panic(http.ErrAbortHandler)
-	}
-}
-
 func collect(t *testing.T, m llm.Model, req *llm.Request) ([]llm.Event, error) {
 	t.Helper()
 	var evs []llm.Event

@@ -1,15 +1,19 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/internal/retry"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 )
 
@@ -149,18 +153,145 @@ func TestScriptedFaults(t *testing.T) {
 	if diff := cmp.Diff([]int{429, 500, 502, 503, 504, 529, 0, 500}, statuses); diff != "" {
 		t.Errorf("retry statuses (-want +got):\n%s", diff)
 	}
-	if w := sl.all(); len(w) != 8 || w[0] < 2*time.Second {
-		t.Errorf("waits = %v; the first must honour retry-after 2s", w)
+	w := sl.all()
+	if len(w) != 8 || w[0] < 2*time.Second {
+		t.Fatalf("waits = %v; the first must honour retry-after 2s", w)
+	}
+	// Each retry event tells the truth: its attempt, the wait slept, why.
+	for i, r := range retries(evs) {
+		if r.Attempt != i+1 || r.Wait != w[i] || r.Err == "" {
+			t.Errorf("retry %d = %+v, slept %v", i, r, w[i])
+		}
 	}
 }
 
-func TestScriptedUnauthorized(t *testing.T) {
+// TestScriptedNonRetryable: a client error ends the stream at once with
+// the API's error and no retry.
+func TestScriptedNonRetryable(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		status int
+		typ    string
+	}{{400, "invalid_request_error"}, {401, "invalid_request_error"}, {403, "permission_error"}, {404, "invalid_request_error"}} {
+		t.Run(fmt.Sprint(c.status), func(t *testing.T) {
+			t.Parallel()
+			s, m, _ := newScripted(t, Config{})
+			s.Script("task-4xx", llmtest.HTTPError(c.status, "no: "+c.typ))
+			evs, err := collect(t, m, &llm.Request{Model: "gpt-test", Messages: []llm.Message{llm.UserText("task-4xx")}})
+			var apiErr *llm.APIError
+			if !errors.As(err, &apiErr) {
+				t.Fatalf("err = %v, want *llm.APIError", err)
+			}
+			if diff := cmp.Diff(&llm.APIError{Status: c.status, Type: c.typ, Message: "no: " + c.typ}, apiErr); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			if len(evs) != 0 || len(s.Requests()) != 1 {
+				t.Errorf("%d events, %d requests", len(evs), len(s.Requests()))
+			}
+		})
+	}
+}
+
+func TestScriptedRetriesExhausted(t *testing.T) {
+	t.Parallel()
+	s, m, _ := newScripted(t, Config{MaxRetries: 2, RetryBase: time.Millisecond, RetryMax: time.Millisecond})
+	s.Script("task-down", llmtest.ServerError(502, "upstream died"), llmtest.ServerError(502, "upstream died"), llmtest.ServerError(502, "upstream died"))
+	evs, err := collect(t, m, &llm.Request{Model: "gpt-test", Messages: []llm.Message{llm.UserText("task-down")}})
+	if err == nil || !strings.Contains(err.Error(), "status 502") || !strings.Contains(err.Error(), "upstream died") {
+		t.Fatalf("err = %v", err)
+	}
+	if n, r := len(s.Requests()), len(retries(evs)); n != 3 || r != 2 {
+		t.Errorf("%d requests, %d retry events; want 3 and 2", n, r)
+	}
+}
+
+func TestScriptedCancelDuringBackoff(t *testing.T) {
+	t.Parallel()
+	s, m, _ := newScripted(t, Config{Sleep: retry.Sleep})
+	s.Script("task-hour", llmtest.RateLimited(time.Hour))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var last error
+	for ev, err := range m.Stream(ctx, &llm.Request{Model: "gpt-test", Messages: []llm.Message{llm.UserText("task-hour")}}) {
+		if err != nil {
+			last = err
+			break
+		}
+		if ev.Kind == llm.EventRetry {
+			if ev.Retry.Wait != time.Hour {
+				t.Errorf("wait = %s, want the server's hour", ev.Retry.Wait)
+			}
+			cancel() // the real timer would wait an hour
+		}
+	}
+	if !errors.Is(last, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", last)
+	}
+}
+
+// TestScriptedPlainAnswer checks what goes on the wire for a plain
+// request: the path, streaming with usage, max_tokens, the system message
+// first, the key and extra headers.
+func TestScriptedPlainAnswer(t *testing.T) {
+	t.Parallel()
+	s, m, _ := newScripted(t, Config{Headers: map[string]string{"HTTP-Referer": "https://cadre.dev"}})
+	s.Script("task-plain", llmtest.Text("Hello"))
+	evs, err := collect(t, m, &llm.Request{Model: "gpt-test", System: "be brief", MaxTokens: 500, Messages: []llm.Message{llm.UserText("task-plain: hi")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := done(t, evs)
+	if texts(evs) != "Hello" || resp.Message.Text() != "Hello" || resp.StopReason != llm.StopEndTurn || resp.ID == "" {
+		t.Errorf("response %+v", resp)
+	}
+	r := s.Requests()[0]
+	if r.Usage != resp.Usage || r.Path != "/v1/chat/completions" {
+		t.Errorf("usage: server %+v, adapter %+v; path %s", r.Usage, resp.Usage, r.Path)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(r.Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	type obj = map[string]any
+	wantReq := obj{
+		"model":          "gpt-test",
+		"stream":         true,
+		"stream_options": obj{"include_usage": true},
+		"max_tokens":     float64(500),
+		"messages": []any{
+			obj{"role": "system", "content": "be brief"},
+			obj{"role": "user", "content": "task-plain: hi"},
+		},
+	}
+	if diff := cmp.Diff(wantReq, body); diff != "" {
+		t.Errorf("request (-want +got):\n%s", diff)
+	}
+	// No key configured: a local server gets a placeholder.
+	if r.Header.Get("Authorization") != "Bearer no-key" || r.Header.Get("HTTP-Referer") != "https://cadre.dev" {
+		t.Errorf("headers: %v", r.Header)
+	}
+}
+
+// TestScriptedBadRequests: input the adapter cannot send is an error
+// before any request.
+func TestScriptedBadRequests(t *testing.T) {
+	t.Parallel()
 	s, m, _ := newScripted(t, Config{})
-	s.Script("task-401", llmtest.HTTPError(401, "Incorrect API key provided"))
-	_, err := collect(t, m, &llm.Request{Model: "gpt-test", Messages: []llm.Message{llm.UserText("task-401")}})
-	var apiErr *llm.APIError
-	if !errors.As(err, &apiErr) || apiErr.Status != 401 || apiErr.Message != "Incorrect API key provided" {
-		t.Fatalf("err = %#v", err)
+	tests := map[string]*llm.Request{
+		"nil":        nil,
+		"no model":   {Messages: []llm.Message{llm.UserText("x")}},
+		"bad effort": {Model: "m", Effort: "extreme"},
+		"bad role":   {Model: "m", Messages: []llm.Message{{Role: "system"}}},
+		"bad block":  {Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{{Type: "image"}}}}},
+		"bad schema": {Model: "m", Tools: []llm.ToolSpec{{Name: "t", InputSchema: json.RawMessage(`{`)}}},
+	}
+	for name, req := range tests {
+		if _, err := collect(t, m, req); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if n := len(s.Requests()); n != 0 {
+		t.Errorf("%d requests sent for bad input", n)
 	}
 }
 

@@ -273,7 +273,7 @@ func writeShow(w io.Writer, d *agentdef.Definition) {
 	}
 	line("model", d.Model)
 	line("effort", d.Effort)
-	line("permissionMode", d.PermissionMode)
+	line("permissionMode", string(d.PermissionMode))
 	for _, m := range d.MCPServers {
 		line("mcpServers", string(m))
 	}

@@ -4,7 +4,6 @@ package permcmd
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cadre-dev/cadre/internal/settings"
+	"github.com/cadre-dev/cadre/config"
 	"github.com/cadre-dev/cadre/permission"
 )
 
@@ -118,9 +117,9 @@ func runCheck(o checkOptions) (permission.Decision, []string, error) {
 		}
 		rules = append(rules, rs...)
 	}
-	s, diags, err := settings.Load(settings.LoadOptions{
+	s, diags, err := config.LoadSettings(config.SettingsOptions{
 		Cwd: cwd, Home: home, SettingsFile: o.settingsFile, ManagedDir: o.managedDir,
-		Flags: settings.Flags{Rules: rules, Mode: mode, AddDirs: o.addDirs},
+		Flags: config.Flags{Rules: rules, Mode: mode, AddDirs: o.addDirs},
 	})
 	if err != nil {
 		return d, nil, err
@@ -157,48 +156,6 @@ func FlagRules(allowed, disallowed []string) ([]permission.Rule, error) {
 		}
 	}
 	return out, nil
-}
-
-// ErrBypassDisabled is returned by ResolveMode when bypass is asked for but
-// managed settings disable it.
-var ErrBypassDisabled = errors.New("--dangerously-skip-permissions and bypassPermissions are disabled by managed settings (permissions.disableBypassPermissionsMode)")
-
-// ResolveMode picks the run's permission mode from --permission-mode,
-// --dangerously-skip-permissions (= bypassPermissions) and the settings'
-// defaultMode, refusing bypass when settings disable it and a mode that
-// contradicts --dangerously-skip-permissions.
-func ResolveMode(flagMode string, skipPermissions bool, s *settings.Settings) (permission.Mode, error) {
-	var mode permission.Mode
-	if flagMode != "" {
-		m, err := permission.ParseMode(flagMode)
-		if err != nil {
-			return "", fmt.Errorf("--permission-mode: %w", err)
-		}
-		if m == permission.ModeBubble {
-			return "", fmt.Errorf("--permission-mode: bubble is internal to sub-agents")
-		}
-		mode = m
-	}
-	if skipPermissions {
-		if mode != "" && mode != permission.ModeBypassPermissions {
-			return "", fmt.Errorf("--dangerously-skip-permissions conflicts with --permission-mode %s", mode)
-		}
-		mode = permission.ModeBypassPermissions
-	}
-	if mode == "" && s != nil && s.Permissions.DefaultMode.Value != "" {
-		mode = permission.Mode(s.Permissions.DefaultMode.Value)
-	}
-	if mode == "" {
-		mode = permission.ModeDefault
-	}
-	if mode == permission.ModeBypassPermissions && s != nil && s.Permissions.DisableBypass {
-		src := s.Permissions.DisableBypassSource
-		return "", fmt.Errorf("%w (set in %s)", ErrBypassDisabled, src)
-	}
-	if mode == permission.ModeAuto {
-		return "", permission.ErrModeUnsupported
-	}
-	return mode, nil
 }
 
 // SplitFlagList splits repeated flag values on commas and spaces outside

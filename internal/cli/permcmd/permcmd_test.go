@@ -3,7 +3,6 @@ package permcmd
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cadre-dev/cadre/internal/settings"
 	"github.com/cadre-dev/cadre/permission"
 )
 
@@ -162,46 +160,6 @@ func TestFlagRules(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"a", "b(c d)", "e"}, SplitFlagList([]string{"a b(c d)", "e"})); diff != "" {
 		t.Error(diff)
-	}
-}
-
-func TestResolveMode(t *testing.T) {
-	disabled := &settings.Settings{Permissions: settings.Permissions{DisableBypass: true, DisableBypassSource: "/etc/cadre/managed-settings.json"}}
-	withDefault := &settings.Settings{Permissions: settings.Permissions{DefaultMode: settings.Value{Value: "acceptEdits"}}}
-	cases := []struct {
-		flag    string
-		skip    bool
-		s       *settings.Settings
-		want    permission.Mode
-		wantErr string
-	}{
-		{want: permission.ModeDefault},
-		{s: withDefault, want: permission.ModeAcceptEdits},
-		{flag: "plan", s: withDefault, want: permission.ModePlan},
-		{flag: "manual", want: permission.ModeDefault},
-		{skip: true, want: permission.ModeBypassPermissions},
-		{skip: true, flag: "bypassPermissions", want: permission.ModeBypassPermissions},
-		{skip: true, flag: "plan", wantErr: "conflicts"},
-		{skip: true, s: disabled, wantErr: "/etc/cadre/managed-settings.json"},
-		{flag: "bypassPermissions", s: disabled, wantErr: "disabled by managed settings"},
-		{flag: "yolo", wantErr: "valid:"},
-		{flag: "bubble", wantErr: "internal"},
-		{flag: "auto", wantErr: "not supported"},
-	}
-	for _, tc := range cases {
-		got, err := ResolveMode(tc.flag, tc.skip, tc.s)
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("ResolveMode(%q, %v) err = %v, want %q", tc.flag, tc.skip, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != tc.want {
-			t.Errorf("ResolveMode(%q, %v) = %s, %v; want %s", tc.flag, tc.skip, got, err, tc.want)
-		}
-	}
-	if _, err := ResolveMode("", true, disabled); !errors.Is(err, ErrBypassDisabled) {
-		t.Errorf("err = %v, want ErrBypassDisabled", err)
 	}
 }
 

@@ -145,7 +145,7 @@ func Run(ctx context.Context, p Policy, provider string, attempt Attempt, yield 
 			return
 		}
 		wait := p.Delay(n, f.After)
-		ev := llm.Event{Kind: llm.EventRetry, Retry: &llm.Retry{Attempt: n, Status: f.Status, Wait: wait.String(), Err: f.Err.Error()}}
+		ev := llm.Event{Kind: llm.EventRetry, Retry: &llm.Retry{Attempt: n, Status: f.Status, Wait: wait, Err: f.Err.Error()}}
 		if !yield(ev, nil) {
 			return
 		}

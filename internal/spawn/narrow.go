@@ -1,4 +1,4 @@
-package cadre
+package spawn
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -21,11 +22,12 @@ type narrowedTool struct {
 	checker *permission.Checker
 }
 
-// narrow wraps t so that only calls matching entries run. The rules are
+// Narrow wraps t so that only calls matching entries run. The rules are
 // checked in dontAsk mode, where a call is allowed by a rule or not at all;
 // a call allowed only by the mode (a read inside the working directory)
 // does not count, so the author's list is exactly what the agent gets.
-func narrow(t tool.Tool, entries []agentdef.ToolEntry, home string) (tool.Tool, error) {
+// home expands ~ in the entries.
+func Narrow(t tool.Tool, entries []agentdef.ToolEntry, home string) (tool.Tool, error) {
 	raws := make([]string, len(entries))
 	rules := make([]permission.Rule, 0, len(entries))
 	for i, e := range entries {
@@ -49,8 +51,7 @@ func (n *narrowedTool) Run(ctx context.Context, env *tool.Env, input json.RawMes
 	name := n.Tool.Spec().Name
 	d := n.checker.Check(permission.Request{Tool: name, Input: input, ReadOnly: n.Tool.ReadOnly(), Cwd: env.Cwd, Dirs: env.Dirs})
 	if d.Behavior != permission.Allow || d.Rule == "" {
-		return tool.Errorf("This agent may use %s only as its definition allows: %s. This call is outside that; do not retry it, and report what you could not do.",
-			name, strings.Join(n.entries, ", ")), nil
+		return tool.Output{Text: prompts.NarrowedToolRefused(name, n.entries), IsError: true}, nil
 	}
 	return n.Tool.Run(ctx, env, input)
 }

@@ -1,4 +1,4 @@
-package cadre
+package spawn
 
 import (
 	"slices"
@@ -21,6 +21,7 @@ func defOf(t *testing.T, front string) *agentdef.Definition {
 }
 
 func TestComputeCeiling(t *testing.T) {
+	t.Parallel()
 	parent := []string{"Agent", "AskUserQuestion", "Bash", "Edit", "Glob", "Grep", "Read", "Write", "mcp__gh__issue"}
 	deny := func(tool, content string) permission.Rule {
 		return permission.Rule{Behavior: permission.Deny, Tool: tool, Content: content, Source: "s.json"}
@@ -57,6 +58,7 @@ func TestComputeCeiling(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			pm := c.parentMode
 			if pm == "" {
 				pm = permission.ModeDefault
@@ -65,33 +67,33 @@ func TestComputeCeiling(t *testing.T) {
 			if depth == 0 {
 				depth = 1
 			}
-			got := computeCeiling(ceilingInput{ParentTools: parent, ParentPerms: permission.Effective{Mode: pm, Rules: c.rules},
+			got := ComputeCeiling(CeilingInput{ParentTools: parent, ParentPerms: permission.Effective{Mode: pm, Rules: c.rules},
 				Def: defOf(t, c.front), Depth: depth, MaxDepth: 3, Background: c.background})
-			if diff := cmp.Diff(c.wantTools, got.tools); diff != "" {
+			if diff := cmp.Diff(c.wantTools, got.Tools); diff != "" {
 				t.Errorf("tools (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(c.wantTypes, got.types); diff != "" {
+			if diff := cmp.Diff(c.wantTypes, got.Types); diff != "" {
 				t.Errorf("types (-want +got):\n%s", diff)
 			}
-			if c.wantMode != "" && got.perms.Mode != c.wantMode {
-				t.Errorf("mode %s, want %s", got.perms.Mode, c.wantMode)
+			if c.wantMode != "" && got.Perms.Mode != c.wantMode {
+				t.Errorf("mode %s, want %s", got.Perms.Mode, c.wantMode)
 			}
-			if c.wantWarn != "" && !strings.Contains(strings.Join(got.receipt.Warnings, "\n"), c.wantWarn) {
-				t.Errorf("warnings %q lack %q", got.receipt.Warnings, c.wantWarn)
+			if c.wantWarn != "" && !strings.Contains(strings.Join(got.Warnings, "\n"), c.wantWarn) {
+				t.Errorf("warnings %q lack %q", got.Warnings, c.wantWarn)
 			}
 			var narrowed []string
-			for name := range got.narrow {
+			for name := range got.Narrow {
 				narrowed = append(narrowed, name)
 			}
 			if diff := cmp.Diff(c.wantNarrow, narrowed); diff != "" {
 				t.Errorf("narrowed (-want +got):\n%s", diff)
 			}
 			// Never more than the parent, and every drop is explained.
-			if len(got.tools)+len(got.receipt.Dropped) != len(parent) {
-				t.Errorf("%d granted + %d dropped != %d parent tools", len(got.tools), len(got.receipt.Dropped), len(parent))
+			if len(got.Tools)+len(got.Dropped) != len(parent) {
+				t.Errorf("%d granted + %d dropped != %d parent tools", len(got.Tools), len(got.Dropped), len(parent))
 			}
 			for _, r := range c.rules {
-				if !slices.Contains(got.perms.Rules, r) {
+				if !slices.Contains(got.Perms.Rules, r) {
 					t.Errorf("parent rule %v does not bind the child", r)
 				}
 			}
@@ -100,13 +102,14 @@ func TestComputeCeiling(t *testing.T) {
 }
 
 func TestDisallowedWithContentBecomesDenyRule(t *testing.T) {
-	got := computeCeiling(ceilingInput{ParentTools: []string{"Bash", "Read"}, ParentPerms: permission.Effective{Mode: permission.ModeDefault},
+	t.Parallel()
+	got := ComputeCeiling(CeilingInput{ParentTools: []string{"Bash", "Read"}, ParentPerms: permission.Effective{Mode: permission.ModeDefault},
 		Def: defOf(t, "disallowedTools: Bash(rm:*)\n"), Depth: 1, MaxDepth: 3})
-	if diff := cmp.Diff([]string{"Bash", "Read"}, got.tools); diff != "" {
+	if diff := cmp.Diff([]string{"Bash", "Read"}, got.Tools); diff != "" {
 		t.Fatalf("tools:\n%s", diff)
 	}
 	want := permission.Rule{Behavior: permission.Deny, Tool: "Bash", Content: "rm:*", Source: "/defs/x.md"}
-	if !slices.Contains(got.perms.Rules, want) {
-		t.Fatalf("rules %+v", got.perms.Rules)
+	if !slices.Contains(got.Perms.Rules, want) {
+		t.Fatalf("rules %+v", got.Perms.Rules)
 	}
 }

@@ -1,0 +1,28 @@
+// Package config builds a cadre.Config the way the cadre command does:
+// settings files and their precedence, the model provider and its aliases,
+// the permission mode and rules, sub-agent limits and models, and the
+// agent definitions. The command line is a thin layer over Load, and any
+// Go program can configure itself the same way:
+//
+//	cfg, diags, err := config.Load(ctx, dir, config.Options{Getenv: os.Getenv})
+//	if err != nil { ... }
+//	for _, d := range diags { log.Print(d) }
+//	rt, err := cadre.New(cfg)
+//
+// Settings files merge, lowest to highest precedence: user
+// (~/.config/cadre/settings.json) < project (.cadre/settings.json) <
+// project local (.cadre/settings.local.json) < Options.SettingsFile and
+// values from flags < managed (/etc/cadre/managed-settings.json, then
+// managed-settings.d/*.json in name order). The project root is the
+// working directory, as in Claude Code: settings files are not searched for
+// in parent directories. Lists (permission rules, additional directories)
+// concatenate across files and every entry remembers its file; scalars
+// take the value of the highest file that sets them. A malformed file is an
+// error naming file, line and column.
+//
+// Every key a settings file may hold is in Keys: each either drives
+// something or is reported, with the reason, when a file sets it; a key
+// cadre does not know is a warning with a did-you-mean.
+//
+// Load reads the environment only through Options.Getenv.
+package config

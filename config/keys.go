@@ -1,0 +1,92 @@
+package config
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/cadre-dev/cadre/internal/textdist"
+)
+
+// Key is one settings key cadre knows.
+type Key struct {
+	// Name is the key as written in a file ("permissions.allow" for a key
+	// of the permissions object).
+	Name string
+	// Drives says what the key sets.
+	Drives string
+	// Unsupported, when not empty, is why the key has no effect yet; a
+	// file that sets it gets this as a warning.
+	Unsupported string
+}
+
+// Keys lists every settings key cadre knows, top-level keys first, then
+// the keys of the permissions object.
+func Keys() []Key { return slices.Concat(topKeys, permKeys) }
+
+var topKeys = []Key{
+	{Name: "$schema", Drives: "nothing: a JSON schema reference for editors"},
+	{Name: "permissions", Drives: "permission rules, mode, directories (see permissions.*)"},
+	{Name: "model", Drives: "the main agent's model (Config.ModelID), below --model and CADRE_MODEL"},
+	{Name: "provider", Drives: "the model provider (anthropic or openai), below CADRE_PROVIDER"},
+	{Name: "modelAliases", Drives: "model aliases per provider (Config.ResolveModel)"},
+	{Name: "env", Drives: "environment variables that Load reads (API keys, CADRE_*), over the process's; tools do not get them"},
+	{Name: "subagentModel", Drives: "the default sub-agent model (Config.SubagentModel), below CADRE_SUBAGENT_MODEL"},
+	{Name: "maxDepth", Drives: "how deep sub-agents nest (Config.Limits.MaxDepth)"},
+	{Name: "maxConcurrentAgents", Drives: "sub-agents running at once; more wait in a queue (Config.Limits.MaxRunning)"},
+	{Name: "maxTotalAgents", Drives: "sub-agents started per session (Config.Limits.MaxTotal)"},
+	{Name: "hooks", Unsupported: "hooks are not supported yet; ignored"},
+	{Name: "mcpServers", Unsupported: "MCP servers are not supported yet; ignored"},
+	{Name: "agents", Unsupported: "agent definitions in settings are not supported; put them in .cadre/agents/ or pass --agents"},
+	{Name: "forkSubagent", Unsupported: "the fork path is not supported yet; ignored"},
+	{Name: "background", Unsupported: "background sub-agents are not supported yet; ignored"},
+	{Name: "worktree", Unsupported: "worktree isolation is not supported yet; ignored"},
+	{Name: "teams", Unsupported: "agent teams are not supported yet; ignored"},
+	{Name: "sandbox", Unsupported: "sandboxing is not supported yet; ignored"},
+	{Name: "outputStyle", Unsupported: "a Claude Code display setting cadre does not use; ignored"},
+	{Name: "statusLine", Unsupported: "a Claude Code display setting cadre does not use; ignored"},
+	{Name: "cleanupPeriodDays", Unsupported: "cadre does not delete old transcripts; ignored"},
+	{Name: "includeCoAuthoredBy", Unsupported: "cadre writes no commits of its own; ignored"},
+}
+
+var permKeys = []Key{
+	{Name: "permissions.allow", Drives: "allow rules (Config.Permissions.Rules)"},
+	{Name: "permissions.ask", Drives: "ask rules (Config.Permissions.Rules)"},
+	{Name: "permissions.deny", Drives: "deny rules (Config.Permissions.Rules)"},
+	{Name: "permissions.defaultMode", Drives: "the permission mode (Config.Permissions.Mode), below --permission-mode"},
+	{Name: "permissions.additionalDirectories", Drives: "further working directories (Config.AddDirs)"},
+	{Name: "permissions.disableBypassPermissionsMode", Drives: `"disable" forbids bypassPermissions (Config.Permissions.Limits)`},
+}
+
+// lookupKey returns the known key name under parent ("" for the top
+// level).
+func lookupKey(parent, name string) (Key, bool) {
+	full, list := name, topKeys
+	if parent != "" {
+		full, list = parent+"."+name, permKeys
+	}
+	i := slices.IndexFunc(list, func(k Key) bool { return k.Name == full })
+	if i < 0 {
+		return Key{}, false
+	}
+	return list[i], true
+}
+
+// didYouMean returns the known key under parent closest to name, if close
+// enough.
+func didYouMean(parent, name string) string {
+	list, prefix := topKeys, ""
+	if parent != "" {
+		list, prefix = permKeys, parent+"."
+	}
+	best, bestD := "", 1<<30
+	for _, k := range list {
+		c := strings.TrimPrefix(k.Name, prefix)
+		if d := textdist.Distance(strings.ToLower(name), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	if bestD <= 2 || bestD <= len(name)/3 {
+		return best
+	}
+	return ""
+}

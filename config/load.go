@@ -1,0 +1,181 @@
+package config
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/permission"
+)
+
+// Options says where Load looks and what the command line asked for. The
+// zero value reads the settings and agent files of the working directory
+// and nothing else: no home directory, no environment.
+type Options struct {
+	// Getenv is the environment Load reads: HOME, XDG_STATE_HOME, the
+	// provider's keys and base URLs (ANTHROPIC_*, OPENAI_*), CADRE_PROVIDER,
+	// CADRE_MODEL, CADRE_SUBAGENT_MODEL and CADRE_SUBAGENT_MODEL_FORCE.
+	// Settings files' env values are read over it. Nil means an empty
+	// environment; the cadre command passes os.Getenv.
+	Getenv func(string) string
+	// Home is the user's home directory; "" means Getenv("HOME").
+	Home string
+	// SettingsFile is a settings file loaded above the project's
+	// (--settings); relative to the working directory.
+	SettingsFile string
+	// ManagedDir holds managed settings and managed agents (agents/);
+	// "" means DefaultManagedDir.
+	ManagedDir string
+	// Model (--model) wins over CADRE_MODEL and the settings' model.
+	Model string
+	// PermissionMode (--permission-mode) and SkipPermissions
+	// (--dangerously-skip-permissions) win over the settings' defaultMode.
+	PermissionMode  string
+	SkipPermissions bool
+	// Rules are permission rules from flags (--allowedTools,
+	// --disallowedTools), with behaviour and source set.
+	Rules []permission.Rule
+	// AddDirs are further working directories (--add-dir).
+	AddDirs []string
+	// Agents is the --agents value: an inline JSON object of agent
+	// definitions, or a path to a file holding one.
+	Agents string
+}
+
+// Load builds the configuration of a session in cwd ("" means the
+// process's working directory): settings files, the provider and its
+// model, aliases, the permission mode and rules, sub-agent limits and
+// models, the agent definitions and the state directory. Problems with
+// what the user wrote are errors that name the file or flag; the
+// diagnostics are warnings (and agent definitions that did not load).
+// Load does no network I/O.
+//
+// The caller sets what Load does not: the system prompt, turn limits,
+// session id, transcripts off, a permission prompter.
+func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagnostic, error) {
+	cwd, err := absDir(cwd)
+	if err != nil {
+		return cadre.Config{}, nil, err
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	home := cmp.Or(opts.Home, getenv("HOME"))
+	s, diags, err := LoadSettings(SettingsOptions{
+		Cwd: cwd, Home: home, SettingsFile: opts.SettingsFile, ManagedDir: opts.ManagedDir,
+		Flags: Flags{Rules: opts.Rules, AddDirs: opts.AddDirs},
+	})
+	if err != nil {
+		return cadre.Config{}, diags, err
+	}
+	if len(s.Env) > 0 {
+		// Settings env values apply to the run, over the process's own.
+		outer := getenv
+		getenv = func(k string) string {
+			if v, ok := s.Env[k]; ok {
+				return v
+			}
+			return outer(k)
+		}
+	}
+	perms, pdiags, err := permissions(cwd, home, opts, s)
+	diags = append(diags, pdiags...)
+	if err != nil {
+		return cadre.Config{}, diags, err
+	}
+	cfg := cadre.Config{
+		Cwd: cwd, Home: home, AddDirs: s.Dirs(), Permissions: perms,
+		SubagentModel:      cmp.Or(getenv("CADRE_SUBAGENT_MODEL"), s.SubagentModel.Value),
+		ForceSubagentModel: getenv("CADRE_SUBAGENT_MODEL_FORCE"),
+		Limits:             cadre.Limits{MaxDepth: s.MaxDepth.Value, MaxRunning: s.MaxConcurrentAgents.Value, MaxTotal: s.MaxTotalAgents.Value},
+		StateDir:           stateDir(getenv, home),
+	}
+	if err := setModel(&cfg, opts, s, getenv); err != nil {
+		return cadre.Config{}, diags, err
+	}
+	managed := cmp.Or(opts.ManagedDir, DefaultManagedDir)
+	defs, err := agentdef.Load(ctx, agentdef.LoadOptions{Cwd: cwd, Home: home, FlagAgents: opts.Agents, ManagedDir: filepath.Join(managed, "agents")})
+	if err != nil {
+		return cadre.Config{}, diags, fmt.Errorf("agent definitions: %w", err)
+	}
+	for _, d := range defs.Diagnostics() {
+		diags = append(diags, Diagnostic{File: d.File, Line: d.Line, Severity: Severity(d.Severity), Topic: TopicAgents, Message: d.Message})
+	}
+	cfg.Agents = defs.Active()
+	return cfg, diags, nil
+}
+
+// absDir makes cwd absolute ("" is the process's working directory) and
+// checks that it is a directory.
+func absDir(cwd string) (string, error) {
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("working directory: %w", err)
+		}
+		cwd = wd
+	}
+	abs, err := filepath.Abs(cwd)
+	if err != nil {
+		return "", fmt.Errorf("working directory: %w", err)
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("working directory %s: not a directory", cwd)
+	}
+	return abs, nil
+}
+
+// permissions resolves the mode and rules, and reports rules that can
+// never apply.
+func permissions(cwd, home string, opts Options, s *Settings) (*cadre.Permissions, []Diagnostic, error) {
+	mode, err := ResolveMode(opts.PermissionMode, opts.SkipPermissions, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	checker, err := permission.NewChecker(permission.Config{Mode: mode, Rules: s.Permissions.Rules, Cwd: cwd, Home: home})
+	if err != nil {
+		return nil, nil, err
+	}
+	var diags []Diagnostic
+	for _, w := range checker.Warnings() {
+		diags = append(diags, Diagnostic{Severity: SeverityWarning, Topic: TopicPermissions, Message: w})
+	}
+	return &cadre.Permissions{Mode: mode, Rules: s.Permissions.Rules,
+		Limits: permission.SessionLimits{DisableBypass: s.Permissions.DisableBypass}}, diags, nil
+}
+
+// setModel chooses the provider and the main model, builds the client and
+// the alias resolver.
+func setModel(cfg *cadre.Config, opts Options, s *Settings, getenv func(string) string) error {
+	provider, err := ChooseProvider(s.Provider.Value, getenv)
+	if err != nil {
+		return err
+	}
+	model, err := NewModel(provider, getenv)
+	if err != nil {
+		return err
+	}
+	aliases := Aliases{Provider: provider, Settings: s.ModelAliases}
+	cfg.Model = model
+	cfg.ModelID = aliases.ModelID(cmp.Or(opts.Model, getenv("CADRE_MODEL"), s.Model.Value))
+	cfg.ResolveModel = aliases.Resolve
+	return nil
+}
+
+// stateDir is cadre's state directory: $XDG_STATE_HOME/cadre, or
+// ~/.local/state/cadre; "" without either (cadre.New then asks for one
+// unless transcripts are off).
+func stateDir(getenv func(string) string, home string) string {
+	if d := getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "cadre")
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".local", "state", "cadre")
+}

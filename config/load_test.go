@@ -1,0 +1,275 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/permission"
+)
+
+func envOf(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+
+// loadIn writes files into a fresh tree and loads the configuration of its
+// project directory with env.
+func loadIn(t *testing.T, files map[string]string, env map[string]string, opts Options) (cadre.Config, []Diagnostic, error, tree) {
+	t.Helper()
+	tr := newTree(t, files)
+	env = withDefault(env, "HOME", tr.home)
+	opts.Getenv = envOf(env)
+	opts.ManagedDir = tr.managed
+	cfg, diags, err := Load(context.Background(), tr.cwd, opts)
+	return cfg, diags, err, tr
+}
+
+func withDefault(m map[string]string, k, v string) map[string]string {
+	out := map[string]string{k: v}
+	for mk, mv := range m {
+		out[mk] = mv
+	}
+	return out
+}
+
+var anthropicKey = map[string]string{"ANTHROPIC_API_KEY": "k"}
+
+// TestEveryKeyIsWiredOrReported lists every settings key cadre knows and
+// what it drives: a file that sets it changes the Config that Load
+// returns, or gets a warning saying why it does nothing. A key added to
+// Keys without a case here fails the test.
+func TestEveryKeyIsWiredOrReported(t *testing.T) {
+	type check func(t *testing.T, cfg cadre.Config, tr tree)
+	hasRule := func(b permission.Behavior, rule string) check {
+		return func(t *testing.T, cfg cadre.Config, _ tree) {
+			if !slices.ContainsFunc(cfg.Permissions.Rules, func(r permission.Rule) bool { return r.Behavior == b && r.String() == rule }) {
+				t.Errorf("no %s rule %s in %+v", b, rule, cfg.Permissions.Rules)
+			}
+		}
+	}
+	cases := map[string]struct {
+		json string
+		env  map[string]string
+		// want checks the Config; warn is the warning the file gets.
+		want check
+		warn string
+	}{
+		"$schema":     {json: `{"$schema": "https://example.com/cadre-settings.json"}`, want: func(*testing.T, cadre.Config, tree) {}},
+		"permissions": {json: `{"permissions": {}}`, want: func(*testing.T, cadre.Config, tree) {}},
+		"model": {json: `{"model": "haiku"}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.ModelID != "claude-haiku-4-5" {
+				t.Errorf("ModelID %s", cfg.ModelID)
+			}
+		}},
+		"provider": {json: `{"provider": "openai"}`, env: map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.ModelID != "gpt-5" {
+				t.Errorf("ModelID %s, want the openai default", cfg.ModelID)
+			}
+		}},
+		"modelAliases": {json: `{"modelAliases": {"anthropic": {"fast": "claude-fast-1"}}, "model": "fast"}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if id, ok := cfg.ResolveModel("fast"); cfg.ModelID != "claude-fast-1" || !ok || id != "claude-fast-1" {
+				t.Errorf("ModelID %s, fast → %s %v", cfg.ModelID, id, ok)
+			}
+		}},
+		"env": {json: `{"env": {"CADRE_MODEL": "opus"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.ModelID != "claude-opus-4-1" {
+				t.Errorf("ModelID %s", cfg.ModelID)
+			}
+		}},
+		"subagentModel": {json: `{"subagentModel": "haiku"}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.SubagentModel != "haiku" {
+				t.Errorf("SubagentModel %q", cfg.SubagentModel)
+			}
+		}},
+		"maxDepth": {json: `{"maxDepth": 2}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.Limits.MaxDepth != 2 {
+				t.Errorf("limits %+v", cfg.Limits)
+			}
+		}},
+		"maxConcurrentAgents": {json: `{"maxConcurrentAgents": 5}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.Limits.MaxRunning != 5 {
+				t.Errorf("limits %+v", cfg.Limits)
+			}
+		}},
+		"maxTotalAgents": {json: `{"maxTotalAgents": 50}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.Limits.MaxTotal != 50 {
+				t.Errorf("limits %+v", cfg.Limits)
+			}
+		}},
+		"hooks":               {json: `{"hooks": {"Stop": []}}`, warn: "hooks are not supported yet"},
+		"mcpServers":          {json: `{"mcpServers": {"gh": {"command": "x"}}}`, warn: "MCP servers are not supported yet"},
+		"agents":              {json: `{"agents": {}}`, warn: "put them in .cadre/agents/"},
+		"forkSubagent":        {json: `{"forkSubagent": true}`, warn: "fork path is not supported yet"},
+		"background":          {json: `{"background": true}`, warn: "background sub-agents are not supported yet"},
+		"worktree":            {json: `{"worktree": {}}`, warn: "worktree isolation is not supported yet"},
+		"teams":               {json: `{"teams": true}`, warn: "agent teams are not supported yet"},
+		"sandbox":             {json: `{"sandbox": {"enabled": true}}`, warn: "sandboxing is not supported yet"},
+		"outputStyle":         {json: `{"outputStyle": "Explanatory"}`, warn: "display setting"},
+		"statusLine":          {json: `{"statusLine": {}}`, warn: "display setting"},
+		"cleanupPeriodDays":   {json: `{"cleanupPeriodDays": 30}`, warn: "does not delete old transcripts"},
+		"includeCoAuthoredBy": {json: `{"includeCoAuthoredBy": false}`, warn: "writes no commits"},
+		"permissions.allow":   {json: `{"permissions": {"allow": ["Bash(ls:*)"]}}`, want: hasRule(permission.Allow, "Bash(ls:*)")},
+		"permissions.ask":     {json: `{"permissions": {"ask": ["Bash(git push:*)"]}}`, want: hasRule(permission.Ask, "Bash(git push:*)")},
+		"permissions.deny":    {json: `{"permissions": {"deny": ["WebFetch"]}}`, want: hasRule(permission.Deny, "WebFetch")},
+		"permissions.defaultMode": {json: `{"permissions": {"defaultMode": "acceptEdits"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.Permissions.Mode != permission.ModeAcceptEdits {
+				t.Errorf("mode %s", cfg.Permissions.Mode)
+			}
+		}},
+		"permissions.additionalDirectories": {json: `{"permissions": {"additionalDirectories": ["sub"]}}`, want: func(t *testing.T, cfg cadre.Config, tr tree) {
+			if !slices.Equal(cfg.AddDirs, []string{filepath.Join(tr.cwd, "sub")}) {
+				t.Errorf("dirs %v", cfg.AddDirs)
+			}
+		}},
+		"permissions.disableBypassPermissionsMode": {json: `{"permissions": {"disableBypassPermissionsMode": "disable"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if !cfg.Permissions.Limits.DisableBypass {
+				t.Errorf("limits %+v", cfg.Permissions.Limits)
+			}
+		}},
+	}
+	for _, k := range Keys() {
+		if _, ok := cases[k.Name]; !ok {
+			t.Errorf("settings key %q has no case here: say what it drives", k.Name)
+		}
+		if (k.Drives == "") == (k.Unsupported == "") {
+			t.Errorf("settings key %q must either drive something or say why it does not", k.Name)
+		}
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			env := withDefault(c.env, "ANTHROPIC_API_KEY", "k")
+			cfg, diags, err, tr := loadIn(t, map[string]string{"CWD/.cadre/settings.json": c.json, "CWD/sub/.keep": ""}, env, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var warnings []string
+			for _, d := range diags {
+				if d.Topic == TopicSettings {
+					warnings = append(warnings, d.String())
+				}
+			}
+			if c.warn == "" {
+				if len(warnings) != 0 {
+					t.Errorf("warnings for a key that is applied: %v", warnings)
+				}
+				c.want(t, cfg, tr)
+				return
+			}
+			if len(warnings) != 1 || !strings.Contains(warnings[0], c.warn) || !strings.Contains(warnings[0], "settings.json:1:2: warning:") {
+				t.Errorf("warnings %v, want one about %q", warnings, c.warn)
+			}
+		})
+	}
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		"CWD/.cadre/settings.json": `{"model": "haiku", "subagentModel": "opus", "permissions": {"defaultMode": "plan"}}`,
+	}
+	cases := []struct {
+		name            string
+		env             map[string]string
+		opts            Options
+		model, subModel string
+		force           string
+		mode            permission.Mode
+	}{
+		{"settings", anthropicKey, Options{}, "claude-haiku-4-5", "opus", "", permission.ModePlan},
+		{"environment over settings", withDefault(anthropicKey, "CADRE_MODEL", "opus"), Options{}, "claude-opus-4-1", "opus", "", permission.ModePlan},
+		{"sub-agent model from the environment",
+			map[string]string{"ANTHROPIC_API_KEY": "k", "CADRE_SUBAGENT_MODEL": "sonnet", "CADRE_SUBAGENT_MODEL_FORCE": "haiku"},
+			Options{}, "claude-haiku-4-5", "sonnet", "haiku", permission.ModePlan},
+		{"flags over both", withDefault(anthropicKey, "CADRE_MODEL", "opus"), Options{Model: "sonnet", PermissionMode: "acceptEdits"},
+			"claude-sonnet-4-5", "opus", "", permission.ModeAcceptEdits},
+		{"skip permissions", anthropicKey, Options{SkipPermissions: true}, "claude-haiku-4-5", "opus", "", permission.ModeBypassPermissions},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, _, err, _ := loadIn(t, files, c.env, c.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.ModelID != c.model || cfg.SubagentModel != c.subModel || cfg.ForceSubagentModel != c.force || cfg.Permissions.Mode != c.mode {
+				t.Errorf("model %s sub %s force %s mode %s", cfg.ModelID, cfg.SubagentModel, cfg.ForceSubagentModel, cfg.Permissions.Mode)
+			}
+		})
+	}
+}
+
+func TestLoadBuildsAWorkingConfig(t *testing.T) {
+	t.Parallel()
+	cfg, diags, err, tr := loadIn(t, map[string]string{
+		"CWD/.claude/agents/reviewer.md": "---\nname: reviewer\ndescription: reviews\nmodle: x\n---\nYou review.\n",
+		"MANAGED/agents/locked.md":       "---\nname: locked\ndescription: managed\n---\nbody\n",
+		"CWD/sub/.keep":                  "",
+	}, map[string]string{"ANTHROPIC_API_KEY": "k", "XDG_STATE_HOME": "/state"}, Options{AddDirs: []string{"sub"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Home != tr.home || cfg.StateDir != "/state/cadre" || cfg.Cwd != tr.cwd || cfg.Model == nil || cfg.ResolveModel == nil {
+		t.Fatalf("config %+v", cfg)
+	}
+	var names []string
+	for _, d := range cfg.Agents {
+		names = append(names, d.Name)
+	}
+	if !slices.Contains(names, "reviewer") || !slices.Contains(names, "locked") || !slices.Contains(names, "general-purpose") {
+		t.Fatalf("agents %v", names)
+	}
+	if len(diags) != 1 || diags[0].Topic != TopicAgents || !strings.Contains(diags[0].String(), `reviewer.md:4: warning: unknown key "modle"`) {
+		t.Fatalf("diagnostics %v", diags)
+	}
+	// The Config runs: cadre.New accepts it as it is.
+	if _, err := cadre.New(cfg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadReadsNoEnvironmentUnlessGiven(t *testing.T) {
+	tr := newTree(t, nil)
+	t.Setenv("ANTHROPIC_API_KEY", "from-the-process") // never read
+	_, _, err := Load(context.Background(), tr.cwd, Options{ManagedDir: tr.managed})
+	if err == nil || !strings.Contains(err.Error(), "no model provider configured") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestLoadErrorsNameTheProblem(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		files map[string]string
+		env   map[string]string
+		opts  Options
+		want  string
+	}{
+		{"no key", nil, nil, Options{}, "set ANTHROPIC_API_KEY"},
+		{"bad provider", nil, map[string]string{"CADRE_PROVIDER": "gemini"}, Options{}, `unknown provider "gemini"`},
+		{"openai without key", nil, map[string]string{"CADRE_PROVIDER": "openai"}, Options{}, "OPENAI_API_KEY"},
+		{"malformed settings", map[string]string{"CWD/.cadre/settings.json": "{"}, anthropicKey, Options{}, "settings.json:1:"},
+		{"bypass disabled", map[string]string{"MANAGED/managed-settings.json": `{"permissions":{"disableBypassPermissionsMode":"disable"}}`},
+			anthropicKey, Options{SkipPermissions: true}, "disabled by managed settings"},
+		{"bad --agents", nil, anthropicKey, Options{Agents: "nope.json"}, "--agents"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, _, err, _ := loadIn(t, c.files, c.env, c.opts)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want %q", err, c.want)
+			}
+		})
+	}
+	if _, _, err := Load(context.Background(), "/nonexistent/dir", Options{}); err == nil {
+		t.Fatal("no error for a missing working directory")
+	}
+	_, _, err, _ := loadIn(t, nil, anthropicKey, Options{SkipPermissions: true, PermissionMode: "plan"})
+	if err == nil || errors.Is(err, ErrBypassDisabled) || !strings.Contains(err.Error(), "conflicts") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,437 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/cadre-dev/cadre/permission"
+)
+
+// DefaultManagedDir holds managed-settings.json, managed-settings.d/ and
+// the managed agents/ directory.
+const DefaultManagedDir = "/etc/cadre"
+
+// SettingsOptions says where LoadSettings looks.
+type SettingsOptions struct {
+	// Cwd is the project root (absolute). Empty skips project files.
+	Cwd string
+	// Home is the user's home directory. Empty skips the user file.
+	Home string
+	// SettingsFile is a further file above the project's (--settings);
+	// relative to Cwd. "" for none.
+	SettingsFile string
+	// Flags are values from command-line flags, applied after
+	// SettingsFile.
+	Flags Flags
+	// ManagedDir holds managed-settings.json and managed-settings.d; ""
+	// means DefaultManagedDir.
+	ManagedDir string
+}
+
+// Flags are settings that come from command-line flags.
+type Flags struct {
+	// Rules from --allowedTools and --disallowedTools, with behaviour and
+	// source set.
+	Rules []permission.Rule
+	// Mode from --permission-mode ("" = not given).
+	Mode permission.Mode
+	// AddDirs from --add-dir (resolved against Cwd).
+	AddDirs []string
+}
+
+// Settings is the merged result of every settings file.
+type Settings struct {
+	Permissions Permissions
+	// Model, Provider ("anthropic" or "openai") and SubagentModel.
+	Model, Provider, SubagentModel Value
+	// MaxDepth, MaxConcurrentAgents and MaxTotalAgents bound sub-agents;
+	// 0 when no file sets them.
+	MaxDepth, MaxConcurrentAgents, MaxTotalAgents IntValue
+	// ModelAliases maps provider → alias → model id; a higher file
+	// overrides single aliases.
+	ModelAliases map[string]map[string]string
+	// Env holds environment variables for the run; higher files override
+	// single keys.
+	Env map[string]string
+	// Hooks are the raw `hooks` objects, lowest precedence first, each
+	// with its file (not applied yet).
+	Hooks []RawSource
+	// Files are the settings files that were loaded, lowest first.
+	Files []string
+}
+
+// Value is a scalar setting with the file that set it.
+type Value struct {
+	Value  string
+	Source string
+}
+
+// IntValue is a whole-number setting with the file that set it.
+type IntValue struct {
+	Value  int
+	Source string
+}
+
+// Dir is a working directory with the file that added it.
+type Dir struct {
+	Path   string
+	Source string
+}
+
+// RawSource is a raw JSON value with its file.
+type RawSource struct {
+	Raw    json.RawMessage
+	Source string
+}
+
+// Permissions are the merged `permissions` keys.
+type Permissions struct {
+	// Rules are allow, ask and deny rules in load order, each with its
+	// source file and base directory.
+	Rules []permission.Rule
+	// DefaultMode is permissions.defaultMode (or --permission-mode).
+	DefaultMode Value
+	// AdditionalDirectories are absolute, from every file and --add-dir.
+	AdditionalDirectories []Dir
+	// DisableBypass is set when a file says
+	// "disableBypassPermissionsMode": "disable"; DisableBypassSource names
+	// the file.
+	DisableBypass       bool
+	DisableBypassSource string
+}
+
+// SourceFlags names settings that come from flags rather than a file.
+const SourceFlags = "cli"
+
+// ErrMalformed is wrapped by LoadSettings for a settings file that cannot
+// be used.
+var ErrMalformed = errors.New("malformed settings file")
+
+// fileData is the JSON shape of one settings file. Keys cadre does not
+// apply (see Keys) are not decoded.
+type fileData struct {
+	Permissions         *permData                    `json:"permissions"`
+	Model               *string                      `json:"model"`
+	Provider            *string                      `json:"provider"`
+	SubagentModel       *string                      `json:"subagentModel"`
+	MaxDepth            *int                         `json:"maxDepth"`
+	MaxConcurrentAgents *int                         `json:"maxConcurrentAgents"`
+	MaxTotalAgents      *int                         `json:"maxTotalAgents"`
+	ModelAliases        map[string]map[string]string `json:"modelAliases"`
+	Env                 map[string]string            `json:"env"`
+	Hooks               json.RawMessage              `json:"hooks"`
+}
+
+type permData struct {
+	Allow                        []string `json:"allow"`
+	Ask                          []string `json:"ask"`
+	Deny                         []string `json:"deny"`
+	DefaultMode                  *string  `json:"defaultMode"`
+	AdditionalDirectories        []string `json:"additionalDirectories"`
+	DisableBypassPermissionsMode *string  `json:"disableBypassPermissionsMode"`
+}
+
+// layer is one settings file to load.
+type layer struct {
+	path, base string
+	required   bool
+}
+
+// LoadSettings reads and merges the settings files. A file that does not
+// exist is skipped (except SettingsFile); one that cannot be read or
+// parsed is an error naming it. Unknown keys, and keys cadre does not
+// apply yet, are warnings.
+func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
+	s := &Settings{ModelAliases: map[string]map[string]string{}, Env: map[string]string{}}
+	var diags []Diagnostic
+	load := func(layers []layer) error {
+		for _, l := range layers {
+			d, err := s.loadFile(l.path, l.base, opts.Home, l.required)
+			diags = append(diags, d...)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := load(userLayers(opts)); err != nil {
+		return nil, diags, err
+	}
+	if err := s.applyFlags(opts); err != nil {
+		return nil, diags, err
+	}
+	managed, err := managedLayers(opts)
+	if err != nil {
+		return nil, diags, err
+	}
+	if err := load(managed); err != nil {
+		return nil, diags, err
+	}
+	return s, diags, nil
+}
+
+// userLayers are the files below the flags: user, project, project local,
+// --settings.
+func userLayers(opts SettingsOptions) []layer {
+	var layers []layer
+	if opts.Home != "" {
+		layers = append(layers, layer{path: filepath.Join(opts.Home, ".config", "cadre", "settings.json"), base: opts.Home})
+	}
+	if opts.Cwd != "" {
+		layers = append(layers,
+			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.json"), base: opts.Cwd},
+			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.local.json"), base: opts.Cwd})
+	}
+	if opts.SettingsFile != "" {
+		p := opts.SettingsFile
+		if !filepath.IsAbs(p) && opts.Cwd != "" {
+			p = filepath.Join(opts.Cwd, p)
+		}
+		layers = append(layers, layer{path: p, base: filepath.Dir(p), required: true})
+	}
+	return layers
+}
+
+// managedLayers are managed-settings.json and managed-settings.d/*.json in
+// name order; their relative paths are anchored at the project.
+func managedLayers(opts SettingsOptions) ([]layer, error) {
+	dir := opts.ManagedDir
+	if dir == "" {
+		dir = DefaultManagedDir
+	}
+	paths := []string{filepath.Join(dir, "managed-settings.json")}
+	entries, err := os.ReadDir(filepath.Join(dir, "managed-settings.d"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read managed settings directory: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
+			names = append(names, e.Name())
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		paths = append(paths, filepath.Join(dir, "managed-settings.d", n))
+	}
+	layers := make([]layer, len(paths))
+	for i, p := range paths {
+		layers[i] = layer{path: p, base: opts.Cwd}
+		if opts.Cwd == "" {
+			layers[i].base = filepath.Dir(p)
+		}
+	}
+	return layers, nil
+}
+
+func (s *Settings) applyFlags(opts SettingsOptions) error {
+	f := opts.Flags
+	s.Permissions.Rules = append(s.Permissions.Rules, f.Rules...)
+	if f.Mode != "" {
+		m, err := permission.ParseMode(string(f.Mode))
+		if err != nil {
+			return fmt.Errorf("--permission-mode: %w", err)
+		}
+		s.Permissions.DefaultMode = Value{Value: string(m), Source: "--permission-mode"}
+	}
+	for _, d := range f.AddDirs {
+		p := expandHome(d, opts.Home)
+		if !filepath.IsAbs(p) && opts.Cwd != "" {
+			p = filepath.Join(opts.Cwd, p)
+		}
+		s.Permissions.AdditionalDirectories = append(s.Permissions.AdditionalDirectories, Dir{Path: filepath.Clean(p), Source: "--add-dir"})
+	}
+	return nil
+}
+
+func expandHome(p, home string) string {
+	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
+		return home + strings.TrimPrefix(p, "~")
+	}
+	return p
+}
+
+// loadFile merges one file. base anchors relative path rules and
+// directories.
+func (s *Settings) loadFile(path, base, home string, required bool) ([]Diagnostic, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && !required {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("read settings %s: %w", path, err)
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if len(bytes.TrimSpace(data)) == 0 {
+		return []Diagnostic{{File: path, Severity: SeverityWarning, Topic: TopicSettings, Message: "empty settings file"}}, nil
+	}
+	keys, err := scanKeys(data)
+	if err != nil {
+		return nil, posError(path, data, err)
+	}
+	var fd fileData
+	if err := json.NewDecoder(bytes.NewReader(data)).Decode(&fd); err != nil {
+		return nil, posError(path, data, err)
+	}
+	diags := checkKeys(path, data, keys)
+	s.Files = append(s.Files, path)
+	if fd.Permissions != nil {
+		d, err := s.applyPermissions(fd.Permissions, path, base, home)
+		diags = append(diags, d...)
+		if err != nil {
+			return diags, err
+		}
+	}
+	return diags, s.applyScalars(&fd, path)
+}
+
+// checkKeys reports the keys of a file that do nothing: unknown ones,
+// with a did-you-mean, and known ones cadre does not apply yet.
+func checkKeys(path string, data []byte, keys []keyPos) []Diagnostic {
+	var diags []Diagnostic
+	for _, k := range keys {
+		if k.parent != "" && k.parent != "permissions" {
+			continue // inside a value such as env or modelAliases
+		}
+		line, col := lineCol(data, k.offset)
+		d := Diagnostic{File: path, Line: line, Column: col, Severity: SeverityWarning, Topic: TopicSettings}
+		key, known := lookupKey(k.parent, k.name)
+		switch {
+		case known && key.Unsupported == "":
+			continue
+		case known:
+			d.Message = fmt.Sprintf("%q: %s", k.name, key.Unsupported)
+		default:
+			d.Message = fmt.Sprintf("unknown key %q", k.name)
+			if k.parent != "" {
+				d.Message = fmt.Sprintf("unknown key %q in %s", k.name, k.parent)
+			}
+			if sug := didYouMean(k.parent, k.name); sug != "" {
+				d.Message += fmt.Sprintf(" (did you mean %q?)", sug)
+			}
+		}
+		diags = append(diags, d)
+	}
+	return diags
+}
+
+// applyPermissions merges a file's permissions object.
+func (s *Settings) applyPermissions(p *permData, path, base, home string) ([]Diagnostic, error) {
+	var diags []Diagnostic
+	for _, set := range []struct {
+		b    permission.Behavior
+		list []string
+	}{{permission.Allow, p.Allow}, {permission.Ask, p.Ask}, {permission.Deny, p.Deny}} {
+		for _, raw := range set.list {
+			r, err := permission.ParseRule(raw)
+			if err != nil {
+				if set.b == permission.Allow {
+					// Dropping an allow rule never widens anything.
+					diags = append(diags, Diagnostic{File: path, Severity: SeverityWarning, Topic: TopicSettings,
+						Message: fmt.Sprintf("permissions.allow: %v; rule ignored", err)})
+					continue
+				}
+				return diags, fmt.Errorf("%w: %s: permissions.%s: %v", ErrMalformed, path, set.b, err)
+			}
+			r.Behavior, r.Source, r.Base = set.b, path, base
+			s.Permissions.Rules = append(s.Permissions.Rules, r)
+		}
+	}
+	if p.DefaultMode != nil {
+		m, err := permission.ParseMode(*p.DefaultMode)
+		if err == nil && m == permission.ModeBubble {
+			err = fmt.Errorf("permission mode %q is internal", *p.DefaultMode)
+		}
+		if err != nil {
+			return diags, fmt.Errorf("%w: %s: permissions.defaultMode: %v", ErrMalformed, path, err)
+		}
+		s.Permissions.DefaultMode = Value{Value: string(m), Source: path}
+	}
+	for _, d := range p.AdditionalDirectories {
+		q := expandHome(d, home)
+		if !filepath.IsAbs(q) {
+			q = filepath.Join(base, q)
+		}
+		s.Permissions.AdditionalDirectories = append(s.Permissions.AdditionalDirectories, Dir{Path: filepath.Clean(q), Source: path})
+	}
+	if v := p.DisableBypassPermissionsMode; v != nil {
+		if *v != "disable" {
+			return diags, fmt.Errorf("%w: %s: permissions.disableBypassPermissionsMode must be \"disable\", not %q", ErrMalformed, path, *v)
+		}
+		s.Permissions.DisableBypass = true
+		s.Permissions.DisableBypassSource = path
+	}
+	return diags, nil
+}
+
+// applyScalars merges a file's other keys: a scalar replaces the lower
+// files' value, a map entry replaces the same entry.
+func (s *Settings) applyScalars(fd *fileData, path string) error {
+	if fd.Model != nil {
+		s.Model = Value{Value: *fd.Model, Source: path}
+	}
+	if fd.Provider != nil {
+		if _, err := ParseProvider(*fd.Provider); err != nil {
+			return fmt.Errorf("%w: %s: provider: %v", ErrMalformed, path, err)
+		}
+		s.Provider = Value{Value: *fd.Provider, Source: path}
+	}
+	if fd.SubagentModel != nil {
+		s.SubagentModel = Value{Value: *fd.SubagentModel, Source: path}
+	}
+	for _, lim := range []struct {
+		key string
+		v   *int
+		dst *IntValue
+	}{{"maxDepth", fd.MaxDepth, &s.MaxDepth}, {"maxConcurrentAgents", fd.MaxConcurrentAgents, &s.MaxConcurrentAgents},
+		{"maxTotalAgents", fd.MaxTotalAgents, &s.MaxTotalAgents}} {
+		if lim.v == nil {
+			continue
+		}
+		if *lim.v < 1 {
+			return fmt.Errorf("%w: %s: %s must be 1 or more, not %d", ErrMalformed, path, lim.key, *lim.v)
+		}
+		*lim.dst = IntValue{Value: *lim.v, Source: path}
+	}
+	for prov, m := range fd.ModelAliases {
+		if s.ModelAliases[prov] == nil {
+			s.ModelAliases[prov] = map[string]string{}
+		}
+		maps.Copy(s.ModelAliases[prov], m)
+	}
+	maps.Copy(s.Env, fd.Env)
+	if len(fd.Hooks) > 0 && string(fd.Hooks) != "null" {
+		s.Hooks = append(s.Hooks, RawSource{Raw: append(json.RawMessage(nil), fd.Hooks...), Source: path})
+	}
+	return nil
+}
+
+// PermissionConfig builds the checker configuration for a run in cwd.
+// mode overrides the settings' defaultMode when not "".
+func (s *Settings) PermissionConfig(cwd, home string, mode permission.Mode) permission.Config {
+	if mode == "" {
+		mode = permission.Mode(s.Permissions.DefaultMode.Value)
+	}
+	return permission.Config{
+		Mode: mode, Cwd: cwd, Dirs: s.Dirs(), Home: home,
+		Rules:         slices.Clone(s.Permissions.Rules),
+		DisableBypass: s.Permissions.DisableBypass,
+	}
+}
+
+// Dirs are the additional working directories' paths.
+func (s *Settings) Dirs() []string {
+	var dirs []string
+	for _, d := range s.Permissions.AdditionalDirectories {
+		dirs = append(dirs, d.Path)
+	}
+	return dirs
+}

@@ -1,0 +1,104 @@
+package prompts
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The messages below are what the model reads when an Agent call cannot
+// start a sub-agent. Each says what went wrong and what to do instead;
+// those about limits say which limit and not to retry (S-5.7).
+
+// AgentOutsideSession: the Agent tool was run outside a cadre session.
+func AgentOutsideSession() string { return "The Agent tool can only run inside a cadre session." }
+
+// AgentInputInvalid: the call's input does not fit the schema.
+func AgentInputInvalid(err error) string {
+	return fmt.Sprintf("Invalid input for Agent: %v. Required: description and prompt; optional: subagent_type, model, effort, cwd.", err)
+}
+
+// AgentNeedsPrompt: the call's prompt is empty.
+func AgentNeedsPrompt() string { return "Agent needs a prompt: the complete task for the sub-agent." }
+
+// AgentCwdNotAbsolute: the call's cwd is a relative path.
+func AgentCwdNotAbsolute(cwd string) string {
+	return fmt.Sprintf("Agent cwd must be an absolute path; got %q.", cwd)
+}
+
+// AgentCwdNotDir: the call's cwd is not a directory.
+func AgentCwdNotDir(cwd string) string { return fmt.Sprintf("Agent cwd %s is not a directory.", cwd) }
+
+// ForkDisabled: the call asked for the fork path, which is off.
+func ForkDisabled(defaultType string, types []string) string {
+	return fmt.Sprintf("Forking is not enabled in this session. Omit subagent_type to start a %s agent, or name one of: %s.", defaultType, typeList(types))
+}
+
+// UnknownAgentType: no definition has that name.
+func UnknownAgentType(typ string, types []string) string {
+	return fmt.Sprintf("Unknown agent type %q. Available agent types: %s.", typ, typeList(types))
+}
+
+// AgentTypeDenied: a deny rule (rule, from source) forbids starting typ
+// (S-3.4).
+func AgentTypeDenied(typ, rule, source string) string {
+	if source == "" {
+		source = "an unnamed source"
+	}
+	return fmt.Sprintf("Agent type %q is denied by rule %s from %s. Do not retry; pick another agent type or do the work yourself.", typ, rule, source)
+}
+
+// AgentTypeNotAllowed: the calling agent's definition limits the types it
+// may start (`Agent(a, b)`), and typ is not one of them.
+func AgentTypeNotAllowed(typ string, allowed []string) string {
+	return fmt.Sprintf("This agent may start only these agent types: %s (its definition's Agent(...) entry). Do not retry with %q.", typeList(allowed), typ)
+}
+
+// NoTools: the agent would start with no tools; reasons say why each tool
+// was dropped.
+func NoTools(agentType string, reasons []string) string {
+	if len(reasons) == 0 {
+		reasons = []string{"its definition lists no tools"}
+	}
+	return fmt.Sprintf("Cannot start %s: it would have no tools (%s). Do not retry; use another agent type.", agentType, strings.Join(reasons, "; "))
+}
+
+// BadDefinition: the definition at path cannot be applied.
+func BadDefinition(agentType string, problem error, path string) string {
+	return fmt.Sprintf("Cannot start %s: %v. Fix the definition (%s).", agentType, problem, path)
+}
+
+// DepthLimit: the calling agent is at the nesting limit. It is also the
+// answer to an Agent call from an agent that was not given the tool for
+// that reason.
+func DepthLimit(depth, maxDepth int) string {
+	return fmt.Sprintf("Cannot start a sub-agent: nesting limit reached (depth %d of %d). Do not retry; do the work yourself with your own tools.", depth, maxDepth)
+}
+
+// TotalLimit: the session has started as many sub-agents as it may.
+func TotalLimit(maxTotal int) string {
+	return fmt.Sprintf("Cannot start a sub-agent: this session has already started the limit of %d sub-agents. Do not retry; finish the work with your own tools.", maxTotal)
+}
+
+// SubagentNotStarted: the runtime could not set the agent up.
+func SubagentNotStarted(err error) string {
+	return fmt.Sprintf("Cannot start the sub-agent: %v", err)
+}
+
+// SubagentFailed: the agent started and failed.
+func SubagentFailed(agentID, agentType string, err error) string {
+	return fmt.Sprintf("The sub-agent %s (%s) failed: %v", agentID, agentType, err)
+}
+
+// NarrowedToolRefused: an agent granted a tool only through entries with
+// rule content (`tools: Bash(git diff:*)`) called it outside them.
+func NarrowedToolRefused(tool string, entries []string) string {
+	return fmt.Sprintf("This agent may use %s only as its definition allows: %s. This call is outside that; do not retry it, and report what you could not do.",
+		tool, strings.Join(entries, ", "))
+}
+
+func typeList(types []string) string {
+	if len(types) == 0 {
+		return "(none)"
+	}
+	return strings.Join(types, ", ")
+}
