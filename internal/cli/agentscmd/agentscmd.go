@@ -329,7 +329,6 @@ for --cwd. Exits 1 when there is an error, 0 otherwise (warnings included).`,
 				for _, d := range set.All() {
 					if d.Source != agentdef.SourceBuiltin {
 						agents++
-						ds = append(ds, unknownToolDiagnostics(d)...)
 					}
 				}
 			} else {
@@ -342,9 +341,6 @@ for --cwd. Exits 1 when there is an error, 0 otherwise (warnings included).`,
 					return &ExitError{Code: 1, Err: err}
 				}
 				ds, files, agents = res.Diagnostics, res.Files, len(res.Definitions)
-				for _, d := range res.Definitions {
-					ds = append(ds, unknownToolDiagnostics(d)...)
-				}
 			}
 			sortDiagnostics(ds)
 			for _, d := range ds {

@@ -26,15 +26,15 @@ func TestUnknownTools(t *testing.T) {
 			t.Fatalf("%v: check failed on warnings only: %v", args, err)
 		}
 		for _, want := range []string{
-			p + `:4: warning: tools entry "WebFecth" matches no tool cadre has; it is dropped, and the agent does not get it (did you mean "WebFetch"?)`,
-			p + `:4: warning: tools entry "Frobnicate" matches no tool cadre has`,
-			p + `:5: warning: disallowedTools entry "Bsh" matches no tool cadre has; it denies nothing (did you mean "Bash"?)`,
+			p + `:4: warning: tools entry "WebFecth" names no tool cadre knows (did you mean "WebFetch"?); the agent does not get it`,
+			p + `:4: warning: tools entry "Frobnicate" names no tool cadre knows`,
+			p + `:5: warning: disallowedTools entry "Bsh" names no tool cadre knows (did you mean "Bash"?); it denies nothing`,
 		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%v lacks %q:\n%s", args, want, out)
 			}
 		}
-		if strings.Contains(out, `"WebFetch" matches`) || strings.Contains(out, "mcp__github") || strings.Contains(out, `"LS"`) {
+		if strings.Contains(out, `"WebFetch" names`) || strings.Contains(out, "mcp__github") || strings.Contains(out, `"LS"`) {
 			t.Errorf("%v warns on a known tool:\n%s", args, out)
 		}
 		if !strings.Contains(errOut, "3 warning(s)") {
