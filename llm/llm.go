@@ -212,9 +212,14 @@ type Event struct {
 // Retry describes a failed attempt that will be retried.
 type Retry struct {
 	Attempt int
-	Status  int    // HTTP status, 0 for a cut stream
-	Wait    string // the delay before the next attempt, as time.Duration text
-	Err     string
+	// MaxRetries is how many retries a failure of this cause gets at most.
+	MaxRetries int
+	Status     int    // HTTP status, 0 for a cut stream or a connection error
+	Wait       string // the delay before the next attempt, as time.Duration text
+	// Cause names why the attempt failed: status, cut, stalled,
+	// no_headers, connection_refused, network.
+	Cause string
+	Err   string
 }
 
 // Response is a complete model answer.

@@ -414,7 +414,7 @@ func TestCancelDuringBackoff(t *testing.T) {
 	f := newFake(t, status(429, "rate_limit_error", "slow down", "Retry-After", "3600"), textReply("never"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m, _ := newModel(t, f, Config{Sleep: retry.Sleep})
+	m, _ := newModel(t, f, Config{Sleep: retry.Sleep, MaxRetryAfter: 2 * time.Hour, RetryBudget: 2 * time.Hour})
 	var last error
 	for ev, err := range m.Stream(ctx, simpleRequest()) {
 		if err != nil {
