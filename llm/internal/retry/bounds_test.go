@@ -63,9 +63,9 @@ func TestBoundsOfRun(t *testing.T) {
 		{"refused is retried twice", []*Failure{fail(CauseRefused), fail(CauseRefused), fail(CauseRefused)}, 2, "connection_refused failure"},
 		{"dns is never retried", []*Failure{fail(CauseDNS)}, 0, "dns failure"},
 		{"caps count per cause", []*Failure{fail(CauseStalled), status(529, 0), fail(CauseStalled), status(529, 0), nil}, 4, ""},
-		{"retry-after over the cap ends at once", []*Failure{status(429, 10 * time.Minute)}, 0, "asked to retry after 10m0s, longer than the 1m0s"},
-		{"retry-after under the cap is waited", []*Failure{status(429, 20 * time.Second), nil}, 1, ""},
-		{"the budget ends the waits", []*Failure{status(429, 20 * time.Second), status(429, 20 * time.Second)}, 1, "retry budget of 30s is spent"},
+		{"retry-after over the cap ends at once", []*Failure{status(429, 10*time.Minute)}, 0, "asked to retry after 10m0s, longer than the 1m0s"},
+		{"retry-after under the cap is waited", []*Failure{status(429, 20*time.Second), nil}, 1, ""},
+		{"the budget ends the waits", []*Failure{status(429, 20*time.Second), status(429, 20*time.Second)}, 1, "retry budget of 30s is spent"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
