@@ -71,8 +71,9 @@ const (
 	// Retry carries Retry: a model request failed and is being redone;
 	// deltas since the last complete message must be discarded.
 	Retry
-	// AssistantMessage carries Message, a complete model answer, and Usage
-	// for the request that produced it.
+	// AssistantMessage carries Message, a complete model answer, with
+	// Usage, MessageID, Model, StopReason and APIDuration of the request
+	// that produced it.
 	AssistantMessage
 	// ToolStart carries Call, a tool call about to run.
 	ToolStart
@@ -94,6 +95,13 @@ type Event struct {
 	Call       *llm.Block
 	ToolResult *ToolResult
 	Result     *Result
+	// MessageID and Model are the provider's id of the answer and the
+	// model that gave it; StopReason why it stopped; APIDuration how long
+	// the request took, retries included.
+	MessageID   string
+	Model       string
+	StopReason  llm.StopReason
+	APIDuration time.Duration
 }
 
 // ToolResult is how one tool call ended.
@@ -216,10 +224,12 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			Thinking:  r.cfg.Thinking,
 			Effort:    r.cfg.Effort,
 		}
+		sent := r.cfg.Now()
 		resp, err := r.request(ctx, req)
 		if err != nil {
 			return nil, err
 		}
+		apiDuration := r.cfg.Now().Sub(sent)
 		r.turns++
 		r.usage = r.usage.Add(resp.Usage)
 		msg := resp.Message
@@ -235,7 +245,12 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		if err := r.record(msg, &usage); err != nil {
 			return nil, err
 		}
-		if err := r.emit(Event{Kind: AssistantMessage, Message: &msg, Usage: resp.Usage}); err != nil {
+		model := resp.Model
+		if model == "" {
+			model = r.cfg.ModelID
+		}
+		if err := r.emit(Event{Kind: AssistantMessage, Message: &msg, Usage: resp.Usage, MessageID: resp.ID, Model: model,
+			StopReason: resp.StopReason, APIDuration: apiDuration}); err != nil {
 			return nil, err
 		}
 		calls := msg.ToolUses()
