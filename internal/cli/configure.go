@@ -29,7 +29,7 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 		return cadre.Config{}, err
 	}
 	s, diags, err := settings.Load(settings.LoadOptions{
-		Cwd: cwd, Home: home, SettingsFile: o.settingsFile,
+		Cwd: cwd, Home: home, SettingsFile: o.settingsFile, SettingsJSON: o.settingsJSON,
 		Flags: settings.Flags{Rules: flagRules, AddDirs: o.addDirs},
 	})
 	if err != nil {

@@ -41,6 +41,9 @@ type LoadOptions struct {
 	Home string
 	// SettingsFile is the --settings path ("" for none).
 	SettingsFile string
+	// SettingsJSON is --settings given as inline JSON instead of a path;
+	// it takes SettingsFile's place (diagnostics name it "--settings").
+	SettingsJSON string
 	// Flags are values from command-line flags, applied after
 	// SettingsFile (their rules carry their own sources).
 	Flags Flags
@@ -177,6 +180,7 @@ func Load(opts LoadOptions) (*Settings, []Diagnostic, error) {
 	type layer struct {
 		path, base string
 		required   bool
+		inline     []byte // the content, for --settings given as JSON
 	}
 	var layers []layer
 	if opts.Home != "" {
@@ -194,8 +198,17 @@ func Load(opts LoadOptions) (*Settings, []Diagnostic, error) {
 		}
 		layers = append(layers, layer{path: p, base: filepath.Dir(p), required: true})
 	}
+	if opts.SettingsJSON != "" {
+		layers = append(layers, layer{path: "--settings", base: opts.Cwd, required: true, inline: []byte(opts.SettingsJSON)})
+	}
 	for _, l := range layers {
-		d, err := s.loadFile(l.path, l.base, opts.Home, l.required)
+		var d []Diagnostic
+		var err error
+		if l.inline != nil {
+			d, err = s.loadData(l.path, l.inline, l.base, opts.Home)
+		} else {
+			d, err = s.loadFile(l.path, l.base, opts.Home, l.required)
+		}
 		diags = append(diags, d...)
 		if err != nil {
 			return nil, diags, err
@@ -290,6 +303,11 @@ func (s *Settings) loadFile(path, base, home string, required bool) ([]Diagnosti
 		}
 		return nil, fmt.Errorf("read settings %s: %w", path, err)
 	}
+	return s.loadData(path, data, base, home)
+}
+
+// loadData merges one file's content; path names it in diagnostics.
+func (s *Settings) loadData(path string, data []byte, base, home string) ([]Diagnostic, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if len(bytes.TrimSpace(data)) == 0 {
 		return []Diagnostic{{File: path, Severity: Warning, Message: "empty settings file"}}, nil
