@@ -369,7 +369,9 @@ func randomHex(n int) string {
 func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // writerLines adapts an io.Writer to lineWriter.
-type writerLines struct{ w interface{ Write([]byte) (int, error) } }
+type writerLines struct {
+	w interface{ Write([]byte) (int, error) }
+}
 
 func (w writerLines) WriteLine(line []byte) error {
 	_, err := w.w.Write(line)

@@ -36,7 +36,7 @@ type tally struct {
 	tasks map[string]*taskTally
 	// results holds each ended sub-agent's result, by tool-use id.
 	results map[string]*cadre.SubagentResult
-	stats subagentStatsJSON
+	stats   subagentStatsJSON
 }
 
 // modelTally is one model's usage.
