@@ -409,7 +409,7 @@ func applyFlags(p procIO, o *options, cfg *cadre.Config) error {
 
 // runInfoOf is what init reports beyond the runtime's Init.
 func runInfoOf(p procIO, cfg cadre.Config) runInfo {
-	info := runInfo{PermissionMode: string(permission.ModeBypassPermissions), APIKeySource: "none"}
+	info := runInfo{AddDirs: cfg.AddDirs, PermissionMode: string(permission.ModeBypassPermissions), APIKeySource: "none"}
 	if cfg.Permissions != nil {
 		info.PermissionMode = string(cfg.Permissions.Mode)
 		if info.PermissionMode == "" {
@@ -468,21 +468,23 @@ func drive(ctx context.Context, cancel context.CancelCauseFunc, sigs *signals, r
 	var last *cadre.Result
 	for ev, err := range rt.Run(ctx, prompt) {
 		if err != nil {
+			f := failure{msg: trimPrefix(err.Error()), subtype: "error_during_execution"}
+			code := ExitFailed
 			switch {
 			case errors.Is(context.Cause(ctx), errBudget):
-				if perr := pr.fail(fmt.Sprintf("Stopped: the run cost $%.4f, reaching --max-budget-usd $%g.", tl.cost(), budget), "error_max_budget_usd"); perr != nil {
-					return ExitFailed, perr
-				}
-				return ExitFailed, nil
+				f = failure{msg: fmt.Sprintf("Stopped: the run cost $%.4f, reaching --max-budget-usd $%g.", tl.cost(), budget), subtype: "error_max_budget_usd"}
 			case ctx.Err() != nil:
-				code, why := sigs.exitCode()
-				_ = pr.fail(why, "error_during_execution")
-				return code, nil
+				code, f.msg = sigs.exitCode()
+			default:
+				var apiErr *llm.APIError
+				if errors.As(err, &apiErr) {
+					f.apiStatus = apiErr.Status
+				}
 			}
-			if perr := pr.fail(err.Error(), "error_during_execution"); perr != nil {
-				return ExitFailed, perr
+			if perr := pr.fail(f); perr != nil && code == ExitFailed {
+				return code, perr
 			}
-			return ExitFailed, nil
+			return code, nil
 		}
 		if ev.Type == cadre.EventResult {
 			last = ev.Result

@@ -65,4 +65,4 @@ func (d *debugPrinter) event(ev cadre.Event) error {
 	return d.next.event(ev)
 }
 
-func (d *debugPrinter) fail(msg, subtype string) error { return d.next.fail(msg, subtype) }
+func (d *debugPrinter) fail(f failure) error { return d.next.fail(f) }

@@ -17,7 +17,16 @@ type printer interface {
 	event(ev cadre.Event) error
 	// fail reports a run that ended with an error instead of a result:
 	// the result object still carries every number seen so far.
-	fail(msg, subtype string) error
+	fail(f failure) error
+}
+
+// failure is how a run that produced no result ended.
+type failure struct {
+	msg     string
+	subtype string
+	// apiStatus is the HTTP status of the model API error that ended
+	// the run, 0 for none.
+	apiStatus int
 }
 
 // printerConfig is what a printer needs besides its format.
@@ -139,8 +148,8 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-func (p *textPrinter) fail(msg, _ string) error {
-	_, err := fmt.Fprintln(p.errOut, "cadre: "+strings.TrimPrefix(msg, "cadre: "))
+func (p *textPrinter) fail(f failure) error {
+	_, err := fmt.Fprintln(p.errOut, "cadre: "+trimPrefix(f.msg))
 	return err
 }
 

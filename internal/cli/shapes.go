@@ -40,6 +40,7 @@ type initJSON struct {
 	Skills            []string        `json:"skills"`
 	Plugins           []pluginJSON    `json:"plugins"`
 	UUID              string          `json:"uuid"`
+	AddDirs           []string        `json:"additional_directories"`
 	Cadre             initExtra       `json:"cadre"`
 }
 
@@ -88,10 +89,20 @@ type assistantJSON struct {
 	TaskDescription string     `json:"task_description,omitempty"`
 }
 
-// userMessage is the message of a user event.
+// userMessage is the message of a user event. Content holds llm.Block
+// values, or toolResultJSON for a tool result whose content is one text.
 type userMessage struct {
-	Role    llm.Role    `json:"role"`
-	Content []llm.Block `json:"content"`
+	Role    llm.Role `json:"role"`
+	Content []any    `json:"content"`
+}
+
+// toolResultJSON is a tool_result block whose content is a string, as
+// Claude Code writes the result of every tool but Agent.
+type toolResultJSON struct {
+	ToolUseID string `json:"tool_use_id"`
+	Type      string `json:"type"`
+	Content   string `json:"content"`
+	IsError   bool   `json:"is_error,omitempty"`
 }
 
 // userJSON is a user event: a tool result, or a sub-agent's prompt.
@@ -119,6 +130,7 @@ type agentToolResult struct {
 	AgentID           string      `json:"agentId"`
 	AgentType         string      `json:"agentType"`
 	Content           []llm.Block `json:"content"`
+	ToolsUsed         []string    `json:"toolsUsed"`
 	ResolvedModel     string      `json:"resolvedModel"`
 	TotalDurationMS   int64       `json:"totalDurationMs"`
 	TotalTokens       int64       `json:"totalTokens"`
@@ -332,6 +344,8 @@ type resultJSON struct {
 	PermissionDenials []permission.Denial       `json:"permission_denials"`
 	SubagentStats     subagentStatsJSON         `json:"subagent_stats"`
 	Errors            []string                  `json:"errors,omitempty"`
+	TerminalReason    string                    `json:"terminal_reason"`
+	APIErrorStatus    *int                      `json:"api_error_status"`
 	UUID              string                    `json:"uuid"`
 	Cadre             resultExtra               `json:"cadre"`
 }

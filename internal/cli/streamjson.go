@@ -3,6 +3,7 @@ package cli
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"time"
 
 	"github.com/cadre-dev/cadre"
@@ -17,6 +18,7 @@ type lineWriter interface {
 
 // runInfo is what init reports that the runtime's Init does not carry.
 type runInfo struct {
+	AddDirs        []string
 	PermissionMode string
 	APIKeySource   string
 	Provider       string
@@ -81,14 +83,14 @@ func (p *streamPrinter) event(ev cadre.Event) error {
 	case cadre.EventTaskCompleted:
 		return p.taskCompleted(ev.Subagent)
 	case cadre.EventResult:
-		return p.write(p.tally.result(ev.Result, p.session, "", ""))
+		return p.write(p.tally.result(ev.Result))
 	}
 	return nil
 }
 
 // fail writes the result of a run that ended with an error.
-func (p *streamPrinter) fail(msg, subtype string) error {
-	return p.write(p.tally.result(nil, p.session, msg, subtype))
+func (p *streamPrinter) fail(f failure) error {
+	return p.write(p.tally.failed(p.session, f))
 }
 
 func parentID(ev cadre.Event) *string {
@@ -104,7 +106,7 @@ func (p *streamPrinter) init(in *cadre.Init) error {
 	ev := initJSON{
 		Type: "system", Subtype: "init", Cwd: in.Cwd, SessionID: in.SessionID, Tools: nonNil(in.Tools),
 		MCPServers: p.info.MCPServers, Model: in.Model, PermissionMode: p.info.PermissionMode,
-		SlashCommands: []string{}, APIKeySource: p.info.APIKeySource, ClaudeCodeVersion: protocolVersion,
+		SlashCommands: []string{}, APIKeySource: p.info.APIKeySource, ClaudeCodeVersion: protocolVersion, AddDirs: nonNil(p.info.AddDirs),
 		OutputStyle: "default", Agents: nonNil(p.info.Agents), Skills: []string{}, Plugins: []pluginJSON{},
 		UUID: newUUID(), Cadre: initExtra{Version: Version, Provider: p.info.Provider, TranscriptPath: in.TranscriptPath},
 	}
@@ -155,7 +157,7 @@ func (p *streamPrinter) assistant(ev cadre.Event, parent *string) error {
 func (p *streamPrinter) user(ev cadre.Event, parent *string) error {
 	task := p.task(ev.AgentID)
 	for _, b := range ev.Message.Content {
-		out := userJSON{Type: "user", Message: userMessage{Role: llm.RoleUser, Content: []llm.Block{b}},
+		out := userJSON{Type: "user", Message: userMessage{Role: llm.RoleUser, Content: []any{p.userBlock(b)}},
 			ParentToolUseID: parent, AgentID: ev.AgentID, SessionID: p.session, UUID: newUUID(), Timestamp: timestamp(p.tally.now())}
 		if task != nil {
 			out.SubagentType, out.TaskDescription = task.info.AgentType, task.info.Description
@@ -169,6 +171,15 @@ func (p *streamPrinter) user(ev cadre.Event, parent *string) error {
 	return nil
 }
 
+// userBlock renders a block of a user event: a tool result of any tool but
+// Agent with its text as a string, as Claude Code writes it.
+func (p *streamPrinter) userBlock(b llm.Block) any {
+	if b.Type != llm.BlockToolResult || p.tally.isAgentCall(b.ToolUseID) || len(b.Content) != 1 || b.Content[0].Type != llm.BlockText {
+		return b
+	}
+	return toolResultJSON{ToolUseID: b.ToolUseID, Type: string(llm.BlockToolResult), Content: b.Content[0].Text, IsError: b.IsError}
+}
+
 // toolUseResult is the structured result of a main-agent tool call: the
 // sub-agent's result for an Agent call, the text otherwise ("Error: …"
 // for a failed call, as Claude Code writes it).
@@ -176,7 +187,7 @@ func (p *streamPrinter) toolUseResult(b llm.Block) any {
 	if r := p.tally.results[b.ToolUseID]; r != nil {
 		return agentToolResult{
 			Status: r.Status, Prompt: p.tally.calls[b.ToolUseID].Prompt, AgentID: r.AgentID, AgentType: r.AgentType,
-			Content: []llm.Block{llm.TextBlock(r.Text)}, ResolvedModel: r.Model, TotalDurationMS: r.Duration.Milliseconds(),
+			Content: []llm.Block{llm.TextBlock(r.Text)}, ToolsUsed: sortedKeys(r.ToolStats), ResolvedModel: r.Model, TotalDurationMS: r.Duration.Milliseconds(),
 			TotalTokens: p.tally.progress(r.AgentID).TotalTokens, TotalToolUseCount: r.ToolUses, Usage: r.Usage,
 		}
 	}
@@ -197,7 +208,7 @@ func (p *streamPrinter) taskStarted(ev cadre.Event) error {
 	}
 	// The sub-agent's first message, its prompt, as Claude Code shows it.
 	parent := in.ToolUseID
-	return p.write(userJSON{Type: "user", Message: userMessage{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(task.prompt)}},
+	return p.write(userJSON{Type: "user", Message: userMessage{Role: llm.RoleUser, Content: []any{llm.TextBlock(task.prompt)}},
 		ParentToolUseID: &parent, AgentID: in.AgentID, SessionID: p.session, UUID: newUUID(), Timestamp: timestamp(p.tally.now()),
 		SubagentType: in.AgentType, TaskDescription: in.Description})
 }
@@ -325,7 +336,7 @@ func (p *jsonPrinter) event(ev cadre.Event) error {
 	case cadre.EventInit:
 		p.session = ev.Init.SessionID
 	case cadre.EventResult:
-		line, err := marshalLine(p.tally.result(ev.Result, p.session, "", ""))
+		line, err := marshalLine(p.tally.result(ev.Result))
 		if err != nil {
 			return err
 		}
@@ -334,12 +345,22 @@ func (p *jsonPrinter) event(ev cadre.Event) error {
 	return nil
 }
 
-func (p *jsonPrinter) fail(msg, subtype string) error {
-	line, err := marshalLine(p.tally.result(nil, p.session, msg, subtype))
+func (p *jsonPrinter) fail(f failure) error {
+	line, err := marshalLine(p.tally.failed(p.session, f))
 	if err != nil {
 		return err
 	}
 	return p.out.WriteLine(line)
+}
+
+// sortedKeys returns the keys of m in order, never nil.
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func nonNil(s []string) []string {

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cadre-dev/cadre"
@@ -157,6 +158,12 @@ func (t *tally) taskStarted(info *cadre.TaskInfo) {
 	t.tasks[info.AgentID] = &taskTally{info: *info, prompt: t.calls[info.ToolUseID].Prompt, started: t.now()}
 }
 
+// isAgentCall reports whether a tool-use id is an Agent call.
+func (t *tally) isAgentCall(id string) bool {
+	_, ok := t.calls[id]
+	return ok
+}
+
 // progress is a sub-agent's usage for task events.
 func (t *tally) progress(agentID string) taskUsage {
 	task := t.tasks[agentID]
@@ -193,12 +200,46 @@ func (t *tally) cost() float64 {
 	return total
 }
 
-// result builds the result object. res is the runtime's result, nil when
-// the run ended with an error (msg says what, subtype how).
-func (t *tally) result(res *cadre.Result, session, msg, subtype string) resultJSON {
+// failed builds the result object of a run that ended with an error.
+func (t *tally) failed(session string, f failure) resultJSON {
+	out := t.base(session)
+	out.Subtype, out.Result, out.Errors = f.subtype, f.msg, []string{f.msg}
+	out.TerminalReason = terminalReason(f.subtype, f.msg)
+	if f.apiStatus != 0 {
+		s := f.apiStatus
+		out.APIErrorStatus = &s
+		out.TerminalReason = "api_error"
+	}
+	return out
+}
+
+// result builds the result object from the runtime's result.
+func (t *tally) result(res *cadre.Result) resultJSON {
+	out := t.base(res.SessionID)
+	out.Subtype, out.IsError, out.Result = res.Subtype, res.IsError, res.Text
+	out.NumTurns, out.DurationMS = res.NumTurns, res.Duration.Milliseconds()
+	out.Cadre.ToolUses, out.Cadre.TotalUsage, out.Cadre.TranscriptPath = res.ToolUses, res.Usage, res.TranscriptPath
+	out.Cadre.Subagents = res.Subagents
+	if res.PermissionDenials != nil {
+		out.PermissionDenials = res.PermissionDenials
+	}
+	r := res.Subagents.Refused
+	out.SubagentStats.Refused.DepthLimit = r[cadre.RefusedDepth]
+	out.SubagentStats.Refused.ConcurrencyLimit = r[cadre.RefusedConcurrency]
+	out.TerminalReason = "completed"
+	if res.IsError {
+		out.Errors = []string{res.Text}
+		out.TerminalReason = terminalReason(res.Subtype, "")
+	}
+	return out
+}
+
+// base is the result object from what the tally saw: an error result
+// until the runtime's result fills it in.
+func (t *tally) base(session string) resultJSON {
 	usage, cost, unpriced := t.modelUsage()
 	out := resultJSON{
-		Type: "result", Subtype: subtype, IsError: true, Result: msg, SessionID: session,
+		Type: "result", Subtype: "error_during_execution", IsError: true, SessionID: session,
 		DurationMS: t.now().Sub(t.start).Milliseconds(), DurationAPIMS: t.apiTime.Milliseconds(),
 		NumTurns: t.mainTurns, TotalCostUSD: cost, ModelUsage: usage, SubagentStats: t.stats,
 		PermissionDenials: []permission.Denial{},
@@ -219,22 +260,19 @@ func (t *tally) result(res *cadre.Result, session, msg, subtype string) resultJS
 	for _, m := range t.models {
 		out.Cadre.TotalUsage = out.Cadre.TotalUsage.Add(m.usage)
 	}
-	if res == nil {
-		out.Errors = []string{msg}
-		return out
-	}
-	out.Subtype, out.IsError, out.Result = res.Subtype, res.IsError, res.Text
-	out.NumTurns, out.DurationMS, out.SessionID = res.NumTurns, res.Duration.Milliseconds(), res.SessionID
-	out.Cadre.ToolUses, out.Cadre.TotalUsage, out.Cadre.TranscriptPath = res.ToolUses, res.Usage, res.TranscriptPath
-	out.Cadre.Subagents = res.Subagents
-	if res.PermissionDenials != nil {
-		out.PermissionDenials = res.PermissionDenials
-	}
-	r := res.Subagents.Refused
-	out.SubagentStats.Refused.DepthLimit = r[cadre.RefusedDepth]
-	out.SubagentStats.Refused.ConcurrencyLimit = r[cadre.RefusedConcurrency]
-	if res.IsError {
-		out.Errors = []string{res.Text}
-	}
 	return out
+}
+
+// terminalReason names how a run ended, with the Agent SDK's words.
+func terminalReason(subtype, msg string) string {
+	switch subtype {
+	case "error_max_turns":
+		return "max_turns"
+	case "error_max_budget_usd":
+		return "budget_exhausted"
+	}
+	if msg == "interrupted" || strings.HasPrefix(msg, "terminated") {
+		return "aborted_streaming"
+	}
+	return "api_error"
 }
