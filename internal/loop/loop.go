@@ -473,6 +473,11 @@ func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, er
 			}
 			return ToolResult{Output: tool.Output{Text: msg, IsError: true}, Denied: true}, nil
 		}
+		if len(out.UpdatedInput) > 0 {
+			// The prompter's answer rewrote the input; the history keeps
+			// what the model asked for.
+			call.Input = out.UpdatedInput
+		}
 	}
 	return r.invoke(ctx, t, call)
 }
