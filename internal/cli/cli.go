@@ -473,6 +473,14 @@ func drive(ctx context.Context, cancel context.CancelCauseFunc, sigs *signals, r
 			switch {
 			case errors.Is(context.Cause(ctx), errBudget):
 				f = failure{msg: fmt.Sprintf("Stopped: the run cost $%.4f, reaching --max-budget-usd $%g.", tl.cost(), budget), subtype: "error_max_budget_usd"}
+			case errors.Is(context.Cause(ctx), errInterrupted):
+				// The program interrupted the turn; the session goes on.
+				f.msg = "interrupted"
+				if n, ok := pr.(interruptNoter); ok {
+					if err := n.interrupted(); err != nil {
+						return ExitFailed, err
+					}
+				}
 			case ctx.Err() != nil:
 				code, f.msg = sigs.exitCode()
 			default:

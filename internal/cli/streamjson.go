@@ -88,6 +88,19 @@ func (p *streamPrinter) event(ev cadre.Event) error {
 	return nil
 }
 
+// interruptNoter is a printer that shows an interrupted turn before its
+// result, as Claude Code does.
+type interruptNoter interface {
+	interrupted() error
+}
+
+// interrupted writes the user message Claude Code writes when a turn is
+// interrupted.
+func (p *streamPrinter) interrupted() error {
+	return p.write(userJSON{Type: "user", Message: userMessage{Role: llm.RoleUser, Content: []any{llm.TextBlock("[Request interrupted by user]")}},
+		SessionID: p.session, UUID: newUUID(), Timestamp: timestamp(p.tally.now())})
+}
+
 // fail writes the result of a run that ended with an error.
 func (p *streamPrinter) fail(f failure) error {
 	return p.write(p.tally.failed(p.session, f))
