@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/llm"
 )
 
 // outputFormats returns the valid --output-format values.
@@ -44,7 +45,7 @@ func newPrinter(format string, c printerConfig) (printer, error) {
 	case "text", "":
 		return &textPrinter{out: c.out, errOut: c.errOut, verbose: c.verbose, tally: c.tally}, nil
 	case "json":
-		return &jsonPrinter{out: c.out, tally: c.tally}, nil
+		return &jsonPrinter{out: c.out, errOut: c.errOut, tally: c.tally}, nil
 	case "stream-json":
 		return newStreamPrinter(c.out, c.tally, c.info, c.partial), nil
 	}
@@ -86,9 +87,7 @@ func (p *textPrinter) event(ev cadre.Event) error {
 	pre := p.label(ev.AgentID)
 	if ev.Type == cadre.EventRetry {
 		// Always shown: a run that waits must say why.
-		r := ev.Retry
-		fmt.Fprintf(p.errOut, "cadre: %smodel request failed (%s), retry %d of %d in %s: %s\n",
-			pre, retryWhat(r.Status, r.Cause), r.Attempt, r.MaxRetries, roundWait(r.Wait), oneLine(r.Err, 300))
+		printRetry(p.errOut, pre, ev.Retry)
 		return nil
 	}
 	if !p.verbose {
@@ -112,6 +111,15 @@ func (p *textPrinter) event(ev cadre.Event) error {
 		delete(p.labels, ev.Subagent.AgentID)
 	}
 	return nil
+}
+
+// printRetry writes the stderr line of a retried model request.
+func printRetry(w io.Writer, label string, r *llm.Retry) {
+	if w == nil {
+		return
+	}
+	fmt.Fprintf(w, "cadre: %smodel request failed (%s), retry %d of %d in %s: %s\n",
+		label, retryWhat(r.Status, r.Cause), r.Attempt, r.MaxRetries, roundWait(r.Wait), oneLine(r.Err, 300))
 }
 
 // retryWhat names a failed request for the retry line.

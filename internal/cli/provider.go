@@ -98,13 +98,18 @@ func buildModel(pc providerConfig) (llm.Model, string, string, error) {
 		model = pc.Getenv("CADRE_MODEL")
 	}
 	id := resolveModelID(provider, model, pc.Aliases)
+	b, err := boundsFromEnv(pc.Getenv)
+	if err != nil {
+		return nil, "", "", err
+	}
 	switch provider {
 	case providerAnthropic:
 		key, token := pc.Getenv("ANTHROPIC_API_KEY"), pc.Getenv("ANTHROPIC_AUTH_TOKEN")
 		if key == "" && token == "" {
 			return nil, "", "", errors.New("the anthropic provider needs an API key: set ANTHROPIC_API_KEY")
 		}
-		m, err := anthropic.New(anthropic.Config{APIKey: key, AuthToken: token, BaseURL: pc.Getenv("ANTHROPIC_BASE_URL")})
+		m, err := anthropic.New(anthropic.Config{APIKey: key, AuthToken: token, BaseURL: pc.Getenv("ANTHROPIC_BASE_URL"),
+			HeaderTimeout: b.header, IdleTimeout: b.idle, MaxRetryAfter: b.maxRetryAfter, RetryBudget: b.budget})
 		if err != nil {
 			return nil, "", "", fmt.Errorf("anthropic client: %w", err)
 		}
@@ -114,7 +119,8 @@ func buildModel(pc providerConfig) (llm.Model, string, string, error) {
 		if key == "" && base == "" {
 			return nil, "", "", errors.New("the openai provider needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server that needs no key)")
 		}
-		m, err := openai.New(openai.Config{APIKey: key, BaseURL: base})
+		m, err := openai.New(openai.Config{APIKey: key, BaseURL: base,
+			HeaderTimeout: b.header, IdleTimeout: b.idle, MaxRetryAfter: b.maxRetryAfter, RetryBudget: b.budget})
 		if err != nil {
 			return nil, "", "", fmt.Errorf("openai client: %w", err)
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"slices"
 	"time"
 
@@ -336,9 +337,11 @@ func (p *streamPrinter) streamEvent(e any, parent *string) error {
 	return p.write(streamEventJSON{Type: "stream_event", Event: e, ParentToolUseID: parent, UUID: newUUID(), SessionID: p.session})
 }
 
-// jsonPrinter writes only the result object.
+// jsonPrinter writes only the result object on stdout, and each retry on
+// stderr.
 type jsonPrinter struct {
 	out     lineWriter
+	errOut  io.Writer
 	tally   *tally
 	session string
 }
@@ -346,6 +349,12 @@ type jsonPrinter struct {
 func (p *jsonPrinter) event(ev cadre.Event) error {
 	p.tally.observe(ev)
 	switch ev.Type {
+	case cadre.EventRetry:
+		label := ""
+		if ev.AgentID != "" {
+			label = "[" + ev.AgentID + "] "
+		}
+		printRetry(p.errOut, label, ev.Retry)
 	case cadre.EventInit:
 		p.session = ev.Init.SessionID
 	case cadre.EventResult:
