@@ -381,7 +381,9 @@ func (s *sdkSession) turn(ctx context.Context, sigs *signals, msg sdkproto.UserM
 		}
 	}
 	tl := newTally(nil, nil)
-	pr := newStreamPrinter(s.conn, tl, runInfoOf(s.p, cfg), s.o.includePartial)
+	info := runInfoOf(s.p, cfg)
+	info.Model = s.model.get()
+	pr := newStreamPrinter(s.conn, tl, info, s.o.includePartial)
 	var out printer = pr
 	if s.o.debug != "" {
 		out = &debugPrinter{next: pr, out: s.p.stderr, filter: s.o.debug}
@@ -424,6 +426,13 @@ func (m *switchable) set(id string) {
 	m.mu.Lock()
 	m.current = id
 	m.mu.Unlock()
+}
+
+// get is the chosen model, "" for the session's.
+func (m *switchable) get() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.current
 }
 
 // Stream sends req, for the chosen model when req asks for the session's.

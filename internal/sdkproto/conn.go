@@ -17,12 +17,13 @@ import (
 // connection with an error rather than growing without limit.
 const MaxLineBytes = 64 << 20
 
-// Handler is what the CLI does with what the program sends. Request is
-// called for every control request, each in its own goroutine (so a slow
-// one never blocks the answers the CLI waits for); its result is the
-// success payload, or an error the program gets as an error response.
-// User is called for every user message, in order, from the reading
-// goroutine: it must not block.
+// Handler is what the CLI does with what the program sends. Control
+// requests and user messages are handed over one at a time, in the order
+// they arrived (so a message sent after initialize finds the session
+// initialized), from a goroutine of their own: the answers to the CLI's
+// own requests keep flowing meanwhile. Request's result is the success
+// payload, or an error the program gets as an error response. Neither may
+// block for long: User should only queue the message.
 type Handler interface {
 	Request(ctx context.Context, subtype string, req json.RawMessage) (any, error)
 	User(msg UserMessage)
@@ -71,15 +72,37 @@ func (c *Conn) writeJSON(v any) error {
 	return c.WriteLine(b.Bytes())
 }
 
+// inbound is a request or a user message waiting for the handler.
+type inbound struct {
+	user    *UserMessage
+	id      string
+	subtype string
+	body    json.RawMessage
+}
+
 // Serve reads the program's lines until its input ends (nil), a line is
 // malformed or too long (an error naming it), or ctx ends. Control
-// requests go to h.Request, user messages to h.User, answers to the
-// Request calls waiting for them. Serve returns once every request it
-// started a goroutine for has been answered.
+// requests go to h.Request and user messages to h.User, in order; answers
+// go to the Request calls waiting for them. Serve returns once the
+// handler has seen everything that arrived before the end.
 func (c *Conn) Serve(ctx context.Context, h Handler) error {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer c.close()
+	work := make(chan inbound, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for in := range work {
+			if in.user != nil {
+				h.User(*in.user)
+				continue
+			}
+			c.answer(ctx, h, in.id, in.subtype, in.body)
+		}
+	}()
+	defer func() {
+		close(work)
+		<-done
+		c.close()
+	}()
 	sc := bufio.NewScanner(c.r)
 	sc.Buffer(make([]byte, 64<<10), MaxLineBytes)
 	n := 0
@@ -99,17 +122,17 @@ func (c *Conn) Serve(ctx context.Context, h Handler) error {
 			if err != nil {
 				return fmt.Errorf("stdin line %d: %w", n, err)
 			}
-			h.User(UserMessage{Text: text, Raw: append(json.RawMessage(nil), raw...), UUID: l.UUID})
+			if !send(ctx, work, inbound{user: &UserMessage{Text: text, Raw: append(json.RawMessage(nil), raw...), UUID: l.UUID}}) {
+				return ctx.Err()
+			}
 		case TypeControlRequest:
 			var r request
 			if l.RequestID == "" || json.Unmarshal(l.Request, &r) != nil || r.Subtype == "" {
 				return fmt.Errorf("stdin line %d: a control_request needs a request_id and a request with a subtype", n)
 			}
-			wg.Add(1)
-			go func(id, subtype string, body json.RawMessage) {
-				defer wg.Done()
-				c.answer(ctx, h, id, subtype, body)
-			}(l.RequestID, r.Subtype, append(json.RawMessage(nil), l.Request...))
+			if !send(ctx, work, inbound{id: l.RequestID, subtype: r.Subtype, body: append(json.RawMessage(nil), l.Request...)}) {
+				return ctx.Err()
+			}
 		case TypeControlResponse:
 			if l.Response == nil {
 				return fmt.Errorf("stdin line %d: a control_response without a response", n)
@@ -132,6 +155,16 @@ func (c *Conn) Serve(ctx context.Context, h Handler) error {
 		return fmt.Errorf("read stdin: %w", err)
 	}
 	return nil
+}
+
+// send queues in for the handler; false when ctx ended first.
+func send(ctx context.Context, work chan<- inbound, in inbound) bool {
+	select {
+	case work <- in:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // answer runs one request of the program and writes its response.
