@@ -170,7 +170,7 @@ terminated (SIGTERM).`,
 	f.StringVar(&o.model, "model", "", "model alias (sonnet, opus, haiku) or provider model id")
 	f.StringVar(&o.fallbackModel, "fallback-model", "", "model to use when the main model is overloaded (alias or id)")
 	f.IntVar(&o.maxTurns, "max-turns", 0, "stop after this many model turns (0: no limit)")
-	f.Float64Var(&o.maxBudgetUSD, "max-budget-usd", 0, "stop the run once its cost reaches this many US dollars (list prices; 0: no limit)")
+	f.Float64Var(&o.maxBudgetUSD, "max-budget-usd", 0, "stop the run once its cost reaches this many US dollars (list prices; models without a known price count as free; 0: no limit)")
 	f.Int64Var(&o.maxThinkingTokens, "max-thinking-tokens", 0, "turn on extended thinking with this token budget per answer")
 	f.StringVar(&o.systemPrompt, "system-prompt", "", "replace the default system prompt")
 	f.StringVar(&o.systemPromptFile, "system-prompt-file", "", "replace the default system prompt with this file's content")

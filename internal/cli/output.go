@@ -118,6 +118,10 @@ func printRetry(w io.Writer, label string, r *llm.Retry) {
 	if w == nil {
 		return
 	}
+	if r.Cause == "fallback" {
+		fmt.Fprintf(w, "cadre: %s%s\n", label, oneLine(r.Err, 300))
+		return
+	}
 	fmt.Fprintf(w, "cadre: %smodel request failed (%s), retry %d of %d in %s: %s\n",
 		label, retryWhat(r.Status, r.Cause), r.Attempt, r.MaxRetries, roundWait(r.Wait), oneLine(r.Err, 300))
 }

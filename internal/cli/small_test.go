@@ -144,3 +144,35 @@ func jsonField(t *testing.T, out, key string) string {
 	s, _ := m[key].(string)
 	return s
 }
+
+func TestBudgetAndFallbackFlags(t *testing.T) {
+	t.Parallel()
+	t.Run("max budget ends the run", func(t *testing.T) {
+		t.Parallel()
+		s, env := server(t)
+		s.Script("", llmtest.ToolUse("Glob", map[string]any{"pattern": "*"}), llmtest.Text("never reached"))
+		p := runCadre(t, env, "", "-p", "look", "--output-format", "json", "--max-budget-usd", "0.000001")
+		res := resultOf(t, p.stdout)
+		if p.code != ExitFailed || res["subtype"] != "error_max_budget_usd" || res["terminal_reason"] != "budget_exhausted" || res["num_turns"] != float64(1) {
+			t.Fatalf("code %d result %v stderr %s", p.code, res, p.stderr)
+		}
+	})
+	t.Run("fallback model when overloaded", func(t *testing.T) {
+		t.Parallel()
+		s, env := server(t)
+		s.Script("", llmtest.Overloaded(), llmtest.Text("from haiku"))
+		env["CADRE_RETRY_BUDGET_MS"] = "1" // no waiting: the first 529 is final
+		p := runCadre(t, env, "", "-p", "hi", "--model", "opus", "--fallback-model", "haiku", "--output-format", "json")
+		res := resultOf(t, p.stdout)
+		if p.code != 0 || res["result"] != "from haiku" || !strings.Contains(p.stderr, "switching to the fallback model claude-haiku-4-5") {
+			t.Fatalf("code %d result %v stderr %s", p.code, res, p.stderr)
+		}
+		if _, ok := res["modelUsage"].(map[string]any)["claude-haiku-4-5"]; !ok {
+			t.Fatalf("modelUsage %v", res["modelUsage"])
+		}
+		reqs := s.Requests()
+		if len(reqs) != 2 || reqs[0].Model != "claude-opus-4-1" || reqs[1].Model != "claude-haiku-4-5" {
+			t.Fatalf("requests %d", len(reqs))
+		}
+	})
+}
