@@ -127,6 +127,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 			a.addUsage(ev.Usage)
 			a.run.addUsage(ev.Usage)
 			out.Type, out.Message, out.Usage = EventAssistant, ev.Message, ev.Usage
+			out.MessageID, out.Model, out.StopReason, out.APIDuration = ev.MessageID, ev.Model, ev.StopReason, ev.APIDuration
 		case loop.ToolStart:
 			out.Type, out.Call = EventToolStart, ev.Call
 		case loop.ToolEnd:

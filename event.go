@@ -23,7 +23,8 @@ const (
 	// EventRetry carries Retry: a model request failed and is redone; text
 	// streamed since the last EventAssistant is void.
 	EventRetry EventType = "retry"
-	// EventAssistant carries Message, a complete answer, and Usage.
+	// EventAssistant carries Message, a complete answer, with Usage,
+	// MessageID, Model, StopReason and APIDuration of its request.
 	EventAssistant EventType = "assistant"
 	// EventToolStart carries Call, a tool call about to run.
 	EventToolStart EventType = "tool_start"
@@ -63,6 +64,14 @@ type Event struct {
 	Task       *TaskInfo
 	Subagent   *SubagentResult
 	Result     *Result
+
+	// MessageID is the provider's id of an EventAssistant's answer, Model
+	// the model that gave it, StopReason why it stopped and APIDuration
+	// how long its request took (retries included).
+	MessageID   string
+	Model       string
+	StopReason  llm.StopReason
+	APIDuration time.Duration
 }
 
 // TaskInfo describes a sub-agent as it waits for a slot or starts.

@@ -20,7 +20,7 @@ func corpusDefs(t *testing.T) []*agentdef.Definition {
 	t.Helper()
 	root := filepath.Join("..", "shared", "corpus", "claude-agents")
 	if _, err := os.Stat(root); err != nil {
-		t.Fatalf("the shared corpus must sit beside the repository (../shared): %v", err)
+		t.Skipf("needs the agent corpus at %s (../shared/corpus beside the repository, which .ci/run requires): %v", root, err)
 	}
 	seen := map[string]bool{}
 	var out []*agentdef.Definition

@@ -92,6 +92,11 @@ type Config struct {
 	NoTranscript bool
 	// SessionID names the session; "" makes a new random one.
 	SessionID string
+	// History is the conversation the session continues (a resumed
+	// session's messages, see transcript.Messages); the first Run sends
+	// its prompt after it. It must alternate roles and start with a user
+	// message.
+	History []llm.Message
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -158,6 +163,10 @@ func New(cfg Config) (*Runtime, error) {
 			return !denied
 		})
 	}
+	if n := len(cfg.History); n > 0 && cfg.History[0].Role != llm.RoleUser {
+		return nil, errors.New("cadre: Config.History must start with a user message")
+	}
+	r.messages = append([]llm.Message(nil), cfg.History...)
 	r.session = cmp.Or(cfg.SessionID, newSessionID())
 	if !cfg.NoTranscript {
 		r.tpath = transcript.SessionPath(cfg.StateDir, cfg.Cwd, r.session)

@@ -27,6 +27,8 @@ type Options struct {
 	// SettingsFile is a settings file loaded above the project's
 	// (--settings); relative to the working directory.
 	SettingsFile string
+	// SettingsJSON is --settings given as inline JSON instead of a path.
+	SettingsJSON string
 	// ManagedDir holds managed settings and managed agents (agents/);
 	// "" means DefaultManagedDir.
 	ManagedDir string
@@ -67,7 +69,7 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	}
 	home := cmp.Or(opts.Home, getenv("HOME"))
 	s, diags, err := LoadSettings(SettingsOptions{
-		Cwd: cwd, Home: home, SettingsFile: opts.SettingsFile, ManagedDir: opts.ManagedDir,
+		Cwd: cwd, Home: home, SettingsFile: opts.SettingsFile, SettingsJSON: opts.SettingsJSON, ManagedDir: opts.ManagedDir,
 		Flags: Flags{Rules: opts.Rules, AddDirs: opts.AddDirs},
 	})
 	if err != nil {

@@ -107,13 +107,18 @@ func ChooseProvider(setting string, getenv func(string) string) (Provider, error
 // NewModel creates the provider's client from the environment (keys and
 // base URLs). It does no network I/O.
 func NewModel(p Provider, getenv func(string) string) (llm.Model, error) {
+	b, err := BoundsFromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
 	switch p {
 	case Anthropic:
 		key, token := getenv("ANTHROPIC_API_KEY"), getenv("ANTHROPIC_AUTH_TOKEN")
 		if key == "" && token == "" {
 			return nil, errors.New("the anthropic provider needs an API key: set ANTHROPIC_API_KEY")
 		}
-		m, err := anthropic.New(anthropic.Config{APIKey: key, AuthToken: token, BaseURL: getenv("ANTHROPIC_BASE_URL")})
+		m, err := anthropic.New(anthropic.Config{APIKey: key, AuthToken: token, BaseURL: getenv("ANTHROPIC_BASE_URL"),
+			HeaderTimeout: b.Header, IdleTimeout: b.Idle, MaxRetryAfter: b.MaxRetryAfter, RetryBudget: b.Budget})
 		if err != nil {
 			return nil, fmt.Errorf("anthropic client: %w", err)
 		}
@@ -123,7 +128,8 @@ func NewModel(p Provider, getenv func(string) string) (llm.Model, error) {
 		if key == "" && base == "" {
 			return nil, errors.New("the openai provider needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server that needs no key)")
 		}
-		m, err := openai.New(openai.Config{APIKey: key, BaseURL: base})
+		m, err := openai.New(openai.Config{APIKey: key, BaseURL: base,
+			HeaderTimeout: b.Header, IdleTimeout: b.Idle, MaxRetryAfter: b.MaxRetryAfter, RetryBudget: b.Budget})
 		if err != nil {
 			return nil, fmt.Errorf("openai client: %w", err)
 		}

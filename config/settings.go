@@ -28,6 +28,9 @@ type SettingsOptions struct {
 	// SettingsFile is a further file above the project's (--settings);
 	// relative to Cwd. "" for none.
 	SettingsFile string
+	// SettingsJSON is --settings given as inline JSON instead of a path;
+	// it takes SettingsFile's place (diagnostics name it "--settings").
+	SettingsJSON string
 	// Flags are values from command-line flags, applied after
 	// SettingsFile.
 	Flags Flags
@@ -143,6 +146,7 @@ type permData struct {
 type layer struct {
 	path, base string
 	required   bool
+	inline     []byte // the content, for --settings given as JSON
 }
 
 // LoadSettings reads and merges the settings files. A file that does not
@@ -154,7 +158,13 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 	var diags []Diagnostic
 	load := func(layers []layer) error {
 		for _, l := range layers {
-			d, err := s.loadFile(l.path, l.base, opts.Home, l.required)
+			var d []Diagnostic
+			var err error
+			if l.inline != nil {
+				d, err = s.loadData(l.path, l.inline, l.base, opts.Home)
+			} else {
+				d, err = s.loadFile(l.path, l.base, opts.Home, l.required)
+			}
 			diags = append(diags, d...)
 			if err != nil {
 				return err
@@ -196,6 +206,9 @@ func userLayers(opts SettingsOptions) []layer {
 			p = filepath.Join(opts.Cwd, p)
 		}
 		layers = append(layers, layer{path: p, base: filepath.Dir(p), required: true})
+	}
+	if opts.SettingsJSON != "" {
+		layers = append(layers, layer{path: "--settings", base: opts.Cwd, required: true, inline: []byte(opts.SettingsJSON)})
 	}
 	return layers
 }
@@ -269,6 +282,11 @@ func (s *Settings) loadFile(path, base, home string, required bool) ([]Diagnosti
 		}
 		return nil, fmt.Errorf("read settings %s: %w", path, err)
 	}
+	return s.loadData(path, data, base, home)
+}
+
+// loadData merges one file's content; path names it in diagnostics.
+func (s *Settings) loadData(path string, data []byte, base, home string) ([]Diagnostic, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if len(bytes.TrimSpace(data)) == 0 {
 		return []Diagnostic{{File: path, Severity: SeverityWarning, Topic: TopicSettings, Message: "empty settings file"}}, nil

@@ -249,9 +249,14 @@ type Event struct {
 // Retry describes a failed attempt that will be retried.
 type Retry struct {
 	Attempt int
-	Status  int           // HTTP status, 0 for a cut stream
-	Wait    time.Duration // the delay before the next attempt
-	Err     string
+	// MaxRetries is how many retries a failure of this cause gets at most.
+	MaxRetries int
+	Status     int           // HTTP status, 0 for a cut stream or a connection error
+	Wait       time.Duration // the delay before the next attempt
+	// Cause names why the attempt failed: status, cut, stalled,
+	// no_headers, connection_refused, network.
+	Cause string
+	Err   string
 }
 
 // Response is a complete model answer.

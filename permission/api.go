@@ -76,6 +76,9 @@ type Outcome struct {
 	Message string
 	// Decision is the rule/mode verdict behind the outcome.
 	Decision Decision
+	// UpdatedInput, when set on an allowed call, is the input to run it
+	// with instead of the model's (see Reply.UpdatedInput).
+	UpdatedInput json.RawMessage
 }
 
 // Authorizer decides every tool call of one agent. The loop calls it before

@@ -41,6 +41,13 @@ type Reply struct {
 	Choice Choice
 	// Message tells the model why a call was denied.
 	Message string
+	// UpdatedInput, when set on an allow, is the input the call runs with
+	// instead of the model's (a program's permission callback may rewrite
+	// it).
+	UpdatedInput json.RawMessage
+	// Rules, when set with ChoiceAllowSession, are the allow rules granted
+	// for the session instead of the suggested one.
+	Rules []Rule
 }
 
 // Prompter asks someone whether a call may run.

@@ -161,10 +161,13 @@ func (s *Session) ask(ctx context.Context, req Request, d Decision) (Outcome, er
 	switch reply.Choice {
 	case ChoiceAllowOnce:
 		d.Behavior, d.Reason = Allow, "approved once by the user"
-		return Outcome{Allowed: true, Decision: d}, nil
+		return Outcome{Allowed: true, Decision: d, UpdatedInput: reply.UpdatedInput}, nil
 	case ChoiceAllowSession:
-		if hasSuggestion {
-			r := suggested
+		grant := reply.Rules
+		if len(grant) == 0 && hasSuggestion {
+			grant = []Rule{suggested}
+		}
+		for _, r := range grant {
 			r.Behavior, r.Source = Allow, SourceSession
 			s.mu.Lock()
 			s.granted = append(s.granted, r)
@@ -173,7 +176,7 @@ func (s *Session) ask(ctx context.Context, req Request, d Decision) (Outcome, er
 			d.Rule, d.Source = r.String(), r.Source
 		}
 		d.Behavior, d.Reason = Allow, "approved for this session by the user"
-		return Outcome{Allowed: true, Decision: d}, nil
+		return Outcome{Allowed: true, Decision: d, UpdatedInput: reply.UpdatedInput}, nil
 	}
 	msg := reply.Message
 	if msg == "" {

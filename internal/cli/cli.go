@@ -2,19 +2,24 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/config"
 	"github.com/cadre-dev/cadre/internal/cli/agentscmd"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/openai"
+	"github.com/cadre-dev/cadre/permission"
 )
 
 // Version is cadre's version, printed by --version.
@@ -29,8 +34,10 @@ const (
 	ExitFailed = 1
 	// ExitUsage: bad flags, bad configuration, or no API key.
 	ExitUsage = 2
-	// ExitInterrupted: SIGINT or SIGTERM ended the run.
+	// ExitInterrupted: SIGINT ended the run.
 	ExitInterrupted = 130
+	// ExitTerminated: SIGTERM ended the run.
+	ExitTerminated = 143
 )
 
 // exitError carries an exit code out of a cobra command.
@@ -44,22 +51,37 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // options are the root command's flags.
 type options struct {
-	print              bool
-	outputFormat       string
-	model              string
-	maxTurns           int
-	systemPrompt       string
-	appendSystemPrompt string
-	addDirs            []string
-	settingsFile       string
-	verbose            bool
-	permissionMode     string
-	allowedTools       []string
-	disallowedTools    []string
-	skipPermissions    bool
-	agents             string
-	sessionID          string
-	noTranscript       bool
+	print                  bool
+	outputFormat           string
+	inputFormat            string
+	model                  string
+	fallbackModel          string
+	maxTurns               int
+	maxBudgetUSD           float64
+	maxThinkingTokens      int64
+	systemPrompt           string
+	systemPromptFile       string
+	appendSystemPrompt     string
+	appendSystemPromptFile string
+	addDirs                []string
+	settingsFile           string
+	settingsJSON           string
+	verbose                bool
+	debug                  string
+	permissionMode         string
+	permissionPromptTool   string
+	allowedTools           []string
+	allowedToolsDashed     []string
+	disallowedTools        []string
+	disallowedToolsDashed  []string
+	skipPermissions        bool
+	agents                 string
+	sessionID              string
+	continueLast           bool
+	resume                 string
+	noTranscript           bool
+	includePartial         bool
+	replayUserMessages     bool
 }
 
 // procIO bundles the process's streams and environment.
@@ -71,40 +93,49 @@ type procIO struct {
 
 // Main runs the command line and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, sigs := withSignals(context.Background())
+	defer sigs.stop()
 	p := procIO{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
-	cmd := newRootCmd(ctx, p)
+	cmd := newRootCmd(ctx, p, sigs)
 	cmd.SetArgs(args)
 	cmd.SetIn(stdin)
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
-	err := cmd.ExecuteContext(ctx)
+	failed, err := cmd.ExecuteC()
 	if err == nil {
 		return ExitOK
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stderr, "cadre: "+ee.err.Error())
+			fmt.Fprintln(stderr, "cadre: "+trimPrefix(ee.err.Error()))
 		}
 		return ee.code
 	}
 	var ae *agentscmd.ExitError
 	if errors.As(err, &ae) {
 		if ae.Err != nil {
-			fmt.Fprintln(stderr, "cadre: "+ae.Err.Error())
+			fmt.Fprintln(stderr, "cadre: "+trimPrefix(ae.Err.Error()))
 		}
 		return ae.Code
 	}
 	// Anything else cobra returns is a usage problem (unknown flag, bad
-	// value, wrong number of arguments).
-	fmt.Fprintln(stderr, "cadre: "+err.Error())
-	fmt.Fprintln(stderr, "Run 'cadre --help' for usage.")
+	// value, wrong number of arguments) of the command that failed.
+	fmt.Fprintln(stderr, "cadre: "+trimPrefix(err.Error()))
+	fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", failed.CommandPath())
 	return ExitUsage
 }
 
-func newRootCmd(ctx context.Context, p procIO) *cobra.Command {
+// trimPrefix drops the "cadre: " that library errors start with, so the
+// message is not prefixed twice.
+func trimPrefix(msg string) string {
+	for strings.HasPrefix(msg, "cadre: ") {
+		msg = strings.TrimPrefix(msg, "cadre: ")
+	}
+	return msg
+}
+
+func newRootCmd(ctx context.Context, p procIO, sigs *signals) *cobra.Command {
 	var o options
 	cmd := &cobra.Command{
 		Use:   "cadre [flags] [prompt]",
@@ -112,16 +143,21 @@ func newRootCmd(ctx context.Context, p procIO) *cobra.Command {
 		Long: `cadre runs an LLM agent in the current directory with tools to read, search
 and change files and run commands, and lets it hand work to sub-agents.
 
-Headless use: cadre -p "fix the failing test" (or pipe the prompt on stdin).
+Headless use: cadre -p "fix the failing test" (or pipe the prompt on stdin;
+with both, the prompt comes first and stdin follows it).
+
+Driven by a program: --input-format stream-json --output-format stream-json
+speaks the protocol of the Claude Agent SDKs on stdin and stdout.
 
 Exit codes: 0 success, 1 the run ended in error, 2 usage or configuration
-error (including a missing API key), 130 interrupted.`,
+error (including a missing API key), 130 interrupted (SIGINT), 143
+terminated (SIGTERM).`,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runPrint(ctx, p, &o, args)
+			return runRoot(ctx, p, sigs, &o, args)
 		},
 	}
 	cmd.SetVersionTemplate("cadre {{.Version}}\n")
@@ -129,96 +165,351 @@ error (including a missing API key), 130 interrupted.`,
 	// Headless printing is the only mode until the terminal UI exists, so
 	// -p is accepted (scripts written for Claude Code pass it) and the run
 	// does not depend on it.
-	f.BoolVarP(&o.print, "print", "p", false, "print the answer and exit (headless mode; the prompt is the argument or stdin)")
+	f.BoolVarP(&o.print, "print", "p", false, "print the answer and exit (headless mode; the prompt is the argument and/or stdin)")
 	f.StringVar(&o.outputFormat, "output-format", "text", "output format with --print: text, json or stream-json")
+	f.StringVar(&o.inputFormat, "input-format", "text", "input format: text, or stream-json (user messages and control requests on stdin, one JSON per line; needs --output-format stream-json)")
 	f.StringVar(&o.model, "model", "", "model alias (sonnet, opus, haiku) or provider model id")
+	f.StringVar(&o.fallbackModel, "fallback-model", "", "model to use when the main model is overloaded (alias or id)")
 	f.IntVar(&o.maxTurns, "max-turns", 0, "stop after this many model turns (0: no limit)")
+	f.Float64Var(&o.maxBudgetUSD, "max-budget-usd", 0, "stop the run once its cost reaches this many US dollars (list prices; models without a known price count as free; 0: no limit)")
+	f.Int64Var(&o.maxThinkingTokens, "max-thinking-tokens", 0, "turn on extended thinking with this token budget per answer")
 	f.StringVar(&o.systemPrompt, "system-prompt", "", "replace the default system prompt")
+	f.StringVar(&o.systemPromptFile, "system-prompt-file", "", "replace the default system prompt with this file's content")
 	f.StringVar(&o.appendSystemPrompt, "append-system-prompt", "", "text added to the end of the system prompt")
+	f.StringVar(&o.appendSystemPromptFile, "append-system-prompt-file", "", "a file whose content is added to the end of the system prompt")
 	f.StringArrayVar(&o.addDirs, "add-dir", nil, "further working directory the agent may use (repeatable)")
-	f.StringVar(&o.settingsFile, "settings", "", "a settings JSON file to load on top of the user and project settings")
-	f.BoolVar(&o.verbose, "verbose", false, "show tool calls and retries on stderr (text output)")
+	f.StringVar(&o.settingsFile, "settings", "", "settings to load on top of the user and project settings: a JSON file, or inline JSON")
+	f.BoolVar(&o.verbose, "verbose", false, "show tool calls and sub-agents on stderr (text output)")
+	f.StringVarP(&o.debug, "debug", "d", "", "write a line per event to stderr (optional filter: api, tools, tasks)")
+	f.Lookup("debug").NoOptDefVal = "all"
 	f.StringVar(&o.permissionMode, "permission-mode", "", "permission mode: default, acceptEdits, plan, dontAsk, bypassPermissions")
-	f.StringArrayVar(&o.allowedTools, "allowedTools", nil, `rules that allow tools without asking, e.g. "Bash(git diff:*) Read"`)
-	f.StringArrayVar(&o.disallowedTools, "disallowedTools", nil, `rules that deny tools, e.g. "Bash(rm:*) Write"`)
+	f.StringVar(&o.permissionPromptTool, "permission-prompt-tool", "", `who answers permission prompts: "stdio" (the program driving --input-format stream-json)`)
+	f.StringArrayVar(&o.allowedTools, "allowedTools", nil, `rules that allow tools without asking, comma- or space-separated, e.g. "Bash(git diff:*) Read"`)
+	f.StringArrayVar(&o.allowedToolsDashed, "allowed-tools", nil, "same as --allowedTools")
+	f.StringArrayVar(&o.disallowedTools, "disallowedTools", nil, `rules that deny tools, comma- or space-separated, e.g. "Bash(rm:*) Write"`)
+	f.StringArrayVar(&o.disallowedToolsDashed, "disallowed-tools", nil, "same as --disallowedTools")
 	f.BoolVar(&o.skipPermissions, "dangerously-skip-permissions", false, "run every tool call without asking (bypassPermissions); deny rules still hold")
 	f.StringVar(&o.agents, "agents", "", "agent definitions as a JSON object, or a path to a JSON file")
 	f.StringVar(&o.sessionID, "session-id", "", "use this session id instead of a new one")
+	f.BoolVarP(&o.continueLast, "continue", "c", false, "continue the most recent session of this directory")
+	f.StringVarP(&o.resume, "resume", "r", "", "resume the session with this id")
 	f.BoolVar(&o.noTranscript, "no-transcript", false, "do not write a transcript")
+	f.BoolVar(&o.noTranscript, "no-session-persistence", false, "same as --no-transcript")
+	f.BoolVar(&o.includePartial, "include-partial-messages", false, "with stream-json output, also write the answer as it streams (stream_event lines)")
+	f.BoolVar(&o.replayUserMessages, "replay-user-messages", false, "with stream-json input and output, echo each user message back")
 	f.SetInterspersed(true)
 	addSubcommands(cmd)
 	return cmd
 }
 
-// readPrompt returns the prompt from the argument or, when none is given
-// and stdin is not a terminal, from stdin.
+// maxPromptBytes caps a prompt read from stdin; a larger one is an error,
+// never cut short.
+const maxPromptBytes = 16 << 20
+
+// stdinWait is how long a prompt argument waits for piped input to start,
+// so a stdin that is open but never written (a CI step, a parent process
+// holding the pipe) does not hang the run.
+const stdinWait = 3 * time.Second
+
+// readPrompt returns the prompt: the argument, stdin, or both (the
+// argument, a newline, then stdin), as Claude Code combines them.
 func readPrompt(p procIO, args []string) (string, error) {
-	if len(args) == 1 && strings.TrimSpace(args[0]) != "" {
-		return args[0], nil
+	arg := ""
+	if len(args) == 1 {
+		arg = args[0]
 	}
-	if f, ok := p.stdin.(*os.File); ok {
-		st, err := f.Stat()
-		if err == nil && st.Mode()&os.ModeCharDevice != 0 {
+	if isTerminal(p.stdin) || p.stdin == nil {
+		if strings.TrimSpace(arg) == "" {
 			return "", &exitError{ExitUsage, errors.New("no prompt: pass one as an argument or on stdin (the interactive terminal UI is not available yet)")}
 		}
+		return arg, nil
 	}
-	if p.stdin == nil {
-		return "", &exitError{ExitUsage, errors.New("no prompt given")}
+	in, err := readStdin(p.stdin, strings.TrimSpace(arg) != "")
+	if err != nil {
+		return "", err
 	}
-	b, err := io.ReadAll(io.LimitReader(p.stdin, 16<<20))
+	switch {
+	case strings.TrimSpace(arg) != "" && strings.TrimSpace(in) != "":
+		return arg + "\n" + in, nil
+	case strings.TrimSpace(arg) != "":
+		return arg, nil
+	case strings.TrimSpace(in) != "":
+		return in, nil
+	}
+	return "", &exitError{ExitUsage, errors.New("no prompt: the argument and stdin are empty")}
+}
+
+// isTerminal reports whether r is a terminal (or another character device
+// such as /dev/null, which holds no prompt).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// readStdin reads the piped prompt, up to the cap. With a prompt argument
+// it waits at most stdinWait for the first byte.
+func readStdin(r io.Reader, haveArg bool) (string, error) {
+	type chunk struct {
+		b   []byte
+		err error
+	}
+	first := make(chan chunk, 1)
+	br := bufio.NewReaderSize(r, 64<<10)
+	go func() {
+		_, err := br.Peek(1)
+		first <- chunk{err: err}
+	}()
+	if haveArg {
+		select {
+		case c := <-first:
+			if c.err != nil {
+				return "", nil
+			}
+		case <-time.After(stdinWait):
+			// Nothing is coming; the peeking goroutine ends with the
+			// process (stdin is never read again).
+			return "", nil
+		}
+	} else if c := <-first; c.err != nil {
+		return "", nil
+	}
+	b, err := io.ReadAll(io.LimitReader(br, maxPromptBytes+1))
 	if err != nil {
 		return "", &exitError{ExitUsage, fmt.Errorf("read prompt from stdin: %w", err)}
 	}
-	if strings.TrimSpace(string(b)) == "" {
-		return "", &exitError{ExitUsage, errors.New("no prompt: the argument and stdin are empty")}
+	if len(b) > maxPromptBytes {
+		return "", &exitError{ExitUsage, fmt.Errorf("the prompt on stdin is larger than %d MiB; cadre does not cut it short: pass a smaller prompt, or put the text in a file and ask the agent to read it", maxPromptBytes>>20)}
 	}
 	return string(b), nil
 }
 
-func runPrint(ctx context.Context, p procIO, o *options, args []string) error {
-	pr, err := newPrinter(o.outputFormat, p.stdout, p.stderr, o.verbose)
-	if err != nil {
-		return &exitError{ExitUsage, err}
+// prepare checks and completes the flags before anything runs.
+func prepare(o *options) error {
+	if err := checkFormat(o.outputFormat); err != nil {
+		return err
 	}
 	if o.maxTurns < 0 {
-		return &exitError{ExitUsage, fmt.Errorf("invalid --max-turns %d: must be 0 (no limit) or more", o.maxTurns)}
+		return fmt.Errorf("invalid --max-turns %d: must be 0 (no limit) or more", o.maxTurns)
+	}
+	if o.maxBudgetUSD < 0 {
+		return fmt.Errorf("invalid --max-budget-usd %v: must be 0 (no limit) or more", o.maxBudgetUSD)
+	}
+	if o.maxThinkingTokens < 0 {
+		return fmt.Errorf("invalid --max-thinking-tokens %d", o.maxThinkingTokens)
+	}
+	switch o.inputFormat {
+	case "text", "":
+	case "stream-json":
+		if o.outputFormat != "stream-json" {
+			return errors.New("--input-format stream-json needs --output-format stream-json")
+		}
+	default:
+		return fmt.Errorf("invalid --input-format %q: valid values are text, stream-json", o.inputFormat)
+	}
+	switch o.permissionPromptTool {
+	case "":
+	case "stdio":
+		if o.inputFormat != "stream-json" {
+			return errors.New("--permission-prompt-tool stdio needs --input-format stream-json (the program on stdin answers the prompts)")
+		}
+	default:
+		return fmt.Errorf("--permission-prompt-tool %q: an MCP tool as the permission prompt is not supported yet; use stdio with --input-format stream-json", o.permissionPromptTool)
+	}
+	if o.continueLast && o.resume != "" {
+		return errors.New("--continue and --resume cannot be used together")
+	}
+	if (o.continueLast || o.resume != "") && o.sessionID != "" {
+		return errors.New("--session-id cannot be used with --continue or --resume")
+	}
+	o.allowedTools = append(o.allowedTools, o.allowedToolsDashed...)
+	o.disallowedTools = append(o.disallowedTools, o.disallowedToolsDashed...)
+	var err error
+	if o.systemPrompt, err = promptFlag("--system-prompt", o.systemPrompt, o.systemPromptFile); err != nil {
+		return err
+	}
+	if o.appendSystemPrompt, err = promptFlag("--append-system-prompt", o.appendSystemPrompt, o.appendSystemPromptFile); err != nil {
+		return err
+	}
+	if v := strings.TrimSpace(o.settingsFile); strings.HasPrefix(v, "{") {
+		o.settingsJSON, o.settingsFile = v, ""
+	}
+	return nil
+}
+
+// promptFlag returns the text of a prompt flag given inline or as a file.
+func promptFlag(name, inline, file string) (string, error) {
+	if file == "" {
+		return inline, nil
+	}
+	if inline != "" {
+		return "", fmt.Errorf("%s and %s-file cannot be used together", name, name)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("%s-file: %w", name, err)
+	}
+	return string(b), nil
+}
+
+func runRoot(ctx context.Context, p procIO, sigs *signals, o *options, args []string) error {
+	if err := prepare(o); err != nil {
+		return &exitError{ExitUsage, err}
+	}
+	if o.inputFormat == "stream-json" {
+		if len(args) > 0 {
+			return &exitError{ExitUsage, errors.New("--input-format stream-json takes the prompts on stdin, not as an argument")}
+		}
+		return runSDK(ctx, p, sigs, o)
 	}
 	prompt, err := readPrompt(p, args)
 	if err != nil {
 		return err
 	}
+	return runPrint(ctx, p, sigs, o, prompt)
+}
+
+// build configures a Runtime from the flags, settings and environment.
+func build(ctx context.Context, p procIO, o *options) (*cadre.Runtime, cadre.Config, error) {
 	cfg, err := configure(ctx, p, o)
 	if err != nil {
-		return &exitError{ExitUsage, err}
+		return nil, cfg, &exitError{ExitUsage, err}
+	}
+	if err := applyFlags(p, o, &cfg); err != nil {
+		return nil, cfg, &exitError{ExitUsage, err}
 	}
 	rt, err := cadre.New(cfg)
 	if err != nil {
+		return nil, cfg, &exitError{ExitUsage, err}
+	}
+	return rt, cfg, nil
+}
+
+// applyFlags applies the flags configure does not know of.
+func applyFlags(p procIO, o *options, cfg *cadre.Config) error {
+	if o.maxThinkingTokens > 0 {
+		cfg.Thinking = &llm.Thinking{BudgetTokens: o.maxThinkingTokens}
+	}
+	if o.fallbackModel != "" {
+		id := o.fallbackModel
+		if cfg.ResolveModel != nil {
+			if r, ok := cfg.ResolveModel(id); ok {
+				id = r
+			}
+		}
+		if id == cfg.ModelID {
+			return fmt.Errorf("--fallback-model %s is the main model", o.fallbackModel)
+		}
+		cfg.Model = llm.WithFallback(cfg.Model, cfg.ModelID, id)
+	}
+	return resumeSession(p, o, cfg)
+}
+
+// runInfoOf is what init reports beyond the runtime's Init.
+func runInfoOf(p procIO, cfg cadre.Config) runInfo {
+	info := runInfo{AddDirs: cfg.AddDirs, PermissionMode: string(permission.ModeBypassPermissions), APIKeySource: "none"}
+	if cfg.Permissions != nil {
+		info.PermissionMode = string(cfg.Permissions.Mode)
+		if info.PermissionMode == "" {
+			info.PermissionMode = string(permission.ModeDefault)
+		}
+	}
+	switch cfg.Model.(type) {
+	case *openai.Model:
+		info.Provider = string(config.OpenAI)
+	default:
+		info.Provider = string(config.Anthropic)
+		if p.getenv("ANTHROPIC_API_KEY") != "" {
+			info.APIKeySource = "ANTHROPIC_API_KEY"
+		}
+	}
+	for _, d := range cfg.Agents {
+		info.Agents = append(info.Agents, d.Name)
+	}
+	if cfg.Agents == nil {
+		for _, d := range agentdef.Builtins() {
+			info.Agents = append(info.Agents, d.Name)
+		}
+	}
+	return info
+}
+
+func runPrint(ctx context.Context, p procIO, sigs *signals, o *options, prompt string) error {
+	rt, cfg, err := build(ctx, p, o)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	tl := newTally(nil, nil)
+	pr, err := newPrinter(o.outputFormat, printerConfig{out: writerLines{p.stdout}, errOut: p.stderr, verbose: o.verbose,
+		partial: o.includePartial, info: runInfoOf(p, cfg), tally: tl})
+	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
+	if o.debug != "" {
+		pr = &debugPrinter{next: pr, out: p.stderr, filter: o.debug}
+	}
+	code, err := drive(ctx, cancel, sigs, rt, prompt, pr, tl, o.maxBudgetUSD)
+	if code == ExitOK && err == nil {
+		return nil
+	}
+	return &exitError{code, err}
+}
+
+// errBudget ends a run whose cost reached --max-budget-usd.
+var errBudget = errors.New("the run reached its --max-budget-usd")
+
+// drive runs one prompt through rt and writes it with pr. It returns the
+// exit code, and an error only when the output could not be written.
+func drive(ctx context.Context, cancel context.CancelCauseFunc, sigs *signals, rt *cadre.Runtime, prompt string, pr printer, tl *tally, budget float64) (int, error) {
 	var last *cadre.Result
 	for ev, err := range rt.Run(ctx, prompt) {
 		if err != nil {
-			if ctx.Err() != nil {
-				_ = pr.fail("interrupted", "error_during_execution")
-				return &exitError{ExitInterrupted, nil}
+			f := failure{msg: trimPrefix(err.Error()), subtype: "error_during_execution"}
+			code := ExitFailed
+			switch {
+			case errors.Is(context.Cause(ctx), errBudget):
+				f = failure{msg: fmt.Sprintf("Stopped: the run cost $%.4f, reaching --max-budget-usd $%g.", tl.cost(), budget), subtype: "error_max_budget_usd"}
+			case errors.Is(context.Cause(ctx), errInterrupted):
+				// The program interrupted the turn; the session goes on.
+				f.msg = "interrupted"
+				if n, ok := pr.(interruptNoter); ok {
+					if err := n.interrupted(); err != nil {
+						return ExitFailed, err
+					}
+				}
+			case ctx.Err() != nil:
+				code, f.msg = sigs.exitCode()
+			default:
+				var apiErr *llm.APIError
+				if errors.As(err, &apiErr) {
+					f.apiStatus = apiErr.Status
+				}
 			}
-			if perr := pr.fail(err.Error(), "error_during_execution"); perr != nil {
-				return &exitError{ExitFailed, perr}
+			if perr := pr.fail(f); perr != nil && code == ExitFailed {
+				return code, perr
 			}
-			return &exitError{ExitFailed, nil}
+			return code, nil
 		}
 		if ev.Type == cadre.EventResult {
 			last = ev.Result
 		}
 		if err := pr.event(ev); err != nil {
-			return &exitError{ExitFailed, fmt.Errorf("write output: %w", err)}
+			return ExitFailed, fmt.Errorf("write output: %w", err)
+		}
+		if budget > 0 && ev.Type == cadre.EventAssistant && tl.cost() >= budget {
+			cancel(errBudget)
 		}
 	}
 	if last == nil {
-		return &exitError{ExitFailed, errors.New("the run ended without a result")}
+		return ExitFailed, errors.New("the run ended without a result")
 	}
 	if last.IsError {
-		return &exitError{ExitFailed, nil}
+		return ExitFailed, nil
 	}
-	return nil
+	return ExitOK, nil
 }

@@ -166,11 +166,11 @@ func TestStreamJSONOutput(t *testing.T) {
 			childMsgs++
 		}
 	}
-	want := []string{"system/init", "assistant", "system/task_started", "assistant", "system/task_completed", "user", "assistant", "result/success"}
+	want := []string{"system/init", "assistant", "system/task_started", "user", "assistant", "system/task_updated", "system/task_notification", "user", "assistant", "result/success"}
 	if strings.Join(kinds, " ") != strings.Join(want, " ") {
 		t.Fatalf("events %v\nwant   %v", kinds, want)
 	}
-	if childMsgs != 1 {
+	if childMsgs != 2 { // the child's prompt and its answer
 		t.Fatalf("child messages with parent_tool_use_id: %d", childMsgs)
 	}
 }
@@ -376,7 +376,7 @@ func TestVerboseTextShowsTheAgentTree(t *testing.T) {
 	if p.code != 0 || p.stdout != "all done\n" {
 		t.Fatalf("code %d stdout %q stderr %s", p.code, p.stdout, p.stderr)
 	}
-	for _, want := range []string{"● Agent ", "  [Explore a", "] ▶ started: look around", "] ● Glob {\"pattern\":\"*.go\"}", "] ■ completed (1 tool uses"} {
+	for _, want := range []string{"● Agent ", "  [Explore a", "] ▶ started: look around", "] ● Glob {\"pattern\":\"*.go\"}", "] ■ completed (1 tool use,"} {
 		if !strings.Contains(p.stderr, want) {
 			t.Fatalf("stderr lacks %q:\n%s", want, p.stderr)
 		}

@@ -25,7 +25,7 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 		return cadre.Config{}, err
 	}
 	cfg, diags, err := config.Load(ctx, "", config.Options{
-		Getenv: p.getenv, SettingsFile: o.settingsFile, Model: o.model,
+		Getenv: p.getenv, SettingsFile: o.settingsFile, SettingsJSON: o.settingsJSON, Model: o.model,
 		PermissionMode: o.permissionMode, SkipPermissions: o.skipPermissions,
 		Rules: rules, AddDirs: o.addDirs, Agents: o.agents,
 	})

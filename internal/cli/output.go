@@ -1,14 +1,13 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/llm"
-	"github.com/cadre-dev/cadre/permission"
 )
 
 // outputFormats returns the valid --output-format values.
@@ -17,25 +16,53 @@ func outputFormats() []string { return []string{"text", "json", "stream-json"} }
 // printer writes a run's events in one output format.
 type printer interface {
 	event(ev cadre.Event) error
-	// fail reports a run that ended with an error instead of a result.
-	fail(msg, subtype string) error
+	// fail reports a run that ended with an error instead of a result:
+	// the result object still carries every number seen so far.
+	fail(f failure) error
 }
 
-func newPrinter(format string, out, errOut io.Writer, verbose bool) (printer, error) {
+// failure is how a run that produced no result ended.
+type failure struct {
+	msg     string
+	subtype string
+	// apiStatus is the HTTP status of the model API error that ended
+	// the run, 0 for none.
+	apiStatus int
+}
+
+// printerConfig is what a printer needs besides its format.
+type printerConfig struct {
+	out     lineWriter
+	errOut  io.Writer
+	verbose bool
+	partial bool
+	info    runInfo
+	tally   *tally
+}
+
+func newPrinter(format string, c printerConfig) (printer, error) {
 	switch format {
 	case "text", "":
-		return &textPrinter{out: out, errOut: errOut, verbose: verbose}, nil
+		return &textPrinter{out: c.out, errOut: c.errOut, verbose: c.verbose, tally: c.tally}, nil
 	case "json":
-		return &jsonPrinter{enc: json.NewEncoder(out)}, nil
+		return &jsonPrinter{out: c.out, errOut: c.errOut, tally: c.tally}, nil
 	case "stream-json":
-		return &streamPrinter{enc: json.NewEncoder(out)}, nil
+		return newStreamPrinter(c.out, c.tally, c.info, c.partial), nil
 	}
 	return nil, fmt.Errorf("invalid --output-format %q: valid values are %s", format, strings.Join(outputFormats(), ", "))
 }
 
+// checkFormat validates --output-format before anything runs.
+func checkFormat(format string) error {
+	_, err := newPrinter(format, printerConfig{tally: newTally(nil, nil)})
+	return err
+}
+
 type textPrinter struct {
-	out, errOut io.Writer
-	verbose     bool
+	out     lineWriter
+	errOut  io.Writer
+	verbose bool
+	tally   *tally
 	// labels names running sub-agents for --verbose lines.
 	labels map[string]string
 }
@@ -53,14 +80,19 @@ func (p *textPrinter) label(agentID string) string {
 }
 
 func (p *textPrinter) event(ev cadre.Event) error {
+	p.tally.observe(ev)
 	if ev.Type == cadre.EventResult {
-		_, err := fmt.Fprintln(p.out, ev.Result.Text)
-		return err
+		return p.out.WriteLine([]byte(ev.Result.Text + "\n"))
+	}
+	pre := p.label(ev.AgentID)
+	if ev.Type == cadre.EventRetry {
+		// Always shown: a run that waits must say why.
+		printRetry(p.errOut, pre, ev.Retry)
+		return nil
 	}
 	if !p.verbose {
 		return nil
 	}
-	pre := p.label(ev.AgentID)
 	switch ev.Type {
 	case cadre.EventToolStart:
 		fmt.Fprintf(p.errOut, "%s● %s %s\n", pre, ev.Call.Name, oneLine(string(ev.Call.Input), 120))
@@ -73,18 +105,59 @@ func (p *textPrinter) event(ev cadre.Event) error {
 			p.labels = map[string]string{}
 		}
 		p.labels[ev.Task.AgentID] = strings.Repeat("  ", ev.Task.Depth) + "[" + ev.Task.AgentType + " " + ev.Task.AgentID + "] "
-		fmt.Fprintf(p.errOut, "%s▶ started: %s (model %s, %d tools)\n", p.label(ev.Task.AgentID), ev.Task.Description, ev.Task.Receipt.Model, len(ev.Task.Receipt.Tools))
+		fmt.Fprintf(p.errOut, "%s▶ started: %s (model %s, %s)\n", p.label(ev.Task.AgentID), ev.Task.Description, ev.Task.Receipt.Model, plural(len(ev.Task.Receipt.Tools), "tool", "tools"))
 	case cadre.EventTaskCompleted:
-		fmt.Fprintf(p.errOut, "%s■ %s (%d tool uses, %d ms)\n", pre, ev.Subagent.Status, ev.Subagent.ToolUses, ev.Subagent.Duration.Milliseconds())
+		fmt.Fprintf(p.errOut, "%s■ %s (%s, %d ms)\n", pre, ev.Subagent.Status, plural(ev.Subagent.ToolUses, "tool use", "tool uses"), ev.Subagent.Duration.Milliseconds())
 		delete(p.labels, ev.Subagent.AgentID)
-	case cadre.EventRetry:
-		fmt.Fprintf(p.errOut, "%sretrying model request (attempt %d, status %d) in %s: %s\n", pre, ev.Retry.Attempt, ev.Retry.Status, ev.Retry.Wait, ev.Retry.Err)
 	}
 	return nil
 }
 
-func (p *textPrinter) fail(msg, _ string) error {
-	_, err := fmt.Fprintln(p.errOut, "cadre: "+msg)
+// printRetry writes the stderr line of a retried model request.
+func printRetry(w io.Writer, label string, r *llm.Retry) {
+	if w == nil {
+		return
+	}
+	if r.Cause == "fallback" {
+		fmt.Fprintf(w, "cadre: %s%s\n", label, oneLine(r.Err, 300))
+		return
+	}
+	fmt.Fprintf(w, "cadre: %smodel request failed (%s), retry %d of %d in %s: %s\n",
+		label, retryWhat(r.Status, r.Cause), r.Attempt, r.MaxRetries, roundWait(r.Wait), oneLine(r.Err, 300))
+}
+
+// retryWhat names a failed request for the retry line.
+func retryWhat(status int, cause string) string {
+	switch {
+	case status != 0:
+		return fmt.Sprintf("status %d", status)
+	case cause == "stalled":
+		return "the stream stalled"
+	case cause == "no_headers":
+		return "no response"
+	case cause == "cut":
+		return "the stream was cut"
+	case cause == "connection_refused":
+		return "connection refused"
+	}
+	return "network error"
+}
+
+// roundWait renders a retry wait to a tenth of a second.
+func roundWait(d time.Duration) string {
+	return d.Round(100 * time.Millisecond).String()
+}
+
+// plural renders n with the singular or plural noun.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func (p *textPrinter) fail(f failure) error {
+	_, err := fmt.Fprintln(p.errOut, "cadre: "+trimPrefix(f.msg))
 	return err
 }
 
@@ -94,128 +167,4 @@ func oneLine(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
-}
-
-// resultJSON is the final object of json and stream-json output; field names
-// follow Claude Code's so existing scripts keep working.
-type resultJSON struct {
-	Type              string              `json:"type"`
-	Subtype           string              `json:"subtype"`
-	IsError           bool                `json:"is_error"`
-	Result            string              `json:"result"`
-	NumTurns          int                 `json:"num_turns"`
-	DurationMS        int64               `json:"duration_ms"`
-	SessionID         string              `json:"session_id"`
-	Usage             llm.Usage           `json:"usage"`
-	PermissionDenials []permission.Denial `json:"permission_denials"`
-	Subagents         cadre.SubagentStats `json:"subagents"`
-	TranscriptPath    string              `json:"transcript_path,omitempty"`
-}
-
-func toResultJSON(res *cadre.Result) resultJSON {
-	d := res.PermissionDenials
-	if d == nil {
-		d = []permission.Denial{}
-	}
-	return resultJSON{
-		Type: "result", Subtype: res.Subtype, IsError: res.IsError, Result: res.Text, NumTurns: res.NumTurns,
-		DurationMS: res.Duration.Milliseconds(), SessionID: res.SessionID, Usage: res.Usage,
-		PermissionDenials: d, Subagents: res.Subagents, TranscriptPath: res.TranscriptPath,
-	}
-}
-
-// failJSON is the result object of a run that ended in error.
-func failJSON(msg, subtype, session string) resultJSON {
-	return resultJSON{Type: "result", Subtype: subtype, IsError: true, Result: msg, SessionID: session,
-		PermissionDenials: []permission.Denial{}}
-}
-
-type jsonPrinter struct {
-	enc     *json.Encoder
-	session string
-}
-
-func (p *jsonPrinter) event(ev cadre.Event) error {
-	switch ev.Type {
-	case cadre.EventInit:
-		p.session = ev.Init.SessionID
-	case cadre.EventResult:
-		return p.enc.Encode(toResultJSON(ev.Result))
-	}
-	return nil
-}
-
-func (p *jsonPrinter) fail(msg, subtype string) error {
-	return p.enc.Encode(failJSON(msg, subtype, p.session))
-}
-
-type streamPrinter struct {
-	enc     *json.Encoder
-	session string
-}
-
-type initJSON struct {
-	Type           string   `json:"type"`
-	Subtype        string   `json:"subtype"`
-	SessionID      string   `json:"session_id"`
-	Cwd            string   `json:"cwd"`
-	Model          string   `json:"model"`
-	Tools          []string `json:"tools"`
-	TranscriptPath string   `json:"transcript_path,omitempty"`
-}
-
-type messageJSON struct {
-	Type            string       `json:"type"`
-	Message         *llm.Message `json:"message"`
-	ParentToolUseID *string      `json:"parent_tool_use_id"`
-	AgentID         string       `json:"agent_id,omitempty"`
-	SessionID       string       `json:"session_id"`
-	Usage           *llm.Usage   `json:"usage,omitempty"`
-}
-
-func (p *streamPrinter) event(ev cadre.Event) error {
-	var parent *string
-	if ev.ParentToolUseID != "" {
-		parent = &ev.ParentToolUseID
-	}
-	switch ev.Type {
-	case cadre.EventInit:
-		p.session = ev.Init.SessionID
-		return p.enc.Encode(initJSON{Type: "system", Subtype: "init", SessionID: ev.Init.SessionID, Cwd: ev.Init.Cwd,
-			Model: ev.Init.Model, Tools: ev.Init.Tools, TranscriptPath: ev.Init.TranscriptPath})
-	case cadre.EventAssistant:
-		u := ev.Usage
-		return p.enc.Encode(messageJSON{Type: "assistant", Message: ev.Message, ParentToolUseID: parent, AgentID: ev.AgentID, SessionID: p.session, Usage: &u})
-	case cadre.EventUser:
-		return p.enc.Encode(messageJSON{Type: "user", Message: ev.Message, ParentToolUseID: parent, AgentID: ev.AgentID, SessionID: p.session})
-	case cadre.EventTaskStarted:
-		return p.enc.Encode(taskJSON{Type: "system", Subtype: "task_started", SessionID: p.session, TaskInfo: ev.Task})
-	case cadre.EventTaskCompleted:
-		return p.enc.Encode(taskDoneJSON{Type: "system", Subtype: "task_completed", SessionID: p.session, SubagentResult: ev.Subagent,
-			DurationMS: ev.Subagent.Duration.Milliseconds()})
-	case cadre.EventResult:
-		return p.enc.Encode(toResultJSON(ev.Result))
-	}
-	return nil
-}
-
-// taskJSON is the stream-json event for a started sub-agent (S-7.6).
-type taskJSON struct {
-	Type      string `json:"type"`
-	Subtype   string `json:"subtype"`
-	SessionID string `json:"session_id"`
-	*cadre.TaskInfo
-}
-
-// taskDoneJSON is the stream-json event for an ended sub-agent.
-type taskDoneJSON struct {
-	Type      string `json:"type"`
-	Subtype   string `json:"subtype"`
-	SessionID string `json:"session_id"`
-	*cadre.SubagentResult
-	DurationMS int64 `json:"duration_ms"`
-}
-
-func (p *streamPrinter) fail(msg, subtype string) error {
-	return p.enc.Encode(failJSON(msg, subtype, p.session))
 }

@@ -80,8 +80,9 @@ const (
 	// Retry carries Retry: a model request failed and is being redone;
 	// deltas since the last complete message must be discarded.
 	Retry
-	// AssistantMessage carries Message, a complete model answer, and Usage
-	// for the request that produced it.
+	// AssistantMessage carries Message, a complete model answer, with
+	// Usage, MessageID, Model, StopReason and APIDuration of the request
+	// that produced it.
 	AssistantMessage
 	// ToolStart carries Call, a tool call about to run.
 	ToolStart
@@ -103,6 +104,13 @@ type Event struct {
 	Call       *llm.Block
 	ToolResult *ToolResult
 	Result     *Result
+	// MessageID and Model are the provider's id of the answer and the
+	// model that gave it; StopReason why it stopped; APIDuration how long
+	// the request took, retries included.
+	MessageID   string
+	Model       string
+	StopReason  llm.StopReason
+	APIDuration time.Duration
 }
 
 // ToolResult is how one tool call ended.
@@ -243,10 +251,12 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			Thinking:  r.cfg.Thinking,
 			Effort:    r.cfg.Effort,
 		}
+		sent := r.cfg.Now()
 		resp, err := r.request(ctx, req)
 		if err != nil {
 			return nil, err
 		}
+		apiDuration := r.cfg.Now().Sub(sent)
 		r.turns++
 		r.usage = r.usage.Add(resp.Usage)
 		msg := resp.Message
@@ -262,7 +272,12 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		if err := r.record(msg, &usage); err != nil {
 			return nil, err
 		}
-		if err := r.emit(Event{Kind: AssistantMessage, Message: &msg, Usage: resp.Usage}); err != nil {
+		model := resp.Model
+		if model == "" {
+			model = r.cfg.ModelID
+		}
+		if err := r.emit(Event{Kind: AssistantMessage, Message: &msg, Usage: resp.Usage, MessageID: resp.ID, Model: model,
+			StopReason: resp.StopReason, APIDuration: apiDuration}); err != nil {
 			return nil, err
 		}
 		calls := msg.ToolUses()
@@ -521,6 +536,11 @@ func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, er
 				msg = "Permission to use " + call.Name + " was denied."
 			}
 			return ToolResult{Output: tool.Output{Text: msg, IsError: true}, Denied: true}, nil
+		}
+		if len(out.UpdatedInput) > 0 {
+			// The prompter's answer rewrote the input; the history keeps
+			// what the model asked for.
+			call.Input = out.UpdatedInput
 		}
 	}
 	call.Input = input

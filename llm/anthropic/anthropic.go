@@ -31,8 +31,9 @@ type Config struct {
 	AuthToken string
 	// BaseURL is the API root without /v1; empty means the public API.
 	BaseURL string
-	// HTTPClient carries the requests; nil means a client with a 10-minute
-	// response-header timeout and no overall timeout (streams are long).
+	// HTTPClient carries the requests; nil means a client with a bound on
+	// connecting and no overall timeout (streams are long; the bounds
+	// below apply whatever the client).
 	HTTPClient *http.Client
 	// Headers are extra headers sent with every request.
 	Headers map[string]string
@@ -41,6 +42,11 @@ type Config struct {
 	MaxRetries int
 	// RetryBase and RetryMax bound the exponential back-off (0: defaults).
 	RetryBase, RetryMax time.Duration
+	// HeaderTimeout, IdleTimeout, MaxRetryAfter and RetryBudget keep a
+	// request from hanging (see the package documentation); 0 means the
+	// defaults: 60 s for headers, 3 min of stream silence, a retry-after
+	// of at most 60 s, 3 min of waiting between attempts.
+	HeaderTimeout, IdleTimeout, MaxRetryAfter, RetryBudget time.Duration
 	// DefaultMaxTokens bounds answers of requests with MaxTokens 0; 0 means
 	// 32000 (less for Claude 3 models, whose output limit is lower).
 	DefaultMaxTokens int64
@@ -62,6 +68,10 @@ var _ llm.Model = (*Model)(nil)
 func New(cfg Config) (*Model, error) {
 	policy, err := retry.NewPolicy(cfg.MaxRetries, cfg.RetryBase, cfg.RetryMax, cfg.Sleep)
 	if err != nil {
+		return nil, fmt.Errorf("anthropic: %w", err)
+	}
+	bounds := retry.Bounds{HeaderTimeout: cfg.HeaderTimeout, IdleTimeout: cfg.IdleTimeout, MaxRetryAfter: cfg.MaxRetryAfter, Budget: cfg.RetryBudget}
+	if policy.Bounds, err = bounds.WithDefaults(retry.Bounds{}); err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
 	if cfg.DefaultMaxTokens < 0 {
@@ -120,13 +130,17 @@ var errCut = errors.New("stream ended before message_stop")
 // returns the assembled response, or stopped when the consumer quit, or the
 // failure.
 func (m *Model) attempt(ctx context.Context, params sdk.MessageNewParams, yield func(llm.Event, error) bool) (*llm.Response, bool, *retry.Failure) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stream := m.msgs.NewStreaming(ctx, params)
+	actx, watch := retry.Watch(ctx, m.retry.Bounds)
+	defer watch.Stop()
+	// NewStreaming returns once the response headers are in (or the
+	// request failed); the watchdog then bounds each silence.
+	stream := m.msgs.NewStreaming(actx, params)
 	defer stream.Close()
+	watch.Headers()
 
 	var acc accumulator
 	for stream.Next() {
+		watch.Event()
 		ev, ok := acc.add(stream.Current())
 		if ok && !yield(ev, nil) {
 			return nil, true, nil
@@ -136,10 +150,13 @@ func (m *Model) attempt(ctx context.Context, params sdk.MessageNewParams, yield 
 		}
 	}
 	if err := stream.Err(); err != nil {
+		if f := retry.Fired(actx); f != nil && ctx.Err() == nil {
+			return nil, false, f
+		}
 		return nil, false, classify(err)
 	}
 	if !acc.done {
-		return nil, false, &retry.Failure{Err: errCut, Retryable: true}
+		return nil, false, &retry.Failure{Err: errCut, Cause: retry.CauseCut, Retryable: true}
 	}
 	return acc.response(), false, nil
 }
@@ -171,5 +188,5 @@ func classify(err error) *retry.Failure {
 		}
 		return f
 	}
-	return &retry.Failure{Err: err, Retryable: true}
+	return retry.Transport(err)
 }

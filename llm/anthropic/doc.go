@@ -32,6 +32,18 @@
 // with an error naming the last status and cause, wrapping *llm.APIError
 // when there was one.
 //
+// # Bounds
+//
+// No request hangs: an attempt that gets no response headers within
+// HeaderTimeout is retried once; a stream silent for IdleTimeout after its
+// headers is cut and retried at most twice; a retry-after longer than
+// MaxRetryAfter ends the request at once with a message naming the wait
+// the server asked for; the waits between attempts of one request never
+// add up to more than RetryBudget; a refused connection is retried twice
+// within a second each and a host that does not resolve not at all. The
+// bounds apply whatever HTTPClient is given. Each EventRetry names its
+// cause (llm.Retry.Cause) and the retries that cause gets (MaxRetries).
+//
 // # Prompt caching
 //
 // PlaceBreakpoints decides where cache_control markers go: the last tool,

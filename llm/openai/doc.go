@@ -53,4 +53,13 @@
 // since the start or the previous EventRetry, as the next attempt starts
 // over. Other statuses end the stream with *llm.APIError; running out of
 // retries ends it with an error naming the last status and cause.
+//
+// # Bounds
+//
+// As in llm/anthropic: no headers within HeaderTimeout (default 5 min,
+// since a local server may load the model first) is retried once; a stream
+// silent for IdleTimeout is cut and retried at most twice; a retry-after
+// over MaxRetryAfter ends the request at once; RetryBudget bounds the
+// waits; a refused connection fails within seconds and an unknown host at
+// once.
 package openai

@@ -24,6 +24,9 @@ const (
 	DefaultMaxRetries = retry.DefaultRetries
 	DefaultRetryBase  = retry.DefaultBase
 	DefaultRetryMax   = retry.DefaultMax
+	// DefaultHeaderTimeout is longer than Anthropic's: a local server
+	// (Ollama, llama.cpp) may load the model before it answers.
+	DefaultHeaderTimeout = 5 * time.Minute
 	// placeholderKey is sent when Config.APIKey is empty: local servers
 	// ignore it, and some refuse a request with no Authorization at all.
 	placeholderKey = "no-key"
@@ -38,8 +41,9 @@ type Config struct {
 	// BaseURL is the API root including /v1 (e.g.
 	// http://localhost:11434/v1); empty means DefaultBaseURL.
 	BaseURL string
-	// HTTPClient carries the requests; nil means a client with a 10-minute
-	// response-header timeout and no overall timeout (streams are long).
+	// HTTPClient carries the requests; nil means a client with a bound on
+	// connecting and no overall timeout (streams are long; the bounds
+	// below apply whatever the client).
 	HTTPClient *http.Client
 	// Headers are extra headers sent with every request (e.g. OpenRouter's
 	// HTTP-Referer).
@@ -49,6 +53,12 @@ type Config struct {
 	MaxRetries int
 	// RetryBase and RetryMax bound the exponential back-off (0: defaults).
 	RetryBase, RetryMax time.Duration
+	// HeaderTimeout, IdleTimeout, MaxRetryAfter and RetryBudget keep a
+	// request from hanging (see the package documentation); 0 means the
+	// defaults: 5 min for headers (a local server may load the model
+	// first), 3 min of stream silence, a retry-after of at most 60 s,
+	// 3 min of waiting between attempts.
+	HeaderTimeout, IdleTimeout, MaxRetryAfter, RetryBudget time.Duration
 	// MaxTokensField is FieldMaxTokens or FieldMaxCompletionTokens; empty
 	// picks max_completion_tokens for api.openai.com and max_tokens for
 	// every other server.
@@ -71,6 +81,10 @@ var _ llm.Model = (*Model)(nil)
 func New(cfg Config) (*Model, error) {
 	policy, err := retry.NewPolicy(cfg.MaxRetries, cfg.RetryBase, cfg.RetryMax, cfg.Sleep)
 	if err != nil {
+		return nil, fmt.Errorf("openai: %w", err)
+	}
+	bounds := retry.Bounds{HeaderTimeout: cfg.HeaderTimeout, IdleTimeout: cfg.IdleTimeout, MaxRetryAfter: cfg.MaxRetryAfter, Budget: cfg.RetryBudget}
+	if policy.Bounds, err = bounds.WithDefaults(retry.Bounds{HeaderTimeout: DefaultHeaderTimeout}); err != nil {
 		return nil, fmt.Errorf("openai: %w", err)
 	}
 	if cfg.BaseURL == "" {
@@ -140,13 +154,17 @@ var errCut = errors.New("stream ended before a finish_reason")
 // returns the assembled response, or stopped when the consumer quit, or the
 // failure.
 func (m *Model) attempt(ctx context.Context, params sdk.ChatCompletionNewParams, yield func(llm.Event, error) bool) (*llm.Response, bool, *retry.Failure) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stream := m.chat.NewStreaming(ctx, params)
+	actx, watch := retry.Watch(ctx, m.retry.Bounds)
+	defer watch.Stop()
+	// NewStreaming returns once the response headers are in (or the
+	// request failed); the watchdog then bounds each silence.
+	stream := m.chat.NewStreaming(actx, params)
 	defer stream.Close()
+	watch.Headers()
 
 	var acc accumulator
 	for stream.Next() {
+		watch.Event()
 		for _, ev := range acc.add(stream.Current()) {
 			if !yield(ev, nil) {
 				return nil, true, nil
@@ -158,7 +176,9 @@ func (m *Model) attempt(ctx context.Context, params sdk.ChatCompletionNewParams,
 	case err == nil && acc.finished:
 		return acc.response(), false, nil
 	case err == nil:
-		return nil, false, &retry.Failure{Err: errCut, Retryable: true}
+		return nil, false, &retry.Failure{Err: errCut, Cause: retry.CauseCut, Retryable: true}
+	case retry.Fired(actx) != nil && ctx.Err() == nil:
+		return nil, false, retry.Fired(actx)
 	case acc.finished && acc.hasUsage && ctx.Err() == nil:
 		// The answer and its usage are complete; only the [DONE] or the
 		// connection close went wrong.
@@ -203,7 +223,7 @@ func classify(err error) *retry.Failure {
 			Retryable: retry.RetryableStatus(status),
 		}
 	}
-	return &retry.Failure{Err: err, Retryable: true}
+	return retry.Transport(err)
 }
 
 // streamedError reads the error object of an SSE event: its type (or

@@ -22,8 +22,9 @@ import (
 
 // ExitError is returned from a command's RunE when the command must end
 // the process with a specific exit code: Code 1 when `agents check` found
-// errors or `agents show` was given an unknown name. Err holds the
-// message; the caller prints it and exits with Code.
+// errors or `agents show` was given an unknown name, Code 2 for a --cwd
+// that is not a directory. Err holds the message; the caller prints it and
+// exits with Code.
 type ExitError struct {
 	Code int
 	Err  error
@@ -96,6 +97,11 @@ func load(ctx context.Context, o *options) (*agentdef.Set, error) {
 	home := o.home
 	if home == "" {
 		home, _ = os.UserHomeDir()
+	}
+	if o.cwd != "" {
+		if st, err := os.Stat(o.cwd); err != nil || !st.IsDir() {
+			return nil, &ExitError{Code: 2, Err: fmt.Errorf("--cwd %s: not a directory", o.cwd)}
+		}
 	}
 	set, err := agentdef.Load(ctx, agentdef.LoadOptions{Cwd: o.cwd, Home: home, ManagedDir: o.managedDir, FlagAgents: o.agents})
 	if err != nil {

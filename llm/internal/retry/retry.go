@@ -1,14 +1,18 @@
 // Package retry is what the provider adapters share: the retry policy
 // (which failures are worth another attempt, how long to wait — jittered
 // exponential back-off, never less than the server's retry-after), the
-// attempt loop that tells the consumer about each retry, and the plumbing
-// of their HTTP clients (default client, base URL check, header order).
+// bounds that keep a request from hanging (a wait for headers, an idle
+// stream, a retry-after too long to honour, an overall budget of waiting,
+// a connection nobody answers), the attempt loop that tells the consumer
+// about each retry, and the plumbing of their HTTP clients (default client,
+// base URL check, header order).
 package retry
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -25,8 +29,65 @@ type Policy struct {
 	Retries int
 	// Base and Max bound the exponential back-off.
 	Base, Max time.Duration
+	// Bounds keep one request from hanging.
+	Bounds
 	// Sleep waits between attempts; tests pass a recorder.
 	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+// Bounds are the limits that end a request which would otherwise hang.
+// Zero fields take the package defaults (see WithDefaults).
+type Bounds struct {
+	// HeaderTimeout bounds the wait for the response headers of one
+	// attempt. An attempt that gets none is retried once.
+	HeaderTimeout time.Duration
+	// IdleTimeout bounds the silence between two events of a stream
+	// (headers arrived, then nothing): the stalled attempt is cut and
+	// retried, at most twice.
+	IdleTimeout time.Duration
+	// MaxRetryAfter is the longest retry-after honoured: a server asking
+	// for a longer wait ends the request at once, with a message naming
+	// the wait it asked for, instead of leaving the run silent for it.
+	MaxRetryAfter time.Duration
+	// Budget bounds the total time one request spends waiting between
+	// its attempts.
+	Budget time.Duration
+}
+
+// Defaults of Bounds. A stream can be quiet for minutes while the model
+// thinks without streaming its thoughts, so the idle bound is generous;
+// servers send headers as soon as they accept a request.
+const (
+	DefaultHeaderTimeout = 60 * time.Second
+	DefaultIdleTimeout   = 3 * time.Minute
+	DefaultMaxRetryAfter = 60 * time.Second
+	DefaultBudget        = 3 * time.Minute
+)
+
+// WithDefaults returns b with every zero field set from def, and def's
+// zero fields from the package defaults. Negative durations are errors.
+func (b Bounds) WithDefaults(def Bounds) (Bounds, error) {
+	fields := []struct {
+		name     string
+		v        *time.Duration
+		def, pkg time.Duration
+	}{
+		{"HeaderTimeout", &b.HeaderTimeout, def.HeaderTimeout, DefaultHeaderTimeout},
+		{"IdleTimeout", &b.IdleTimeout, def.IdleTimeout, DefaultIdleTimeout},
+		{"MaxRetryAfter", &b.MaxRetryAfter, def.MaxRetryAfter, DefaultMaxRetryAfter},
+		{"RetryBudget", &b.Budget, def.Budget, DefaultBudget},
+	}
+	for _, f := range fields {
+		switch {
+		case *f.v < 0:
+			return Bounds{}, fmt.Errorf("negative %s %v", f.name, *f.v)
+		case *f.v == 0 && f.def > 0:
+			*f.v = f.def
+		case *f.v == 0:
+			*f.v = f.pkg
+		}
+	}
+	return b, nil
 }
 
 // Delay returns the wait before retry number attempt (1-based): a random
@@ -95,15 +156,86 @@ func RetryableStatus(status int) bool {
 	return false
 }
 
+// Cause says why an attempt failed; it decides how often the failure is
+// retried and how long the wait before the next attempt is.
+type Cause int
+
+// Causes of a failed attempt.
+const (
+	// CauseStatus is an HTTP error status or an error event in the stream.
+	CauseStatus Cause = iota
+	// CauseCut is a stream that ended before the answer was complete.
+	CauseCut
+	// CauseStalled is a stream that went silent past the idle timeout.
+	CauseStalled
+	// CauseNoHeaders is a server that sent no headers within the header
+	// timeout. Retried once.
+	CauseNoHeaders
+	// CauseRefused is a connection refused: nothing listens at the
+	// address. Retried twice, quickly, so a wrong URL fails in seconds.
+	CauseRefused
+	// CauseDNS is a host name that does not resolve. Never retried.
+	CauseDNS
+	// CauseNetwork is any other transport error (reset, EOF, TLS, a DNS
+	// timeout).
+	CauseNetwork
+)
+
+// String names the cause in events and messages.
+func (c Cause) String() string {
+	switch c {
+	case CauseStatus:
+		return "status"
+	case CauseCut:
+		return "cut"
+	case CauseStalled:
+		return "stalled"
+	case CauseNoHeaders:
+		return "no_headers"
+	case CauseRefused:
+		return "connection_refused"
+	case CauseDNS:
+		return "dns"
+	case CauseNetwork:
+		return "network"
+	}
+	return "unknown"
+}
+
 // Failure is why one attempt did not produce a response.
 type Failure struct {
 	Err error
 	// Status is the HTTP status, 0 for a cut stream or a connection error.
 	Status int
+	// Cause classifies the failure.
+	Cause Cause
 	// Retryable says the failure is worth another attempt.
 	Retryable bool
 	// After is the server's retry-after.
 	After time.Duration
+}
+
+// retriesFor is how many retries a cause gets at most.
+func (p Policy) retriesFor(c Cause) int {
+	switch c {
+	case CauseNoHeaders:
+		return min(p.Retries, 1)
+	case CauseStalled, CauseRefused:
+		return min(p.Retries, 2)
+	case CauseDNS:
+		return 0
+	}
+	return p.Retries
+}
+
+// waitFor is the wait before retry number n of a failure: a connection
+// refused is retried quickly, everything else backs off.
+func (p Policy) waitFor(n int, f *Failure) time.Duration {
+	d := p.Delay(n, f.After)
+	if f.Cause == CauseRefused {
+		d = min(d, time.Second)
+	}
+	return d
 }
 
 // StatusText names the status for messages.
@@ -119,10 +251,12 @@ func (f *Failure) StatusText() string {
 type Attempt func() (resp *llm.Response, stopped bool, f *Failure)
 
 // Run calls attempt until it succeeds, fails for good, the retries run
-// out or ctx ends, and yields the outcome: EventDone with the response, or
-// an error. Before each wait it yields an EventRetry. provider prefixes its
-// error messages.
+// out, the bounds end it or ctx ends, and yields the outcome: EventDone with
+// the response, or an error. Before each wait it yields an EventRetry.
+// provider prefixes its error messages.
 func Run(ctx context.Context, p Policy, provider string, attempt Attempt, yield func(llm.Event, error) bool) {
+	var waited time.Duration
+	perCause := map[Cause]int{}
 	for n := 1; ; n++ {
 		resp, stopped, f := attempt()
 		if stopped {
@@ -140,12 +274,27 @@ func Run(ctx context.Context, p Policy, provider string, attempt Attempt, yield 
 			yield(llm.Event{}, f.Err)
 			return
 		}
-		if n > p.Retries {
+		perCause[f.Cause]++
+		if max := p.retriesFor(f.Cause); n > p.Retries || perCause[f.Cause] > max {
 			yield(llm.Event{}, fmt.Errorf("%s: giving up after %d attempts: last %s: %w", provider, n, f.StatusText(), f.Err))
 			return
 		}
-		wait := p.Delay(n, f.After)
-		ev := llm.Event{Kind: llm.EventRetry, Retry: &llm.Retry{Attempt: n, Status: f.Status, Wait: wait, Err: f.Err.Error()}}
+		if p.MaxRetryAfter > 0 && f.After > p.MaxRetryAfter {
+			yield(llm.Event{}, fmt.Errorf("%s: giving up: the server asked to retry after %v, longer than the %v cadre waits (%s): %w",
+				provider, f.After.Round(time.Second), p.MaxRetryAfter, f.StatusText(), f.Err))
+			return
+		}
+		wait := p.waitFor(n, f)
+		if p.Budget > 0 && waited+wait > p.Budget {
+			yield(llm.Event{}, fmt.Errorf("%s: giving up after %d attempts: the retry budget of %v is spent: last %s: %w",
+				provider, n, p.Budget, f.StatusText(), f.Err))
+			return
+		}
+		waited += wait
+		ev := llm.Event{Kind: llm.EventRetry, Retry: &llm.Retry{
+			Attempt: n, MaxRetries: min(p.Retries, p.retriesFor(f.Cause)), Status: f.Status, Wait: wait,
+			Cause: f.Cause.String(), Err: f.Err.Error(),
+		}}
 		if !yield(ev, nil) {
 			return
 		}
@@ -185,16 +334,19 @@ func NewPolicy(retries int, base, max time.Duration, sleep func(context.Context,
 	if sleep == nil {
 		sleep = Sleep
 	}
-	return Policy{Retries: retries, Base: base, Max: max, Sleep: sleep}, nil
+	bounds, _ := Bounds{}.WithDefaults(Bounds{})
+	return Policy{Retries: retries, Base: base, Max: max, Bounds: bounds, Sleep: sleep}, nil
 }
 
 // HTTPClient is the client an adapter uses when none is given: no overall
-// timeout (answers stream for minutes) but a 10-minute wait for headers.
+// timeout (answers stream for minutes; the attempt's Watchdog bounds the
+// waits instead) and a 10-second bound on opening a connection, so an
+// address that drops packets fails like one that refuses them.
 func HTTPClient() *http.Client {
 	c := &http.Client{}
 	if t, ok := http.DefaultTransport.(*http.Transport); ok {
 		t = t.Clone()
-		t.ResponseHeaderTimeout = 10 * time.Minute
+		t.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 		c.Transport = t
 	}
 	return c

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/cadre-dev/cadre"
+)
+
+// debugPrinter writes a line per event to stderr (--debug), then hands the
+// event on. The filter picks kinds: "all", or a comma-separated list of
+// api (model answers and retries), tools and tasks.
+type debugPrinter struct {
+	next   printer
+	out    io.Writer
+	filter string
+}
+
+func (d *debugPrinter) wants(kind string) bool {
+	if d.filter == "all" || d.filter == "" {
+		return true
+	}
+	for _, f := range strings.Split(d.filter, ",") {
+		if strings.TrimSpace(f) == kind {
+			return true
+		}
+	}
+	return false
+}
+
+func (d *debugPrinter) event(ev cadre.Event) error {
+	who := "main"
+	if ev.AgentID != "" {
+		who = ev.AgentID
+	}
+	switch ev.Type {
+	case cadre.EventAssistant:
+		if d.wants("api") {
+			fmt.Fprintf(d.out, "[debug] %s: %s answered in %dms (stop %s; tokens in %d, out %d, cache read %d, cache write %d)\n",
+				who, ev.Model, ev.APIDuration.Milliseconds(), ev.StopReason, ev.Usage.InputTokens, ev.Usage.OutputTokens,
+				ev.Usage.CacheReadTokens, ev.Usage.CacheWriteTokens)
+		}
+	case cadre.EventRetry:
+		if d.wants("api") {
+			fmt.Fprintf(d.out, "[debug] %s: retry %d (%s, status %d) in %s: %s\n", who, ev.Retry.Attempt, ev.Retry.Cause, ev.Retry.Status, ev.Retry.Wait, ev.Retry.Err)
+		}
+	case cadre.EventToolStart:
+		if d.wants("tools") {
+			fmt.Fprintf(d.out, "[debug] %s: tool %s %s %s\n", who, ev.Call.ID, ev.Call.Name, oneLine(string(ev.Call.Input), 200))
+		}
+	case cadre.EventToolEnd:
+		if d.wants("tools") {
+			fmt.Fprintf(d.out, "[debug] %s: tool %s ended in %dms (error %v, denied %v)\n", who, ev.Call.ID, ev.ToolResult.Duration.Milliseconds(), ev.ToolResult.IsError, ev.ToolResult.Denied)
+		}
+	case cadre.EventTaskStarted:
+		if d.wants("tasks") {
+			fmt.Fprintf(d.out, "[debug] %s: started %s %s (depth %d, model %s)\n", who, ev.Task.AgentType, ev.Task.AgentID, ev.Task.Depth, ev.Task.Receipt.Model)
+		}
+	case cadre.EventTaskCompleted:
+		if d.wants("tasks") {
+			fmt.Fprintf(d.out, "[debug] %s: %s %s\n", who, ev.Subagent.AgentID, ev.Subagent.Status)
+		}
+	}
+	return d.next.event(ev)
+}
+
+func (d *debugPrinter) fail(f failure) error { return d.next.fail(f) }

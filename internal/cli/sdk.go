@@ -1,0 +1,449 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/sdkproto"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/permission"
+)
+
+// errInterrupted cancels a turn the program interrupted; the session goes
+// on with the next message.
+var errInterrupted = errors.New("interrupted by the program")
+
+// sdkSession is a session driven over --input-format stream-json by a
+// program (the Claude Agent SDKs): it answers the program's control
+// requests, queues its user messages and runs them one turn at a time,
+// until the program's input ends.
+type sdkSession struct {
+	p    procIO
+	o    *options
+	conn *sdkproto.Conn
+
+	mu       sync.Mutex
+	rt       *cadre.Runtime
+	cfg      cadre.Config
+	model    *switchable
+	buildErr error
+	ready    chan struct{} // closed once the runtime exists (or failed)
+	queue    []sdkproto.UserMessage
+	wake     chan struct{}
+	inputEnd bool
+	cancel   context.CancelCauseFunc // the running turn's
+	// pendingMode is a permission mode asked for during a turn, applied
+	// before the next.
+	pendingMode permission.Mode
+}
+
+// runSDK serves the Claude Agent SDK protocol on stdin and stdout.
+func runSDK(ctx context.Context, p procIO, sigs *signals, o *options) error {
+	s := &sdkSession{p: p, o: o, conn: sdkproto.NewConn(p.stdin, p.stdout), ready: make(chan struct{}), wake: make(chan struct{}, 1)}
+	serveCtx, stopServe := context.WithCancel(ctx)
+	defer stopServe()
+	served := make(chan error, 1)
+	go func() { served <- s.conn.Serve(serveCtx, s) }()
+	code, err := s.loop(ctx, sigs, served)
+	stopServe()
+	if serr := <-served; serr != nil && err == nil && code == ExitOK && ctx.Err() == nil {
+		return &exitError{ExitUsage, serr}
+	}
+	if code == ExitOK && err == nil {
+		return nil
+	}
+	return &exitError{code, err}
+}
+
+// loop runs the queued messages one turn at a time. A turn that fails or
+// is interrupted does not end the session: the program reads how it ended
+// from its result, and the process exits 0 when the input ends.
+func (s *sdkSession) loop(ctx context.Context, sigs *signals, served chan error) (int, error) {
+	for {
+		msg, ok, err := s.next(ctx, served)
+		if err != nil {
+			return ExitUsage, err
+		}
+		if !ok {
+			if ctx.Err() != nil {
+				c, _ := sigs.exitCode()
+				return c, nil
+			}
+			return ExitOK, nil
+		}
+		if err := s.build(ctx, nil); err != nil {
+			return ExitUsage, err
+		}
+		c, err := s.turn(ctx, sigs, msg)
+		if err != nil {
+			return c, err
+		}
+		if ctx.Err() != nil {
+			return c, nil
+		}
+	}
+}
+
+// next waits for the next queued message; ok is false once the input has
+// ended and the queue is empty, or ctx is done. A malformed input is an
+// error.
+func (s *sdkSession) next(ctx context.Context, served chan error) (sdkproto.UserMessage, bool, error) {
+	for {
+		s.mu.Lock()
+		if len(s.queue) > 0 {
+			m := s.queue[0]
+			s.queue = s.queue[1:]
+			s.mu.Unlock()
+			return m, true, nil
+		}
+		end := s.inputEnd
+		s.mu.Unlock()
+		if end {
+			return sdkproto.UserMessage{}, false, nil
+		}
+		select {
+		case <-s.wake:
+		case err := <-served:
+			served <- err // runSDK reads it again
+			if err != nil {
+				return sdkproto.UserMessage{}, false, err
+			}
+			s.mu.Lock()
+			s.inputEnd = true
+			s.mu.Unlock()
+		case <-ctx.Done():
+			return sdkproto.UserMessage{}, false, nil
+		}
+	}
+}
+
+// User queues a message from the program.
+func (s *sdkSession) User(m sdkproto.UserMessage) {
+	s.mu.Lock()
+	s.queue = append(s.queue, m)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Request answers one control request of the program.
+func (s *sdkSession) Request(ctx context.Context, subtype string, raw json.RawMessage) (any, error) {
+	switch subtype {
+	case sdkproto.SubtypeInitialize:
+		var in sdkproto.Initialize
+		if err := json.Unmarshal(raw, &in); err != nil {
+			return nil, fmt.Errorf("initialize: %w", err)
+		}
+		if err := s.build(ctx, &in); err != nil {
+			return nil, err
+		}
+		return s.initResponse(&in), nil
+	case sdkproto.SubtypeInterrupt:
+		s.mu.Lock()
+		if s.cancel != nil {
+			s.cancel(errInterrupted)
+		}
+		queued := []string{}
+		for _, m := range s.queue {
+			if m.UUID != "" {
+				queued = append(queued, m.UUID)
+			}
+		}
+		s.mu.Unlock()
+		return sdkproto.InterruptResponse{StillQueued: queued}, nil
+	case sdkproto.SubtypeSetPermissionMode:
+		var r sdkproto.SetPermissionMode
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf("set_permission_mode: %w", err)
+		}
+		return nil, s.setMode(ctx, r.Mode)
+	case sdkproto.SubtypeSetModel:
+		var r sdkproto.SetModel
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, fmt.Errorf("set_model: %w", err)
+		}
+		return nil, s.setModel(ctx, r.Model)
+	case sdkproto.SubtypeMCPMessage:
+		// A message from an in-process MCP server (a notification such as
+		// tools/list_changed). cadre has no client for those servers
+		// yet, so there is no one to deliver it to.
+		return map[string]any{}, nil
+	}
+	return nil, fmt.Errorf("cadre does not support the %q control request", subtype)
+}
+
+// build makes the session's runtime once: from the flags, and from the
+// initialize request when the program sent one first.
+func (s *sdkSession) build(ctx context.Context, in *sdkproto.Initialize) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rt != nil || s.buildErr != nil {
+		return s.buildErr
+	}
+	defer close(s.ready)
+	o := *s.o
+	if in != nil {
+		if text := in.SystemPrompt.Text(); text != "" {
+			o.systemPrompt = text
+		}
+		if in.AppendSystemPrompt != "" {
+			o.appendSystemPrompt = strings.TrimSpace(o.appendSystemPrompt + "\n\n" + in.AppendSystemPrompt)
+		}
+		agents, err := mergeAgents(o.agents, in.Agents)
+		if err != nil {
+			s.buildErr = err
+			return err
+		}
+		o.agents = agents
+	}
+	cfg, err := configure(ctx, s.p, &o)
+	if err == nil {
+		err = applyFlags(s.p, &o, &cfg)
+	}
+	if err == nil && s.o.permissionPromptTool == "stdio" && cfg.Permissions != nil {
+		cfg.Permissions.Prompter = &sdkproto.Prompter{Conn: s.conn, Interrupt: s.interruptTurn}
+	}
+	if err == nil {
+		s.model = &switchable{Model: cfg.Model, primary: cfg.ModelID}
+		cfg.Model = s.model
+		s.rt, err = cadre.New(cfg)
+	}
+	if err != nil {
+		s.buildErr = fmt.Errorf("configure the session: %s", trimPrefix(err.Error()))
+		return s.buildErr
+	}
+	s.cfg = cfg
+	return nil
+}
+
+// interruptTurn cancels the running turn (a deny that asked for it).
+func (s *sdkSession) interruptTurn() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil {
+		s.cancel(errInterrupted)
+	}
+}
+
+// mergeAgents joins the --agents value (JSON or a file) with the agents of
+// initialize, which win on a name both define.
+func mergeAgents(flag string, sdk map[string]json.RawMessage) (string, error) {
+	if len(sdk) == 0 {
+		return flag, nil
+	}
+	all := map[string]json.RawMessage{}
+	if strings.TrimSpace(flag) != "" {
+		text := flag
+		if !strings.HasPrefix(strings.TrimSpace(flag), "{") {
+			b, err := os.ReadFile(flag)
+			if err != nil {
+				return "", fmt.Errorf("--agents: %w", err)
+			}
+			text = string(b)
+		}
+		if err := json.Unmarshal([]byte(text), &all); err != nil {
+			return "", fmt.Errorf("--agents: %w", err)
+		}
+	}
+	for k, v := range sdk {
+		all[k] = v
+	}
+	b, err := json.Marshal(all)
+	return string(b), err
+}
+
+// initResponse describes the session to the program.
+func (s *sdkSession) initResponse(in *sdkproto.Initialize) sdkproto.InitializeResponse {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	info := runInfoOf(s.p, s.cfg)
+	out := sdkproto.InitializeResponse{
+		Commands: []sdkproto.Command{}, OutputStyle: "default", AvailableOutputStyles: []string{"default"},
+		Account: sdkproto.Account{APIKeySource: info.APIKeySource, APIProvider: info.Provider},
+		PID:     os.Getpid(), ClaudeCodeVersion: protocolVersion, CurrentPermissionMode: info.PermissionMode,
+		Models: []sdkproto.ModelInfo{{Value: "default", ResolvedModel: s.cfg.ModelID, DisplayName: "Default", Description: "the session's model, " + s.cfg.ModelID}},
+	}
+	for _, alias := range []string{"opus", "sonnet", "haiku"} {
+		if s.cfg.ResolveModel == nil {
+			break
+		}
+		if id, ok := s.cfg.ResolveModel(alias); ok {
+			out.Models = append(out.Models, sdkproto.ModelInfo{Value: alias, ResolvedModel: id, DisplayName: alias, Description: id})
+		}
+	}
+	for _, d := range s.rtAgents() {
+		out.Agents = append(out.Agents, sdkproto.AgentInfo{Name: d.name, Description: d.description, Model: d.model})
+	}
+	if len(in.Hooks) > 0 {
+		// The program's hooks are not run yet (they wait on the hooks
+		// package); say so rather than pretend.
+		applied := false
+		out.HooksApplied = &applied
+	}
+	return out
+}
+
+type agentSummary struct{ name, description, model string }
+
+func (s *sdkSession) rtAgents() []agentSummary {
+	var out []agentSummary
+	for _, d := range s.cfg.Agents {
+		out = append(out, agentSummary{d.Name, d.Description, d.Model})
+	}
+	return out
+}
+
+// setMode changes the permission mode from the next turn on.
+func (s *sdkSession) setMode(ctx context.Context, mode string) error {
+	<-s.readyOrBuild(ctx)
+	m, err := permission.ParseMode(mode)
+	if err != nil {
+		return err
+	}
+	if m == permission.ModeAuto || m == permission.ModeBubble {
+		return fmt.Errorf("permission mode %s is not supported", m)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cfg.Permissions == nil {
+		return errors.New("this session checks no permissions")
+	}
+	if m == permission.ModeBypassPermissions && s.cfg.Permissions.Limits.DisableBypass {
+		return permission.ErrBypassDisabled
+	}
+	if s.cancel != nil {
+		s.pendingMode = m
+		return nil
+	}
+	s.cfg.Permissions.Mode = m
+	return nil
+}
+
+// setModel switches the main agent's model for the next requests; nil or
+// "default" goes back to the session's model.
+func (s *sdkSession) setModel(ctx context.Context, model *string) error {
+	<-s.readyOrBuild(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.model == nil {
+		return s.buildErr
+	}
+	if model == nil || *model == "" || *model == "default" {
+		s.model.set("")
+		return nil
+	}
+	id := *model
+	if s.cfg.ResolveModel != nil {
+		if r, ok := s.cfg.ResolveModel(id); ok {
+			id = r
+		}
+	}
+	s.model.set(id)
+	return nil
+}
+
+// readyOrBuild builds the runtime from the flags if the program asks for a
+// change before initialize or any message.
+func (s *sdkSession) readyOrBuild(ctx context.Context) chan struct{} {
+	_ = s.build(ctx, nil)
+	return s.ready
+}
+
+// turn runs one message and writes its events; the session goes on after
+// an interrupt or a failed turn.
+func (s *sdkSession) turn(ctx context.Context, sigs *signals, msg sdkproto.UserMessage) (int, error) {
+	tctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s.mu.Lock()
+	if s.pendingMode != "" {
+		s.cfg.Permissions.Mode, s.pendingMode = s.pendingMode, ""
+	}
+	s.cancel = cancel
+	rt, cfg := s.rt, s.cfg
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.cancel = nil
+		s.mu.Unlock()
+	}()
+	if s.o.replayUserMessages {
+		if err := s.replay(rt, msg); err != nil {
+			return ExitFailed, err
+		}
+	}
+	tl := newTally(nil, nil)
+	info := runInfoOf(s.p, cfg)
+	info.Model = s.model.get()
+	pr := newStreamPrinter(s.conn, tl, info, s.o.includePartial)
+	var out printer = pr
+	if s.o.debug != "" {
+		out = &debugPrinter{next: pr, out: s.p.stderr, filter: s.o.debug}
+	}
+	return drive(tctx, cancel, sigs, rt, msg.Text, out, tl, s.o.maxBudgetUSD)
+}
+
+// replay echoes a user message back, as --replay-user-messages asks.
+func (s *sdkSession) replay(rt *cadre.Runtime, msg sdkproto.UserMessage) error {
+	var m map[string]any
+	if err := json.Unmarshal(msg.Raw, &m); err != nil {
+		return err
+	}
+	m["session_id"] = rt.SessionID()
+	m["isReplay"] = true
+	if _, ok := m["uuid"]; !ok {
+		m["uuid"] = newUUID()
+	}
+	if _, ok := m["parent_tool_use_id"]; !ok {
+		m["parent_tool_use_id"] = nil
+	}
+	line, err := marshalLine(m)
+	if err != nil {
+		return err
+	}
+	return s.conn.WriteLine(line)
+}
+
+// switchable is the session's model with set_model applied: requests for
+// the session's model id go to the chosen one.
+type switchable struct {
+	llm.Model
+	primary string
+
+	mu      sync.Mutex
+	current string
+}
+
+func (m *switchable) set(id string) {
+	m.mu.Lock()
+	m.current = id
+	m.mu.Unlock()
+}
+
+// get is the chosen model, "" for the session's.
+func (m *switchable) get() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.current
+}
+
+// Stream sends req, for the chosen model when req asks for the session's.
+func (m *switchable) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	m.mu.Lock()
+	cur := m.current
+	m.mu.Unlock()
+	if cur != "" && req != nil && req.Model == m.primary {
+		r := *req
+		r.Model = cur
+		req = &r
+	}
+	return m.Model.Stream(ctx, req)
+}

@@ -1,0 +1,374 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/permission"
+)
+
+// The JSON shapes of stream-json and json output. Key names and types are
+// those Claude Code 2.1.x prints (and the Claude Agent SDK's type
+// declarations describe), so a consumer written for `claude -p` reads
+// cadre's output unchanged; the golden test in shapes_test.go holds them
+// to the keys Claude Code really emitted. cadre's own figures travel under
+// the one key "cadre", which Claude Code never uses.
+
+// protocolVersion is the Claude Code version whose output and control
+// protocol cadre speaks; init's claude_code_version carries it so SDK
+// programs that feature-detect by version keep working. cadre's own
+// version is in init's cadre.version.
+const protocolVersion = "2.1.328"
+
+// initJSON is the system/init event.
+type initJSON struct {
+	Type              string          `json:"type"`
+	Subtype           string          `json:"subtype"`
+	Cwd               string          `json:"cwd"`
+	SessionID         string          `json:"session_id"`
+	Tools             []string        `json:"tools"`
+	MCPServers        []mcpServerJSON `json:"mcp_servers"`
+	Model             string          `json:"model"`
+	PermissionMode    string          `json:"permissionMode"`
+	SlashCommands     []string        `json:"slash_commands"`
+	APIKeySource      string          `json:"apiKeySource"`
+	ClaudeCodeVersion string          `json:"claude_code_version"`
+	OutputStyle       string          `json:"output_style"`
+	Agents            []string        `json:"agents"`
+	Skills            []string        `json:"skills"`
+	Plugins           []pluginJSON    `json:"plugins"`
+	UUID              string          `json:"uuid"`
+	AddDirs           []string        `json:"additional_directories"`
+	Cadre             initExtra       `json:"cadre"`
+}
+
+// mcpServerJSON is one MCP server of init.
+type mcpServerJSON struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+}
+
+// pluginJSON is one plugin of init; cadre loads none yet.
+type pluginJSON struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+}
+
+// initExtra is cadre's part of init.
+type initExtra struct {
+	Version        string `json:"version"`
+	Provider       string `json:"provider,omitempty"`
+	TranscriptPath string `json:"transcript_path,omitempty"`
+}
+
+// apiMessage is an assistant message shaped like the Messages API's.
+type apiMessage struct {
+	ID           string      `json:"id"`
+	Type         string      `json:"type"`
+	Role         llm.Role    `json:"role"`
+	Model        string      `json:"model"`
+	Content      []llm.Block `json:"content"`
+	StopReason   *string     `json:"stop_reason"`
+	StopSequence *string     `json:"stop_sequence"`
+	Usage        llm.Usage   `json:"usage"`
+}
+
+// assistantJSON is an assistant event. AgentID, SubagentType and
+// TaskDescription are set on a sub-agent's events only.
+type assistantJSON struct {
+	Type            string     `json:"type"`
+	Message         apiMessage `json:"message"`
+	ParentToolUseID *string    `json:"parent_tool_use_id"`
+	AgentID         string     `json:"agent_id,omitempty"`
+	SessionID       string     `json:"session_id"`
+	UUID            string     `json:"uuid"`
+	Timestamp       string     `json:"timestamp"`
+	SubagentType    string     `json:"subagent_type,omitempty"`
+	TaskDescription string     `json:"task_description,omitempty"`
+}
+
+// userMessage is the message of a user event. Content holds llm.Block
+// values, or toolResultJSON for a tool result whose content is one text.
+type userMessage struct {
+	Role    llm.Role `json:"role"`
+	Content []any    `json:"content"`
+}
+
+// toolResultJSON is a tool_result block whose content is a string, as
+// Claude Code writes the result of every tool but Agent.
+type toolResultJSON struct {
+	ToolUseID string `json:"tool_use_id"`
+	Type      string `json:"type"`
+	Content   string `json:"content"`
+	IsError   bool   `json:"is_error,omitempty"`
+}
+
+// userJSON is a user event: a tool result, or a sub-agent's prompt.
+// ToolUseResult is set on the main agent's tool results, as Claude Code
+// does.
+type userJSON struct {
+	Type            string      `json:"type"`
+	Message         userMessage `json:"message"`
+	ParentToolUseID *string     `json:"parent_tool_use_id"`
+	AgentID         string      `json:"agent_id,omitempty"`
+	SessionID       string      `json:"session_id"`
+	UUID            string      `json:"uuid"`
+	Timestamp       string      `json:"timestamp"`
+	ToolUseResult   any         `json:"tool_use_result,omitempty"`
+	SubagentType    string      `json:"subagent_type,omitempty"`
+	TaskDescription string      `json:"task_description,omitempty"`
+	IsReplay        bool        `json:"isReplay,omitempty"`
+}
+
+// agentToolResult is tool_use_result of an Agent call: the sub-agent's
+// structured result in Claude Code's key names.
+type agentToolResult struct {
+	Status            string      `json:"status"`
+	Prompt            string      `json:"prompt"`
+	AgentID           string      `json:"agentId"`
+	AgentType         string      `json:"agentType"`
+	Content           []llm.Block `json:"content"`
+	ToolsUsed         []string    `json:"toolsUsed"`
+	ResolvedModel     string      `json:"resolvedModel"`
+	TotalDurationMS   int64       `json:"totalDurationMs"`
+	TotalTokens       int64       `json:"totalTokens"`
+	TotalToolUseCount int         `json:"totalToolUseCount"`
+	Usage             llm.Usage   `json:"usage"`
+}
+
+// taskUsage is the usage of task events: the tokens of the agent's latest
+// request (its context), its tool calls and its age.
+type taskUsage struct {
+	TotalTokens int64 `json:"total_tokens"`
+	ToolUses    int   `json:"tool_uses"`
+	DurationMS  int64 `json:"duration_ms"`
+}
+
+// taskStartedJSON is system/task_started (S-7.6).
+type taskStartedJSON struct {
+	Type           string         `json:"type"`
+	Subtype        string         `json:"subtype"`
+	TaskID         string         `json:"task_id"`
+	ToolUseID      string         `json:"tool_use_id"`
+	Description    string         `json:"description"`
+	SubagentType   string         `json:"subagent_type"`
+	IsBackgrounded bool           `json:"is_backgrounded"`
+	SpawnDepth     int            `json:"spawn_depth"`
+	TaskType       string         `json:"task_type"`
+	Prompt         string         `json:"prompt"`
+	UUID           string         `json:"uuid"`
+	SessionID      string         `json:"session_id"`
+	Cadre          taskStartExtra `json:"cadre"`
+}
+
+// taskStartExtra is cadre's part of task_started: who started the agent
+// and what the spawn granted.
+type taskStartExtra struct {
+	Parent  string        `json:"parent"`
+	Receipt cadre.Receipt `json:"receipt"`
+}
+
+// taskProgressJSON is system/task_progress, sent when a sub-agent calls
+// tools.
+type taskProgressJSON struct {
+	Type         string    `json:"type"`
+	Subtype      string    `json:"subtype"`
+	TaskID       string    `json:"task_id"`
+	ToolUseID    string    `json:"tool_use_id"`
+	Description  string    `json:"description"`
+	SubagentType string    `json:"subagent_type"`
+	Usage        taskUsage `json:"usage"`
+	LastToolName string    `json:"last_tool_name"`
+	UUID         string    `json:"uuid"`
+	SessionID    string    `json:"session_id"`
+}
+
+// taskPatch is the change a task_updated event reports.
+type taskPatch struct {
+	Status  string `json:"status"`
+	EndTime int64  `json:"end_time"`
+	Error   string `json:"error,omitempty"`
+}
+
+// taskUpdatedJSON is system/task_updated.
+type taskUpdatedJSON struct {
+	Type      string    `json:"type"`
+	Subtype   string    `json:"subtype"`
+	TaskID    string    `json:"task_id"`
+	Patch     taskPatch `json:"patch"`
+	UUID      string    `json:"uuid"`
+	SessionID string    `json:"session_id"`
+}
+
+// taskNotificationJSON is system/task_notification: how a sub-agent
+// ended. Status is completed, failed or stopped (Claude Code's word for
+// killed).
+type taskNotificationJSON struct {
+	Type       string        `json:"type"`
+	Subtype    string        `json:"subtype"`
+	TaskID     string        `json:"task_id"`
+	ToolUseID  string        `json:"tool_use_id"`
+	Status     string        `json:"status"`
+	OutputFile string        `json:"output_file"`
+	Summary    string        `json:"summary"`
+	Usage      taskUsage     `json:"usage"`
+	UUID       string        `json:"uuid"`
+	SessionID  string        `json:"session_id"`
+	Cadre      subagentExtra `json:"cadre"`
+}
+
+// subagentExtra is cadre's structured sub-agent result (S-3.6) without the
+// report text, which is the notification's summary.
+type subagentExtra struct {
+	AgentType   string         `json:"agent_type"`
+	Model       string         `json:"model"`
+	ModelRule   string         `json:"model_rule"`
+	ModelsUsed  []string       `json:"models_used"`
+	Error       string         `json:"error,omitempty"`
+	MaxTurnsHit bool           `json:"max_turns_hit,omitempty"`
+	Turns       int            `json:"turns"`
+	ToolUses    int            `json:"tool_uses"`
+	ToolStats   map[string]int `json:"tool_stats"`
+	Usage       llm.Usage      `json:"usage"`
+	DurationMS  int64          `json:"duration_ms"`
+	Receipt     cadre.Receipt  `json:"receipt"`
+}
+
+// retryJSON is system/api_retry: a model request failed and is retried.
+// ErrorStatus is null for failures without an HTTP status.
+type retryJSON struct {
+	Type            string  `json:"type"`
+	Subtype         string  `json:"subtype"`
+	Attempt         int     `json:"attempt"`
+	MaxRetries      int     `json:"max_retries"`
+	RetryDelayMS    int64   `json:"retry_delay_ms"`
+	ErrorStatus     *int    `json:"error_status"`
+	Error           string  `json:"error"`
+	ParentToolUseID *string `json:"parent_tool_use_id"`
+	UUID            string  `json:"uuid"`
+	SessionID       string  `json:"session_id"`
+	Cadre           struct {
+		Cause   string `json:"cause"`
+		Message string `json:"message"`
+		AgentID string `json:"agent_id,omitempty"`
+	} `json:"cadre"`
+}
+
+// streamEventJSON is a stream_event (--include-partial-messages): a piece
+// of an answer as it streams, in the Messages API's event shapes.
+type streamEventJSON struct {
+	Type            string  `json:"type"`
+	Event           any     `json:"event"`
+	ParentToolUseID *string `json:"parent_tool_use_id"`
+	UUID            string  `json:"uuid"`
+	SessionID       string  `json:"session_id"`
+}
+
+// resultUsage is the result's usage: the main agent's requests, in the
+// Messages API's usage shape.
+type resultUsage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	ServerToolUse            struct {
+		WebSearchRequests int `json:"web_search_requests"`
+		WebFetchRequests  int `json:"web_fetch_requests"`
+	} `json:"server_tool_use"`
+	ServiceTier   string `json:"service_tier"`
+	CacheCreation struct {
+		Ephemeral1h int64 `json:"ephemeral_1h_input_tokens"`
+		Ephemeral5m int64 `json:"ephemeral_5m_input_tokens"`
+	} `json:"cache_creation"`
+}
+
+// modelUsageJSON is one model's entry of modelUsage: every request of
+// every agent that used the model.
+type modelUsageJSON struct {
+	InputTokens              int64   `json:"inputTokens"`
+	OutputTokens             int64   `json:"outputTokens"`
+	CacheReadInputTokens     int64   `json:"cacheReadInputTokens"`
+	CacheCreationInputTokens int64   `json:"cacheCreationInputTokens"`
+	WebSearchRequests        int     `json:"webSearchRequests"`
+	CostUSD                  float64 `json:"costUSD"`
+	ContextWindow            int64   `json:"contextWindow"`
+	MaxOutputTokens          int64   `json:"maxOutputTokens"`
+}
+
+// killedJSON counts killed sub-agents by who killed them.
+type killedJSON struct {
+	Parent int `json:"parent"`
+	User   int `json:"user"`
+	System int `json:"system"`
+}
+
+// subagentStatsJSON is the result's sub-agent statistics (S-7.6).
+type subagentStatsJSON struct {
+	Spawned   int `json:"spawned"`
+	Requested struct {
+		Background int `json:"background"`
+		Foreground int `json:"foreground"`
+		Unset      int `json:"unset"`
+	} `json:"requested"`
+	StartedInBackground int        `json:"started_in_background"`
+	MaxDepth            int        `json:"max_depth"`
+	SpawnedBySubagents  int        `json:"spawned_by_subagents"`
+	Completed           int        `json:"completed"`
+	Failed              int        `json:"failed"`
+	Killed              killedJSON `json:"killed"`
+	Refused             struct {
+		DepthLimit       int `json:"depth_limit"`
+		ConcurrencyLimit int `json:"concurrency_limit"`
+		Budget           int `json:"budget"`
+	} `json:"refused"`
+	ByType map[string]int `json:"by_type"`
+}
+
+// resultJSON is the last event of stream-json and the whole of json
+// output. Errors is set on error subtypes.
+type resultJSON struct {
+	Type              string                    `json:"type"`
+	Subtype           string                    `json:"subtype"`
+	IsError           bool                      `json:"is_error"`
+	DurationMS        int64                     `json:"duration_ms"`
+	DurationAPIMS     int64                     `json:"duration_api_ms"`
+	NumTurns          int                       `json:"num_turns"`
+	Result            string                    `json:"result"`
+	StopReason        *string                   `json:"stop_reason"`
+	SessionID         string                    `json:"session_id"`
+	TotalCostUSD      float64                   `json:"total_cost_usd"`
+	Usage             resultUsage               `json:"usage"`
+	ModelUsage        map[string]modelUsageJSON `json:"modelUsage"`
+	PermissionDenials []permission.Denial       `json:"permission_denials"`
+	SubagentStats     subagentStatsJSON         `json:"subagent_stats"`
+	Errors            []string                  `json:"errors,omitempty"`
+	TerminalReason    string                    `json:"terminal_reason"`
+	APIErrorStatus    *int                      `json:"api_error_status"`
+	UUID              string                    `json:"uuid"`
+	Cadre             resultExtra               `json:"cadre"`
+}
+
+// resultExtra is cadre's part of the result: the whole run's usage (every
+// agent), the main agent's tool calls, sub-agent counts by cadre's refusal
+// reasons, the transcript, and whether any model's price was unknown.
+type resultExtra struct {
+	Version        string              `json:"version"`
+	TotalUsage     llm.Usage           `json:"total_usage"`
+	ToolUses       int                 `json:"tool_uses"`
+	Subagents      cadre.SubagentStats `json:"subagents"`
+	TranscriptPath string              `json:"transcript_path,omitempty"`
+	UnpricedModels []string            `json:"unpriced_models,omitempty"`
+}
+
+// marshalLine encodes v as one line of JSON, without HTML escaping.
+func marshalLine(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

@@ -1,0 +1,423 @@
+package cli
+
+import (
+	"cmp"
+	"crypto/rand"
+	"encoding/hex"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// lineWriter writes one JSON line. The SDK session shares one between the
+// printer and the control protocol, so lines never interleave.
+type lineWriter interface {
+	WriteLine(line []byte) error
+}
+
+// runInfo is what init reports that the runtime's Init does not carry.
+// Model, when set, replaces the runtime's model (after set_model).
+type runInfo struct {
+	Model          string
+	AddDirs        []string
+	PermissionMode string
+	APIKeySource   string
+	Provider       string
+	Agents         []string
+	MCPServers     []mcpServerJSON
+}
+
+// streamPrinter writes a run as Claude Code's stream-json: one JSON object
+// per line, init first and the result last.
+type streamPrinter struct {
+	out     lineWriter
+	tally   *tally
+	info    runInfo
+	session string
+	// partial turns on stream_event lines (--include-partial-messages).
+	partial bool
+	// open tracks, per agent, the streamed message being assembled for
+	// stream_event lines.
+	open map[string]*partialMessage
+}
+
+// partialMessage is an answer being streamed as stream_event lines.
+type partialMessage struct {
+	index int
+	kind  llm.EventKind // the kind of the open content block; 0 when none
+}
+
+func newStreamPrinter(out lineWriter, tl *tally, info runInfo, partial bool) *streamPrinter {
+	return &streamPrinter{out: out, tally: tl, info: info, partial: partial, open: map[string]*partialMessage{}}
+}
+
+func (p *streamPrinter) write(v any) error {
+	line, err := marshalLine(v)
+	if err != nil {
+		return err
+	}
+	return p.out.WriteLine(line)
+}
+
+func (p *streamPrinter) event(ev cadre.Event) error {
+	p.tally.observe(ev)
+	parent := parentID(ev)
+	switch ev.Type {
+	case cadre.EventInit:
+		return p.init(ev.Init)
+	case cadre.EventText, cadre.EventThinking:
+		if p.partial {
+			return p.delta(ev, parent)
+		}
+	case cadre.EventRetry:
+		delete(p.open, ev.AgentID)
+		return p.retry(ev, parent)
+	case cadre.EventAssistant:
+		if err := p.closePartial(ev, parent); err != nil {
+			return err
+		}
+		return p.assistant(ev, parent)
+	case cadre.EventUser:
+		return p.user(ev, parent)
+	case cadre.EventTaskStarted:
+		return p.taskStarted(ev)
+	case cadre.EventTaskCompleted:
+		return p.taskCompleted(ev.Subagent)
+	case cadre.EventResult:
+		return p.write(p.tally.result(ev.Result))
+	}
+	return nil
+}
+
+// interruptNoter is a printer that shows an interrupted turn before its
+// result, as Claude Code does.
+type interruptNoter interface {
+	interrupted() error
+}
+
+// interrupted writes the user message Claude Code writes when a turn is
+// interrupted.
+func (p *streamPrinter) interrupted() error {
+	return p.write(userJSON{Type: "user", Message: userMessage{Role: llm.RoleUser, Content: []any{llm.TextBlock("[Request interrupted by user]")}},
+		SessionID: p.session, UUID: newUUID(), Timestamp: timestamp(p.tally.now())})
+}
+
+// fail writes the result of a run that ended with an error.
+func (p *streamPrinter) fail(f failure) error {
+	return p.write(p.tally.failed(p.session, f))
+}
+
+func parentID(ev cadre.Event) *string {
+	if ev.ParentToolUseID == "" {
+		return nil
+	}
+	s := ev.ParentToolUseID
+	return &s
+}
+
+func (p *streamPrinter) init(in *cadre.Init) error {
+	p.session = in.SessionID
+	ev := initJSON{
+		Type: "system", Subtype: "init", Cwd: in.Cwd, SessionID: in.SessionID, Tools: nonNil(in.Tools),
+		MCPServers: p.info.MCPServers, Model: cmp.Or(p.info.Model, in.Model), PermissionMode: p.info.PermissionMode,
+		SlashCommands: []string{}, APIKeySource: p.info.APIKeySource, ClaudeCodeVersion: protocolVersion, AddDirs: nonNil(p.info.AddDirs),
+		OutputStyle: "default", Agents: nonNil(p.info.Agents), Skills: []string{}, Plugins: []pluginJSON{},
+		UUID: newUUID(), Cadre: initExtra{Version: Version, Provider: p.info.Provider, TranscriptPath: in.TranscriptPath},
+	}
+	if ev.MCPServers == nil {
+		ev.MCPServers = []mcpServerJSON{}
+	}
+	return p.write(ev)
+}
+
+// task returns the sub-agent an event belongs to, or nil for the main
+// agent.
+func (p *streamPrinter) task(agentID string) *taskTally {
+	if agentID == "" {
+		return nil
+	}
+	return p.tally.tasks[agentID]
+}
+
+func (p *streamPrinter) assistant(ev cadre.Event, parent *string) error {
+	msg := apiMessage{ID: ev.MessageID, Type: "message", Role: llm.RoleAssistant, Model: ev.Model,
+		Content: ev.Message.Content, Usage: ev.Usage}
+	if msg.ID == "" {
+		msg.ID = "msg_" + randomHex(12)
+	}
+	if ev.StopReason != "" {
+		s := string(ev.StopReason)
+		msg.StopReason = &s
+	}
+	out := assistantJSON{Type: "assistant", Message: msg, ParentToolUseID: parent, AgentID: ev.AgentID,
+		SessionID: p.session, UUID: newUUID(), Timestamp: timestamp(p.tally.now())}
+	task := p.task(ev.AgentID)
+	if task != nil {
+		out.SubagentType, out.TaskDescription = task.info.AgentType, task.info.Description
+	}
+	if err := p.write(out); err != nil {
+		return err
+	}
+	if task != nil && len(ev.Message.ToolUses()) > 0 {
+		return p.write(taskProgressJSON{Type: "system", Subtype: "task_progress", TaskID: ev.AgentID,
+			ToolUseID: task.info.ToolUseID, Description: task.info.Description, SubagentType: task.info.AgentType,
+			Usage: p.tally.progress(ev.AgentID), LastToolName: task.lastTool, UUID: newUUID(), SessionID: p.session})
+	}
+	return nil
+}
+
+// user writes one user event per tool result, as Claude Code does, each
+// of the main agent's with its tool_use_result.
+func (p *streamPrinter) user(ev cadre.Event, parent *string) error {
+	task := p.task(ev.AgentID)
+	for _, b := range ev.Message.Content {
+		out := userJSON{Type: "user", Message: userMessage{Role: llm.RoleUser, Content: []any{p.userBlock(b)}},
+			ParentToolUseID: parent, AgentID: ev.AgentID, SessionID: p.session, UUID: newUUID(), Timestamp: timestamp(p.tally.now())}
+		if task != nil {
+			out.SubagentType, out.TaskDescription = task.info.AgentType, task.info.Description
+		} else if b.Type == llm.BlockToolResult {
+			out.ToolUseResult = p.toolUseResult(b)
+		}
+		if err := p.write(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// userBlock renders a block of a user event: a tool result of any tool but
+// Agent with its text as a string, as Claude Code writes it.
+func (p *streamPrinter) userBlock(b llm.Block) any {
+	if b.Type != llm.BlockToolResult || p.tally.isAgentCall(b.ToolUseID) || len(b.Content) != 1 || b.Content[0].Type != llm.BlockText {
+		return b
+	}
+	return toolResultJSON{ToolUseID: b.ToolUseID, Type: string(llm.BlockToolResult), Content: b.Content[0].Text, IsError: b.IsError}
+}
+
+// toolUseResult is the structured result of a main-agent tool call: the
+// sub-agent's result for an Agent call, the text otherwise ("Error: …"
+// for a failed call, as Claude Code writes it).
+func (p *streamPrinter) toolUseResult(b llm.Block) any {
+	if r := p.tally.results[b.ToolUseID]; r != nil {
+		return agentToolResult{
+			Status: string(r.Status), Prompt: p.tally.calls[b.ToolUseID].Prompt, AgentID: r.AgentID, AgentType: r.AgentType,
+			Content: []llm.Block{llm.TextBlock(r.Text)}, ToolsUsed: sortedKeys(r.ToolStats), ResolvedModel: r.Model, TotalDurationMS: r.Duration.Milliseconds(),
+			TotalTokens: p.tally.progress(r.AgentID).TotalTokens, TotalToolUseCount: r.ToolUses, Usage: r.Usage,
+		}
+	}
+	if b.IsError {
+		return "Error: " + b.ResultText()
+	}
+	return b.ResultText()
+}
+
+func (p *streamPrinter) taskStarted(ev cadre.Event) error {
+	in := ev.Task
+	task := p.tally.tasks[in.AgentID]
+	if err := p.write(taskStartedJSON{Type: "system", Subtype: "task_started", TaskID: in.AgentID, ToolUseID: in.ToolUseID,
+		Description: in.Description, SubagentType: in.AgentType, IsBackgrounded: in.Background, SpawnDepth: in.Depth,
+		TaskType: "local_agent", Prompt: task.prompt, UUID: newUUID(), SessionID: p.session,
+		Cadre: taskStartExtra{Parent: in.Parent, Receipt: in.Receipt}}); err != nil {
+		return err
+	}
+	// The sub-agent's first message, its prompt, as Claude Code shows it.
+	parent := in.ToolUseID
+	return p.write(userJSON{Type: "user", Message: userMessage{Role: llm.RoleUser, Content: []any{llm.TextBlock(task.prompt)}},
+		ParentToolUseID: &parent, AgentID: in.AgentID, SessionID: p.session, UUID: newUUID(), Timestamp: timestamp(p.tally.now()),
+		SubagentType: in.AgentType, TaskDescription: in.Description})
+}
+
+func (p *streamPrinter) taskCompleted(r *cadre.SubagentResult) error {
+	status := string(r.Status)
+	patch := taskPatch{Status: status, EndTime: p.tally.now().UnixMilli(), Error: r.Error}
+	if err := p.write(taskUpdatedJSON{Type: "system", Subtype: "task_updated", TaskID: r.AgentID, Patch: patch,
+		UUID: newUUID(), SessionID: p.session}); err != nil {
+		return err
+	}
+	if status == "killed" {
+		status = "stopped"
+	}
+	summary := r.Text
+	if r.Error != "" {
+		summary = r.Error
+	}
+	return p.write(taskNotificationJSON{Type: "system", Subtype: "task_notification", TaskID: r.AgentID, ToolUseID: r.ToolUseID,
+		Status: status, OutputFile: r.TranscriptPath, Summary: summary, Usage: p.tally.progress(r.AgentID),
+		UUID: newUUID(), SessionID: p.session, Cadre: subagentExtra{
+			AgentType: r.AgentType, Model: r.Model, ModelRule: string(r.ModelRule), ModelsUsed: r.ModelsUsed, Error: r.Error,
+			MaxTurnsHit: r.MaxTurnsHit, Turns: r.Turns, ToolUses: r.ToolUses, ToolStats: r.ToolStats, Usage: r.Usage,
+			DurationMS: r.Duration.Milliseconds(), Receipt: r.Receipt,
+		}})
+}
+
+func (p *streamPrinter) retry(ev cadre.Event, parent *string) error {
+	r := ev.Retry
+	out := retryJSON{Type: "system", Subtype: "api_retry", Attempt: r.Attempt, MaxRetries: r.MaxRetries,
+		Error: retryErrorKind(r), ParentToolUseID: parent, UUID: newUUID(), SessionID: p.session}
+	out.RetryDelayMS = r.Wait.Milliseconds()
+	if r.Status != 0 {
+		s := r.Status
+		out.ErrorStatus = &s
+	}
+	out.Cadre.Cause, out.Cadre.Message, out.Cadre.AgentID = r.Cause, r.Err, ev.AgentID
+	return p.write(out)
+}
+
+// retryErrorKind names a retried failure with the Agent SDK's error kinds.
+func retryErrorKind(r *llm.Retry) string {
+	switch {
+	case r.Status == 429:
+		return "rate_limit"
+	case r.Status == 529:
+		return "overloaded"
+	case r.Status >= 500:
+		return "server_error"
+	}
+	return "unknown"
+}
+
+// delta writes a streamed piece of an answer as Messages API stream
+// events, opening the message and its content blocks as needed.
+func (p *streamPrinter) delta(ev cadre.Event, parent *string) error {
+	kind := llm.EventTextDelta
+	blockType, deltaType, field := "text", "text_delta", "text"
+	if ev.Type == cadre.EventThinking {
+		kind = llm.EventThinkingDelta
+		blockType, deltaType, field = "thinking", "thinking_delta", "thinking"
+	}
+	m := p.open[ev.AgentID]
+	if m == nil {
+		m = &partialMessage{index: -1}
+		p.open[ev.AgentID] = m
+		if err := p.streamEvent(map[string]any{"type": "message_start", "message": map[string]any{
+			"id": "msg_" + randomHex(12), "type": "message", "role": "assistant", "content": []any{}}}, parent); err != nil {
+			return err
+		}
+	}
+	if m.kind != kind {
+		if m.kind != 0 {
+			if err := p.streamEvent(map[string]any{"type": "content_block_stop", "index": m.index}, parent); err != nil {
+				return err
+			}
+		}
+		m.index++
+		m.kind = kind
+		if err := p.streamEvent(map[string]any{"type": "content_block_start", "index": m.index,
+			"content_block": map[string]any{"type": blockType, field: ""}}, parent); err != nil {
+			return err
+		}
+	}
+	return p.streamEvent(map[string]any{"type": "content_block_delta", "index": m.index,
+		"delta": map[string]any{"type": deltaType, field: ev.Text}}, parent)
+}
+
+// closePartial ends the streamed message of the agent whose answer is now
+// complete.
+func (p *streamPrinter) closePartial(ev cadre.Event, parent *string) error {
+	m := p.open[ev.AgentID]
+	if !p.partial || m == nil {
+		return nil
+	}
+	delete(p.open, ev.AgentID)
+	if m.kind != 0 {
+		if err := p.streamEvent(map[string]any{"type": "content_block_stop", "index": m.index}, parent); err != nil {
+			return err
+		}
+	}
+	if err := p.streamEvent(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": ev.StopReason},
+		"usage": map[string]any{"output_tokens": ev.Usage.OutputTokens}}, parent); err != nil {
+		return err
+	}
+	return p.streamEvent(map[string]any{"type": "message_stop"}, parent)
+}
+
+func (p *streamPrinter) streamEvent(e any, parent *string) error {
+	return p.write(streamEventJSON{Type: "stream_event", Event: e, ParentToolUseID: parent, UUID: newUUID(), SessionID: p.session})
+}
+
+// jsonPrinter writes only the result object on stdout, and each retry on
+// stderr.
+type jsonPrinter struct {
+	out     lineWriter
+	errOut  io.Writer
+	tally   *tally
+	session string
+}
+
+func (p *jsonPrinter) event(ev cadre.Event) error {
+	p.tally.observe(ev)
+	switch ev.Type {
+	case cadre.EventRetry:
+		label := ""
+		if ev.AgentID != "" {
+			label = "[" + ev.AgentID + "] "
+		}
+		printRetry(p.errOut, label, ev.Retry)
+	case cadre.EventInit:
+		p.session = ev.Init.SessionID
+	case cadre.EventResult:
+		line, err := marshalLine(p.tally.result(ev.Result))
+		if err != nil {
+			return err
+		}
+		return p.out.WriteLine(line)
+	}
+	return nil
+}
+
+func (p *jsonPrinter) fail(f failure) error {
+	line, err := marshalLine(p.tally.failed(p.session, f))
+	if err != nil {
+		return err
+	}
+	return p.out.WriteLine(line)
+}
+
+// sortedKeys returns the keys of m in order, never nil.
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// newUUID returns a random UUID (version 4) as text.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// timestamp renders t as Claude Code does: UTC, milliseconds, Z.
+func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// writerLines adapts an io.Writer to lineWriter.
+type writerLines struct {
+	w interface{ Write([]byte) (int, error) }
+}
+
+func (w writerLines) WriteLine(line []byte) error {
+	_, err := w.w.Write(line)
+	return err
+}
