@@ -418,7 +418,7 @@ func TestSettingsMaxConcurrentAgents(t *testing.T) {
 			if running++; running > 1 {
 				t.Fatalf("two sub-agents running at once under maxConcurrentAgents 1:\n%s", out)
 			}
-		case "task_completed":
+		case "task_notification":
 			running--
 		}
 	}

@@ -540,7 +540,7 @@ func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, er
 		if len(out.UpdatedInput) > 0 {
 			// The prompter's answer rewrote the input; the history keeps
 			// what the model asked for.
-			call.Input = out.UpdatedInput
+			input = out.UpdatedInput
 		}
 	}
 	call.Input = input

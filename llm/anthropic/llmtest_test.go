@@ -286,7 +286,7 @@ func TestScriptedNoRetries(t *testing.T) {
 
 func TestScriptedCancelDuringBackoff(t *testing.T) {
 	t.Parallel()
-	s, m, _ := newScripted(t, Config{Sleep: retry.Sleep})
+	s, m, _ := newScripted(t, Config{Sleep: retry.Sleep, MaxRetryAfter: 2 * time.Hour, RetryBudget: 2 * time.Hour})
 	s.Script("task-hour", llmtest.RateLimited(time.Hour))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
