@@ -11,6 +11,7 @@ import (
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/cli/agentscmd"
 	"github.com/cadre-dev/cadre/internal/cli/permcmd"
+	"github.com/cadre-dev/cadre/internal/cli/worktreecmd"
 	"github.com/cadre-dev/cadre/internal/settings"
 	"github.com/cadre-dev/cadre/permission"
 )
@@ -105,6 +106,7 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 
 func addSubcommands(root *cobra.Command) {
 	root.AddCommand(agentscmd.New(), permcmd.New())
+	root.AddCommand(worktreecmd.New())
 }
 
 func permissionLimits(s *settings.Settings) permission.SessionLimits {
