@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -15,6 +16,9 @@ import (
 type git struct {
 	bin string
 	env []string
+	// spent, when set (by benchmarks), adds up the time spent waiting for
+	// git processes.
+	spent *atomic.Int64
 }
 
 // repoEnv are the variables that would point git at another repository
@@ -83,7 +87,11 @@ func (g git) run(ctx context.Context, dir string, args ...string) (string, error
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
 	err := cmd.Run()
+	if g.spent != nil {
+		g.spent.Add(int64(time.Since(start)))
+	}
 	if err != nil {
 		ge := &GitError{Args: args, Dir: dir, Code: -1, Stderr: stderr.String(), Err: err}
 		var ee *exec.ExitError

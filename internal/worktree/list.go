@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -64,10 +65,18 @@ func (m *Manager) List(ctx context.Context, dir string) ([]Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list worktrees: %w", err)
 	}
-	entries := make([]Entry, 0, len(names))
-	for _, name := range names {
-		entries = append(entries, m.entry(ctx, r, name, registered))
+	// Inspecting a tree costs a few git processes; four at a time.
+	entries := make([]Entry, len(names))
+	sem := make(chan struct{}, 4)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			entries[i] = m.entry(ctx, r, name, registered)
+		})
 	}
+	wg.Wait()
 	return entries, nil
 }
 

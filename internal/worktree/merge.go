@@ -236,7 +236,7 @@ func fileList(fs []FileStatus, max int) string {
 // settleTree commits the tree's uncommitted changes on its branch, or with
 // leave set lists them in res.
 func (m *Manager) settleTree(ctx context.Context, src mergeSrc, leave bool, res *MergeResult) error {
-	out, err := m.git.run(ctx, src.path, "status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames")
+	out, err := m.git.run(ctx, src.path, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames")
 	if err != nil {
 		return err
 	}

@@ -86,17 +86,25 @@ func (m *Manager) repoOf(ctx context.Context, dir string) (*repo, where, error) 
 	if r != nil {
 		return r, w, nil
 	}
-	root, err := m.mainRoot(ctx, dir)
+	// Concurrent first calls share one lookup.
+	v, err, _ := m.resolving.Do(common, func() (any, error) {
+		root, err := m.mainRoot(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		r := m.repos[common]
+		if r == nil {
+			r = &repo{commonDir: common, root: root, sem: make(chan struct{}, 1)}
+			m.repos[common] = r
+		}
+		return r, nil
+	})
 	if err != nil {
 		return nil, w, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if r = m.repos[common]; r == nil {
-		r = &repo{commonDir: common, root: root, sem: make(chan struct{}, 1)}
-		m.repos[common] = r
-	}
-	return r, w, nil
+	return v.(*repo), w, nil
 }
 
 // mainRoot is the top level of the repository's main working tree: every

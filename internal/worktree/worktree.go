@@ -38,6 +38,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // Base says which commit a new worktree starts from.
@@ -95,9 +97,10 @@ type Manager struct {
 	git  git
 	self Owner
 
-	mu    sync.Mutex
-	repos map[string]*repo // by common git directory
-	live  map[string]*Tree // trees with leases in this process, by path
+	mu        sync.Mutex
+	repos     map[string]*repo // by common git directory
+	live      map[string]*Tree // trees with leases in this process, by path
+	resolving singleflight.Group
 }
 
 // New returns a Manager. It fails when git is needed (no Creator) and
