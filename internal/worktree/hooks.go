@@ -47,7 +47,7 @@ func (m *Manager) createHooked(ctx context.Context, req Request) (*Lease, error)
 	if !filepath.IsAbs(path) {
 		return nil, fmt.Errorf("create worktree for agent %s: the worktree hook returned %q, not an absolute path", req.AgentID, path)
 	}
-	t := &Tree{
+	t := &leasedTree{
 		m: m, done: make(chan struct{}), holders: 1,
 		ref:  treeRef{path: filepath.Clean(path)},
 		info: Info{Path: filepath.Clean(path), AgentID: req.AgentID, SessionID: req.SessionID, Hooked: true},
@@ -61,7 +61,7 @@ func (m *Manager) createHooked(ctx context.Context, req Request) (*Lease, error)
 }
 
 // finishHooked hands a Creator's tree to the Remover, or keeps it.
-func (m *Manager) finishHooked(ctx context.Context, t *Tree, o Outcome) (Outcome, error) {
+func (m *Manager) finishHooked(ctx context.Context, t *leasedTree, o Outcome) (Outcome, error) {
 	if m.cfg.Remover == nil {
 		o.State, o.Reason = Kept, "made by a worktree hook and no remove hook is set; cadre cannot tell whether it holds work"
 		return o, nil

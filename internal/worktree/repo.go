@@ -35,12 +35,21 @@ var ErrNotGitRepo = errors.New("not inside a git working tree")
 type repo struct {
 	commonDir string // the repository's common git directory, absolute
 	root      string // top level of the main working tree
+	hook      string // where the post-checkout hook would be
 	sem       chan struct{}
 
 	mu       sync.Mutex
 	excluded bool // info/exclude holds excludeLine
 
 	fetches singleflight.Group // one fetch of the default branch at a time
+}
+
+// hasPostCheckout reports whether the repository has a post-checkout
+// hook (in core.hooksPath or the hooks directory), which `git worktree
+// add` would run.
+func (r *repo) hasPostCheckout() bool {
+	st, err := os.Stat(r.hook)
+	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
 }
 
 // treesDir is the directory holding the worktrees and their records.
@@ -92,11 +101,15 @@ func (m *Manager) repoOf(ctx context.Context, dir string) (*repo, where, error) 
 		if err != nil {
 			return nil, err
 		}
+		out, err := m.git.run(ctx, root, "rev-parse", "--path-format=absolute", "--git-path", "hooks/post-checkout")
+		if err != nil {
+			return nil, fmt.Errorf("locate the hooks of %s: %w", root, err)
+		}
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		r := m.repos[common]
 		if r == nil {
-			r = &repo{commonDir: common, root: root, sem: make(chan struct{}, 1)}
+			r = &repo{commonDir: common, root: root, hook: strings.TrimSpace(out), sem: make(chan struct{}, 1)}
 			m.repos[common] = r
 		}
 		return r, nil

@@ -35,6 +35,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,9 +80,12 @@ type Config struct {
 	Remover Remover
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
-	// CleanupTimeout bounds the git commands that finish a tree after the
-	// caller's context was cancelled (a cancelled agent's tree is still
-	// inspected and, if unchanged, removed); 0 means 2 minutes.
+	// CleanupTimeout bounds the inspection of a tree when its last lease
+	// is released (which runs even if the caller's context was cancelled,
+	// since a cancelled agent's tree must still be kept or removed); a tree
+	// not inspected in time is kept. 0 means 2 minutes. Removal itself is
+	// never cut short: a killed `git worktree remove` would leave a
+	// half-deleted tree that looks like work.
 	CleanupTimeout time.Duration
 	// FetchTimeout bounds the fetch of the default branch for BaseDefault;
 	// 0 means 30 seconds. A failed fetch falls back to the last fetched
@@ -98,8 +102,8 @@ type Manager struct {
 	self Owner
 
 	mu        sync.Mutex
-	repos     map[string]*repo // by common git directory
-	live      map[string]*Tree // trees with leases in this process, by path
+	repos     map[string]*repo       // by common git directory
+	live      map[string]*leasedTree // trees with leases in this process, by path
 	resolving singleflight.Group
 }
 
@@ -125,7 +129,7 @@ func New(cfg Config) (*Manager, error) {
 	}
 	return &Manager{
 		cfg: cfg, git: newGit(path, os.Environ(), cfg.Env), self: selfOwner(),
-		repos: map[string]*repo{}, live: map[string]*Tree{},
+		repos: map[string]*repo{}, live: map[string]*leasedTree{},
 	}, nil
 }
 
@@ -202,10 +206,12 @@ func (m *Manager) Create(ctx context.Context, req Request) (*Lease, error) {
 		Path: filepath.Join(r.treesDir(), TreeName(req.AgentID)), Branch: BranchName(req.AgentID),
 		Base: req.Base, BaseRef: ref, BaseCommit: commit, CreatedAt: m.cfg.Now().UTC(), Owner: m.self,
 	}
-	if err := m.add(ctx, r, rec); err != nil {
+	more, err := m.add(ctx, r, rec)
+	if err != nil {
 		return nil, fmt.Errorf("create worktree for agent %s: %w", req.AgentID, err)
 	}
-	t := &Tree{
+	warnings = append(warnings, more...)
+	t := &leasedTree{
 		m: m, done: make(chan struct{}), holders: 1,
 		ref: treeRef{path: rec.Path, branch: rec.Branch, base: commit, commonDir: r.commonDir, repo: r},
 		info: Info{Path: rec.Path, Branch: rec.Branch, AgentID: req.AgentID, SessionID: req.SessionID, Root: r.root,
@@ -217,8 +223,42 @@ func (m *Manager) Create(ctx context.Context, req Request) (*Lease, error) {
 	return &Lease{t: t}, nil
 }
 
-// add writes rec and runs `git worktree add` under the repository lock.
-func (m *Manager) add(ctx context.Context, r *repo, rec *record) error {
+// add makes the tree of rec in two steps. Under the repository lock:
+// the record, then `git worktree add --no-checkout`, which only writes
+// git's bookkeeping (the part concurrent `git worktree add` calls trip
+// over). Outside it: the checkout of the files, which is most of the time
+// on a large repository and touches only the new tree, so sixteen
+// children check out at once instead of one after the other. This is
+// what `git worktree add` does itself (it runs `git reset --hard` in the
+// new tree, then the post-checkout hook), split at the point where the
+// lock is no longer needed. It returns warnings (a failing post-checkout
+// hook).
+func (m *Manager) add(ctx context.Context, r *repo, rec *record) ([]string, error) {
+	if err := m.register(ctx, r, rec); err != nil {
+		return nil, err
+	}
+	_, err := m.git.run(ctx, rec.Path, "reset", "--hard", "--quiet", "--no-recurse-submodules")
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		m.rollback(context.WithoutCancel(ctx), r, rec)
+		return nil, fmt.Errorf("check out %s: %w", rec.Path, err)
+	}
+	if !r.hasPostCheckout() {
+		return nil, nil
+	}
+	_, err = m.git.run(ctx, rec.Path, "hook", "run", "--ignore-missing", "post-checkout", "--",
+		strings.Repeat("0", len(rec.BaseCommit)), rec.BaseCommit, "1")
+	if err != nil {
+		return []string{"the post-checkout hook failed: " + err.Error()}, nil
+	}
+	return nil, nil
+}
+
+// register writes rec and adds the tree to git without checking out its
+// files, under the repository lock.
+func (m *Manager) register(ctx context.Context, r *repo, rec *record) error {
 	unlock, err := r.lock(ctx)
 	if err != nil {
 		return err
@@ -235,24 +275,28 @@ func (m *Manager) add(ctx context.Context, r *repo, rec *record) error {
 	if err := writeRecord(rec); err != nil {
 		return err
 	}
-	// git runs to the end even if ctx ends meanwhile: a killed `git
-	// worktree add` leaves a half-made tree and branch behind.
-	gctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.cfg.CleanupTimeout)
-	defer cancel()
-	_, err = m.git.run(gctx, r.root, "worktree", "add", "--quiet", "-b", rec.Branch, rec.Path, rec.BaseCommit)
-	if err == nil && ctx.Err() != nil {
-		err = ctx.Err()
-	}
+	// git runs to the end even if ctx ends meanwhile, so that what it
+	// leaves is whole and rollback can undo it.
+	_, err = m.git.run(context.WithoutCancel(ctx), r.root, "worktree", "add", "--quiet", "--no-checkout", "-b", rec.Branch, rec.Path, rec.BaseCommit)
 	if err != nil {
-		m.rollback(gctx, r, rec)
-		return err
+		m.rollbackLocked(context.WithoutCancel(ctx), r, rec)
 	}
-	return nil
+	return err
 }
 
-// rollback undoes a creation that failed or was cancelled. No agent has
-// worked in the tree, so --force is safe here and only here.
+// rollback undoes a creation that failed or was cancelled, under the
+// repository lock. No agent has worked in the tree, so --force is safe
+// here and only here.
 func (m *Manager) rollback(ctx context.Context, r *repo, rec *record) {
+	unlock, err := r.lock(ctx)
+	if err != nil {
+		return // left for Prune: nothing in it is work
+	}
+	defer unlock()
+	m.rollbackLocked(ctx, r, rec)
+}
+
+func (m *Manager) rollbackLocked(ctx context.Context, r *repo, rec *record) {
 	if _, err := os.Lstat(rec.Path); err == nil {
 		_, _ = m.git.run(ctx, r.root, "worktree", "remove", "--force", rec.Path)
 	}
@@ -266,9 +310,9 @@ type treeRef struct {
 	repo                          *repo
 }
 
-// Tree is one agent's worktree while leases on it are held in this
+// leasedTree is one agent's worktree while leases on it are held in this
 // process.
-type Tree struct {
+type leasedTree struct {
 	m       *Manager
 	ref     treeRef
 	info    Info
@@ -281,11 +325,11 @@ type Tree struct {
 	err     error
 }
 
-// Lease is one holder's claim on a Tree: the agent it was made for, or a
+// Lease is one holder's claim on a worktree: the agent it was made for, or a
 // descendant working in the same tree. The tree lives until every lease
 // is released.
 type Lease struct {
-	t        *Tree
+	t        *leasedTree
 	released atomic.Bool
 }
 
@@ -336,8 +380,8 @@ type Outcome struct {
 
 // Release gives up this lease. The last release finishes the tree:
 // removed if unchanged, kept otherwise. It runs to the end even when ctx
-// is cancelled (with Config.CleanupTimeout), because a cancelled agent's
-// tree must still be kept or removed. The error reports a problem
+// is cancelled, because a cancelled agent's tree must still be kept or
+// removed (Config.CleanupTimeout bounds the inspection). The error reports a problem
 // finishing the tree; the Outcome is valid either way, and a tree is
 // never removed after an error.
 func (l *Lease) Release(ctx context.Context) (Outcome, error) {
@@ -353,11 +397,16 @@ func (l *Lease) Release(ctx context.Context) (Outcome, error) {
 	if n > 0 {
 		return Outcome{Info: t.info, State: Held, Holders: n}, nil
 	}
-	o, err := t.finish(ctx)
-	t.mu.Lock()
-	t.outcome, t.err = o, err
-	t.mu.Unlock()
-	close(t.done)
+	var o Outcome
+	var err error
+	defer func() {
+		// Also if finish panics: Wait must not block for ever.
+		t.mu.Lock()
+		t.outcome, t.err = o, err
+		t.mu.Unlock()
+		close(t.done)
+	}()
+	o, err = t.finish(ctx)
 	return o, err
 }
 
@@ -375,27 +424,27 @@ func (l *Lease) Wait(ctx context.Context) (Outcome, error) {
 }
 
 // finish inspects the tree after its last lease and removes or keeps it.
-func (t *Tree) finish(ctx context.Context) (o Outcome, err error) {
+func (t *leasedTree) finish(ctx context.Context) (o Outcome, err error) {
 	m := t.m
 	defer func() {
 		m.mu.Lock()
 		delete(m.live, t.ref.path)
 		m.mu.Unlock()
 	}()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.cfg.CleanupTimeout)
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.cfg.CleanupTimeout)
 	defer cancel()
 	o = Outcome{Info: t.info}
 	if t.info.Hooked {
-		return m.finishHooked(ctx, t, o)
+		return m.finishHooked(ictx, t, o)
 	}
-	c, changed, err := m.inspect(ctx, &t.ref)
+	c, changed, err := m.inspect(ictx, &t.ref)
 	if err != nil || changed {
 		return m.keep(t, o, c, err)
 	}
-	if err := m.removeUnchanged(ctx, &t.ref, c.BranchTip != ""); err != nil {
+	if err := m.removeUnchanged(context.WithoutCancel(ctx), &t.ref, c.BranchTip != ""); err != nil {
 		// Removal refused: something changed after all, or git failed.
 		// Look again so the outcome describes what stays.
-		c, _, ierr := m.inspect(ctx, &t.ref)
+		c, _, ierr := m.inspect(ictx, &t.ref)
 		if ierr != nil {
 			c = Changes{}
 		}
@@ -409,7 +458,7 @@ func (t *Tree) finish(ctx context.Context) (o Outcome, err error) {
 
 // keep marks the record of a kept tree as ended and builds the outcome.
 // inspectErr, if any, is why the tree could not be proved unchanged.
-func (m *Manager) keep(t *Tree, o Outcome, c Changes, inspectErr error) (Outcome, error) {
+func (m *Manager) keep(t *leasedTree, o Outcome, c Changes, inspectErr error) (Outcome, error) {
 	o.State = Kept
 	if inspectErr != nil {
 		o.Reason = "kept because it could not be inspected: " + inspectErr.Error()

@@ -398,3 +398,39 @@ func TestExcludeLine(t *testing.T) {
 		t.Errorf("info/exclude = %q, want %q", b, want)
 	}
 }
+
+// TestPostCheckoutHook: the repository's post-checkout hook runs in the
+// new tree with git's arguments, as `git worktree add` would run it; a
+// failing hook is a warning, not a failed spawn.
+func TestPostCheckoutHook(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	hook := filepath.Join(repo, ".git", "hooks", "post-checkout")
+	writeFile(t, hook, "#!/bin/sh\necho \"$1 $2 $3\" > hook.log\n")
+	if err := os.Chmod(hook, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := newManager(t)
+	l := create(t, m, repo, "hooked")
+	base := l.Info().BaseCommit
+	b, err := os.ReadFile(filepath.Join(l.Info().Path, "hook.log"))
+	if want := strings.Repeat("0", 40) + " " + base + " 1\n"; err != nil || string(b) != want {
+		t.Errorf("hook.log = %q, %v; want %q", b, err, want)
+	}
+	if len(l.Info().Warnings) != 0 {
+		t.Errorf("warnings: %v", l.Info().Warnings)
+	}
+	if o, err := l.Release(context.Background()); err != nil || o.State != Removed {
+		t.Errorf("release = %+v, %v (the hook's ignored output is not work)", o, err)
+	}
+
+	writeFile(t, hook, "#!/bin/sh\necho broken >&2\nexit 3\n")
+	l = create(t, m, repo, "hookfails")
+	if w := l.Info().Warnings; len(w) != 1 || !strings.Contains(w[0], "post-checkout hook failed") || !strings.Contains(w[0], "broken") {
+		t.Errorf("warnings = %v", w)
+	}
+	if !exists(filepath.Join(l.Info().Path, "src", "a.txt")) {
+		t.Error("the tree is not checked out")
+	}
+	l.Release(context.Background())
+}
