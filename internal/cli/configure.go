@@ -12,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/cli/mcpcmd"
 	"github.com/cadre-dev/cadre/internal/cli/permcmd"
 	"github.com/cadre-dev/cadre/internal/cli/skillscmd"
+	"github.com/cadre-dev/cadre/internal/cli/worktreecmd"
 )
 
 // configure turns flags, settings files, agent definitions and the
@@ -43,5 +44,5 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 }
 
 func addSubcommands(root *cobra.Command) {
-	root.AddCommand(agentscmd.New(), permcmd.New(), skillscmd.New(), mcpcmd.New())
+	root.AddCommand(agentscmd.New(), permcmd.New(), skillscmd.New(), mcpcmd.New(), worktreecmd.New())
 }
