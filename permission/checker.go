@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // Config configures a Checker.
@@ -96,7 +98,7 @@ func NewChecker(cfg Config) (*Checker, error) {
 func (c *Checker) hasBindingRules() bool {
 	for _, r := range c.cfg.Rules {
 		t := canonicalTool(r.Tool)
-		if r.Behavior != Allow && (t == "Bash" || editTools[t] || readTools[t]) {
+		if r.Behavior != Allow && (t == tool.Bash || isEditTool(t) || isReadTool(t)) {
 			return true
 		}
 	}
@@ -104,7 +106,7 @@ func (c *Checker) hasBindingRules() bool {
 }
 
 func contentTool(t string) bool {
-	return t == "Bash" || t == "WebFetch" || t == "Agent" || editTools[t] || readTools[t]
+	return t == tool.Bash || t == tool.WebFetch || t == tool.Agent || isEditTool(t) || isReadTool(t)
 }
 
 // Warnings returns problems with the rules that did not stop the checker.
@@ -137,7 +139,7 @@ func (c *Checker) WithRules(rules ...Rule) *Checker {
 func (c *Checker) compile() {
 	c.bash = map[string]bashPattern{}
 	for _, r := range c.cfg.Rules {
-		if canonicalTool(r.Tool) == "Bash" && r.Content != "" {
+		if canonicalTool(r.Tool) == tool.Bash && r.Content != "" {
 			c.bash[r.Content] = compileBash(r.Content)
 		}
 	}
@@ -236,9 +238,9 @@ func (c *Checker) Check(req Request) Decision {
 	e := c.env(req)
 	var f facts
 	switch t := canonicalTool(req.Tool); {
-	case t == "Bash":
+	case t == tool.Bash:
 		f = c.bashFacts(req, e)
-	case editTools[t] || readTools[t]:
+	case isEditTool(t) || isReadTool(t):
 		f = c.pathFacts(req, e, t)
 	default:
 		f = c.toolFacts(req, t)
@@ -332,14 +334,14 @@ func joinLabels(rs []Rule) string {
 
 // rulesFor returns the rules of one behaviour whose tool name selects the
 // tool, or — for path rules — whose tool is in the same category.
-func (c *Checker) rulesFor(b Behavior, tool string) []Rule {
+func (c *Checker) rulesFor(b Behavior, tname string) []Rule {
 	var out []Rule
 	for _, r := range c.cfg.Rules {
 		if r.Behavior != b {
 			continue
 		}
 		rt := canonicalTool(r.Tool)
-		if toolMatches(r.Tool, tool) || sameCategory(rt, canonicalTool(tool)) {
+		if toolMatches(r.Tool, tname) || sameCategory(rt, canonicalTool(tname)) {
 			out = append(out, r)
 		}
 	}
@@ -348,9 +350,9 @@ func (c *Checker) rulesFor(b Behavior, tool string) []Rule {
 
 // firstMatch returns the first rule of behaviour b for tool that match
 // selects (whole-tool rules always match).
-func (c *Checker) firstMatch(b Behavior, tool string, match func(Rule) bool) *Rule {
-	for _, r := range c.rulesFor(b, tool) {
-		if r.Content == "" && toolMatches(r.Tool, tool) {
+func (c *Checker) firstMatch(b Behavior, tname string, match func(Rule) bool) *Rule {
+	for _, r := range c.rulesFor(b, tname) {
+		if r.Content == "" && toolMatches(r.Tool, tname) {
 			r := r
 			return &r
 		}
@@ -382,14 +384,14 @@ func str(m map[string]any, k string) (string, bool) {
 	return s, ok
 }
 
-// noPermissionTools need no approval in any mode: they act only on the
-// agent's own state. Rules can still deny or ask for them.
-var noPermissionTools = map[string]bool{
-	"Agent": true, "BashOutput": true, "KillShell": true, "TodoWrite": true, "SendMessage": true,
-	"TaskStop": true, "ListAgents": true, "TeamCreate": true,
+// noPermission reports tools that need no approval in any mode: they act
+// only on the agent's own state. Rules can still deny or ask for them.
+func noPermission(name string) bool {
+	in, ok := tool.Lookup(name)
+	return ok && in.NoPermission
 }
 
-func (c *Checker) toolFacts(req Request, tool string) facts {
+func (c *Checker) toolFacts(req Request, tname string) facts {
 	var f facts
 	in, err := decodeInput(req.Input)
 	if err != nil {
@@ -397,11 +399,11 @@ func (c *Checker) toolFacts(req Request, tool string) facts {
 		return f
 	}
 	var match func(Rule) bool
-	switch tool {
-	case "Agent":
+	switch tname {
+	case tool.Agent:
 		typ, _ := str(in, "subagent_type")
 		match = func(r Rule) bool { return agentRuleMatches(r, typ) }
-	case "WebFetch":
+	case tool.WebFetch:
 		u, _ := str(in, "url")
 		match = func(r Rule) bool { return hostMatches(strings.TrimPrefix(r.Content, "domain:"), u) }
 	default:
@@ -409,17 +411,17 @@ func (c *Checker) toolFacts(req Request, tool string) facts {
 		// the whole tool, allow rules never match.
 		match = func(r Rule) bool { return r.Behavior != Allow }
 	}
-	f.deny = c.firstMatch(Deny, tool, match)
-	f.ask = c.firstMatch(Ask, tool, match)
-	if r := c.firstMatch(Allow, tool, match); r != nil {
+	f.deny = c.firstMatch(Deny, tname, match)
+	f.ask = c.firstMatch(Ask, tname, match)
+	if r := c.firstMatch(Allow, tname, match); r != nil {
 		f.allowed, f.allowRules = true, []Rule{*r}
 	}
 	switch {
-	case noPermissionTools[tool]:
+	case noPermission(tname):
 		f.auto = true
-	case strings.HasPrefix(tool, "mcp__"), tool == "WebFetch", tool == "WebSearch":
+	case tool.IsMCP(tname), tname == tool.WebFetch, tname == tool.WebSearch:
 		f.write = !req.ReadOnly
-		f.why = "no rule allows " + tool
+		f.why = "no rule allows " + tname
 	default:
 		f.auto = req.ReadOnly
 		f.write = !req.ReadOnly
@@ -471,23 +473,23 @@ func (c *Checker) pathRuleMatches(r Rule, e *env, p pathCandidate) bool {
 	return pathMatches(pats, p.real) || pathMatches(pats, p.lexical)
 }
 
-func (c *Checker) pathFacts(req Request, e *env, tool string) facts {
+func (c *Checker) pathFacts(req Request, e *env, tname string) facts {
 	var f facts
 	in, err := decodeInput(req.Input)
 	if err != nil {
 		f.unsure = "the tool input is not a JSON object"
 		return f
 	}
-	f.write = editTools[tool]
+	f.write = isEditTool(tname)
 	var raw string
 	var ok bool
-	switch tool {
-	case "Glob", "Grep", "LS":
+	switch tname {
+	case tool.Glob, tool.Grep, tool.LS:
 		raw, ok = str(in, "path")
 		if !ok || raw == "" {
 			raw, ok = e.cwd, true
 		}
-		if tool == "Glob" {
+		if tname == tool.Glob {
 			if pat, has := str(in, "pattern"); has {
 				dir, _ := resolvePath(raw, e.cwd, e.home)
 				root, bounded := globRoot(pat, dir)
@@ -498,7 +500,7 @@ func (c *Checker) pathFacts(req Request, e *env, tool string) facts {
 				raw = root
 			}
 		}
-	case "NotebookEdit", "NotebookRead":
+	case tool.NotebookEdit, tool.NotebookRead:
 		raw, ok = str(in, "notebook_path")
 	default:
 		raw, ok = str(in, "file_path")
@@ -510,9 +512,9 @@ func (c *Checker) pathFacts(req Request, e *env, tool string) facts {
 	lex, real := resolvePath(raw, e.cwd, e.home)
 	p := pathCandidate{lexical: lex, real: real}
 	match := func(r Rule) bool { return c.pathRuleMatches(r, e, p) }
-	f.deny = c.firstMatch(Deny, tool, match)
-	f.ask = c.firstMatch(Ask, tool, match)
-	if r := c.firstMatch(Allow, tool, match); r != nil {
+	f.deny = c.firstMatch(Deny, tname, match)
+	f.ask = c.firstMatch(Ask, tname, match)
+	if r := c.firstMatch(Allow, tname, match); r != nil {
 		f.allowed, f.allowRules = true, []Rule{*r}
 	}
 	in2 := e.insideReal(real)
@@ -563,7 +565,7 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 	}
 	// Deny and ask: any command that may match.
 	for _, sc := range script.Commands {
-		if r := c.firstMatch(Deny, "Bash", func(r Rule) bool { return c.bashPattern(r).mayMatch(sc) }); r != nil {
+		if r := c.firstMatch(Deny, tool.Bash, func(r Rule) bool { return c.bashPattern(r).mayMatch(sc) }); r != nil {
 			f.deny = r
 			if r.Content != "" && !c.bashPattern(*r).mustMatch(baseNamed(sc)) {
 				f.denyNote = fmt.Sprintf("`%s` has words only known when the shell runs, and it could be what the rule forbids", sc.String())
@@ -598,7 +600,7 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 			}
 			lex, real := resolvePath(a.Value, be.cwd, be.home)
 			p := pathCandidate{lexical: lex, real: real}
-			if r := c.firstMatch(Deny, "Read", func(r Rule) bool { return r.Content != "" && c.pathRuleMatches(r, be, p) }); r != nil && r.Content != "" {
+			if r := c.firstMatch(Deny, tool.Read, func(r Rule) bool { return r.Content != "" && c.pathRuleMatches(r, be, p) }); r != nil && r.Content != "" {
 				f.deny = r
 				return f
 			}
@@ -621,7 +623,7 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 		return f
 	}
 	for _, sc := range script.Commands {
-		if r := c.firstMatch(Ask, "Bash", func(r Rule) bool { return c.bashPattern(r).mayMatch(sc) }); r != nil {
+		if r := c.firstMatch(Ask, tool.Bash, func(r Rule) bool { return c.bashPattern(r).mayMatch(sc) }); r != nil {
 			f.ask = r
 			return f
 		}
@@ -648,7 +650,7 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 	f.allowed = true
 	editsInside := false
 	for i, sc := range script.Commands {
-		if r := c.firstMatch(Allow, "Bash", func(r Rule) bool { return c.bashPattern(r).mustMatch(sc) }); r != nil {
+		if r := c.firstMatch(Allow, tool.Bash, func(r Rule) bool { return c.bashPattern(r).mustMatch(sc) }); r != nil {
 			f.allowRules = append(f.allowRules, *r)
 			continue
 		}
@@ -776,7 +778,7 @@ func (c *Checker) readPathsOK(paths []Arg, e *env) bool {
 			return false
 		}
 		p := pathCandidate{lexical: real, real: real}
-		if r := c.firstMatch(Ask, "Read", func(r Rule) bool { return r.Content != "" && c.pathRuleMatches(r, e, p) }); r != nil && r.Content != "" {
+		if r := c.firstMatch(Ask, tool.Read, func(r Rule) bool { return r.Content != "" && c.pathRuleMatches(r, e, p) }); r != nil && r.Content != "" {
 			return false
 		}
 	}
@@ -812,7 +814,7 @@ func (c *Checker) readsAllowed(reads []Arg, e *env) bool {
 		}
 		lex, real := resolvePath(a.Value, e.cwd, e.home)
 		p := pathCandidate{lexical: lex, real: real}
-		if r := c.firstMatch(Allow, "Read", func(r Rule) bool { return c.pathRuleMatches(r, e, p) }); r == nil || r.Content == "" {
+		if r := c.firstMatch(Allow, tool.Read, func(r Rule) bool { return c.pathRuleMatches(r, e, p) }); r == nil || r.Content == "" {
 			return false
 		}
 	}
@@ -828,7 +830,7 @@ func (c *Checker) redirectRule(b Behavior, w Arg, e *env) *Rule {
 	}
 	lex, real := resolvePath(w.Value, e.cwd, e.home)
 	p := pathCandidate{lexical: lex, real: real}
-	r := c.firstMatch(b, "Edit", func(r Rule) bool { return c.pathRuleMatches(r, e, p) })
+	r := c.firstMatch(b, tool.Edit, func(r Rule) bool { return c.pathRuleMatches(r, e, p) })
 	if r != nil && r.Content == "" {
 		// A rule on the whole Edit tool says nothing about Bash.
 		return nil
@@ -847,7 +849,7 @@ func (c *Checker) redirectOK(w Arg, e *env) bool {
 		return true
 	}
 	p := pathCandidate{lexical: lex, real: real}
-	r := c.firstMatch(Allow, "Edit", func(r Rule) bool { return c.pathRuleMatches(r, e, p) })
+	r := c.firstMatch(Allow, tool.Edit, func(r Rule) bool { return c.pathRuleMatches(r, e, p) })
 	return r != nil && r.Content != ""
 }
 
@@ -900,12 +902,12 @@ func (c *Checker) PathDenied(cwd, path string, edit bool) (Rule, bool) {
 	e := c.env(Request{Cwd: cwd})
 	lex, real := resolvePath(path, e.cwd, e.home)
 	p := pathCandidate{lexical: lex, real: real}
-	tool := "Read"
+	tname := tool.Read
 	if edit {
-		tool = "Edit"
+		tname = tool.Edit
 	}
-	r := c.firstMatch(Deny, tool, func(r Rule) bool { return c.pathRuleMatches(r, e, p) })
-	if r == nil || r.Content == "" && !toolMatches(r.Tool, tool) {
+	r := c.firstMatch(Deny, tname, func(r Rule) bool { return c.pathRuleMatches(r, e, p) })
+	if r == nil || r.Content == "" && !toolMatches(r.Tool, tname) {
 		return Rule{}, false
 	}
 	return *r, true

@@ -1,6 +1,10 @@
 package permission
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/cadre-dev/cadre/tool"
+)
 
 // Effective is an agent's permission state: its mode, whether asks become
 // denies, and its rules with their sources.
@@ -65,7 +69,7 @@ func (e Effective) CheckerConfig(cwd string, dirs []string, home string) Config 
 // or `Task` on the whole tool, or `Agent(Type)` naming it), if any.
 func AgentTypeDenied(rules []Rule, agentType string) (Rule, bool) {
 	for _, r := range rules {
-		if r.Behavior != Deny || canonicalTool(r.Tool) != "Agent" {
+		if r.Behavior != Deny || canonicalTool(r.Tool) != tool.Agent {
 			continue
 		}
 		if r.Content == "" || agentRuleMatches(r, agentType) {
