@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cadre-dev/cadre/tool"
@@ -28,6 +29,10 @@ type Config struct {
 	// DisableBypass refuses bypassPermissions (managed setting
 	// disableBypassPermissionsMode).
 	DisableBypass bool
+	// Tools names the agent's tools beyond the built-in ones (an
+	// embedder's own tools), so rules may name them. MCP names are checked
+	// separately (CheckMCPRuleNames).
+	Tools []string
 }
 
 // Checker decides requests from a mode and rules. It is immutable and safe
@@ -47,9 +52,10 @@ var ErrModeUnsupported = errors.New("permission mode auto is not supported: it n
 // managed settings disable it.
 var ErrBypassDisabled = errors.New("bypassPermissions mode is disabled by managed settings (permissions.disableBypassPermissionsMode)")
 
-// NewChecker validates the configuration. Rules whose tool name differs
-// from a built-in tool only by case are kept (names are case-sensitive) and
-// reported by Warnings.
+// NewChecker validates the configuration. A deny or ask rule that names
+// no known tool (CheckRuleNames) is an error: it would protect nothing
+// while looking as if it did. An allow rule that names none allows
+// nothing and is reported by Warnings.
 func NewChecker(cfg Config) (*Checker, error) {
 	m, err := ParseMode(string(cfg.Mode))
 	if err != nil {
@@ -79,10 +85,7 @@ func NewChecker(cfg Config) (*Checker, error) {
 		default:
 			return nil, fmt.Errorf("rule %s: behavior %q is not allow, ask or deny", r.Label(), r.Behavior)
 		}
-		if k := caseVariant(r.Tool); k != "" {
-			c.warnings = append(c.warnings, fmt.Sprintf("%s rule %s: tool names are case-sensitive; %q does not match %q", r.Behavior, r.Label(), r.Tool, k))
-		}
-		if r.Content != "" && !contentTool(canonicalTool(r.Tool)) {
+		if r.Content != "" && !contentTool(canonicalTool(r.Tool)) && c.knownName(r.Tool) {
 			if r.Behavior == Allow {
 				c.warnings = append(c.warnings, fmt.Sprintf("allow rule %s: %s rules take no content; the rule never matches", r.Label(), r.Tool))
 			} else {
@@ -90,7 +93,35 @@ func NewChecker(cfg Config) (*Checker, error) {
 			}
 		}
 	}
+	if err := c.checkNames(); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// knownName reports a tool name in the registry, an MCP name or one of
+// the configured extra tools.
+func (c *Checker) knownName(name string) bool {
+	_, ok := tool.Lookup(name)
+	return ok || slices.Contains(c.cfg.Tools, name)
+}
+
+// checkNames fails on deny and ask rules that name no tool and warns about
+// allow rules that do not.
+func (c *Checker) checkNames() error {
+	var fatal []error
+	for _, err := range CheckRuleNames(c.cfg.Rules, c.cfg.Tools) {
+		var ue *UnknownToolError
+		if errors.As(err, &ue) && ue.Rule.Behavior == Allow {
+			c.warnings = append(c.warnings, err.Error()+"; it allows nothing")
+			continue
+		}
+		fatal = append(fatal, err)
+	}
+	if len(fatal) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w (a deny or ask rule that names no tool protects nothing; fix the name or remove the rule)", errors.Join(fatal...))
 }
 
 // hasBindingRules reports deny or ask rules a Bash command could get

@@ -554,11 +554,11 @@ func TestCheckerConfigErrors(t *testing.T) {
 	if _, err := NewChecker(Config{Rules: []Rule{{Tool: "Bash"}}}); err == nil {
 		t.Error("rule without behavior: no error")
 	}
-	c, err := NewChecker(Config{Rules: []Rule{{Behavior: Allow, Tool: "bash", Source: "s.json"}, {Behavior: Deny, Tool: "Todo", Content: "x"}}})
+	c, err := NewChecker(Config{Rules: []Rule{{Behavior: Allow, Tool: "bash", Source: "s.json"}, {Behavior: Deny, Tool: "TodoWrite", Content: "x"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := c.Warnings(); len(w) != 2 || !strings.Contains(w[0], "case-sensitive") || !strings.Contains(w[0], "s.json") || !strings.Contains(w[1], "whole tool") {
+	if w := c.Warnings(); len(w) != 2 || !strings.Contains(w[1], "did you mean Bash?") || !strings.Contains(w[1], "s.json") || !strings.Contains(w[0], "whole tool") {
 		t.Errorf("warnings = %q", w)
 	}
 }

@@ -140,7 +140,9 @@ func runCheck(o checkOptions) (permission.Decision, []string, error) {
 
 // FlagRules turns --allowedTools and --disallowedTools values into rules.
 // Each value may hold several rules separated by commas or spaces outside
-// parentheses, as in Claude Code.
+// parentheses, as in Claude Code. A rule naming no known tool is an error
+// with a did-you-mean (permission.CheckRuleNames): it was typed just now,
+// and a denial that protects nothing must not pass silently.
 func FlagRules(allowed, disallowed []string) ([]permission.Rule, error) {
 	var out []permission.Rule
 	for _, set := range []struct {
@@ -155,6 +157,9 @@ func FlagRules(allowed, disallowed []string) ([]permission.Rule, error) {
 			}
 			out = append(out, rs...)
 		}
+	}
+	if errs := permission.CheckRuleNames(out, nil); len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return out, nil
 }
