@@ -773,6 +773,11 @@ func wordArg(w *syntax.Word) Arg {
 			v := p.Value
 			if i == 0 && strings.HasPrefix(v, "~") {
 				a.Tilde = true
+				// ~ and ~+ ($PWD) are known; ~- ($OLDPWD) and ~user
+				// are only known when the shell runs.
+				if prefix, _, _ := strings.Cut(v, "/"); prefix != "~" && prefix != "~+" {
+					a.Static = false
+				}
 			}
 			if hasGlob(unescapedSpecials(v)) {
 				a.Glob = true

@@ -55,8 +55,11 @@ type checkCase struct {
 	tool             string
 	input            string
 	readOnly         bool
-	want             Behavior
-	wantRule         string
+	// agentReadOnly and sandbox set Config.ReadOnly and Config.Sandbox.
+	agentReadOnly bool
+	sandbox       bool
+	want          Behavior
+	wantRule      string
 }
 
 func bashIn(cmd string) string {
@@ -90,7 +93,11 @@ func runCases(t *testing.T, f fixture, cases []checkCase) {
 		for _, d := range tc.dirs {
 			dirs = append(dirs, f.expand(d))
 		}
-		c, err := NewChecker(Config{Mode: tc.mode, Cwd: f.cwd, Dirs: dirs, Home: f.home, Rules: rules})
+		cfg := Config{Mode: tc.mode, Cwd: f.cwd, Dirs: dirs, Home: f.home, Rules: rules, ReadOnly: tc.agentReadOnly}
+		if tc.sandbox {
+			cfg.Sandbox = &Sandbox{}
+		}
+		c, err := NewChecker(cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

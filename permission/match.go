@@ -288,10 +288,15 @@ func pathMatches(patterns []string, p string) bool {
 }
 
 // resolvePath returns the cleaned absolute path and the same path with
-// symlinks resolved (as far as the path exists).
+// symlinks resolved (as far as the path exists). `~` and `~/…` are under
+// home, `~+` and `~+/…` under cwd.
 func resolvePath(p, cwd, home string) (lexical, real string) {
-	if p == "~" || strings.HasPrefix(p, "~/") {
+	switch {
+	case p == "~" || strings.HasPrefix(p, "~/"):
 		p = home + strings.TrimPrefix(p, "~")
+	case p == "~+" || strings.HasPrefix(p, "~+/"):
+		// Bash expands ~+ to $PWD.
+		p = cwd + strings.TrimPrefix(p, "~+")
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(cwd, p)
