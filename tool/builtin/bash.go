@@ -55,12 +55,20 @@ func runBash(ctx context.Context, cfg Config, env *tool.Env, in bashInput) tool.
 			return tool.Errorf("the working directory %s does not exist or is not a directory", dir)
 		}
 	}
+	var dirs []string
+	if env != nil {
+		dirs = env.Dirs
+	}
 	if in.RunInBackground {
 		shells := shellsOf(env)
 		if shells == nil {
 			return tool.Errorf("background shells are not available here")
 		}
-		id, err := shells.start(in.Command, in.Description, dir, cfg)
+		cmd, _, err := shellCommand(cfg, dir, dirs, in.Command)
+		if err != nil {
+			return tool.Errorf("cannot start background shell: %v", err)
+		}
+		id, err := shells.start(cmd, in.Command, in.Description, cfg)
 		if err != nil {
 			return tool.Errorf("cannot start background shell: %v", err)
 		}
@@ -70,8 +78,12 @@ func runBash(ctx context.Context, cfg Config, env *tool.Env, in bashInput) tool.
 	if err := ctx.Err(); err != nil {
 		return tool.Errorf("command not run: %v", err)
 	}
+	cmd, explain, err := shellCommand(cfg, dir, dirs, in.Command)
+	if err != nil {
+		return tool.Errorf("cannot run command: %v", err)
+	}
 	out := newHeadTail(cfg.BashOutputLimit)
-	p, err := startProc(in.Command, dir, out)
+	p, err := startProc(cmd, out)
 	if err != nil {
 		return tool.Errorf("cannot run command: %v", err)
 	}
@@ -106,6 +118,11 @@ func runBash(ctx context.Context, cfg Config, env *tool.Env, in bashInput) tool.
 	case code != 0:
 		isErr = true
 		notes = append(notes, fmt.Sprintf("Exit code: %d", code))
+	}
+	if explain != nil {
+		if n := explain(text); n != "" {
+			notes = append(notes, n)
+		}
 	}
 	if leftovers && !timedOut && !cancelled {
 		notes = append(notes, "Processes the command left running in the background kept its output open and were killed; use run_in_background for long-running processes.")
