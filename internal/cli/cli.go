@@ -10,11 +10,13 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/cli/agentscmd"
+	"github.com/cadre-dev/cadre/internal/proclife"
 )
 
 // Version is cadre's version, printed by --version.
@@ -29,9 +31,13 @@ const (
 	ExitFailed = 1
 	// ExitUsage: bad flags, bad configuration, or no API key.
 	ExitUsage = 2
-	// ExitInterrupted: SIGINT or SIGTERM ended the run.
+	// ExitInterrupted: SIGINT, SIGTERM or SIGHUP ended the run.
 	ExitInterrupted = 130
 )
+
+// endGrace is how long processes left running get between SIGTERM and
+// SIGKILL when cadre exits.
+const endGrace = time.Second
 
 // exitError carries an exit code out of a cobra command.
 type exitError struct {
@@ -69,9 +75,14 @@ type procIO struct {
 	getenv         func(string) string
 }
 
-// Main runs the command line and returns the process exit code.
+// Main runs the command line and returns the process exit code. It owns
+// the process: orphans of the commands it runs are re-parented to it, and
+// every process it started, daemonised ones included, is ended before it
+// returns (internal/proclife).
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	_ = proclife.Adopt() // best effort: without it orphans go to init
+	defer proclife.EndDescendants(endGrace)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	p := procIO{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
 	cmd := newRootCmd(ctx, p)

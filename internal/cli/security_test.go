@@ -1,10 +1,16 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/cadre-dev/cadre/llm/llmtest"
 )
 
 // runCadreIn runs cadre like runCadre after writing files (path relative
@@ -66,5 +72,64 @@ func TestDenyRuleTypoStopsRun(t *testing.T) {
 				t.Errorf("%d requests reached the model; the run must stop first", n)
 			}
 		})
+	}
+}
+
+// liveWithArg returns the live processes named name whose only argument
+// is arg.
+func liveWithArg(name, arg string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(st)
+		i := strings.LastIndexByte(s, ')')
+		if len(args) == 2 && filepath.Base(args[0]) == name && args[1] == arg && i > 0 && len(s) > i+2 && s[i+2] != 'Z' {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// Issue 9: even after a clean exit, `setsid sleep &` and `nohup sleep &`
+// started by a Bash call kept running. cadre now ends every process it
+// started, daemonised ones included, before it exits.
+func TestDaemonsEndWithCadre(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	marker := fmt.Sprintf("%d.%d", 4000+os.Getpid()%1000, time.Now().UnixNano()%100000)
+	command := "setsid sleep " + marker + " >/dev/null 2>&1 & nohup sleep " + marker + "1 >/dev/null 2>&1 & (sleep " + marker + "2 >/dev/null 2>&1 &) ; echo started"
+	s.Script("", llmtest.ToolUse("Bash", map[string]string{"command": command}), llmtest.Text("done"))
+	t.Cleanup(func() {
+		for _, m := range []string{marker, marker + "1", marker + "2"} {
+			for _, pid := range liveWithArg("sleep", m) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	p, _ := runCadreIn(t, env, nil, "-p", "start the daemons", "--dangerously-skip-permissions")
+	if p.code != 0 {
+		t.Fatalf("exit %d: %s", p.code, p.stderr)
+	}
+	if res := s.Requests()[1].LastToolResults(); len(res) != 1 || !strings.Contains(res[0].ResultText(), "started") {
+		t.Fatalf("the Bash call did not run: %+v", res)
+	}
+	// cadre has exited: nothing it started may be left.
+	for _, m := range []string{marker, marker + "1", marker + "2"} {
+		if pids := liveWithArg("sleep", m); len(pids) > 0 {
+			t.Errorf("sleep %s (pids %v) outlived cadre", m, pids)
+		}
 	}
 }
