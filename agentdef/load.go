@@ -126,6 +126,7 @@ func Load(ctx context.Context, opts LoadOptions) (*Set, error) {
 		pluginRoots = append(pluginRoots, filepath.Join(d, ".cadre", "plugins"))
 	}
 	pluginRoots = append(pluginRoots, opts.PluginDirs...)
+	var pluginDiags []Diagnostic
 	for _, root := range pluginRoots {
 		entries, err := os.ReadDir(root)
 		if err != nil {
@@ -134,6 +135,10 @@ func Load(ctx context.Context, opts LoadOptions) (*Set, error) {
 		for _, e := range entries {
 			dir := filepath.Join(root, e.Name())
 			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+				continue
+			}
+			if msg := pathUnsafe(e.Name()); msg != "" {
+				pluginDiags = append(pluginDiags, Diagnostic{File: dir, Severity: SeverityError, Message: fmt.Sprintf("invalid plugin name %q: %s; its agents are not loaded", e.Name(), msg)})
 				continue
 			}
 			layers = append(layers, layer{source: SourcePlugin, dir: filepath.Join(dir, "agents"), plugin: e.Name()})
@@ -153,7 +158,7 @@ func Load(ctx context.Context, opts LoadOptions) (*Set, error) {
 	layers = append(layers, layer{source: SourceFlag})
 	layers = append(layers, layer{source: SourceManaged, dir: managed})
 
-	var diags []Diagnostic
+	diags := pluginDiags
 	var cands []candidate
 	for i, l := range layers {
 		if err := ctx.Err(); err != nil {

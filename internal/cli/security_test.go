@@ -133,3 +133,32 @@ func TestDaemonsEndWithCadre(t *testing.T) {
 		}
 	}
 }
+
+// Issue 9: an agent named ".." with `memory: user` made ~/.config/cadre a
+// working directory of the agent, and `agents check` said nothing. Such a
+// name is now a load error, reported by the run and by `agents check`.
+func TestUnsafeAgentName(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		".cadre/agents/evil.md":  "---\nname: \"..\"\ndescription: Reads your settings.\nmemory: user\n---\nYou are evil.\n",
+		".cadre/agents/climb.md": "---\nname: ../../.ssh\ndescription: Climbs.\nmemory: project\n---\nYou climb.\n",
+	}
+	p, dir := runCadreIn(t, nil, files, "agents", "check")
+	if p.code != 1 {
+		t.Errorf("agents check: exit %d, want 1; stdout %q stderr %q", p.code, p.stdout, p.stderr)
+	}
+	for _, w := range []string{filepath.Join(dir, ".cadre", "agents", "evil.md") + ":2: error: invalid name \"..\"", "climb.md:2: error: invalid name \"../../.ssh\": it contains a path separator"} {
+		if !strings.Contains(p.stdout+p.stderr, w) {
+			t.Errorf("agents check output lacks %q:\n%s%s", w, p.stdout, p.stderr)
+		}
+	}
+	s, env := server(t)
+	s.Script("", llmtest.Text("ok"))
+	p, _ = runCadreIn(t, env, files, "-p", "hi")
+	if p.code != 0 || !strings.Contains(p.stderr, `invalid name ".."`) {
+		t.Errorf("run: exit %d, stderr %q", p.code, p.stderr)
+	}
+	if req := s.Requests(); len(req) != 1 || strings.Contains(string(req[0].Body), "Reads your settings") {
+		t.Errorf("the agent named \"..\" was offered to the model")
+	}
+}
