@@ -17,6 +17,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/cli/agentscmd"
 	"github.com/cadre-dev/cadre/internal/proclife"
+	"github.com/cadre-dev/cadre/transcript"
 )
 
 // Version is cadre's version, printed by --version.
@@ -198,6 +199,9 @@ func runPrint(ctx context.Context, p procIO, o *options, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkNewSession(p, o.sessionID); err != nil {
+		return &exitError{ExitUsage, err}
+	}
 	cfg, err := configure(ctx, p, o)
 	if err != nil {
 		return &exitError{ExitUsage, err}
@@ -230,6 +234,32 @@ func runPrint(ctx context.Context, p procIO, o *options, args []string) error {
 	}
 	if last.IsError {
 		return &exitError{ExitFailed, nil}
+	}
+	return nil
+}
+
+// checkNewSession refuses a --session-id that is not a UUID (it names
+// files) or that already has a transcript here: --session-id starts a
+// session, and appending a second run to the first's would mix them.
+func checkNewSession(p procIO, id string) error {
+	if id == "" {
+		return nil
+	}
+	if err := transcript.ValidateSessionID(id); err != nil {
+		return fmt.Errorf("--session-id: %w", err)
+	}
+	state, err := transcript.StateDir(p.getenv)
+	if err != nil {
+		return err
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	if path, exists, err := transcript.SessionExists(state, cwd, id); err != nil {
+		return err
+	} else if exists {
+		return fmt.Errorf("--session-id: session %s already exists (%s); --session-id starts a new session, so pass an id not used before", id, path)
 	}
 	return nil
 }

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -160,5 +162,48 @@ func TestUnsafeAgentName(t *testing.T) {
 	}
 	if req := s.Requests(); len(req) != 1 || strings.Contains(string(req[0].Body), "Reads your settings") {
 		t.Errorf("the agent named \"..\" was offered to the model")
+	}
+}
+
+// Issue 9: `--session-id ../../../../tmp/x` wrote outside the state
+// directory, and reusing an id appended a second run to the first's
+// transcript. Session ids are UUIDs, and an id already used is refused.
+func TestSessionIDs(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	outside := t.TempDir()
+	p, _ := runCadreIn(t, env, nil, "-p", "hi", "--session-id", "../../../../../../../../.."+outside+"/x")
+	if p.code != ExitUsage || !strings.Contains(p.stderr, "is not a UUID") {
+		t.Errorf("path as session id: exit %d, stderr %q", p.code, p.stderr)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) > 0 {
+		t.Errorf("files written outside the state directory: %v", entries)
+	}
+	if n := len(s.Requests()); n != 0 {
+		t.Errorf("%d requests made with a bad session id", n)
+	}
+
+	s.Script("", llmtest.Text("first"), llmtest.Text("second"))
+	const id = "123e4567-e89b-42d3-a456-426614174000"
+	cmd, out, errb, home := cadreCmd(t, env, "", "-p", "hi", "--session-id", id)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("first run: %v %s", err, errb)
+	}
+	if !strings.Contains(out.String(), "first") {
+		t.Fatalf("first run printed %q", out)
+	}
+	again := exec.Command(os.Args[0], "-p", "hi again", "--session-id", id)
+	again.Dir, again.Env = cmd.Dir, cmd.Env
+	b, err := again.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitUsage || !strings.Contains(string(b), "already exists") {
+		t.Errorf("second run with the same id: %v %s", err, b)
+	}
+	matches, _ := filepath.Glob(filepath.Join(home, "state", "cadre", "projects", "*", id+".jsonl"))
+	if len(matches) != 1 {
+		t.Fatalf("transcripts %v", matches)
+	}
+	if tr, _ := os.ReadFile(matches[0]); strings.Contains(string(tr), "hi again") {
+		t.Error("the second run was appended to the first's transcript")
 	}
 }
