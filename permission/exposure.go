@@ -293,7 +293,7 @@ func (c *Checker) readRuleUnder(dir string, e *env, mustExist bool) *Rule {
 			continue
 		}
 		for _, pat := range c.patternsFor(r, e) {
-			fixed := staticPrefix(pat)
+			fixed, _ := splitPattern(pat)
 			if inside(dir, fixed) {
 				return &r
 			}
@@ -305,20 +305,6 @@ func (c *Checker) readRuleUnder(dir string, e *env, mustExist bool) *Rule {
 		}
 	}
 	return nil
-}
-
-// staticPrefix returns the leading path components of a pattern that hold
-// no glob characters: every path the pattern matches is at or below it.
-func staticPrefix(pattern string) string {
-	i := strings.IndexAny(pattern, "*?[{\\")
-	if i < 0 {
-		return filepath.Clean(pattern)
-	}
-	j := strings.LastIndexByte(pattern[:i], '/')
-	if j <= 0 {
-		return "/"
-	}
-	return filepath.Clean(pattern[:j])
 }
 
 // sandboxHoldsEditRules reports whether the sandbox can enforce every Edit
@@ -337,7 +323,7 @@ func (c *Checker) sandboxHoldsEditRules(e *env) bool {
 			continue
 		}
 		for _, pat := range c.patternsFor(r, e) {
-			fixed := staticPrefix(pat)
+			fixed, rest := splitPattern(pat)
 			reachable := false
 			for _, w := range writable {
 				if inside(fixed, w) || inside(w, fixed) {
@@ -347,7 +333,6 @@ func (c *Checker) sandboxHoldsEditRules(e *env) bool {
 			if !reachable {
 				continue
 			}
-			rest := strings.TrimPrefix(pat, fixed)
 			if _, err := os.Lstat(fixed); err != nil || rest != "" && rest != "/**" {
 				return false
 			}

@@ -214,3 +214,34 @@ func TestGitRootFindsRepository(t *testing.T) {
 		t.Errorf("git show from src: %s (%s)", d.Behavior, d.Reason)
 	}
 }
+
+// A project directory whose name holds pattern characters ("{print}",
+// "a[1]") is a literal base for rules: found by the Bash table test, where
+// the test's temporary directory was named after an awk program.
+func TestRulesInDirectoryWithPatternCharacters(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"p{print}", "a[1]", "x*y", "q?", `b\s`} {
+		root := filepath.Join(t.TempDir(), name)
+		if err := os.MkdirAll(filepath.Join(root, "secrets"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "secrets", "k"), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rules := []Rule{{Behavior: Deny, Tool: "Read", Content: "./secrets/**", Base: root, Source: "p.json"}}
+		c, err := NewChecker(Config{Mode: ModeBypassPermissions, Cwd: root, Rules: rules, Sandbox: &Sandbox{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := c.Check(Request{Tool: "Read", Input: json.RawMessage(fileIn("file_path", filepath.Join(root, "secrets", "k")))}); d.Behavior != Deny {
+			t.Errorf("%s: Read of the secret: %s (%s)", name, d.Behavior, d.Reason)
+		}
+		if d := c.Check(Request{Tool: "Bash", Input: json.RawMessage(bashIn("cat secrets/k"))}); d.Behavior != Deny {
+			t.Errorf("%s: cat of the secret: %s", name, d.Behavior)
+		}
+		m, err := c.SandboxMasks(root, nil)
+		if err != nil || len(m.Hidden) != 1 || m.Hidden[0] != filepath.Join(root, "secrets") {
+			t.Errorf("%s: masks %v %v", name, m, err)
+		}
+	}
+}

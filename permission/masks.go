@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
 )
@@ -73,8 +72,7 @@ func (c *Checker) SandboxMasks(cwd string, dirs []string) (Masks, error) {
 // coveredPaths returns the existing paths a rule pattern covers, the
 // outermost of each covered tree. budget counts down the entries walked.
 func coveredPaths(pat string, budget *int) ([]string, error) {
-	fixed := staticPrefix(pat)
-	rest := strings.TrimPrefix(pat, fixed)
+	fixed, rest := splitPattern(pat)
 	st, err := os.Lstat(fixed)
 	if err != nil {
 		return nil, nil
