@@ -75,7 +75,10 @@ type exposureCheck struct {
 	// the script could get around; nil when there is none or the sandbox
 	// holds them.
 	readRule, editRule *Rule
-	envs               []*env
+	// historyRule is a Read deny rule with content even with the sandbox
+	// on: it masks files, not the copies in a repository's history.
+	historyRule *Rule
+	envs        []*env
 }
 
 // bashExposure says why the script may read a path a Read deny rule
@@ -83,12 +86,20 @@ type exposureCheck struct {
 // "" when it cannot, or when the sandbox holds the rules for it.
 func (c *Checker) bashExposure(script *Script, sf scriptFacts, envs []*env, dirsKnown bool) string {
 	x := exposureCheck{c: c, envs: envs, readRule: c.firstContentRule(tool.Read), editRule: c.firstContentRule(tool.Edit)}
+	x.historyRule = x.readRule
 	if c.cfg.Sandbox != nil {
 		// The sandbox masks every path Read deny rules cover, and makes
 		// read-only what Edit deny rules cover when it can.
 		x.readRule = nil
 		if c.sandboxHoldsEditRules(envs[0]) {
 			x.editRule = nil
+		}
+	}
+	if x.historyRule != nil {
+		for _, sc := range script.Commands {
+			if msg := x.gitContent(sc); msg != "" {
+				return msg
+			}
 		}
 	}
 	if x.readRule == nil && x.editRule == nil {
@@ -99,8 +110,8 @@ func (c *Checker) bashExposure(script *Script, sf scriptFacts, envs []*env, dirs
 	}
 	if x.readRule != nil {
 		for _, a := range script.Reads {
-			if !a.Static {
-				return x.say(x.readRule, false, fmt.Sprintf("the command reads from `%s`, a file only known when the shell runs", a.Value))
+			if !a.Static || indirectPath(a.Value) {
+				return x.say(x.readRule, false, fmt.Sprintf("the command reads from `%s`, a file cadre cannot resolve before the shell runs", a.Value))
 			}
 		}
 	}
@@ -164,9 +175,6 @@ func (x exposureCheck) command(sc Command) string {
 		if msg := x.recursive(sc, quoted); msg != "" {
 			return msg
 		}
-		if msg := x.gitContent(sc, quoted); msg != "" {
-			return msg
-		}
 	}
 	if knownCommand(sc) || x.readRule == nil && neverWrites(sc) {
 		return ""
@@ -222,6 +230,9 @@ func (x exposureCheck) namedPaths(sc Command, quoted string) string {
 				v.Value = after
 			}
 			for _, p := range x.c.wordPaths(v, e) {
+				if indirectPath(p.lexical) {
+					return x.say(x.anyRule(), false, fmt.Sprintf("%s names %s, a path through /proc or /dev/fd that can lead anywhere", quoted, p.lexical))
+				}
 				if x.readRule != nil {
 					if r := x.c.contentRule(Deny, tool.Read, e, p); r != nil {
 						return x.say(r, false, fmt.Sprintf("%s names %s", quoted, p.lexical))
@@ -266,11 +277,12 @@ func (x exposureCheck) recursive(sc Command, quoted string) string {
 // gitContent checks git commands that print file contents from the
 // repository's history (show, diff, grep, log -p…): they can print a
 // protected file whatever their path words say, even one that no longer
-// exists in the work tree.
-func (x exposureCheck) gitContent(sc Command, quoted string) string {
+// exists in the work tree — and the sandbox masks files, not history.
+func (x exposureCheck) gitContent(sc Command) string {
 	if sc.Name() != "git" || !gitPrintsContent(sc) {
 		return ""
 	}
+	quoted := "`" + sc.String() + "`"
 	for _, e := range x.envs {
 		dir := e.cwd
 		if d, ok := gitDirOption(sc); ok {
@@ -278,10 +290,17 @@ func (x exposureCheck) gitContent(sc Command, quoted string) string {
 		}
 		root := gitRoot(dir)
 		if r := x.c.readRuleUnder(root, e, false); r != nil {
-			return x.say(r, false, fmt.Sprintf("%s prints file contents from the repository at %s", quoted, root))
+			return fmt.Sprintf("%s prints file contents from the repository at %s, whose history may hold files deny rule %s protects; the sandbox masks files, not their copies in git history, so this needs approval in every mode", quoted, root, r.Label())
 		}
 	}
 	return ""
+}
+
+// indirectPath reports a path whose target cadre cannot resolve for the
+// command: /proc/self/cwd, /proc/<pid>/root, /dev/fd/3 lead wherever the
+// running process is or has open.
+func indirectPath(p string) bool {
+	return p == "/proc" || strings.HasPrefix(p, "/proc/") || strings.HasPrefix(p, "/dev/fd/")
 }
 
 // readRuleUnder returns a Read deny rule with content that may cover a
