@@ -347,3 +347,52 @@ func TestDefaultWritable(t *testing.T) {
 		t.Errorf("DefaultWritable = %q, want %q", got, want)
 	}
 }
+
+// Through the Bash tool: a refused write and a masked read are explained
+// in the result, and a sandboxed background shell is killed whole.
+func TestBashToolInSandbox(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, sandbox.Config{})
+	work, outside := dirs(t)
+	if err := os.MkdirAll(filepath.Join(work, "secrets"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "secrets", "key.txt"), []byte("TOP-SECRET-91"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := builtin.Config{KillGrace: 500 * time.Millisecond, Sandbox: &sandbox.Bash{Sandbox: sb, Masks: func(string, []string) ([]string, []string, error) {
+		return []string{filepath.Join(work, "secrets")}, nil, nil
+	}}}
+	shells := builtin.NewShells()
+	defer shells.Close()
+	env := &tool.Env{Cwd: work, Files: tool.NewFileState(), Shells: shells}
+	call := func(tl tool.Tool, in string) tool.Output {
+		t.Helper()
+		out, err := tl.Run(context.Background(), env, []byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	bash := builtin.NewBash(cfg)
+	out := call(bash, fmt.Sprintf(`{"command":"cat secrets/key.txt; touch %s/x"}`, outside))
+	for _, w := range []string{"Exit code: 1", "Sandbox: " + filepath.Join(work, "secrets", "key.txt") + " is masked", "Sandbox: the write to " + filepath.Join(outside, "x") + " was refused"} {
+		if !strings.Contains(out.Text, w) {
+			t.Errorf("result lacks %q:\n%s", w, out.Text)
+		}
+	}
+	if strings.Contains(out.Text, "TOP-SECRET-91") {
+		t.Errorf("the secret leaked: %s", out.Text)
+	}
+	marker := fmt.Sprintf("%d.%d", 6000+os.Getpid()%1000, time.Now().UnixNano()%100000)
+	out = call(bash, `{"command":"setsid sleep `+marker+` & sleep `+marker+`1","run_in_background":true}`)
+	id := "bash_1"
+	if !strings.Contains(out.Text, id) {
+		t.Fatalf("background start: %s", out.Text)
+	}
+	pids := waitForProcs(t, "sleep", []string{marker, marker + "1"})
+	if out := call(builtin.NewKillShell(cfg), `{"shell_id":"`+id+`"}`); out.IsError {
+		t.Fatalf("KillShell: %s", out.Text)
+	}
+	waitGone(t, pids)
+}

@@ -30,7 +30,7 @@ func New() *cobra.Command {
 type checkOptions struct {
 	tool, input, mode, cwd, home, settingsFile, managedDir string
 	allow, deny, ask, addDirs                              []string
-	readOnly                                               bool
+	readOnly, sandbox                                      bool
 }
 
 func newCheck() *cobra.Command {
@@ -71,6 +71,7 @@ and print {"decision","rule","source","reason"} as JSON. Exits 0 whatever the de
 	f.StringArrayVar(&o.addDirs, "add-dir", nil, "additional working directory (repeatable)")
 	f.StringVar(&o.settingsFile, "settings", "", "extra settings file")
 	f.BoolVar(&o.readOnly, "read-only", false, "the tool claims to be read-only (for tools other than the built-ins)")
+	f.BoolVar(&o.sandbox, "sandbox", false, "decide as if Bash ran in the OS sandbox, with the paths deny rules protect masked")
 	f.StringVar(&o.home, "home", "", "home directory (default: $HOME)")
 	f.StringVar(&o.managedDir, "managed-dir", "", "directory of managed settings (default: /etc/cadre)")
 	_ = f.MarkHidden("home")
@@ -130,6 +131,9 @@ func runCheck(o checkOptions) (permission.Decision, []string, error) {
 		warnings = append(warnings, dg.String())
 	}
 	cfg := s.PermissionConfig(cwd, home, "")
+	if o.sandbox {
+		cfg.Sandbox = &permission.Sandbox{}
+	}
 	c, err := permission.NewChecker(cfg)
 	if err != nil {
 		return d, warnings, err

@@ -186,6 +186,39 @@ func TestFlagRules(t *testing.T) {
 	}
 }
 
+// Deny rules bind Bash through the check command too, and --sandbox
+// shows what the sandbox changes.
+func TestCheckCommandBashExposure(t *testing.T) {
+	cwd, home, managed := project(t, `{"permissions": {"deny": ["Read(./secrets/**)"]}}`)
+	if err := os.MkdirAll(filepath.Join(cwd, "secrets"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cwd, "secrets", "key.txt"), []byte("k"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"--cwd", cwd, "--home", home, "--managed-dir", managed, "--mode", "bypassPermissions", "--tool", "Bash"}
+	for _, c := range []struct {
+		cmd     string
+		sandbox bool
+		want    string
+		reason  string
+	}{
+		{"cat secr*/key.txt", false, "deny", "Read(./secrets/**)"},
+		{"grep -r TOP .", false, "ask", "sandbox.enabled"},
+		{"grep -r TOP .", true, "allow", ""},
+		{"git show HEAD:secrets/key.txt", true, "ask", "git history"},
+	} {
+		args := append(append([]string(nil), base...), "--input", `{"command":"`+c.cmd+`"}`)
+		if c.sandbox {
+			args = append(args, "--sandbox")
+		}
+		r, _, err := run(t, args...)
+		if err != nil || r.Decision != c.want || !strings.Contains(r.Reason+r.Rule, c.reason) {
+			t.Errorf("%s (sandbox %v): %+v %v, want %s with %q", c.cmd, c.sandbox, r, err, c.want, c.reason)
+		}
+	}
+}
+
 func TestResolveMode(t *testing.T) {
 	disabled := &settings.Settings{Permissions: settings.Permissions{DisableBypass: true, DisableBypassSource: "/etc/cadre/managed-settings.json"}}
 	withDefault := &settings.Settings{Permissions: settings.Permissions{DefaultMode: settings.Value{Value: "acceptEdits"}}}
