@@ -207,3 +207,59 @@ func TestSessionIDs(t *testing.T) {
 		t.Error("the second run was appended to the first's transcript")
 	}
 }
+
+// Issue 9: with Read(./secrets/**) denied, `cat secrets/key.txt` was
+// refused but these ran and printed the secret, in default mode without
+// asking. Headless, each is now denied, and the reason names the rule or
+// the sandbox.
+func TestReadDenyBindsBashThroughCLI(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	commands := []string{
+		"cat secrets/key.txt", "cat secr*/key.txt", "cat s*/*", "cat ~+/secrets/key.txt",
+		"grep -r TOP .", "rg TOP", "git show HEAD:secrets/key.txt", "git grep TOP",
+	}
+	var calls []llmtest.Call
+	for i, c := range commands {
+		calls = append(calls, llmtest.Call{ID: fmt.Sprintf("toolu_%d", i), Name: "Bash", Input: map[string]string{"command": c}})
+	}
+	s.Script("", llmtest.ToolUses(calls...), llmtest.Text("done"))
+	cmd, _, errb, _ := cadreCmd(t, env, "", "-p", "read the key", "--disallowedTools", "Read(./secrets/**)")
+	files := map[string]string{"secrets/key.txt": "TOP-SECRET-22", "README.md": "hello"}
+	for rel, body := range files {
+		p := filepath.Join(cmd.Dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "x"}} {
+		g := exec.Command("git", args...)
+		g.Dir = cmd.Dir
+		if out, err := g.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("cadre: %v %s", err, errb)
+	}
+	reqs := s.Requests()
+	results := reqs[len(reqs)-1].LastToolResults()
+	if len(results) != len(commands) {
+		t.Fatalf("%d tool results for %d calls", len(results), len(commands))
+	}
+	for i, r := range results {
+		text := r.ResultText()
+		if strings.Contains(text, "TOP-SECRET-22") {
+			t.Errorf("%s: the secret leaked: %s", commands[i], text)
+		}
+		if !strings.Contains(text, "Permission denied") || !strings.Contains(text, "Read(./secrets/**)") {
+			t.Errorf("%s: not refused by the rule: %s", commands[i], text)
+		}
+		if i >= 4 && !strings.Contains(text, "sandbox") {
+			t.Errorf("%s: the reason does not name the sandbox: %s", commands[i], text)
+		}
+	}
+}

@@ -86,6 +86,22 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	return s, nil
 }
 
+// Open starts the sandbox the way configuration should: when bubblewrap
+// cannot run, required (a setting such as sandbox.failIfUnavailable)
+// makes that an error; otherwise Open returns a nil Sandbox and the
+// message to show once — commands then run unconfined, and the permission
+// checker must be told so (no permission.Config.Sandbox).
+func Open(ctx context.Context, cfg Config, required bool) (sb *Sandbox, warning string, err error) {
+	sb, err = New(ctx, cfg)
+	switch {
+	case err == nil:
+		return sb, "", nil
+	case required || !errors.Is(err, ErrUnavailable):
+		return nil, "", err
+	}
+	return nil, err.Error() + "; Bash commands run without it", nil
+}
+
 // Network reports whether commands may use the network.
 func (s *Sandbox) Network() bool { return s.cfg.Network }
 

@@ -32,13 +32,17 @@ func TestMain(m *testing.M) {
 }
 
 func helper(command string) int {
-	sb, err := sandbox.New(context.Background(), sandbox.Config{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	cfg := builtin.Config{}
+	if os.Getenv("CADRE_SANDBOX_HELPER_PLAIN") == "" {
+		sb, err := sandbox.New(context.Background(), sandbox.Config{})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		cfg.Sandbox = &sandbox.Bash{Sandbox: sb}
 	}
 	wd, _ := os.Getwd()
-	bash := builtin.NewBash(builtin.Config{Sandbox: &sandbox.Bash{Sandbox: sb}})
+	bash := builtin.NewBash(cfg)
 	out, err := bash.Run(context.Background(), &tool.Env{Cwd: wd, Files: tool.NewFileState()}, []byte(fmt.Sprintf(`{"command": %q}`, command)))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -127,6 +131,15 @@ func TestNewUnavailable(t *testing.T) {
 		if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), w) {
 			t.Errorf("failing bwrap: %v lacks %q", err, w)
 		}
+	}
+	// Open: a fallback with a warning, or an error when required.
+	sb, warning, err := sandbox.Open(context.Background(), sandbox.Config{BwrapPath: fake}, false)
+	if sb != nil || err != nil || !strings.Contains(warning, "Bash commands run without it") || !strings.Contains(warning, "user namespaces") {
+		t.Errorf("Open, not required: %v %q %v", sb, warning, err)
+	}
+	sb, warning, err = sandbox.Open(context.Background(), sandbox.Config{BwrapPath: fake}, true)
+	if sb != nil || warning != "" || !errors.Is(err, sandbox.ErrUnavailable) {
+		t.Errorf("Open, required: %v %q %v", sb, warning, err)
 	}
 }
 
@@ -254,6 +267,27 @@ func TestNothingOutlivesKill9(t *testing.T) {
 	}
 	defer cmd.Wait()
 	pids := waitForProcs(t, "sleep", []string{marker, marker + "1", marker + "2"})
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pids)
+}
+
+// Without the sandbox, a Bash command still gets a parent-death signal:
+// after kill -9 of its cadre, the command itself ends (what it started in
+// turn only the sandbox's PID namespace can promise).
+func TestCommandDiesWithUnsandboxedCadre(t *testing.T) {
+	t.Parallel()
+	work, _ := dirs(t)
+	marker := fmt.Sprintf("%d.%d", 7000+os.Getpid()%1000, time.Now().UnixNano()%100000)
+	cmd := exec.Command(os.Args[0])
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "CADRE_SANDBOX_HELPER=sleep "+marker, "CADRE_SANDBOX_HELPER_PLAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	pids := waitForProcs(t, "sleep", []string{marker})
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
