@@ -97,6 +97,9 @@ func (c *Checker) bashExposure(script *Script, sf scriptFacts, envs []*env, dirs
 	}
 	if x.historyRule != nil {
 		for _, sc := range script.Commands {
+			if !dirsKnown && sc.Name() == "git" && gitPrintsContent(sc) {
+				return x.say(x.historyRule, false, fmt.Sprintf("`%s` prints file contents from a repository cadre cannot tell in advance (the command changes directory)", sc.String()))
+			}
 			if msg := x.gitContent(sc); msg != "" {
 				return msg
 			}

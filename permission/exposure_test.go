@@ -81,6 +81,11 @@ func TestExposureReasonAndAllowRules(t *testing.T) {
 		{name: "sandbox default mode still asks", deny: secrets, sandbox: true, input: bashIn("npm test"), want: Ask},
 		{name: "sandbox read-only recursion", deny: secrets, sandbox: true, input: bashIn("rg x"), want: Allow},
 		{name: "sandbox static deny", mode: ModeBypassPermissions, deny: secrets, sandbox: true, input: bashIn("cat secrets/k"), want: Deny},
+		{name: "sandbox git history", mode: ModeBypassPermissions, deny: secrets, sandbox: true, input: bashIn("git log -p"), want: Ask},
+		{name: "sandbox git history elsewhere", mode: ModeBypassPermissions, deny: secrets, sandbox: true, input: bashIn("cd $D && git show HEAD:secrets/k"), want: Ask},
+		{name: "sandbox git status", mode: ModeBypassPermissions, deny: secrets, sandbox: true, input: bashIn("git status && git log --oneline"), want: Allow},
+		{name: "proc path", mode: ModeBypassPermissions, deny: secrets, input: bashIn("cat /proc/self/cwd/secrets/k"), want: Ask},
+		{name: "proc redirect", mode: ModeBypassPermissions, deny: secrets, input: bashIn("wc < /proc/self/cwd/secrets/k"), want: Ask},
 	})
 	c, err := NewChecker(Config{Mode: ModeBypassPermissions, Cwd: f.cwd, Home: f.home, Rules: mustRules(t, Deny, secrets...)})
 	if err != nil {
