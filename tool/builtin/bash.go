@@ -101,30 +101,45 @@ func runBash(ctx context.Context, cfg Config, env *tool.Env, in bashInput) tool.
 	}
 	leftovers := p.drain(cfg.KillGrace)
 	code, sig := p.exitStatus()
+	return bashResult(out.String(), bashEnd{timeout: timeout, timedOut: timedOut, cancelled: cancelled, signal: sig, code: code, leftovers: leftovers}, explain)
+}
 
-	text := strings.TrimRight(strings.ToValidUTF8(out.String(), "\uFFFD"), "\n")
+// bashEnd is how a foreground command ended.
+type bashEnd struct {
+	timeout             time.Duration
+	timedOut, cancelled bool
+	signal              string
+	code                int
+	leftovers           bool
+}
+
+// bashResult is the model's view of a finished command: its output, then
+// notes on how it ended and on what the sandbox refused (explain, when
+// set).
+func bashResult(output string, end bashEnd, explain func(string) string) tool.Output {
+	text := strings.TrimRight(strings.ToValidUTF8(output, "\uFFFD"), "\n")
 	var notes []string
 	isErr := false
 	switch {
-	case timedOut:
+	case end.timedOut:
 		isErr = true
-		notes = append(notes, fmt.Sprintf("Command timed out after %s; it and every process it started were killed.", timeout))
-	case cancelled:
+		notes = append(notes, fmt.Sprintf("Command timed out after %s; it and every process it started were killed.", end.timeout))
+	case end.cancelled:
 		isErr = true
 		notes = append(notes, "Command was interrupted; it and every process it started were killed.")
-	case sig != "":
+	case end.signal != "":
 		isErr = true
-		notes = append(notes, fmt.Sprintf("Command was killed by signal: %s.", sig))
-	case code != 0:
+		notes = append(notes, fmt.Sprintf("Command was killed by signal: %s.", end.signal))
+	case end.code != 0:
 		isErr = true
-		notes = append(notes, fmt.Sprintf("Exit code: %d", code))
+		notes = append(notes, fmt.Sprintf("Exit code: %d", end.code))
 	}
 	if explain != nil {
 		if n := explain(text); n != "" {
 			notes = append(notes, n)
 		}
 	}
-	if leftovers && !timedOut && !cancelled {
+	if end.leftovers && !end.timedOut && !end.cancelled {
 		notes = append(notes, "Processes the command left running in the background kept its output open and were killed; use run_in_background for long-running processes.")
 	}
 	if text == "" && len(notes) == 0 {
