@@ -110,8 +110,7 @@ func Load(ctx context.Context, opts LoadOptions) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load agents: %w", err)
 	}
-	layers, flagLayer := findLayers(cwd, opts)
-	var diags []Diagnostic
+	layers, flagLayer, diags := findLayers(cwd, opts)
 	var cands []candidate
 	for i, l := range layers {
 		if err := ctx.Err(); err != nil {
@@ -158,9 +157,10 @@ func Load(ctx context.Context, opts LoadOptions) (*Set, error) {
 	return set, nil
 }
 
-// findLayers lists the sources in precedence order, lowest first, and
-// the index of the --agents layer.
-func findLayers(cwd string, opts LoadOptions) (layers []layer, flagLayer int) {
+// findLayers lists the sources in precedence order, lowest first, the
+// index of the --agents layer, and errors for plugin directories whose
+// names cannot be used.
+func findLayers(cwd string, opts LoadOptions) (layers []layer, flagLayer int, pluginDiags []Diagnostic) {
 	managed := opts.ManagedDir
 	if managed == "" {
 		managed = DefaultManagedDir
@@ -185,6 +185,10 @@ func findLayers(cwd string, opts LoadOptions) (layers []layer, flagLayer int) {
 			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 				continue
 			}
+			if msg := pathUnsafe(e.Name()); msg != "" {
+				pluginDiags = append(pluginDiags, Diagnostic{File: dir, Severity: SeverityError, Message: fmt.Sprintf("invalid plugin name %q: %s; its agents are not loaded", e.Name(), msg)})
+				continue
+			}
 			layers = append(layers, layer{source: SourcePlugin, dir: filepath.Join(dir, "agents"), plugin: e.Name()})
 		}
 	}
@@ -200,7 +204,7 @@ func findLayers(cwd string, opts LoadOptions) (layers []layer, flagLayer int) {
 	}
 	flagLayer = len(layers)
 	layers = append(layers, layer{source: SourceFlag}, layer{source: SourceManaged, dir: managed})
-	return layers, flagLayer
+	return layers, flagLayer, pluginDiags
 }
 
 // parsed is one candidate file after parsing.

@@ -518,7 +518,7 @@ func checkName(name string) string {
 	case strings.ContainsAny(name, ":\uFF1A\uFE55\uFE13\u2A74"):
 		return "\":\" is reserved for plugin namespaces (plugin:name)"
 	}
-	return ""
+	return pathUnsafe(name)
 }
 
 // toolList parses a tools or disallowedTools value. valid is false when

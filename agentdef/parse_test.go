@@ -249,7 +249,16 @@ func TestNameAndDescription(t *testing.T) {
 	}{
 		{name: "plain", front: "name: rev\ndescription: Reviews\n", wantName: "rev", wantDesc: "Reviews"},
 		{name: "spaces and capitals kept", front: "name: Probe Eight Agent\ndescription: d\n", wantName: "Probe Eight Agent", wantDesc: "d"},
-		{name: "slash and unicode", front: "name: prüfer/x\ndescription: d\n", wantName: "prüfer/x", wantDesc: "d"},
+		{name: "unicode", front: "name: prüfer-x\ndescription: d\n", wantName: "prüfer-x", wantDesc: "d"},
+		// Issue 9: a name becomes a directory name (agent memory), so
+		// none may leave or add a directory.
+		{name: "slash", front: "name: prüfer/x\ndescription: d\n", diags: []string{"2 error path separator"}},
+		{name: "dotdot", front: "name: \"..\"\ndescription: d\n", diags: []string{"2 error invalid name \"..\""}},
+		{name: "dot", front: "name: .\ndescription: d\n", diags: []string{"2 error directory"}},
+		{name: "backslash", front: "name: 'a\\b'\ndescription: d\n", diags: []string{"2 error path separator"}},
+		{name: "climb", front: "name: ../../.config/cadre\ndescription: d\n", diags: []string{"2 error path separator"}},
+		{name: "control character", front: "name: \"a\\tb\"\ndescription: d\n", diags: []string{"2 error control character"}},
+		{name: "dots inside are fine", front: "name: a..b.c\ndescription: d\n", wantName: "a..b.c", wantDesc: "d"},
 		{name: "missing name uses file name", file: "dir/helper.md", front: "description: d\n", wantName: "helper", wantDesc: "d", diags: []string{"1 warning has no \"name\"; loaded as \"helper\""}},
 		{name: "null name", file: "helper.md", front: "name:\ndescription: d\n", wantName: "helper", wantDesc: "d", diags: []string{"1 warning has no \"name\""}},
 		{name: "empty name", file: "helper.md", front: "name: \"\"\ndescription: d\n", wantName: "helper", wantDesc: "d", diags: []string{"1 warning has no \"name\""}},

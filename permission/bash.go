@@ -330,14 +330,7 @@ func (s *Script) addArgs(args []Arg, depth int, via string) error {
 	if depth > maxScriptDepth {
 		return fmt.Errorf("%w: nested more than %d levels deep", ErrUnparseable, maxScriptDepth)
 	}
-	// Leading NAME=value words (after env) are assignments too.
-	for len(args) > 0 && args[0].Static && assignRE.MatchString(args[0].Value) {
-		name := args[0].Value[:strings.IndexByte(args[0].Value, '=')]
-		if dangerousVar(name) {
-			s.uncertain("assignment to " + name)
-		}
-		args = args[1:]
-	}
+	args = s.skipAssignments(args)
 	if len(args) == 0 {
 		return nil
 	}
@@ -352,6 +345,29 @@ func (s *Script) addArgs(args []Arg, depth int, via string) error {
 	if i := strings.LastIndexByte(base, '/'); i >= 0 && i < len(base)-1 {
 		base = base[i+1:]
 	}
+	s.noteDirChange(base, args)
+	if follow := followerOf(base); follow != nil {
+		return follow(s, cmd, base, depth)
+	}
+	s.Commands = append(s.Commands, cmd)
+	return nil
+}
+
+// skipAssignments drops leading NAME=value words (after env they are
+// assignments too), noting dangerous ones.
+func (s *Script) skipAssignments(args []Arg) []Arg {
+	for len(args) > 0 && args[0].Static && assignRE.MatchString(args[0].Value) {
+		name := args[0].Value[:strings.IndexByte(args[0].Value, '=')]
+		if dangerousVar(name) {
+			s.uncertain("assignment to " + name)
+		}
+		args = args[1:]
+	}
+	return args
+}
+
+// noteDirChange records cd, pushd and popd: where the script may go.
+func (s *Script) noteDirChange(base string, args []Arg) {
 	switch base {
 	case "cd", "pushd":
 		s.ChangesDir = true
@@ -372,131 +388,186 @@ func (s *Script) addArgs(args []Arg, depth int, via string) error {
 		// popd returns to a directory the script was in before.
 		s.ChangesDir = true
 	}
+}
+
+// followFunc records a command that runs another command or script (a
+// wrapper, sudo, xargs, find -exec, a shell with -c, eval, trap, watch),
+// following what it runs.
+type followFunc func(s *Script, cmd Command, base string, depth int) error
+
+// followerOf returns how the commands a command runs are found, or nil
+// for a command that runs no other.
+func followerOf(base string) followFunc {
 	switch base {
 	case "timeout", "nice", "nohup", "stdbuf", "env", "command", "builtin", "exec", "time", "setsid", "ionice":
-		if base == "command" && len(args) > 1 && (args[1].Value == "-v" || args[1].Value == "-V") {
-			break
-		}
-		if base == "env" && len(args) == 1 {
-			break
-		}
-		inner, ok := unwrap(base, args[1:])
-		if !ok {
-			s.uncertain("cannot tell what `" + base + "` runs")
-			s.Commands = append(s.Commands, cmd)
-			return nil
-		}
-		if len(inner) == 0 {
-			break
-		}
-		return s.addArgs(inner, depth+1, via)
+		return followWrapper
 	case "sudo", "doas":
-		s.Commands = append(s.Commands, cmd)
-		inner, ok := skipOptions(args[1:], "uUgpCDhrtT")
-		if !ok {
-			s.uncertain("cannot tell what `" + base + "` runs")
-			return nil
-		}
-		if len(inner) == 0 {
-			return nil
-		}
-		return s.addArgs(inner, depth+1, base)
+		return followSudo
 	case "xargs", "parallel":
-		s.Commands = append(s.Commands, cmd)
-		inner, ok := skipOptions(args[1:], "IdEeLlnPsaS")
-		if !ok {
-			s.uncertain("cannot tell what `" + base + "` runs")
-			return nil
-		}
-		if len(inner) == 0 {
-			return nil
-		}
-		// The command also gets words from its input.
-		inner = append(append([]Arg(nil), inner...), Arg{Value: "<input>", Static: false})
-		return s.addArgs(inner, depth+1, base)
+		return followXargs
 	case "find":
-		s.Commands = append(s.Commands, cmd)
-		for i := 1; i < len(args); i++ {
-			switch args[i].Value {
-			case "-exec", "-execdir", "-ok", "-okdir":
-				j := i + 1
-				for j < len(args) && args[j].Value != ";" && args[j].Value != "+" {
-					j++
-				}
-				inner := make([]Arg, 0, j-i-1)
-				for _, a := range args[i+1 : j] {
-					if a.Value == "{}" {
-						a.Static = false
-					}
-					inner = append(inner, a)
-				}
-				if len(inner) > 0 {
-					if err := s.addArgs(inner, depth+1, "find "+args[i].Value); err != nil {
-						return err
-					}
-				}
-				i = j
-			}
-		}
-		return nil
+		return followFind
 	case "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox", "su":
-		script, found, ok := shellScriptArg(base, args[1:])
-		if !found {
-			s.Commands = append(s.Commands, cmd)
-			return nil
-		}
-		if !ok {
-			s.Commands = append(s.Commands, cmd)
-			s.uncertain("`" + base + " -c` with a script that is not a literal")
-			return nil
-		}
-		if base == "su" {
-			s.Commands = append(s.Commands, cmd)
-		}
-		return s.addScript(script, depth+1, base+" -c")
+		return followShell
 	case "eval":
-		var parts []string
-		for _, a := range args[1:] {
-			if !a.Static {
-				s.Commands = append(s.Commands, cmd)
-				s.uncertain("eval of a string that is not a literal")
-				return nil
-			}
-			parts = append(parts, a.Value)
-		}
-		return s.addScript(strings.Join(parts, " "), depth+1, "eval")
+		return followEval
 	case "trap":
-		s.Commands = append(s.Commands, cmd)
-		if len(args) > 2 && !strings.HasPrefix(args[1].Value, "-") {
-			if !args[1].Static {
-				s.uncertain("trap with a handler that is not a literal")
-				return nil
-			}
-			return s.addScript(args[1].Value, depth+1, "trap")
-		}
-		return nil
+		return followTrap
 	case "watch":
-		s.Commands = append(s.Commands, cmd)
-		inner, ok := skipOptions(args[1:], "nd")
-		if !ok {
-			s.uncertain("cannot tell what `watch` runs")
-			return nil
-		}
-		var parts []string
-		for _, a := range inner {
-			if !a.Static {
-				s.uncertain("watch of a command that is not a literal")
-				return nil
-			}
-			parts = append(parts, a.Value)
-		}
-		if len(parts) == 0 {
-			return nil
-		}
-		return s.addScript(strings.Join(parts, " "), depth+1, "watch")
+		return followWatch
 	}
-	s.Commands = append(s.Commands, cmd)
 	return nil
+}
+
+// followWrapper strips a harmless wrapper (timeout, nice, env, …) and
+// records the command it runs in its place.
+func followWrapper(s *Script, cmd Command, base string, depth int) error {
+	args := cmd.Args
+	if base == "command" && len(args) > 1 && (args[1].Value == "-v" || args[1].Value == "-V") ||
+		base == "env" && len(args) == 1 {
+		s.Commands = append(s.Commands, cmd)
+		return nil
+	}
+	inner, ok := unwrap(base, args[1:])
+	if !ok {
+		s.uncertain("cannot tell what `" + base + "` runs")
+		s.Commands = append(s.Commands, cmd)
+		return nil
+	}
+	if len(inner) == 0 {
+		s.Commands = append(s.Commands, cmd)
+		return nil
+	}
+	return s.addArgs(inner, depth+1, cmd.Via)
+}
+
+// followSudo records sudo itself and the command it runs.
+func followSudo(s *Script, cmd Command, base string, depth int) error {
+	s.Commands = append(s.Commands, cmd)
+	inner, ok := skipOptions(cmd.Args[1:], "uUgpCDhrtT")
+	if !ok {
+		s.uncertain("cannot tell what `" + base + "` runs")
+		return nil
+	}
+	if len(inner) == 0 {
+		return nil
+	}
+	return s.addArgs(inner, depth+1, base)
+}
+
+// followXargs records xargs itself and the command it runs, which also
+// gets words from its input.
+func followXargs(s *Script, cmd Command, base string, depth int) error {
+	s.Commands = append(s.Commands, cmd)
+	inner, ok := skipOptions(cmd.Args[1:], "IdEeLlnPsaS")
+	if !ok {
+		s.uncertain("cannot tell what `" + base + "` runs")
+		return nil
+	}
+	if len(inner) == 0 {
+		return nil
+	}
+	inner = append(append([]Arg(nil), inner...), Arg{Value: "<input>", Static: false})
+	return s.addArgs(inner, depth+1, base)
+}
+
+// followFind records find itself and each -exec/-ok command, whose `{}`
+// is a word only known when it runs.
+func followFind(s *Script, cmd Command, _ string, depth int) error {
+	s.Commands = append(s.Commands, cmd)
+	args := cmd.Args
+	for i := 1; i < len(args); i++ {
+		switch args[i].Value {
+		case "-exec", "-execdir", "-ok", "-okdir":
+			j := i + 1
+			for j < len(args) && args[j].Value != ";" && args[j].Value != "+" {
+				j++
+			}
+			inner := make([]Arg, 0, j-i-1)
+			for _, a := range args[i+1 : j] {
+				if a.Value == "{}" {
+					a.Static = false
+				}
+				inner = append(inner, a)
+			}
+			if len(inner) > 0 {
+				if err := s.addArgs(inner, depth+1, "find "+args[i].Value); err != nil {
+					return err
+				}
+			}
+			i = j
+		}
+	}
+	return nil
+}
+
+// followShell parses the script of `sh -c SCRIPT` (and friends); a shell
+// without -c is an ordinary command.
+func followShell(s *Script, cmd Command, base string, depth int) error {
+	script, found, ok := shellScriptArg(base, cmd.Args[1:])
+	if !found {
+		s.Commands = append(s.Commands, cmd)
+		return nil
+	}
+	if !ok {
+		s.Commands = append(s.Commands, cmd)
+		s.uncertain("`" + base + " -c` with a script that is not a literal")
+		return nil
+	}
+	if base == "su" {
+		s.Commands = append(s.Commands, cmd)
+	}
+	return s.addScript(script, depth+1, base+" -c")
+}
+
+// followEval parses the words of eval as a script.
+func followEval(s *Script, cmd Command, _ string, depth int) error {
+	var parts []string
+	for _, a := range cmd.Args[1:] {
+		if !a.Static {
+			s.Commands = append(s.Commands, cmd)
+			s.uncertain("eval of a string that is not a literal")
+			return nil
+		}
+		parts = append(parts, a.Value)
+	}
+	return s.addScript(strings.Join(parts, " "), depth+1, "eval")
+}
+
+// followTrap parses a trap's handler as a script.
+func followTrap(s *Script, cmd Command, _ string, depth int) error {
+	s.Commands = append(s.Commands, cmd)
+	args := cmd.Args
+	if len(args) > 2 && !strings.HasPrefix(args[1].Value, "-") {
+		if !args[1].Static {
+			s.uncertain("trap with a handler that is not a literal")
+			return nil
+		}
+		return s.addScript(args[1].Value, depth+1, "trap")
+	}
+	return nil
+}
+
+// followWatch parses the command watch repeats as a script.
+func followWatch(s *Script, cmd Command, _ string, depth int) error {
+	s.Commands = append(s.Commands, cmd)
+	inner, ok := skipOptions(cmd.Args[1:], "nd")
+	if !ok {
+		s.uncertain("cannot tell what `watch` runs")
+		return nil
+	}
+	var parts []string
+	for _, a := range inner {
+		if !a.Static {
+			s.uncertain("watch of a command that is not a literal")
+			return nil
+		}
+		parts = append(parts, a.Value)
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return s.addScript(strings.Join(parts, " "), depth+1, "watch")
 }
 
 var assignRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
@@ -702,6 +773,11 @@ func wordArg(w *syntax.Word) Arg {
 			v := p.Value
 			if i == 0 && strings.HasPrefix(v, "~") {
 				a.Tilde = true
+				// ~ and ~+ ($PWD) are known; ~- ($OLDPWD) and ~user
+				// are only known when the shell runs.
+				if prefix, _, _ := strings.Cut(v, "/"); prefix != "~" && prefix != "~+" {
+					a.Static = false
+				}
 			}
 			if hasGlob(unescapedSpecials(v)) {
 				a.Glob = true

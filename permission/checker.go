@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // Config configures a Checker.
@@ -26,6 +29,28 @@ type Config struct {
 	// DisableBypass refuses bypassPermissions (managed setting
 	// disableBypassPermissionsMode).
 	DisableBypass bool
+	// ReadOnly makes the agent read-only by construction (S-10.5): in
+	// every mode, a call that may write — Bash that is not read-only
+	// included — is denied, as in plan mode. Explore, Plan and agents
+	// whose tools are all read-only get it.
+	ReadOnly bool
+	// Sandbox, when set, says every Bash command of the agent runs in the
+	// OS sandbox (internal/sandbox) with the paths SandboxMasks returns
+	// hidden or read-only: a command that might read what a Read deny
+	// rule protects then runs, because it cannot see it.
+	Sandbox *Sandbox
+	// Tools names the agent's tools beyond the built-in ones (an
+	// embedder's own tools), so rules may name them. MCP names are checked
+	// separately (CheckMCPRuleNames).
+	Tools []string
+}
+
+// Sandbox describes the sandbox Bash commands run in.
+type Sandbox struct {
+	// Writable are the paths besides the working directories a sandboxed
+	// command may write (tool caches); Edit deny rules there can only be
+	// held when they name whole paths.
+	Writable []string
 }
 
 // Checker decides requests from a mode and rules. It is immutable and safe
@@ -45,9 +70,10 @@ var ErrModeUnsupported = errors.New("permission mode auto is not supported: it n
 // managed settings disable it.
 var ErrBypassDisabled = errors.New("bypassPermissions mode is disabled by managed settings (permissions.disableBypassPermissionsMode)")
 
-// NewChecker validates the configuration. Rules whose tool name differs
-// from a built-in tool only by case are kept (names are case-sensitive) and
-// reported by Warnings.
+// NewChecker validates the configuration. A deny or ask rule that names
+// no known tool (CheckRuleNames) is an error: it would protect nothing
+// while looking as if it did. An allow rule that names none allows
+// nothing and is reported by Warnings.
 func NewChecker(cfg Config) (*Checker, error) {
 	m, err := ParseMode(string(cfg.Mode))
 	if err != nil {
@@ -77,10 +103,7 @@ func NewChecker(cfg Config) (*Checker, error) {
 		default:
 			return nil, fmt.Errorf("rule %s: behavior %q is not allow, ask or deny", r.Label(), r.Behavior)
 		}
-		if k := caseVariant(r.Tool); k != "" {
-			c.warnings = append(c.warnings, fmt.Sprintf("%s rule %s: tool names are case-sensitive; %q does not match %q", r.Behavior, r.Label(), r.Tool, k))
-		}
-		if r.Content != "" && !contentTool(canonicalTool(r.Tool)) {
+		if r.Content != "" && !contentTool(canonicalTool(r.Tool)) && c.knownName(r.Tool) {
 			if r.Behavior == Allow {
 				c.warnings = append(c.warnings, fmt.Sprintf("allow rule %s: %s rules take no content; the rule never matches", r.Label(), r.Tool))
 			} else {
@@ -88,7 +111,35 @@ func NewChecker(cfg Config) (*Checker, error) {
 			}
 		}
 	}
+	if err := c.checkNames(); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// knownName reports a tool name in the registry, an MCP name or one of
+// the configured extra tools.
+func (c *Checker) knownName(name string) bool {
+	_, ok := tool.Lookup(name)
+	return ok || slices.Contains(c.cfg.Tools, name)
+}
+
+// checkNames fails on deny and ask rules that name no tool and warns about
+// allow rules that do not.
+func (c *Checker) checkNames() error {
+	var fatal []error
+	for _, err := range CheckRuleNames(c.cfg.Rules, c.cfg.Tools) {
+		var ue *UnknownToolError
+		if errors.As(err, &ue) && ue.Rule.Behavior == Allow {
+			c.warnings = append(c.warnings, err.Error()+"; it allows nothing")
+			continue
+		}
+		fatal = append(fatal, err)
+	}
+	if len(fatal) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w (a deny or ask rule that names no tool protects nothing; fix the name or remove the rule)", errors.Join(fatal...))
 }
 
 // hasBindingRules reports deny or ask rules a Bash command could get
@@ -96,7 +147,7 @@ func NewChecker(cfg Config) (*Checker, error) {
 func (c *Checker) hasBindingRules() bool {
 	for _, r := range c.cfg.Rules {
 		t := canonicalTool(r.Tool)
-		if r.Behavior != Allow && (t == "Bash" || editTools[t] || readTools[t]) {
+		if r.Behavior != Allow && (t == tool.Bash || isEditTool(t) || isReadTool(t)) {
 			return true
 		}
 	}
@@ -104,7 +155,7 @@ func (c *Checker) hasBindingRules() bool {
 }
 
 func contentTool(t string) bool {
-	return t == "Bash" || t == "WebFetch" || t == "Agent" || editTools[t] || readTools[t]
+	return t == tool.Bash || t == tool.WebFetch || t == tool.Agent || isEditTool(t) || isReadTool(t)
 }
 
 // Warnings returns problems with the rules that did not stop the checker.
@@ -123,7 +174,7 @@ func (c *Checker) Config() Config {
 
 // Effective returns the mode and rules, for the ratchet.
 func (c *Checker) Effective() Effective {
-	return Effective{Mode: c.cfg.Mode, NoPrompt: c.cfg.NoPrompt, Rules: append([]Rule(nil), c.cfg.Rules...)}
+	return Effective{Mode: c.cfg.Mode, NoPrompt: c.cfg.NoPrompt, ReadOnly: c.cfg.ReadOnly, Rules: append([]Rule(nil), c.cfg.Rules...)}
 }
 
 // WithRules returns a checker with extra rules (session rules).
@@ -137,7 +188,7 @@ func (c *Checker) WithRules(rules ...Rule) *Checker {
 func (c *Checker) compile() {
 	c.bash = map[string]bashPattern{}
 	for _, r := range c.cfg.Rules {
-		if canonicalTool(r.Tool) == "Bash" && r.Content != "" {
+		if canonicalTool(r.Tool) == tool.Bash && r.Content != "" {
 			c.bash[r.Content] = compileBash(r.Content)
 		}
 	}
@@ -168,6 +219,9 @@ type facts struct {
 	write bool
 	// unsure: the call cannot be analysed; never allowed without asking.
 	unsure string
+	// exposed: the call may read or write a path a deny rule protects
+	// without naming it; never allowed without asking, in any mode.
+	exposed string
 	// why explains an ask.
 	why string
 }
@@ -236,9 +290,9 @@ func (c *Checker) Check(req Request) Decision {
 	e := c.env(req)
 	var f facts
 	switch t := canonicalTool(req.Tool); {
-	case t == "Bash":
+	case t == tool.Bash:
 		f = c.bashFacts(req, e)
-	case editTools[t] || readTools[t]:
+	case isEditTool(t) || isReadTool(t):
 		f = c.pathFacts(req, e, t)
 	default:
 		f = c.toolFacts(req, t)
@@ -269,8 +323,14 @@ func (c *Checker) decide(f facts) Decision {
 	if mode == ModePlan && f.write {
 		return Decision{Behavior: Deny, Reason: "plan mode is read-only: no file writes and no Bash commands that are not read-only"}
 	}
+	if c.cfg.ReadOnly && f.write {
+		return Decision{Behavior: Deny, Reason: "this agent is read-only: it may not write files or run Bash commands that are not read-only, whatever the permission mode"}
+	}
 	if f.unsure != "" {
 		return ask(Decision{Behavior: Ask, Reason: "needs approval: " + f.unsure})
+	}
+	if f.exposed != "" {
+		return ask(Decision{Behavior: Ask, Reason: "needs approval: " + f.exposed})
 	}
 	if f.ask != nil {
 		return ask(Decision{Behavior: Ask, Rule: f.ask.String(), Source: f.ask.Source, Reason: "rule " + f.ask.Label() + " requires approval"})
@@ -332,14 +392,14 @@ func joinLabels(rs []Rule) string {
 
 // rulesFor returns the rules of one behaviour whose tool name selects the
 // tool, or — for path rules — whose tool is in the same category.
-func (c *Checker) rulesFor(b Behavior, tool string) []Rule {
+func (c *Checker) rulesFor(b Behavior, tname string) []Rule {
 	var out []Rule
 	for _, r := range c.cfg.Rules {
 		if r.Behavior != b {
 			continue
 		}
 		rt := canonicalTool(r.Tool)
-		if toolMatches(r.Tool, tool) || sameCategory(rt, canonicalTool(tool)) {
+		if toolMatches(r.Tool, tname) || sameCategory(rt, canonicalTool(tname)) {
 			out = append(out, r)
 		}
 	}
@@ -348,9 +408,9 @@ func (c *Checker) rulesFor(b Behavior, tool string) []Rule {
 
 // firstMatch returns the first rule of behaviour b for tool that match
 // selects (whole-tool rules always match).
-func (c *Checker) firstMatch(b Behavior, tool string, match func(Rule) bool) *Rule {
-	for _, r := range c.rulesFor(b, tool) {
-		if r.Content == "" && toolMatches(r.Tool, tool) {
+func (c *Checker) firstMatch(b Behavior, tname string, match func(Rule) bool) *Rule {
+	for _, r := range c.rulesFor(b, tname) {
+		if r.Content == "" && toolMatches(r.Tool, tname) {
 			r := r
 			return &r
 		}
@@ -382,14 +442,14 @@ func str(m map[string]any, k string) (string, bool) {
 	return s, ok
 }
 
-// noPermissionTools need no approval in any mode: they act only on the
-// agent's own state. Rules can still deny or ask for them.
-var noPermissionTools = map[string]bool{
-	"Agent": true, "BashOutput": true, "KillShell": true, "TodoWrite": true, "SendMessage": true,
-	"TaskStop": true, "ListAgents": true, "TeamCreate": true,
+// noPermission reports tools that need no approval in any mode: they act
+// only on the agent's own state. Rules can still deny or ask for them.
+func noPermission(name string) bool {
+	in, ok := tool.Lookup(name)
+	return ok && in.NoPermission
 }
 
-func (c *Checker) toolFacts(req Request, tool string) facts {
+func (c *Checker) toolFacts(req Request, tname string) facts {
 	var f facts
 	in, err := decodeInput(req.Input)
 	if err != nil {
@@ -397,11 +457,11 @@ func (c *Checker) toolFacts(req Request, tool string) facts {
 		return f
 	}
 	var match func(Rule) bool
-	switch tool {
-	case "Agent":
+	switch tname {
+	case tool.Agent:
 		typ, _ := str(in, "subagent_type")
 		match = func(r Rule) bool { return agentRuleMatches(r, typ) }
-	case "WebFetch":
+	case tool.WebFetch:
 		u, _ := str(in, "url")
 		match = func(r Rule) bool { return hostMatches(strings.TrimPrefix(r.Content, "domain:"), u) }
 	default:
@@ -409,17 +469,17 @@ func (c *Checker) toolFacts(req Request, tool string) facts {
 		// the whole tool, allow rules never match.
 		match = func(r Rule) bool { return r.Behavior != Allow }
 	}
-	f.deny = c.firstMatch(Deny, tool, match)
-	f.ask = c.firstMatch(Ask, tool, match)
-	if r := c.firstMatch(Allow, tool, match); r != nil {
+	f.deny = c.firstMatch(Deny, tname, match)
+	f.ask = c.firstMatch(Ask, tname, match)
+	if r := c.firstMatch(Allow, tname, match); r != nil {
 		f.allowed, f.allowRules = true, []Rule{*r}
 	}
 	switch {
-	case noPermissionTools[tool]:
+	case noPermission(tname):
 		f.auto = true
-	case strings.HasPrefix(tool, "mcp__"), tool == "WebFetch", tool == "WebSearch":
+	case tool.IsMCP(tname), tname == tool.WebFetch, tname == tool.WebSearch:
 		f.write = !req.ReadOnly
-		f.why = "no rule allows " + tool
+		f.why = "no rule allows " + tname
 	default:
 		f.auto = req.ReadOnly
 		f.write = !req.ReadOnly
@@ -471,23 +531,23 @@ func (c *Checker) pathRuleMatches(r Rule, e *env, p pathCandidate) bool {
 	return pathMatches(pats, p.real) || pathMatches(pats, p.lexical)
 }
 
-func (c *Checker) pathFacts(req Request, e *env, tool string) facts {
+func (c *Checker) pathFacts(req Request, e *env, tname string) facts {
 	var f facts
 	in, err := decodeInput(req.Input)
 	if err != nil {
 		f.unsure = "the tool input is not a JSON object"
 		return f
 	}
-	f.write = editTools[tool]
+	f.write = isEditTool(tname)
 	var raw string
 	var ok bool
-	switch tool {
-	case "Glob", "Grep", "LS":
+	switch tname {
+	case tool.Glob, tool.Grep, tool.LS:
 		raw, ok = str(in, "path")
 		if !ok || raw == "" {
 			raw, ok = e.cwd, true
 		}
-		if tool == "Glob" {
+		if tname == tool.Glob {
 			if pat, has := str(in, "pattern"); has {
 				dir, _ := resolvePath(raw, e.cwd, e.home)
 				root, bounded := globRoot(pat, dir)
@@ -498,7 +558,7 @@ func (c *Checker) pathFacts(req Request, e *env, tool string) facts {
 				raw = root
 			}
 		}
-	case "NotebookEdit", "NotebookRead":
+	case tool.NotebookEdit, tool.NotebookRead:
 		raw, ok = str(in, "notebook_path")
 	default:
 		raw, ok = str(in, "file_path")
@@ -510,9 +570,9 @@ func (c *Checker) pathFacts(req Request, e *env, tool string) facts {
 	lex, real := resolvePath(raw, e.cwd, e.home)
 	p := pathCandidate{lexical: lex, real: real}
 	match := func(r Rule) bool { return c.pathRuleMatches(r, e, p) }
-	f.deny = c.firstMatch(Deny, tool, match)
-	f.ask = c.firstMatch(Ask, tool, match)
-	if r := c.firstMatch(Allow, tool, match); r != nil {
+	f.deny = c.firstMatch(Deny, tname, match)
+	f.ask = c.firstMatch(Ask, tname, match)
+	if r := c.firstMatch(Allow, tname, match); r != nil {
 		f.allowed, f.allowRules = true, []Rule{*r}
 	}
 	in2 := e.insideReal(real)
@@ -541,358 +601,6 @@ func (c *Checker) pathFacts(req Request, e *env, tool string) facts {
 	return f
 }
 
-func (c *Checker) bashFacts(req Request, e *env) facts {
-	var f facts
-	in, err := decodeInput(req.Input)
-	if err != nil {
-		f.unsure = "the tool input is not a JSON object"
-		f.write = true
-		return f
-	}
-	cmd, ok := str(in, "command")
-	if !ok || strings.TrimSpace(cmd) == "" {
-		f.unsure = "the call has no command"
-		f.write = true
-		return f
-	}
-	script, err := SplitBash(cmd)
-	if err != nil {
-		f.unsure = "the command could not be analysed (" + err.Error() + ")"
-		f.write = true
-		return f
-	}
-	// Deny and ask: any command that may match.
-	for _, sc := range script.Commands {
-		if r := c.firstMatch(Deny, "Bash", func(r Rule) bool { return c.bashPattern(r).mayMatch(sc) }); r != nil {
-			f.deny = r
-			if r.Content != "" && !c.bashPattern(*r).mustMatch(baseNamed(sc)) {
-				f.denyNote = fmt.Sprintf("`%s` has words only known when the shell runs, and it could be what the rule forbids", sc.String())
-			}
-			return f
-		}
-	}
-	// Relative paths are checked against every directory the script may
-	// be in: the cwd and each cd/pushd target.
-	envs, dirsKnown := c.scriptEnvs(script, e)
-	readOnly := len(script.Writes) == 0
-	readPaths := append([]Arg(nil), script.Reads...)
-	var perCommandPaths [][]Arg
-	var editPaths []Arg
-	for _, sc := range script.Commands {
-		paths, ro := readOnlyCommand(sc)
-		perCommandPaths = append(perCommandPaths, paths)
-		if ro {
-			readPaths = append(readPaths, paths...)
-		} else if !isCd(sc) {
-			readOnly = false
-		}
-		if ps, ok := editCommand(sc); ok {
-			editPaths = append(editPaths, ps...)
-		}
-	}
-	for _, be := range envs {
-		// Reads of files the rules deny are denied through Bash too.
-		for _, a := range readPaths {
-			if !a.Static {
-				continue
-			}
-			lex, real := resolvePath(a.Value, be.cwd, be.home)
-			p := pathCandidate{lexical: lex, real: real}
-			if r := c.firstMatch(Deny, "Read", func(r Rule) bool { return r.Content != "" && c.pathRuleMatches(r, be, p) }); r != nil && r.Content != "" {
-				f.deny = r
-				return f
-			}
-		}
-		// Redirections and edit commands (mkdir, touch, cp, mv, rmdir)
-		// are bound by Edit deny rules.
-		for _, w := range append(append([]Arg(nil), script.Writes...), editPaths...) {
-			if r := c.redirectRule(Deny, w, be); r != nil {
-				f.deny = r
-				return f
-			}
-		}
-	}
-	f.write = !readOnly
-	// Uncertainty matters only where something could be refused: in
-	// bypassPermissions with no rule that binds Bash, files or agents'
-	// reads and writes, a dynamic command is no worse than a literal one.
-	if len(script.Uncertain) > 0 && (c.cfg.Mode != ModeBypassPermissions || c.hasBindingRules()) {
-		f.unsure = "the command cannot be fully analysed: " + strings.Join(script.Uncertain, "; ")
-		return f
-	}
-	for _, sc := range script.Commands {
-		if r := c.firstMatch(Ask, "Bash", func(r Rule) bool { return c.bashPattern(r).mayMatch(sc) }); r != nil {
-			f.ask = r
-			return f
-		}
-	}
-	for _, be := range envs {
-		for _, w := range append(append([]Arg(nil), script.Writes...), editPaths...) {
-			if r := c.redirectRule(Ask, w, be); r != nil {
-				f.ask = r
-				return f
-			}
-		}
-	}
-	all := func(fn func(*env) bool) bool {
-		for _, be := range envs {
-			if !fn(be) {
-				return false
-			}
-		}
-		return true
-	}
-	// Allow: every command by a rule, or as a read-only command on paths
-	// inside the working directories, or (acceptEdits) as an edit command
-	// there; every redirection target writable.
-	f.allowed = true
-	editsInside := false
-	for i, sc := range script.Commands {
-		if r := c.firstMatch(Allow, "Bash", func(r Rule) bool { return c.bashPattern(r).mustMatch(sc) }); r != nil {
-			f.allowRules = append(f.allowRules, *r)
-			continue
-		}
-		if isCd(sc) && dirsKnown {
-			continue
-		}
-		_, ro := readOnlyCommand(sc)
-		if ro && dirsKnown && all(func(be *env) bool { return c.readPathsOK(perCommandPaths[i], be) }) {
-			continue
-		}
-		if ps, ok := editCommand(sc); ok && dirsKnown && all(func(be *env) bool { return c.editPathsOK(ps, be) }) {
-			editsInside = true
-			continue
-		}
-		f.allowed = false
-		if f.why == "" {
-			switch {
-			case isCd(sc) || !dirsKnown:
-				f.why = fmt.Sprintf("`%s` changes to a directory outside the working directories or not known in advance", sc.String())
-			case ro:
-				f.why = fmt.Sprintf("`%s` reads outside the working directories", sc.String())
-			default:
-				f.why = fmt.Sprintf("no rule allows `%s`", sc.String())
-			}
-		}
-	}
-	// Input redirections read files whatever the command: `$(<file)`
-	// prints one.
-	relative := func(a Arg) bool { return !dirsKnown && !strings.HasPrefix(a.Value, "/") && !a.Tilde }
-	readsRelative := false
-	for _, a := range script.Reads {
-		readsRelative = readsRelative || relative(a)
-	}
-	if readsRelative || !all(func(be *env) bool { return c.readPathsOK(script.Reads, be) || c.readsAllowed(script.Reads, be) }) {
-		f.allowed = false
-		if f.why == "" {
-			f.why = "the command reads a file outside the working directories"
-		}
-	}
-	for _, w := range script.Writes {
-		if relative(w) || !all(func(be *env) bool { return c.redirectOK(w, be) }) {
-			f.allowed = false
-			f.why = fmt.Sprintf("the command writes to %s, outside the working directories", w.Value)
-		}
-	}
-	if f.allowed && editsInside {
-		// Edit commands inside the working directories: acceptEdits
-		// runs them, other modes ask.
-		f.allowed = false
-		f.autoEdit = true
-		f.why = "the command changes files"
-	} else if f.allowed && len(f.allowRules) == 0 {
-		// Nothing but read-only commands: the mode decides.
-		f.allowed = false
-		if readOnly {
-			f.auto = true
-		} else {
-			f.autoEdit = true
-			f.why = "the command writes files"
-		}
-	}
-	if f.why == "" && !f.allowed && !f.auto {
-		f.why = "the command is not read-only"
-	}
-	return f
-}
-
-func isCd(c Command) bool {
-	switch c.Name() {
-	case "cd", "pushd", "popd":
-		return true
-	}
-	return false
-}
-
-// maxScriptDirs bounds the directories a script's relative paths are
-// checked against.
-const maxScriptDirs = 16
-
-// scriptEnvs returns one env per directory the script may run commands
-// in: the cwd and every cd/pushd target, each resolved against every
-// directory before it. known is false when a target is not literal, lies
-// outside the working directories, or there are too many.
-func (c *Checker) scriptEnvs(s *Script, e *env) (envs []*env, known bool) {
-	envs = []*env{e}
-	if s.UnknownDir {
-		return envs, false
-	}
-	bases := []string{e.cwd}
-	seen := map[string]bool{e.cwd: true}
-	for _, t := range s.DirTargets {
-		for _, b := range append([]string(nil), bases...) {
-			_, real := resolvePath(t.Value, b, e.home)
-			if !e.insideReal(real) {
-				return envs, false
-			}
-			if !seen[real] {
-				seen[real] = true
-				bases = append(bases, real)
-				envs = append(envs, &env{cwd: real, ruleBase: e.ruleBase, home: e.home, dirs: e.dirs, real: e.real})
-			}
-			if len(bases) > maxScriptDirs {
-				return envs[:1], false
-			}
-		}
-	}
-	return envs, true
-}
-
-// readPathsOK: every static path word is inside the working directories
-// and not under a Read ask rule; dynamic words are not OK.
-func (c *Checker) readPathsOK(paths []Arg, e *env) bool {
-	for _, a := range paths {
-		if !a.Static {
-			return false
-		}
-		_, real := resolvePath(a.Value, e.cwd, e.home)
-		if a.Glob {
-			// Check the directory part before the first wildcard.
-			if i := strings.IndexAny(a.Value, "*?["); i >= 0 {
-				_, real = resolvePath(filepath.Dir(a.Value[:i]+"x"), e.cwd, e.home)
-			}
-		}
-		if !e.insideReal(real) {
-			return false
-		}
-		p := pathCandidate{lexical: real, real: real}
-		if r := c.firstMatch(Ask, "Read", func(r Rule) bool { return r.Content != "" && c.pathRuleMatches(r, e, p) }); r != nil && r.Content != "" {
-			return false
-		}
-	}
-	return true
-}
-
-// editPathsOK: every path an edit command writes is static and inside the
-// working directories.
-func (c *Checker) editPathsOK(paths []Arg, e *env) bool {
-	for _, a := range paths {
-		if !a.Static {
-			return false
-		}
-		v := a.Value
-		if a.Glob {
-			if i := strings.IndexAny(v, "*?["); i >= 0 {
-				v = filepath.Dir(v[:i] + "x")
-			}
-		}
-		_, real := resolvePath(v, e.cwd, e.home)
-		if !e.insideReal(real) || e.protected(real) {
-			return false
-		}
-	}
-	return true
-}
-
-// readsAllowed: every input redirection is covered by a Read allow rule.
-func (c *Checker) readsAllowed(reads []Arg, e *env) bool {
-	for _, a := range reads {
-		if !a.Static {
-			return false
-		}
-		lex, real := resolvePath(a.Value, e.cwd, e.home)
-		p := pathCandidate{lexical: lex, real: real}
-		if r := c.firstMatch(Allow, "Read", func(r Rule) bool { return c.pathRuleMatches(r, e, p) }); r == nil || r.Content == "" {
-			return false
-		}
-	}
-	return true
-}
-
-// redirectRule returns an Edit rule of behaviour b that covers a
-// redirection target; unknown targets match no rule here (they are not
-// allowed either, see redirectOK).
-func (c *Checker) redirectRule(b Behavior, w Arg, e *env) *Rule {
-	if !w.Static {
-		return nil
-	}
-	lex, real := resolvePath(w.Value, e.cwd, e.home)
-	p := pathCandidate{lexical: lex, real: real}
-	r := c.firstMatch(b, "Edit", func(r Rule) bool { return c.pathRuleMatches(r, e, p) })
-	if r != nil && r.Content == "" {
-		// A rule on the whole Edit tool says nothing about Bash.
-		return nil
-	}
-	return r
-}
-
-// redirectOK: a redirection may write where an Edit allow rule allows or
-// inside the working directories.
-func (c *Checker) redirectOK(w Arg, e *env) bool {
-	if !w.Static || w.Glob {
-		return false
-	}
-	lex, real := resolvePath(w.Value, e.cwd, e.home)
-	if e.insideReal(real) && !e.protected(real) {
-		return true
-	}
-	p := pathCandidate{lexical: lex, real: real}
-	r := c.firstMatch(Allow, "Edit", func(r Rule) bool { return c.pathRuleMatches(r, e, p) })
-	return r != nil && r.Content != ""
-}
-
-// protected reports a path inside a working directory that holds git
-// internals or cadre/Claude configuration (settings, agents, hooks): writing
-// there could grant permissions or run code later. Worktrees under
-// .cadre/worktrees and agent notes under .cadre/agent-memory and
-// .cadre/agent-memory-local are ordinary files.
-func (e *env) protected(real string) bool {
-	for _, d := range e.dirs {
-		if !inside(real, d) {
-			continue
-		}
-		rel, err := filepath.Rel(d, real)
-		if err != nil {
-			continue
-		}
-		parts := strings.Split(filepath.ToSlash(rel), "/")
-		for i := 0; i < len(parts); i++ {
-			switch parts[i] {
-			case ".git":
-				return true
-			case ".cadre", ".claude":
-				if i+2 < len(parts) && (parts[i+1] == "worktrees" || parts[i+1] == "agent-memory" || parts[i+1] == "agent-memory-local") {
-					i += 2
-					continue
-				}
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// baseNamed returns the command with its name reduced to the base name
-// (`/bin/rm` → `rm`), as deny rules see it.
-func baseNamed(c Command) Command {
-	if len(c.Args) == 0 || !c.Args[0].Static || !strings.Contains(c.Args[0].Value, "/") {
-		return c
-	}
-	args := append([]Arg(nil), c.Args...)
-	args[0].Value = filepath.Base(args[0].Value)
-	return Command{Args: args, Via: c.Via}
-}
-
 // PathDenied reports the Read (or, with edit, Edit) deny rule that covers
 // path, resolved against cwd. Search tools (Glob, Grep) use it to leave
 // denied files out of results inside an allowed search directory.
@@ -900,12 +608,12 @@ func (c *Checker) PathDenied(cwd, path string, edit bool) (Rule, bool) {
 	e := c.env(Request{Cwd: cwd})
 	lex, real := resolvePath(path, e.cwd, e.home)
 	p := pathCandidate{lexical: lex, real: real}
-	tool := "Read"
+	tname := tool.Read
 	if edit {
-		tool = "Edit"
+		tname = tool.Edit
 	}
-	r := c.firstMatch(Deny, tool, func(r Rule) bool { return c.pathRuleMatches(r, e, p) })
-	if r == nil || r.Content == "" && !toolMatches(r.Tool, tool) {
+	r := c.firstMatch(Deny, tname, func(r Rule) bool { return c.pathRuleMatches(r, e, p) })
+	if r == nil || r.Content == "" && !toolMatches(r.Tool, tname) {
 		return Rule{}, false
 	}
 	return *r, true

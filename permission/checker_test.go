@@ -55,8 +55,11 @@ type checkCase struct {
 	tool             string
 	input            string
 	readOnly         bool
-	want             Behavior
-	wantRule         string
+	// agentReadOnly and sandbox set Config.ReadOnly and Config.Sandbox.
+	agentReadOnly bool
+	sandbox       bool
+	want          Behavior
+	wantRule      string
 }
 
 func bashIn(cmd string) string {
@@ -90,7 +93,11 @@ func runCases(t *testing.T, f fixture, cases []checkCase) {
 		for _, d := range tc.dirs {
 			dirs = append(dirs, f.expand(d))
 		}
-		c, err := NewChecker(Config{Mode: tc.mode, Cwd: f.cwd, Dirs: dirs, Home: f.home, Rules: rules})
+		cfg := Config{Mode: tc.mode, Cwd: f.cwd, Dirs: dirs, Home: f.home, Rules: rules, ReadOnly: tc.agentReadOnly}
+		if tc.sandbox {
+			cfg.Sandbox = &Sandbox{}
+		}
+		c, err := NewChecker(cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -554,11 +561,11 @@ func TestCheckerConfigErrors(t *testing.T) {
 	if _, err := NewChecker(Config{Rules: []Rule{{Tool: "Bash"}}}); err == nil {
 		t.Error("rule without behavior: no error")
 	}
-	c, err := NewChecker(Config{Rules: []Rule{{Behavior: Allow, Tool: "bash", Source: "s.json"}, {Behavior: Deny, Tool: "Todo", Content: "x"}}})
+	c, err := NewChecker(Config{Rules: []Rule{{Behavior: Allow, Tool: "bash", Source: "s.json"}, {Behavior: Deny, Tool: "TodoWrite", Content: "x"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := c.Warnings(); len(w) != 2 || !strings.Contains(w[0], "case-sensitive") || !strings.Contains(w[0], "s.json") || !strings.Contains(w[1], "whole tool") {
+	if w := c.Warnings(); len(w) != 2 || !strings.Contains(w[1], "did you mean Bash?") || !strings.Contains(w[1], "s.json") || !strings.Contains(w[0], "whole tool") {
 		t.Errorf("warnings = %q", w)
 	}
 }

@@ -11,9 +11,10 @@ package permission
 //     hold in every mode, bypassPermissions included. For Bash a deny rule
 //     matches when it *may* match: a word only known when the shell runs
 //     (`$CMD`, `$(…)`, a glob) matches anything, and `/bin/rm` is `rm`.
-//  3. Plan mode and a call that may write (Write/Edit, Bash that is not
-//     read-only, an MCP or custom tool that does not claim read-only) →
-//     deny, even with an allow rule.
+//  3. Plan mode, or a read-only agent (Config.ReadOnly) in any mode, and
+//     a call that may write (Write/Edit, Bash that is not read-only, an
+//     MCP or custom tool that does not claim read-only) → deny, even with
+//     an allow rule.
 //  4. A call that cannot be analysed → ask. Bash that does not parse and
 //     input that is not a JSON object ask in every mode, bypassPermissions
 //     included; Bash that parses but has parts only known when it runs (a
@@ -21,14 +22,17 @@ package permission
 //     variables, an assignment to PATH/LD_*/…) asks in every mode except
 //     bypassPermissions without Bash or path deny/ask rules, where it
 //     could not get around anything.
-//  5. An ask rule matches → ask (also in bypassPermissions: an explicit ask
+//  5. Bash that may read a path a Read deny rule protects, or write one an
+//     Edit deny rule protects, without naming it → ask, in every mode,
+//     bypassPermissions included (see "Deny rules bind Bash" below).
+//  6. An ask rule matches → ask (also in bypassPermissions: an explicit ask
 //     rule is the user's choice).
-//  6. bypassPermissions → allow.
-//  7. Allow rules: for Bash every simple command must be allowed by a rule
+//  7. bypassPermissions → allow.
+//  8. Allow rules: for Bash every simple command must be allowed by a rule
 //     or be a read-only command on paths inside the working directories,
 //     and every output redirection must target the working directories or
 //     a path an Edit allow rule covers.
-//  8. The mode: read-only calls inside the working directories run in
+//  9. The mode: read-only calls inside the working directories run in
 //     every mode; acceptEdits also runs file edits inside them, and Bash
 //     whose only writes are redirections or mkdir/touch/cp/mv/rmdir on
 //     paths inside them (Edit deny and ask rules bind those paths in every
@@ -39,7 +43,7 @@ package permission
 //     never allowed by a mode or a whole-tool rule, only by an Edit rule
 //     that names the path or by bypassPermissions: they could grant
 //     permissions or run code later (settings, agents, hooks).
-//  9. Otherwise ask. dontAsk (and any checker with NoPrompt) turns every
+//  10. Otherwise ask. dontAsk (and any checker with NoPrompt) turns every
 //     ask into a deny.
 //
 // Bash is split with mvdan.cc/sh/v3/syntax. Every simple command anywhere is
@@ -66,13 +70,42 @@ package permission
 // Grep and LS. Deny and ask path rules match the lexical or the
 // symlink-resolved path; allow rules and the working-directory test use the
 // resolved path, so `../` and symlinks cannot escape. Read deny rules also
-// bind read-only Bash commands (`cat .env`). `Agent(Type)` matches
+// bind Bash (see below). `Agent(Type)` matches
 // subagent_type (omitted = general-purpose); `Task` is an alias of `Agent`.
 // Content on a tool that takes none: deny and ask rules bind the whole tool,
 // allow rules never match (with a warning).
+//
+// Rule names: a deny or ask rule whose tool name is not in the tool
+// registry (tool.Known) or Config.Tools is an error (NewChecker fails, with
+// a did-you-mean): `Bsh(rm:*)` would protect nothing. An allow rule with an
+// unknown name allows nothing and is a warning. MCP names are checked once
+// the servers are known (CheckMCPRuleNames).
+//
+// Deny rules bind Bash (S-10.5). A path word cadre can resolve — after
+// quote removal, `~`, `~+` and cd — is matched against Read deny rules
+// (every word of a command that reads files; a glob is expanded against the
+// file system first) and Edit deny rules (redirections, mkdir, touch, cp,
+// mv, rmdir): a match denies. A command that may reach a protected path
+// without naming it is asked for in every mode: a word only known when the
+// shell runs (`$F`, `$PWD`, `~-`, `$(…)`), a cd to a place not known in
+// advance, a recursive reader over a tree holding a protected path (grep
+// -r, rg, find, ls -R, tree, diff -r, cp -r), a git command that prints
+// file contents from a repository holding one (show, diff, grep, log -p,
+// cat-file, archive, and every subcommand not known to print none), code
+// given inline to an interpreter (python -c, node -e, awk and sed
+// programs, a shell reading its input), and any program cadre does not
+// know — unless a Bash allow rule with content names it (the user vouched
+// for the program; the words it is given are still checked). When no one
+// can be asked this is a denial whose reason names the sandbox: with
+// Config.Sandbox set, Bash runs in the OS sandbox with the paths
+// SandboxMasks returns masked, so such commands are decided as if no Read
+// deny rule existed (and no Edit deny rule, where the sandbox can hold
+// them all). Rules on a whole tool (`Read`) say nothing about Bash.
 //
 // Known limits: a Glob or Grep over a directory that contains a denied path
 // is decided by the search directory only (the tool should drop results
 // for which Checker.PathDenied reports a rule); Bash deny rules compare words, so `Bash(rm -rf:*)` does not catch
 // `rm -r -f` (deny the command name instead); `git status` and friends are
-// read-only only as far as the repository's own config is trusted.
+// read-only only as far as the repository's own config is trusted;
+// without the sandbox, `grep -R` and `rg -L` follow symbolic links inside a
+// searched tree that may point at a protected path elsewhere.

@@ -102,20 +102,27 @@ func FuzzRuleMatch(f *testing.F) {
 		if err != nil {
 			return
 		}
-		checker := func(b Behavior) *Checker {
+		checker := func(b Behavior, sandboxed bool) *Checker {
 			var rules []Rule
 			if b != "" {
 				rr := r
 				rr.Behavior = b
 				rules = []Rule{rr}
 			}
-			c, err := NewChecker(Config{Cwd: cwd, Home: cwd, Rules: rules})
+			// The rule's tool is made known, as an embedder's own tool
+			// would be: an unknown name is an error, tested elsewhere.
+			cfg := Config{Cwd: cwd, Home: cwd, Rules: rules, Tools: []string{r.Tool}}
+			if sandboxed {
+				cfg.Sandbox = &Sandbox{}
+			}
+			c, err := NewChecker(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return c
 		}
-		none, deny, ask, allow := checker(""), checker(Deny), checker(Ask), checker(Allow)
+		none, deny, ask, allow := checker("", false), checker(Deny, false), checker(Ask, false), checker(Allow, false)
+		denySandboxed := checker(Deny, true)
 		var reqs []Request
 		for _, tool := range []string{"Bash", "Read", "Edit", "Glob", "Agent", "WebFetch", r.Tool} {
 			var in []byte
@@ -137,6 +144,10 @@ func FuzzRuleMatch(f *testing.F) {
 			n, d, a, al := none.Check(req), deny.Check(req), ask.Check(req), allow.Check(req)
 			if level(d.Behavior) > level(n.Behavior) || level(a.Behavior) > level(n.Behavior) {
 				t.Fatalf("%s %s: rule %s as deny/ask made it more permissive: none=%s deny=%s ask=%s", req.Tool, req.Input, r, n.Behavior, d.Behavior, a.Behavior)
+			}
+			// The sandbox only ever lifts what it can hold.
+			if ds := denySandboxed.Check(req); level(ds.Behavior) < level(d.Behavior) {
+				t.Fatalf("%s %s: rule %s as deny with the sandbox is stricter: %s (%s), without %s", req.Tool, req.Input, r, ds.Behavior, ds.Reason, d.Behavior)
 			}
 			if level(al.Behavior) < level(n.Behavior) {
 				t.Fatalf("%s %s: rule %s as allow made it less permissive: none=%s allow=%s", req.Tool, req.Input, r, n.Behavior, al.Behavior)

@@ -231,6 +231,9 @@ func globMatch(pattern, s string) bool {
 // and `./x` and `x/y` are anchored at base, a bare `x` matches at any depth
 // below base, and a trailing `/` means everything under it.
 func pathPatterns(content, base, home string) []string {
+	// base and home are literal directories: a project in "a[1]" or
+	// "{x}" must not turn into a pattern.
+	base, home = escapeMeta(base), escapeMeta(home)
 	c := content
 	dirOnly := strings.HasSuffix(c, "/") && len(c) > 1
 	c = strings.TrimSuffix(c, "/")
@@ -254,6 +257,66 @@ func pathPatterns(content, base, home string) []string {
 		abs = strings.TrimSuffix(abs, "/") + "/**"
 	}
 	return []string{abs}
+}
+
+// escapeMeta escapes the characters doublestar reads as pattern syntax,
+// so a literal path matches only itself.
+func escapeMeta(s string) string {
+	if !strings.ContainsAny(s, `*?[]{}\`) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]{}\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// splitPattern splits an absolute pattern into its literal directory
+// part — the leading components without pattern syntax, unescaped, at or
+// below which everything it matches lies — and the rest ("" when the
+// whole pattern is literal, else starting with "/").
+func splitPattern(pat string) (fixed, rest string) {
+	parts := strings.Split(strings.TrimPrefix(pat, "/"), "/")
+	var lit []string
+	for i, p := range parts {
+		if hasMeta(p) {
+			return "/" + strings.Join(lit, "/"), "/" + strings.Join(parts[i:], "/")
+		}
+		lit = append(lit, unescapeMeta(p))
+	}
+	return filepath.Clean("/" + strings.Join(lit, "/")), ""
+}
+
+// hasMeta reports pattern syntax that is not escaped.
+func hasMeta(p string) bool {
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			i++
+		case '*', '?', '[', '{':
+			return true
+		}
+	}
+	return false
+}
+
+// unescapeMeta drops the backslashes of escaped characters.
+func unescapeMeta(p string) string {
+	if !strings.Contains(p, `\`) {
+		return p
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if p[i] == '\\' && i+1 < len(p) {
+			i++
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
 }
 
 // cleanPattern cleans the literal part of a glob without touching `**`.
@@ -288,10 +351,15 @@ func pathMatches(patterns []string, p string) bool {
 }
 
 // resolvePath returns the cleaned absolute path and the same path with
-// symlinks resolved (as far as the path exists).
+// symlinks resolved (as far as the path exists). `~` and `~/…` are under
+// home, `~+` and `~+/…` under cwd.
 func resolvePath(p, cwd, home string) (lexical, real string) {
-	if p == "~" || strings.HasPrefix(p, "~/") {
+	switch {
+	case p == "~" || strings.HasPrefix(p, "~/"):
 		p = home + strings.TrimPrefix(p, "~")
+	case p == "~+" || strings.HasPrefix(p, "~+/"):
+		// Bash expands ~+ to $PWD.
+		p = cwd + strings.TrimPrefix(p, "~+")
 	}
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(cwd, p)

@@ -1,6 +1,10 @@
 package permission
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/cadre-dev/cadre/tool"
+)
 
 // Effective is an agent's permission state: its mode, whether asks become
 // denies, and its rules with their sources.
@@ -9,6 +13,10 @@ type Effective struct {
 	// NoPrompt turns asks into denies (set under a dontAsk ancestor).
 	NoPrompt bool
 	Rules    []Rule
+	// ReadOnly makes the agent read-only whatever its mode (see
+	// Config.ReadOnly); the spawner sets it for read-only agents, and a
+	// read-only agent's children inherit it.
+	ReadOnly bool
 }
 
 // SessionLimits bound what any agent of the session may use.
@@ -26,7 +34,8 @@ type SessionLimits struct {
 // it is no more permissive than the parent's. The result never exceeds the
 // session limits. The child keeps every parent rule, so the parent's deny
 // and ask rules bind it and all its descendants; a dontAsk ancestor makes
-// the child never prompt either.
+// the child never prompt either; a read-only parent makes a read-only
+// child.
 func Ratchet(parent Effective, childDeclared Mode, limits SessionLimits) Effective {
 	pm, err := ParseMode(string(parent.Mode))
 	if err != nil {
@@ -52,20 +61,21 @@ func Ratchet(parent Effective, childDeclared Mode, limits SessionLimits) Effecti
 		Mode:     mode,
 		NoPrompt: parent.NoPrompt || pm == ModeDontAsk || mode == ModeDontAsk,
 		Rules:    append([]Rule(nil), parent.Rules...),
+		ReadOnly: parent.ReadOnly,
 	}
 }
 
 // CheckerConfig turns an effective state into a checker configuration for
 // the given working directories.
 func (e Effective) CheckerConfig(cwd string, dirs []string, home string) Config {
-	return Config{Mode: e.Mode, NoPrompt: e.NoPrompt, Rules: append([]Rule(nil), e.Rules...), Cwd: cwd, Dirs: dirs, Home: home}
+	return Config{Mode: e.Mode, NoPrompt: e.NoPrompt, ReadOnly: e.ReadOnly, Rules: append([]Rule(nil), e.Rules...), Cwd: cwd, Dirs: dirs, Home: home}
 }
 
 // AgentTypeDenied reports the rule that denies spawning agentType (`Agent`
 // or `Task` on the whole tool, or `Agent(Type)` naming it), if any.
 func AgentTypeDenied(rules []Rule, agentType string) (Rule, bool) {
 	for _, r := range rules {
-		if r.Behavior != Deny || canonicalTool(r.Tool) != "Agent" {
+		if r.Behavior != Deny || canonicalTool(r.Tool) != tool.Agent {
 			continue
 		}
 		if r.Content == "" || agentRuleMatches(r, agentType) {

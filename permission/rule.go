@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // Sources used for rules that do not come from a settings file.
@@ -91,7 +93,7 @@ func ParseRule(s string) (Rule, error) {
 	} else if strings.ContainsAny(s, ")") {
 		return Rule{}, fmt.Errorf("rule %q: unbalanced parenthesis", s)
 	}
-	if strings.HasPrefix(name, "mcp__") {
+	if strings.HasPrefix(name, tool.MCPPrefix) {
 		if !mcpNameRE.MatchString(name) {
 			return Rule{}, fmt.Errorf("rule %q: bad MCP tool name (want mcp__server, mcp__server__tool, mcp__server__* or mcp__*)", s)
 		}
@@ -137,18 +139,18 @@ func validateContent(r Rule) error {
 		return nil
 	}
 	switch canonicalTool(r.Tool) {
-	case "Bash":
+	case tool.Bash:
 		if strings.Contains(strings.TrimSuffix(r.Content, ":*"), ":*") {
 			return fmt.Errorf("`:*` is only allowed at the end of a Bash rule")
 		}
 		if strings.TrimSpace(strings.TrimSuffix(r.Content, ":*")) == "" {
 			return fmt.Errorf("empty command prefix")
 		}
-	case "WebFetch":
+	case tool.WebFetch:
 		if !strings.HasPrefix(r.Content, "domain:") || strings.TrimPrefix(r.Content, "domain:") == "" {
 			return fmt.Errorf("WebFetch rules take `domain:HOST`")
 		}
-	case "Agent":
+	case tool.Agent:
 		for _, t := range strings.Split(r.Content, ",") {
 			if strings.TrimSpace(t) == "" {
 				return fmt.Errorf("empty agent type")
@@ -209,25 +211,12 @@ func SplitToolList(s string) []string {
 }
 
 // canonicalTool maps aliases to the tool they name (`Task` → `Agent`).
-func canonicalTool(name string) string {
-	if name == "Task" {
-		return "Agent"
-	}
-	return name
-}
-
-// KnownTools are the built-in tool names rules are checked against for
-// case tricks.
-var knownTools = []string{
-	"Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "NotebookRead", "Glob", "Grep", "LS",
-	"Bash", "BashOutput", "KillShell", "Agent", "Task", "WebFetch", "WebSearch", "TodoWrite",
-	"SendMessage", "TaskStop", "ListAgents", "TeamCreate",
-}
+func canonicalTool(name string) string { return tool.Canonical(name) }
 
 // caseVariant returns the known tool name that name differs from only by
 // case, or "".
 func caseVariant(name string) string {
-	for _, k := range knownTools {
+	for _, k := range tool.Known() {
 		if k != name && strings.EqualFold(k, name) {
 			return k
 		}
@@ -238,33 +227,31 @@ func caseVariant(name string) string {
 // toolMatches reports whether a rule's tool name selects the requested
 // tool, following MCP wildcards and the Task alias. Names are
 // case-sensitive.
-func toolMatches(ruleTool, tool string) bool {
-	rt, t := canonicalTool(ruleTool), canonicalTool(tool)
+func toolMatches(ruleTool, tname string) bool {
+	rt, t := canonicalTool(ruleTool), canonicalTool(tname)
 	if rt == t {
 		return true
 	}
-	if !strings.HasPrefix(rt, "mcp__") || !strings.HasPrefix(t, "mcp__") {
+	if !tool.IsMCP(rt) || !tool.IsMCP(t) {
 		return false
 	}
 	if rt == "mcp__*" {
 		return true
 	}
-	server, rtool, hasTool := strings.Cut(strings.TrimPrefix(rt, "mcp__"), "__")
-	tserver, _, _ := strings.Cut(strings.TrimPrefix(t, "mcp__"), "__")
+	server, rtool, hasTool := strings.Cut(strings.TrimPrefix(rt, tool.MCPPrefix), "__")
+	tserver, _, _ := strings.Cut(strings.TrimPrefix(t, tool.MCPPrefix), "__")
 	if server != tserver {
 		return false
 	}
 	return !hasTool || rtool == "*"
 }
 
-// editTools and readTools are the tools path rules apply to: an Edit rule
-// covers every file-writing tool, a Read rule every file-reading one.
-var (
-	editTools = map[string]bool{"Edit": true, "Write": true, "MultiEdit": true, "NotebookEdit": true}
-	readTools = map[string]bool{"Read": true, "Glob": true, "Grep": true, "LS": true, "NotebookRead": true}
-)
+// isEditTool and isReadTool report the tools path rules apply to: an Edit
+// rule covers every file-writing tool, a Read rule every file-reading one.
+func isEditTool(name string) bool { return tool.InCategory(name, tool.CategoryEdit) }
+func isReadTool(name string) bool { return tool.InCategory(name, tool.CategoryRead) }
 
 // sameCategory reports whether a path rule on ruleTool covers tool.
-func sameCategory(ruleTool, tool string) bool {
-	return (editTools[ruleTool] && editTools[tool]) || (readTools[ruleTool] && readTools[tool])
+func sameCategory(ruleTool, tname string) bool {
+	return (isEditTool(ruleTool) && isEditTool(tname)) || (isReadTool(ruleTool) && isReadTool(tname))
 }

@@ -3,6 +3,8 @@ package permission
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // subcommandTools are commands whose second word picks what they do, so a
@@ -24,9 +26,9 @@ func SuggestRule(req Request) (Rule, bool) {
 	if err != nil {
 		return Rule{}, false
 	}
-	tool := canonicalTool(req.Tool)
+	tname := canonicalTool(req.Tool)
 	switch {
-	case tool == "Bash":
+	case tname == tool.Bash:
 		cmd, _ := str(in, "command")
 		script, err := SplitBash(cmd)
 		if err != nil || len(script.Uncertain) > 0 || len(script.Commands) == 0 {
@@ -36,15 +38,15 @@ func SuggestRule(req Request) (Rule, bool) {
 			if _, ro := readOnlyCommand(c); ro {
 				continue
 			}
-			return Rule{Behavior: Allow, Tool: "Bash", Content: bashPrefix(c)}, true
+			return Rule{Behavior: Allow, Tool: tool.Bash, Content: bashPrefix(c)}, true
 		}
-		return Rule{Behavior: Allow, Tool: "Bash", Content: bashPrefix(script.Commands[0])}, true
-	case editTools[tool] || readTools[tool]:
+		return Rule{Behavior: Allow, Tool: tool.Bash, Content: bashPrefix(script.Commands[0])}, true
+	case isEditTool(tname) || isReadTool(tname):
 		key := "file_path"
-		switch tool {
-		case "Glob", "Grep", "LS":
+		switch tname {
+		case tool.Glob, tool.Grep, tool.LS:
 			key = "path"
-		case "NotebookEdit", "NotebookRead":
+		case tool.NotebookEdit, tool.NotebookRead:
 			key = "notebook_path"
 		}
 		p, _ := str(in, key)
@@ -52,9 +54,9 @@ func SuggestRule(req Request) (Rule, bool) {
 			p = req.Cwd
 		}
 		lex, _ := resolvePath(p, req.Cwd, "")
-		rt := "Read"
-		if editTools[tool] {
-			rt = "Edit"
+		rt := tool.Read
+		if isEditTool(tname) {
+			rt = tool.Edit
 		}
 		content := "/" + lex
 		if req.Cwd != "" && inside(lex, req.Cwd) {
@@ -63,20 +65,20 @@ func SuggestRule(req Request) (Rule, bool) {
 				content = "./" + filepath.ToSlash(rel)
 			}
 		}
-		if tool == "Glob" || tool == "Grep" || tool == "LS" {
+		if tname == tool.Glob || tname == tool.Grep || tname == tool.LS {
 			content = strings.TrimSuffix(content, "/") + "/**"
 		}
 		return Rule{Behavior: Allow, Tool: rt, Content: content}, true
-	case tool == "Agent":
+	case tname == tool.Agent:
 		t, _ := str(in, "subagent_type")
 		if t == "" {
 			t = "general-purpose"
 		}
-		return Rule{Behavior: Allow, Tool: "Agent", Content: t}, true
-	case tool == "WebFetch":
+		return Rule{Behavior: Allow, Tool: tool.Agent, Content: t}, true
+	case tname == tool.WebFetch:
 		u, _ := str(in, "url")
 		if h := hostOf(u); h != "" {
-			return Rule{Behavior: Allow, Tool: "WebFetch", Content: "domain:" + h}, true
+			return Rule{Behavior: Allow, Tool: tool.WebFetch, Content: "domain:" + h}, true
 		}
 	}
 	return Rule{Behavior: Allow, Tool: req.Tool}, true

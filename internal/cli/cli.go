@@ -17,9 +17,11 @@ import (
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/config"
 	"github.com/cadre-dev/cadre/internal/cli/agentscmd"
+	"github.com/cadre-dev/cadre/internal/proclife"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/openai"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/transcript"
 )
 
 // Version is cadre's version, printed by --version.
@@ -34,11 +36,15 @@ const (
 	ExitFailed = 1
 	// ExitUsage: bad flags, bad configuration, or no API key.
 	ExitUsage = 2
-	// ExitInterrupted: SIGINT ended the run.
+	// ExitInterrupted: SIGINT or SIGHUP ended the run (SIGTERM exits 143).
 	ExitInterrupted = 130
 	// ExitTerminated: SIGTERM ended the run.
 	ExitTerminated = 143
 )
+
+// endGrace is how long processes left running get between SIGTERM and
+// SIGKILL when cadre exits.
+const endGrace = time.Second
 
 // exitError carries an exit code out of a cobra command.
 type exitError struct {
@@ -91,8 +97,13 @@ type procIO struct {
 	getenv         func(string) string
 }
 
-// Main runs the command line and returns the process exit code.
+// Main runs the command line and returns the process exit code. It owns
+// the process: orphans of the commands it runs are re-parented to it, and
+// every process it started, daemonised ones included, is ended before it
+// returns (internal/proclife).
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	_ = proclife.Adopt() // best effort: without it orphans go to init
+	defer proclife.EndDescendants(endGrace)
 	ctx, sigs := withSignals(context.Background())
 	defer sigs.stop()
 	p := procIO{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
@@ -378,6 +389,9 @@ func build(ctx context.Context, p procIO, o *options) (*cadre.Runtime, cadre.Con
 	if err != nil {
 		return nil, cfg, &exitError{ExitUsage, err}
 	}
+	if err := checkNewSession(o.sessionID, cfg); err != nil {
+		return nil, cfg, &exitError{ExitUsage, err}
+	}
 	if err := applyFlags(p, o, &cfg); err != nil {
 		return nil, cfg, &exitError{ExitUsage, err}
 	}
@@ -512,4 +526,25 @@ func drive(ctx context.Context, cancel context.CancelCauseFunc, sigs *signals, r
 		return ExitFailed, nil
 	}
 	return ExitOK, nil
+}
+
+// checkNewSession refuses a --session-id that is not a UUID (it names
+// files) or that already has a transcript here: --session-id starts a
+// session, and appending a second run to the first's would mix them.
+func checkNewSession(id string, cfg cadre.Config) error {
+	if id == "" {
+		return nil
+	}
+	if err := transcript.ValidateSessionID(id); err != nil {
+		return fmt.Errorf("--session-id: %w", err)
+	}
+	if cfg.NoTranscript {
+		return nil
+	}
+	if path, exists, err := transcript.SessionExists(cfg.StateDir, cfg.Cwd, id); err != nil {
+		return err
+	} else if exists {
+		return fmt.Errorf("--session-id: session %s already exists (%s); --session-id starts a new session, so pass an id not used before", id, path)
+	}
+	return nil
 }

@@ -24,7 +24,7 @@ type signals struct {
 func withSignals(parent context.Context) (context.Context, *signals) {
 	ctx, cancel := context.WithCancel(parent)
 	s := &signals{ch: make(chan os.Signal, 2), done: make(chan struct{}), cancel: cancel}
-	signal.Notify(s.ch, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(s.ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

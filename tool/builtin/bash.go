@@ -55,12 +55,20 @@ func runBash(ctx context.Context, cfg Config, env *tool.Env, in bashInput) tool.
 			return tool.Errorf("the working directory %s does not exist or is not a directory", dir)
 		}
 	}
+	var dirs []string
+	if env != nil {
+		dirs = env.Dirs
+	}
 	if in.RunInBackground {
 		shells := shellsOf(env)
 		if shells == nil {
 			return tool.Errorf("background shells are not available here")
 		}
-		id, err := shells.start(in.Command, in.Description, dir, cfg)
+		cmd, _, err := shellCommand(cfg, dir, dirs, in.Command)
+		if err != nil {
+			return tool.Errorf("cannot start background shell: %v", err)
+		}
+		id, err := shells.start(cmd, in.Command, in.Description, cfg)
 		if err != nil {
 			return tool.Errorf("cannot start background shell: %v", err)
 		}
@@ -70,8 +78,12 @@ func runBash(ctx context.Context, cfg Config, env *tool.Env, in bashInput) tool.
 	if err := ctx.Err(); err != nil {
 		return tool.Errorf("command not run: %v", err)
 	}
+	cmd, explain, err := shellCommand(cfg, dir, dirs, in.Command)
+	if err != nil {
+		return tool.Errorf("cannot run command: %v", err)
+	}
 	out := newHeadTail(cfg.BashOutputLimit)
-	p, err := startProc(in.Command, dir, out)
+	p, err := startProc(cmd, out)
 	if err != nil {
 		return tool.Errorf("cannot run command: %v", err)
 	}
@@ -89,25 +101,45 @@ func runBash(ctx context.Context, cfg Config, env *tool.Env, in bashInput) tool.
 	}
 	leftovers := p.drain(cfg.KillGrace)
 	code, sig := p.exitStatus()
+	return bashResult(out.String(), bashEnd{timeout: timeout, timedOut: timedOut, cancelled: cancelled, signal: sig, code: code, leftovers: leftovers}, explain)
+}
 
-	text := strings.TrimRight(strings.ToValidUTF8(out.String(), "\uFFFD"), "\n")
+// bashEnd is how a foreground command ended.
+type bashEnd struct {
+	timeout             time.Duration
+	timedOut, cancelled bool
+	signal              string
+	code                int
+	leftovers           bool
+}
+
+// bashResult is the model's view of a finished command: its output, then
+// notes on how it ended and on what the sandbox refused (explain, when
+// set).
+func bashResult(output string, end bashEnd, explain func(string) string) tool.Output {
+	text := strings.TrimRight(strings.ToValidUTF8(output, "\uFFFD"), "\n")
 	var notes []string
 	isErr := false
 	switch {
-	case timedOut:
+	case end.timedOut:
 		isErr = true
-		notes = append(notes, fmt.Sprintf("Command timed out after %s; it and every process it started were killed.", timeout))
-	case cancelled:
+		notes = append(notes, fmt.Sprintf("Command timed out after %s; it and every process it started were killed.", end.timeout))
+	case end.cancelled:
 		isErr = true
 		notes = append(notes, "Command was interrupted; it and every process it started were killed.")
-	case sig != "":
+	case end.signal != "":
 		isErr = true
-		notes = append(notes, fmt.Sprintf("Command was killed by signal: %s.", sig))
-	case code != 0:
+		notes = append(notes, fmt.Sprintf("Command was killed by signal: %s.", end.signal))
+	case end.code != 0:
 		isErr = true
-		notes = append(notes, fmt.Sprintf("Exit code: %d", code))
+		notes = append(notes, fmt.Sprintf("Exit code: %d", end.code))
 	}
-	if leftovers && !timedOut && !cancelled {
+	if explain != nil {
+		if n := explain(text); n != "" {
+			notes = append(notes, n)
+		}
+	}
+	if end.leftovers && !end.timedOut && !end.cancelled {
 		notes = append(notes, "Processes the command left running in the background kept its output open and were killed; use run_in_background for long-running processes.")
 	}
 	if text == "" && len(notes) == 0 {

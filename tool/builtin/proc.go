@@ -23,19 +23,42 @@ type proc struct {
 	waitErr    error
 }
 
-// startProc starts command with stdin from /dev/null. The process leads a
-// new process group, so the group can be signalled as a whole.
-func startProc(command, dir string, w io.Writer) (*proc, error) {
+// shellCommand returns the process that runs command with bash in dir:
+// confined by the sandbox when one is configured, otherwise as is. It
+// leads a new process group, so the group can be signalled as a whole,
+// and gets SIGKILL should cadre die first (a parent-death signal).
+// explain is nil without a sandbox.
+func shellCommand(cfg Config, dir string, dirs []string, command string) (cmd *exec.Cmd, explain func(string) string, err error) {
+	if cfg.Sandbox != nil {
+		cmd, explain, err = cfg.Sandbox.Command(dir, dirs, command)
+		if err != nil {
+			return nil, nil, fmt.Errorf("sandbox: %w", err)
+		}
+	} else {
+		cmd = exec.Command("bash", "-c", command)
+		cmd.Dir = dir
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	setParentDeathSignal(cmd.SysProcAttr)
+	return cmd, explain, nil
+}
+
+// startProc starts cmd with stdin from /dev/null and its combined output
+// flowing into w.
+func startProc(cmd *exec.Cmd, w io.Writer) (*proc, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
+		closeFiles(cmd.ExtraFiles)
 		return nil, fmt.Errorf("create output pipe: %w", err)
 	}
-	cmd := exec.Command("bash", "-c", command)
-	cmd.Dir = dir
 	cmd.Stdout = pw
 	cmd.Stderr = pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	closeFiles(cmd.ExtraFiles) // the child holds its own copies
+	if err != nil {
 		pr.Close()
 		pw.Close()
 		return nil, fmt.Errorf("start bash: %w", err)
@@ -51,6 +74,12 @@ func startProc(command, dir string, w io.Writer) (*proc, error) {
 		p.waitErr = cmd.Wait()
 	}()
 	return p, nil
+}
+
+func closeFiles(fs []*os.File) {
+	for _, f := range fs {
+		f.Close()
+	}
 }
 
 // kill ends the whole process group: SIGTERM, then SIGKILL once the

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"os/exec"
 	"regexp"
 	"sort"
 	"strconv"
@@ -90,10 +91,11 @@ func (b *shellBuffer) take() (string, int64) {
 	return s, d
 }
 
-func (s *Shells) start(command, description, dir string, cfg Config) (string, error) {
+func (s *Shells) start(cmd *exec.Cmd, command, description string, cfg Config) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
+		closeFiles(cmd.ExtraFiles)
 		return "", fmt.Errorf("the agent's shells are closed")
 	}
 	s.next++
@@ -104,7 +106,7 @@ func (s *Shells) start(command, description, dir string, cfg Config) (string, er
 		grace: cfg.KillGrace,
 		done:  make(chan struct{}),
 	}
-	p, err := startProc(command, dir, sh.buf)
+	p, err := startProc(cmd, sh.buf)
 	if err != nil {
 		return "", err
 	}

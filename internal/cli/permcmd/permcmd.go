@@ -4,6 +4,7 @@ package permcmd
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,7 +30,7 @@ func New() *cobra.Command {
 type checkOptions struct {
 	tool, input, mode, cwd, home, settingsFile, managedDir string
 	allow, deny, ask, addDirs                              []string
-	readOnly                                               bool
+	readOnly, sandbox                                      bool
 }
 
 func newCheck() *cobra.Command {
@@ -70,6 +71,7 @@ and print {"decision","rule","source","reason"} as JSON. Exits 0 whatever the de
 	f.StringArrayVar(&o.addDirs, "add-dir", nil, "additional working directory (repeatable)")
 	f.StringVar(&o.settingsFile, "settings", "", "extra settings file")
 	f.BoolVar(&o.readOnly, "read-only", false, "the tool claims to be read-only (for tools other than the built-ins)")
+	f.BoolVar(&o.sandbox, "sandbox", false, "decide as if Bash ran in the OS sandbox, with the paths deny rules protect masked")
 	f.StringVar(&o.home, "home", "", "home directory (default: $HOME)")
 	f.StringVar(&o.managedDir, "managed-dir", "", "directory of managed settings (default: /etc/cadre)")
 	_ = f.MarkHidden("home")
@@ -129,6 +131,9 @@ func runCheck(o checkOptions) (permission.Decision, []string, error) {
 		warnings = append(warnings, dg.String())
 	}
 	cfg := s.PermissionConfig(cwd, home, "")
+	if o.sandbox {
+		cfg.Sandbox = &permission.Sandbox{}
+	}
 	c, err := permission.NewChecker(cfg)
 	if err != nil {
 		return d, warnings, err
@@ -139,7 +144,9 @@ func runCheck(o checkOptions) (permission.Decision, []string, error) {
 
 // FlagRules turns --allowedTools and --disallowedTools values into rules.
 // Each value may hold several rules separated by commas or spaces outside
-// parentheses, as in Claude Code.
+// parentheses, as in Claude Code. A rule naming no known tool is an error
+// with a did-you-mean (permission.CheckRuleNames): it was typed just now,
+// and a denial that protects nothing must not pass silently.
 func FlagRules(allowed, disallowed []string) ([]permission.Rule, error) {
 	var out []permission.Rule
 	for _, set := range []struct {
@@ -154,6 +161,9 @@ func FlagRules(allowed, disallowed []string) ([]permission.Rule, error) {
 			}
 			out = append(out, rs...)
 		}
+	}
+	if errs := permission.CheckRuleNames(out, nil); len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
 	return out, nil
 }

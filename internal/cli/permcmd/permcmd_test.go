@@ -118,6 +118,8 @@ func TestCheckCommandErrors(t *testing.T) {
 		{[]string{"--tool", "Bash", "--deny", "mcp__"}, []string{"--deny", "MCP"}},
 		{[]string{"--tool", "Bash", "--input", "{"}, []string{"--input", "not valid JSON"}},
 		{[]string{"--input", "{}"}, []string{"tool"}},
+		{[]string{"--tool", "Bash", "--deny", "Bsh(rm:*)"}, []string{"deny rule Bsh(rm:*) from --deny", "did you mean Bash?", "protects nothing"}},
+		{[]string{"--tool", "Bash", "--ask", "Edt(./x)"}, []string{"ask rule Edt(./x)", "did you mean Edit?"}},
 	}
 	for _, tc := range cases {
 		_, _, err := run(t, append(base, tc.args...)...)
@@ -131,9 +133,20 @@ func TestCheckCommandErrors(t *testing.T) {
 			}
 		}
 	}
+	// A typo in a settings file's deny rule stops the check, naming the file.
+	cwd3, _, _ := project(t, `{"permissions": {"deny": ["Reed(./secrets/**)"]}}`)
+	_, _, err := run(t, "--cwd", cwd3, "--home", home, "--managed-dir", managed, "--tool", "Bash")
+	if err == nil || !strings.Contains(err.Error(), filepath.Join(cwd3, ".cadre", "settings.json")) || !strings.Contains(err.Error(), "did you mean Read?") {
+		t.Errorf("typo in settings deny rule: %v", err)
+	}
+	// A typo in an allow rule allows nothing and says so.
+	r, stderr, err := run(t, append(base, "--tool", "Bash", "--input", `{"command":"curl x"}`, "--allow", "Bsh(curl:*)")...)
+	if err != nil || r.Decision != "ask" || !strings.Contains(stderr, "did you mean Bash?); it allows nothing") {
+		t.Errorf("typo in allow rule: decision %q, err %v, stderr %q", r.Decision, err, stderr)
+	}
 	// A malformed settings file stops the check with file and line.
 	cwd2, _, _ := project(t, "{\n  \"permissions\": {\"deny\": [\"Bash\"\n}")
-	_, _, err := run(t, "--cwd", cwd2, "--home", home, "--managed-dir", managed, "--tool", "Bash")
+	_, _, err = run(t, "--cwd", cwd2, "--home", home, "--managed-dir", managed, "--tool", "Bash")
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(cwd2, ".cadre", "settings.json")+":3:") {
 		t.Errorf("malformed settings: %v", err)
 	}
@@ -158,8 +171,49 @@ func TestFlagRules(t *testing.T) {
 	if _, err := FlagRules([]string{"Bash(x"}, nil); err == nil || !strings.Contains(err.Error(), "--allowedTools") {
 		t.Errorf("bad rule: %v", err)
 	}
+	for _, tc := range []struct{ allowed, disallowed []string }{{disallowed: []string{"Bsh(rm:*)"}}, {allowed: []string{"Read Grp"}}} {
+		if _, err := FlagRules(tc.allowed, tc.disallowed); err == nil || !strings.Contains(err.Error(), "did you mean") {
+			t.Errorf("FlagRules(%q, %q): error %v, want a did-you-mean", tc.allowed, tc.disallowed, err)
+		}
+	}
+	if _, err := FlagRules(nil, []string{"mcp__later__tool"}); err != nil {
+		t.Errorf("an MCP rule is checked once servers are known, not here: %v", err)
+	}
 	if diff := cmp.Diff([]string{"a", "b(c d)", "e"}, SplitFlagList([]string{"a b(c d)", "e"})); diff != "" {
 		t.Error(diff)
+	}
+}
+
+// Deny rules bind Bash through the check command too, and --sandbox
+// shows what the sandbox changes.
+func TestCheckCommandBashExposure(t *testing.T) {
+	cwd, home, managed := project(t, `{"permissions": {"deny": ["Read(./secrets/**)"]}}`)
+	if err := os.MkdirAll(filepath.Join(cwd, "secrets"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cwd, "secrets", "key.txt"), []byte("k"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"--cwd", cwd, "--home", home, "--managed-dir", managed, "--mode", "bypassPermissions", "--tool", "Bash"}
+	for _, c := range []struct {
+		cmd     string
+		sandbox bool
+		want    string
+		reason  string
+	}{
+		{"cat secr*/key.txt", false, "deny", "Read(./secrets/**)"},
+		{"grep -r TOP .", false, "ask", "sandbox.enabled"},
+		{"grep -r TOP .", true, "allow", ""},
+		{"git show HEAD:secrets/key.txt", true, "ask", "git history"},
+	} {
+		args := append(append([]string(nil), base...), "--input", `{"command":"`+c.cmd+`"}`)
+		if c.sandbox {
+			args = append(args, "--sandbox")
+		}
+		r, _, err := run(t, args...)
+		if err != nil || r.Decision != c.want || !strings.Contains(r.Reason+r.Rule, c.reason) {
+			t.Errorf("%s (sandbox %v): %+v %v, want %s with %q", c.cmd, c.sandbox, r, err, c.want, c.reason)
+		}
 	}
 }
 

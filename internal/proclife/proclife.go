@@ -1,0 +1,109 @@
+// Package proclife keeps the processes cadre starts from outliving it
+// when no sandbox does (S-10.5, issue 9): cadre becomes a child
+// subreaper, so a process a command started and left behind (`setsid
+// sleep &`, `nohup sleep &`) is re-parented to cadre instead of init and
+// stays reachable; at every exit it controls, cadre ends every descendant.
+// Each Bash command also gets a parent-death signal (tool/builtin), so
+// the command itself dies with cadre even after kill -9 — what it started
+// in turn, only the sandbox's PID namespace can guarantee.
+package proclife
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// EndDescendants ends every live process descending from this one,
+// daemonised ones included when Adopt was called: SIGTERM first, SIGKILL
+// to what is left after grace (and to what they started meanwhile). It
+// returns how many processes it signalled. It polls /proc while it waits:
+// this is the last thing cadre does before it exits.
+func EndDescendants(grace time.Duration) int {
+	self := os.Getpid()
+	first := descendants(self)
+	if len(first) == 0 {
+		return 0
+	}
+	for _, pid := range first {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) && len(descendants(self)) > 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	signalled := map[int]bool{}
+	for _, pid := range first {
+		signalled[pid] = true
+	}
+	// Kill until none is left: a dying process may still fork.
+	for range 50 {
+		left := descendants(self)
+		if len(left) == 0 {
+			break
+		}
+		for _, pid := range left {
+			signalled[pid] = true
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return len(signalled)
+}
+
+// descendants lists the live (not zombie) processes below pid, from /proc.
+func descendants(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	live := map[int]bool{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		ppid, state, ok := stat(p)
+		if !ok {
+			continue
+		}
+		children[ppid] = append(children[ppid], p)
+		live[p] = state != "Z" && state != "X"
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			if live[c] {
+				out = append(out, c)
+			}
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// stat reads a process's parent and state from /proc/<pid>/stat.
+func stat(pid int) (ppid int, state string, ok bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, "", false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, "", false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 2 {
+		return 0, "", false
+	}
+	ppid, err = strconv.Atoi(f[1])
+	return ppid, f[0], err == nil
+}

@@ -1,0 +1,292 @@
+// Package sandbox runs shell commands under bubblewrap (bwrap), the way
+// Claude Code confines Bash on Linux (S-10.5): the whole file system is
+// read-only except the command's working directories, a private /tmp and
+// the writable paths configured (tool caches); the paths deny rules protect
+// are masked (a directory shows empty, a file cannot be read) or mounted
+// read-only; the network can be cut; and the command runs as the init of
+// its own PID namespace tied to cadre with --die-with-parent, so nothing
+// it starts — daemonised or not — outlives the command, or cadre, even
+// after kill -9.
+//
+// New checks once that bwrap exists and can create a sandbox here; when it
+// cannot (not installed, no user namespaces), the error says why and what
+// to do, and the caller either stops or runs commands unconfined, as the
+// user's settings say.
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Config says how commands are confined. The zero value (with Writable
+// from DefaultWritable) is the usual choice.
+type Config struct {
+	// BwrapPath is the bwrap binary; "" looks "bwrap" up on PATH.
+	BwrapPath string
+	// Writable are paths besides each command's working directories that
+	// commands may write (DefaultWritable lists the common tool caches).
+	// Paths that do not exist are skipped.
+	Writable []string
+	// Network allows network access. Without it a command has a network
+	// namespace of its own with only loopback.
+	Network bool
+}
+
+// Sandbox runs commands confined. It is immutable and safe for concurrent
+// use.
+type Sandbox struct {
+	cfg   Config
+	bwrap string
+	// root is true when cadre runs as uid 0: bwrap then drops every
+	// capability, so root inside cannot read a masked file or remount.
+	root bool
+}
+
+// ErrUnavailable is wrapped by New when bubblewrap is missing or cannot
+// create a sandbox on this machine.
+var ErrUnavailable = errors.New("the Bash sandbox is not available")
+
+// probeTimeout bounds the check that bwrap can run.
+const probeTimeout = 30 * time.Second
+
+// New finds bwrap and runs it once with the namespaces commands will get,
+// so a machine where it cannot work is reported up front, with the reason
+// and what to do, rather than on every command.
+func New(ctx context.Context, cfg Config) (*Sandbox, error) {
+	path := cfg.BwrapPath
+	if path == "" {
+		path = "bwrap"
+	}
+	bwrap, err := exec.LookPath(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: bubblewrap (bwrap) is not installed (%v); install it (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) or turn the sandbox off", ErrUnavailable, err)
+	}
+	s := &Sandbox{cfg: cfg, bwrap: bwrap, root: os.Geteuid() == 0}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	args := append(s.baseArgs(), "--", "true")
+	cmd := exec.CommandContext(ctx, bwrap, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("%w: %s cannot create a sandbox here: %s; this usually means unprivileged user namespaces are disabled (enable them with `sysctl -w kernel.unprivileged_userns_clone=1`, or on Ubuntu 24.04+ `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`; in a container, allow user namespaces) or turn the sandbox off", ErrUnavailable, bwrap, msg)
+	}
+	return s, nil
+}
+
+// Open starts the sandbox the way configuration should: when bubblewrap
+// cannot run, required (a setting such as sandbox.failIfUnavailable)
+// makes that an error; otherwise Open returns a nil Sandbox and the
+// message to show once — commands then run unconfined, and the permission
+// checker must be told so (no permission.Config.Sandbox).
+func Open(ctx context.Context, cfg Config, required bool) (sb *Sandbox, warning string, err error) {
+	sb, err = New(ctx, cfg)
+	switch {
+	case err == nil:
+		return sb, "", nil
+	case required || !errors.Is(err, ErrUnavailable):
+		return nil, "", err
+	}
+	return nil, err.Error() + "; Bash commands run without it", nil
+}
+
+// Network reports whether commands may use the network.
+func (s *Sandbox) Network() bool { return s.cfg.Network }
+
+// Policy is what one command may see and change, besides what the
+// Sandbox's Config allows every command.
+type Policy struct {
+	// Cwd is the command's working directory; it is writable.
+	Cwd string
+	// Dirs are further working directories, writable too.
+	Dirs []string
+	// Hidden are paths the command must not read: a directory is shown
+	// empty (and read-only), a file as unreadable.
+	Hidden []string
+	// ReadOnly are paths inside writable places the command must not
+	// change.
+	ReadOnly []string
+}
+
+// baseArgs are the options every command gets: a read-only view of the
+// whole file system, fresh /dev, /proc and /tmp, its own PID namespace
+// tied to the caller's life, and no network unless allowed.
+func (s *Sandbox) baseArgs() []string {
+	args := []string{
+		"--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+	}
+	if !s.cfg.Network {
+		args = append(args, "--unshare-net")
+	}
+	if s.root {
+		args = append(args, "--cap-drop", "ALL")
+	}
+	return args
+}
+
+// Command returns the command that runs argv confined by p. The caller
+// starts it (and must close the returned command's ExtraFiles once it has
+// started: each masks a file). The environment is the caller's, with
+// TMPDIR pointing at the private /tmp.
+func (s *Sandbox) Command(p Policy, argv []string) (*exec.Cmd, error) {
+	if !filepath.IsAbs(p.Cwd) {
+		return nil, fmt.Errorf("sandbox: working directory %q is not absolute", p.Cwd)
+	}
+	if len(argv) == 0 {
+		return nil, errors.New("sandbox: no command")
+	}
+	args := s.baseArgs()
+	for _, w := range s.writable(p) {
+		args = append(args, "--bind-try", w, w)
+	}
+	for _, r := range p.ReadOnly {
+		args = append(args, "--ro-bind-try", r, r)
+	}
+	var masks []*os.File
+	closeMasks := func() {
+		for _, f := range masks {
+			f.Close()
+		}
+	}
+	for _, h := range p.Hidden {
+		st, err := os.Stat(h)
+		switch {
+		case err != nil:
+			continue // nothing there to hide
+		case st.IsDir():
+			args = append(args, "--tmpfs", h, "--remount-ro", h)
+		default:
+			// An empty file no one may open, mounted over the real one:
+			// bwrap reads its content from the descriptor.
+			f, err := os.Open(os.DevNull)
+			if err != nil {
+				closeMasks()
+				return nil, fmt.Errorf("sandbox: mask %s: %w", h, err)
+			}
+			masks = append(masks, f)
+			args = append(args, "--perms", "0000", "--ro-bind-data", fmt.Sprint(2+len(masks)), h)
+		}
+	}
+	args = append(args, "--setenv", "TMPDIR", "/tmp", "--chdir", p.Cwd, "--")
+	args = append(args, argv...)
+	cmd := exec.Command(s.bwrap, args...)
+	cmd.Dir = p.Cwd
+	cmd.ExtraFiles = masks
+	// Should cadre die, bwrap goes too; --die-with-parent then ends the
+	// sandbox's init, and the kernel every process in its namespace.
+	cmd.SysProcAttr = sysProcAttr()
+	return cmd, nil
+}
+
+// writable lists the places a command may write: its working directories,
+// the git directories a linked worktree among them writes to, and the
+// configured writable paths.
+func (s *Sandbox) writable(p Policy) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(d string) {
+		if d != "" && !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	for _, d := range append([]string{p.Cwd}, p.Dirs...) {
+		add(d)
+		for _, g := range worktreeGitDirs(d) {
+			add(g)
+		}
+	}
+	for _, w := range s.cfg.Writable {
+		add(w)
+	}
+	return out
+}
+
+// worktreeGitDirs returns, for a linked git worktree at dir (whose .git is
+// a file naming its git directory), that directory and the repository's
+// common directory: commits and index updates write there.
+func worktreeGitDirs(dir string) []string {
+	b, err := os.ReadFile(filepath.Join(dir, ".git"))
+	if err != nil {
+		return nil
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
+	if !ok {
+		return nil
+	}
+	gitdir = strings.TrimSpace(gitdir)
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(dir, gitdir)
+	}
+	out := []string{filepath.Clean(gitdir)}
+	if c, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
+		common := strings.TrimSpace(string(c))
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(gitdir, common)
+		}
+		out = append(out, filepath.Clean(common))
+	}
+	return out
+}
+
+// DefaultWritable returns the tool caches commands need to write so that
+// common toolchains work in the sandbox: Go's build and module caches,
+// npm's, pip's and cargo's, from the environment when it names them.
+// getenv is os.Getenv in production.
+func DefaultWritable(getenv func(string) string) []string {
+	home := getenv("HOME")
+	cache := getenv("XDG_CACHE_HOME")
+	if cache == "" && home != "" {
+		cache = filepath.Join(home, ".cache")
+	}
+	gopath := getenv("GOPATH")
+	if gopath == "" && home != "" {
+		gopath = filepath.Join(home, "go")
+	}
+	gopath, _, _ = strings.Cut(gopath, string(filepath.ListSeparator))
+	cargo := getenv("CARGO_HOME")
+	if cargo == "" && home != "" {
+		cargo = filepath.Join(home, ".cargo")
+	}
+	pick := func(env, fallback string) string {
+		if v := getenv(env); v != "" {
+			return v
+		}
+		return fallback
+	}
+	var out []string
+	for _, p := range []string{
+		pick("GOCACHE", join(cache, "go-build")),
+		pick("GOMODCACHE", join(gopath, "pkg", "mod")),
+		pick("npm_config_cache", join(home, ".npm")),
+		pick("PIP_CACHE_DIR", join(cache, "pip")),
+		join(cargo, "registry"),
+		join(cargo, "git"),
+	} {
+		if p != "" && filepath.IsAbs(p) {
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	return out
+}
+
+// join is filepath.Join that keeps "" when the base is unknown.
+func join(base string, elem ...string) string {
+	if base == "" {
+		return ""
+	}
+	return filepath.Join(append([]string{base}, elem...)...)
+}
