@@ -124,33 +124,66 @@ func TestBashMissingCwd(t *testing.T) {
 	checkOutput(t, out, true, "does not exist")
 }
 
-func TestBashTimeoutKillsProcessTree(t *testing.T) {
+// timedOutGroup runs command (which must start by writing its pid to the
+// file named by $PIDFILE) with a short timeout, and returns the output and
+// the process group. A machine too loaded to start the shell within the
+// timeout gets a longer one, so the outcome never depends on speed.
+func timedOutGroup(t *testing.T, command string) (tool.Output, int, int) {
+	t.Helper()
 	env := testEnv(t)
-	out := call(t, NewBash(fastCfg), env, map[string]any{
-		"command": "echo $$; bash -c 'sleep 300 & sleep 300 & wait'",
-		"timeout": 300,
-	})
-	checkOutput(t, out, true, "timed out after 300ms", "every process it started were killed")
-	requireGroupGone(t, firstInt(t, out.Text))
+	for timeout := 300; ; timeout *= 2 {
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		out := call(t, NewBash(fastCfg), env, map[string]any{
+			"command": "PIDFILE=" + pidFile + "; " + command,
+			"timeout": timeout,
+		})
+		b, err := os.ReadFile(pidFile)
+		n, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err == nil && perr == nil {
+			return out, n, timeout
+		}
+		if timeout > 20000 {
+			t.Fatalf("the command never started: %q", out.Text)
+		}
+	}
+}
+
+func TestBashTimeoutKillsProcessTree(t *testing.T) {
+	out, pgid, timeout := timedOutGroup(t, "echo $$ > $PIDFILE; bash -c 'sleep 300 & sleep 300 & wait'")
+	checkOutput(t, out, true, "timed out after "+(time.Duration(timeout)*time.Millisecond).String(), "every process it started were killed")
+	requireGroupGone(t, pgid)
 }
 
 func TestBashTermIgnoredGetsKilled(t *testing.T) {
-	env := testEnv(t)
-	out := call(t, NewBash(fastCfg), env, map[string]any{
-		"command": "echo $$; trap '' TERM; bash -c 'trap \"\" TERM; sleep 300' & sleep 300; wait",
-		"timeout": 300,
-	})
+	out, pgid, _ := timedOutGroup(t, "echo $$ > $PIDFILE; trap '' TERM; bash -c 'trap \"\" TERM; sleep 300' & sleep 300; wait")
 	checkOutput(t, out, true, "timed out")
-	requireGroupGone(t, firstInt(t, out.Text))
+	requireGroupGone(t, pgid)
 }
 
+// TestBashContextCancel cancels the call once the command has started
+// (it writes its pid to a file first), so the outcome does not depend on
+// how fast the machine starts a shell.
 func TestBashContextCancel(t *testing.T) {
 	env := testEnv(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := callCtx(t, ctx, NewBash(fastCfg), env, map[string]any{"command": "echo $$; sleep 300 & sleep 300"})
+	started := make(chan int, 1)
+	go func() {
+		for ctx.Err() == nil {
+			if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
+				if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+					started <- n
+					cancel()
+					return
+				}
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	out := callCtx(t, ctx, NewBash(fastCfg), env, map[string]any{"command": "echo $$ > " + pidFile + "; sleep 300 & sleep 300"})
 	checkOutput(t, out, true, "interrupted")
-	requireGroupGone(t, firstInt(t, out.Text))
+	requireGroupGone(t, <-started)
 }
 
 func TestBashLeftoverHoldingOutputIsKilled(t *testing.T) {
