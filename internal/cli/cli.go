@@ -60,6 +60,7 @@ type options struct {
 	agents             string
 	sessionID          string
 	noTranscript       bool
+	ui                 uiOptions
 }
 
 // procIO bundles the process's streams and environment.
@@ -112,6 +113,7 @@ func newRootCmd(ctx context.Context, p procIO) *cobra.Command {
 		Long: `cadre runs an LLM agent in the current directory with tools to read, search
 and change files and run commands, and lets it hand work to sub-agents.
 
+Interactive use: cadre (in a terminal) opens the terminal UI.
 Headless use: cadre -p "fix the failing test" (or pipe the prompt on stdin).
 
 Exit codes: 0 success, 1 the run ended in error, 2 usage or configuration
@@ -121,14 +123,16 @@ error (including a missing API key), 130 interrupted.`,
 		SilenceErrors: true,
 		Args:          cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if wantsUI(p, &o, args) {
+				return runUI(ctx, p, &o)
+			}
 			return runPrint(ctx, p, &o, args)
 		},
 	}
 	cmd.SetVersionTemplate("cadre {{.Version}}\n")
 	f := cmd.Flags()
-	// Headless printing is the only mode until the terminal UI exists, so
-	// -p is accepted (scripts written for Claude Code pass it) and the run
-	// does not depend on it.
+	// Without -p and a prompt, a terminal opens the UI; anything else
+	// runs headless, so -p is optional for scripts.
 	f.BoolVarP(&o.print, "print", "p", false, "print the answer and exit (headless mode; the prompt is the argument or stdin)")
 	f.StringVar(&o.outputFormat, "output-format", "text", "output format with --print: text, json or stream-json")
 	f.StringVar(&o.model, "model", "", "model alias (sonnet, opus, haiku) or provider model id")
@@ -145,6 +149,8 @@ error (including a missing API key), 130 interrupted.`,
 	f.StringVar(&o.agents, "agents", "", "agent definitions as a JSON object, or a path to a JSON file")
 	f.StringVar(&o.sessionID, "session-id", "", "use this session id instead of a new one")
 	f.BoolVar(&o.noTranscript, "no-transcript", false, "do not write a transcript")
+	f.BoolVar(&o.ui.noAltScreen, "no-alt-screen", false, "terminal UI: draw below the prompt and keep the conversation in the terminal's scrollback")
+	f.BoolVar(&o.ui.mouse, "mouse", false, "terminal UI: scroll with the wheel and click agents in the tree")
 	f.SetInterspersed(true)
 	addSubcommands(cmd)
 	return cmd
@@ -159,7 +165,7 @@ func readPrompt(p procIO, args []string) (string, error) {
 	if f, ok := p.stdin.(*os.File); ok {
 		st, err := f.Stat()
 		if err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			return "", &exitError{ExitUsage, errors.New("no prompt: pass one as an argument or on stdin (the interactive terminal UI is not available yet)")}
+			return "", &exitError{ExitUsage, errors.New("no prompt: pass one as an argument or on stdin (the terminal UI needs a terminal on stdout too)")}
 		}
 	}
 	if p.stdin == nil {

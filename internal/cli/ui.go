@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/tui"
+	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/transcript"
+)
+
+// uiOptions are the flags of the interactive terminal UI.
+type uiOptions struct {
+	noAltScreen bool
+	mouse       bool
+}
+
+// wantsUI reports whether this invocation opens the terminal UI: no -p,
+// no prompt argument, and a terminal on stdin and stdout.
+func wantsUI(p procIO, o *options, args []string) bool {
+	return !o.print && len(args) == 0 && isTerminal(p.stdin) && isTerminal(p.stdout)
+}
+
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := file.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// runUI configures the session like a headless run and opens the
+// terminal UI on it.
+func runUI(ctx context.Context, p procIO, o *options) error {
+	cfg, err := configure(ctx, p, o)
+	if err != nil {
+		return &exitError{ExitUsage, err}
+	}
+	stateDir := ""
+	if !cfg.NoTranscript {
+		if stateDir, err = transcript.StateDir(cfg.Getenv); err != nil {
+			return &exitError{ExitUsage, err}
+		}
+	}
+	first := true
+	newRuntime := func(pr permission.Prompter) (tui.Runtime, error) {
+		c := cfg
+		perms := *cfg.Permissions
+		perms.Prompter = pr
+		c.Permissions = &perms
+		if !first {
+			// /clear starts a new session.
+			c.SessionID = ""
+		}
+		first = false
+		return cadre.New(c)
+	}
+	home := p.getenv("HOME")
+	err = tui.Run(ctx, tui.Options{
+		New: newRuntime, Cwd: cfg.Cwd, Model: cfg.ModelID, Mode: cfg.Permissions.Mode, Rules: cfg.Permissions.Rules,
+		StateDir: stateDir,
+		Agents: func(ctx context.Context) (*agentdef.Set, error) {
+			return agentdef.Load(ctx, agentdef.LoadOptions{Cwd: cfg.Cwd, Home: home, FlagAgents: o.agents})
+		},
+		AltScreen: !o.ui.noAltScreen, Mouse: o.ui.mouse,
+		Input: p.stdin, Output: p.stdout,
+	})
+	switch {
+	case ctx.Err() != nil:
+		return &exitError{ExitInterrupted, nil}
+	case errors.Is(err, context.Canceled):
+		return nil
+	case err != nil:
+		return &exitError{ExitFailed, fmt.Errorf("terminal UI: %w", err)}
+	}
+	return nil
+}
