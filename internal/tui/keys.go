@@ -77,16 +77,17 @@ func (m *Model) ctrlC() tea.Cmd {
 	return m.interrupt()
 }
 
-// escape closes what is open, in order: the agent view, then the turn.
+// escape closes what is open, in order: an agent's (or a saved
+// session's) view, the tree's focus; then it interrupts the turn.
 func (m *Model) escape() tea.Cmd {
 	switch {
-	case m.running:
-		m.setStatus("Interrupting…")
-		return m.interrupt()
 	case m.view != "":
 		m.view, m.scroll = "", 0
 	case m.focus == focusTree:
 		m.toggleFocus()
+	case m.running:
+		m.setStatus("Interrupting…")
+		return m.interrupt()
 	}
 	return nil
 }
@@ -198,7 +199,7 @@ func (m *Model) toBackground() tea.Cmd {
 		return nil
 	}
 	if m.act.background == nil {
-		m.setStatus("Moving an agent to the background is %v (the runtime needs Background, issue 11).", errNotAvailable)
+		m.setStatus("ctrl+b: moving an agent to the background is %v (the runtime needs Background, issue 11).", errNotAvailable)
 		return nil
 	}
 	return m.act.background(target.ID)
@@ -216,7 +217,7 @@ func (m *Model) askStop() tea.Cmd {
 		return nil
 	}
 	if m.act.stop == nil {
-		m.setStatus("Stopping an agent is %v (the runtime needs Stop, issue 11).", errNotAvailable)
+		m.setStatus("x: stopping an agent is %v (the runtime needs Stop, issue 11).", errNotAvailable)
 		return nil
 	}
 	m.confirmStop = n.ID

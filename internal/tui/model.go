@@ -185,7 +185,8 @@ func (m *Model) Init() tea.Cmd {
 	if m.act.nextEvents != nil {
 		cmds = append(cmds, m.act.nextEvents())
 	}
-	cmds = append(cmds, tea.RequestBackgroundColor)
+	// The clock only moves with messages; the first tick sets it.
+	cmds = append(cmds, tea.RequestBackgroundColor, func() tea.Msg { return tickMsg{at: time.Now()} })
 	return tea.Batch(cmds...)
 }
 
@@ -300,6 +301,7 @@ func (m *Model) applyEvent(ev cadre.Event, at time.Time) {
 	m.tree.Apply(ev, at)
 	switch ev.Type {
 	case cadre.EventInit:
+		m.runStart = at
 		if ev.Init != nil {
 			m.cfg.sessionID = ev.Init.SessionID
 			if ev.Init.Model != "" {

@@ -237,9 +237,6 @@ func (m *Model) toolResultLines(it *item, width int, extra string) []string {
 	if n := lineCount(text); n > 1 {
 		more = st.dim.Render(fmt.Sprintf(" (+%d lines, ctrl+o to expand)", n-1))
 	}
-	if it.denied {
-		first = "Denied: " + first
-	}
 	return []string{clip(style.Render(first)+more, width)}
 }
 

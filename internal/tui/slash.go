@@ -45,6 +45,8 @@ func slashMatches(typed string) []slashCommand {
 // slash runs a typed slash command.
 func (m *Model) slash(text string) tea.Cmd {
 	name, arg, _ := strings.Cut(text, " ")
+	// What a command prints goes to the main conversation: show it.
+	m.view, m.scroll = "", 0
 	for _, c := range slashCommands() {
 		if c.name == name {
 			return c.run(m, strings.TrimSpace(arg))

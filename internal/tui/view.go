@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -57,7 +58,7 @@ func (m *Model) View() tea.View {
 // render draws the whole screen as text; View adds the terminal settings.
 func (m *Model) render() string {
 	if m.width < 20 || m.height < 8 {
-		return "cadre needs a larger terminal"
+		return padBlock("cadre needs a larger terminal", m.width, m.height)
 	}
 	bottom := m.bottom()
 	bh := lipgloss.Height(bottom)
@@ -89,7 +90,14 @@ func (m *Model) render() string {
 		parts = append(parts, tree)
 	}
 	parts = append(parts, bottom)
-	return strings.Join(parts, "\n")
+	out := strings.Join(parts, "\n")
+	if m.cfg.altScreen {
+		// Below the size the layout is made for, the top gives way.
+		if lines := strings.Split(out, "\n"); len(lines) > m.height {
+			out = strings.Join(lines[len(lines)-m.height:], "\n")
+		}
+	}
+	return out
 }
 
 // convoHeight is the conversation's height on the last layout, for
@@ -215,6 +223,11 @@ func (m *Model) bottom() string {
 	if line := m.spinnerLine(); line != "" {
 		parts = append(parts, line)
 	}
+	if m.status != "" && m.quitAt.IsZero() {
+		for _, l := range wrapLines(m.status, m.width-2) {
+			parts = append(parts, "  "+m.st.warn.Render(l))
+		}
+	}
 	switch {
 	case len(m.prompts) > 0:
 		parts = append(parts, m.promptView(m.width, max(m.height-22, 4)))
@@ -239,7 +252,10 @@ func (m *Model) spinnerLine() string {
 		return ""
 	}
 	st := m.st
-	el := m.now.Sub(m.runStart)
+	el := time.Duration(0)
+	if !m.runStart.IsZero() && m.now.After(m.runStart) {
+		el = m.now.Sub(m.runStart)
+	}
 	frame := spinnerFrames[int(el/tickEvery)%len(spinnerFrames)]
 	what := "Working…"
 	if len(m.prompts) > 0 {
@@ -284,14 +300,18 @@ func (m *Model) slashHint() string {
 	if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, " \n") {
 		return ""
 	}
-	var parts []string
-	for _, c := range slashMatches(v) {
-		parts = append(parts, c.name+" "+m.st.dim.Render(c.help))
-	}
-	if len(parts) == 0 {
+	matches := slashMatches(v)
+	switch len(matches) {
+	case 0:
 		return m.st.dim.Render("  no such command · /help lists them")
+	case 1:
+		return clip("  "+matches[0].name+" "+m.st.dim.Render(matches[0].help), m.width)
 	}
-	return clip("  "+strings.Join(parts, "  ·  "), m.width)
+	var names []string
+	for _, c := range matches {
+		names = append(names, c.name)
+	}
+	return clip("  "+strings.Join(names, "  ")+m.st.dim.Render("  · tab completes"), m.width)
 }
 
 func (m *Model) confirmView() string {
@@ -327,8 +347,6 @@ func (m *Model) statusLine() string {
 	switch {
 	case !m.quitAt.IsZero():
 		middle = st.warn.Render("Press Ctrl+C again to exit")
-	case m.status != "":
-		middle = m.status
 	case m.width < minWidth || m.height < minHeight:
 		middle = st.warn.Render(fmt.Sprintf("terminal %d×%d is below %d×%d", m.width, m.height, minWidth, minHeight))
 	case m.focus == focusTree:
