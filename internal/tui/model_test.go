@@ -174,7 +174,9 @@ func golden(t *testing.T, name string, m *Model) {
 
 var sizes = []struct{ w, h int }{{80, 24}, {160, 48}}
 
-func sizeName(w, h int) string { return strings.ReplaceAll(strings.TrimSpace(strings.Join([]string{itoa(w), itoa(h)}, "x")), " ", "") }
+func sizeName(w, h int) string {
+	return strings.ReplaceAll(strings.TrimSpace(strings.Join([]string{itoa(w), itoa(h)}, "x")), " ", "")
+}
 
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
