@@ -223,7 +223,10 @@ func (m *Model) pickerView(width, rows int) string {
 	inner := max(width-4, 20)
 	lines := []string{st.title.Render("Resume a session of this project"), ""}
 	if !m.cfg.canResume {
-		lines = append(lines, st.warn.Render(clip("Continuing a saved session needs resume in the runtime (issue 11): the one you pick opens read-only.", inner)), "")
+		for _, l := range wrapLines("Continuing a saved session needs resume in the runtime (issue 11): the one you pick opens read-only.", inner) {
+			lines = append(lines, st.warn.Render(l))
+		}
+		lines = append(lines, "")
 	}
 	rows = max(rows-len(lines)-2, 3)
 	start := 0
