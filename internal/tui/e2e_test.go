@@ -324,3 +324,30 @@ func TestTerminalUIKeepsScrollback(t *testing.T) {
 		}
 	}
 }
+
+// TestTerminalRestoredAfterPanic: a panic inside the UI (here in the
+// /agents action) ends it with the terminal back in line mode with echo,
+// off the alternate screen.
+func TestTerminalRestoredAfterPanic(t *testing.T) {
+	needTmux(t)
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm := startTerm(t, []string{"CADRE_TUI_PANIC_HELPER=1", "TERM=xterm-256color", "LANG=C.UTF-8", "PATH=" + os.Getenv("PATH")},
+		shellQuote(self)+` 2>/dev/null; st=$?; echo "ui exited $st, tty: $(stty -a | tr ' ' '\n' | grep -E '^-?(icanon|echo)$' | tr '\n' ' ')end"`)
+	tm.waitFor("Ask anything")
+	tm.typeText("/agents")
+	tm.keys("Enter")
+	out := tm.waitFor("ui exited 3, tty:", "end")
+	if !strings.Contains(out, "ui ended: program was killed: program experienced a panic") {
+		t.Errorf("the UI did not report the panic:\n%s", out)
+	}
+	if !strings.Contains(out, "tty: icanon echo end") {
+		t.Errorf("the terminal was not restored after the panic:\n%s", out)
+	}
+	if tm.altScreen() {
+		t.Error("the alternate screen is still on after the panic")
+	}
+}
