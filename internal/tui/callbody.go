@@ -11,8 +11,9 @@ import (
 	"github.com/cadre-dev/cadre/tool"
 )
 
-// cellWidth is the display width of s, escape codes ignored.
-func cellWidth(s string) int { return ansi.StringWidth(s) }
+// cellWidth is the display width of s, escape codes ignored, measured
+// the way Bubble Tea's renderer measures by default (wcwidth).
+func cellWidth(s string) int { return ansi.StringWidthWc(s) }
 
 // callBody renders a call's exact input for a permission prompt: the
 // whole command for Bash, a diff for edits, the content for writes, the

@@ -43,8 +43,8 @@ func newInput(st styles) textarea.Model {
 func inputStyles(st styles) textarea.Styles {
 	s := textarea.DefaultStyles(st.dark)
 	s.Focused.CursorLine = lipgloss.NewStyle()
-	s.Focused.Placeholder = st.dim
-	s.Blurred.Placeholder = st.dim
+	s.Focused.Placeholder = lipgloss.NewStyle().Foreground(st.grey)
+	s.Blurred.Placeholder = lipgloss.NewStyle().Foreground(st.grey)
 	return s
 }
 

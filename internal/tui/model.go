@@ -138,6 +138,9 @@ type Model struct {
 
 	expanded bool
 	scroll   int
+	// Renders kept between frames.
+	treeCache  treeView
+	inputCache inputRender
 	quitAt   time.Time
 	status   string
 	statusAt time.Time

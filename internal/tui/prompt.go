@@ -252,7 +252,7 @@ func (m *Model) promptView(width, bodyRows int) string {
 		}
 		lines = append(lines, st.warn.Render(clip("Also waiting: "+strings.Join(rest, " · "), inner)))
 	}
-	return st.modalBorder.Width(width).Render(strings.Join(lines, "\n"))
+	return box(st.modalEdge, lines, width)
 }
 
 // padBetween puts left and right at the two ends of width cells.

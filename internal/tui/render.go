@@ -65,7 +65,7 @@ func trimRightCells(l string) string {
 	if len(trimmed) == len(plain) {
 		return l
 	}
-	return xansi.Truncate(l, xansi.StringWidth(trimmed), "")
+	return xansi.TruncateWc(l, xansi.StringWidthWc(trimmed), "")
 }
 
 // wrapLines wraps plain text to width, keeping its own line breaks.
@@ -73,7 +73,7 @@ func wrapLines(text string, width int) []string {
 	if width < 1 {
 		width = 1
 	}
-	return strings.Split(xansi.Wrap(text, width, ""), "\n")
+	return strings.Split(xansi.WrapWc(text, width, ""), "\n")
 }
 
 // clipLines cuts each line of text to width.
@@ -144,7 +144,7 @@ func (m *Model) renderItemFresh(it *item, width int, extra string) []string {
 		}
 		lines := wrapLines(strings.TrimSpace(it.text), inner)
 		for i := range lines {
-			lines[i] = st.dim.Italic(true).Render(lines[i])
+			lines[i] = st.thinking.Render(lines[i])
 		}
 		return indent(lines, st.dim.Render("✻ "), "  ")
 	case itemTool:

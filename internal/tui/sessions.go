@@ -244,5 +244,5 @@ func (m *Model) pickerView(width, rows int) string {
 		lines = append(lines, mark+clip(text, inner-2))
 	}
 	lines = append(lines, "", st.dim.Render("↑ ↓ choose · enter opens · esc closes"))
-	return st.modalBorder.Width(width).Render(strings.Join(lines, "\n"))
+	return box(st.modalEdge, lines, width)
 }

@@ -118,7 +118,10 @@ func clip(s string, n int) string {
 	if n <= 0 {
 		return ""
 	}
-	return ansi.Truncate(s, n, "…")
+	if cellWidth(s) <= n {
+		return s
+	}
+	return ansi.TruncateWc(s, n, "…")
 }
 
 // lineCount counts the lines of s (a final newline does not start one).

@@ -140,6 +140,9 @@ func (n *Node) Elapsed(now time.Time) time.Duration {
 // prompts waiting for an answer. It is a plain value owned by the model:
 // not safe for concurrent use, and it never blocks.
 type Tree struct {
+	// version counts changes, so a view of the tree can be kept until it
+	// changes.
+	version int
 	nodes   map[string]*Node
 	byCall  map[string]string // Agent tool-use id → agent id
 	waiting map[string]int    // agent id → prompts waiting
@@ -154,6 +157,7 @@ func NewTree() *Tree {
 
 // Reset forgets every agent but an idle main one.
 func (t *Tree) Reset() {
+	t.version++
 	t.nodes = map[string]*Node{"": {Type: "main", state: StateIdle}}
 	t.byCall = map[string]string{}
 	t.waiting = map[string]int{}
@@ -183,11 +187,15 @@ func (t *Tree) State(n *Node) State {
 	return n.state
 }
 
+// Version changes whenever the tree does.
+func (t *Tree) Version() int { return t.version }
+
 // Len counts the agents, the main one included.
 func (t *Tree) Len() int { return len(t.nodes) }
 
 // Apply folds one event of a run into the tree; at is when it arrived.
 func (t *Tree) Apply(ev cadre.Event, at time.Time) {
+	t.version++
 	switch ev.Type {
 	case cadre.EventInit:
 		m := t.Main()
@@ -301,6 +309,7 @@ func (t *Tree) endTask(ev cadre.Event, at time.Time) {
 // (moved to the background, stopped, notified); unknown ids and words are
 // ignored.
 func (t *Tree) SetStatus(id, status string, at time.Time) {
+	t.version++
 	n := t.nodes[id]
 	s, ok := stateFromStatus(status)
 	if n == nil || !ok || id == "" {
@@ -319,6 +328,7 @@ func (t *Tree) SetStatus(id, status string, at time.Time) {
 // interrupted or failed otherwise. Sub-agents of the turn still alive are
 // killed, since the runtime cancels them with it (background ones go on).
 func (t *Tree) EndTurn(interrupted bool, errText string, at time.Time) {
+	t.version++
 	m := t.Main()
 	m.Ended = at
 	switch {
@@ -338,6 +348,7 @@ func (t *Tree) EndTurn(interrupted bool, errText string, at time.Time) {
 
 // Waiting adds delta to the count of prompts an agent has waiting.
 func (t *Tree) Waiting(id string, delta int) {
+	t.version++
 	t.waiting[id] += delta
 	if t.waiting[id] <= 0 {
 		delete(t.waiting, id)
@@ -347,6 +358,7 @@ func (t *Tree) Waiting(id string, delta int) {
 // ClearFinished forgets every ended sub-agent whose whole subtree has
 // ended, and returns how many it forgot.
 func (t *Tree) ClearFinished() int {
+	t.version++
 	removed := 0
 	var prune func(id string) bool // reports whether id's subtree is all ended
 	prune = func(id string) bool {

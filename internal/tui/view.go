@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cadre-dev/cadre/permission"
 )
@@ -58,7 +59,7 @@ func (m *Model) View() tea.View {
 // render draws the whole screen as text; View adds the terminal settings.
 func (m *Model) render() string {
 	if m.width < 20 || m.height < 8 {
-		return padBlock("cadre needs a larger terminal", m.width, m.height)
+		return strings.Join(padLines([]string{"cadre needs a larger terminal"}, m.width, m.height), "\n")
 	}
 	bottom := m.bottom()
 	bh := lipgloss.Height(bottom)
@@ -69,7 +70,7 @@ func (m *Model) render() string {
 	}
 	var tree string
 	if !side && m.showTree() {
-		tree = m.treePanel(m.width, m.narrowTreeRows(), false)
+		tree = strings.Join(m.treeLines(m.width, m.narrowTreeRows(), false), "\n")
 	}
 	th := 0
 	if tree != "" {
@@ -81,9 +82,14 @@ func (m *Model) render() string {
 	}
 	ch = max(ch, 1)
 	conv := m.convoView(convoW, ch)
-	top := conv
+	top := strings.Join(conv, "\n")
 	if side {
-		top = lipgloss.JoinHorizontal(lipgloss.Top, padBlock(conv, convoW, ch), m.treePanel(panelW, ch, true))
+		left := padLines(conv, convoW, ch)
+		right := m.sidePanelLines(panelW, ch)
+		for i := range left {
+			left[i] += right[i]
+		}
+		top = strings.Join(left, "\n")
 	}
 	parts := []string{top}
 	if tree != "" {
@@ -112,23 +118,40 @@ func (m *Model) narrowTreeRows() int {
 	return max(3, (m.height-12)/2)
 }
 
-// padBlock makes s exactly w cells wide and h lines high.
-func padBlock(s string, w, h int) string {
-	lines := strings.Split(s, "\n")
+// padLines makes lines exactly w cells wide and h lines high (the last h
+// when there are more), in a new slice.
+func padLines(lines []string, w, h int) []string {
 	if len(lines) > h {
 		lines = lines[len(lines)-h:]
 	}
-	for len(lines) < h {
+	out := make([]string, h)
+	copy(out, lines)
+	for i, l := range out {
+		cw := cellWidth(l)
+		if cw > w {
+			l = ansi.TruncateWc(l, w, "…")
+			cw = w
+		}
+		if cw < w {
+			l += strings.Repeat(" ", w-cw)
+		}
+		out[i] = l
+	}
+	return out
+}
+
+// sidePanelLines is the tree beside the conversation: a rule on its left
+// and the tree, height lines.
+func (m *Model) sidePanelLines(width, height int) []string {
+	rule := m.st.dim.Render("│") + " "
+	lines := m.treeLines(width-2, height, true)
+	for len(lines) < height {
 		lines = append(lines, "")
 	}
-	for i, l := range lines {
-		l = clip(l, w)
-		if pad := w - cellWidth(l); pad > 0 {
-			l += strings.Repeat(" ", pad)
-		}
-		lines[i] = l
+	for i, l := range lines[:height] {
+		lines[i] = rule + l
 	}
-	return strings.Join(lines, "\n")
+	return lines[:height]
 }
 
 // viewed is the conversation on screen.
@@ -159,7 +182,7 @@ func (m *Model) liveHeight(width int) int {
 
 // convoView renders the bottom of the conversation on screen that fits
 // height, scrolled up by m.scroll lines.
-func (m *Model) convoView(width, height int) string {
+func (m *Model) convoView(width, height int) []string {
 	c := m.viewed()
 	var header string
 	if m.view != "" {
@@ -194,7 +217,7 @@ func (m *Model) convoView(width, height int) string {
 	if header != "" {
 		out = append([]string{header}, out...)
 	}
-	return strings.Join(out, "\n")
+	return out
 }
 
 func (m *Model) viewHeader(width int) string {
@@ -266,12 +289,30 @@ func (m *Model) spinnerLine() string {
 }
 
 func (m *Model) inputView() string {
-	box := m.st.panelBorder
-	border := lipgloss.NewStyle().Border(lipgloss.RoundedBorder()).BorderForeground(m.st.dim.GetForeground()).Padding(0, 1).Width(m.width)
-	if m.focus != focusInput {
-		border = border.BorderForeground(box.GetBorderLeftForeground()).Faint(true)
+	key := inputKey{value: m.input.Value(), width: m.width, focus: m.focus == focusInput, line: m.input.Line(),
+		col: m.input.Column(), height: m.input.Height(), dark: m.st.dark}
+	if m.inputCache.text != "" && m.inputCache.key == key {
+		return m.inputCache.text
 	}
-	return border.Render(m.input.View())
+	edge := m.st.inputEdge
+	if m.focus != focusInput {
+		edge = m.st.faint
+	}
+	text := box(edge, strings.Split(m.input.View(), "\n"), m.width)
+	m.inputCache.key, m.inputCache.text = key, text
+	return text
+}
+
+// inputView's render is kept while the editor is unchanged.
+type inputKey struct {
+	value                    string
+	width, line, col, height int
+	focus, dark              bool
+}
+
+type inputRender struct {
+	key  inputKey
+	text string
 }
 
 // cursor places the terminal's cursor in the input.
@@ -321,7 +362,7 @@ func (m *Model) confirmView() string {
 		what = n.Type + " " + n.ID
 	}
 	text := fmt.Sprintf("Stop %s and every agent and shell it started? y stops · any other key keeps it", what)
-	return m.st.modalBorder.Width(m.width).Render(clip(text, m.width-4))
+	return box(m.st.modalEdge, []string{text}, m.width)
 }
 
 func modeLabel(mode permission.Mode) string {
@@ -370,15 +411,36 @@ func (m *Model) statusLine() string {
 	return padBetween(left+"  "+clip(middle, room), right, m.width)
 }
 
-// treePanel renders the agent tree in width×height (height is a maximum
-// for the panel below the conversation, exact for the side panel).
-func (m *Model) treePanel(width, height int, side bool) string {
+// treeView is a rendered tree kept while nothing it shows changes.
+type treeView struct {
+	key   treeKey
+	lines []string
+}
+
+type treeKey struct {
+	version, sel, width, height int
+	side, focus                 bool
+	second                      int64 // elapsed times show whole seconds
+	dark                        bool
+}
+
+// treeLines renders the agent tree in width×height: one line an agent
+// below the conversation (height is a maximum), two beside it.
+func (m *Model) treeLines(width, height int, side bool) []string {
+	key := treeKey{version: m.tree.Version(), sel: m.treeSel, width: width, height: height, side: side,
+		focus: m.focus == focusTree, second: m.now.Unix(), dark: m.st.dark}
+	if m.treeCache.lines != nil && m.treeCache.key == key {
+		return append([]string(nil), m.treeCache.lines...)
+	}
+	lines := m.renderTree(width, height, side)
+	m.treeCache = treeView{key: key, lines: lines}
+	return append([]string(nil), lines...)
+}
+
+func (m *Model) renderTree(width, height int, side bool) []string {
 	st := m.st
 	rows := m.tree.Rows()
 	inner := width
-	if side {
-		inner = width - 2 // the border and its padding
-	}
 	title := st.title.Render("Agents") + st.dim.Render(m.treeCounts())
 	if m.focus == focusTree && side {
 		title = padBetween(title, st.dim.Render("enter open · x stop · c clear · ctrl+b background"), inner)
@@ -415,11 +477,7 @@ func (m *Model) treePanel(width, height int, side bool) string {
 	if hidden := len(rows) - fit; hidden > 0 {
 		lines[0] = clip(title+st.dim.Render(fmt.Sprintf(" · %d–%d of %d", start+1, min(start+fit, len(rows)), len(rows))), inner)
 	}
-	out := strings.Join(lines, "\n")
-	if side {
-		return st.panelBorder.Height(height).Render(padBlock(out, inner, height))
-	}
-	return out
+	return lines
 }
 
 func (m *Model) treeCounts() string {
@@ -501,7 +559,7 @@ func (m *Model) treeRowWide(r Row, width int, sel bool) []string {
 	}
 	room := width - cellWidth(stateText) - 1
 	first := padBetween(clip(label+desc, room), stateText, width)
-	cont := "  " + strings.NewReplacer("├─ ", "│  ", "└─ ", "   ").Replace(r.Guide)
+	cont := "  " + continuation(r.Guide)
 	if n.ID != "" || len(n.Children) > 0 {
 		if len(n.Children) > 0 {
 			cont += "│  "
@@ -522,6 +580,17 @@ func (m *Model) treeRowWide(r Row, width int, sel bool) []string {
 		first, second = st.faint.Render(first), st.faint.Render(second)
 	}
 	return []string{first, second}
+}
+
+// continuation turns a row's guide into the guide of the line below it.
+func continuation(guide string) string {
+	if strings.HasSuffix(guide, "├─ ") {
+		return strings.TrimSuffix(guide, "├─ ") + "│  "
+	}
+	if strings.HasSuffix(guide, "└─ ") {
+		return strings.TrimSuffix(guide, "└─ ") + "   "
+	}
+	return guide
 }
 
 // treeRowAt maps a screen position to a tree row (mouse selection).
