@@ -141,11 +141,11 @@ type Model struct {
 	// Renders kept between frames.
 	treeCache  treeView
 	inputCache inputRender
-	quitAt   time.Time
-	status   string
-	statusAt time.Time
-	ticking  bool
-	quitting bool
+	quitAt     time.Time
+	status     string
+	statusAt   time.Time
+	ticking    bool
+	quitting   bool
 }
 
 type focusArea int
