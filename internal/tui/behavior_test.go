@@ -375,7 +375,7 @@ func TestAgentViewAndClear(t *testing.T) {
 		cadre.Event{Type: cadre.EventToolEnd, AgentID: "a1", Call: g, ToolResult: &cadre.ToolResult{Text: "a.go\nb.go\nc.go"}})
 	press(m, "tab", "down", "enter")
 	s := view(t, m)
-	has(t, s, "Explore a1 · running · read-only", "› child-1 prompt", "Glob(**/*.go)", "a.go (+2 lines, ctrl+o to expand)")
+	has(t, s, "Explore a1 · haiku · running · read-only", "› child-1 prompt", "Glob(**/*.go)", "a.go (+2 lines, ctrl+o to expand)")
 	press(m, "ctrl+o")
 	has(t, view(t, m), "b.go", "c.go")
 	// It grows as the agent goes on.

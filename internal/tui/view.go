@@ -17,7 +17,7 @@ import (
 const (
 	minWidth    = 80
 	minHeight   = 24
-	sideMinimum = 120
+	sideMinimum = 140
 )
 
 // layout sizes the input to the terminal.
@@ -31,7 +31,7 @@ func (m *Model) sidePanel() (bool, int) {
 	if m.width < sideMinimum {
 		return false, 0
 	}
-	return true, max(44, min(m.width*2/5, 72))
+	return true, max(56, min(m.width*2/5, 80))
 }
 
 // showTree reports whether the tree panel is on screen: always beside a
@@ -226,7 +226,7 @@ func (m *Model) viewHeader(width int) string {
 	if s, ok := m.sessions[m.view]; ok {
 		what = "saved session " + shortID(s.ID) + " · read-only · esc returns"
 	} else if n := m.tree.Get(m.view); n != nil {
-		what = fmt.Sprintf("%s %s · %s · read-only · esc returns", n.Type, n.ID, m.tree.State(n))
+		what = fmt.Sprintf("%s %s · %s · %s · read-only · esc returns", n.Type, n.ID, orText(n.Model, "?"), m.tree.State(n))
 	}
 	return st.title.Render(clip("── "+what+" ", width))
 }
