@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -107,6 +109,25 @@ func (tm *term) capture() string {
 	out, _ := exec.Command("tmux", "-L", tm.socket, "capture-pane", "-p", "-t", "e2e").Output()
 	return string(out)
 }
+
+// colours lists the colour codes of the screen's SGR sequences (30–38,
+// 40–48, 90–97, 100–107; the defaults 39 and 49 are not colours).
+func (tm *term) colours() []string {
+	screen := tm.tmux("capture-pane", "-p", "-e", "-t", "e2e")
+	var out []string
+	for _, m := range sgr.FindAllStringSubmatch(screen, -1) {
+		for _, p := range strings.Split(m[1], ";") {
+			n, err := strconv.Atoi(p)
+			if err == nil && (n >= 30 && n <= 38 || n >= 40 && n <= 48 || n >= 90 && n <= 97 || n >= 100 && n <= 107) {
+				out = append(out, m[0])
+				break
+			}
+		}
+	}
+	return out
+}
+
+var sgr = regexp.MustCompile(`\x1b\[([0-9;:]*)m`)
 
 // history is the screen and the scrollback above it.
 func (tm *term) history() string {
@@ -232,6 +253,9 @@ func TestTerminalUI(t *testing.T) {
 	if !tm.altScreen() {
 		t.Error("the UI is not on the alternate screen")
 	}
+	if len(tm.colours()) == 0 {
+		t.Error("the UI shows no colour at all")
+	}
 
 	// A prompt; its Bash call asks; allow once.
 	tm.typeText("tui-session: create notes.txt")
@@ -293,7 +317,8 @@ func TestTerminalUI(t *testing.T) {
 }
 
 // TestTerminalUIKeepsScrollback: with --no-alt-screen the conversation is
-// written to the terminal's scrollback and stays there after exit (Ctrl+D).
+// written to the terminal's scrollback and stays there after exit (Ctrl+D);
+// with NO_COLOR the screen has no colour.
 func TestTerminalUIKeepsScrollback(t *testing.T) {
 	needTmux(t)
 	t.Parallel()
@@ -302,7 +327,8 @@ func TestTerminalUIKeepsScrollback(t *testing.T) {
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { srv.Check(t) })
 	p := newProject(t, srv)
-	srv.Script("inline-session", llmtest.Text("First answer."), llmtest.Text("Second answer."))
+	srv.Script("inline-session", llmtest.Text("First **answer**."), llmtest.Text("Second answer."))
+	p.env = append(p.env, "NO_COLOR=1")
 
 	tm := p.launch(t, bin, "--no-alt-screen")
 	tm.waitFor("Ask anything")
@@ -315,6 +341,9 @@ func TestTerminalUIKeepsScrollback(t *testing.T) {
 	tm.typeText("two")
 	tm.keys("Enter")
 	tm.waitFor("Second answer.")
+	if c := tm.colours(); len(c) > 0 {
+		t.Errorf("NO_COLOR is set, yet the screen has colour codes %q", c)
+	}
 	tm.keys("C-d")
 	tm.waitFor("cadre exited 0, tty: icanon echo end")
 	hist := tm.history()

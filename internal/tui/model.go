@@ -7,6 +7,7 @@ import (
 
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/permission"
@@ -136,6 +137,11 @@ type Model struct {
 	// sessions are saved sessions loaded for viewing, by view key.
 	sessions map[string]sessionInfo
 
+	// profile is the terminal's colour profile: what is printed to the
+	// scrollback does not pass through the renderer, which would reduce
+	// its colours to it (NO_COLOR included).
+	profile colorprofile.Profile
+
 	expanded bool
 	scroll   int
 	// Renders kept between frames.
@@ -157,7 +163,7 @@ const (
 
 // newModel builds the model; act may leave any action nil.
 func newModel(cfg config, act actions) *Model {
-	m := &Model{cfg: cfg, act: act, st: newStyles(cfg.dark), width: 80, height: 24,
+	m := &Model{cfg: cfg, act: act, st: newStyles(cfg.dark), width: 80, height: 24, profile: colorprofile.TrueColor,
 		tree: NewTree(), pastes: map[int]string{}, mode: cfg.mode, sessions: map[string]sessionInfo{}}
 	if m.mode == "" {
 		m.mode = permission.ModeDefault
@@ -200,6 +206,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.layout()
+	case tea.ColorProfileMsg:
+		m.profile = msg.Profile
 	case tea.BackgroundColorMsg:
 		if dark := msg.IsDark(); dark != m.st.dark {
 			m.st = newStyles(dark)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -637,5 +638,8 @@ func (m *Model) flushPrinted() tea.Cmd {
 	if len(out) == 0 {
 		return nil
 	}
-	return tea.Println(strings.Join(out, "\n"))
+	var b strings.Builder
+	w := &colorprofile.Writer{Forward: &b, Profile: m.profile}
+	_, _ = w.WriteString(strings.Join(out, "\n"))
+	return tea.Println(b.String())
 }
