@@ -3,6 +3,7 @@ package tui
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,11 +175,4 @@ func golden(t *testing.T, name string, m *Model) {
 
 var sizes = []struct{ w, h int }{{80, 24}, {160, 48}}
 
-func sizeName(w, h int) string {
-	return strings.ReplaceAll(strings.TrimSpace(strings.Join([]string{itoa(w), itoa(h)}, "x")), " ", "")
-}
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
-}
+func sizeName(w, h int) string { return fmt.Sprintf("%dx%d", w, h) }
