@@ -19,6 +19,7 @@ import (
 	"github.com/cadre-dev/cadre/llm/anthropic"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/transcript"
 )
 
 func TestPrompterBridge(t *testing.T) {
@@ -265,4 +266,114 @@ func TestMouse(t *testing.T) {
 	if v := m.View(); v.MouseMode != tea.MouseModeCellMotion {
 		t.Fatal("--mouse does not turn mouse reporting on")
 	}
+}
+
+// controlRuntime is a fake runtime with every optional ability.
+type controlRuntime struct {
+	fakeRuntime
+	mu   sync.Mutex
+	mode permission.Mode
+	bg   []string
+	stop []string
+}
+
+func (c *controlRuntime) SetPermissionMode(m permission.Mode) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m == permission.ModeBypassPermissions {
+		return errors.New("bypass is disabled")
+	}
+	c.mode = m
+	return nil
+}
+
+func (c *controlRuntime) Background(id string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bg = append(c.bg, id)
+	return nil
+}
+
+func (c *controlRuntime) Stop(id string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stop = append(c.stop, id)
+	return nil
+}
+
+func TestAppActions(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rt := &controlRuntime{fakeRuntime: fakeRuntime{evs: []cadre.Event{initEvent()}}}
+	opened := 0
+	a := &app{ctx: ctx, queue: newEventQueue(), prompter: &prompter{}, rt: rt, opts: Options{
+		New: func(permission.Prompter) (Runtime, error) { opened++; return &fakeRuntime{}, nil },
+	}}
+	act := a.actions()
+	if act.background == nil || act.stop == nil || act.resume != nil || act.sessions != nil || act.agents != nil {
+		t.Fatal("the actions do not follow the runtime's abilities and the options")
+	}
+	if msg := act.setMode(permission.ModePlan)().(modeMsg); msg.err != nil || rt.mode != permission.ModePlan {
+		t.Fatalf("setMode: %+v, mode %s", msg, rt.mode)
+	}
+	if msg := act.setMode(permission.ModeBypassPermissions)().(modeMsg); msg.err == nil {
+		t.Fatal("a refused mode reported no error")
+	}
+	if msg := act.background("a1")().(controlMsg); msg.err != nil || rt.bg[0] != "a1" {
+		t.Fatalf("background: %+v", msg)
+	}
+	if msg := act.stop("a2")().(controlMsg); msg.err != nil || rt.stop[0] != "a2" {
+		t.Fatalf("stop: %+v", msg)
+	}
+	// A turn: the pump fills the queue and ends the run.
+	act.start("go")()
+	a.shutdown()
+	items := a.queue.take()
+	if len(items) != 2 || items[0].ev.Type != cadre.EventInit || !items[1].end {
+		t.Fatalf("the turn queued %+v", items)
+	}
+	// After shutdown no turn starts.
+	act.start("again")()
+	if items := a.queue.take(); len(items) != 0 {
+		t.Fatalf("a turn started after shutdown: %+v", items)
+	}
+	if msg := act.fresh()().(runtimeMsg); msg.err != nil || opened != 1 || a.runtime() == Runtime(rt) {
+		t.Fatalf("fresh: %+v", msg)
+	}
+	// A runtime without the abilities leaves those actions out.
+	a2 := &app{ctx: ctx, queue: newEventQueue(), rt: &fakeRuntime{}}
+	if act := a2.actions(); act.background != nil || act.stop != nil {
+		t.Fatal("a runtime without TaskControl got background and stop")
+	}
+	if msg := a2.actions().setMode(permission.ModePlan)().(modeMsg); !errors.Is(msg.err, errNotAvailable) {
+		t.Fatalf("setMode without ModeSetter: %v", msg.err)
+	}
+}
+
+func TestOpenAtStart(t *testing.T) {
+	t.Parallel()
+	state, dir := t.TempDir(), "/home/dev/shop"
+	path := transcript.SessionPath(state, dir, "s-1")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	line := `{"type":"user","sessionId":"s-1","timestamp":"2026-05-04T10:00:00Z","message":{"role":"user","content":[{"type":"text","text":"saved prompt"}]}}` + "\n"
+	if err := os.WriteFile(path, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := &app{ctx: context.Background(), opts: Options{StateDir: state, Cwd: dir}, prompter: &prompter{}}
+	h, ok := a.openAtStart("s-1").(historyMsg)
+	if !ok || h.err != nil || len(h.entries) != 1 {
+		t.Fatalf("without Resume the session opens read-only: %+v", h)
+	}
+	var resumed string
+	a.opts.Resume = func(id string, _ permission.Prompter) (Runtime, error) { resumed = id; return &fakeRuntime{}, nil }
+	rm, ok := a.openAtStart("s-1").(runtimeMsg)
+	if !ok || rm.err != nil || resumed != "s-1" || rm.resumed == nil || len(rm.resumed.entries) != 1 {
+		t.Fatalf("with Resume: %+v", rm)
+	}
+	m := testModel(t, 80, 24, nil)
+	m.Update(rm)
+	has(t, view(t, m), "saved prompt", "Resumed session s")
 }
