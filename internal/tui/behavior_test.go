@@ -81,10 +81,21 @@ func TestSendQueueAndInterrupt(t *testing.T) {
 	f.ev(initEvent(), cadre.Event{Type: cadre.EventText, Text: "partial"})
 	_, cmd := m.Update(eventsMsg{items: []runItem{{end: true, interrupted: true, err: errors.New("context canceled"), at: f.at}}})
 	run(t, m, cmd)
-	if len(rec.started) != 2 || rec.started[1] != "second" {
+	// After an interrupt what was queued comes back to the editor.
+	if len(rec.started) != 1 || strings.TrimSpace(m.input.Value()) != "second" {
+		t.Fatalf("after the interrupt: started %v, input %q", rec.started, m.input.Value())
+	}
+	has(t, view(t, m), "partial", "Interrupted.")
+	// A turn that ends normally sends the next queued prompt.
+	press(m, "enter")
+	typeText(m, "third")
+	press(m, "enter")
+	_, cmd = m.Update(eventsMsg{items: []runItem{{end: true, at: f.at}}})
+	run(t, m, cmd)
+	if len(rec.started) != 3 || rec.started[2] != "third" {
 		t.Fatalf("the queued prompt did not follow: %v", rec.started)
 	}
-	has(t, view(t, m), "partial", "Interrupted.", "› second")
+	has(t, view(t, m), "› second", "› third")
 }
 
 func TestQuitKeys(t *testing.T) {
@@ -258,8 +269,9 @@ func TestPromptsMarkTheTreeAndTheCall(t *testing.T) {
 		t.Fatal("main is not waiting while its prompt is open")
 	}
 	has(t, view(t, m), "Waiting for permission…", "Waiting for your answer…")
-	// The turn ending withdraws its prompts.
+	// Cancelling the turn withdraws its prompts (the prompter says so).
 	m.Update(eventsMsg{items: []runItem{{end: true, interrupted: true, err: errors.New("canceled"), at: f.at}}})
+	m.Update(promptGoneMsg{id: 1})
 	if len(m.prompts) != 0 || m.tree.State(m.tree.Main()) != StateInterrupted {
 		t.Fatalf("after the turn: %d prompts, main %s", len(m.prompts), m.tree.State(m.tree.Main()))
 	}

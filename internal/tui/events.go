@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -126,10 +127,15 @@ func (m *Model) endRun(it runItem) tea.Cmd {
 	case it.err != nil:
 		m.main().addError(it.err.Error())
 	}
-	for _, p := range m.prompts {
-		m.tree.Waiting(p.agentID(), -1)
+	// Prompts of the turn's agents are withdrawn by the prompter as their
+	// calls are cancelled (promptGoneMsg); a background agent's stay.
+	if it.interrupted && len(m.queued) > 0 {
+		// The user stopped the turn: what they queued behind it goes back
+		// to the editor rather than out.
+		m.input.SetValue(strings.Join(append(m.queued, m.input.Value()), "\n"))
+		m.queued = nil
+		m.layout()
 	}
-	m.prompts = nil
 	if len(m.queued) > 0 {
 		next := m.queued[0]
 		m.queued = m.queued[1:]
@@ -177,6 +183,6 @@ func (m *Model) interrupt() tea.Cmd {
 	return m.act.interrupt()
 }
 
-// usageLine sums up a turn for the spinner: output tokens so far, with
+// turnTokens sums up a turn for the spinner: output tokens so far, with
 // the streamed text estimated at 4 bytes a token.
 func (m *Model) turnTokens() int64 { return m.runOutput + int64(m.streamed/4) }

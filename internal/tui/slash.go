@@ -159,7 +159,7 @@ func joinModes(ms []permission.Mode) string {
 func (m *Model) cmdHelp(string) tea.Cmd {
 	var b strings.Builder
 	b.WriteString("Keys\n")
-	for _, k := range keyHelp {
+	for _, k := range keyHelp() {
 		fmt.Fprintf(&b, "  %-16s %s\n", k[0], k[1])
 	}
 	b.WriteString("Commands\n")
@@ -176,21 +176,23 @@ func (m *Model) cmdExit(string) tea.Cmd {
 }
 
 // keyHelp lists the key bindings, for /help and the README.
-var keyHelp = [][2]string{
-	{"enter", "send the prompt (queued while a turn runs)"},
-	{"alt+enter ctrl+j", "new line (also shift+enter, or \\ then enter)"},
-	{"↑ ↓", "earlier prompts"},
-	{"esc", "interrupt the running turn; leave an agent's view"},
-	{"shift+tab", "cycle the permission mode: default, acceptEdits, plan"},
-	{"tab", "move between the prompt and the agent tree"},
-	{"↑ ↓ enter", "in the tree: select an agent, open its conversation"},
-	{"x", "in the tree: stop the selected agent (asks first)"},
-	{"c", "in the tree: clear finished agents"},
-	{"ctrl+b", "move the selected (or only) foreground agent to the background"},
-	{"ctrl+o", "expand or collapse tool results"},
-	{"pgup pgdn", "scroll the conversation (the wheel too, with --mouse)"},
-	{"ctrl+c ctrl+c", "quit (once interrupts or clears the prompt)"},
-	{"ctrl+d", "quit, on an empty prompt"},
+func keyHelp() [][2]string {
+	return [][2]string{
+		{"enter", "send the prompt (queued while a turn runs)"},
+		{"alt+enter ctrl+j", "new line (also shift+enter, or \\ then enter)"},
+		{"↑ ↓", "earlier prompts"},
+		{"esc", "interrupt the running turn; leave an agent's view"},
+		{"shift+tab", "cycle the permission mode: default, acceptEdits, plan"},
+		{"tab", "move between the prompt and the agent tree"},
+		{"↑ ↓ enter", "in the tree: select an agent, open its conversation"},
+		{"x", "in the tree: stop the selected agent (asks first)"},
+		{"c", "in the tree: clear finished agents"},
+		{"ctrl+b", "move the selected (or only) foreground agent to the background"},
+		{"ctrl+o", "expand or collapse tool results"},
+		{"pgup pgdn", "scroll the conversation (the wheel too, with --mouse)"},
+		{"ctrl+c ctrl+c", "quit (once interrupts or clears the prompt)"},
+		{"ctrl+d", "quit, on an empty prompt"},
+	}
 }
 
 // showText shows a command's output.

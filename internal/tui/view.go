@@ -255,7 +255,8 @@ func (m *Model) bottom() string {
 	return strings.Join(parts, "\n")
 }
 
-var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+// spinnerFrames are the spinner's frames, one a tick.
+const spinnerFrames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 func (m *Model) spinnerLine() string {
 	if !m.running {
@@ -266,7 +267,8 @@ func (m *Model) spinnerLine() string {
 	if !m.runStart.IsZero() && m.now.After(m.runStart) {
 		el = m.now.Sub(m.runStart)
 	}
-	frame := spinnerFrames[int(el/tickEvery)%len(spinnerFrames)]
+	frames := []rune(spinnerFrames)
+	frame := string(frames[int(el/tickEvery)%len(frames)])
 	what := "Working…"
 	if len(m.prompts) > 0 {
 		what = "Waiting for your answer…"
