@@ -13,6 +13,9 @@ import (
 	"github.com/cadre-dev/cadre/transcript"
 )
 
+// The UI changes the mode with Shift+Tab through this.
+var _ tui.ModeSetter = (*cadre.Runtime)(nil)
+
 // uiOptions are the flags of the interactive terminal UI.
 type uiOptions struct {
 	noAltScreen bool

@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/permission"
 )
@@ -23,5 +25,5 @@ func TestMain(m *testing.M) {
 		fmt.Printf("ui ended: %v\n", err)
 		os.Exit(3)
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }

@@ -181,7 +181,7 @@ func keyHelp() [][2]string {
 		{"enter", "send the prompt (queued while a turn runs)"},
 		{"alt+enter ctrl+j", "new line (also shift+enter, or \\ then enter)"},
 		{"↑ ↓", "earlier prompts"},
-		{"esc", "interrupt the running turn; leave an agent's view"},
+		{"esc", "interrupt the running turn (first it leaves an agent's view or the tree)"},
 		{"shift+tab", "cycle the permission mode: default, acceptEdits, plan"},
 		{"tab", "move between the prompt and the agent tree"},
 		{"↑ ↓ enter", "in the tree: select an agent, open its conversation"},
