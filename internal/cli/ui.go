@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
@@ -44,23 +45,22 @@ func runUI(ctx context.Context, p procIO, o *options) error {
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
-	stateDir := ""
-	if !cfg.NoTranscript {
-		if stateDir, err = transcript.StateDir(cfg.Getenv); err != nil {
+	// Where the runtime writes transcripts is where /resume looks.
+	stateDir := cfg.StateDir
+	if stateDir == "" && !cfg.NoTranscript {
+		if stateDir, err = transcript.StateDir(p.getenv); err != nil {
 			return &exitError{ExitUsage, err}
 		}
 	}
-	first := true
+	// The first runtime takes --session-id; /clear starts new sessions.
+	var first sync.Once
 	newRuntime := func(pr permission.Prompter) (tui.Runtime, error) {
 		c := cfg
 		perms := *cfg.Permissions
 		perms.Prompter = pr
 		c.Permissions = &perms
-		if !first {
-			// /clear starts a new session.
-			c.SessionID = ""
-		}
-		first = false
+		c.SessionID = ""
+		first.Do(func() { c.SessionID = cfg.SessionID })
 		return cadre.New(c)
 	}
 	home := p.getenv("HOME")
