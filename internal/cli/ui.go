@@ -7,6 +7,8 @@ import (
 	"os"
 	"sync"
 
+	"github.com/charmbracelet/x/term"
+
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/tui"
@@ -29,13 +31,11 @@ func wantsUI(p procIO, o *options, args []string) bool {
 	return !o.print && len(args) == 0 && isTerminal(p.stdin) && isTerminal(p.stdout)
 }
 
+// isTerminal reports whether f is a terminal (not merely a character
+// device such as /dev/null).
 func isTerminal(f any) bool {
 	file, ok := f.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := file.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(file.Fd())
 }
 
 // runUI configures the session like a headless run and opens the
