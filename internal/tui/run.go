@@ -122,7 +122,11 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 	}()
 	if o.ResumeID != "" {
-		go p.Send(a.openAtStart(o.ResumeID))
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			p.Send(a.openAtStart(o.ResumeID))
+		}()
 	}
 	_, err = p.Run()
 	close(closed)
