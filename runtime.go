@@ -135,6 +135,9 @@ type Runtime struct {
 
 	mu       sync.Mutex
 	messages []llm.Message
+
+	modeMu sync.Mutex
+	mode   permission.Mode // set by SetPermissionMode; "" means the configured one
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
@@ -265,7 +268,7 @@ func (r *Runtime) rootPerms() permission.Effective {
 	if r.cfg.Permissions == nil {
 		return permission.Effective{Mode: permission.ModeBypassPermissions}
 	}
-	m, _ := permission.ParseMode(string(r.cfg.Permissions.Mode))
+	m := r.PermissionMode()
 	return permission.Effective{Mode: m, NoPrompt: m == permission.ModeDontAsk, Rules: r.cfg.Permissions.Rules}
 }
 

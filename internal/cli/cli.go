@@ -88,6 +88,7 @@ type options struct {
 	noTranscript           bool
 	includePartial         bool
 	replayUserMessages     bool
+	ui                     uiOptions
 }
 
 // procIO bundles the process's streams and environment.
@@ -154,6 +155,8 @@ func newRootCmd(ctx context.Context, p procIO, sigs *signals) *cobra.Command {
 		Long: `cadre runs an LLM agent in the current directory with tools to read, search
 and change files and run commands, and lets it hand work to sub-agents.
 
+Interactive use: cadre (in a terminal, with no prompt) opens the terminal UI.
+
 Headless use: cadre -p "fix the failing test" (or pipe the prompt on stdin;
 with both, the prompt comes first and stdin follows it).
 
@@ -168,14 +171,16 @@ terminated (SIGTERM).`,
 		SilenceErrors: true,
 		Args:          cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if wantsUI(p, &o, args) {
+				return runUI(ctx, p, &o)
+			}
 			return runRoot(ctx, p, sigs, &o, args)
 		},
 	}
 	cmd.SetVersionTemplate("cadre {{.Version}}\n")
 	f := cmd.Flags()
-	// Headless printing is the only mode until the terminal UI exists, so
-	// -p is accepted (scripts written for Claude Code pass it) and the run
-	// does not depend on it.
+	// Without -p and a prompt, a terminal opens the UI; anything else
+	// runs headless, so -p is optional for scripts.
 	f.BoolVarP(&o.print, "print", "p", false, "print the answer and exit (headless mode; the prompt is the argument and/or stdin)")
 	f.StringVar(&o.outputFormat, "output-format", "text", "output format with --print: text, json or stream-json")
 	f.StringVar(&o.inputFormat, "input-format", "text", "input format: text, or stream-json (user messages and control requests on stdin, one JSON per line; needs --output-format stream-json)")
@@ -208,6 +213,8 @@ terminated (SIGTERM).`,
 	f.BoolVar(&o.noTranscript, "no-session-persistence", false, "same as --no-transcript")
 	f.BoolVar(&o.includePartial, "include-partial-messages", false, "with stream-json output, also write the answer as it streams (stream_event lines)")
 	f.BoolVar(&o.replayUserMessages, "replay-user-messages", false, "with stream-json input and output, echo each user message back")
+	f.BoolVar(&o.ui.noAltScreen, "no-alt-screen", false, "terminal UI: draw below the prompt and keep the conversation in the terminal's scrollback")
+	f.BoolVar(&o.ui.mouse, "mouse", false, "terminal UI: scroll with the wheel and click agents in the tree")
 	f.SetInterspersed(true)
 	addSubcommands(cmd)
 	return cmd
@@ -229,9 +236,9 @@ func readPrompt(p procIO, args []string) (string, error) {
 	if len(args) == 1 {
 		arg = args[0]
 	}
-	if isTerminal(p.stdin) || p.stdin == nil {
+	if isCharDevice(p.stdin) || p.stdin == nil {
 		if strings.TrimSpace(arg) == "" {
-			return "", &exitError{ExitUsage, errors.New("no prompt: pass one as an argument or on stdin (the interactive terminal UI is not available yet)")}
+			return "", &exitError{ExitUsage, errors.New("no prompt: pass one as an argument or on stdin (the terminal UI needs a terminal on stdout too)")}
 		}
 		return arg, nil
 	}
@@ -250,9 +257,9 @@ func readPrompt(p procIO, args []string) (string, error) {
 	return "", &exitError{ExitUsage, errors.New("no prompt: the argument and stdin are empty")}
 }
 
-// isTerminal reports whether r is a terminal (or another character device
-// such as /dev/null, which holds no prompt).
-func isTerminal(r io.Reader) bool {
+// isCharDevice reports whether r is a terminal or another character
+// device such as /dev/null, which holds no prompt.
+func isCharDevice(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	if !ok {
 		return false

@@ -1,0 +1,188 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/cadre-dev/cadre"
+)
+
+// applyRun folds run items into the tree and the conversations.
+func (m *Model) applyRun(items []runItem) []tea.Cmd {
+	var cmds []tea.Cmd
+	for _, it := range items {
+		m.advance(it.at)
+		if it.end {
+			cmds = append(cmds, m.endRun(it))
+			continue
+		}
+		m.applyEvent(it.ev, it.at)
+	}
+	return cmds
+}
+
+func (m *Model) applyEvent(ev cadre.Event, at time.Time) {
+	m.tree.Apply(ev, at)
+	switch ev.Type {
+	case cadre.EventInit:
+		m.runStart = at
+		if ev.Init != nil {
+			m.cfg.sessionID = ev.Init.SessionID
+			if ev.Init.Model != "" {
+				m.cfg.model = ev.Init.Model
+			}
+		}
+		return
+	case cadre.EventTaskStarted, cadre.EventTaskPending:
+		m.taskStarted(ev)
+		return
+	case cadre.EventTaskCompleted:
+		m.taskEnded(ev)
+		return
+	case cadre.EventResult:
+		if r := ev.Result; r != nil {
+			if r.IsError {
+				m.main().addError(resultProblem(r))
+			}
+		}
+		return
+	case cadre.EventAssistant:
+		m.tokens += ev.Usage.Total()
+		if ev.AgentID == "" {
+			m.runOutput += ev.Usage.OutputTokens
+			m.streamed = 0
+		}
+	case cadre.EventText:
+		if ev.AgentID == "" {
+			m.streamed += len(ev.Text)
+		}
+	}
+	m.convoOf(ev.AgentID).apply(ev)
+}
+
+func resultProblem(r *cadre.Result) string {
+	switch r.Subtype {
+	case "error_max_turns":
+		return fmt.Sprintf("The turn stopped at its limit of %d model requests.", r.NumTurns)
+	}
+	return "The turn ended in error (" + r.Subtype + ")."
+}
+
+// taskStarted opens a sub-agent's conversation with the prompt its
+// parent's Agent call gave it.
+func (m *Model) taskStarted(ev cadre.Event) {
+	info := ev.Task
+	if info == nil || m.convos[info.AgentID] != nil {
+		return
+	}
+	c := m.convoOf(info.AgentID)
+	parent := info.Parent
+	if parent == "main" {
+		parent = ""
+	}
+	if pc := m.convos[parent]; pc != nil {
+		if p := agentPrompt(pc.tool(info.ToolUseID)); p != "" {
+			c.addUser(p)
+		}
+	}
+}
+
+func (m *Model) taskEnded(ev cadre.Event) {
+	res := ev.Subagent
+	if res == nil {
+		return
+	}
+	c := m.convoOf(res.AgentID)
+	c.closeOpen("The agent ended before this call finished.")
+	line := fmt.Sprintf("Agent %s: %s · %s tokens · %s", res.Status, plural(res.ToolUses, "tool use"), formatTokens(res.Usage.Total()), formatElapsed(res.Duration))
+	if res.Error != "" {
+		c.addError(res.Error)
+	}
+	c.addInfo(line)
+}
+
+// endRun closes a turn: open calls end, the tree settles, a queued prompt
+// goes next.
+func (m *Model) endRun(it runItem) tea.Cmd {
+	m.running = false
+	why := ""
+	switch {
+	case it.interrupted:
+		why = "Interrupted by the user."
+	case it.err != nil:
+		why = it.err.Error()
+	}
+	for id, c := range m.convos {
+		if n := m.tree.Get(id); id == "" || (n != nil && (n.state == StateRunning || n.state == StatePending)) {
+			c.closeOpen(orText(why, "The turn ended before this call finished."))
+		}
+	}
+	m.tree.EndTurn(it.interrupted, errText(it), it.at)
+	switch {
+	case it.interrupted:
+		m.main().addInfo("Interrupted. What should the agent do instead?")
+	case it.err != nil:
+		m.main().addError(it.err.Error())
+	}
+	// Prompts of the turn's agents are withdrawn by the prompter as their
+	// calls are cancelled (promptGoneMsg); a background agent's stay.
+	if it.interrupted && len(m.queued) > 0 {
+		// The user stopped the turn: what they queued behind it goes back
+		// to the editor rather than out.
+		m.input.SetValue(strings.Join(append(m.queued, m.input.Value()), "\n"))
+		m.queued = nil
+		m.layout()
+	}
+	if len(m.queued) > 0 {
+		next := m.queued[0]
+		m.queued = m.queued[1:]
+		return m.send(next)
+	}
+	return nil
+}
+
+func errText(it runItem) string {
+	if it.interrupted || it.err == nil {
+		return ""
+	}
+	return it.err.Error()
+}
+
+func orText(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// send starts a turn with text, or queues it behind the running one.
+func (m *Model) send(text string) tea.Cmd {
+	if m.running {
+		m.queued = append(m.queued, text)
+		return nil
+	}
+	if m.act.start == nil {
+		m.setStatus("No runtime to send the prompt to.")
+		return nil
+	}
+	m.view = ""
+	m.scroll = 0
+	m.main().addUser(text)
+	m.running, m.runStart, m.runOutput, m.streamed = true, m.now, 0, 0
+	return m.act.start(text)
+}
+
+// interrupt cancels the running turn; the transcript keeps what was said.
+func (m *Model) interrupt() tea.Cmd {
+	if !m.running || m.act.interrupt == nil {
+		return nil
+	}
+	return m.act.interrupt()
+}
+
+// turnTokens sums up a turn for the spinner: output tokens so far, with
+// the streamed text estimated at 4 bytes a token.
+func (m *Model) turnTokens() int64 { return m.runOutput + int64(m.streamed/4) }

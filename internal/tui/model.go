@@ -1,0 +1,333 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/permission"
+)
+
+// runItem is one element of a run's stream as the event pump hands it to
+// the model: an event, or the end of the run.
+type runItem struct {
+	ev  cadre.Event
+	at  time.Time
+	end bool
+	// err ends the run in error; interrupted says the user cancelled it.
+	err         error
+	interrupted bool
+}
+
+// eventsMsg carries every run item that arrived since the last one: the
+// pump never waits for the UI, and the UI takes what piled up at once.
+type eventsMsg struct{ items []runItem }
+
+// tickMsg moves the UI's clock (spinner, elapsed times, expiring hints).
+type tickMsg struct{ at time.Time }
+
+// modeMsg reports a change of the main agent's permission mode.
+type modeMsg struct {
+	mode permission.Mode
+	err  error
+}
+
+// controlMsg reports the outcome of Ctrl+B or x.
+type controlMsg struct {
+	what    string // "background" or "stop"
+	agentID string
+	err     error
+}
+
+// textMsg carries a slash command's output (or its error).
+type textMsg struct {
+	title string
+	text  string
+	err   error
+}
+
+// actions are the effects the model asks for. Each returns the command
+// that carries it out; the result comes back as a message. A nil action
+// is not available (a test, or a runtime without that ability), and the
+// UI says so instead of doing it.
+type actions struct {
+	// nextEvents waits for the next run items (eventsMsg).
+	nextEvents func() tea.Cmd
+	// start begins a turn with the prompt; interrupt cancels it.
+	start     func(prompt string) tea.Cmd
+	interrupt func() tea.Cmd
+	// setMode changes the main agent's permission mode (modeMsg).
+	setMode func(permission.Mode) tea.Cmd
+	// background and stop act on a sub-agent (controlMsg).
+	background func(agentID string) tea.Cmd
+	stop       func(agentID string) tea.Cmd
+	// agents lists the agent definitions (textMsg).
+	agents func() tea.Cmd
+	// sessions lists the saved sessions of the project (sessionsMsg).
+	sessions func() tea.Cmd
+	// history reads a saved session's transcript (historyMsg).
+	history func(s sessionInfo) tea.Cmd
+	// resume opens a saved session to continue it; fresh starts a new
+	// one (runtimeMsg).
+	resume func(s sessionInfo) tea.Cmd
+	fresh  func() tea.Cmd
+}
+
+// config is what the model knows about its session from the start.
+type config struct {
+	cwd       string
+	model     string
+	mode      permission.Mode
+	rules     []permission.Rule
+	sessionID string
+	altScreen bool
+	mouse     bool
+	dark      bool
+	// canResume is set when saved sessions can be continued.
+	canResume bool
+}
+
+// Model is the terminal UI's Bubble Tea model. Update and View depend only
+// on the messages received (the clock arrives in messages too) and never
+// block: every effect is a command built from actions.
+type Model struct {
+	cfg config
+	act actions
+	st  styles
+	md  markdown
+
+	width, height int
+	now           time.Time
+
+	tree   *Tree
+	convos map[string]*convo
+	// view is the agent whose conversation is shown ("" for main), or a
+	// saved session's key (viewSession).
+	view string
+
+	input   textarea.Model
+	history []string
+	histPos int
+	draft   string
+	pastes  map[int]string
+	pasteN  int
+
+	running   bool
+	runStart  time.Time
+	runOutput int64 // output tokens of the turn's finished answers
+	streamed  int   // bytes streamed since the last answer
+	queued    []string
+	tokens    int64 // every token of the session
+	mode      permission.Mode
+
+	prompts []*pendingPrompt
+	modal   promptModal
+	granted []grant
+
+	focus       focusArea
+	treeSel     int
+	confirmStop string
+
+	picker *sessionPicker
+	// sessions are saved sessions loaded for viewing, by view key.
+	sessions map[string]sessionInfo
+
+	// profile is the terminal's colour profile: what is printed to the
+	// scrollback does not pass through the renderer, which would reduce
+	// its colours to it (NO_COLOR included).
+	profile colorprofile.Profile
+
+	expanded bool
+	scroll   int
+	// Renders kept between frames.
+	treeCache  treeView
+	inputCache inputRender
+	quitAt     time.Time
+	status     string
+	statusAt   time.Time
+	ticking    bool
+	quitting   bool
+}
+
+type focusArea int
+
+const (
+	focusInput focusArea = iota
+	focusTree
+)
+
+// newModel builds the model; act may leave any action nil.
+func newModel(cfg config, act actions) *Model {
+	m := &Model{cfg: cfg, act: act, st: newStyles(cfg.dark), width: 80, height: 24, profile: colorprofile.TrueColor,
+		tree: NewTree(), pastes: map[int]string{}, mode: cfg.mode, sessions: map[string]sessionInfo{}}
+	if m.mode == "" {
+		m.mode = permission.ModeDefault
+	}
+	m.convos = map[string]*convo{"": newConvo("", cfg.cwd)}
+	m.tree.Main().Model = cfg.model
+	m.input = newInput(m.st)
+	m.layout()
+	return m
+}
+
+// main is the main agent's conversation.
+func (m *Model) main() *convo { return m.convos[""] }
+
+// convoOf returns the conversation of an agent, making it on first use.
+func (m *Model) convoOf(agentID string) *convo {
+	c := m.convos[agentID]
+	if c == nil {
+		c = newConvo(agentID, m.cfg.cwd)
+		m.convos[agentID] = c
+	}
+	return c
+}
+
+// Init starts waiting for run events.
+func (m *Model) Init() tea.Cmd {
+	var cmds []tea.Cmd
+	if m.act.nextEvents != nil {
+		cmds = append(cmds, m.act.nextEvents())
+	}
+	// The clock only moves with messages; the first tick sets it.
+	cmds = append(cmds, tea.RequestBackgroundColor, func() tea.Msg { return tickMsg{at: time.Now()} })
+	return tea.Batch(cmds...)
+}
+
+// Update folds one message into the model.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.layout()
+	case tea.ColorProfileMsg:
+		m.profile = msg.Profile
+	case tea.BackgroundColorMsg:
+		if dark := msg.IsDark(); dark != m.st.dark {
+			m.st = newStyles(dark)
+			m.input.SetStyles(inputStyles(m.st))
+			m.invalidate()
+		}
+	case eventsMsg:
+		cmds = append(cmds, m.applyRun(msg.items)...)
+		if m.act.nextEvents != nil {
+			cmds = append(cmds, m.act.nextEvents())
+		}
+	case tickMsg:
+		m.advance(msg.at)
+		m.ticking = false
+	case tea.KeyPressMsg:
+		cmds = append(cmds, m.key(msg))
+	case tea.PasteMsg:
+		cmds = append(cmds, m.paste(msg.Content))
+	case tea.MouseWheelMsg:
+		m.wheel(msg)
+	case tea.MouseClickMsg:
+		m.click(msg)
+	case promptMsg:
+		m.addPrompt(msg)
+	case promptGoneMsg:
+		m.dropPrompt(msg.id, false)
+	case modeMsg:
+		m.modeChanged(msg)
+	case controlMsg:
+		m.controlled(msg)
+	case textMsg:
+		m.showText(msg)
+	case sessionsMsg:
+		m.openPicker(msg)
+	case historyMsg:
+		m.showHistory(msg)
+	case runtimeMsg:
+		m.runtimeChanged(msg)
+	case NotificationMsg:
+		m.advance(msg.At)
+		m.applyNotification(msg.Notification, msg.At)
+	}
+	cmds = append(cmds, m.flushPrinted(), m.keepTicking())
+	if m.quitting {
+		cmds = append(cmds, tea.Quit)
+	}
+	return m, tea.Batch(cmds...)
+}
+
+// advance moves the clock forward (never back).
+func (m *Model) advance(at time.Time) {
+	if at.After(m.now) {
+		m.now = at
+	}
+	if !m.quitAt.IsZero() && m.now.Sub(m.quitAt) > quitWindow {
+		m.quitAt = time.Time{}
+	}
+	if m.status != "" && m.now.Sub(m.statusAt) > statusTTL {
+		m.status = ""
+	}
+}
+
+const (
+	// quitWindow is how long a first Ctrl+C waits for the second.
+	quitWindow = 2 * time.Second
+	// statusTTL is how long a transient status stays.
+	statusTTL = 6 * time.Second
+	// tickEvery paces the spinner and the elapsed times.
+	tickEvery = 100 * time.Millisecond
+)
+
+// keepTicking schedules the next tick while something on screen moves.
+func (m *Model) keepTicking() tea.Cmd {
+	if m.ticking || !(m.running || len(m.prompts) > 0 || !m.quitAt.IsZero() || m.status != "" || m.tree.Counts()[StateBackground] > 0) {
+		return nil
+	}
+	m.ticking = true
+	return tea.Tick(tickEvery, func(t time.Time) tea.Msg { return tickMsg{at: t} })
+}
+
+// setStatus shows a transient message in the status line.
+func (m *Model) setStatus(format string, args ...any) {
+	m.status = fmt.Sprintf(format, args...)
+	m.statusAt = m.now
+}
+
+func (m *Model) modeChanged(msg modeMsg) {
+	if msg.err != nil {
+		m.setStatus("Cannot switch to %s: %v", msg.mode, msg.err)
+		return
+	}
+	m.mode = msg.mode
+	if m.running {
+		m.setStatus("Permission mode %s from the next turn.", msg.mode)
+	}
+}
+
+func (m *Model) controlled(msg controlMsg) {
+	if msg.err != nil {
+		m.setStatus("Cannot %s %s: %v", msg.what, shortID(msg.agentID), msg.err)
+		return
+	}
+	switch msg.what {
+	case "background":
+		m.tree.SetStatus(msg.agentID, "backgrounded", m.now)
+		m.setStatus("%s runs in the background now.", shortID(msg.agentID))
+	case "stop":
+		m.setStatus("Stopping %s.", shortID(msg.agentID))
+	}
+}
+
+// errNotAvailable explains a control the runtime does not offer yet.
+var errNotAvailable = errors.New("not available yet")
+
+// invalidate drops every cached render (the width or the style changed).
+func (m *Model) invalidate() {
+	for _, c := range m.convos {
+		for _, it := range c.items {
+			it.cache = renderCache{}
+		}
+	}
+	m.md = markdown{}
+}

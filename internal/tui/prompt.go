@@ -1,0 +1,265 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/prompts"
+)
+
+// promptMsg brings a permission prompt to the UI; the answer goes back on
+// reply, which has room for it, so the model never blocks.
+type promptMsg struct {
+	id     int
+	prompt permission.Prompt
+	reply  chan<- permission.Reply
+}
+
+// promptGoneMsg withdraws a prompt whose call was cancelled.
+type promptGoneMsg struct{ id int }
+
+// prompter is the permission.Prompter the UI gives the runtime: each
+// prompt becomes a message to the model, and the agent's goroutine waits
+// for the answer, for its context, or for the UI to close.
+type prompter struct {
+	send func(tea.Msg)
+	done <-chan struct{}
+
+	mu   sync.Mutex
+	next int
+}
+
+var _ permission.Prompter = (*prompter)(nil)
+
+// errUIClosed is returned for prompts the UI can no longer show.
+var errUIClosed = errors.New("the terminal UI has closed")
+
+// Prompt shows p in the UI and waits for the user's answer.
+func (b *prompter) Prompt(ctx context.Context, p permission.Prompt) (permission.Reply, error) {
+	b.mu.Lock()
+	b.next++
+	id, send := b.next, b.send
+	b.mu.Unlock()
+	reply := make(chan permission.Reply, 1)
+	select {
+	case <-b.done:
+		return permission.Reply{Choice: permission.ChoiceDeny, Message: prompts.PromptUnanswered()}, errUIClosed
+	default:
+	}
+	send(promptMsg{id: id, prompt: p, reply: reply})
+	select {
+	case r := <-reply:
+		return r, nil
+	case <-ctx.Done():
+		send(promptGoneMsg{id: id})
+		return permission.Reply{}, ctx.Err()
+	case <-b.done:
+		return permission.Reply{Choice: permission.ChoiceDeny, Message: prompts.PromptUnanswered()}, errUIClosed
+	}
+}
+
+// pendingPrompt is a prompt waiting in the UI's queue.
+type pendingPrompt struct {
+	id     int
+	prompt permission.Prompt
+	reply  chan<- permission.Reply
+}
+
+func (p *pendingPrompt) agentID() string { return p.prompt.Request.AgentID }
+
+// label names the agent asking: "main", or "TYPE ID".
+func (p *pendingPrompt) label() string {
+	r := p.prompt.Request
+	if r.AgentID == "" {
+		return "main"
+	}
+	return strings.TrimSpace(r.AgentType + " " + r.AgentID)
+}
+
+// promptModal is the state of the prompt on screen: the highlighted
+// choice, and the reason being typed for a denial.
+type promptModal struct {
+	sel       int
+	reasoning bool
+	reason    string
+}
+
+// grant is an allow rule added with "always for this session".
+type grant struct {
+	rule  string
+	agent string
+}
+
+func (m *Model) addPrompt(msg promptMsg) {
+	p := &pendingPrompt{id: msg.id, prompt: msg.prompt, reply: msg.reply}
+	m.prompts = append(m.prompts, p)
+	m.tree.Waiting(p.agentID(), 1)
+	if len(m.prompts) == 1 {
+		m.modal = promptModal{}
+	}
+}
+
+// dropPrompt removes a prompt from the queue; answered says the user
+// answered it (otherwise its call went away).
+func (m *Model) dropPrompt(id int, answered bool) {
+	for i, p := range m.prompts {
+		if p.id != id {
+			continue
+		}
+		m.tree.Waiting(p.agentID(), -1)
+		m.prompts = append(m.prompts[:i], m.prompts[i+1:]...)
+		if i == 0 {
+			m.modal = promptModal{}
+		}
+		if !answered {
+			m.setStatus("A permission prompt of %s was withdrawn: its call was cancelled.", p.label())
+		}
+		return
+	}
+}
+
+// answer replies to the prompt on screen.
+func (m *Model) answer(choice permission.Choice, reason string) {
+	if len(m.prompts) == 0 {
+		return
+	}
+	p := m.prompts[0]
+	r := permission.Reply{Choice: choice}
+	switch choice {
+	case permission.ChoiceDeny:
+		r.Message = prompts.UserDenied(reason)
+	case permission.ChoiceAllowSession:
+		if p.prompt.HasSuggestion {
+			rule := p.prompt.Suggested.String()
+			m.granted = append(m.granted, grant{rule: rule, agent: p.label()})
+			m.main().addInfo(fmt.Sprintf("Added allow rule %s for the rest of this session (%s).", rule, p.label()))
+		} else {
+			m.main().addInfo(fmt.Sprintf("Allowed this %s call; no rule can cover calls like it.", p.prompt.Request.Tool))
+		}
+	}
+	p.reply <- r
+	m.dropPrompt(p.id, true)
+}
+
+// promptKey handles a key while a prompt is on screen.
+func (m *Model) promptKey(k tea.KeyPressMsg) {
+	md := &m.modal
+	if md.reasoning {
+		switch k.String() {
+		case "enter":
+			m.answer(permission.ChoiceDeny, md.reason)
+		case "esc":
+			md.reasoning, md.reason = false, ""
+		case "backspace":
+			if r := []rune(md.reason); len(r) > 0 {
+				md.reason = string(r[:len(r)-1])
+			}
+		case "space":
+			md.reason += " "
+		default:
+			if k.Text != "" {
+				md.reason += k.Text
+			}
+		}
+		return
+	}
+	switch k.String() {
+	case "up", "k", "shift+tab":
+		md.sel = (md.sel + 2) % 3
+	case "down", "j", "tab":
+		md.sel = (md.sel + 1) % 3
+	case "1", "y":
+		m.answer(permission.ChoiceAllowOnce, "")
+	case "2", "a":
+		m.answer(permission.ChoiceAllowSession, "")
+	case "3", "n":
+		md.sel, md.reasoning = 2, true
+	case "esc":
+		m.answer(permission.ChoiceDeny, "")
+	case "enter":
+		switch md.sel {
+		case 0:
+			m.answer(permission.ChoiceAllowOnce, "")
+		case 1:
+			m.answer(permission.ChoiceAllowSession, "")
+		default:
+			md.reasoning = true
+		}
+	case "ctrl+o":
+		m.expanded = !m.expanded
+	}
+}
+
+// promptView renders the prompt on screen as a box of the given width;
+// bodyRows bounds the lines of the call's input.
+func (m *Model) promptView(width, bodyRows int) string {
+	st := m.st
+	p := m.prompts[0]
+	inner := max(width-4, 20)
+	req := p.prompt.Request
+	var lines []string
+	head := "Permission needed · " + p.label()
+	count := ""
+	if n := len(m.prompts); n > 1 {
+		count = fmt.Sprintf("1 of %d", n)
+	}
+	lines = append(lines, padBetween(st.title.Render(clip(head, inner-len(count)-1)), st.dim.Render(count), inner), "")
+	body := callBody(st, req.Tool, req.Input, m.cfg.cwd, inner)
+	if len(body) > bodyRows && !m.expanded {
+		more := len(body) - bodyRows + 1
+		body = append(body[:bodyRows-1], st.dim.Render(fmt.Sprintf("… %d more lines (ctrl+o shows all)", more)))
+	}
+	lines = append(lines, body...)
+	if why := strings.TrimSpace(p.prompt.Decision.Reason); why != "" {
+		lines = append(lines, "")
+		for _, l := range wrapLines("Why: "+why, inner) {
+			lines = append(lines, st.dim.Render(l))
+		}
+	}
+	lines = append(lines, "")
+	always := "Yes, and allow calls like this for the rest of this session"
+	if p.prompt.HasSuggestion {
+		always = "Yes, and always allow " + p.prompt.Suggested.String() + " this session"
+		if p.label() != "main" {
+			always += " (this agent)"
+		}
+	}
+	options := []string{"Yes, allow once", always, "No, and tell the agent what to do instead"}
+	for i, o := range options {
+		mark := "  "
+		text := fmt.Sprintf("%d. %s", i+1, o)
+		if i == m.modal.sel {
+			mark = st.accent.Render("›") + " "
+			text = st.bold.Render(text)
+		}
+		lines = append(lines, clip(mark+text, inner))
+	}
+	if m.modal.reasoning {
+		lines = append(lines, "", clip("Reason for the agent: "+m.modal.reason+"█", inner), st.dim.Render("enter sends the denial · esc goes back"))
+	} else {
+		lines = append(lines, "", st.dim.Render(clip("enter chooses · 1 2 3 · esc denies · ctrl+o shows the whole input", inner)))
+	}
+	if len(m.prompts) > 1 {
+		var rest []string
+		for _, q := range m.prompts[1:] {
+			rest = append(rest, q.prompt.Request.Tool+" from "+q.label())
+		}
+		lines = append(lines, st.warn.Render(clip("Also waiting: "+strings.Join(rest, " · "), inner)))
+	}
+	return box(st.modalEdge, lines, width)
+}
+
+// padBetween puts left and right at the two ends of width cells.
+func padBetween(left, right string, width int) string {
+	gap := width - cellWidth(left) - cellWidth(right)
+	if gap < 1 {
+		gap = 1
+	}
+	return left + strings.Repeat(" ", gap) + right
+}

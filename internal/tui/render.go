@@ -1,0 +1,269 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/glamour/v2"
+	gstyles "charm.land/glamour/v2/styles"
+	xansi "github.com/charmbracelet/x/ansi"
+
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// markdown renders answers with glamour, one renderer per width; building
+// one costs more than rendering a short answer, so it is kept.
+type markdown struct {
+	dark  bool
+	width int
+	r     *glamour.TermRenderer
+}
+
+func (md *markdown) render(text string, width int, dark bool) []string {
+	if width < 10 {
+		width = 10
+	}
+	if md.r == nil || md.width != width || md.dark != dark {
+		cfg := gstyles.LightStyleConfig
+		if dark {
+			cfg = gstyles.DarkStyleConfig
+		}
+		// No margin and no blank lines around the document: the
+		// conversation lays items out itself.
+		zero, empty := uint(0), ""
+		cfg.Document.Margin = &zero
+		cfg.Document.BlockPrefix, cfg.Document.BlockSuffix = empty, empty
+		r, err := glamour.NewTermRenderer(glamour.WithStyles(cfg), glamour.WithWordWrap(width))
+		if err != nil {
+			return wrapLines(text, width)
+		}
+		md.r, md.width, md.dark = r, width, dark
+	}
+	out, err := md.r.Render(text)
+	if err != nil {
+		return wrapLines(text, width)
+	}
+	lines := strings.Split(strings.Trim(out, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = trimRightCells(l)
+	}
+	// Glamour leaves blank lines at the edges of some blocks.
+	for len(lines) > 0 && strings.TrimSpace(xansi.Strip(lines[0])) == "" {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && strings.TrimSpace(xansi.Strip(lines[len(lines)-1])) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// trimRightCells drops the trailing blank cells glamour pads lines with,
+// keeping the styling.
+func trimRightCells(l string) string {
+	plain := xansi.Strip(l)
+	trimmed := strings.TrimRight(plain, " \u00a0")
+	if len(trimmed) == len(plain) {
+		return l
+	}
+	return xansi.TruncateWc(l, xansi.StringWidthWc(trimmed), "")
+}
+
+// wrapLines wraps plain text to width, keeping its own line breaks.
+func wrapLines(text string, width int) []string {
+	if width < 1 {
+		width = 1
+	}
+	return strings.Split(xansi.WrapWc(text, width, ""), "\n")
+}
+
+// clipLines cuts each line of text to width.
+func clipLines(text string, width int) []string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = clip(l, width)
+	}
+	return lines
+}
+
+// indent prefixes the first line with first and the others with rest.
+func indent(lines []string, first, rest string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		p := rest
+		if i == 0 {
+			p = first
+		}
+		out[i] = p + l
+	}
+	return out
+}
+
+// renderItem renders one item at width, from its cache when nothing it
+// depends on changed.
+func (m *Model) renderItem(it *item, width int) []string {
+	extra := ""
+	if it.kind == itemTool && (it.name == tool.Agent || it.name == tool.Task) {
+		extra = m.agentCallStatus(it)
+	}
+	if it.kind == itemTool && !it.done && m.waitingCall(it.callID) {
+		extra += "\x00waiting"
+	}
+	if it.kind == itemAssistant && !it.done {
+		// The streamed answer changes with every delta; its render is cached
+		// on the version like any other.
+		extra = ""
+	}
+	c := &it.cache
+	if c.lines != nil && c.ver == it.ver && c.width == width && c.expanded == m.expanded && c.extra == extra {
+		return c.lines
+	}
+	lines := m.renderItemFresh(it, width, extra)
+	*c = renderCache{ver: it.ver, width: width, expanded: m.expanded, extra: extra, lines: lines}
+	return lines
+}
+
+func (m *Model) renderItemFresh(it *item, width int, extra string) []string {
+	st := m.st
+	inner := max(width-2, 10)
+	switch it.kind {
+	case itemUser:
+		lines := wrapLines(strings.TrimRight(it.text, "\n"), inner)
+		for i := range lines {
+			lines[i] = st.user.Render(lines[i])
+		}
+		return indent(lines, st.accent.Render("›")+" ", "  ")
+	case itemAssistant:
+		lines := m.md.render(it.text, inner, st.dark)
+		if len(lines) == 0 {
+			lines = []string{""}
+		}
+		return indent(lines, "● ", "  ")
+	case itemThinking:
+		if !m.expanded {
+			return []string{st.dim.Render("✻ Thinking…")}
+		}
+		lines := wrapLines(strings.TrimSpace(it.text), inner)
+		for i := range lines {
+			lines[i] = st.thinking.Render(lines[i])
+		}
+		return indent(lines, st.dim.Render("✻ "), "  ")
+	case itemTool:
+		return m.renderTool(it, width, extra)
+	case itemError:
+		lines := wrapLines(it.text, inner)
+		for i := range lines {
+			lines[i] = st.errText.Render(lines[i])
+		}
+		return indent(lines, st.errText.Render("✗")+" ", "  ")
+	case itemInfo:
+		var lines []string
+		if it.plain && strings.Contains(it.text, "\t") {
+			lines = clipLines(strings.ReplaceAll(it.text, "\t", " "), inner)
+		} else {
+			lines = wrapLines(it.text, inner)
+		}
+		for i := range lines {
+			lines[i] = st.dim.Render(lines[i])
+		}
+		return indent(lines, "  ", "  ")
+	case itemNotification:
+		return m.renderNotification(it, inner)
+	}
+	return nil
+}
+
+// renderTool renders a call: a headline with its summary, and its result
+// collapsed to one line (all of it when expanded).
+func (m *Model) renderTool(it *item, width int, extra string) []string {
+	st := m.st
+	inner := max(width-2, 10)
+	bullet := st.accent.Render("●")
+	switch {
+	case it.done && it.denied:
+		bullet = st.warn.Render("●")
+	case it.done && it.isError:
+		bullet = st.errText.Render("●")
+	case it.done:
+		bullet = st.ok.Render("●")
+	}
+	name, arg := it.summary, ""
+	if i := strings.IndexByte(it.summary, '('); i > 0 {
+		name, arg = it.summary[:i], it.summary[i:]
+	}
+	head := clip(st.toolName.Render(name)+arg, inner)
+	lines := []string{bullet + " " + head}
+	result := m.toolResultLines(it, inner-3, extra)
+	return append(lines, indent(result, "  ⎿  ", "     ")...)
+}
+
+func (m *Model) toolResultLines(it *item, width int, extra string) []string {
+	st := m.st
+	isAgent := it.name == tool.Agent || it.name == tool.Task
+	if !it.done {
+		switch {
+		case strings.HasSuffix(extra, "\x00waiting"):
+			return []string{st.warn.Render("Waiting for permission…")}
+		case isAgent && extra != "":
+			return []string{clip(st.dim.Render(extra), width)}
+		}
+		return []string{st.dim.Render("Running…")}
+	}
+	text := strings.TrimRight(it.result, "\n")
+	style := st.dim
+	switch {
+	case it.denied:
+		style = st.warn
+	case it.isError:
+		style = st.errText
+	}
+	if isAgent && !it.isError && extra != "" {
+		// The child's framed report is in its own view; the call shows
+		// how it went.
+		return []string{clip(st.dim.Render(extra), width)}
+	}
+	if m.expanded {
+		lines := wrapLines(text, width)
+		for i := range lines {
+			lines[i] = style.Render(lines[i])
+		}
+		return lines
+	}
+	first := firstLine(text)
+	if first == "" {
+		first = "(no output)"
+	}
+	first = strings.TrimSuffix(first, " …")
+	more := ""
+	if n := lineCount(text); n > 1 {
+		more = st.dim.Render(fmt.Sprintf(" (+%d lines, ctrl+o to expand)", n-1))
+	}
+	return []string{clip(style.Render(first)+more, width)}
+}
+
+// agentCallStatus is the one-line state of the child an Agent call
+// started, for the call's result line.
+func (m *Model) agentCallStatus(it *item) string {
+	n := m.tree.ByToolUse(it.callID)
+	if n == nil {
+		return ""
+	}
+	parts := []string{n.Type + " " + shortID(n.ID), m.tree.State(n).String()}
+	parts = append(parts, plural(n.ToolUses, "tool use"), formatTokens(n.Tokens)+" tokens", formatElapsed(n.Elapsed(m.now)))
+	if n.state.Live() && n.LastTool != "" {
+		parts = append(parts, n.LastTool)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// waitingCall reports whether a permission prompt for the call is open.
+func (m *Model) waitingCall(callID string) bool {
+	if callID == "" {
+		return false
+	}
+	for _, p := range m.prompts {
+		if p.prompt.Request.ToolUseID == callID {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,124 @@
+package tui
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cadre-dev/cadre"
+	taskpkg "github.com/cadre-dev/cadre/task"
+)
+
+func TestTreeStates(t *testing.T) {
+	t.Parallel()
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	end := func(id, status string) cadre.Event {
+		return cadre.Event{Type: cadre.EventTaskCompleted, AgentID: id, Subagent: &cadre.SubagentResult{AgentID: id, Status: taskpkg.Status(status), ToolUses: 2}}
+	}
+	pending := func(id, parent string) cadre.Event {
+		return cadre.Event{Type: eventTaskPending, AgentID: id, Task: &cadre.TaskInfo{AgentID: id, AgentType: "Explore", Parent: parent, ToolUseID: "call-" + id}}
+	}
+	tests := []struct {
+		name string
+		evs  []cadre.Event
+		want map[string]State
+	}{
+		{"init runs main", []cadre.Event{initEvent()}, map[string]State{"": StateRunning}},
+		{"result idles main", []cadre.Event{initEvent(), {Type: cadre.EventResult, Result: &cadre.Result{}}}, map[string]State{"": StateIdle}},
+		{"a started child runs", []cadre.Event{initEvent(), task("a1", "Explore", "d", "main", "c1", 1, "m")}, map[string]State{"a1": StateRunning}},
+		{"a queued child is pending, then runs", []cadre.Event{initEvent(), pending("a1", "main")}, map[string]State{"a1": StatePending}},
+		{"pending then started", []cadre.Event{initEvent(), pending("a1", "main"), task("a1", "Explore", "d", "main", "c1", 1, "m")}, map[string]State{"a1": StateRunning}},
+		{"a background child", []cadre.Event{initEvent(), func() cadre.Event {
+			e := task("a1", "Explore", "d", "main", "c1", 1, "m")
+			e.Task.Background = true
+			return e
+		}()}, map[string]State{"a1": StateBackground}},
+		{"ends by status", []cadre.Event{initEvent(), task("a1", "X", "", "main", "c1", 1, ""), task("a2", "X", "", "main", "c2", 1, ""), task("a3", "X", "", "main", "c3", 1, ""),
+			end("a1", "completed"), end("a2", "failed"), end("a3", "killed")}, map[string]State{"a1": StateCompleted, "a2": StateFailed, "a3": StateKilled}},
+		{"unknown status ends completed", []cadre.Event{initEvent(), task("a1", "X", "", "main", "c1", 1, ""), end("a1", "weird")}, map[string]State{"a1": StateCompleted}},
+		{"events of unknown agents are ignored", []cadre.Event{initEvent(), end("zz", "failed"), {Type: cadre.EventToolStart, AgentID: "zz"}}, map[string]State{"": StateRunning}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tr := NewTree()
+			for i, e := range tt.evs {
+				tr.Apply(e, at(i))
+			}
+			got := map[string]State{}
+			for id := range tt.want {
+				if n := tr.Get(id); n != nil {
+					got[id] = tr.State(n)
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("states (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTreeShapeProgressAndClear(t *testing.T) {
+	t.Parallel()
+	tr := NewTree()
+	tr.Apply(initEvent(), t0)
+	tr.Apply(task("a1", "Explore", "one", "main", "c1", 1, "haiku"), t0)
+	tr.Apply(task("a2", "general-purpose", "two", "main", "c2", 1, "sonnet"), t0)
+	tr.Apply(task("a3", "verification", "three", "a2", "c3", 2, "sonnet"), t0)
+	// A child whose parent is unknown hangs under main rather than nowhere.
+	tr.Apply(task("a4", "Plan", "four", "a-gone", "c4", 2, ""), t0)
+	tr.Apply(cadre.Event{Type: cadre.EventToolStart, AgentID: "a2", Call: call("x", "Bash", map[string]any{"command": "ls"})}, t0.Add(time.Second))
+	tr.Apply(cadre.Event{Type: cadre.EventAssistant, AgentID: "a2", Usage: usage(100, 20)}, t0.Add(time.Second))
+	tr.Apply(cadre.Event{Type: cadre.EventAssistant, AgentID: "a2", Usage: usage(150, 30)}, t0.Add(time.Second))
+
+	var got [][2]string
+	for _, r := range tr.Rows() {
+		got = append(got, [2]string{r.Guide, nodeLabel(r.Node)})
+	}
+	want := [][2]string{{"", "main"}, {"├─ ", "Explore a1"}, {"├─ ", "general-purpose a2"}, {"│  └─ ", "verification a3"}, {"└─ ", "Plan a4"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("rows (-want +got):\n%s", diff)
+	}
+	a2 := tr.Get("a2")
+	if a2.ToolUses != 1 || a2.LastTool != "Bash" || a2.Tokens != 300 || a2.Model != "sonnet" {
+		t.Fatalf("progress of a2: %+v", a2)
+	}
+	if tr.ByToolUse("c3") != tr.Get("a3") {
+		t.Fatal("ByToolUse does not find the agent of its call")
+	}
+
+	// Waiting shows while a prompt is open.
+	tr.Waiting("a3", 1)
+	if tr.State(tr.Get("a3")) != StateWaiting {
+		t.Fatal("an agent with an open prompt is not waiting")
+	}
+	tr.Waiting("a3", -1)
+	if tr.State(tr.Get("a3")) != StateRunning {
+		t.Fatal("answered prompt left the agent waiting")
+	}
+
+	// Only ended subtrees are cleared: a2 ended but a3 runs.
+	tr.Apply(cadre.Event{Type: cadre.EventTaskCompleted, AgentID: "a1", Subagent: &cadre.SubagentResult{AgentID: "a1", Status: "completed"}}, t0.Add(2*time.Second))
+	tr.Apply(cadre.Event{Type: cadre.EventTaskCompleted, AgentID: "a2", Subagent: &cadre.SubagentResult{AgentID: "a2", Status: "completed"}}, t0.Add(2*time.Second))
+	if n := tr.ClearFinished(); n != 1 || tr.Get("a1") != nil || tr.Get("a2") == nil || tr.ByToolUse("c1") != nil {
+		t.Fatalf("first clear removed %d; a1 %v a2 %v", n, tr.Get("a1"), tr.Get("a2"))
+	}
+	tr.Apply(cadre.Event{Type: cadre.EventTaskCompleted, AgentID: "a3", Subagent: &cadre.SubagentResult{AgentID: "a3", Status: "failed"}}, t0.Add(3*time.Second))
+	if n := tr.ClearFinished(); n != 2 || tr.Len() != 2 {
+		t.Fatalf("second clear removed %d, %d left", n, tr.Len())
+	}
+
+	// The end of a turn kills what the turn still ran; the background
+	// goes on.
+	tr.Apply(task("a5", "X", "", "main", "c5", 1, ""), t0)
+	tr.SetStatus("a5", "backgrounded", t0)
+	tr.Apply(task("a6", "X", "", "main", "c6", 1, ""), t0)
+	tr.EndTurn(true, "", t0.Add(5*time.Second))
+	if tr.State(tr.Get("a5")) != StateBackground || tr.State(tr.Get("a6")) != StateKilled || tr.State(tr.Main()) != StateInterrupted {
+		t.Fatalf("after the turn: a5 %s a6 %s main %s", tr.State(tr.Get("a5")), tr.State(tr.Get("a6")), tr.State(tr.Main()))
+	}
+	if d := tr.Get("a6").Elapsed(t0.Add(time.Hour)); d != 5*time.Second {
+		t.Fatalf("a killed agent's elapsed keeps running: %v", d)
+	}
+}

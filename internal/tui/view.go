@@ -1,0 +1,426 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/cadre-dev/cadre/permission"
+)
+
+// The smallest terminal the layout is made for, and the width from which
+// the agent tree moves beside the conversation.
+const (
+	minWidth    = 80
+	minHeight   = 24
+	sideMinimum = 140
+)
+
+// layout sizes the input to the terminal.
+func (m *Model) layout() {
+	m.input.SetWidth(max(m.width-4, 10))
+}
+
+// sidePanel reports whether the tree is drawn beside the conversation,
+// and its width.
+func (m *Model) sidePanel() (bool, int) {
+	if m.width < sideMinimum {
+		return false, 0
+	}
+	return true, max(56, min(m.width*2/5, 80))
+}
+
+// showTree reports whether the tree panel is on screen: always beside a
+// wide conversation, below a narrow one once there are sub-agents.
+func (m *Model) showTree() bool {
+	side, _ := m.sidePanel()
+	return side || m.tree.Len() > 1 || m.focus == focusTree
+}
+
+// View renders the screen.
+func (m *Model) View() tea.View {
+	content := m.render()
+	v := tea.NewView(content)
+	v.AltScreen = m.cfg.altScreen
+	if m.cfg.mouse {
+		v.MouseMode = tea.MouseModeCellMotion
+	}
+	v.WindowTitle = "cadre"
+	if c := m.cursor(content); c != nil {
+		v.Cursor = c
+	}
+	return v
+}
+
+// render draws the whole screen as text; View adds the terminal settings.
+func (m *Model) render() string {
+	if m.width < 20 || m.height < 8 {
+		return strings.Join(padLines([]string{"cadre needs a larger terminal"}, m.width, m.height), "\n")
+	}
+	bottom := m.bottom()
+	bh := lipgloss.Height(bottom)
+	side, panelW := m.sidePanel()
+	convoW := m.width
+	if side {
+		convoW = m.width - panelW
+	}
+	var tree string
+	if !side && m.showTree() {
+		tree = strings.Join(m.treeLines(m.width, m.narrowTreeRows(), false), "\n")
+	}
+	th := 0
+	if tree != "" {
+		th = lipgloss.Height(tree)
+	}
+	ch := m.height - bh - th
+	if !m.cfg.altScreen {
+		ch = min(ch, m.liveHeight(convoW))
+	}
+	ch = max(ch, 1)
+	conv := m.convoView(convoW, ch)
+	top := strings.Join(conv, "\n")
+	if side {
+		left := padLines(conv, convoW, ch)
+		right := m.sidePanelLines(panelW, ch)
+		for i := range left {
+			left[i] += right[i]
+		}
+		top = strings.Join(left, "\n")
+	}
+	parts := []string{top}
+	if tree != "" {
+		parts = append(parts, tree)
+	}
+	parts = append(parts, bottom)
+	out := strings.Join(parts, "\n")
+	if m.cfg.altScreen {
+		// Below the size the layout is made for, the top gives way.
+		if lines := strings.Split(out, "\n"); len(lines) > m.height {
+			out = strings.Join(lines[len(lines)-m.height:], "\n")
+		}
+	}
+	return out
+}
+
+// convoHeight is the conversation's height on the last layout, for
+// paging.
+func (m *Model) convoHeight() int {
+	return max(m.height-lipgloss.Height(m.bottom())-m.narrowTreeRows()-1, 3)
+}
+
+// narrowTreeRows is how many agents the tree below the conversation
+// shows at most.
+func (m *Model) narrowTreeRows() int {
+	return max(3, (m.height-12)/2)
+}
+
+// padLines makes lines exactly w cells wide and h lines high (the last h
+// when there are more), in a new slice.
+func padLines(lines []string, w, h int) []string {
+	if len(lines) > h {
+		lines = lines[len(lines)-h:]
+	}
+	out := make([]string, h)
+	copy(out, lines)
+	for i, l := range out {
+		cw := cellWidth(l)
+		if cw > w {
+			l = ansi.TruncateWc(l, w, "…")
+			cw = w
+		}
+		if cw < w {
+			l += strings.Repeat(" ", w-cw)
+		}
+		out[i] = l
+	}
+	return out
+}
+
+// viewed is the conversation on screen.
+func (m *Model) viewed() *convo {
+	if c := m.convos[m.view]; c != nil {
+		return c
+	}
+	return m.main()
+}
+
+// liveHeight is the height the conversation needs in inline mode: the
+// items not yet written to the scrollback.
+func (m *Model) liveHeight(width int) int {
+	c := m.viewed()
+	from := c.printed
+	if m.view != "" {
+		from = 0
+	}
+	h := 0
+	for _, it := range c.items[from:] {
+		h += len(m.renderItem(it, width)) + 1
+	}
+	if m.view != "" {
+		h++
+	}
+	return h
+}
+
+// convoView renders the bottom of the conversation on screen that fits
+// height, scrolled up by m.scroll lines.
+func (m *Model) convoView(width, height int) []string {
+	c := m.viewed()
+	var header string
+	if m.view != "" {
+		header = m.viewHeader(width)
+		height--
+	}
+	from := 0
+	if !m.cfg.altScreen && m.view == "" {
+		from = c.printed
+	}
+	need := height + m.scroll
+	var lines []string
+	for i := len(c.items) - 1; i >= from && len(lines) < need; i-- {
+		block := m.renderItem(c.items[i], width)
+		lines = append(append(append([]string(nil), block...), ""), lines...)
+	}
+	if len(lines) > 0 {
+		lines = lines[:len(lines)-1]
+	}
+	maxScroll := max(len(lines)-height, 0)
+	if m.scroll > maxScroll && len(lines) < need {
+		m.scroll = maxScroll
+	}
+	end := len(lines) - m.scroll
+	start := max(end-height, 0)
+	out := lines[start:max(end, start)]
+	if m.cfg.altScreen {
+		for len(out) < height {
+			out = append([]string{""}, out...)
+		}
+	}
+	if header != "" {
+		out = append([]string{header}, out...)
+	}
+	return out
+}
+
+func (m *Model) viewHeader(width int) string {
+	st := m.st
+	what := ""
+	if s, ok := m.sessions[m.view]; ok {
+		what = "saved session " + shortID(s.ID) + " · read-only · esc returns"
+	} else if n := m.tree.Get(m.view); n != nil {
+		what = fmt.Sprintf("%s %s · %s · %s · read-only · esc returns", n.Type, n.ID, orText(n.Model, "?"), m.tree.State(n))
+	}
+	return st.title.Render(clip("── "+what+" ", width))
+}
+
+// bottom renders what is under the conversation: queued prompts, the
+// spinner, the input (or the prompt, the picker, a confirmation) and the
+// status line.
+func (m *Model) bottom() string {
+	var parts []string
+	for i, q := range m.queued {
+		if i == 2 {
+			parts = append(parts, m.st.dim.Render(fmt.Sprintf("  … and %d more queued", len(m.queued)-2)))
+			break
+		}
+		parts = append(parts, m.st.dim.Render(clip("  ⏎ queued: "+oneLine(q), m.width)))
+	}
+	if line := m.spinnerLine(); line != "" {
+		parts = append(parts, line)
+	}
+	if m.status != "" && m.quitAt.IsZero() {
+		for _, l := range wrapLines(m.status, m.width-2) {
+			parts = append(parts, "  "+m.st.warn.Render(l))
+		}
+	}
+	switch {
+	case len(m.prompts) > 0:
+		parts = append(parts, m.promptView(m.width, max(m.height-22, 4)))
+	case m.picker != nil:
+		parts = append(parts, m.pickerView(m.width, max(m.height-10, 5)))
+	case m.confirmStop != "":
+		parts = append(parts, m.confirmView())
+	default:
+		parts = append(parts, m.inputView())
+		if hint := m.slashHint(); hint != "" {
+			parts = append(parts, hint)
+		}
+	}
+	parts = append(parts, m.statusLine())
+	return strings.Join(parts, "\n")
+}
+
+// spinnerFrames are the spinner's frames, one a tick.
+const spinnerFrames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+func (m *Model) spinnerLine() string {
+	if !m.running {
+		return ""
+	}
+	st := m.st
+	el := time.Duration(0)
+	if !m.runStart.IsZero() && m.now.After(m.runStart) {
+		el = m.now.Sub(m.runStart)
+	}
+	frames := []rune(spinnerFrames)
+	frame := string(frames[int(el/tickEvery)%len(frames)])
+	what := "Working…"
+	if len(m.prompts) > 0 {
+		what = "Waiting for your answer…"
+	}
+	detail := fmt.Sprintf(" (%s · ↓ %s tokens · esc to interrupt)", formatElapsed(el), formatTokens(m.turnTokens()))
+	return clip(st.accent.Render(frame+" "+what)+st.dim.Render(detail), m.width)
+}
+
+func (m *Model) inputView() string {
+	key := inputKey{value: m.input.Value(), width: m.width, focus: m.focus == focusInput, line: m.input.Line(),
+		col: m.input.Column(), height: m.input.Height(), dark: m.st.dark}
+	if m.inputCache.text != "" && m.inputCache.key == key {
+		return m.inputCache.text
+	}
+	edge := m.st.inputEdge
+	if m.focus != focusInput {
+		edge = m.st.faint
+	}
+	text := box(edge, strings.Split(m.input.View(), "\n"), m.width)
+	m.inputCache.key, m.inputCache.text = key, text
+	return text
+}
+
+// inputView's render is kept while the editor is unchanged.
+type inputKey struct {
+	value                    string
+	width, line, col, height int
+	focus, dark              bool
+}
+
+type inputRender struct {
+	key  inputKey
+	text string
+}
+
+// cursor places the terminal's cursor in the input.
+func (m *Model) cursor(content string) *tea.Cursor {
+	if m.focus != focusInput || len(m.prompts) > 0 || m.picker != nil || m.confirmStop != "" {
+		return nil
+	}
+	c := m.input.Cursor()
+	if c == nil {
+		return nil
+	}
+	// The input box sits above the status line (and the slash hint);
+	// its text starts after the border and the padding.
+	below := 2 // bottom border and the status line
+	if m.slashHint() != "" {
+		below++
+	}
+	top := lipgloss.Height(content) - below - m.input.Height()
+	c.Position.X += 2
+	c.Position.Y += top
+	return c
+}
+
+func (m *Model) slashHint() string {
+	v := m.input.Value()
+	if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, " \n") {
+		return ""
+	}
+	matches := slashMatches(v)
+	switch len(matches) {
+	case 0:
+		return m.st.dim.Render("  no such command · /help lists them")
+	case 1:
+		return clip("  "+matches[0].name+" "+m.st.dim.Render(matches[0].help), m.width)
+	}
+	var names []string
+	for _, c := range matches {
+		names = append(names, c.name)
+	}
+	return clip("  "+strings.Join(names, "  ")+m.st.dim.Render("  · tab completes"), m.width)
+}
+
+func (m *Model) confirmView() string {
+	n := m.tree.Get(m.confirmStop)
+	what := m.confirmStop
+	if n != nil {
+		what = n.Type + " " + n.ID
+	}
+	text := fmt.Sprintf("Stop %s and every agent and shell it started? y stops · any other key keeps it", what)
+	return box(m.st.modalEdge, []string{text}, m.width)
+}
+
+func modeLabel(mode permission.Mode) string {
+	switch mode {
+	case permission.ModeAcceptEdits:
+		return "⏵⏵ accept edits"
+	case permission.ModePlan:
+		return "⏸ plan mode"
+	case permission.ModeBypassPermissions:
+		return "⚠ bypass permissions"
+	case permission.ModeDontAsk:
+		return "dontAsk mode"
+	}
+	return "default mode"
+}
+
+// statusLine shows the mode, a hint or the last status, the model and
+// the session's tokens.
+func (m *Model) statusLine() string {
+	st := m.st
+	left := st.accent.Render(modeLabel(m.mode)) + st.dim.Render(" (shift+tab)")
+	var middle string
+	switch {
+	case !m.quitAt.IsZero():
+		middle = st.warn.Render("Press Ctrl+C again to exit")
+	case m.width < minWidth || m.height < minHeight:
+		middle = st.warn.Render(fmt.Sprintf("terminal %d×%d is below %d×%d", m.width, m.height, minWidth, minHeight))
+	case m.focus == focusTree:
+		middle = st.dim.Render("⏎ open · x stop · c clear · ^B bg · tab")
+		if side, _ := m.sidePanel(); side {
+			middle = st.dim.Render("tab back to the prompt")
+		}
+	case m.view != "":
+		middle = st.dim.Render("esc returns to the conversation")
+	default:
+		middle = st.dim.Render("tab agents · /help")
+	}
+	right := st.dim.Render(formatTokens(m.tokens) + " tokens")
+	if side, _ := m.sidePanel(); side {
+		right = st.dim.Render(orText(m.cfg.model, "?")) + " · " + right
+	}
+	room := m.width - cellWidth(left) - cellWidth(right) - 3
+	if room < 10 {
+		return clip(left+"  "+middle, m.width)
+	}
+	return padBetween(left+"  "+clip(middle, room), right, m.width)
+}
+
+// flushPrinted writes finished items of the main conversation to the
+// terminal's scrollback (inline mode), in order.
+func (m *Model) flushPrinted() tea.Cmd {
+	if m.cfg.altScreen {
+		return nil
+	}
+	c := m.main()
+	var out []string
+	for c.printed < len(c.items) {
+		it := c.items[c.printed]
+		if !it.done || it == c.streaming {
+			break
+		}
+		out = append(out, strings.Join(m.renderItem(it, m.width), "\n"), "")
+		c.printed++
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	w := &colorprofile.Writer{Forward: &b, Profile: m.profile}
+	_, _ = w.WriteString(strings.Join(out, "\n"))
+	return tea.Println(b.String())
+}
