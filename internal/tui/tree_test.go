@@ -17,7 +17,7 @@ func TestTreeStates(t *testing.T) {
 		return cadre.Event{Type: cadre.EventTaskCompleted, AgentID: id, Subagent: &cadre.SubagentResult{AgentID: id, Status: taskpkg.Status(status), ToolUses: 2}}
 	}
 	pending := func(id, parent string) cadre.Event {
-		return cadre.Event{Type: eventTaskPending, AgentID: id, Task: &cadre.TaskInfo{AgentID: id, AgentType: "Explore", Parent: parent, ToolUseID: "call-" + id}}
+		return cadre.Event{Type: cadre.EventTaskPending, AgentID: id, Task: &cadre.TaskInfo{AgentID: id, AgentType: "Explore", Parent: parent, ToolUseID: "call-" + id}}
 	}
 	tests := []struct {
 		name string
