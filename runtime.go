@@ -138,6 +138,10 @@ type Runtime struct {
 
 	modeMu sync.Mutex
 	mode   permission.Mode // set by SetPermissionMode; "" means the configured one
+
+	closeMu sync.Mutex
+	closers []func() error // run by Close, last first
+	closed  bool
 }
 
 // New validates cfg and prepares a session. It does no network I/O.

@@ -463,6 +463,7 @@ func runPrint(ctx context.Context, p procIO, sigs *signals, o *options, prompt s
 	if err != nil {
 		return err
 	}
+	defer closeRuntime(p, rt)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	tl := newTally(nil, nil)
@@ -479,6 +480,14 @@ func runPrint(ctx context.Context, p procIO, sigs *signals, o *options, prompt s
 		return nil
 	}
 	return &exitError{code, err}
+}
+
+// closeRuntime ends rt's session; a failure to stop what it started is
+// reported on stderr and does not change how the run ended.
+func closeRuntime(p procIO, rt *cadre.Runtime) {
+	if err := rt.Close(); err != nil {
+		fmt.Fprintf(p.stderr, "cadre: close the session: %s\n", trimPrefix(err.Error()))
+	}
 }
 
 // errBudget ends a run whose cost reached --max-budget-usd.

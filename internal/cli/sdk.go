@@ -52,6 +52,9 @@ func runSDK(ctx context.Context, p procIO, sigs *signals, o *options) error {
 	served := make(chan error, 1)
 	go func() { served <- s.conn.Serve(serveCtx, s) }()
 	code, err := s.loop(ctx, sigs, served)
+	if s.rt != nil {
+		closeRuntime(p, s.rt)
+	}
 	stopServe()
 	if serr := <-served; serr != nil && err == nil && code == ExitOK && ctx.Err() == nil {
 		return &exitError{ExitUsage, serr}
