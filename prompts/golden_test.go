@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-
 // golden compares got with testdata/<name>.golden (rewritten with -update).
 func golden(t *testing.T, name, got string) {
 	t.Helper()
