@@ -6,6 +6,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/task"
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // EventType names what an Event reports.
@@ -72,6 +73,8 @@ type Event struct {
 	Model       string
 	StopReason  llm.StopReason
 	APIDuration time.Duration
+	// Todos is set on EventTodos (todos.go).
+	Todos *TodoUpdate
 }
 
 // TaskInfo describes a sub-agent as it waits for a slot or starts.
@@ -177,4 +180,7 @@ type Result struct {
 	PermissionDenials []permission.Denial
 	// Subagents counts the run's sub-agents.
 	Subagents SubagentStats
+	// Todos are the agents' todo lists at the end of the run, by agent id
+	// ("main" for the main agent); agents with an empty list are left out.
+	Todos map[string][]tool.Todo
 }

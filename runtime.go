@@ -28,6 +28,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/skills"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/tool/builtin"
 	"github.com/cadre-dev/cadre/transcript"
@@ -99,6 +100,21 @@ type Config struct {
 	History []llm.Message
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// Tools (issue 16): used with the built-in tool set (Tools nil).
+
+	// SmallModel is the model (alias or id) that applies WebFetch's
+	// prompt to a fetched page; "" means the provider's "haiku" alias, or
+	// the main model when ResolveModel knows no such alias.
+	SmallModel string
+	// WebSearch answers the WebSearch tool (builtin.AnthropicSearch,
+	// builtin.SearXNG, builtin.Brave); nil makes WebSearch answer that no
+	// search backend is configured, never a made-up result.
+	WebSearch builtin.Searcher
+	// Skills are the skills agents list in their system prompt and load
+	// with the Skill tool, and that definitions preload with `skills:`
+	// (skills.Load finds them); nil means none.
+	Skills *skills.Set
 }
 
 // Permissions configures permission checking for the session.
@@ -160,7 +176,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	tools := cfg.Tools
 	if tools == nil {
-		tools = builtin.Tools(builtin.Config{})
+		tools = defaultTools(&cfg) // tools.go
 	}
 	r.base = tool.NewPool(tools...)
 	if rules := r.rootPerms().Rules; len(rules) > 0 {
@@ -287,6 +303,9 @@ func (r *Runtime) renderSystem() string {
 			parts = append(parts, block)
 		}
 	}
+	if block := r.skillListing(r.base); block != "" { // tools.go
+		parts = append(parts, block)
+	}
 	if r.cfg.AppendSystemPrompt != "" {
 		parts = append(parts, r.cfg.AppendSystemPrompt)
 	}
@@ -363,6 +382,7 @@ type runState struct {
 	mu    sync.Mutex
 	usage llm.Usage
 	stats SubagentStats
+	todos map[string][]tool.Todo // each agent's current todo list (todos.go)
 }
 
 // send delivers an event to the consumer; it fails once the run is
@@ -447,11 +467,12 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 	if res.MaxTurnsHit {
 		subtype = "error_max_turns"
 	}
+	todos := s.todoLists() // todos.go
 	s.mu.Lock()
 	out := &Result{
 		Text: res.Text, IsError: res.MaxTurnsHit, Subtype: subtype, NumTurns: res.Turns, ToolUses: res.ToolUses,
 		Duration: r.cfg.Now().Sub(s.start), Usage: s.usage, SessionID: r.session, TranscriptPath: r.tpath,
-		PermissionDenials: s.denials.All(), Subagents: s.stats,
+		PermissionDenials: s.denials.All(), Subagents: s.stats, Todos: todos,
 	}
 	s.mu.Unlock()
 	_ = s.send(ctx, Event{Type: EventResult, Result: out})

@@ -34,6 +34,8 @@ var topKeys = []Key{
 	{Name: "maxDepth", Drives: "how deep sub-agents nest (Config.Limits.MaxDepth)"},
 	{Name: "maxConcurrentAgents", Drives: "sub-agents running at once; more wait in a queue (Config.Limits.MaxRunning)"},
 	{Name: "maxTotalAgents", Drives: "sub-agents started per session (Config.Limits.MaxTotal)"},
+	{Name: "smallModel", Drives: "the model that applies WebFetch's prompt (Config.SmallModel), below CADRE_SMALL_MODEL; default the haiku alias"},
+	{Name: "webSearch", Drives: "the WebSearch backend: backend (anthropic, searxng, brave, none), url, maxResults (Config.WebSearch)"},
 	{Name: "hooks", Unsupported: "hooks are not supported yet; ignored"},
 	{Name: "mcpServers", Unsupported: "MCP servers are not supported yet; ignored"},
 	{Name: "agents", Unsupported: "agent definitions in settings are not supported; put them in .cadre/agents/ or pass --agents"},

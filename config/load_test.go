@@ -10,6 +10,7 @@ import (
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/tool/builtin"
 )
 
 func envOf(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
@@ -96,6 +97,16 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		"maxTotalAgents": {json: `{"maxTotalAgents": 50}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if cfg.Limits.MaxTotal != 50 {
 				t.Errorf("limits %+v", cfg.Limits)
+			}
+		}},
+		"smallModel": {json: `{"smallModel": "sonnet"}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.SmallModel != "sonnet" {
+				t.Errorf("SmallModel %q", cfg.SmallModel)
+			}
+		}},
+		"webSearch": {json: `{"webSearch": {"backend": "searxng", "url": "http://127.0.0.1:8888"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if s, ok := cfg.WebSearch.(*builtin.SearXNG); !ok || s.BaseURL != "http://127.0.0.1:8888" {
+				t.Errorf("WebSearch %#v", cfg.WebSearch)
 			}
 		}},
 		"hooks":               {json: `{"hooks": {"Stop": []}}`, warn: "hooks are not supported yet"},

@@ -69,6 +69,11 @@ type Settings struct {
 	Hooks []RawSource
 	// Files are the settings files that were loaded, lowest first.
 	Files []string
+
+	// The web tools (web.go): the model that applies WebFetch's prompt
+	// (smallModel) and the WebSearch backend (webSearch).
+	SmallModel Value
+	WebSearch  WebSearchSettings
 }
 
 // Value is a scalar setting with the file that set it.
@@ -307,6 +312,9 @@ func (s *Settings) loadData(path string, data []byte, base, home string) ([]Diag
 		if err != nil {
 			return diags, err
 		}
+	}
+	if err := s.applyWeb(data, path); err != nil { // web.go
+		return diags, err
 	}
 	return diags, s.applyScalars(&fd, path)
 }
