@@ -18,16 +18,15 @@ import (
 //	{"smallModel": "haiku",
 //	 "webSearch": {"backend": "searxng", "url": "http://localhost:8888", "maxResults": 10}}
 //
-// Backends: "anthropic" (the provider's server-side search; the default
-// with the Anthropic provider), "searxng" (a SearXNG instance's JSON API:
-// webSearch.url or CADRE_SEARXNG_URL), "brave" (the Brave Search API, key
-// in BRAVE_SEARCH_API_KEY; webSearch.url overrides the endpoint) and
-// "none". Unset, with another provider, SearXNG is used when
-// CADRE_SEARXNG_URL or webSearch.url is set, else Brave when
-// BRAVE_SEARCH_API_KEY is, else
-// none: WebSearch then answers that no backend is configured. API keys are
-// read from the environment only (a settings file's env object counts), so
-// they do not end up in a file the repository shares.
+// Backends: "anthropic" (the provider's server-side search), "searxng" (a
+// SearXNG instance's JSON API: webSearch.url or CADRE_SEARXNG_URL),
+// "brave" (the Brave Search API, key in BRAVE_SEARCH_API_KEY; webSearch.url
+// overrides the endpoint) and "none". With no backend set: SearXNG when
+// CADRE_SEARXNG_URL or webSearch.url is set, else the provider's search
+// with the Anthropic provider, else Brave when BRAVE_SEARCH_API_KEY is
+// set, else none: WebSearch then answers that no backend is configured.
+// API keys are read from the environment only (a settings file's env
+// object counts), so they do not end up in a file the repository shares.
 
 // Web search backends.
 const (
@@ -117,10 +116,10 @@ func configureWeb(cfg *cadre.Config, s *Settings, getenv func(string) string) ([
 	backend := ws.Backend.Value
 	if backend == "" {
 		switch {
-		case provider == Anthropic:
-			backend = SearchAnthropic
 		case searxURL != "":
 			backend = SearchSearXNG
+		case provider == Anthropic:
+			backend = SearchAnthropic
 		case braveKey != "":
 			backend = SearchBrave
 		default:

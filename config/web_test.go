@@ -38,6 +38,8 @@ func TestWebSearchBackend(t *testing.T) {
 		{name: "searxng from the environment", env: with(openai, "CADRE_SEARXNG_URL", "http://127.0.0.1:8888"), want: "searxng", url: "http://127.0.0.1:8888"},
 		{name: "brave from the environment", env: with(openai, "BRAVE_SEARCH_API_KEY", "bk"), want: "brave"},
 		{name: "settings choose searxng over the provider", settings: `{"webSearch": {"backend": "searxng", "url": "https://search.example.org"}}`, env: anthropicKey, want: "searxng", url: "https://search.example.org"},
+		{name: "a searxng url wins over the provider's search", env: with(anthropicKey, "CADRE_SEARXNG_URL", "https://s.example"), want: "searxng", url: "https://s.example"},
+		{name: "the provider's search wins over a brave key", env: with(anthropicKey, "BRAVE_SEARCH_API_KEY", "bk"), want: "anthropic"},
 		{name: "the environment's url wins", settings: `{"webSearch": {"backend": "searxng", "url": "https://a.example"}}`, env: with(anthropicKey, "CADRE_SEARXNG_URL", "https://b.example"), want: "searxng", url: "https://b.example"},
 		{name: "settings url alone picks searxng", settings: `{"webSearch": {"url": "https://a.example"}}`, env: openai, want: "searxng", url: "https://a.example"},
 		{name: "none turns it off", settings: `{"webSearch": {"backend": "none"}}`, env: anthropicKey, want: ""},
