@@ -42,7 +42,8 @@ const (
 	// EventTaskCompleted carries Subagent: a sub-agent ended (completed,
 	// failed or killed).
 	EventTaskCompleted EventType = "task_completed"
-	// EventResult carries Result; it is the last event.
+	// EventResult carries Result; it is the last event, but for the error
+	// that follows the result of a failed run.
 	EventResult EventType = "result"
 )
 
@@ -177,4 +178,7 @@ type Result struct {
 	PermissionDenials []permission.Denial
 	// Subagents counts the run's sub-agents.
 	Subagents SubagentStats
+	// Error says why a run with Subtype error_during_execution failed; the
+	// same error follows the result in Run's stream.
+	Error string
 }
