@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/spawn"
 	"github.com/cadre-dev/cadre/internal/workspace"
@@ -99,6 +100,17 @@ type Config struct {
 	History []llm.Message
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// Hooks (issue 15, hooks.go).
+
+	// Hooks are the session's hooks (package config merges them from the
+	// settings files); nil means none. Hooks of agent definitions are
+	// added for as long as their agent runs, and Runtime.Hooks().Add adds
+	// more (an SDK's callbacks).
+	Hooks *hooks.Config
+	// HookEnv is the environment of hook commands; nil means the
+	// process's. CLAUDE_PROJECT_DIR and CADRE_PROJECT_DIR are set to Cwd.
+	HookEnv []string
 }
 
 // Permissions configures permission checking for the session.
