@@ -162,7 +162,7 @@ type layer struct {
 	// managed and project say where the file sits, for hooks (and
 	// workspace trust).
 	managed, project bool
-	inline     []byte // the content, for --settings given as JSON
+	inline           []byte // the content, for --settings given as JSON
 }
 
 // LoadSettings reads and merges the settings files. A file that does not
