@@ -154,6 +154,13 @@ type Runtime struct {
 	closeMu sync.Mutex
 	closers []func() error // run by Close, last first
 	closed  bool
+
+	// Hooks (hooks.go): the one dispatcher every agent fires through, the
+	// sink that streams hook runs, and whether SessionStart has fired.
+	hooks          *hooks.Dispatcher
+	hookSink       hookSink
+	hookMu         sync.Mutex
+	sessionStarted bool
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
@@ -163,6 +170,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	r := &Runtime{cfg: cfg, gate: spawn.NewGate(cfg.Limits.gate()), defs: map[string]*agentdef.Definition{},
 		git: workspace.NewSnapshot(cfg.Cwd), specs: map[string]*agentToolSpec{}}
+	r.initHooks()
 	r.defList = cfg.Agents
 	if r.defList == nil {
 		r.defList = agentdef.Builtins()
@@ -431,12 +439,16 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 	shells := builtin.NewShells()
 	defer shells.Close()
 	main.env = &tool.Env{Cwd: r.cfg.Cwd, Dirs: r.cfg.AddDirs, Files: tool.NewFileState(), Shells: shells}
+	// Hooks (hooks.go): hook runs stream into this run until it ends.
+	main.bindHooks("")
+	defer r.hookSink.attach(ctx, s)()
 	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: r.cfg.ModelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath}}); err != nil {
 		return
 	}
 	r.mu.Lock()
 	msgs := append(append([]llm.Message(nil), r.messages...), llm.UserText(prompt))
 	r.mu.Unlock()
+	s.startSession(ctx, main, &msgs[len(msgs)-1])
 	res, err := main.runLoop(ctx, msgs, recorder)
 	if err != nil {
 		if ctx.Err() != nil {
