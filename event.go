@@ -3,6 +3,7 @@ package cadre
 import (
 	"time"
 
+	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/task"
@@ -73,6 +74,10 @@ type Event struct {
 	Model       string
 	StopReason  llm.StopReason
 	APIDuration time.Duration
+
+	// Hook is the hook run of EventHookStarted and EventHookFinished
+	// (hooks.go); AgentID is the agent whose event fired it.
+	Hook *hooks.Run
 }
 
 // TaskInfo describes a sub-agent as it waits for a slot or starts.

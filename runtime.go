@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/spawn"
 	"github.com/cadre-dev/cadre/internal/workspace"
@@ -99,6 +100,17 @@ type Config struct {
 	History []llm.Message
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// Hooks (issue 15, hooks.go).
+
+	// Hooks are the session's hooks (package config merges them from the
+	// settings files); nil means none. Hooks of agent definitions are
+	// added for as long as their agent runs, and Runtime.Hooks().Add adds
+	// more (an SDK's callbacks).
+	Hooks *hooks.Config
+	// HookEnv is the environment of hook commands; nil means the
+	// process's. CLAUDE_PROJECT_DIR and CADRE_PROJECT_DIR are set to Cwd.
+	HookEnv []string
 }
 
 // Permissions configures permission checking for the session.
@@ -147,6 +159,13 @@ type Runtime struct {
 	// names it (SetModel, model.go).
 	modelMu sync.Mutex
 	modelID string
+
+	// Hooks (hooks.go): the one dispatcher every agent fires through, the
+	// sink that streams hook runs, and whether SessionStart has fired.
+	hooks          *hooks.Dispatcher
+	hookSink       hookSink
+	hookMu         sync.Mutex
+	sessionStarted bool
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
@@ -156,6 +175,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	r := &Runtime{cfg: cfg, gate: spawn.NewGate(cfg.Limits.gate()), defs: map[string]*agentdef.Definition{},
 		git: workspace.NewSnapshot(cfg.Cwd), specs: map[string]*agentToolSpec{}}
+	r.initHooks()
 	r.defList = cfg.Agents
 	if r.defList == nil {
 		r.defList = agentdef.Builtins()
@@ -436,12 +456,16 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 	shells := builtin.NewShells()
 	defer shells.Close()
 	main.env = &tool.Env{Cwd: r.cfg.Cwd, Dirs: r.cfg.AddDirs, Files: tool.NewFileState(), Shells: shells}
+	// Hooks (hooks.go): hook runs stream into this run until it ends.
+	main.bindHooks("")
+	defer r.hookSink.attach(ctx, s)()
 	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: modelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath}}); err != nil {
 		return
 	}
 	r.mu.Lock()
 	msgs := append(append([]llm.Message(nil), r.messages...), llm.UserText(prompt))
 	r.mu.Unlock()
+	s.startSession(ctx, main, &msgs[len(msgs)-1])
 	res, err := main.runLoop(ctx, msgs, recorder)
 	// Every way the run ends closes its record the same way (outcome.go).
 	s.finish(ctx, mainRec, res, err)

@@ -353,7 +353,11 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	if c.def.InitialPrompt != "" {
 		prompt = c.def.InitialPrompt + "\n\n" + prompt
 	}
-	res, runErr := c.safeRun(ctx, []llm.Message{llm.UserText(prompt)}, rec)
+	msgs := []llm.Message{llm.UserText(prompt)}
+	// Hooks (hooks.go): SubagentStart, and the definition's hooks while
+	// the child runs, removed on every exit path.
+	defer c.beginHooks(ctx, parent, tpath, &msgs[0])()
+	res, runErr := c.safeRun(ctx, msgs, rec)
 	switch {
 	case ctx.Err() != nil:
 		status = task.Killed
