@@ -148,6 +148,9 @@ type Init struct {
 	Cwd            string
 	Tools          []string
 	TranscriptPath string
+	// MCPServers are the configured MCP servers and their status when the
+	// run starts (most are still pending: they connect in the background).
+	MCPServers []MCPInitServer
 }
 
 // ToolResult is how one tool call ended.
