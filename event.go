@@ -142,6 +142,10 @@ type Init struct {
 	Cwd            string
 	Tools          []string
 	TranscriptPath string
+	// PermissionMode is the main agent's permission mode in force.
+	PermissionMode string
+	// Provenance is Config.Provenance: where widening settings came from.
+	Provenance *Provenance
 }
 
 // ToolResult is how one tool call ended.

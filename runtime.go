@@ -99,6 +99,13 @@ type Config struct {
 	History []llm.Message
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// Security (issue 9).
+
+	// Provenance says where the session's widening settings came from and
+	// what an untrusted workspace did not get; it is reported on EventInit
+	// and changes nothing by itself. config.Load fills it.
+	Provenance *Provenance
 }
 
 // Permissions configures permission checking for the session.
@@ -419,7 +426,8 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 	shells := builtin.NewShells()
 	defer shells.Close()
 	main.env = &tool.Env{Cwd: r.cfg.Cwd, Dirs: r.cfg.AddDirs, Files: tool.NewFileState(), Shells: shells}
-	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: r.cfg.ModelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath}}); err != nil {
+	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: r.cfg.ModelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
+		PermissionMode: string(main.perms.Mode), Provenance: r.cfg.Provenance}}); err != nil { // PermissionMode, Provenance: issue 9
 		return
 	}
 	r.mu.Lock()
