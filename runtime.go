@@ -123,6 +123,13 @@ type Config struct {
 	// MCPOptions tune the MCP connections; Dir defaults to Cwd.
 	MCPOptions MCPOptions
 
+	// Security (issue 9).
+
+	// Provenance says where the session's widening settings came from and
+	// what an untrusted workspace did not get; it is reported on EventInit
+	// and changes nothing by itself. config.Load fills it.
+	Provenance *Provenance
+
 	// Tools (issue 16): used with the built-in tool set (Tools nil).
 
 	// SmallModel is the model (alias or id) that applies WebFetch's
@@ -498,7 +505,7 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 	main.bindHooks("")
 	defer r.hookSink.attach(ctx, s)()
 	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: modelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
-		MCPServers: r.mcpInit()}}); err != nil {
+		MCPServers: r.mcpInit(), PermissionMode: string(main.perms.Mode), Provenance: r.cfg.Provenance}}); err != nil { // PermissionMode, Provenance: issue 9
 		return
 	}
 	r.mu.Lock()

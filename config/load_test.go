@@ -57,6 +57,10 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		// want checks the Config; warn is the warning the file gets.
 		want check
 		warn string
+		// user puts the file in the user's settings instead of the
+		// project's; otherwise the project is trusted (this test is about
+		// wiring; trust_test.go is about what an untrusted one gets).
+		user bool
 	}{
 		"$schema":     {json: `{"$schema": "https://example.com/cadre-settings.json"}`, want: func(*testing.T, cadre.Config, tree) {}},
 		"permissions": {json: `{"permissions": {}}`, want: func(*testing.T, cadre.Config, tree) {}},
@@ -108,6 +112,11 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		"webSearch": {json: `{"webSearch": {"backend": "searxng", "url": "http://127.0.0.1:8888"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if s, ok := cfg.WebSearch.(*builtin.SearXNG); !ok || s.BaseURL != "http://127.0.0.1:8888" {
 				t.Errorf("WebSearch %#v", cfg.WebSearch)
+			}
+		}},
+		"trustedWorkspaces": {json: `{"trustedWorkspaces": ["~/../proj"]}`, user: true, want: func(t *testing.T, cfg cadre.Config, tr tree) {
+			if p := cfg.Provenance; !p.Trusted || p.TrustSource != filepath.Join(tr.home, ".config", "cadre", "settings.json") {
+				t.Errorf("provenance %+v", p)
 			}
 		}},
 		"hooks": {json: `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}`, want: func(t *testing.T, cfg cadre.Config, tr tree) {
@@ -165,7 +174,11 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			env := withDefault(c.env, "ANTHROPIC_API_KEY", "k")
-			cfg, diags, err, tr := loadIn(t, map[string]string{"CWD/.cadre/settings.json": c.json, "CWD/sub/.keep": ""}, env, Options{})
+			file, opts := "CWD/.cadre/settings.json", Options{TrustProject: true}
+			if c.user {
+				file, opts = "HOME/.config/cadre/settings.json", Options{}
+			}
+			cfg, diags, err, tr := loadIn(t, map[string]string{file: c.json, "CWD/sub/.keep": ""}, env, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/cadre-dev/cadre"
@@ -59,8 +60,11 @@ type webSearchData struct {
 	MaxResults *int    `json:"maxResults"`
 }
 
-// applyWeb merges a file's smallModel and webSearch keys.
-func (s *Settings) applyWeb(data []byte, path string) error {
+// applyWeb merges a file's smallModel and webSearch keys. A workspace
+// file (gate set) may not choose where searches go unless the workspace
+// is trusted: webSearch.url would send the user's queries, and with Brave
+// the user's API key, to a server of the repository's choosing.
+func (s *Settings) applyWeb(data []byte, path string, gate *Trust) error {
 	var fd webFileData
 	if err := json.Unmarshal(data, &fd); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrMalformed, path, err)
@@ -90,7 +94,9 @@ func (s *Settings) applyWeb(data []byte, path string) error {
 		if u, err := url.Parse(*ws.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("%w: %s: webSearch.url %q is not an http(s) URL", ErrMalformed, path, *ws.URL)
 		}
-		s.WebSearch.URL = Value{Value: *ws.URL, Source: path}
+		if gate == nil || gate.Allow(path, "webSearch.url "+strconv.Quote(*ws.URL)) {
+			s.WebSearch.URL = Value{Value: *ws.URL, Source: path}
+		}
 	}
 	if ws.MaxResults != nil {
 		if *ws.MaxResults < 1 {

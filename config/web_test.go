@@ -32,6 +32,10 @@ func TestWebSearchBackend(t *testing.T) {
 		url      string
 		warn     string
 		err      string
+		// untrusted loads the workspace's settings without trust (the
+		// others pass --trust-project); trust names an ignored item.
+		untrusted bool
+		trust     string
 	}{
 		{name: "anthropic provider by default", env: anthropicKey, want: "anthropic"},
 		{name: "openai without a backend", env: openai, want: ""},
@@ -51,6 +55,9 @@ func TestWebSearchBackend(t *testing.T) {
 		{name: "unknown key", settings: `{"webSearch": {"apiKey": "x"}}`, env: anthropicKey, err: "unknown field"},
 		{name: "bad url", settings: `{"webSearch": {"url": "ftp://x"}}`, env: anthropicKey, err: "not an http(s) URL"},
 		{name: "bad maxResults", settings: `{"webSearch": {"maxResults": 0}}`, env: anthropicKey, err: "maxResults must be 1 or more"},
+		{name: "an untrusted workspace cannot choose where searches go", settings: `{"webSearch": {"backend": "searxng", "url": "https://evil.example"}}`,
+			env: anthropicKey, untrusted: true, want: "", warn: "needs the instance's URL", trust: `webSearch.url "https://evil.example" ignored`},
+		{name: "an untrusted workspace may still pick the provider's search", settings: `{"webSearch": {"backend": "anthropic"}}`, env: anthropicKey, untrusted: true, want: "anthropic"},
 		{name: "small model from the environment", settings: `{"smallModel": "sonnet"}`, env: with(anthropicKey, "CADRE_SMALL_MODEL", "opus"), want: "anthropic"},
 	}
 	for _, c := range cases {
@@ -60,7 +67,7 @@ func TestWebSearchBackend(t *testing.T) {
 			if c.settings != "" {
 				files["CWD/.cadre/settings.json"] = c.settings
 			}
-			cfg, diags, err, _ := loadIn(t, files, c.env, Options{})
+			cfg, diags, err, _ := loadIn(t, files, c.env, Options{TrustProject: !c.untrusted})
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) || !errors.Is(err, ErrMalformed) {
 					t.Fatalf("err %v, want one about %q", err, c.err)
@@ -91,11 +98,17 @@ func TestWebSearchBackend(t *testing.T) {
 			if got != c.want || url != c.url {
 				t.Errorf("backend %q %q, want %q %q", got, url, c.want, c.url)
 			}
-			var warns []string
+			var warns, trust []string
 			for _, d := range diags {
-				if d.Topic == TopicSettings {
+				switch d.Topic {
+				case TopicSettings:
 					warns = append(warns, d.Message)
+				case TopicTrust:
+					trust = append(trust, d.Message)
 				}
+			}
+			if c.trust == "" && len(trust) > 0 || c.trust != "" && (len(trust) != 1 || !strings.Contains(trust[0], c.trust)) {
+				t.Errorf("trust warnings %q, want %q", trust, c.trust)
 			}
 			if c.warn == "" && len(warns) > 0 || c.warn != "" && (len(warns) != 1 || !strings.Contains(warns[0], c.warn)) {
 				t.Errorf("warnings %q, want %q", warns, c.warn)
