@@ -18,7 +18,9 @@ import (
 type Options struct {
 	// Getenv is the environment Load reads: HOME, XDG_STATE_HOME, the
 	// provider's keys and base URLs (ANTHROPIC_*, OPENAI_*), CADRE_PROVIDER,
-	// CADRE_MODEL, CADRE_SUBAGENT_MODEL and CADRE_SUBAGENT_MODEL_FORCE.
+	// CADRE_MODEL, CADRE_SUBAGENT_MODEL and CADRE_SUBAGENT_MODEL_FORCE,
+	// and for the web tools CADRE_SMALL_MODEL, CADRE_SEARXNG_URL and
+	// BRAVE_SEARCH_API_KEY.
 	// Settings files' env values are read over it. Nil means an empty
 	// environment; the cadre command passes os.Getenv.
 	Getenv func(string) string
@@ -124,6 +126,17 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 		return cadre.Config{}, diags, err
 	}
 	cfg.Hooks = hk
+	// The web tools and skills (web.go, skills.go).
+	wdiags, err := configureWeb(&cfg, s, getenv)
+	diags = append(diags, wdiags...)
+	if err != nil {
+		return cadre.Config{}, diags, err
+	}
+	sdiags, err := configureSkills(ctx, &cfg, cwd, home)
+	diags = append(diags, sdiags...)
+	if err != nil {
+		return cadre.Config{}, diags, err
+	}
 	return cfg, diags, nil
 }
 

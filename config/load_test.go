@@ -11,6 +11,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/tool/builtin"
 )
 
 func envOf(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
@@ -135,6 +136,16 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		"permissions.allow":     {json: `{"permissions": {"allow": ["Bash(ls:*)"]}}`, want: hasRule(permission.Allow, "Bash(ls:*)")},
 		"permissions.ask":       {json: `{"permissions": {"ask": ["Bash(git push:*)"]}}`, want: hasRule(permission.Ask, "Bash(git push:*)")},
 		"permissions.deny":      {json: `{"permissions": {"deny": ["WebFetch"]}}`, want: hasRule(permission.Deny, "WebFetch")},
+		"smallModel": {json: `{"smallModel": "sonnet"}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.SmallModel != "sonnet" {
+				t.Errorf("SmallModel %q", cfg.SmallModel)
+			}
+		}},
+		"webSearch": {json: `{"webSearch": {"backend": "searxng", "url": "http://127.0.0.1:8888"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if s, ok := cfg.WebSearch.(*builtin.SearXNG); !ok || s.BaseURL != "http://127.0.0.1:8888" {
+				t.Errorf("WebSearch %#v", cfg.WebSearch)
+			}
+		}},
 		"permissions.defaultMode": {json: `{"permissions": {"defaultMode": "acceptEdits"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if cfg.Permissions.Mode != permission.ModeAcceptEdits {
 				t.Errorf("mode %s", cfg.Permissions.Mode)

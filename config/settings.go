@@ -81,6 +81,10 @@ type Settings struct {
 	// Trust is the workspace trust the project files were loaded under;
 	// loaders of other project-sourced items gate them with Trust.Allow.
 	Trust *Trust
+	// The web tools (web.go): the model that applies WebFetch's prompt
+	// (smallModel) and the WebSearch backend (webSearch).
+	SmallModel Value
+	WebSearch  WebSearchSettings
 }
 
 // Value is a scalar setting with the file that set it.
@@ -345,6 +349,9 @@ func (s *Settings) loadData(path string, data []byte, base, home string, gate *T
 		if err != nil {
 			return diags, err
 		}
+	}
+	if err := s.applyWeb(data, path); err != nil { // web.go
+		return diags, err
 	}
 	return diags, s.applyScalars(&fd, path)
 }
