@@ -35,7 +35,7 @@ var topKeys = []Key{
 	{Name: "maxConcurrentAgents", Drives: "sub-agents running at once; more wait in a queue (Config.Limits.MaxRunning)"},
 	{Name: "maxTotalAgents", Drives: "sub-agents started per session (Config.Limits.MaxTotal)"},
 	{Name: "hooks", Unsupported: "hooks are not supported yet; ignored"},
-	{Name: "mcpServers", Unsupported: "MCP servers are not supported yet; ignored"},
+	{Name: "mcpServers", Drives: "MCP servers (Config.MCPServers), with .mcp.json and --mcp-config; higher files replace servers of the same name"},
 	{Name: "agents", Unsupported: "agent definitions in settings are not supported; put them in .cadre/agents/ or pass --agents"},
 	{Name: "forkSubagent", Unsupported: "the fork path is not supported yet; ignored"},
 	{Name: "background", Unsupported: "background sub-agents are not supported yet; ignored"},

@@ -98,8 +98,12 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 				t.Errorf("limits %+v", cfg.Limits)
 			}
 		}},
-		"hooks":               {json: `{"hooks": {"Stop": []}}`, warn: "hooks are not supported yet"},
-		"mcpServers":          {json: `{"mcpServers": {"gh": {"command": "x"}}}`, warn: "MCP servers are not supported yet"},
+		"hooks": {json: `{"hooks": {"Stop": []}}`, warn: "hooks are not supported yet"},
+		"mcpServers": {json: `{"mcpServers": {"gh": {"command": "x"}}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if len(cfg.MCPServers) != 1 || cfg.MCPServers[0].Name != "gh" || cfg.MCPServers[0].Command != "x" {
+				t.Errorf("MCPServers %+v", cfg.MCPServers)
+			}
+		}},
 		"agents":              {json: `{"agents": {}}`, warn: "put them in .cadre/agents/"},
 		"forkSubagent":        {json: `{"forkSubagent": true}`, warn: "fork path is not supported yet"},
 		"background":          {json: `{"background": true}`, warn: "background sub-agents are not supported yet"},

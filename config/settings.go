@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cadre-dev/cadre/internal/mcpx"
 	"github.com/cadre-dev/cadre/permission"
 )
 
@@ -69,6 +70,9 @@ type Settings struct {
 	Hooks []RawSource
 	// Files are the settings files that were loaded, lowest first.
 	Files []string
+	// MCPServers are the raw mcpServers objects, lowest precedence first,
+	// each with its file, line and scope (read by mcpx.Load; mcp.go).
+	MCPServers []mcpx.SettingsServers
 }
 
 // Value is a scalar setting with the file that set it.
@@ -131,6 +135,7 @@ type fileData struct {
 	ModelAliases        map[string]map[string]string `json:"modelAliases"`
 	Env                 map[string]string            `json:"env"`
 	Hooks               json.RawMessage              `json:"hooks"`
+	MCPServers          json.RawMessage              `json:"mcpServers"`
 }
 
 type permData struct {
@@ -146,7 +151,8 @@ type permData struct {
 type layer struct {
 	path, base string
 	required   bool
-	inline     []byte // the content, for --settings given as JSON
+	scope      mcpx.Scope // of the file's mcpServers (mcp.go)
+	inline     []byte     // the content, for --settings given as JSON
 }
 
 // LoadSettings reads and merges the settings files. A file that does not
@@ -160,6 +166,7 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 		for _, l := range layers {
 			var d []Diagnostic
 			var err error
+			nMCP := len(s.MCPServers)
 			if l.inline != nil {
 				d, err = s.loadData(l.path, l.inline, l.base, opts.Home)
 			} else {
@@ -169,6 +176,7 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 			if err != nil {
 				return err
 			}
+			s.scopeMCP(nMCP, l.scope)
 		}
 		return nil
 	}
@@ -193,22 +201,22 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 func userLayers(opts SettingsOptions) []layer {
 	var layers []layer
 	if opts.Home != "" {
-		layers = append(layers, layer{path: filepath.Join(opts.Home, ".config", "cadre", "settings.json"), base: opts.Home})
+		layers = append(layers, layer{path: filepath.Join(opts.Home, ".config", "cadre", "settings.json"), base: opts.Home, scope: mcpx.ScopeUser})
 	}
 	if opts.Cwd != "" {
 		layers = append(layers,
-			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.json"), base: opts.Cwd},
-			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.local.json"), base: opts.Cwd})
+			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.json"), base: opts.Cwd, scope: mcpx.ScopeSettings},
+			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.local.json"), base: opts.Cwd, scope: mcpx.ScopeLocal})
 	}
 	if opts.SettingsFile != "" {
 		p := opts.SettingsFile
 		if !filepath.IsAbs(p) && opts.Cwd != "" {
 			p = filepath.Join(opts.Cwd, p)
 		}
-		layers = append(layers, layer{path: p, base: filepath.Dir(p), required: true})
+		layers = append(layers, layer{path: p, base: filepath.Dir(p), required: true, scope: mcpx.ScopeFlag})
 	}
 	if opts.SettingsJSON != "" {
-		layers = append(layers, layer{path: "--settings", base: opts.Cwd, required: true, inline: []byte(opts.SettingsJSON)})
+		layers = append(layers, layer{path: "--settings", base: opts.Cwd, required: true, inline: []byte(opts.SettingsJSON), scope: mcpx.ScopeFlag})
 	}
 	return layers
 }
@@ -237,7 +245,7 @@ func managedLayers(opts SettingsOptions) ([]layer, error) {
 	}
 	layers := make([]layer, len(paths))
 	for i, p := range paths {
-		layers[i] = layer{path: p, base: opts.Cwd}
+		layers[i] = layer{path: p, base: opts.Cwd, scope: mcpx.ScopeManaged}
 		if opts.Cwd == "" {
 			layers[i].base = filepath.Dir(p)
 		}
@@ -301,6 +309,7 @@ func (s *Settings) loadData(path string, data []byte, base, home string) ([]Diag
 	}
 	diags := checkKeys(path, data, keys)
 	s.Files = append(s.Files, path)
+	s.noteMCP(path, data, keys, fd.MCPServers)
 	if fd.Permissions != nil {
 		d, err := s.applyPermissions(fd.Permissions, path, base, home)
 		diags = append(diags, d...)

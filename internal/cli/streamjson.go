@@ -128,7 +128,7 @@ func (p *streamPrinter) init(in *cadre.Init) error {
 		UUID: newUUID(), Cadre: initExtra{Version: Version, Provider: p.info.Provider, TranscriptPath: in.TranscriptPath},
 	}
 	if ev.MCPServers == nil {
-		ev.MCPServers = []mcpServerJSON{}
+		ev.MCPServers = mcpServersJSON(in.MCPServers) // mcp.go
 	}
 	return p.write(ev)
 }
