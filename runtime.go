@@ -129,7 +129,6 @@ type Config struct {
 	// what an untrusted workspace did not get; it is reported on EventInit
 	// and changes nothing by itself. config.Load fills it.
 	Provenance *Provenance
-
 	// Tools (issue 16): used with the built-in tool set (Tools nil).
 
 	// SmallModel is the model (alias or id) that applies WebFetch's

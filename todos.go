@@ -3,6 +3,7 @@ package cadre
 import (
 	"context"
 	"encoding/json"
+	"maps"
 
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/tool"
@@ -82,6 +83,16 @@ func (s *runState) noteTodos(agent string, items []tool.Todo) {
 		s.todos = map[string][]tool.Todo{}
 	}
 	s.todos[agent] = items
+}
+
+// todoLists copies the run's todo lists for the result (nil when none).
+func (s *runState) todoLists() map[string][]tool.Todo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.todos) == 0 {
+		return nil
+	}
+	return maps.Clone(s.todos)
 }
 
 func nonNilTodos(t []tool.Todo) []tool.Todo {
