@@ -28,6 +28,8 @@ type runInfo struct {
 	Provider       string
 	Agents         []string
 	MCPServers     []mcpServerJSON
+	// Skills are the names of the session's skills.
+	Skills []string
 }
 
 // streamPrinter writes a run as Claude Code's stream-json: one JSON object
@@ -124,7 +126,7 @@ func (p *streamPrinter) init(in *cadre.Init) error {
 		Type: "system", Subtype: "init", Cwd: in.Cwd, SessionID: in.SessionID, Tools: nonNil(in.Tools),
 		MCPServers: p.info.MCPServers, Model: cmp.Or(p.info.Model, in.Model), PermissionMode: p.info.PermissionMode,
 		SlashCommands: []string{}, APIKeySource: p.info.APIKeySource, ClaudeCodeVersion: protocolVersion, AddDirs: nonNil(p.info.AddDirs),
-		OutputStyle: "default", Agents: nonNil(p.info.Agents), Skills: []string{}, Plugins: []pluginJSON{},
+		OutputStyle: "default", Agents: nonNil(p.info.Agents), Skills: nonNil(p.info.Skills), Plugins: []pluginJSON{},
 		UUID: newUUID(), Cadre: initExtra{Version: Version, Provider: p.info.Provider, TranscriptPath: in.TranscriptPath,
 			Trust: trustOf(cmp.Or(p.info.PermissionMode, in.PermissionMode), in.Provenance)},
 	}
@@ -208,6 +210,9 @@ func (p *streamPrinter) toolUseResult(b llm.Block) any {
 			Content: []llm.Block{llm.TextBlock(r.Text)}, ToolsUsed: sortedKeys(r.ToolStats), ResolvedModel: r.Model, TotalDurationMS: r.Duration.Milliseconds(),
 			TotalTokens: p.tally.progress(r.AgentID).TotalTokens, TotalToolUseCount: r.ToolUses, Usage: r.Usage,
 		}
+	}
+	if u := p.tally.todos[b.ToolUseID]; u != nil && !b.IsError {
+		return todoToolResult{OldTodos: u.Old, NewTodos: u.New} // todos.go
 	}
 	if b.IsError {
 		return "Error: " + b.ResultText()
