@@ -39,6 +39,9 @@ type streamPrinter struct {
 	session string
 	// partial turns on stream_event lines (--include-partial-messages).
 	partial bool
+	// hookEvents writes every hook run (--include-hook-events;
+	// hookevents.go), not only SessionStart's.
+	hookEvents bool
 	// open tracks, per agent, the streamed message being assembled for
 	// stream_event lines.
 	open map[string]*partialMessage
@@ -88,6 +91,8 @@ func (p *streamPrinter) event(ev cadre.Event) error {
 		return p.taskCompleted(ev.Subagent)
 	case cadre.EventResult:
 		return p.write(p.tally.result(ev.Result))
+	case cadre.EventHookStarted, cadre.EventHookFinished:
+		return p.hookEvent(ev)
 	}
 	return nil
 }
