@@ -52,9 +52,11 @@ type hookRespExtra struct {
 }
 
 // hookName is how Claude Code names a hook run: the event, and the value
-// its matchers tested ("PreToolUse:Bash", "SessionStart:startup").
+// its matchers tested ("PreToolUse:Bash", "SessionStart:startup",
+// "SubagentStart:general-purpose"; SubagentStop's name is the event alone,
+// as Claude Code 2.1.328 writes it).
 func hookName(r *hooks.Run) string {
-	if r.Match == "" {
+	if r.Match == "" || r.Event == hooks.SubagentStop {
 		return string(r.Event)
 	}
 	return string(r.Event) + ":" + r.Match
@@ -79,11 +81,18 @@ func (p *streamPrinter) hookEvent(ev cadre.Event) error {
 	if !p.hookEvents && r.Event != hooks.SessionStart {
 		return nil
 	}
+	// Claude Code's hook ids are UUIDs; a run's start and end share one.
+	id, ok := p.hookIDs[r.ID]
+	if !ok {
+		id = newUUID()
+		p.hookIDs[r.ID] = id
+	}
 	if ev.Type == cadre.EventHookStarted {
-		return p.write(hookStartedJSON{Type: "system", Subtype: "hook_started", HookID: r.ID, HookName: hookName(r),
+		return p.write(hookStartedJSON{Type: "system", Subtype: "hook_started", HookID: id, HookName: hookName(r),
 			HookEvent: string(r.Event), UUID: newUUID(), SessionID: p.session})
 	}
-	out := hookResponseJSON{Type: "system", Subtype: "hook_response", HookID: r.ID, HookName: hookName(r), HookEvent: string(r.Event),
+	delete(p.hookIDs, r.ID)
+	out := hookResponseJSON{Type: "system", Subtype: "hook_response", HookID: id, HookName: hookName(r), HookEvent: string(r.Event),
 		Output: r.Stdout + r.Stderr, Stdout: r.Stdout, Stderr: r.Stderr, Outcome: hookOutcome(r), UUID: newUUID(), SessionID: p.session,
 		Cadre: hookRespExtra{Command: r.Command, Source: r.Source, AgentID: r.AgentID, DurationMS: r.Duration.Milliseconds(),
 			Decision: r.Decision, TimedOut: r.TimedOut}}

@@ -64,7 +64,7 @@ func TestIncludeHookEvents(t *testing.T) {
 		}
 		start, resp := hooks[0], hooks[1]
 		if start["subtype"] != "hook_started" || start["hook_name"] != "SessionStart:startup" || start["hook_event"] != "SessionStart" ||
-			start["session_id"] != sid || start["hook_id"] != resp["hook_id"] || start["uuid"] == "" {
+			start["session_id"] != sid || start["hook_id"] != resp["hook_id"] || len(start["hook_id"].(string)) != 36 || start["uuid"] == "" {
 			t.Errorf("hook_started %v", start)
 		}
 		if resp["subtype"] != "hook_response" || resp["outcome"] != "success" || resp["exit_code"] != float64(0) ||
@@ -130,5 +130,69 @@ func TestSettingsHooksRunFromEveryFile(t *testing.T) {
 	b, _ := os.ReadFile(log)
 	if got, want := string(b), "user "+cmd.Dir+"\nproject "+cmd.Dir+"\n"; got != want && got != "project "+cmd.Dir+"\nuser "+cmd.Dir+"\n" {
 		t.Errorf("log %q, want both lines of %q", got, want)
+	}
+}
+
+// TestHooksAtFanout8 runs the peerbench scenario at fan-out 8 through the
+// CLI with logging hooks on SubagentStart, SubagentStop and PreToolUse
+// (Read) in the project's settings: every child's start, stop and Read is
+// logged exactly once, with its agent id.
+func TestHooksAtFanout8(t *testing.T) {
+	t.Parallel()
+	const n = 8
+	s, env := server(t)
+	cmd, out, errb, home := cadreCmd(t, env, "", "-p", "BENCH-MAIN-FANOUT-8: run 8 tasks", "--output-format", "stream-json", "--verbose")
+	file := filepath.Join(cmd.Dir, "bench-input.txt")
+	write := func(p, body string, mode os.FileMode) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := filepath.Join(home, "hooks.log")
+	logger := filepath.Join(home, "log-hook.sh")
+	write(file, "bench input\n", 0o644)
+	write(logger, "#!/bin/sh\njq -c '{event: .hook_event_name, agent_id, agent_type, tool: .tool_name}' >> "+log+"\n", 0o755)
+	write(filepath.Join(cmd.Dir, ".cadre", "settings.json"), `{"hooks": {
+	  "SubagentStart": [{"hooks": [{"type": "command", "command": "`+logger+`"}]}],
+	  "SubagentStop": [{"hooks": [{"type": "command", "command": "`+logger+`"}]}],
+	  "PreToolUse": [{"matcher": "Read", "hooks": [{"type": "command", "command": "`+logger+`"}]}]}}`, 0o644)
+	s.ScriptFunc("", fanoutScript(n, file))
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, errb)
+	}
+	children := map[string]bool{}
+	for _, m := range streamLines(t, out.String()) {
+		if m["subtype"] == "task_started" {
+			children[m["task_id"].(string)] = true
+		}
+	}
+	if len(children) != n {
+		t.Fatalf("%d children started", len(children))
+	}
+	b, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, l := range streamLines(t, string(b)) {
+		id, _ := l["agent_id"].(string)
+		if !children[id] || l["agent_type"] != "general-purpose" {
+			t.Errorf("logged for an unknown agent: %v", l)
+		}
+		counts[l["event"].(string)+" "+id]++
+	}
+	for id := range children {
+		for _, ev := range []string{"SubagentStart", "SubagentStop", "PreToolUse"} {
+			if c := counts[ev+" "+id]; c != 1 {
+				t.Errorf("%s of %s logged %d times", ev, id, c)
+			}
+		}
+	}
+	if len(counts) != 3*n {
+		t.Errorf("log entries %v", counts)
 	}
 }

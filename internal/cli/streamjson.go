@@ -42,6 +42,8 @@ type streamPrinter struct {
 	// hookEvents writes every hook run (--include-hook-events;
 	// hookevents.go), not only SessionStart's.
 	hookEvents bool
+	// hookIDs maps the runs being written to their hook_id.
+	hookIDs map[string]string
 	// open tracks, per agent, the streamed message being assembled for
 	// stream_event lines.
 	open map[string]*partialMessage
@@ -54,7 +56,8 @@ type partialMessage struct {
 }
 
 func newStreamPrinter(out lineWriter, tl *tally, info runInfo, partial bool) *streamPrinter {
-	return &streamPrinter{out: out, tally: tl, info: info, partial: partial, open: map[string]*partialMessage{}}
+	return &streamPrinter{out: out, tally: tl, info: info, partial: partial, open: map[string]*partialMessage{},
+		hookIDs: map[string]string{}}
 }
 
 func (p *streamPrinter) write(v any) error {
