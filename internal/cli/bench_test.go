@@ -194,7 +194,11 @@ func fanoutScript(n int, file string) func(*llmtest.Request) llmtest.Turn {
 // server: the CLI's whole path without process start. The server shares
 // the process; leave it out of a profile with
 // `go tool pprof -ignore llmtest`.
-func BenchmarkMainFanout16(b *testing.B) {
+func BenchmarkMainFanout16(b *testing.B) { benchFanout16(b, "") }
+
+// benchFanout16 is BenchmarkMainFanout16 with settings, when not "", as
+// the project's .cadre/settings.json (the hooks benchmark adds a hook).
+func benchFanout16(b *testing.B, settings string) {
 	const n = 16
 	home, work := b.TempDir(), b.TempDir()
 	file := filepath.Join(work, "bench-input.txt")
@@ -209,6 +213,14 @@ func BenchmarkMainFanout16(b *testing.B) {
 		cmd.Dir = work
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if settings != "" {
+		if err := os.MkdirAll(filepath.Join(work, ".cadre"), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(work, ".cadre", "settings.json"), []byte(settings), 0o600); err != nil {
+			b.Fatal(err)
 		}
 	}
 	srv := llmtest.NewServer(llmtest.WithMaxRequests(1 << 30))

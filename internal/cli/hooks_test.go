@@ -196,3 +196,11 @@ func TestHooksAtFanout8(t *testing.T) {
 		t.Errorf("log entries %v", counts)
 	}
 }
+
+// BenchmarkMainFanout16NoopHook is BenchmarkMainFanout16 with one no-op
+// command hook (`true`) on every tool call: 32 hook runs per iteration
+// (16 Agent calls, 16 Reads). The difference to BenchmarkMainFanout16 is
+// the hooks' cost.
+func BenchmarkMainFanout16NoopHook(b *testing.B) {
+	benchFanout16(b, `{"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "true"}]}]}}`)
+}
