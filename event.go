@@ -43,7 +43,8 @@ const (
 	// EventTaskCompleted carries Subagent: a sub-agent ended (completed,
 	// failed or killed).
 	EventTaskCompleted EventType = "task_completed"
-	// EventResult carries Result; it is the last event.
+	// EventResult carries Result; it is the last event, but for the error
+	// that follows the result of a failed run.
 	EventResult EventType = "result"
 )
 
@@ -147,6 +148,9 @@ type Init struct {
 	Cwd            string
 	Tools          []string
 	TranscriptPath string
+	// MCPServers are the configured MCP servers and their status when the
+	// run starts (most are still pending: they connect in the background).
+	MCPServers []MCPInitServer
 }
 
 // ToolResult is how one tool call ended.
@@ -182,4 +186,7 @@ type Result struct {
 	PermissionDenials []permission.Denial
 	// Subagents counts the run's sub-agents.
 	Subagents SubagentStats
+	// Error says why a run with Subtype error_during_execution failed; the
+	// same error follows the result in Run's stream.
+	Error string
 }
