@@ -2,11 +2,14 @@ package cadre
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/hooks"
+	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
@@ -225,4 +228,74 @@ func (p notifyingPrompter) Prompt(ctx context.Context, pr permission.Prompt) (pe
 	})
 	defer wg.Wait()
 	return p.next.Prompt(ctx, pr)
+}
+
+// worktreeHooks runs the WorktreeCreate and WorktreeRemove hooks in
+// place of git (S-9.1): it is the internal/worktree Creator and Remover
+// for a runtime whose settings have them. The worktree code
+// (worktree.Config.Creator/Remover) takes it from Runtime.worktreeHooks.
+type worktreeHooks struct {
+	hooks *hooks.Agent
+}
+
+// worktreeHooks returns the Creator and Remover for the session's
+// WorktreeCreate and WorktreeRemove hooks; each is nil when no such hook
+// is configured (git is used, and a created tree is kept).
+func (r *Runtime) worktreeHooks() (worktree.Creator, worktree.Remover) {
+	w := worktreeHooks{hooks: r.hooks.ForAgent(hooks.Scope{SessionID: r.session, TranscriptPath: r.tpath, Cwd: r.cfg.Cwd})}
+	var c worktree.Creator
+	var rm worktree.Remover
+	if r.hooks.Has(hooks.WorktreeCreate) {
+		c = w
+	}
+	if r.hooks.Has(hooks.WorktreeRemove) {
+		rm = w
+	}
+	return c, rm
+}
+
+// CreateWorktree fires WorktreeCreate; the hook makes the directory and
+// prints its path. A hook that fails, blocks or prints no path fails the
+// creation, with its reason.
+func (w worktreeHooks) CreateWorktree(ctx context.Context, req worktree.HookRequest) (string, error) {
+	o := w.hooks.Fire(ctx, &hooks.Input{HookEventName: hooks.WorktreeCreate, Name: req.Name, Cwd: req.Dir, SessionID: req.SessionID})
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if err := hookFailure(o); err != nil {
+		return "", fmt.Errorf("WorktreeCreate hook: %w", err)
+	}
+	if o.WorktreePath == "" {
+		return "", errors.New("WorktreeCreate hook printed no path")
+	}
+	return o.WorktreePath, nil
+}
+
+// RemoveWorktree fires WorktreeRemove for a tree a WorktreeCreate hook
+// made; a hook that fails is an error, so the tree counts as kept.
+func (w worktreeHooks) RemoveWorktree(ctx context.Context, req worktree.HookRequest) error {
+	o := w.hooks.Fire(ctx, &hooks.Input{HookEventName: hooks.WorktreeRemove, WorktreePath: req.Path, Cwd: req.Dir, SessionID: req.SessionID})
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := hookFailure(o); err != nil {
+		return fmt.Errorf("WorktreeRemove hook: %w", err)
+	}
+	return nil
+}
+
+// hookFailure is the first reason a hook of o failed or blocked.
+func hookFailure(o hooks.Outcome) error {
+	if o.Blocked {
+		return errors.New(strings.Join(o.Feedback, "; "))
+	}
+	for _, r := range o.Errors() {
+		switch {
+		case r.Err != nil:
+			return fmt.Errorf("%s: %w", r.Command, r.Err)
+		default:
+			return fmt.Errorf("%s exited %d: %s", r.Command, r.ExitCode, strings.TrimSpace(r.Stderr))
+		}
+	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/hooks"
+	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/permission"
 )
@@ -491,4 +492,79 @@ jq -r '"\(.agent_type) \(.agent_id) finished: \(.last_assistant_message)"' >> "`
 	if string(got) != "general-purpose "+child+" finished: kid finished\n" {
 		t.Errorf("SubagentStop log %q", got)
 	}
+}
+
+// TestWorktreeHooksStandInForGit: with WorktreeCreate and WorktreeRemove
+// hooks configured, the worktree manager the runtime configures asks them,
+// not git, to make and remove an agent's tree.
+func TestWorktreeHooksStandInForGit(t *testing.T) {
+	t.Parallel()
+	w := newHookWorld(t)
+	trees := t.TempDir()
+	create := w.script("create.sh", `#!/bin/sh
+d="`+trees+`/$(jq -r .name)"
+mkdir -p "$d" && echo "$d"
+`)
+	remove := w.script("remove.sh", `#!/bin/sh
+rm -r "$(jq -r .worktree_path)"
+`)
+	cfg := w.config(`{"WorktreeCreate": [{"hooks": [{"type": "command", "command": "` + create + `"}]}],
+	  "WorktreeRemove": [{"hooks": [{"type": "command", "command": "` + remove + `"}]}]}`)
+	rt, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, r := rt.worktreeHooks()
+	if c == nil || r == nil {
+		t.Fatal("no worktree hooks")
+	}
+	m, err := worktree.New(worktree.Config{Creator: c, Remover: r})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	lease, err := m.Create(ctx, worktree.Request{Dir: w.dir, AgentID: "a1", SessionID: rt.SessionID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(trees, "agent-a1")
+	if lease.Info().Path != path {
+		t.Fatalf("tree %q, want %q", lease.Info().Path, path)
+	}
+	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+		t.Fatalf("the hook made no directory: %v", err)
+	}
+	o, err := lease.Release(ctx)
+	if err != nil || o.State != worktree.Removed {
+		t.Fatalf("release: %+v %v", o, err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("the remove hook did not run: %v", err)
+	}
+	// A create hook that fails fails the creation, with its reason.
+	failing := w.config(`{"WorktreeCreate": [{"hooks": [{"type": "command", "command": "echo no vcs here >&2; exit 1"}]}]}`)
+	rt2, err := New(failing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, r2 := rt2.worktreeHooks()
+	if r2 != nil {
+		t.Error("a remover without a WorktreeRemove hook")
+	}
+	if _, err := c2.CreateWorktree(ctx, worktree.HookRequest{Name: "agent-a2", Dir: w.dir}); err == nil || !strings.Contains(err.Error(), "no vcs here") {
+		t.Errorf("err = %v", err)
+	}
+	// Without hooks, git is used.
+	if c, r := mustNew(t, w.harness.config()).worktreeHooks(); c != nil || r != nil {
+		t.Error("worktree hooks without any configured")
+	}
+}
+
+func mustNew(t *testing.T, cfg Config) *Runtime {
+	t.Helper()
+	rt, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
 }
