@@ -197,7 +197,7 @@ terminated (SIGTERM).`,
 	f.StringArrayVar(&o.addDirs, "add-dir", nil, "further working directory the agent may use (repeatable)")
 	f.StringVar(&o.settingsFile, "settings", "", "settings to load on top of the user and project settings: a JSON file, or inline JSON")
 	f.BoolVar(&o.verbose, "verbose", false, "show tool calls and sub-agents on stderr (text output)")
-	f.StringVarP(&o.debug, "debug", "d", "", "write a line per event to stderr (optional filter: api, tools, tasks)")
+	f.StringVarP(&o.debug, "debug", "d", "", "write a line per event to stderr (optional filter: api, tools, tasks, hooks)")
 	f.Lookup("debug").NoOptDefVal = "all"
 	f.StringVar(&o.permissionMode, "permission-mode", "", "permission mode: default, acceptEdits, plan, dontAsk, bypassPermissions")
 	f.StringVar(&o.permissionPromptTool, "permission-prompt-tool", "", `who answers permission prompts: "stdio" (the program driving --input-format stream-json)`)
