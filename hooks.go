@@ -230,35 +230,28 @@ func (p notifyingPrompter) Prompt(ctx context.Context, pr permission.Prompt) (pe
 	return p.next.Prompt(ctx, pr)
 }
 
-// worktreeHooks runs the WorktreeCreate and WorktreeRemove hooks in
-// place of git (S-9.1): it is the internal/worktree Creator and Remover
-// for a runtime whose settings have them. The worktree code
-// (worktree.Config.Creator/Remover) takes it from Runtime.worktreeHooks.
-type worktreeHooks struct {
-	hooks *hooks.Agent
+// hookWorktrees runs the session's WorktreeCreate and WorktreeRemove hooks
+// in place of git (S-9.1): it is an internal/worktree Creator and Remover,
+// for the runtime's worktree code to use while HandlesWorktrees says a
+// WorktreeCreate hook is configured.
+type hookWorktrees struct {
+	r *Runtime
 }
 
-// worktreeHooks returns the Creator and Remover for the session's
-// WorktreeCreate and WorktreeRemove hooks; each is nil when no such hook
-// is configured (git is used, and a created tree is kept).
-func (r *Runtime) worktreeHooks() (worktree.Creator, worktree.Remover) {
-	w := worktreeHooks{hooks: r.hooks.ForAgent(hooks.Scope{SessionID: r.session, TranscriptPath: r.tpath, Cwd: r.cfg.Cwd})}
-	var c worktree.Creator
-	var rm worktree.Remover
-	if r.hooks.Has(hooks.WorktreeCreate) {
-		c = w
-	}
-	if r.hooks.Has(hooks.WorktreeRemove) {
-		rm = w
-	}
-	return c, rm
+// HandlesWorktrees reports whether a WorktreeCreate hook is configured
+// now (settings, or hooks added since); asked at every creation.
+func (h hookWorktrees) HandlesWorktrees() bool { return h.r.hooks.Has(hooks.WorktreeCreate) }
+
+func (h hookWorktrees) firer() *hooks.Agent {
+	r := h.r
+	return r.hooks.ForAgent(hooks.Scope{SessionID: r.session, TranscriptPath: r.tpath, Cwd: r.cfg.Cwd})
 }
 
 // CreateWorktree fires WorktreeCreate; the hook makes the directory and
 // prints its path. A hook that fails, blocks or prints no path fails the
 // creation, with its reason.
-func (w worktreeHooks) CreateWorktree(ctx context.Context, req worktree.HookRequest) (string, error) {
-	o := w.hooks.Fire(ctx, &hooks.Input{HookEventName: hooks.WorktreeCreate, Name: req.Name, Cwd: req.Dir, SessionID: req.SessionID})
+func (h hookWorktrees) CreateWorktree(ctx context.Context, req worktree.HookRequest) (string, error) {
+	o := h.firer().Fire(ctx, &hooks.Input{HookEventName: hooks.WorktreeCreate, Name: req.Name, Cwd: req.Dir, SessionID: req.SessionID})
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -272,9 +265,13 @@ func (w worktreeHooks) CreateWorktree(ctx context.Context, req worktree.HookRequ
 }
 
 // RemoveWorktree fires WorktreeRemove for a tree a WorktreeCreate hook
-// made; a hook that fails is an error, so the tree counts as kept.
-func (w worktreeHooks) RemoveWorktree(ctx context.Context, req worktree.HookRequest) error {
-	o := w.hooks.Fire(ctx, &hooks.Input{HookEventName: hooks.WorktreeRemove, WorktreePath: req.Path, Cwd: req.Dir, SessionID: req.SessionID})
+// made. Without a WorktreeRemove hook, or when it fails, it is an error,
+// so the tree counts as kept (cadre cannot tell whether it holds work).
+func (h hookWorktrees) RemoveWorktree(ctx context.Context, req worktree.HookRequest) error {
+	if !h.r.hooks.Has(hooks.WorktreeRemove) {
+		return errors.New("no WorktreeRemove hook is configured")
+	}
+	o := h.firer().Fire(ctx, &hooks.Input{HookEventName: hooks.WorktreeRemove, WorktreePath: req.Path, Cwd: req.Dir, SessionID: req.SessionID})
 	if err := ctx.Err(); err != nil {
 		return err
 	}

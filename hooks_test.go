@@ -495,8 +495,8 @@ jq -r '"\(.agent_type) \(.agent_id) finished: \(.last_assistant_message)"' >> "`
 }
 
 // TestWorktreeHooksStandInForGit: with WorktreeCreate and WorktreeRemove
-// hooks configured, the worktree manager the runtime configures asks them,
-// not git, to make and remove an agent's tree.
+// hooks configured, a worktree manager using the runtime's hookWorktrees
+// asks them, not git, to make and remove an agent's tree.
 func TestWorktreeHooksStandInForGit(t *testing.T) {
 	t.Parallel()
 	w := newHookWorld(t)
@@ -508,17 +508,13 @@ mkdir -p "$d" && echo "$d"
 	remove := w.script("remove.sh", `#!/bin/sh
 rm -r "$(jq -r .worktree_path)"
 `)
-	cfg := w.config(`{"WorktreeCreate": [{"hooks": [{"type": "command", "command": "` + create + `"}]}],
-	  "WorktreeRemove": [{"hooks": [{"type": "command", "command": "` + remove + `"}]}]}`)
-	rt, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
+	rt := mustNew(t, w.config(`{"WorktreeCreate": [{"hooks": [{"type": "command", "command": "`+create+`"}]}],
+	  "WorktreeRemove": [{"hooks": [{"type": "command", "command": "`+remove+`"}]}]}`))
+	h := hookWorktrees{rt}
+	if !h.HandlesWorktrees() {
+		t.Fatal("a WorktreeCreate hook is configured")
 	}
-	c, r := rt.worktreeHooks()
-	if c == nil || r == nil {
-		t.Fatal("no worktree hooks")
-	}
-	m, err := worktree.New(worktree.Config{Creator: c, Remover: r})
+	m, err := worktree.New(worktree.Config{Creator: h, Remover: h})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,22 +537,18 @@ rm -r "$(jq -r .worktree_path)"
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Fatalf("the remove hook did not run: %v", err)
 	}
-	// A create hook that fails fails the creation, with its reason.
-	failing := w.config(`{"WorktreeCreate": [{"hooks": [{"type": "command", "command": "echo no vcs here >&2; exit 1"}]}]}`)
-	rt2, err := New(failing)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c2, r2 := rt2.worktreeHooks()
-	if r2 != nil {
-		t.Error("a remover without a WorktreeRemove hook")
-	}
-	if _, err := c2.CreateWorktree(ctx, worktree.HookRequest{Name: "agent-a2", Dir: w.dir}); err == nil || !strings.Contains(err.Error(), "no vcs here") {
+	// A create hook that fails fails the creation, with its reason; with
+	// no remove hook, removal is refused (the tree is kept).
+	failing := hookWorktrees{mustNew(t, w.config(`{"WorktreeCreate": [{"hooks": [{"type": "command", "command": "echo no vcs here >&2; exit 1"}]}]}`))}
+	if _, err := failing.CreateWorktree(ctx, worktree.HookRequest{Name: "agent-a2", Dir: w.dir}); err == nil || !strings.Contains(err.Error(), "no vcs here") {
 		t.Errorf("err = %v", err)
 	}
-	// Without hooks, git is used.
-	if c, r := mustNew(t, w.harness.config()).worktreeHooks(); c != nil || r != nil {
-		t.Error("worktree hooks without any configured")
+	if err := failing.RemoveWorktree(ctx, worktree.HookRequest{Name: "agent-a2", Dir: w.dir, Path: path}); err == nil {
+		t.Error("removal without a WorktreeRemove hook")
+	}
+	// Without hooks, git makes worktrees.
+	if (hookWorktrees{mustNew(t, w.harness.config())}).HandlesWorktrees() {
+		t.Error("hooks handle worktrees without any configured")
 	}
 }
 
