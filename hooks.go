@@ -167,9 +167,7 @@ func addContext(m *llm.Message, ev hooks.Event, context []string) {
 // (its binding turns Stop into SubagentStop).
 func (c *agent) beginHooks(ctx context.Context, parent *agent, tpath string, first *llm.Message) (end func()) {
 	c.bindHooks(tpath)
-	if parent.hooks == nil {
-		parent.bindHooks("")
-	}
+	// The parent is bound before its loop runs, so before it can spawn.
 	o := parent.hooks.Fire(ctx, &hooks.Input{HookEventName: hooks.SubagentStart, AgentID: c.id, AgentType: c.typ, Cwd: c.env.Cwd})
 	addContext(first, hooks.SubagentStart, o.Context)
 	return c.registerDefinitionHooks()

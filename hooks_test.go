@@ -560,3 +560,40 @@ func mustNew(t *testing.T, cfg Config) *Runtime {
 	}
 	return rt
 }
+
+// TestSessionStartOncePerSession: SessionStart fires at the first Run
+// only, its plain stdout reaches the model before the first prompt, and a
+// session that continues a conversation starts with source "resume".
+func TestSessionStartOncePerSession(t *testing.T) {
+	t.Parallel()
+	w := newHookWorld(t)
+	logger := filepath.Join(w.scripts, "log.sh")
+	cfg := w.config(`{"SessionStart": [{"hooks": [{"type": "command", "command": "` + logger + ` && echo remember the release freeze"}]}]}`)
+	// Every request of the session starts with the first prompt, so all
+	// go to its key.
+	w.srv.Script("FIRST", llmtest.Text("one"), llmtest.Text("two"), llmtest.Text("three"))
+	rt := mustNew(t, cfg)
+	for _, p := range []string{"FIRST: hi", "again"} {
+		if _, _, err := runAll(t, context.Background(), rt, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := w.srv.RequestsFor("FIRST")
+	contains(t, reqs[0].Messages[0].Text(), "remember the release freeze")
+	second := reqs[1].Messages
+	if last := second[len(second)-1].Text(); last != "again" {
+		t.Errorf("the second prompt went as %q", last)
+	}
+	resumed := w.config(`{"SessionStart": [{"hooks": [{"type": "command", "command": "` + logger + `"}]}]}`)
+	resumed.History = second[:2]
+	if _, _, err := runAll(t, context.Background(), mustNew(t, resumed), "back"); err != nil {
+		t.Fatal(err)
+	}
+	var sources []string
+	for _, e := range w.entries() {
+		sources = append(sources, fmt.Sprint(e["source"]))
+	}
+	if !slices.Equal(sources, []string{"startup", "resume"}) {
+		t.Errorf("SessionStart sources %v", sources)
+	}
+}
