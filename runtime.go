@@ -121,6 +121,13 @@ type Config struct {
 	MCPServers []MCPServer
 	// MCPOptions tune the MCP connections; Dir defaults to Cwd.
 	MCPOptions MCPOptions
+
+	// Security (issue 9).
+
+	// Provenance says where the session's widening settings came from and
+	// what an untrusted workspace did not get; it is reported on EventInit
+	// and changes nothing by itself. config.Load fills it.
+	Provenance *Provenance
 }
 
 // Permissions configures permission checking for the session.
@@ -476,7 +483,7 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 	main.bindHooks("")
 	defer r.hookSink.attach(ctx, s)()
 	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: modelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
-		MCPServers: r.mcpInit()}}); err != nil {
+		MCPServers: r.mcpInit(), PermissionMode: string(main.perms.Mode), Provenance: r.cfg.Provenance}}); err != nil { // PermissionMode, Provenance: issue 9
 		return
 	}
 	r.mu.Lock()

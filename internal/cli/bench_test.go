@@ -234,10 +234,14 @@ func benchFanout16(b *testing.B, settings string) {
 	}
 	getenv := func(k string) string { return env[k] }
 	prompt := "BENCH-MAIN-FANOUT-16: use your sub-agent tool to run 16 tiny tasks in parallel, one sub-agent each, then report."
+	args := []string{"-p", prompt, "--model", "claude-sonnet-4-5"}
+	if settings != "" {
+		args = append(args, "--trust-project") // the project's settings hold the hooks
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		var out, errb bytes.Buffer
-		code := Main([]string{"-p", prompt, "--model", "claude-sonnet-4-5"}, strings.NewReader(""), &out, &errb, getenv)
+		code := Main(args, strings.NewReader(""), &out, &errb, getenv)
 		if code != ExitOK || !strings.Contains(out.String(), "BENCH-FINAL") {
 			b.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
 		}

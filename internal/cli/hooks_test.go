@@ -110,7 +110,7 @@ func TestSettingsHooksRunFromEveryFile(t *testing.T) {
 	t.Parallel()
 	s, env := server(t)
 	s.Script("", llmtest.Text("ok"))
-	cmd, _, errb, home := cadreCmd(t, env, "", "-p", "go")
+	cmd, _, errb, home := cadreCmd(t, env, "", "-p", "go", "--trust-project")
 	log := filepath.Join(home, "hooks.log")
 	write := func(path, who string) {
 		t.Helper()
@@ -141,7 +141,7 @@ func TestHooksAtFanout8(t *testing.T) {
 	t.Parallel()
 	const n = 8
 	s, env := server(t)
-	cmd, out, errb, home := cadreCmd(t, env, "", "-p", "BENCH-MAIN-FANOUT-8: run 8 tasks", "--output-format", "stream-json", "--verbose")
+	cmd, out, errb, home := cadreCmd(t, env, "", "-p", "BENCH-MAIN-FANOUT-8: run 8 tasks", "--output-format", "stream-json", "--verbose", "--trust-project")
 	file := filepath.Join(cmd.Dir, "bench-input.txt")
 	write := func(p, body string, mode os.FileMode) {
 		t.Helper()

@@ -34,7 +34,7 @@ func New() *cobra.Command {
 
 type listOptions struct {
 	cwd, home, settingsFile, managedDir string
-	json                                bool
+	json, trustProject                  bool
 }
 
 // Hook is one row of the listing.
@@ -58,7 +58,9 @@ func newList() *cobra.Command {
 		Long: `List the hooks a session started in --cwd would run: those of every settings
 file (user, project, project local, --settings, managed; allowManagedHooksOnly
 and disableAllHooks applied) and those of agent definitions, which run only
-while their agent runs. Problems with the files are warnings on stderr.`,
+while their agent runs. A repository's own hooks are listed only when the
+workspace is trusted (cadre trust, --trust-project); what is left out and
+problems with the files are warnings on stderr.`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -85,6 +87,7 @@ while their agent runs. Problems with the files are warnings on stderr.`,
 	f.StringVar(&o.cwd, "cwd", "", "project directory (default: current directory)")
 	f.StringVar(&o.settingsFile, "settings", "", "extra settings file, as with the root command's --settings")
 	f.BoolVar(&o.json, "json", false, "print the hooks as a JSON array")
+	f.BoolVar(&o.trustProject, "trust-project", false, "list as if the workspace were trusted (as the root command's --trust-project)")
 	f.StringVar(&o.home, "home", "", "home directory (default: $HOME)")
 	f.StringVar(&o.managedDir, "managed-dir", "", "directory of managed settings (default: /etc/cadre)")
 	_ = f.MarkHidden("home")
@@ -110,7 +113,7 @@ func list(ctx context.Context, o listOptions) ([]Hook, []string, error) {
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
-	opts := config.SettingsOptions{Cwd: cwd, Home: home, ManagedDir: o.managedDir, SettingsFile: o.settingsFile}
+	opts := config.SettingsOptions{Cwd: cwd, Home: home, ManagedDir: o.managedDir, SettingsFile: o.settingsFile, TrustProject: o.trustProject}
 	if v := strings.TrimSpace(o.settingsFile); strings.HasPrefix(v, "{") {
 		opts.SettingsJSON, opts.SettingsFile = v, ""
 	}
@@ -144,7 +147,9 @@ func list(ctx context.Context, o listOptions) ([]Hook, []string, error) {
 		}
 	}
 	for _, def := range defs.Active() {
-		if len(def.Hooks) == 0 {
+		// A workspace's agent files run their hooks only when it is
+		// trusted (issue 9), as in a session.
+		if len(def.Hooks) == 0 || !s.Trust.Allow(def.Path, "hooks") {
 			continue
 		}
 		c, hd, err := hooks.ParseAgent(def.Hooks, def.Path)
@@ -158,6 +163,10 @@ func list(ctx context.Context, o listOptions) ([]Hook, []string, error) {
 		for _, e := range c.Entries() {
 			rows = append(rows, row(e, "agent "+def.Name+", while it runs"))
 		}
+	}
+	// What workspace trust kept out (hooks of an untrusted repository).
+	for _, d := range s.Trust.Report() {
+		warnings = append(warnings, d.String())
 	}
 	return rows, warnings, nil
 }

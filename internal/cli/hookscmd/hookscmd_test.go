@@ -45,7 +45,7 @@ func TestListEveryHookWithItsSource(t *testing.T) {
 	write(t, filepath.Join(managed, "managed-settings.json"), `{"hooks": {"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "audit.sh"}]}]}}`)
 	write(t, agent, "---\nname: reviewer\ndescription: reviews\nhooks:\n  PostToolUse:\n    - matcher: Edit|Write\n      hooks:\n        - type: command\n          command: fmt.sh\n  Stop:\n    - hooks:\n        - type: command\n          command: done.sh\n---\nYou review.\n")
 	write(t, filepath.Join(home, ".config", "cadre", "plugins", "kit", "agents", "helper.md"), "---\nname: helper\ndescription: helps\nhooks:\n  Stop:\n    - hooks:\n        - type: command\n          command: plugin.sh\n---\nYou help.\n")
-	args := []string{"list", "--cwd", cwd, "--home", home, "--managed-dir", managed}
+	args := []string{"list", "--cwd", cwd, "--home", home, "--managed-dir", managed, "--trust-project"}
 
 	out, stderr, err := run(t, append(args, "--json")...)
 	if err != nil {
@@ -80,6 +80,23 @@ func TestListEveryHookWithItsSource(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 7 || !strings.HasPrefix(lines[0], "EVENT") || !strings.Contains(lines[1], "PreToolUse") || !strings.Contains(lines[1], project) {
 		t.Errorf("table:\n%s", out)
+	}
+
+	// Untrusted, the repository's hooks (settings and agent files) are
+	// left out, as a session leaves them out, and the warning says so.
+	out, stderr, err = run(t, append(args[:len(args)-1], "--json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]Hook{want[2], want[3]}, got); diff != "" {
+		t.Errorf("untrusted hooks (-want +got):\n%s", diff)
+	}
+	if strings.Count(stderr, "hooks ignored: the workspace") != 2 {
+		t.Errorf("stderr:\n%s", stderr)
 	}
 }
 
