@@ -41,6 +41,11 @@ type streamPrinter struct {
 	session string
 	// partial turns on stream_event lines (--include-partial-messages).
 	partial bool
+	// hookEvents writes every hook run (--include-hook-events;
+	// hookevents.go), not only SessionStart's.
+	hookEvents bool
+	// hookIDs maps the runs being written to their hook_id.
+	hookIDs map[string]string
 	// open tracks, per agent, the streamed message being assembled for
 	// stream_event lines.
 	open map[string]*partialMessage
@@ -53,7 +58,8 @@ type partialMessage struct {
 }
 
 func newStreamPrinter(out lineWriter, tl *tally, info runInfo, partial bool) *streamPrinter {
-	return &streamPrinter{out: out, tally: tl, info: info, partial: partial, open: map[string]*partialMessage{}}
+	return &streamPrinter{out: out, tally: tl, info: info, partial: partial, open: map[string]*partialMessage{},
+		hookIDs: map[string]string{}}
 }
 
 func (p *streamPrinter) write(v any) error {
@@ -90,6 +96,8 @@ func (p *streamPrinter) event(ev cadre.Event) error {
 		return p.taskCompleted(ev.Subagent)
 	case cadre.EventResult:
 		return p.write(p.tally.result(ev.Result))
+	case cadre.EventHookStarted, cadre.EventHookFinished:
+		return p.hookEvent(ev)
 	}
 	return nil
 }
