@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"io"
@@ -19,9 +18,7 @@ type lineWriter interface {
 }
 
 // runInfo is what init reports that the runtime's Init does not carry.
-// Model, when set, replaces the runtime's model (after set_model).
 type runInfo struct {
-	Model          string
 	AddDirs        []string
 	PermissionMode string
 	APIKeySource   string
@@ -122,7 +119,7 @@ func (p *streamPrinter) init(in *cadre.Init) error {
 	p.session = in.SessionID
 	ev := initJSON{
 		Type: "system", Subtype: "init", Cwd: in.Cwd, SessionID: in.SessionID, Tools: nonNil(in.Tools),
-		MCPServers: p.info.MCPServers, Model: cmp.Or(p.info.Model, in.Model), PermissionMode: p.info.PermissionMode,
+		MCPServers: p.info.MCPServers, Model: in.Model, PermissionMode: p.info.PermissionMode,
 		SlashCommands: []string{}, APIKeySource: p.info.APIKeySource, ClaudeCodeVersion: protocolVersion, AddDirs: nonNil(p.info.AddDirs),
 		OutputStyle: "default", Agents: nonNil(p.info.Agents), Skills: []string{}, Plugins: []pluginJSON{},
 		UUID: newUUID(), Cadre: initExtra{Version: Version, Provider: p.info.Provider, TranscriptPath: in.TranscriptPath},

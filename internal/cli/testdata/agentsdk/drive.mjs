@@ -27,6 +27,8 @@ const options = {
 };
 
 let prompt;
+let onResult = () => {};
+let q;
 switch (scenario) {
   case 'query':
     prompt = 'SDK-QUERY: say hello';
@@ -47,13 +49,39 @@ switch (scenario) {
       reviewer: { description: 'Reviews a change for the test.', prompt: 'You review changes.', tools: ['Read', 'Grep'] },
     };
     break;
+  case 'controls': {
+    // Streaming input: two turns, and between them the program changes
+    // the permission mode and the model.
+    options.canUseTool = async (toolName, input) => {
+      out({ callback: 'canUseTool', toolName, input });
+      return { behavior: 'deny', message: 'SDK-DENIED: not in default mode' };
+    };
+    let next;
+    const turnDone = () => new Promise((resolve) => { next = resolve; });
+    const user = (text) => ({ type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null, session_id: '' });
+    prompt = (async function* () {
+      let done = turnDone();
+      yield user('SDK-CTL-1: write the file');
+      await done;
+      await q.setPermissionMode('acceptEdits');
+      out({ callback: 'setPermissionMode' });
+      await q.setModel('haiku');
+      out({ callback: 'setModel' });
+      done = turnDone();
+      yield user('SDK-CTL-2: write it again');
+      await done;
+    })();
+    onResult = () => next();
+    break;
+  }
   default:
     throw new Error('unknown scenario ' + scenario);
 }
 
-const q = query({ prompt, options });
+q = query({ prompt, options });
 for await (const m of q) {
   out({ message: m });
+  if (m.type === 'result') onResult();
   if (scenario === 'interrupt' && m.type === 'system' && m.subtype === 'init') {
     await q.interrupt();
     out({ callback: 'interrupted' });
