@@ -34,6 +34,7 @@ var topKeys = []Key{
 	{Name: "maxDepth", Drives: "how deep sub-agents nest (Config.Limits.MaxDepth)"},
 	{Name: "maxConcurrentAgents", Drives: "sub-agents running at once; more wait in a queue (Config.Limits.MaxRunning)"},
 	{Name: "maxTotalAgents", Drives: "sub-agents started per session (Config.Limits.MaxTotal)"},
+	{Name: "modelPrices", Drives: "prices per million tokens and limits by model id, over the built-in table (Config.Prices): total_cost_usd and modelUsage"},
 	{Name: "hooks", Unsupported: "hooks are not supported yet; ignored"},
 	{Name: "mcpServers", Unsupported: "MCP servers are not supported yet; ignored"},
 	{Name: "agents", Unsupported: "agent definitions in settings are not supported; put them in .cadre/agents/ or pass --agents"},

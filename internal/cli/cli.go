@@ -466,7 +466,7 @@ func runPrint(ctx context.Context, p procIO, sigs *signals, o *options, prompt s
 	defer closeRuntime(p, rt)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	tl := newTally(nil, nil)
+	tl := newTally(nil, cfg.Prices)
 	pr, err := newPrinter(o.outputFormat, printerConfig{out: writerLines{p.stdout}, errOut: p.stderr, verbose: o.verbose,
 		partial: o.includePartial, info: runInfoOf(p, cfg), tally: tl})
 	if err != nil {

@@ -359,7 +359,7 @@ func (s *sdkSession) turn(ctx context.Context, sigs *signals, msg sdkproto.UserM
 			return ExitFailed, err
 		}
 	}
-	tl := newTally(nil, nil)
+	tl := newTally(nil, cfg.Prices)
 	info := runInfoOf(s.p, cfg)
 	info.PermissionMode = string(rt.PermissionMode())
 	pr := newStreamPrinter(s.conn, tl, info, s.o.includePartial)
