@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/spawn"
 	"github.com/cadre-dev/cadre/internal/workspace"
@@ -101,6 +102,27 @@ type Config struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
+	// Hooks (issue 15, hooks.go).
+
+	// Hooks are the session's hooks (package config merges them from the
+	// settings files); nil means none. Hooks of agent definitions are
+	// added for as long as their agent runs, and Runtime.Hooks().Add adds
+	// more (an SDK's callbacks).
+	Hooks *hooks.Config
+	// HookEnv is the environment of hook commands; nil means the
+	// process's. CLAUDE_PROJECT_DIR and CADRE_PROJECT_DIR are set to Cwd.
+	HookEnv []string
+
+	// MCP servers (issue 14, mcp.go).
+
+	// MCPServers are the session's MCP servers (package config reads
+	// .mcp.json, --mcp-config and settings files); they connect in the
+	// background when the first Run starts. Agent definitions' mcpServers
+	// name them or configure their own.
+	MCPServers []MCPServer
+	// MCPOptions tune the MCP connections; Dir defaults to Cwd.
+	MCPOptions MCPOptions
+
 	// Headless (issue 10).
 
 	// Prices is the price table Result.CostUSD is figured with (settings'
@@ -146,6 +168,8 @@ type Runtime struct {
 	modeMu sync.Mutex
 	mode   permission.Mode // set by SetPermissionMode; "" means the configured one
 
+	mcp *mcpRuntime // the session's MCP servers (mcp.go)
+
 	closeMu sync.Mutex
 	closers []func() error // run by Close, last first
 	closed  bool
@@ -154,6 +178,13 @@ type Runtime struct {
 	// names it (SetModel, model.go).
 	modelMu sync.Mutex
 	modelID string
+
+	// Hooks (hooks.go): the one dispatcher every agent fires through, the
+	// sink that streams hook runs, and whether SessionStart has fired.
+	hooks          *hooks.Dispatcher
+	hookSink       hookSink
+	hookMu         sync.Mutex
+	sessionStarted bool
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
@@ -163,6 +194,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	r := &Runtime{cfg: cfg, gate: spawn.NewGate(cfg.Limits.gate()), defs: map[string]*agentdef.Definition{},
 		git: workspace.NewSnapshot(cfg.Cwd), specs: map[string]*agentToolSpec{}}
+	r.initHooks()
 	r.defList = cfg.Agents
 	if r.defList == nil {
 		r.defList = agentdef.Builtins()
@@ -186,6 +218,9 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, errors.New("cadre: Config.History must start with a user message")
 	}
 	r.messages = append([]llm.Message(nil), cfg.History...)
+	if err := r.initMCP(); err != nil { // mcp.go
+		return nil, fmt.Errorf("cadre: %w", err)
+	}
 	r.session = cmp.Or(cfg.SessionID, newSessionID())
 	if !cfg.NoTranscript {
 		r.tpath = transcript.SessionPath(cfg.StateDir, cfg.Cwd, r.session)
@@ -437,20 +472,26 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 		defer wg.Wait()
 		defer stopGit()
 	}
+	r.StartMCP()                     // in the background: the first request does not wait
 	modelID, system := r.mainModel() // SetModel's choice (model.go)
 	main := &agent{
 		run: s, id: "", typ: "main", modelID: modelID, pool: r.mainPool, spec: r.mainSpec,
-		perms: r.rootPerms(), system: system, maxTurns: r.cfg.MaxTurns,
+		perms: r.rootPerms(), system: system, maxTurns: r.cfg.MaxTurns, mcp: mainMCP{r},
 	}
 	shells := builtin.NewShells()
 	defer shells.Close()
 	main.env = &tool.Env{Cwd: r.cfg.Cwd, Dirs: r.cfg.AddDirs, Files: tool.NewFileState(), Shells: shells}
-	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: modelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath}}); err != nil {
+	// Hooks (hooks.go): hook runs stream into this run until it ends.
+	main.bindHooks("")
+	defer r.hookSink.attach(ctx, s)()
+	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: modelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
+		MCPServers: r.mcpInit()}}); err != nil {
 		return
 	}
 	r.mu.Lock()
 	msgs := append(append([]llm.Message(nil), r.messages...), llm.UserText(prompt))
 	r.mu.Unlock()
+	s.startSession(ctx, main, &msgs[len(msgs)-1])
 	res, err := main.runLoop(ctx, msgs, recorder)
 	// Every way the run ends closes its record the same way (outcome.go).
 	s.finish(ctx, mainRec, res, err)
