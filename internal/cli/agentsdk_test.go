@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -214,7 +215,36 @@ func TestClaudeAgentSDK(t *testing.T) {
 	})
 
 	t.Run("an SDK hook callback fires on PreToolUse", func(t *testing.T) {
-		t.Skip("not done: waits on the hooks package (issue 15); the protocol side is internal/sdkproto's Conn.CallHook and Initialize.HookRegistrations, and initialize answers hooks_applied: false")
+		t.Parallel()
+		s := sdkServer(t)
+		s.Script("SDK-HOOK", llmtest.ToolUse("Bash", map[string]string{"command": "touch hooked.txt", "description": "make a file"}), llmtest.Text("the hook said no"))
+		lines, work := runSDKScenario(t, s, "hooks")
+		var calls []map[string]any
+		for _, l := range lines {
+			if l.Callback == "hook" {
+				var in map[string]any
+				if err := json.Unmarshal(l.Input, &in); err != nil {
+					t.Fatal(err)
+				}
+				calls = append(calls, in)
+			}
+		}
+		if len(calls) != 1 || calls[0]["hook_event_name"] != "PreToolUse" || calls[0]["tool_name"] != "Bash" || calls[0]["session_id"] == "" {
+			t.Fatalf("hook calls %v", calls)
+		}
+		if ti, _ := calls[0]["tool_input"].(map[string]any); ti["command"] != "touch hooked.txt" {
+			t.Fatalf("tool_input %v", calls[0]["tool_input"])
+		}
+		reqs := s.RequestsFor("SDK-HOOK")
+		if len(reqs) != 2 {
+			t.Fatalf("%d requests", len(reqs))
+		}
+		if res := reqs[1].LastToolResults(); len(res) != 1 || !res[0].IsError || !strings.Contains(res[0].ResultText(), "SDK-HOOK-DENIED: no commands today") {
+			t.Fatalf("the model got %+v", res)
+		}
+		if _, err := os.Stat(filepath.Join(work, "hooked.txt")); err == nil {
+			t.Fatal("the command ran")
+		}
 	})
 	t.Run("an in-process SDK MCP tool is called", func(t *testing.T) {
 		t.Skip("not done: waits on internal/mcpx (issue 14); the protocol side is internal/sdkproto's Conn.MCPMessage")
@@ -280,5 +310,31 @@ func TestClaudeAgentSDKControls(t *testing.T) {
 	}
 	if results[1]["result"] != "written" || results[1]["is_error"] != false {
 		t.Fatalf("second result %v", results[1])
+	}
+}
+
+// An MCP server that lives in the program (createSdkMcpServer) is
+// announced in initialize; the model's call of its tool reaches the
+// program's handler through mcp_message, and the answer reaches the model.
+func TestClaudeAgentSDKInProcessMCP(t *testing.T) {
+	t.Parallel()
+	s := sdkServer(t)
+	s.Script("SDK-MCP", llmtest.ToolUse("mcp__calc__add", map[string]int{"a": 2, "b": 40}), llmtest.Text("the sum is 42"))
+	lines, _ := runSDKScenario(t, s, "mcp")
+	called := 0
+	for _, l := range lines {
+		if l.Callback == "mcpTool" {
+			called++
+		}
+	}
+	reqs := s.RequestsFor("SDK-MCP")
+	if called != 1 || len(reqs) != 2 {
+		t.Fatalf("tool called %d times, %d requests; tools %v; results %+v; lines %+v", called, len(reqs), reqs[0].ToolNames(), reqs[len(reqs)-1].LastToolResults(), lines)
+	}
+	if !slices.Contains(reqs[0].ToolNames(), "mcp__calc__add") {
+		t.Fatalf("the model was not offered the tool: %v", reqs[0].ToolNames())
+	}
+	if res := reqs[1].LastToolResults(); len(res) != 1 || res[0].IsError || !strings.Contains(res[0].ResultText(), "SUM=42") {
+		t.Fatalf("the model got %+v", res)
 	}
 }

@@ -215,6 +215,13 @@ terminated (SIGTERM).`,
 	f.BoolVar(&o.replayUserMessages, "replay-user-messages", false, "with stream-json input and output, echo each user message back")
 	f.BoolVar(&o.ui.noAltScreen, "no-alt-screen", false, "terminal UI: draw below the prompt and keep the conversation in the terminal's scrollback")
 	f.BoolVar(&o.ui.mouse, "mouse", false, "terminal UI: scroll with the wheel and click agents in the tree")
+	// The Agent SDK passes --await-initialize when its initialize request
+	// carries settings the session needs (its in-process MCP servers):
+	// cadre always builds an SDK session from the initialize request that
+	// comes first, so the flag asks for what is done anyway.
+	var awaitInit bool
+	f.BoolVar(&awaitInit, "await-initialize", false, "with stream-json input, build the session from the program's initialize request (always done)")
+	_ = f.MarkHidden("await-initialize")
 	f.SetInterspersed(true)
 	addSubcommands(cmd)
 	return cmd
@@ -441,6 +448,9 @@ func runInfoOf(p procIO, cfg cadre.Config) runInfo {
 	switch cfg.Model.(type) {
 	case *openai.Model:
 		info.Provider = string(config.OpenAI)
+		if p.getenv("OPENAI_API_KEY") != "" {
+			info.APIKeySource = "OPENAI_API_KEY"
+		}
 	default:
 		info.Provider = string(config.Anthropic)
 		if p.getenv("ANTHROPIC_API_KEY") != "" {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/internal/sdkproto"
 	"github.com/cadre-dev/cadre/permission"
 )
@@ -36,6 +37,13 @@ type sdkSession struct {
 	wake     chan struct{}
 	inputEnd bool
 	cancel   context.CancelCauseFunc // the running turn's
+	// hooksApplied is set once the program's hook callbacks are
+	// registered with the session (sdkhooks.go).
+	hooksApplied bool
+	// inProcessMCP is set when the program serves MCP servers of its
+	// own: a turn waits until they have connected, so their tools are
+	// there from the first request (they answer at once).
+	inProcessMCP bool
 }
 
 // runSDK serves the Claude Agent SDK protocol on stdin and stdout.
@@ -206,11 +214,34 @@ func (s *sdkSession) build(ctx context.Context, in *sdkproto.Initialize) error {
 	if err == nil {
 		err = applyFlags(s.p, &o, &cfg)
 	}
+	if err == nil && in != nil {
+		// MCP servers that live in the program's process: every JSON-RPC
+		// message goes to it as an mcp_message control request.
+		s.inProcessMCP = len(in.SDKMCPServers) > 0
+		for _, name := range in.SDKMCPServers {
+			cfg.MCPServers = append(cfg.MCPServers, cadre.InProcessMCPServer(name, func(ctx context.Context, msg json.RawMessage) (json.RawMessage, error) {
+				return s.conn.MCPMessage(ctx, name, msg)
+			}))
+		}
+	}
 	if err == nil && s.o.permissionPromptTool == "stdio" && cfg.Permissions != nil {
 		cfg.Permissions.Prompter = &sdkproto.Prompter{Conn: s.conn, Interrupt: s.interruptTurn}
 	}
 	if err == nil {
 		s.rt, err = cadre.New(cfg)
+	}
+	if err == nil && in != nil && len(in.Hooks) > 0 {
+		// The program's hook callbacks join the session's hooks
+		// (sdkhooks.go); events cadre has no hook point for are named.
+		var hc *hooks.Config
+		var skipped []string
+		if hc, skipped, err = sdkHooks(s.conn, in); err == nil {
+			s.rt.Hooks().Add(hc)
+			s.hooksApplied = true
+			for _, e := range skipped {
+				fmt.Fprintf(s.p.stderr, "cadre: the program's %s hook is not run: cadre has no %s event\n", e, e)
+			}
+		}
 	}
 	if err != nil {
 		s.buildErr = fmt.Errorf("configure the session: %s", trimPrefix(err.Error()))
@@ -279,9 +310,7 @@ func (s *sdkSession) initResponse(in *sdkproto.Initialize) sdkproto.InitializeRe
 		out.Agents = append(out.Agents, sdkproto.AgentInfo{Name: d.name, Description: d.description, Model: d.model})
 	}
 	if len(in.Hooks) > 0 {
-		// The program's hooks are not run yet (they wait on the hooks
-		// package); say so rather than pretend.
-		applied := false
+		applied := s.hooksApplied
 		out.HooksApplied = &applied
 	}
 	return out
@@ -347,8 +376,13 @@ func (s *sdkSession) turn(ctx context.Context, sigs *signals, msg sdkproto.UserM
 	defer cancel(nil)
 	s.mu.Lock()
 	s.cancel = cancel
-	rt, cfg := s.rt, s.cfg
+	rt, cfg, waitMCP := s.rt, s.cfg, s.inProcessMCP
 	s.mu.Unlock()
+	if waitMCP {
+		// A server that fails is reported in init's mcp_servers; the turn
+		// goes on without it.
+		_ = rt.WaitMCP(tctx)
+	}
 	defer func() {
 		s.mu.Lock()
 		s.cancel = nil

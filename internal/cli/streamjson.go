@@ -119,7 +119,7 @@ func (p *streamPrinter) init(in *cadre.Init) error {
 	p.session = in.SessionID
 	ev := initJSON{
 		Type: "system", Subtype: "init", Cwd: in.Cwd, SessionID: in.SessionID, Tools: nonNil(in.Tools),
-		MCPServers: p.info.MCPServers, Model: in.Model, PermissionMode: p.info.PermissionMode,
+		MCPServers: p.mcpServers(in), Model: in.Model, PermissionMode: p.info.PermissionMode,
 		SlashCommands: []string{}, APIKeySource: p.info.APIKeySource, ClaudeCodeVersion: protocolVersion, AddDirs: nonNil(p.info.AddDirs),
 		OutputStyle: "default", Agents: nonNil(p.info.Agents), Skills: []string{}, Plugins: []pluginJSON{},
 		UUID: newUUID(), Cadre: initExtra{Version: Version, Provider: p.info.Provider, TranscriptPath: in.TranscriptPath},
@@ -128,6 +128,16 @@ func (p *streamPrinter) init(in *cadre.Init) error {
 		ev.MCPServers = []mcpServerJSON{}
 	}
 	return p.write(ev)
+}
+
+// mcpServers is init's mcp_servers: the runtime's servers and their
+// status when the run started.
+func (p *streamPrinter) mcpServers(in *cadre.Init) []mcpServerJSON {
+	out := append([]mcpServerJSON{}, p.info.MCPServers...)
+	for _, s := range in.MCPServers {
+		out = append(out, mcpServerJSON{Name: s.Name, Status: s.Status})
+	}
+	return out
 }
 
 // task returns the sub-agent an event belongs to, or nil for the main

@@ -7,7 +7,7 @@ import path from 'node:path';
 
 const [scenario] = process.argv.slice(2);
 const sdkDir = process.env.CADRE_SDK_DIR;
-const { query } = await import(pathToFileURL(path.join(sdkDir, 'node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs')).href);
+const { query, createSdkMcpServer, tool } = await import(pathToFileURL(path.join(sdkDir, 'node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs')).href);
 
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 
@@ -49,6 +49,38 @@ switch (scenario) {
       reviewer: { description: 'Reviews a change for the test.', prompt: 'You review changes.', tools: ['Read', 'Grep'] },
     };
     break;
+  case 'hooks':
+    prompt = 'SDK-HOOK: run a command';
+    options.hooks = {
+      PreToolUse: [{
+        matcher: 'Bash',
+        hooks: [async (input, toolUseID) => {
+          out({ callback: 'hook', input, toolUseID });
+          return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'SDK-HOOK-DENIED: no commands today' } };
+        }],
+      }],
+    };
+    break;
+  case 'mcp': {
+    const { z } = await import(pathToFileURL(path.join(sdkDir, 'node_modules/zod/index.js')).href);
+    prompt = 'SDK-MCP: add two numbers';
+    options.mcpServers = {
+      calc: createSdkMcpServer({ name: 'calc', version: '1.0.0', tools: [
+        tool('add', 'Adds two numbers.', { a: z.number(), b: z.number() }, async ({ a, b }) => {
+          out({ callback: 'mcpTool', input: { a, b } });
+          return { content: [{ type: 'text', text: 'SUM=' + (a + b) }] };
+        }),
+      ] }),
+    };
+    // The in-process server is announced in initialize only (cadre's
+    // --mcp-config comes with the MCP issue).
+    options.mcpServersViaInitialize = true;
+    options.canUseTool = async (toolName, input) => {
+      out({ callback: 'canUseTool', toolName, input });
+      return { behavior: 'allow', updatedInput: input };
+    };
+    break;
+  }
   case 'controls': {
     // Streaming input: two turns, and between them the program changes
     // the permission mode and the model.
