@@ -88,6 +88,7 @@ type options struct {
 	noTranscript           bool
 	includePartial         bool
 	replayUserMessages     bool
+	trustProject           bool
 	ui                     uiOptions
 }
 
@@ -215,6 +216,7 @@ terminated (SIGTERM).`,
 	f.BoolVar(&o.replayUserMessages, "replay-user-messages", false, "with stream-json input and output, echo each user message back")
 	f.BoolVar(&o.ui.noAltScreen, "no-alt-screen", false, "terminal UI: draw below the prompt and keep the conversation in the terminal's scrollback")
 	f.BoolVar(&o.ui.mouse, "mouse", false, "terminal UI: scroll with the wheel and click agents in the tree")
+	f.BoolVar(&o.trustProject, "trust-project", false, "trust this workspace for this run: its settings may widen what cadre does (see cadre trust)")
 	// The Agent SDK passes --await-initialize when its initialize request
 	// carries settings the session needs (its in-process MCP servers):
 	// cadre always builds an SDK session from the initialize request that
@@ -459,6 +461,11 @@ func runInfoOf(p procIO, cfg cadre.Config) runInfo {
 	}
 	for _, d := range cfg.Agents {
 		info.Agents = append(info.Agents, d.Name)
+	}
+	if cfg.Skills != nil {
+		for _, sk := range cfg.Skills.All() {
+			info.Skills = append(info.Skills, sk.Name)
+		}
 	}
 	if cfg.Agents == nil {
 		for _, d := range agentdef.Builtins() {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"io"
@@ -25,6 +26,9 @@ type runInfo struct {
 	Provider       string
 	Agents         []string
 	MCPServers     []mcpServerJSON
+	// Skills are the session's skills, which init lists as skills and as
+	// slash commands, as Claude Code does.
+	Skills []string
 }
 
 // streamPrinter writes a run as Claude Code's stream-json: one JSON object
@@ -120,9 +124,10 @@ func (p *streamPrinter) init(in *cadre.Init) error {
 	ev := initJSON{
 		Type: "system", Subtype: "init", Cwd: in.Cwd, SessionID: in.SessionID, Tools: nonNil(in.Tools),
 		MCPServers: p.mcpServers(in), Model: in.Model, PermissionMode: p.info.PermissionMode,
-		SlashCommands: []string{}, APIKeySource: p.info.APIKeySource, ClaudeCodeVersion: protocolVersion, AddDirs: nonNil(p.info.AddDirs),
-		OutputStyle: "default", Agents: nonNil(p.info.Agents), Skills: []string{}, Plugins: []pluginJSON{},
-		UUID: newUUID(), Cadre: initExtra{Version: Version, Provider: p.info.Provider, TranscriptPath: in.TranscriptPath},
+		SlashCommands: nonNil(p.info.Skills), APIKeySource: p.info.APIKeySource, ClaudeCodeVersion: protocolVersion, AddDirs: nonNil(p.info.AddDirs),
+		OutputStyle: "default", Agents: nonNil(p.info.Agents), Skills: nonNil(p.info.Skills), Plugins: []pluginJSON{},
+		UUID: newUUID(), Cadre: initExtra{Version: Version, Provider: p.info.Provider, TranscriptPath: in.TranscriptPath,
+			Trust: trustOf(cmp.Or(p.info.PermissionMode, in.PermissionMode), in.Provenance)},
 	}
 	if ev.MCPServers == nil {
 		ev.MCPServers = []mcpServerJSON{}
