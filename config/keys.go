@@ -41,7 +41,7 @@ var topKeys = []Key{
 	{Name: "trustedWorkspaces", Drives: "workspaces whose own settings may widen a run (S-10.4); read from user, --settings and managed files only"},
 	{Name: "smallModel", Drives: "the model that applies WebFetch's prompt (Config.SmallModel), below CADRE_SMALL_MODEL; default the haiku alias"},
 	{Name: "webSearch", Drives: "the WebSearch backend: backend (anthropic, searxng, brave, none), url, maxResults (Config.WebSearch)"},
-	{Name: "mcpServers", Unsupported: "MCP servers are not supported yet; ignored"},
+	{Name: "mcpServers", Drives: "MCP servers (Config.MCPServers), with .mcp.json and --mcp-config; higher files replace servers of the same name"},
 	{Name: "agents", Unsupported: "agent definitions in settings are not supported; put them in .cadre/agents/ or pass --agents"},
 	{Name: "forkSubagent", Unsupported: "the fork path is not supported yet; ignored"},
 	{Name: "background", Unsupported: "background sub-agents are not supported yet; ignored"},

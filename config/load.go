@@ -9,6 +9,7 @@ import (
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/mcpx"
 	"github.com/cadre-dev/cadre/llm/pricing"
 	"github.com/cadre-dev/cadre/permission"
 )
@@ -55,6 +56,14 @@ type Options struct {
 	// TrustProject is --trust-project: the workspace's own settings may
 	// widen this run (see Trust).
 	TrustProject bool
+
+	// MCP servers (issue 14, mcp.go).
+
+	// MCPConfigs are the --mcp-config values (a JSON file, or inline
+	// JSON), in order; StrictMCPConfig (--strict-mcp-config) uses only
+	// their servers, not .mcp.json's or the settings files'.
+	MCPConfigs      []string
+	StrictMCPConfig bool
 }
 
 // Load builds the configuration of a session in cwd ("" means the
@@ -112,6 +121,12 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	if err := setModel(&cfg, opts, s, getenv); err != nil {
 		return cadre.Config{}, diags, err
 	}
+	servers, mdiags, err := mcpServers(cwd, opts, s, getenv) // mcp.go
+	diags = append(diags, mdiags...)
+	if err != nil {
+		return cadre.Config{}, diags, err
+	}
+	cfg.MCPServers, cfg.MCPOptions = servers, mcpx.OptionsFromEnv(getenv)
 	managed := cmp.Or(opts.ManagedDir, DefaultManagedDir)
 	defs, err := agentdef.Load(ctx, agentdef.LoadOptions{Cwd: cwd, Home: home, FlagAgents: opts.Agents, ManagedDir: filepath.Join(managed, "agents")})
 	if err != nil {

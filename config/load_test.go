@@ -133,7 +133,6 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		// Managed-only: a project file setting it is told so (managed
 		// settings are tested in hooks_test.go).
 		"allowManagedHooksOnly": {json: `{"allowManagedHooksOnly": true}`, warn: "honoured only in managed settings"},
-		"mcpServers":            {json: `{"mcpServers": {"gh": {"command": "x"}}}`, warn: "MCP servers are not supported yet"},
 		"agents":                {json: `{"agents": {}}`, warn: "put them in .cadre/agents/"},
 		"forkSubagent":          {json: `{"forkSubagent": true}`, warn: "fork path is not supported yet"},
 		"background":            {json: `{"background": true}`, warn: "background sub-agents are not supported yet"},
@@ -155,6 +154,11 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		"webSearch": {json: `{"webSearch": {"backend": "searxng", "url": "http://127.0.0.1:8888"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if s, ok := cfg.WebSearch.(*builtin.SearXNG); !ok || s.BaseURL != "http://127.0.0.1:8888" {
 				t.Errorf("WebSearch %#v", cfg.WebSearch)
+			}
+		}},
+		"mcpServers": {json: `{"mcpServers": {"gh": {"command": "x"}}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if len(cfg.MCPServers) != 1 || cfg.MCPServers[0].Name != "gh" || cfg.MCPServers[0].Command != "x" {
+				t.Errorf("MCPServers %+v", cfg.MCPServers)
 			}
 		}},
 		"permissions.defaultMode": {json: `{"permissions": {"defaultMode": "acceptEdits"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
