@@ -196,6 +196,12 @@ type Result struct {
 	// Error says why a run with Subtype error_during_execution failed; the
 	// same error follows the result in Run's stream.
 	Error string
+	// ModelUsage is Usage by model id, every agent included; CostUSD is
+	// what it cost at Config.Prices, and UnpricedModels lists the models
+	// the table has no price for (counted as 0).
+	ModelUsage     map[string]llm.Usage
+	CostUSD        float64
+	UnpricedModels []string
 	// Todos are the agents' todo lists at the end of the run, by agent id
 	// ("main" for the main agent); agents with an empty list are left out.
 	Todos map[string][]tool.Todo

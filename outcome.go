@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/pricing"
 	"github.com/cadre-dev/cadre/transcript"
 )
 
@@ -27,6 +31,14 @@ func (s *runState) sendFinal(ev Event) {
 // note counts the main agent's turns and tool calls from its events, so a
 // run that fails still reports them.
 func (s *runState) note(ev Event) {
+	if ev.Type == EventAssistant {
+		s.mu.Lock()
+		if s.byModel == nil {
+			s.byModel = map[string]llm.Usage{}
+		}
+		s.byModel[ev.Model] = s.byModel[ev.Model].Add(ev.Usage)
+		s.mu.Unlock()
+	}
 	if ev.AgentID != "" {
 		return
 	}
@@ -94,9 +106,21 @@ func (s *runState) result(res *loop.Result, err error) *Result {
 		Duration: r.cfg.Now().Sub(s.start), Usage: s.usage, SessionID: r.session, TranscriptPath: r.tpath,
 		PermissionDenials: s.denials.All(), Subagents: s.stats, Todos: todos,
 	}
-	out.Subagents.Refused = make(map[RefusalReason]int, len(s.stats.Refused))
-	for k, v := range s.stats.Refused {
-		out.Subagents.Refused[k] = v
+	out.Subagents.Refused = maps.Clone(s.stats.Refused)
+	if out.Subagents.Refused == nil {
+		out.Subagents.Refused = map[RefusalReason]int{}
+	}
+	out.ModelUsage = maps.Clone(s.byModel)
+	prices := r.cfg.Prices
+	if prices == nil {
+		prices = pricing.Default()
+	}
+	for _, id := range slices.Sorted(maps.Keys(s.byModel)) {
+		cost, known := prices.Cost(id, s.byModel[id])
+		if !known {
+			out.UnpricedModels = append(out.UnpricedModels, id)
+		}
+		out.CostUSD += cost
 	}
 	switch {
 	case err != nil:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/llm/pricing"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/transcript"
@@ -194,5 +195,26 @@ func TestSetModel(t *testing.T) {
 		if got := reqs[len(reqs)-1].Model; got != step.want {
 			t.Fatalf("step %d: request for %s, want %s", i, got, step.want)
 		}
+	}
+}
+
+// Result.CostUSD is figured per model from Config.Prices; a model the
+// table lacks is named in UnpricedModels.
+func TestResultCostFromThePriceTable(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", map[string]any{"description": "d", "prompt": "CHILD: hi", "subagent_type": "general-purpose", "model": "house-model"}),
+		llmtest.Text("done").WithUsage(llm.Usage{InputTokens: 1_000_000, OutputTokens: 1_000_000}))
+	h.srv.Script("CHILD", llmtest.Text("hi"))
+	cfg := h.config()
+	cfg.Prices = pricing.Default().With(pricing.Table{"claude-sonnet-4-5": {Input: 1, Output: 2}})
+	_, res, _ := mustRun(t, cfg, "MAIN: go")
+	main := res.ModelUsage["claude-sonnet-4-5"]
+	want := (float64(main.InputTokens)*1 + float64(main.OutputTokens)*2) / 1e6
+	if res.CostUSD != want || want < 3 {
+		t.Fatalf("cost %v, want %v (usage %+v)", res.CostUSD, want, main)
+	}
+	if _, ok := res.ModelUsage["house-model"]; !ok || len(res.UnpricedModels) != 1 || res.UnpricedModels[0] != "house-model" {
+		t.Fatalf("model usage %+v, unpriced %v", res.ModelUsage, res.UnpricedModels)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/spawn"
 	"github.com/cadre-dev/cadre/internal/workspace"
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/pricing"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/skills"
@@ -143,6 +144,12 @@ type Config struct {
 	// with the Skill tool, and that definitions preload with `skills:`
 	// (skills.Load finds them); nil means none.
 	Skills *skills.Set
+
+	// Headless (issue 10).
+
+	// Prices is the price table Result.CostUSD is figured with (settings'
+	// modelPrices over pricing.Default); nil means pricing.Default().
+	Prices pricing.Table
 }
 
 // Permissions configures permission checking for the session.
@@ -438,8 +445,10 @@ type runState struct {
 	usage llm.Usage
 	stats SubagentStats
 	// mainTurns and mainTools count the main agent's answers and tool
-	// calls as they stream, for the Result of a run that fails (outcome.go).
+	// calls as they stream, for the Result of a run that fails; byModel
+	// sums every agent's usage per model, for the cost (outcome.go).
 	mainTurns, mainTools int
+	byModel              map[string]llm.Usage
 	todos                map[string][]tool.Todo // each agent's current todo list (todos.go)
 }
 

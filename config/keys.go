@@ -34,6 +34,7 @@ var topKeys = []Key{
 	{Name: "maxDepth", Drives: "how deep sub-agents nest (Config.Limits.MaxDepth)"},
 	{Name: "maxConcurrentAgents", Drives: "sub-agents running at once; more wait in a queue (Config.Limits.MaxRunning)"},
 	{Name: "maxTotalAgents", Drives: "sub-agents started per session (Config.Limits.MaxTotal)"},
+	{Name: "modelPrices", Drives: "prices per million tokens and limits by model id, over the built-in table (Config.Prices): total_cost_usd and modelUsage"},
 	{Name: "hooks", Drives: "hook commands per event (Config.Hooks); hooks add up across files (config/hooks.go)"},
 	{Name: "allowManagedHooksOnly", Drives: "in managed settings: only managed hooks run (Config.Hooks)"},
 	{Name: "disableAllHooks", Drives: "turns hooks off (Config.Hooks); outside managed settings, all but the managed ones"},

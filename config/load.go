@@ -10,6 +10,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/mcpx"
+	"github.com/cadre-dev/cadre/llm/pricing"
 	"github.com/cadre-dev/cadre/permission"
 )
 
@@ -113,6 +114,9 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 		ForceSubagentModel: getenv("CADRE_SUBAGENT_MODEL_FORCE"),
 		Limits:             cadre.Limits{MaxDepth: s.MaxDepth.Value, MaxRunning: s.MaxConcurrentAgents.Value, MaxTotal: s.MaxTotalAgents.Value},
 		StateDir:           stateDir(getenv, home),
+	}
+	if len(s.ModelPrices) > 0 {
+		cfg.Prices = pricing.Default().With(s.ModelPrices)
 	}
 	if err := setModel(&cfg, opts, s, getenv); err != nil {
 		return cadre.Config{}, diags, err

@@ -69,6 +69,17 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 				t.Errorf("ModelID %s", cfg.ModelID)
 			}
 		}},
+		"modelPrices": {json: `{"modelPrices": {"my-model": {"input": 1, "output": 2}, "claude-sonnet-4-5": {"input": 30, "output": 150}}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if p, ok := cfg.Prices.Lookup("my-model"); !ok || p.Output != 2 {
+				t.Errorf("my-model %+v %v", p, ok)
+			}
+			if p, _ := cfg.Prices.Lookup("claude-sonnet-4-5"); p.Input != 30 {
+				t.Errorf("the override lost: %+v", p)
+			}
+			if _, ok := cfg.Prices.Lookup("claude-haiku-4-5"); !ok {
+				t.Error("the built-in table is gone")
+			}
+		}},
 		"provider": {json: `{"provider": "openai"}`, env: map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"}, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if cfg.ModelID != "gpt-5" {
 				t.Errorf("ModelID %s, want the openai default", cfg.ModelID)

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/cadre-dev/cadre/internal/mcpx"
+	"github.com/cadre-dev/cadre/llm/pricing"
 	"github.com/cadre-dev/cadre/permission"
 )
 
@@ -68,6 +69,9 @@ type Settings struct {
 	// Env holds environment variables for the run; higher files override
 	// single keys.
 	Env map[string]string
+	// ModelPrices are prices and limits by model id (modelPrices); a
+	// higher file overrides single models.
+	ModelPrices pricing.Table
 	// Hooks are the raw `hooks` objects, lowest precedence first, each
 	// with its file and whether it is managed or from the project (see
 	// Settings.HooksConfig, config/hooks.go).
@@ -155,6 +159,7 @@ type fileData struct {
 	ModelAliases        map[string]map[string]string `json:"modelAliases"`
 	Env                 map[string]string            `json:"env"`
 	Hooks               json.RawMessage              `json:"hooks"`
+	ModelPrices         map[string]pricing.Price     `json:"modelPrices"`
 	// Hook policy keys (config/hooks.go).
 	AllowManagedHooksOnly *bool           `json:"allowManagedHooksOnly"`
 	DisableAllHooks       *bool           `json:"disableAllHooks"`
@@ -480,6 +485,19 @@ func (s *Settings) applyScalars(fd *fileData, path string) error {
 		maps.Copy(s.ModelAliases[prov], m)
 	}
 	maps.Copy(s.Env, fd.Env)
+	for _, id := range slices.Sorted(maps.Keys(fd.ModelPrices)) {
+		p := fd.ModelPrices[id]
+		if strings.TrimSpace(id) == "" {
+			return fmt.Errorf("%w: %s: modelPrices: an entry has an empty model id", ErrMalformed, path)
+		}
+		if err := p.Validate(); err != nil {
+			return fmt.Errorf("%w: %s: modelPrices.%s: %v", ErrMalformed, path, id, err)
+		}
+		if s.ModelPrices == nil {
+			s.ModelPrices = pricing.Table{}
+		}
+		s.ModelPrices[id] = p
+	}
 	if len(fd.Hooks) > 0 && string(fd.Hooks) != "null" {
 		s.Hooks = append(s.Hooks, RawSource{Raw: append(json.RawMessage(nil), fd.Hooks...), Source: path,
 			Managed: s.layer.managed, Project: s.layer.project})

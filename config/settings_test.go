@@ -173,6 +173,9 @@ func TestLoadErrors(t *testing.T) {
 		{"bad provider", `{"provider":"gemini"}`, []string{"provider", "gemini", "anthropic, openai"}},
 		{"limit not a number", "{\n  \"maxDepth\": \"3\"\n}", []string{"settings.json:2:", "maxDepth must be a whole number"}},
 		{"limit below one", `{"maxConcurrentAgents": 0}`, []string{"maxConcurrentAgents must be 1 or more"}},
+		{"negative price", `{"modelPrices": {"m": {"input": -1}}}`, []string{"modelPrices.m", "negative price"}},
+		{"price not a number", "{\n  \"modelPrices\": {\"m\": {\"input\": \"3\"}}\n}", []string{"settings.json:2:", "modelPrices"}},
+		{"empty model id", `{"modelPrices": {"": {"input": 1}}}`, []string{"modelPrices", "empty model id"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,12 +51,19 @@ type sdkLine struct {
 // runSDKScenario runs one scenario of drive.mjs and returns its lines.
 func runSDKScenario(t *testing.T, s *llmtest.Server, scenario string) (lines []sdkLine, work string) {
 	t.Helper()
+	work = t.TempDir()
+	return runSDKScenarioIn(t, s, scenario, work), work
+}
+
+// runSDKScenarioIn runs one scenario of drive.mjs in the work directory.
+func runSDKScenarioIn(t *testing.T, s *llmtest.Server, scenario, work string) (lines []sdkLine) {
+	t.Helper()
 	dir := sdkDir(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	home, work := t.TempDir(), t.TempDir()
+	home := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join("testdata", "agentsdk", "drive.mjs"), scenario)
@@ -77,7 +85,7 @@ func runSDKScenario(t *testing.T, s *llmtest.Server, scenario string) (lines []s
 	if len(lines) == 0 || lines[len(lines)-1].Callback != "done" {
 		t.Fatalf("drive.mjs did not finish:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	}
-	return lines, work
+	return lines
 }
 
 // messages returns the messages of the lines, as type/subtype strings, and
@@ -259,4 +267,92 @@ func TestClaudeAgentSDK(t *testing.T) {
 	t.Run("an in-process SDK MCP tool is called", func(t *testing.T) {
 		t.Skip("not done: waits on internal/mcpx (issue 14); the protocol side is internal/sdkproto's Conn.MCPMessage")
 	})
+}
+
+// set_permission_mode and set_model from a program in streaming input
+// mode change the next turn: its init says so, its requests go to the new
+// model, and a Write that asked in default mode is allowed in acceptEdits.
+func TestClaudeAgentSDKControls(t *testing.T) {
+	t.Parallel()
+	s := sdkServer(t)
+	write := func(path string) llmtest.Turn {
+		return llmtest.ToolUse("Write", map[string]string{"file_path": path, "content": "from the SDK test\n"})
+	}
+	// The second turn continues the conversation, so its requests carry
+	// the first prompt's key.
+	work := t.TempDir()
+	s.Script("SDK-CTL-1", write(filepath.Join(work, "ctl-1.txt")), llmtest.Text("denied, fine"), write(filepath.Join(work, "ctl-2.txt")), llmtest.Text("written"))
+	lines := runSDKScenarioIn(t, s, "controls", work)
+	var inits, results []map[string]any
+	asked := 0
+	for _, l := range lines {
+		switch {
+		case l.Callback == "canUseTool":
+			asked++
+		case l.Message != nil && l.Message["subtype"] == "init":
+			inits = append(inits, l.Message)
+		case l.Message != nil && l.Message["type"] == "result":
+			results = append(results, l.Message)
+		}
+	}
+	if len(inits) != 2 || len(results) != 2 {
+		t.Fatalf("%d inits, %d results", len(inits), len(results))
+	}
+	if inits[0]["permissionMode"] != "default" || inits[0]["model"] != "claude-sonnet-4-5" {
+		t.Fatalf("first init %v %v", inits[0]["permissionMode"], inits[0]["model"])
+	}
+	if inits[1]["permissionMode"] != "acceptEdits" || inits[1]["model"] != "claude-haiku-4-5" {
+		t.Fatalf("second init %v %v", inits[1]["permissionMode"], inits[1]["model"])
+	}
+	if asked != 1 {
+		t.Fatalf("canUseTool called %d times, want once (in default mode only)", asked)
+	}
+	if _, err := os.Stat(filepath.Join(work, "ctl-1.txt")); err == nil {
+		t.Fatal("the denied Write ran")
+	}
+	if _, err := os.Stat(filepath.Join(work, "ctl-2.txt")); err != nil {
+		t.Fatalf("the Write of acceptEdits did not run: %v; the model got %+v", err, s.RequestsFor("SDK-CTL-1")[3].LastToolResults())
+	}
+	reqs := s.RequestsFor("SDK-CTL-1")
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	for i, r := range reqs {
+		want := "claude-sonnet-4-5"
+		if i >= 2 {
+			want = "claude-haiku-4-5"
+		}
+		if r.Model != want {
+			t.Fatalf("request %d went to %s, want %s", i, r.Model, want)
+		}
+	}
+	if results[1]["result"] != "written" || results[1]["is_error"] != false {
+		t.Fatalf("second result %v", results[1])
+	}
+}
+
+// An MCP server that lives in the program (createSdkMcpServer) is
+// announced in initialize; the model's call of its tool reaches the
+// program's handler through mcp_message, and the answer reaches the model.
+func TestClaudeAgentSDKInProcessMCP(t *testing.T) {
+	t.Parallel()
+	s := sdkServer(t)
+	s.Script("SDK-MCP", llmtest.ToolUse("mcp__calc__add", map[string]int{"a": 2, "b": 40}), llmtest.Text("the sum is 42"))
+	lines, _ := runSDKScenario(t, s, "mcp")
+	called := 0
+	for _, l := range lines {
+		if l.Callback == "mcpTool" {
+			called++
+		}
+	}
+	reqs := s.RequestsFor("SDK-MCP")
+	if called != 1 || len(reqs) != 2 {
+		t.Fatalf("tool called %d times, %d requests; tools %v; results %+v; lines %+v", called, len(reqs), reqs[0].ToolNames(), reqs[len(reqs)-1].LastToolResults(), lines)
+	}
+	if !slices.Contains(reqs[0].ToolNames(), "mcp__calc__add") {
+		t.Fatalf("the model was not offered the tool: %v", reqs[0].ToolNames())
+	}
+	if res := reqs[1].LastToolResults(); len(res) != 1 || res[0].IsError || !strings.Contains(res[0].ResultText(), "SUM=42") {
+		t.Fatalf("the model got %+v", res)
+	}
 }

@@ -221,6 +221,13 @@ terminated (SIGTERM).`,
 	f.BoolVar(&o.ui.noAltScreen, "no-alt-screen", false, "terminal UI: draw below the prompt and keep the conversation in the terminal's scrollback")
 	f.BoolVar(&o.ui.mouse, "mouse", false, "terminal UI: scroll with the wheel and click agents in the tree")
 	f.BoolVar(&o.trustProject, "trust-project", false, "trust this workspace for this run: its settings may widen what cadre does (see cadre trust)")
+	// The Agent SDK passes --await-initialize when its initialize request
+	// carries settings the session needs (its in-process MCP servers):
+	// cadre always builds an SDK session from the initialize request that
+	// comes first, so the flag asks for what is done anyway.
+	var awaitInit bool
+	f.BoolVar(&awaitInit, "await-initialize", false, "with stream-json input, build the session from the program's initialize request (always done)")
+	_ = f.MarkHidden("await-initialize")
 	f.SetInterspersed(true)
 	addSubcommands(cmd)
 	return cmd
@@ -447,6 +454,9 @@ func runInfoOf(p procIO, cfg cadre.Config) runInfo {
 	switch cfg.Model.(type) {
 	case *openai.Model:
 		info.Provider = string(config.OpenAI)
+		if p.getenv("OPENAI_API_KEY") != "" {
+			info.APIKeySource = "OPENAI_API_KEY"
+		}
 	default:
 		info.Provider = string(config.Anthropic)
 		if p.getenv("ANTHROPIC_API_KEY") != "" {
@@ -455,6 +465,11 @@ func runInfoOf(p procIO, cfg cadre.Config) runInfo {
 	}
 	for _, d := range cfg.Agents {
 		info.Agents = append(info.Agents, d.Name)
+	}
+	if cfg.Skills != nil {
+		for _, sk := range cfg.Skills.All() {
+			info.Skills = append(info.Skills, sk.Name)
+		}
 	}
 	if cfg.Agents == nil {
 		for _, d := range agentdef.Builtins() {
@@ -475,7 +490,7 @@ func runPrint(ctx context.Context, p procIO, sigs *signals, o *options, prompt s
 	defer closeRuntime(p, rt)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	tl := newTally(nil, nil)
+	tl := newTally(nil, cfg.Prices)
 	pr, err := newPrinter(o.outputFormat, printerConfig{out: writerLines{p.stdout}, errOut: p.stderr, verbose: o.verbose,
 		partial: o.includePartial, info: runInfoOf(p, cfg), tally: tl, hookEvents: o.includeHookEvents})
 	if err != nil {

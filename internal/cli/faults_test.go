@@ -135,6 +135,10 @@ func resultOf(t *testing.T, out string) map[string]any {
 func TestFaultsThroughTheCLI(t *testing.T) {
 	t.Parallel()
 	quick := map[string]string{"CADRE_STREAM_IDLE_TIMEOUT_MS": "300", "CADRE_HEADER_TIMEOUT_MS": "300"}
+	// The stall tests bound only the silence inside a stream: the wait for
+	// the headers of the retry that goes through stays long, so a busy
+	// machine's slow answer is not taken for a fault.
+	stalls := map[string]string{"CADRE_STREAM_IDLE_TIMEOUT_MS": "1000", "CADRE_HEADER_TIMEOUT_MS": "60000"}
 	with := func(env map[string]string, extra map[string]string) map[string]string {
 		out := map[string]string{}
 		for k, v := range env {
@@ -150,7 +154,7 @@ func TestFaultsThroughTheCLI(t *testing.T) {
 		t.Parallel()
 		s, env := server(t)
 		s.Script("", llmtest.Text("recovered"))
-		env = with(env, quick)
+		env = with(env, stalls)
 		env["ANTHROPIC_BASE_URL"] = faultFront(t, s, stall)
 		p := runBounded(t, env, "-p", "hi", "--output-format", "stream-json", "--verbose")
 		if p.code != 0 {
@@ -174,7 +178,7 @@ func TestFaultsThroughTheCLI(t *testing.T) {
 		t.Parallel()
 		s, env := server(t)
 		s.Script("", llmtest.Text("recovered"))
-		env = with(env, quick)
+		env = with(env, stalls)
 		env["ANTHROPIC_BASE_URL"] = faultFront(t, s, stall)
 		p := runBounded(t, env, "-p", "hi")
 		if p.code != 0 || p.stdout != "recovered\n" || !strings.Contains(p.stderr, "model request failed (the stream stalled), retry 1 of 2") {
@@ -185,7 +189,7 @@ func TestFaultsThroughTheCLI(t *testing.T) {
 	t.Run("a stream that always stalls ends with a result", func(t *testing.T) {
 		t.Parallel()
 		s, env := server(t)
-		env = with(env, quick)
+		env = with(env, stalls)
 		env["ANTHROPIC_BASE_URL"] = faultFront(t, s, stall, stall, stall)
 		p := runBounded(t, env, "-p", "hi", "--output-format", "json")
 		res := resultOf(t, p.stdout)

@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"iter"
 	"os"
 	"strings"
 	"sync"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/sdkproto"
-	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 )
 
@@ -32,19 +30,19 @@ type sdkSession struct {
 	mu       sync.Mutex
 	rt       *cadre.Runtime
 	cfg      cadre.Config
-	model    *switchable
 	buildErr error
 	ready    chan struct{} // closed once the runtime exists (or failed)
 	queue    []sdkproto.UserMessage
 	wake     chan struct{}
 	inputEnd bool
 	cancel   context.CancelCauseFunc // the running turn's
-	// pendingMode is a permission mode asked for during a turn, applied
-	// before the next.
-	pendingMode permission.Mode
-	// hooksApplied is set when initialize's hook callbacks were
-	// registered.
+	// hooksApplied is set once the program's hook callbacks are
+	// registered with the session (sdkhooks.go).
 	hooksApplied bool
+	// inProcessMCP is set when the program serves MCP servers of its
+	// own: a turn waits until they have connected, so their tools are
+	// there from the first request (they answer at once).
+	inProcessMCP bool
 }
 
 // runSDK serves the Claude Agent SDK protocol on stdin and stdout.
@@ -215,12 +213,20 @@ func (s *sdkSession) build(ctx context.Context, in *sdkproto.Initialize) error {
 	if err == nil {
 		err = applyFlags(s.p, &o, &cfg)
 	}
+	if err == nil && in != nil {
+		// MCP servers that live in the program's process: every JSON-RPC
+		// message goes to it as an mcp_message control request.
+		s.inProcessMCP = len(in.SDKMCPServers) > 0
+		for _, name := range in.SDKMCPServers {
+			cfg.MCPServers = append(cfg.MCPServers, cadre.InProcessMCPServer(name, func(ctx context.Context, msg json.RawMessage) (json.RawMessage, error) {
+				return s.conn.MCPMessage(ctx, name, msg)
+			}))
+		}
+	}
 	if err == nil && s.o.permissionPromptTool == "stdio" && cfg.Permissions != nil {
 		cfg.Permissions.Prompter = &sdkproto.Prompter{Conn: s.conn, Interrupt: s.interruptTurn}
 	}
 	if err == nil {
-		s.model = &switchable{Model: cfg.Model, primary: cfg.ModelID}
-		cfg.Model = s.model
 		s.rt, err = cadre.New(cfg)
 	}
 	if err == nil && in != nil {
@@ -310,52 +316,39 @@ func (s *sdkSession) rtAgents() []agentSummary {
 	return out
 }
 
-// setMode changes the permission mode from the next turn on.
+// setMode changes the permission mode from the next turn on (a turn in
+// progress keeps its mode).
 func (s *sdkSession) setMode(ctx context.Context, mode string) error {
 	<-s.readyOrBuild(ctx)
-	m, err := permission.ParseMode(mode)
-	if err != nil {
+	s.mu.Lock()
+	rt, err := s.rt, s.buildErr
+	s.mu.Unlock()
+	if rt == nil {
 		return err
 	}
-	if m == permission.ModeAuto || m == permission.ModeBubble {
-		return fmt.Errorf("permission mode %s is not supported", m)
+	if err := rt.SetPermissionMode(permission.Mode(mode)); err != nil {
+		return errors.New(trimPrefix(err.Error()))
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cfg.Permissions == nil {
-		return errors.New("this session checks no permissions")
-	}
-	if m == permission.ModeBypassPermissions && s.cfg.Permissions.Limits.DisableBypass {
-		return permission.ErrBypassDisabled
-	}
-	if s.cancel != nil {
-		s.pendingMode = m
-		return nil
-	}
-	s.cfg.Permissions.Mode = m
 	return nil
 }
 
-// setModel switches the main agent's model for the next requests; nil or
+// setModel switches the main agent's model from the next turn on; nil or
 // "default" goes back to the session's model.
 func (s *sdkSession) setModel(ctx context.Context, model *string) error {
 	<-s.readyOrBuild(ctx)
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.model == nil {
-		return s.buildErr
+	rt, err := s.rt, s.buildErr
+	s.mu.Unlock()
+	if rt == nil {
+		return err
 	}
-	if model == nil || *model == "" || *model == "default" {
-		s.model.set("")
-		return nil
+	m := ""
+	if model != nil {
+		m = *model
 	}
-	id := *model
-	if s.cfg.ResolveModel != nil {
-		if r, ok := s.cfg.ResolveModel(id); ok {
-			id = r
-		}
+	if err := rt.SetModel(m); err != nil {
+		return errors.New(trimPrefix(err.Error()))
 	}
-	s.model.set(id)
 	return nil
 }
 
@@ -372,12 +365,14 @@ func (s *sdkSession) turn(ctx context.Context, sigs *signals, msg sdkproto.UserM
 	tctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	s.mu.Lock()
-	if s.pendingMode != "" {
-		s.cfg.Permissions.Mode, s.pendingMode = s.pendingMode, ""
-	}
 	s.cancel = cancel
-	rt, cfg := s.rt, s.cfg
+	rt, cfg, waitMCP := s.rt, s.cfg, s.inProcessMCP
 	s.mu.Unlock()
+	if waitMCP {
+		// A server that fails is reported in init's mcp_servers; the turn
+		// goes on without it.
+		_ = rt.WaitMCP(tctx)
+	}
 	defer func() {
 		s.mu.Lock()
 		s.cancel = nil
@@ -388,9 +383,9 @@ func (s *sdkSession) turn(ctx context.Context, sigs *signals, msg sdkproto.UserM
 			return ExitFailed, err
 		}
 	}
-	tl := newTally(nil, nil)
+	tl := newTally(nil, cfg.Prices)
 	info := runInfoOf(s.p, cfg)
-	info.Model = s.model.get()
+	info.PermissionMode = string(rt.PermissionMode())
 	pr := newStreamPrinter(s.conn, tl, info, s.o.includePartial)
 	pr.hookEvents = s.o.includeHookEvents
 	var out printer = pr
@@ -419,40 +414,4 @@ func (s *sdkSession) replay(rt *cadre.Runtime, msg sdkproto.UserMessage) error {
 		return err
 	}
 	return s.conn.WriteLine(line)
-}
-
-// switchable is the session's model with set_model applied: requests for
-// the session's model id go to the chosen one.
-type switchable struct {
-	llm.Model
-	primary string
-
-	mu      sync.Mutex
-	current string
-}
-
-func (m *switchable) set(id string) {
-	m.mu.Lock()
-	m.current = id
-	m.mu.Unlock()
-}
-
-// get is the chosen model, "" for the session's.
-func (m *switchable) get() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.current
-}
-
-// Stream sends req, for the chosen model when req asks for the session's.
-func (m *switchable) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
-	m.mu.Lock()
-	cur := m.current
-	m.mu.Unlock()
-	if cur != "" && req != nil && req.Model == m.primary {
-		r := *req
-		r.Model = cur
-		req = &r
-	}
-	return m.Model.Stream(ctx, req)
 }

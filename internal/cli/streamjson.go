@@ -19,16 +19,15 @@ type lineWriter interface {
 }
 
 // runInfo is what init reports that the runtime's Init does not carry.
-// Model, when set, replaces the runtime's model (after set_model).
 type runInfo struct {
-	Model          string
 	AddDirs        []string
 	PermissionMode string
 	APIKeySource   string
 	Provider       string
 	Agents         []string
 	MCPServers     []mcpServerJSON
-	// Skills are the names of the session's skills.
+	// Skills are the session's skills, which init lists as skills and as
+	// slash commands, as Claude Code does.
 	Skills []string
 }
 
@@ -132,8 +131,8 @@ func (p *streamPrinter) init(in *cadre.Init) error {
 	p.session = in.SessionID
 	ev := initJSON{
 		Type: "system", Subtype: "init", Cwd: in.Cwd, SessionID: in.SessionID, Tools: nonNil(in.Tools),
-		MCPServers: p.info.MCPServers, Model: cmp.Or(p.info.Model, in.Model), PermissionMode: p.info.PermissionMode,
-		SlashCommands: []string{}, APIKeySource: p.info.APIKeySource, ClaudeCodeVersion: protocolVersion, AddDirs: nonNil(p.info.AddDirs),
+		MCPServers: p.mcpServers(in), Model: in.Model, PermissionMode: p.info.PermissionMode,
+		SlashCommands: nonNil(p.info.Skills), APIKeySource: p.info.APIKeySource, ClaudeCodeVersion: protocolVersion, AddDirs: nonNil(p.info.AddDirs),
 		OutputStyle: "default", Agents: nonNil(p.info.Agents), Skills: nonNil(p.info.Skills), Plugins: []pluginJSON{},
 		UUID: newUUID(), Cadre: initExtra{Version: Version, Provider: p.info.Provider, TranscriptPath: in.TranscriptPath,
 			Trust: trustOf(cmp.Or(p.info.PermissionMode, in.PermissionMode), in.Provenance)},
@@ -142,6 +141,16 @@ func (p *streamPrinter) init(in *cadre.Init) error {
 		ev.MCPServers = mcpServersJSON(in.MCPServers) // mcp.go
 	}
 	return p.write(ev)
+}
+
+// mcpServers is init's mcp_servers: the runtime's servers and their
+// status when the run started.
+func (p *streamPrinter) mcpServers(in *cadre.Init) []mcpServerJSON {
+	out := append([]mcpServerJSON{}, p.info.MCPServers...)
+	for _, s := range in.MCPServers {
+		out = append(out, mcpServerJSON{Name: s.Name, Status: s.Status})
+	}
+	return out
 }
 
 // task returns the sub-agent an event belongs to, or nil for the main

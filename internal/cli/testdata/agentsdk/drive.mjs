@@ -7,7 +7,7 @@ import path from 'node:path';
 
 const [scenario] = process.argv.slice(2);
 const sdkDir = process.env.CADRE_SDK_DIR;
-const { query } = await import(pathToFileURL(path.join(sdkDir, 'node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs')).href);
+const { query, createSdkMcpServer, tool } = await import(pathToFileURL(path.join(sdkDir, 'node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs')).href);
 
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 
@@ -27,6 +27,8 @@ const options = {
 };
 
 let prompt;
+let onResult = () => {};
+let q;
 switch (scenario) {
   case 'query':
     prompt = 'SDK-QUERY: say hello';
@@ -64,13 +66,59 @@ switch (scenario) {
       Stop: [{ hooks: [async (input) => { out({ callback: 'hook', input }); return {}; }] }],
     };
     break;
+  case 'mcp': {
+    const { z } = await import(pathToFileURL(path.join(sdkDir, 'node_modules/zod/index.js')).href);
+    prompt = 'SDK-MCP: add two numbers';
+    options.mcpServers = {
+      calc: createSdkMcpServer({ name: 'calc', version: '1.0.0', tools: [
+        tool('add', 'Adds two numbers.', { a: z.number(), b: z.number() }, async ({ a, b }) => {
+          out({ callback: 'mcpTool', input: { a, b } });
+          return { content: [{ type: 'text', text: 'SUM=' + (a + b) }] };
+        }),
+      ] }),
+    };
+    // The in-process server is announced in initialize only (cadre's
+    // --mcp-config comes with the MCP issue).
+    options.mcpServersViaInitialize = true;
+    options.canUseTool = async (toolName, input) => {
+      out({ callback: 'canUseTool', toolName, input });
+      return { behavior: 'allow', updatedInput: input };
+    };
+    break;
+  }
+  case 'controls': {
+    // Streaming input: two turns, and between them the program changes
+    // the permission mode and the model.
+    options.canUseTool = async (toolName, input) => {
+      out({ callback: 'canUseTool', toolName, input });
+      return { behavior: 'deny', message: 'SDK-DENIED: not in default mode' };
+    };
+    let next;
+    const turnDone = () => new Promise((resolve) => { next = resolve; });
+    const user = (text) => ({ type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null, session_id: '' });
+    prompt = (async function* () {
+      let done = turnDone();
+      yield user('SDK-CTL-1: write the file');
+      await done;
+      await q.setPermissionMode('acceptEdits');
+      out({ callback: 'setPermissionMode' });
+      await q.setModel('haiku');
+      out({ callback: 'setModel' });
+      done = turnDone();
+      yield user('SDK-CTL-2: write it again');
+      await done;
+    })();
+    onResult = () => next();
+    break;
+  }
   default:
     throw new Error('unknown scenario ' + scenario);
 }
 
-const q = query({ prompt, options });
+q = query({ prompt, options });
 for await (const m of q) {
   out({ message: m });
+  if (m.type === 'result') onResult();
   if (scenario === 'interrupt' && m.type === 'system' && m.subtype === 'init') {
     await q.interrupt();
     out({ callback: 'interrupted' });
