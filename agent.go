@@ -62,13 +62,10 @@ func agentFrom(ctx context.Context) *agent {
 	return a
 }
 
-// authorizer builds the agent's permission session; nil when the runtime
-// checks no permissions.
+// authorizer builds the agent's permission session (New made
+// Config.Permissions non-nil).
 func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
 	p := a.run.rt.cfg.Permissions
-	if p == nil {
-		return nil, nil
-	}
 	cc := a.perms.CheckerConfig(a.env.Cwd, a.env.Dirs, a.run.rt.cfg.Home)
 	cc.DisableBypass = p.Limits.DisableBypass
 	checker, err := permission.NewChecker(cc)

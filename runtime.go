@@ -76,8 +76,10 @@ type Config struct {
 	// Thinking turns on extended thinking for every agent where the
 	// provider supports it; nil leaves it off.
 	Thinking *llm.Thinking
-	// Permissions decides every tool call of every agent. Nil allows
-	// every call: an embedder that runs untrusted prompts must set it.
+	// Permissions decides every tool call of every agent. Nil means the
+	// default mode with nobody to ask: read-only calls inside the working
+	// directories run, and what would need approval (writes, most Bash
+	// commands) is denied with the reason. AllowAll() opts out of checks.
 	Permissions *Permissions
 	// Agents are the agent definitions sub-agents are made from (see
 	// agentdef.Load); nil means the built-in agents.
@@ -230,6 +232,9 @@ func checkConfig(cfg *Config) error {
 		}
 	}
 	cfg.AddDirs = dirs
+	if cfg.Permissions == nil {
+		cfg.Permissions = defaultPermissions() // safe by default (issue 9)
+	}
 	if p := cfg.Permissions; p != nil {
 		if _, err := permission.ParseMode(string(p.Mode)); err != nil {
 			return err
@@ -276,9 +281,6 @@ func newAgentID() string {
 }
 
 func (r *Runtime) rootPerms() permission.Effective {
-	if r.cfg.Permissions == nil {
-		return permission.Effective{Mode: permission.ModeBypassPermissions}
-	}
 	m := r.PermissionMode()
 	return permission.Effective{Mode: m, NoPrompt: m == permission.ModeDontAsk, Rules: r.cfg.Permissions.Rules}
 }
