@@ -185,7 +185,12 @@ func New(cfg Config) (*Runtime, error) {
 	r.messages = append([]llm.Message(nil), cfg.History...)
 	r.session = cmp.Or(cfg.SessionID, newSessionID())
 	if !cfg.NoTranscript {
-		r.tpath = transcript.SessionPath(cfg.StateDir, cfg.Cwd, r.session)
+		// A session id names files: a UUID, and the path stays in StateDir (issue 9).
+		tpath, err := transcript.SessionFile(cfg.StateDir, cfg.Cwd, r.session)
+		if err != nil {
+			return nil, fmt.Errorf("cadre: Config.SessionID: %w", err)
+		}
+		r.tpath = tpath
 	}
 	r.system = r.renderSystem()
 	r.mainPool = r.base

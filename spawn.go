@@ -311,7 +311,12 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	var rec loop.Recorder
 	status := task.Failed
 	if run.journal != nil {
-		tpath = transcript.AgentPath(rt.cfg.StateDir, rt.cfg.Cwd, rt.session, c.id)
+		var err error
+		if tpath, err = transcript.AgentFile(rt.cfg.StateDir, rt.cfg.Cwd, rt.session, c.id); err != nil {
+			// Issue 9: ids are checked and the path stays in StateDir.
+			run.count(func(s *SubagentStats) { s.Failed++ })
+			return errorOutput(prompts.SubagentNotStarted(err)), nil
+		}
 		mpath = strings.TrimSuffix(tpath, ".jsonl") + ".meta.json"
 		rec = run.journal.Transcript(tpath, rt.session, c.id, rt.cfg.Now)
 		if err := writeMeta(run.journal, mpath, meta); err != nil {
