@@ -165,6 +165,11 @@ func New(cfg Config) (*Runtime, error) {
 		r.defList = agentdef.Builtins()
 	}
 	for _, d := range r.defList {
+		// Issue 9: a definition built in Go skips agentdef's name check;
+		// its memory directory must stay inside its root.
+		if _, err := workspace.CheckedMemoryDir(d.Memory, d.Name, cfg.Home, cfg.Cwd); err != nil {
+			return nil, fmt.Errorf("cadre: agent definition %s: %w", d.Path, err)
+		}
 		r.defs[d.Name] = d
 	}
 	tools := cfg.Tools

@@ -239,7 +239,11 @@ func (c *agent) memory() string {
 	if def.Memory == "" {
 		return ""
 	}
-	dir := workspace.MemoryDir(def.Memory, def.Name, rt.cfg.Home, rt.cfg.Cwd)
+	dir, err := workspace.CheckedMemoryDir(def.Memory, def.Name, rt.cfg.Home, rt.cfg.Cwd)
+	if err != nil { // New refuses such definitions; kept for any path around it
+		c.warn(err.Error() + "; the agent runs without memory")
+		return ""
+	}
 	if dir == "" {
 		c.warn(fmt.Sprintf("memory: %s needs the user's home directory (Config.Home); the agent runs without memory", def.Memory))
 		return ""
