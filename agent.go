@@ -68,6 +68,7 @@ func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
 	p := a.run.rt.cfg.Permissions
 	cc := a.perms.CheckerConfig(a.env.Cwd, a.env.Dirs, a.run.rt.cfg.Home)
 	cc.DisableBypass = p.Limits.DisableBypass
+	cc.Tools = a.run.rt.extraToolNames() // rules may name the embedder's tools
 	checker, err := permission.NewChecker(cc)
 	if err != nil {
 		return nil, fmt.Errorf("permissions of agent %s: %w", a.label(), err)

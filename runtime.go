@@ -177,6 +177,9 @@ func New(cfg Config) (*Runtime, error) {
 		tools = builtin.Tools(builtin.Config{})
 	}
 	r.base = tool.NewPool(tools...)
+	if err := r.checkRules(); err != nil {
+		return nil, err
+	}
 	if rules := r.rootPerms().Rules; len(rules) > 0 {
 		// Tools a deny rule forbids outright are not offered at all.
 		r.base = r.base.Filter(func(t tool.Tool) bool {
