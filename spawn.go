@@ -195,6 +195,9 @@ func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd
 		tools = append(tools, t)
 	}
 	child.pool = tool.NewPool(tools...)
+	if readOnlyAgent(def, child.pool, c.Narrow[tool.Bash] != nil) {
+		child.perms.ReadOnly = true // issue 9: read-only by construction, not by prompt
+	}
 	if child.spec == nil && depth >= maxDepth {
 		child.unavailable = map[string]string{AgentToolName: prompts.DepthLimit(depth, maxDepth)}
 	}
