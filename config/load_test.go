@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/permission"
 )
 
@@ -107,21 +108,33 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 				t.Errorf("provenance %+v", p)
 			}
 		}},
-		"hooks":               {json: `{"hooks": {"Stop": []}}`, warn: "hooks are not supported yet"},
-		"mcpServers":          {json: `{"mcpServers": {"gh": {"command": "x"}}}`, warn: "MCP servers are not supported yet"},
-		"agents":              {json: `{"agents": {}}`, warn: "put them in .cadre/agents/"},
-		"forkSubagent":        {json: `{"forkSubagent": true}`, warn: "fork path is not supported yet"},
-		"background":          {json: `{"background": true}`, warn: "background sub-agents are not supported yet"},
-		"worktree":            {json: `{"worktree": {}}`, warn: "worktree isolation is not supported yet"},
-		"teams":               {json: `{"teams": true}`, warn: "agent teams are not supported yet"},
-		"sandbox":             {json: `{"sandbox": {"enabled": true}}`, warn: "sandboxing is not supported yet"},
-		"outputStyle":         {json: `{"outputStyle": "Explanatory"}`, warn: "display setting"},
-		"statusLine":          {json: `{"statusLine": {}}`, warn: "display setting"},
-		"cleanupPeriodDays":   {json: `{"cleanupPeriodDays": 30}`, warn: "does not delete old transcripts"},
-		"includeCoAuthoredBy": {json: `{"includeCoAuthoredBy": false}`, warn: "writes no commits"},
-		"permissions.allow":   {json: `{"permissions": {"allow": ["Bash(ls:*)"]}}`, want: hasRule(permission.Allow, "Bash(ls:*)")},
-		"permissions.ask":     {json: `{"permissions": {"ask": ["Bash(git push:*)"]}}`, want: hasRule(permission.Ask, "Bash(git push:*)")},
-		"permissions.deny":    {json: `{"permissions": {"deny": ["WebFetch"]}}`, want: hasRule(permission.Deny, "WebFetch")},
+		"hooks": {json: `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}`, want: func(t *testing.T, cfg cadre.Config, tr tree) {
+			if e := cfg.Hooks.Entries(); len(e) != 1 || e[0].Event != hooks.Stop || e[0].Source != filepath.Join(tr.cwd, ".cadre", "settings.json") {
+				t.Errorf("hooks %+v", e)
+			}
+		}},
+		"disableAllHooks": {json: `{"disableAllHooks": true, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.Hooks.Len() != 0 {
+				t.Errorf("hooks %+v", cfg.Hooks.Entries())
+			}
+		}},
+		// Managed-only: a project file setting it is told so (managed
+		// settings are tested in hooks_test.go).
+		"allowManagedHooksOnly": {json: `{"allowManagedHooksOnly": true}`, warn: "honoured only in managed settings"},
+		"mcpServers":            {json: `{"mcpServers": {"gh": {"command": "x"}}}`, warn: "MCP servers are not supported yet"},
+		"agents":                {json: `{"agents": {}}`, warn: "put them in .cadre/agents/"},
+		"forkSubagent":          {json: `{"forkSubagent": true}`, warn: "fork path is not supported yet"},
+		"background":            {json: `{"background": true}`, warn: "background sub-agents are not supported yet"},
+		"worktree":              {json: `{"worktree": {}}`, warn: "worktree isolation is not supported yet"},
+		"teams":                 {json: `{"teams": true}`, warn: "agent teams are not supported yet"},
+		"sandbox":               {json: `{"sandbox": {"enabled": true}}`, warn: "sandboxing is not supported yet"},
+		"outputStyle":           {json: `{"outputStyle": "Explanatory"}`, warn: "display setting"},
+		"statusLine":            {json: `{"statusLine": {}}`, warn: "display setting"},
+		"cleanupPeriodDays":     {json: `{"cleanupPeriodDays": 30}`, warn: "does not delete old transcripts"},
+		"includeCoAuthoredBy":   {json: `{"includeCoAuthoredBy": false}`, warn: "writes no commits"},
+		"permissions.allow":     {json: `{"permissions": {"allow": ["Bash(ls:*)"]}}`, want: hasRule(permission.Allow, "Bash(ls:*)")},
+		"permissions.ask":       {json: `{"permissions": {"ask": ["Bash(git push:*)"]}}`, want: hasRule(permission.Ask, "Bash(git push:*)")},
+		"permissions.deny":      {json: `{"permissions": {"deny": ["WebFetch"]}}`, want: hasRule(permission.Deny, "WebFetch")},
 		"permissions.defaultMode": {json: `{"permissions": {"defaultMode": "acceptEdits"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if cfg.Permissions.Mode != permission.ModeAcceptEdits {
 				t.Errorf("mode %s", cfg.Permissions.Mode)

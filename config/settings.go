@@ -68,13 +68,19 @@ type Settings struct {
 	// single keys.
 	Env map[string]string
 	// Hooks are the raw `hooks` objects, lowest precedence first, each
-	// with its file (not applied yet).
+	// with its file and whether it is managed or from the project (see
+	// Settings.HooksConfig, config/hooks.go).
 	Hooks []RawSource
+	// HookPolicy is what allowManagedHooksOnly and disableAllHooks say.
+	HookPolicy HookPolicy
 	// Files are the settings files that were loaded, lowest first.
 	Files []string
 	// Trust is the workspace trust the project files were loaded under;
 	// loaders of other project-sourced items gate them with Trust.Allow.
 	Trust *Trust
+
+	// layer is the file being loaded (managed or not), while loading.
+	layer layer
 }
 
 // Value is a scalar setting with the file that set it.
@@ -99,6 +105,10 @@ type Dir struct {
 type RawSource struct {
 	Raw    json.RawMessage
 	Source string
+	// Managed marks managed (policy) settings; Project a file of the
+	// project (.cadre/settings.json or settings.local.json), which
+	// workspace trust can gate.
+	Managed, Project bool
 }
 
 // Permissions are the merged `permissions` keys.
@@ -138,6 +148,9 @@ type fileData struct {
 	Env                 map[string]string            `json:"env"`
 	Hooks               json.RawMessage              `json:"hooks"`
 	TrustedWorkspaces   []string                     `json:"trustedWorkspaces"`
+	// Hook policy keys (config/hooks.go).
+	AllowManagedHooksOnly *bool `json:"allowManagedHooksOnly"`
+	DisableAllHooks       *bool `json:"disableAllHooks"`
 }
 
 type permData struct {
@@ -153,8 +166,10 @@ type permData struct {
 type layer struct {
 	path, base string
 	required   bool
-	inline     []byte // the content, for --settings given as JSON
-	project    bool   // a workspace file: what widens is gated by trust
+	// managed and project say where the file sits, for hooks (and
+	// workspace trust).
+	managed, project bool
+	inline           []byte // the content, for --settings given as JSON
 }
 
 // LoadSettings reads and merges the settings files. A file that does not
@@ -177,6 +192,7 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 			if l.project {
 				gate = trust
 			}
+			s.layer = l
 			if l.inline != nil {
 				d, err = s.loadData(l.path, l.inline, l.base, opts.Home, gate)
 			} else {
@@ -254,7 +270,7 @@ func managedLayers(opts SettingsOptions) ([]layer, error) {
 	}
 	layers := make([]layer, len(paths))
 	for i, p := range paths {
-		layers[i] = layer{path: p, base: opts.Cwd}
+		layers[i] = layer{path: p, base: opts.Cwd, managed: true}
 		if opts.Cwd == "" {
 			layers[i].base = filepath.Dir(p)
 		}
@@ -321,6 +337,7 @@ func (s *Settings) loadData(path string, data []byte, base, home string, gate *T
 	if gate != nil {
 		gate.filter(&fd, path, base, home)
 	}
+	diags = append(diags, s.hookPolicyDiagnostics(&fd, path, data, keys)...)
 	s.Files = append(s.Files, path)
 	if fd.Permissions != nil {
 		d, err := s.applyPermissions(fd.Permissions, path, base, home)
@@ -448,8 +465,10 @@ func (s *Settings) applyScalars(fd *fileData, path string) error {
 	}
 	maps.Copy(s.Env, fd.Env)
 	if len(fd.Hooks) > 0 && string(fd.Hooks) != "null" {
-		s.Hooks = append(s.Hooks, RawSource{Raw: append(json.RawMessage(nil), fd.Hooks...), Source: path})
+		s.Hooks = append(s.Hooks, RawSource{Raw: append(json.RawMessage(nil), fd.Hooks...), Source: path,
+			Managed: s.layer.managed, Project: s.layer.project})
 	}
+	s.applyHookPolicy(fd, path)
 	return nil
 }
 
