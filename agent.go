@@ -91,6 +91,7 @@ func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
 	}
 	return permission.NewSession(permission.SessionConfig{
 		Checker: checker, Prompter: a.hookPrompter(p.Prompter), AgentID: a.id, AgentType: a.typ, Background: background, Log: a.run.denials,
+		Grants: &a.run.rt.grants, // shared by the session's agents (issue 9)
 	})
 }
 

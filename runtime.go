@@ -187,6 +187,10 @@ type Runtime struct {
 	hookSink       hookSink
 	hookMu         sync.Mutex
 	sessionStarted bool
+
+	// grants are the "always for this session" approvals, shared by every
+	// agent and run of the session (issue 9, grants.go).
+	grants permission.Grants
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
