@@ -75,12 +75,12 @@ type Settings struct {
 	HookPolicy HookPolicy
 	// Files are the settings files that were loaded, lowest first.
 	Files []string
-	// Trust is the workspace trust the project files were loaded under;
-	// loaders of other project-sourced items gate them with Trust.Allow.
-	Trust *Trust
 
 	// layer is the file being loaded (managed or not), while loading.
 	layer layer
+	// Trust is the workspace trust the project files were loaded under;
+	// loaders of other project-sourced items gate them with Trust.Allow.
+	Trust *Trust
 }
 
 // Value is a scalar setting with the file that set it.
@@ -147,10 +147,10 @@ type fileData struct {
 	ModelAliases        map[string]map[string]string `json:"modelAliases"`
 	Env                 map[string]string            `json:"env"`
 	Hooks               json.RawMessage              `json:"hooks"`
-	TrustedWorkspaces   []string                     `json:"trustedWorkspaces"`
 	// Hook policy keys (config/hooks.go).
-	AllowManagedHooksOnly *bool `json:"allowManagedHooksOnly"`
-	DisableAllHooks       *bool `json:"disableAllHooks"`
+	AllowManagedHooksOnly *bool    `json:"allowManagedHooksOnly"`
+	DisableAllHooks       *bool    `json:"disableAllHooks"`
+	TrustedWorkspaces     []string `json:"trustedWorkspaces"`
 }
 
 type permData struct {
@@ -188,11 +188,11 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 		for _, l := range layers {
 			var d []Diagnostic
 			var err error
+			s.layer = l
 			var gate *Trust // issue 9: only workspace files are gated
 			if l.project {
 				gate = trust
 			}
-			s.layer = l
 			if l.inline != nil {
 				d, err = s.loadData(l.path, l.inline, l.base, opts.Home, gate)
 			} else {
@@ -334,10 +334,10 @@ func (s *Settings) loadData(path string, data []byte, base, home string, gate *T
 		return nil, posError(path, data, err)
 	}
 	diags := checkKeys(path, data, keys)
+	diags = append(diags, s.hookPolicyDiagnostics(&fd, path, data, keys)...)
 	if gate != nil {
 		gate.filter(&fd, path, base, home)
 	}
-	diags = append(diags, s.hookPolicyDiagnostics(&fd, path, data, keys)...)
 	s.Files = append(s.Files, path)
 	if fd.Permissions != nil {
 		d, err := s.applyPermissions(fd.Permissions, path, base, home)
