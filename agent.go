@@ -71,15 +71,13 @@ func agentFrom(ctx context.Context) *agent {
 	return a
 }
 
-// authorizer builds the agent's permission session; nil when the runtime
-// checks no permissions.
+// authorizer builds the agent's permission session (New made
+// Config.Permissions non-nil).
 func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
 	p := a.run.rt.cfg.Permissions
-	if p == nil {
-		return nil, nil
-	}
 	cc := a.perms.CheckerConfig(a.env.Cwd, a.env.Dirs, a.run.rt.cfg.Home)
 	cc.DisableBypass = p.Limits.DisableBypass
+	cc.Tools = a.run.rt.extraToolNames() // rules may name the embedder's tools
 	checker, err := permission.NewChecker(cc)
 	if err != nil {
 		return nil, fmt.Errorf("permissions of agent %s: %w", a.label(), err)
@@ -96,6 +94,7 @@ func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
 	}
 	return permission.NewSession(permission.SessionConfig{
 		Checker: checker, Prompter: a.hookPrompter(p.Prompter), AgentID: a.id, AgentType: a.typ, Background: background, Log: a.run.denials,
+		Grants: &a.run.rt.grants, // shared by the session's agents (issue 9)
 	})
 }
 

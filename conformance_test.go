@@ -130,6 +130,7 @@ func newConf(t *testing.T, p confProvider) *conf {
 	c := &conf{t: t, p: p, srv: srv, dir: dir}
 	c.cfg = cadre.Config{
 		Model: p.newModel(t, srv), ModelID: p.modelID, Cwd: dir, NoTranscript: true,
+		Permissions: cadre.AllowAll(), // the providers are under test, not permissions
 	}
 	return c
 }

@@ -46,8 +46,9 @@ func Example() {
 		return
 	}
 
-	// Permissions is nil: every tool call is allowed. Set it when the
-	// prompts are not your own.
+	// Permissions is nil: the default mode with nobody to ask. Reading
+	// inside Cwd runs; writes and most commands are denied with the
+	// reason. cadre.AllowAll() lets every call run.
 	rt, err := cadre.New(cadre.Config{Model: model, ModelID: "claude-sonnet-4-5", Cwd: dir, NoTranscript: true})
 	if err != nil {
 		fmt.Println(err)

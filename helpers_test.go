@@ -48,6 +48,7 @@ func (h *harness) config() Config {
 	}
 	return Config{
 		Model: m, ModelID: "claude-sonnet-4-5", Cwd: h.dir, StateDir: h.t.TempDir(),
+		Permissions: AllowAll(), // the runtime's mechanics, not its permissions, are under test
 	}
 }
 

@@ -12,12 +12,8 @@ import (
 // the mode it started with, and its sub-agents are ratcheted from that. The
 // mode must be one a session may use: not the internal bubble mode, not
 // auto (unsupported), not bypassPermissions when the session's limits
-// disable it. A runtime without Config.Permissions checks nothing, so it
-// has no mode to change.
+// disable it.
 func (r *Runtime) SetPermissionMode(mode permission.Mode) error {
-	if r.cfg.Permissions == nil {
-		return errors.New("cadre: this runtime checks no permissions (Config.Permissions is nil), so it has no mode to change")
-	}
 	m, err := permission.ParseMode(string(mode))
 	if err != nil {
 		return fmt.Errorf("cadre: %w", err)
@@ -42,9 +38,6 @@ func (r *Runtime) PermissionMode() permission.Mode {
 	defer r.modeMu.Unlock()
 	if r.mode != "" {
 		return r.mode
-	}
-	if r.cfg.Permissions == nil {
-		return permission.ModeBypassPermissions
 	}
 	m, _ := permission.ParseMode(string(r.cfg.Permissions.Mode))
 	return m

@@ -96,12 +96,16 @@ func TestSetPermissionModeRefuses(t *testing.T) {
 	if rt.PermissionMode() != permission.ModeDefault {
 		t.Fatalf("a refused mode changed the mode to %s", rt.PermissionMode())
 	}
+	// Issue 9: nil Permissions is the default mode, which may change.
 	cfg.Permissions = nil
-	open, err := New(cfg)
+	safe, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := open.SetPermissionMode(permission.ModePlan); err == nil {
-		t.Fatal("a runtime without permissions accepted a mode")
+	if m := safe.PermissionMode(); m != permission.ModeDefault {
+		t.Fatalf("nil Permissions: mode %s, want default", m)
+	}
+	if err := safe.SetPermissionMode(permission.ModePlan); err != nil || safe.PermissionMode() != permission.ModePlan {
+		t.Fatalf("nil Permissions: SetPermissionMode(plan): %v, mode %s", err, safe.PermissionMode())
 	}
 }

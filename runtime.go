@@ -79,8 +79,10 @@ type Config struct {
 	// Thinking turns on extended thinking for every agent where the
 	// provider supports it; nil leaves it off.
 	Thinking *llm.Thinking
-	// Permissions decides every tool call of every agent. Nil allows
-	// every call: an embedder that runs untrusted prompts must set it.
+	// Permissions decides every tool call of every agent. Nil means the
+	// default mode with nobody to ask: read-only calls inside the working
+	// directories run, and what would need approval (writes, most Bash
+	// commands) is denied with the reason. AllowAll() opts out of checks.
 	Permissions *Permissions
 	// Agents are the agent definitions sub-agents are made from (see
 	// agentdef.Load); nil means the built-in agents.
@@ -208,6 +210,10 @@ type Runtime struct {
 	hookSink       hookSink
 	hookMu         sync.Mutex
 	sessionStarted bool
+
+	// grants are the "always for this session" approvals, shared by every
+	// agent and run of the session (issue 9, grants.go).
+	grants permission.Grants
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
@@ -223,6 +229,11 @@ func New(cfg Config) (*Runtime, error) {
 		r.defList = agentdef.Builtins()
 	}
 	for _, d := range r.defList {
+		// Issue 9: a definition built in Go skips agentdef's name check;
+		// its memory directory must stay inside its root.
+		if _, err := workspace.CheckedMemoryDir(d.Memory, d.Name, cfg.Home, cfg.Cwd); err != nil {
+			return nil, fmt.Errorf("cadre: agent definition %s: %w", d.Path, err)
+		}
 		r.defs[d.Name] = d
 	}
 	tools := cfg.Tools
@@ -230,6 +241,9 @@ func New(cfg Config) (*Runtime, error) {
 		tools = defaultTools(&cfg) // tools.go
 	}
 	r.base = tool.NewPool(tools...)
+	if err := r.checkRules(); err != nil {
+		return nil, err
+	}
 	if rules := r.rootPerms().Rules; len(rules) > 0 {
 		// Tools a deny rule forbids outright are not offered at all.
 		r.base = r.base.Filter(func(t tool.Tool) bool {
@@ -246,7 +260,12 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	r.session = cmp.Or(cfg.SessionID, newSessionID())
 	if !cfg.NoTranscript {
-		r.tpath = transcript.SessionPath(cfg.StateDir, cfg.Cwd, r.session)
+		// A session id names files: a UUID, and the path stays in StateDir (issue 9).
+		tpath, err := transcript.SessionFile(cfg.StateDir, cfg.Cwd, r.session)
+		if err != nil {
+			return nil, fmt.Errorf("cadre: Config.SessionID: %w", err)
+		}
+		r.tpath = tpath
 	}
 	r.modelID = cfg.ModelID
 	r.system = r.renderSystemFor(cfg.ModelID)
@@ -294,6 +313,9 @@ func checkConfig(cfg *Config) error {
 		}
 	}
 	cfg.AddDirs = dirs
+	if cfg.Permissions == nil {
+		cfg.Permissions = defaultPermissions() // safe by default (issue 9)
+	}
 	if p := cfg.Permissions; p != nil {
 		if _, err := permission.ParseMode(string(p.Mode)); err != nil {
 			return err
@@ -340,9 +362,6 @@ func newAgentID() string {
 }
 
 func (r *Runtime) rootPerms() permission.Effective {
-	if r.cfg.Permissions == nil {
-		return permission.Effective{Mode: permission.ModeBypassPermissions}
-	}
 	m := r.PermissionMode()
 	return permission.Effective{Mode: m, NoPrompt: m == permission.ModeDontAsk, Rules: r.cfg.Permissions.Rules}
 }

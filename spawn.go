@@ -205,6 +205,9 @@ func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd
 		tools = append(tools, t)
 	}
 	child.pool = tool.NewPool(tools...)
+	if readOnlyAgent(def, child.pool, c.Narrow[tool.Bash] != nil) {
+		child.perms.ReadOnly = true // issue 9: read-only by construction, not by prompt
+	}
 	if child.spec == nil && depth >= maxDepth {
 		child.unavailable = map[string]string{AgentToolName: prompts.DepthLimit(depth, maxDepth)}
 	}
@@ -257,7 +260,11 @@ func (c *agent) memory() string {
 	if def.Memory == "" {
 		return ""
 	}
-	dir := workspace.MemoryDir(def.Memory, def.Name, rt.cfg.Home, rt.cfg.Cwd)
+	dir, err := workspace.CheckedMemoryDir(def.Memory, def.Name, rt.cfg.Home, rt.cfg.Cwd)
+	if err != nil { // New refuses such definitions; kept for any path around it
+		c.warn(err.Error() + "; the agent runs without memory")
+		return ""
+	}
 	if dir == "" {
 		c.warn(fmt.Sprintf("memory: %s needs the user's home directory (Config.Home); the agent runs without memory", def.Memory))
 		return ""
@@ -329,7 +336,12 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	var rec loop.Recorder
 	status := task.Failed
 	if run.journal != nil {
-		tpath = transcript.AgentPath(rt.cfg.StateDir, rt.cfg.Cwd, rt.session, c.id)
+		var err error
+		if tpath, err = transcript.AgentFile(rt.cfg.StateDir, rt.cfg.Cwd, rt.session, c.id); err != nil {
+			// Issue 9: ids are checked and the path stays in StateDir.
+			run.count(func(s *SubagentStats) { s.Failed++ })
+			return errorOutput(prompts.SubagentNotStarted(err)), nil
+		}
 		mpath = strings.TrimSuffix(tpath, ".jsonl") + ".meta.json"
 		rec = run.journal.Transcript(tpath, rt.session, c.id, rt.cfg.Now)
 		if err := writeMeta(run.journal, mpath, meta); err != nil {

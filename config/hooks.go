@@ -51,6 +51,10 @@ func (s *Settings) hookPolicyDiagnostics(fd *fileData, path string, data []byte,
 	return []Diagnostic{d}
 }
 
+// hooksUntrusted is HooksConfig's warning for a project file's hooks the
+// trust function refused (Load's Trust reports them in more detail).
+const hooksUntrusted = "hooks ignored: the workspace is not trusted"
+
 // TrustProject decides whether hooks from a project's settings files may
 // run (workspace trust); nil trusts every project.
 type TrustProject func(file string) bool
@@ -78,7 +82,7 @@ func (s *Settings) HooksConfig(trust TrustProject) (*hooks.Config, []Diagnostic,
 			continue
 		case h.Project && trust != nil && !trust(h.Source):
 			diags = append(diags, Diagnostic{File: h.Source, Severity: SeverityWarning, Topic: TopicSettings,
-				Message: "hooks ignored: the workspace is not trusted"})
+				Message: hooksUntrusted})
 			continue
 		}
 		sources = append(sources, hooks.Source{Raw: h.Raw, File: h.Source, Managed: h.Managed})

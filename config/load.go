@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
@@ -50,12 +51,13 @@ type Options struct {
 	// Agents is the --agents value: an inline JSON object of agent
 	// definitions, or a path to a file holding one.
 	Agents string
-	// TrustProjectHooks decides whether the hooks of the project's
-	// settings files run (workspace trust); nil runs them.
-	TrustProjectHooks TrustProject
 	// TrustProject is --trust-project: the workspace's own settings may
 	// widen this run (see Trust).
 	TrustProject bool
+	// TrustProjectHooks further limits which hooks of the project's
+	// settings files run, in a workspace trust lets them (see Trust); nil
+	// adds no limit.
+	TrustProjectHooks TrustProject
 
 	// MCP servers (issue 14, mcp.go).
 
@@ -135,12 +137,16 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	for _, d := range defs.Diagnostics() {
 		diags = append(diags, Diagnostic{File: d.File, Line: d.Line, Severity: Severity(d.Severity), Topic: TopicAgents, Message: d.Message})
 	}
-	cfg.Agents = defs.Active()
+	cfg.Agents = gateAgents(defs.Active(), s.Trust) // issue 9: workspace agents' hooks and servers need trust
 	// Hooks (issue 15): every settings file's, under the hook policy.
 	// Project files' hooks are kept apart (HooksConfig's trust) so
 	// workspace trust can gate them.
-	hk, hdiags, err := s.HooksConfig(opts.TrustProjectHooks)
-	diags = append(diags, hdiags...)
+	// Workspace trust (issue 9) decides first: an untrusted workspace's
+	// hooks were dropped and reported while loading (Trust.filter).
+	hk, hdiags, err := s.HooksConfig(func(file string) bool {
+		return s.Trust.Allow(file, "hooks") && (opts.TrustProjectHooks == nil || opts.TrustProjectHooks(file))
+	})
+	diags = append(diags, slices.DeleteFunc(hdiags, func(d Diagnostic) bool { return d.Message == hooksUntrusted })...) // Trust reports them
 	if err != nil {
 		return cadre.Config{}, diags, err
 	}
@@ -156,6 +162,8 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	if err != nil {
 		return cadre.Config{}, diags, err
 	}
+	diags = append(diags, s.Trust.Report()...) // what the gates refused after LoadSettings
+	cfg.Provenance.Ignored = s.Trust.Ignored()
 	return cfg, diags, nil
 }
 

@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/mcpx"
@@ -55,5 +56,10 @@ func mcpServers(cwd string, opts Options, s *Settings, getenv func(string) strin
 	if err != nil {
 		return nil, diags, fmt.Errorf("mcp servers: %w", err)
 	}
+	// Issue 9: a server from the workspace's own files (.mcp.json, project
+	// settings) starts a command or reaches a host, so it needs trust.
+	servers = slices.DeleteFunc(servers, func(sv cadre.MCPServer) bool {
+		return !s.Trust.Allow(sv.Source.File, "mcpServers."+sv.Name)
+	})
 	return servers, diags, nil
 }

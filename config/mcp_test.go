@@ -25,7 +25,7 @@ func TestMCPServersPrecedence(t *testing.T) {
 		"CWD/.cadre/agents/unused/README.md": "",
 	}
 	env := withDefault(anthropicKey, "TOKEN", "t0k")
-	cfg, diags, err, tr := loadIn(t, files, env, Options{MCPConfigs: []string{`{"mcpServers": {"c": {"command": "flag-c"}, "f": {"command": "flag-f"}}}`}})
+	cfg, diags, err, tr := loadIn(t, files, env, Options{TrustProject: true /* the workspace's servers need trust (trust.go) */, MCPConfigs: []string{`{"mcpServers": {"c": {"command": "flag-c"}, "f": {"command": "flag-f"}}}`}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/permission"
 )
 
@@ -96,9 +97,7 @@ func (t *Trust) filter(fd *fileData, path, base, home string) {
 			delete(fd.Env, k)
 		}
 	}
-	if len(fd.Hooks) > 0 && string(fd.Hooks) != "null" && !t.Allow(path, "hooks") {
-		fd.Hooks = nil
-	}
+	// hooks: kept, marked as the project's; Load gates them (HooksConfig).
 	if len(fd.TrustedWorkspaces) > 0 {
 		// A workspace cannot vouch for itself, trusted or not.
 		t.mu.Lock()
@@ -141,4 +140,35 @@ func provenance(s *Settings, mode permission.Mode, opts Options) *cadre.Provenan
 		p.Widenings = append(p.Widenings, cadre.Setting{What: "directory " + d.Path, Source: d.Source})
 	}
 	return p
+}
+
+// gateAgents drops from the workspace's agent definitions what runs
+// commands — frontmatter hooks and inline MCP server configurations —
+// unless the workspace is trusted; a definition that names a configured
+// server keeps the name. Definitions are copied, never changed in place.
+func gateAgents(defs []*agentdef.Definition, t *Trust) []*agentdef.Definition {
+	out := make([]*agentdef.Definition, 0, len(defs))
+	for _, d := range defs {
+		if t == nil || t.Trusted || !t.FromProject(d.Path) || (len(d.Hooks) == 0 && !hasInlineServer(d.MCPServers)) {
+			out = append(out, d)
+			continue
+		}
+		c := *d
+		if len(c.Hooks) > 0 && string(c.Hooks) != "null" && !t.Allow(d.Path, "hooks of agent "+d.Name) {
+			c.Hooks = nil
+		}
+		c.MCPServers = slices.DeleteFunc(slices.Clone(c.MCPServers), func(raw json.RawMessage) bool {
+			return isInlineServer(raw) && !t.Allow(d.Path, "mcpServers of agent "+d.Name+" "+string(bytes.TrimSpace(raw)))
+		})
+		out = append(out, &c)
+	}
+	return out
+}
+
+func hasInlineServer(list []json.RawMessage) bool { return slices.ContainsFunc(list, isInlineServer) }
+
+// isInlineServer reports an mcpServers entry that configures a server
+// (an object) rather than naming one.
+func isInlineServer(raw json.RawMessage) bool {
+	return bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{"))
 }

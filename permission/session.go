@@ -60,6 +60,10 @@ type SessionConfig struct {
 	Background bool
 	// Log, when set, also receives this agent's denials (the run's list).
 	Log *DenialLog
+	// Grants, when set, is shared with the session's other agents: rules
+	// granted "always for this session" here go there, and those granted
+	// elsewhere apply here (issue 9).
+	Grants *Grants
 }
 
 // Session is one agent's Authorizer: the checker, the prompter, the
@@ -70,6 +74,7 @@ type Session struct {
 	mu      sync.Mutex
 	checker *Checker
 	granted []Rule
+	shared  int // how many of cfg.Grants the checker holds
 	counts  map[string]int
 	denials []Denial
 }
@@ -88,6 +93,12 @@ func NewSession(cfg SessionConfig) (*Session, error) {
 func (s *Session) Checker() *Checker {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.cfg.Grants != nil {
+		var more []Rule
+		if more, s.shared = s.cfg.Grants.since(s.shared); len(more) > 0 {
+			s.checker = s.checker.WithRules(more...)
+		}
+	}
 	return s.checker
 }
 
@@ -171,7 +182,11 @@ func (s *Session) ask(ctx context.Context, req Request, d Decision) (Outcome, er
 			r.Behavior, r.Source = Allow, SourceSession
 			s.mu.Lock()
 			s.granted = append(s.granted, r)
-			s.checker = s.checker.WithRules(r)
+			if s.cfg.Grants != nil {
+				s.cfg.Grants.Add(r) // this session's next Checker call picks it up
+			} else {
+				s.checker = s.checker.WithRules(r)
+			}
 			s.mu.Unlock()
 			d.Rule, d.Source = r.String(), r.Source
 		}

@@ -444,7 +444,7 @@ func applyFlags(p procIO, o *options, cfg *cadre.Config) error {
 
 // runInfoOf is what init reports beyond the runtime's Init.
 func runInfoOf(p procIO, cfg cadre.Config) runInfo {
-	info := runInfo{AddDirs: cfg.AddDirs, PermissionMode: string(permission.ModeBypassPermissions), APIKeySource: "none"}
+	info := runInfo{AddDirs: cfg.AddDirs, PermissionMode: string(permission.ModeDefault), APIKeySource: "none"} // nil Permissions: default mode (issue 9)
 	if cfg.Permissions != nil {
 		info.PermissionMode = string(cfg.Permissions.Mode)
 		if info.PermissionMode == "" {

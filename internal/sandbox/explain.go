@@ -1,10 +1,11 @@
 package sandbox
 
 import (
-	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/cadre-dev/cadre/prompts"
 )
 
 // maxNotes bounds the notes Explain adds to one result.
@@ -47,22 +48,22 @@ func (s *Sandbox) Explain(p Policy, output string) string {
 			path := s.resolve(p, linePath(line))
 			switch {
 			case path != "" && s.under(path, p.Hidden):
-				note(fmt.Sprintf("Sandbox: %s is masked (a deny rule protects it), so it cannot be changed.", path))
+				note(prompts.SandboxMaskedWrite(path))
 			case path != "" && s.under(path, p.ReadOnly):
-				note(fmt.Sprintf("Sandbox: %s is read-only here (an Edit deny rule protects it).", path))
+				note(prompts.SandboxReadOnlyPath(path))
 			case path != "":
-				note(fmt.Sprintf("Sandbox: the write to %s was refused; commands may write only in %s.", path, s.writableText(p)))
+				note(prompts.SandboxWriteRefused(path, s.writableText(p)))
 			default:
-				note(fmt.Sprintf("Sandbox: a write was refused; commands may write only in %s.", s.writableText(p)))
+				note(prompts.SandboxWriteRefused("", s.writableText(p)))
 			}
 		case strings.Contains(line, "Permission denied") || strings.Contains(line, "No such file or directory"):
 			path := s.resolve(p, linePath(line))
 			switch {
 			case path == "":
 			case s.under(path, p.Hidden):
-				note(fmt.Sprintf("Sandbox: %s is masked because a deny rule protects it; it cannot be read from Bash.", path))
+				note(prompts.SandboxMaskedRead(path))
 			case s.under(path, []string{"/tmp"}) && !s.under(path, s.writable(p)):
-				note(fmt.Sprintf("Sandbox: %s is not there because /tmp is private to each command; use a working directory to keep files.", path))
+				note(prompts.SandboxPrivateTmp(path))
 			}
 		case !s.cfg.Network && !network && containsAny(line, networkErrors):
 			network = true
@@ -70,7 +71,7 @@ func (s *Sandbox) Explain(p Policy, output string) string {
 			if m := hostRE.FindStringSubmatch(line); m != nil {
 				what = "the connection to " + strings.TrimRight(m[1], ".:")
 			}
-			note(fmt.Sprintf("Sandbox: network access is off for Bash commands, so %s was refused; the settings can allow the network.", what))
+			note(prompts.SandboxNetworkOff(what))
 		}
 	}
 	return strings.Join(notes, "\n")

@@ -132,7 +132,7 @@ func BenchmarkUIFanout50(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		script()
-		rt, err := cadre.New(cadre.Config{Model: model, ModelID: "claude-sonnet-4-5", Cwd: dir, NoTranscript: true,
+		rt, err := cadre.New(cadre.Config{Model: model, ModelID: "claude-sonnet-4-5", Cwd: dir, NoTranscript: true, Permissions: cadre.AllowAll(),
 			Limits: cadre.Limits{MaxRunning: n}})
 		if err != nil {
 			b.Fatal(err)

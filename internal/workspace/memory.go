@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // Memory scopes of an agent definition (S-4.7).
@@ -27,7 +26,7 @@ const MemoryFile = "MEMORY.md"
 // version control). It returns "" when scope is empty or unknown, or when
 // the user scope is asked for without a home directory.
 func MemoryDir(scope, name, home, project string) string {
-	name = strings.NewReplacer(":", "-", "/", "-", string(filepath.Separator), "-").Replace(name)
+	name = memoryComponent(name)
 	switch scope {
 	case MemoryUser:
 		if home == "" {

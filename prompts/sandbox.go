@@ -1,0 +1,43 @@
+package prompts
+
+import "fmt"
+
+// The notes the Bash sandbox adds to a command's result when the output
+// shows the sandbox refused something (internal/sandbox.Explain), so the
+// model knows why and does not guess (S-10.5).
+
+// SandboxMaskedWrite: a write to a masked path (a deny rule protects it).
+func SandboxMaskedWrite(path string) string {
+	return fmt.Sprintf("Sandbox: %s is masked (a deny rule protects it), so it cannot be changed.", path)
+}
+
+// SandboxReadOnlyPath: a write to a path an Edit deny rule keeps read-only.
+func SandboxReadOnlyPath(path string) string {
+	return fmt.Sprintf("Sandbox: %s is read-only here (an Edit deny rule protects it).", path)
+}
+
+// SandboxWriteRefused: a write outside the writable places; path may be
+// "" when the output names none. writable lists the places.
+func SandboxWriteRefused(path, writable string) string {
+	if path == "" {
+		return fmt.Sprintf("Sandbox: a write was refused; commands may write only in %s.", writable)
+	}
+	return fmt.Sprintf("Sandbox: the write to %s was refused; commands may write only in %s.", path, writable)
+}
+
+// SandboxMaskedRead: a read of a masked path.
+func SandboxMaskedRead(path string) string {
+	return fmt.Sprintf("Sandbox: %s is masked because a deny rule protects it; it cannot be read from Bash.", path)
+}
+
+// SandboxPrivateTmp: a file under /tmp that an earlier command left in its
+// own private /tmp.
+func SandboxPrivateTmp(path string) string {
+	return fmt.Sprintf("Sandbox: %s is not there because /tmp is private to each command; use a working directory to keep files.", path)
+}
+
+// SandboxNetworkOff: a connection refused with the network cut; what is
+// "network access" or "the connection to HOST".
+func SandboxNetworkOff(what string) string {
+	return fmt.Sprintf("Sandbox: network access is off for Bash commands, so %s was refused; the settings can allow the network.", what)
+}
