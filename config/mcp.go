@@ -55,5 +55,28 @@ func mcpServers(cwd string, opts Options, s *Settings, getenv func(string) strin
 	if err != nil {
 		return nil, diags, fmt.Errorf("mcp servers: %w", err)
 	}
-	return servers, diags, nil
+	if opts.TrustProjectMCP == nil {
+		return servers, diags, nil
+	}
+	kept := servers[:0:0]
+	for _, sv := range servers {
+		if FromProject(sv.Source) && !opts.TrustProjectMCP(sv.Source.File) {
+			diags = append(diags, Diagnostic{File: sv.Source.File, Line: sv.Source.Line, Severity: SeverityWarning, Topic: TopicMCP,
+				Message: fmt.Sprintf("MCP server %q was not started: the workspace is not trusted", sv.Name)})
+			continue
+		}
+		kept = append(kept, sv)
+	}
+	return kept, diags, nil
+}
+
+// FromProject reports whether a server was configured by the project's
+// own files (.mcp.json, .cadre/settings.json, .cadre/settings.local.json),
+// which workspace trust gates.
+func FromProject(src cadre.MCPSource) bool {
+	switch src.Scope {
+	case mcpx.ScopeProject, mcpx.ScopeSettings, mcpx.ScopeLocal:
+		return true
+	}
+	return false
 }

@@ -107,3 +107,37 @@ func TestMCPServersErrors(t *testing.T) {
 		})
 	}
 }
+
+// Workspace trust gates the project's servers: an untrusted project's
+// .mcp.json and settings servers are left out with a warning; the user's
+// and the flag's still start.
+func TestMCPServersNeedTrust(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		"HOME/.config/cadre/settings.json": `{"mcpServers": {"u": {"command": "user-u"}}}`,
+		"CWD/.mcp.json":                    `{"mcpServers": {"p": {"command": "project-p"}}}`,
+		"CWD/.cadre/settings.json":         `{"mcpServers": {"s": {"command": "settings-s"}}}`,
+	}
+	var asked []string
+	trust := func(file string) bool { asked = append(asked, file); return false }
+	cfg, diags, err, _ := loadIn(t, files, anthropicKey, Options{TrustProjectMCP: trust, MCPConfigs: []string{`{"mcpServers": {"f": {"command": "x"}}}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range cfg.MCPServers {
+		names = append(names, s.Name)
+	}
+	if strings.Join(names, ",") != "f,u" || len(asked) != 2 {
+		t.Fatalf("servers %v, trust asked about %v", names, asked)
+	}
+	warned := 0
+	for _, d := range diags {
+		if d.Topic == TopicMCP && strings.Contains(d.Message, "not trusted") {
+			warned++
+		}
+	}
+	if warned != 2 {
+		t.Fatalf("diags %v", diags)
+	}
+}
