@@ -176,9 +176,11 @@ func (s *sdkSession) Request(ctx context.Context, subtype string, raw json.RawMe
 		}
 		return nil, s.setModel(ctx, r.Model)
 	case sdkproto.SubtypeMCPMessage:
-		// A message from an in-process MCP server (a notification such as
-		// tools/list_changed). cadre has no client for those servers
-		// yet, so there is no one to deliver it to.
+		// A message an in-process MCP server sends on its own (a
+		// notification such as tools/list_changed): the pipe to those
+		// servers carries replies only, so it is acknowledged and
+		// dropped; a changed tool list is seen when the server is next
+		// asked.
 		return map[string]any{}, nil
 	}
 	return nil, fmt.Errorf("cadre does not support the %q control request", subtype)
@@ -216,6 +218,7 @@ func (s *sdkSession) build(ctx context.Context, in *sdkproto.Initialize) error {
 		cfg.Permissions.Prompter = &sdkproto.Prompter{Conn: s.conn, Interrupt: s.interruptTurn}
 	}
 	if err == nil {
+		s.sdkMCP(&cfg, in) // mcp.go
 		s.model = &switchable{Model: cfg.Model, primary: cfg.ModelID}
 		cfg.Model = s.model
 		s.rt, err = cadre.New(cfg)

@@ -7,7 +7,7 @@ import path from 'node:path';
 
 const [scenario] = process.argv.slice(2);
 const sdkDir = process.env.CADRE_SDK_DIR;
-const { query } = await import(pathToFileURL(path.join(sdkDir, 'node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs')).href);
+const { query, createSdkMcpServer, tool } = await import(pathToFileURL(path.join(sdkDir, 'node_modules/@anthropic-ai/claude-agent-sdk/sdk.mjs')).href);
 
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\n');
 
@@ -47,6 +47,26 @@ switch (scenario) {
       reviewer: { description: 'Reviews a change for the test.', prompt: 'You review changes.', tools: ['Read', 'Grep'] },
     };
     break;
+  case 'mcp': {
+    // An in-process MCP server (createSdkMcpServer): cadre reaches it
+    // through mcp_message control requests.
+    const { z } = await import(pathToFileURL(path.join(sdkDir, 'node_modules/zod/index.js')).href);
+    prompt = 'SDK-MCP: add the numbers';
+    options.permissionMode = 'bypassPermissions';
+    options.mcpServers = {
+      calc: createSdkMcpServer({
+        name: 'calc',
+        version: '1.0.0',
+        tools: [
+          tool('add', 'Adds two numbers', { a: z.number(), b: z.number() }, async ({ a, b }) => {
+            out({ callback: 'add', input: { a, b } });
+            return { content: [{ type: 'text', text: `SUM=${a + b}` }] };
+          }),
+        ],
+      }),
+    };
+    break;
+  }
   default:
     throw new Error('unknown scenario ' + scenario);
 }
