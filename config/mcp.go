@@ -55,19 +55,17 @@ func mcpServers(cwd string, opts Options, s *Settings, getenv func(string) strin
 	if err != nil {
 		return nil, diags, fmt.Errorf("mcp servers: %w", err)
 	}
-	if opts.TrustProjectMCP == nil {
-		return servers, diags, nil
-	}
+	// Workspace trust (issue 9): a server from the workspace's own files
+	// (.mcp.json, .cadre/settings*.json) starts only in a trusted
+	// workspace; an ignored one is reported like every ignored item.
 	kept := servers[:0:0]
 	for _, sv := range servers {
-		if FromProject(sv.Source) && !opts.TrustProjectMCP(sv.Source.File) {
-			diags = append(diags, Diagnostic{File: sv.Source.File, Line: sv.Source.Line, Severity: SeverityWarning, Topic: TopicMCP,
-				Message: fmt.Sprintf("MCP server %q was not started: the workspace is not trusted", sv.Name)})
+		if FromProject(sv.Source) && !s.Trust.Allow(sv.Source.File, "mcpServers."+sv.Name) {
 			continue
 		}
 		kept = append(kept, sv)
 	}
-	return kept, diags, nil
+	return kept, append(diags, s.Trust.Report()...), nil
 }
 
 // FromProject reports whether a server was configured by the project's

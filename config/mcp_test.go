@@ -25,7 +25,7 @@ func TestMCPServersPrecedence(t *testing.T) {
 		"CWD/.cadre/agents/unused/README.md": "",
 	}
 	env := withDefault(anthropicKey, "TOKEN", "t0k")
-	cfg, diags, err, tr := loadIn(t, files, env, Options{MCPConfigs: []string{`{"mcpServers": {"c": {"command": "flag-c"}, "f": {"command": "flag-f"}}}`}})
+	cfg, diags, err, tr := loadIn(t, files, env, Options{TrustProject: true, MCPConfigs: []string{`{"mcpServers": {"c": {"command": "flag-c"}, "f": {"command": "flag-f"}}}`}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestMCPServersPrecedence(t *testing.T) {
 	}
 
 	// --strict-mcp-config: only the flag's servers.
-	cfg, _, err, _ = loadIn(t, files, env, Options{StrictMCPConfig: true, MCPConfigs: []string{`{"mcpServers": {"f": {"command": "flag-f"}}}`}})
+	cfg, _, err, _ = loadIn(t, files, env, Options{TrustProject: true, StrictMCPConfig: true, MCPConfigs: []string{`{"mcpServers": {"f": {"command": "flag-f"}}}`}})
 	if err != nil || len(cfg.MCPServers) != 1 || cfg.MCPServers[0].Name != "f" {
 		t.Fatalf("strict: %v %+v", err, cfg.MCPServers)
 	}
@@ -87,7 +87,7 @@ func TestMCPServersErrors(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			_, diags, err, _ := loadIn(t, c.files, anthropicKey, Options{})
+			_, diags, err, _ := loadIn(t, c.files, anthropicKey, Options{TrustProject: true})
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("err %v, want %q", err, c.err)
@@ -108,9 +108,9 @@ func TestMCPServersErrors(t *testing.T) {
 	}
 }
 
-// Workspace trust gates the project's servers: an untrusted project's
-// .mcp.json and settings servers are left out with a warning; the user's
-// and the flag's still start.
+// Workspace trust gates the project's servers: an untrusted workspace's
+// .mcp.json and settings servers are left out with a warning naming each
+// (and in the provenance); the user's and the flag's still start.
 func TestMCPServersNeedTrust(t *testing.T) {
 	t.Parallel()
 	files := map[string]string{
@@ -118,9 +118,7 @@ func TestMCPServersNeedTrust(t *testing.T) {
 		"CWD/.mcp.json":                    `{"mcpServers": {"p": {"command": "project-p"}}}`,
 		"CWD/.cadre/settings.json":         `{"mcpServers": {"s": {"command": "settings-s"}}}`,
 	}
-	var asked []string
-	trust := func(file string) bool { asked = append(asked, file); return false }
-	cfg, diags, err, _ := loadIn(t, files, anthropicKey, Options{TrustProjectMCP: trust, MCPConfigs: []string{`{"mcpServers": {"f": {"command": "x"}}}`}})
+	cfg, diags, err, _ := loadIn(t, files, anthropicKey, Options{MCPConfigs: []string{`{"mcpServers": {"f": {"command": "x"}}}`}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,16 +126,16 @@ func TestMCPServersNeedTrust(t *testing.T) {
 	for _, s := range cfg.MCPServers {
 		names = append(names, s.Name)
 	}
-	if strings.Join(names, ",") != "f,u" || len(asked) != 2 {
-		t.Fatalf("servers %v, trust asked about %v", names, asked)
+	if strings.Join(names, ",") != "f,u" {
+		t.Fatalf("servers %v", names)
 	}
-	warned := 0
+	var warned []string
 	for _, d := range diags {
-		if d.Topic == TopicMCP && strings.Contains(d.Message, "not trusted") {
-			warned++
+		if d.Topic == TopicTrust && strings.Contains(d.Message, "mcpServers.") {
+			warned = append(warned, d.Message)
 		}
 	}
-	if warned != 2 {
-		t.Fatalf("diags %v", diags)
+	if len(warned) != 2 || len(cfg.Provenance.Ignored) < 2 {
+		t.Fatalf("warnings %q, provenance %+v", warned, cfg.Provenance.Ignored)
 	}
 }

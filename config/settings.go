@@ -38,6 +38,9 @@ type SettingsOptions struct {
 	// ManagedDir holds managed-settings.json and managed-settings.d; ""
 	// means DefaultManagedDir.
 	ManagedDir string
+	// TrustProject is --trust-project: the workspace's files may widen
+	// the run (see Trust).
+	TrustProject bool
 }
 
 // Flags are settings that come from command-line flags.
@@ -79,6 +82,13 @@ type Settings struct {
 
 	// layer is the file being loaded (managed or not), while loading.
 	layer layer
+	// Trust is the workspace trust the project files were loaded under;
+	// loaders of other project-sourced items gate them with Trust.Allow.
+	Trust *Trust
+	// The web tools (web.go): the model that applies WebFetch's prompt
+	// (smallModel) and the WebSearch backend (webSearch).
+	SmallModel Value
+	WebSearch  WebSearchSettings
 }
 
 // Value is a scalar setting with the file that set it.
@@ -147,8 +157,9 @@ type fileData struct {
 	Hooks               json.RawMessage              `json:"hooks"`
 	MCPServers          json.RawMessage              `json:"mcpServers"`
 	// Hook policy keys (config/hooks.go).
-	AllowManagedHooksOnly *bool `json:"allowManagedHooksOnly"`
-	DisableAllHooks       *bool `json:"disableAllHooks"`
+	AllowManagedHooksOnly *bool    `json:"allowManagedHooksOnly"`
+	DisableAllHooks       *bool    `json:"disableAllHooks"`
+	TrustedWorkspaces     []string `json:"trustedWorkspaces"`
 }
 
 type permData struct {
@@ -178,16 +189,25 @@ type layer struct {
 func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 	s := &Settings{ModelAliases: map[string]map[string]string{}, Env: map[string]string{}}
 	var diags []Diagnostic
+	trust, err := settingsTrust(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.Trust = trust
 	load := func(layers []layer) error {
 		for _, l := range layers {
 			var d []Diagnostic
 			var err error
 			nMCP := len(s.MCPServers)
 			s.layer = l
+			var gate *Trust // issue 9: only workspace files are gated
+			if l.project {
+				gate = trust
+			}
 			if l.inline != nil {
-				d, err = s.loadData(l.path, l.inline, l.base, opts.Home)
+				d, err = s.loadData(l.path, l.inline, l.base, opts.Home, gate)
 			} else {
-				d, err = s.loadFile(l.path, l.base, opts.Home, l.required)
+				d, err = s.loadFile(l.path, l.base, opts.Home, l.required, gate)
 			}
 			diags = append(diags, d...)
 			if err != nil {
@@ -210,7 +230,7 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 	if err := load(managed); err != nil {
 		return nil, diags, err
 	}
-	return s, diags, nil
+	return s, append(diags, trust.Report()...), nil
 }
 
 // userLayers are the files below the flags: user, project, project local,
@@ -299,7 +319,7 @@ func expandHome(p, home string) string {
 
 // loadFile merges one file. base anchors relative path rules and
 // directories.
-func (s *Settings) loadFile(path, base, home string, required bool) ([]Diagnostic, error) {
+func (s *Settings) loadFile(path, base, home string, required bool, gate *Trust) ([]Diagnostic, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !required {
@@ -307,11 +327,12 @@ func (s *Settings) loadFile(path, base, home string, required bool) ([]Diagnosti
 		}
 		return nil, fmt.Errorf("read settings %s: %w", path, err)
 	}
-	return s.loadData(path, data, base, home)
+	return s.loadData(path, data, base, home, gate)
 }
 
-// loadData merges one file's content; path names it in diagnostics.
-func (s *Settings) loadData(path string, data []byte, base, home string) ([]Diagnostic, error) {
+// loadData merges one file's content; path names it in diagnostics. A
+// workspace file comes with its gate, which drops what it may not widen.
+func (s *Settings) loadData(path string, data []byte, base, home string, gate *Trust) ([]Diagnostic, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if len(bytes.TrimSpace(data)) == 0 {
 		return []Diagnostic{{File: path, Severity: SeverityWarning, Topic: TopicSettings, Message: "empty settings file"}}, nil
@@ -326,6 +347,9 @@ func (s *Settings) loadData(path string, data []byte, base, home string) ([]Diag
 	}
 	diags := checkKeys(path, data, keys)
 	diags = append(diags, s.hookPolicyDiagnostics(&fd, path, data, keys)...)
+	if gate != nil {
+		gate.filter(&fd, path, base, home)
+	}
 	s.Files = append(s.Files, path)
 	s.noteMCP(path, data, keys, fd.MCPServers)
 	if fd.Permissions != nil {
@@ -334,6 +358,9 @@ func (s *Settings) loadData(path string, data []byte, base, home string) ([]Diag
 		if err != nil {
 			return diags, err
 		}
+	}
+	if err := s.applyWeb(data, path); err != nil { // web.go
+		return diags, err
 	}
 	return diags, s.applyScalars(&fd, path)
 }
