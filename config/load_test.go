@@ -122,24 +122,19 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		// Managed-only: a project file setting it is told so (managed
 		// settings are tested in hooks_test.go).
 		"allowManagedHooksOnly": {json: `{"allowManagedHooksOnly": true}`, warn: "honoured only in managed settings"},
-		"mcpServers": {json: `{"mcpServers": {"gh": {"command": "x"}}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
-			if len(cfg.MCPServers) != 1 || cfg.MCPServers[0].Name != "gh" || cfg.MCPServers[0].Command != "x" {
-				t.Errorf("MCPServers %+v", cfg.MCPServers)
-			}
-		}},
-		"agents":              {json: `{"agents": {}}`, warn: "put them in .cadre/agents/"},
-		"forkSubagent":        {json: `{"forkSubagent": true}`, warn: "fork path is not supported yet"},
-		"background":          {json: `{"background": true}`, warn: "background sub-agents are not supported yet"},
-		"worktree":            {json: `{"worktree": {}}`, warn: "worktree isolation is not supported yet"},
-		"teams":               {json: `{"teams": true}`, warn: "agent teams are not supported yet"},
-		"sandbox":             {json: `{"sandbox": {"enabled": true}}`, warn: "sandboxing is not supported yet"},
-		"outputStyle":         {json: `{"outputStyle": "Explanatory"}`, warn: "display setting"},
-		"statusLine":          {json: `{"statusLine": {}}`, warn: "display setting"},
-		"cleanupPeriodDays":   {json: `{"cleanupPeriodDays": 30}`, warn: "does not delete old transcripts"},
-		"includeCoAuthoredBy": {json: `{"includeCoAuthoredBy": false}`, warn: "writes no commits"},
-		"permissions.allow":   {json: `{"permissions": {"allow": ["Bash(ls:*)"]}}`, want: hasRule(permission.Allow, "Bash(ls:*)")},
-		"permissions.ask":     {json: `{"permissions": {"ask": ["Bash(git push:*)"]}}`, want: hasRule(permission.Ask, "Bash(git push:*)")},
-		"permissions.deny":    {json: `{"permissions": {"deny": ["WebFetch"]}}`, want: hasRule(permission.Deny, "WebFetch")},
+		"agents":                {json: `{"agents": {}}`, warn: "put them in .cadre/agents/"},
+		"forkSubagent":          {json: `{"forkSubagent": true}`, warn: "fork path is not supported yet"},
+		"background":            {json: `{"background": true}`, warn: "background sub-agents are not supported yet"},
+		"worktree":              {json: `{"worktree": {}}`, warn: "worktree isolation is not supported yet"},
+		"teams":                 {json: `{"teams": true}`, warn: "agent teams are not supported yet"},
+		"sandbox":               {json: `{"sandbox": {"enabled": true}}`, warn: "sandboxing is not supported yet"},
+		"outputStyle":           {json: `{"outputStyle": "Explanatory"}`, warn: "display setting"},
+		"statusLine":            {json: `{"statusLine": {}}`, warn: "display setting"},
+		"cleanupPeriodDays":     {json: `{"cleanupPeriodDays": 30}`, warn: "does not delete old transcripts"},
+		"includeCoAuthoredBy":   {json: `{"includeCoAuthoredBy": false}`, warn: "writes no commits"},
+		"permissions.allow":     {json: `{"permissions": {"allow": ["Bash(ls:*)"]}}`, want: hasRule(permission.Allow, "Bash(ls:*)")},
+		"permissions.ask":       {json: `{"permissions": {"ask": ["Bash(git push:*)"]}}`, want: hasRule(permission.Ask, "Bash(git push:*)")},
+		"permissions.deny":      {json: `{"permissions": {"deny": ["WebFetch"]}}`, want: hasRule(permission.Deny, "WebFetch")},
 		"smallModel": {json: `{"smallModel": "sonnet"}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if cfg.SmallModel != "sonnet" {
 				t.Errorf("SmallModel %q", cfg.SmallModel)
@@ -148,6 +143,11 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		"webSearch": {json: `{"webSearch": {"backend": "searxng", "url": "http://127.0.0.1:8888"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if s, ok := cfg.WebSearch.(*builtin.SearXNG); !ok || s.BaseURL != "http://127.0.0.1:8888" {
 				t.Errorf("WebSearch %#v", cfg.WebSearch)
+			}
+		}},
+		"mcpServers": {json: `{"mcpServers": {"gh": {"command": "x"}}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if len(cfg.MCPServers) != 1 || cfg.MCPServers[0].Name != "gh" || cfg.MCPServers[0].Command != "x" {
+				t.Errorf("MCPServers %+v", cfg.MCPServers)
 			}
 		}},
 		"permissions.defaultMode": {json: `{"permissions": {"defaultMode": "acceptEdits"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {

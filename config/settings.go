@@ -76,9 +76,6 @@ type Settings struct {
 	HookPolicy HookPolicy
 	// Files are the settings files that were loaded, lowest first.
 	Files []string
-	// MCPServers are the raw mcpServers objects, lowest precedence first,
-	// each with its file, line and scope (read by mcpx.Load; mcp.go).
-	MCPServers []mcpx.SettingsServers
 
 	// layer is the file being loaded (managed or not), while loading.
 	layer layer
@@ -89,6 +86,9 @@ type Settings struct {
 	// (smallModel) and the WebSearch backend (webSearch).
 	SmallModel Value
 	WebSearch  WebSearchSettings
+	// MCPServers are the raw mcpServers objects, lowest precedence first,
+	// each with its file, line and scope (read by mcpx.Load; mcp.go).
+	MCPServers []mcpx.SettingsServers
 }
 
 // Value is a scalar setting with the file that set it.
@@ -155,11 +155,11 @@ type fileData struct {
 	ModelAliases        map[string]map[string]string `json:"modelAliases"`
 	Env                 map[string]string            `json:"env"`
 	Hooks               json.RawMessage              `json:"hooks"`
-	MCPServers          json.RawMessage              `json:"mcpServers"`
 	// Hook policy keys (config/hooks.go).
-	AllowManagedHooksOnly *bool    `json:"allowManagedHooksOnly"`
-	DisableAllHooks       *bool    `json:"disableAllHooks"`
-	TrustedWorkspaces     []string `json:"trustedWorkspaces"`
+	AllowManagedHooksOnly *bool           `json:"allowManagedHooksOnly"`
+	DisableAllHooks       *bool           `json:"disableAllHooks"`
+	TrustedWorkspaces     []string        `json:"trustedWorkspaces"`
+	MCPServers            json.RawMessage `json:"mcpServers"`
 }
 
 type permData struct {
@@ -178,8 +178,8 @@ type layer struct {
 	// managed and project say where the file sits, for hooks (and
 	// workspace trust).
 	managed, project bool
+	scope            mcpx.Scope // of the file's mcpServers (mcp.go)
 	inline           []byte     // the content, for --settings given as JSON
-	scope            mcpx.Scope // of the file's mcpServers (config/mcp.go)
 }
 
 // LoadSettings reads and merges the settings files. A file that does not
@@ -198,12 +198,12 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 		for _, l := range layers {
 			var d []Diagnostic
 			var err error
-			nMCP := len(s.MCPServers)
 			s.layer = l
 			var gate *Trust // issue 9: only workspace files are gated
 			if l.project {
 				gate = trust
 			}
+			nMCP := len(s.MCPServers)
 			if l.inline != nil {
 				d, err = s.loadData(l.path, l.inline, l.base, opts.Home, gate)
 			} else {
