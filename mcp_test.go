@@ -2,10 +2,12 @@ package cadre
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,6 +22,7 @@ import (
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/llm/openai"
 	"github.com/cadre-dev/cadre/permission"
 )
 
@@ -588,6 +591,56 @@ func TestMCPCorpusAgent(t *testing.T) {
 			if len(got) != 0 || !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, `"context7"`) }) {
 				t.Fatalf("tools %v warnings %q", got, warnings)
 			}
+		})
+	}
+}
+
+// An MCP tool's image reaches the model as an image through both
+// providers' official SDK clients: in the tool_result (Anthropic), or in a
+// user message after the tool message (Chat Completions).
+func TestMCPImageResult(t *testing.T) {
+	t.Parallel()
+	want := base64.StdEncoding.EncodeToString(onePixelPNG)
+	for _, provider := range []string{"anthropic", "openai"} {
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			cfg := h.mcpConfig(testServer(t, "pics", nil))
+			if provider == "openai" {
+				tr := &http.Transport{}
+				t.Cleanup(tr.CloseIdleConnections)
+				m, err := openai.New(openai.Config{APIKey: "test", BaseURL: h.srv.URL() + "/v1", HTTPClient: &http.Client{Transport: tr}, RetryBase: time.Millisecond, RetryMax: 2 * time.Millisecond})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.Model, cfg.ModelID = m, "gpt-5"
+			}
+			h.srv.Script("MAIN", llmtest.ToolUse("mcp__pics__image", map[string]any{}), llmtest.Text("a red dot"))
+			rt := newRuntime(t, cfg)
+			waitMCP(t, rt)
+			run(t, rt, "MAIN: look")
+			req := h.srv.RequestsFor("MAIN")[1]
+			var images []llm.Block
+			var resultText string
+			for _, m := range req.Messages {
+				for _, b := range m.Content {
+					if b.Type == llm.BlockImage {
+						images = append(images, b)
+					}
+					if b.Type == llm.BlockToolResult {
+						resultText = b.ResultText()
+						for _, c := range b.Content {
+							if c.Type == llm.BlockImage {
+								images = append(images, c)
+							}
+						}
+					}
+				}
+			}
+			if len(images) != 1 || images[0].MediaType != "image/png" || images[0].Data != want {
+				t.Fatalf("images %+v", images)
+			}
+			contains(t, resultText, "a red dot")
 		})
 	}
 }

@@ -110,6 +110,13 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	if err != nil {
 		return cadre.Config{}, diags, err
 	}
+	// Before the provenance: MCP servers trust ignores are among its
+	// ignored items.
+	servers, mdiags, err := mcpServers(cwd, opts, s, getenv) // mcp.go
+	diags = append(diags, mdiags...)
+	if err != nil {
+		return cadre.Config{}, diags, err
+	}
 	cfg := cadre.Config{
 		Cwd: cwd, Home: home, AddDirs: s.Dirs(), Permissions: perms, Provenance: provenance(s, perms.Mode, opts),
 		SubagentModel:      cmp.Or(getenv("CADRE_SUBAGENT_MODEL"), s.SubagentModel.Value),
@@ -121,11 +128,6 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 		cfg.Prices = pricing.Default().With(s.ModelPrices)
 	}
 	if err := setModel(&cfg, opts, s, getenv); err != nil {
-		return cadre.Config{}, diags, err
-	}
-	servers, mdiags, err := mcpServers(cwd, opts, s, getenv) // mcp.go
-	diags = append(diags, mdiags...)
-	if err != nil {
 		return cadre.Config{}, diags, err
 	}
 	cfg.MCPServers, cfg.MCPOptions = servers, mcpx.OptionsFromEnv(getenv)

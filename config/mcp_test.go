@@ -66,7 +66,7 @@ func TestMCPServersPrecedence(t *testing.T) {
 	}
 
 	// --strict-mcp-config: only the flag's servers.
-	cfg, _, err, _ = loadIn(t, files, env, Options{StrictMCPConfig: true, MCPConfigs: []string{`{"mcpServers": {"f": {"command": "flag-f"}}}`}})
+	cfg, _, err, _ = loadIn(t, files, env, Options{TrustProject: true, StrictMCPConfig: true, MCPConfigs: []string{`{"mcpServers": {"f": {"command": "flag-f"}}}`}})
 	if err != nil || len(cfg.MCPServers) != 1 || cfg.MCPServers[0].Name != "f" {
 		t.Fatalf("strict: %v %+v", err, cfg.MCPServers)
 	}
@@ -87,7 +87,7 @@ func TestMCPServersErrors(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			_, diags, err, _ := loadIn(t, c.files, anthropicKey, Options{})
+			_, diags, err, _ := loadIn(t, c.files, anthropicKey, Options{TrustProject: true})
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("err %v, want %q", err, c.err)
@@ -105,5 +105,37 @@ func TestMCPServersErrors(t *testing.T) {
 				t.Fatalf("no warning %q in %v", c.warn, diags)
 			}
 		})
+	}
+}
+
+// Workspace trust gates the project's servers: an untrusted workspace's
+// .mcp.json and settings servers are left out with a warning naming each
+// (and in the provenance); the user's and the flag's still start.
+func TestMCPServersNeedTrust(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		"HOME/.config/cadre/settings.json": `{"mcpServers": {"u": {"command": "user-u"}}}`,
+		"CWD/.mcp.json":                    `{"mcpServers": {"p": {"command": "project-p"}}}`,
+		"CWD/.cadre/settings.json":         `{"mcpServers": {"s": {"command": "settings-s"}}}`,
+	}
+	cfg, diags, err, _ := loadIn(t, files, anthropicKey, Options{MCPConfigs: []string{`{"mcpServers": {"f": {"command": "x"}}}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range cfg.MCPServers {
+		names = append(names, s.Name)
+	}
+	if strings.Join(names, ",") != "f,u" {
+		t.Fatalf("servers %v", names)
+	}
+	var warned []string
+	for _, d := range diags {
+		if d.Topic == TopicTrust && strings.Contains(d.Message, "mcpServers.") {
+			warned = append(warned, d.Message)
+		}
+	}
+	if len(warned) != 2 || len(cfg.Provenance.Ignored) < 2 {
+		t.Fatalf("warnings %q, provenance %+v", warned, cfg.Provenance.Ignored)
 	}
 }

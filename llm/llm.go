@@ -32,6 +32,9 @@ const (
 	BlockToolResult       BlockType = "tool_result"
 	BlockThinking         BlockType = "thinking"
 	BlockRedactedThinking BlockType = "redacted_thinking"
+	// BlockImage is an image (MediaType, base64 Data); it appears in a
+	// tool_result's Content (an MCP tool's picture, for example).
+	BlockImage BlockType = "image"
 	// BlockServerToolUse is a call of a tool the provider runs itself
 	// (Anthropic's web search): ID, Name and Input, like tool_use, but the
 	// loop never runs it and no tool_result answers it.
@@ -60,7 +63,7 @@ type Block struct {
 	InvalidInput string          `json:"invalid_input,omitempty"`
 
 	// ToolUseID, Content and IsError describe a tool_result block. Content
-	// holds text blocks.
+	// holds text and image blocks.
 	ToolUseID string  `json:"tool_use_id,omitempty"`
 	Content   []Block `json:"content,omitempty"`
 	IsError   bool    `json:"is_error,omitempty"`
@@ -69,6 +72,8 @@ type Block struct {
 	Thinking  string `json:"thinking,omitempty"`
 	Signature string `json:"signature,omitempty"`
 	Data      string `json:"data,omitempty"`
+	// MediaType ("image/png") and Data (base64) describe an image block.
+	MediaType string `json:"media_type,omitempty"`
 
 	// Raw is the provider's own JSON of a block this runtime passes
 	// through without interpreting (web_search_tool_result). Adapters send
@@ -77,6 +82,11 @@ type Block struct {
 	// Citations of a text block, as the provider sent them (a JSON array),
 	// kept so the block goes back unchanged.
 	Citations json.RawMessage `json:"citations,omitempty"`
+}
+
+// ImageBlock returns an image block of base64 data.
+func ImageBlock(mediaType, base64Data string) Block {
+	return Block{Type: BlockImage, MediaType: mediaType, Data: base64Data}
 }
 
 // TextBlock returns a text block.

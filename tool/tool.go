@@ -19,6 +19,9 @@ import (
 type Output struct {
 	Text    string
 	IsError bool
+	// Blocks are further content of the result after Text: images
+	// (llm.BlockImage), which both providers carry to the model.
+	Blocks []llm.Block
 }
 
 // Errorf returns an error Output with a formatted message.

@@ -265,7 +265,31 @@ func TestClaudeAgentSDK(t *testing.T) {
 		}
 	})
 	t.Run("an in-process SDK MCP tool is called", func(t *testing.T) {
-		t.Skip("not done: waits on internal/mcpx (issue 14); the protocol side is internal/sdkproto's Conn.MCPMessage")
+		t.Parallel()
+		s := sdkServer(t)
+		s.Script("SDK-MCP", llmtest.ToolUse("mcp__calc__add", map[string]any{"a": 2, "b": 40}), llmtest.Text("it is 42"))
+		lines, _ := runSDKScenario(t, s, "mcp-config")
+		called := 0
+		for _, l := range lines {
+			if l.Callback == "add" {
+				called++
+			}
+		}
+		if called != 1 {
+			t.Fatalf("the SDK's tool ran %d times", called)
+		}
+		init := lines[0].Message
+		if servers, _ := init["mcp_servers"].([]any); len(servers) != 1 || servers[0].(map[string]any)["name"] != "calc" {
+			t.Fatalf("init mcp_servers %v", init["mcp_servers"])
+		}
+		res := s.RequestsFor("SDK-MCP")[1].LastToolResults()
+		if len(res) != 1 || res[0].IsError || res[0].ResultText() != "SUM=42" {
+			t.Fatalf("the model got %+v", res)
+		}
+		_, result := messages(lines)
+		if result["result"] != "it is 42" {
+			t.Fatalf("result %v", result)
+		}
 	})
 }
 

@@ -1,9 +1,14 @@
 package cli
 
 import (
+	"context"
+	"encoding/json"
+	"slices"
+
 	"github.com/spf13/pflag"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/sdkproto"
 )
 
 // mcpFlags are the MCP flags of the root command, Claude Code's.
@@ -24,4 +29,31 @@ func mcpServersJSON(in []cadre.MCPInitServer) []mcpServerJSON {
 		out = append(out, mcpServerJSON{Name: s.Name, Status: s.Status})
 	}
 	return out
+}
+
+// sdkMCP connects the program's in-process MCP servers (the Agent SDK's
+// createSdkMcpServer): those its --mcp-config named with type "sdk" and
+// those initialize lists in sdkMcpServers. Their messages travel as
+// mcp_message control requests.
+func (s *sdkSession) sdkMCP(cfg *cadre.Config, in *sdkproto.Initialize) {
+	var names []string
+	if in != nil {
+		names = append(names, in.SDKMCPServers...)
+	}
+	for i, sv := range cfg.MCPServers {
+		if sv.Transport == cadre.MCPInProcess {
+			cfg.MCPServers[i].Pipe = s.mcpPipe(sv.Name)
+			names = slices.DeleteFunc(names, func(n string) bool { return n == sv.Name })
+		}
+	}
+	for _, n := range names {
+		cfg.MCPServers = slices.DeleteFunc(cfg.MCPServers, func(sv cadre.MCPServer) bool { return sv.Name == n })
+		cfg.MCPServers = append(cfg.MCPServers, cadre.InProcessMCPServer(n, s.mcpPipe(n)))
+	}
+}
+
+func (s *sdkSession) mcpPipe(name string) cadre.MCPMessagePipe {
+	return func(ctx context.Context, msg json.RawMessage) (json.RawMessage, error) {
+		return s.conn.MCPMessage(ctx, name, msg)
+	}
 }

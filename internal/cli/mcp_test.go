@@ -43,7 +43,7 @@ func TestMCPProjectFile(t *testing.T) {
 	t.Parallel()
 	s, env := server(t)
 	s.Script("", llmtest.ToolUse("mcp__everything__echo", map[string]any{"message": "through .mcp.json"}), llmtest.Text("done"))
-	cmd, out, errb, _ := cadreCmd(t, env, "", "-p", "go", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions")
+	cmd, out, errb, _ := cadreCmd(t, env, "", "-p", "go", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "--trust-project")
 	mcpJSON := `{"mcpServers": {"everything": {"command": "` + everythingBin(t) + `", "args": [], "env": {"X": "${NOT_SET_VAR:-dflt}"}, "colour": 1}}}`
 	if err := os.WriteFile(filepath.Join(cmd.Dir, ".mcp.json"), []byte(mcpJSON), 0o600); err != nil {
 		t.Fatal(err)
@@ -79,12 +79,28 @@ func TestMCPConfigFlags(t *testing.T) {
 	t.Run("malformed project file", func(t *testing.T) {
 		t.Parallel()
 		_, env := server(t)
-		cmd, _, errb, _ := cadreCmd(t, env, "", "-p", "go")
+		cmd, _, errb, _ := cadreCmd(t, env, "", "-p", "go", "--trust-project")
 		if err := os.WriteFile(filepath.Join(cmd.Dir, ".mcp.json"), []byte(bad), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		if code := runIn(t, cmd); code != 2 || !strings.Contains(errb.String(), ".mcp.json: line 3, column") {
 			t.Fatalf("code %d stderr %s", code, errb)
+		}
+	})
+	t.Run("an untrusted workspace's servers do not start", func(t *testing.T) {
+		t.Parallel()
+		s, env := server(t)
+		s.Script("", llmtest.ToolUse("mcp__everything__echo", map[string]any{"message": "x"}), llmtest.Text("done"))
+		cmd, _, errb, _ := cadreCmd(t, env, "", "-p", "go", "--dangerously-skip-permissions")
+		mcpJSON := `{"mcpServers": {"everything": {"command": "` + everythingBin(t) + `"}}}`
+		if err := os.WriteFile(filepath.Join(cmd.Dir, ".mcp.json"), []byte(mcpJSON), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if code := runIn(t, cmd); code != 0 || !strings.Contains(errb.String(), "mcpServers.everything") {
+			t.Fatalf("code %d stderr %s", code, errb)
+		}
+		if res := s.Requests()[1].LastToolResults(); !res[0].IsError || !strings.Contains(res[0].ResultText(), "No such tool") {
+			t.Fatalf("tool result %+v", res)
 		}
 	})
 	t.Run("strict", func(t *testing.T) {

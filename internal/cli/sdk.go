@@ -177,9 +177,11 @@ func (s *sdkSession) Request(ctx context.Context, subtype string, raw json.RawMe
 		}
 		return nil, s.setModel(ctx, r.Model)
 	case sdkproto.SubtypeMCPMessage:
-		// A message from an in-process MCP server (a notification such as
-		// tools/list_changed). cadre has no client for those servers
-		// yet, so there is no one to deliver it to.
+		// A message an in-process MCP server sends on its own (a
+		// notification such as tools/list_changed): the pipe to those
+		// servers carries replies only, so it is acknowledged and
+		// dropped; a changed tool list is seen when the server is next
+		// asked.
 		return map[string]any{}, nil
 	}
 	return nil, fmt.Errorf("cadre does not support the %q control request", subtype)
@@ -213,20 +215,14 @@ func (s *sdkSession) build(ctx context.Context, in *sdkproto.Initialize) error {
 	if err == nil {
 		err = applyFlags(s.p, &o, &cfg)
 	}
-	if err == nil && in != nil {
-		// MCP servers that live in the program's process: every JSON-RPC
-		// message goes to it as an mcp_message control request.
-		s.inProcessMCP = len(in.SDKMCPServers) > 0
-		for _, name := range in.SDKMCPServers {
-			cfg.MCPServers = append(cfg.MCPServers, cadre.InProcessMCPServer(name, func(ctx context.Context, msg json.RawMessage) (json.RawMessage, error) {
-				return s.conn.MCPMessage(ctx, name, msg)
-			}))
-		}
-	}
+	// MCP servers that live in the program's process: a turn waits for
+	// them to connect (mcp.go connects them).
+	s.inProcessMCP = in != nil && len(in.SDKMCPServers) > 0
 	if err == nil && s.o.permissionPromptTool == "stdio" && cfg.Permissions != nil {
 		cfg.Permissions.Prompter = &sdkproto.Prompter{Conn: s.conn, Interrupt: s.interruptTurn}
 	}
 	if err == nil {
+		s.sdkMCP(&cfg, in) // mcp.go: --mcp-config type sdk and initialize's sdkMcpServers
 		s.rt, err = cadre.New(cfg)
 	}
 	if err == nil && in != nil {

@@ -85,3 +85,17 @@ func (r *runner) resolve(ctx context.Context, name string) (tool.Tool, string, b
 func sameSpec(a, b llm.ToolSpec) bool {
 	return a.Name == b.Name && a.Description == b.Description && bytes.Equal(a.InputSchema, b.InputSchema)
 }
+
+// resultBlock is the tool_result of one call: its text, then its other
+// blocks (images). A result of blocks alone has no placeholder text.
+func resultBlock(id string, o tool.Output) llm.Block {
+	if len(o.Blocks) == 0 {
+		return llm.ToolResultBlock(id, resultText(o), o.IsError)
+	}
+	b := llm.Block{Type: llm.BlockToolResult, ToolUseID: id, IsError: o.IsError}
+	if o.Text != "" {
+		b.Content = append(b.Content, llm.TextBlock(o.Text))
+	}
+	b.Content = append(b.Content, o.Blocks...)
+	return b
+}

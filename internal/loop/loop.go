@@ -471,7 +471,7 @@ func (r *runner) finish(call llm.Block, index int, res ToolResult, err error, re
 	if err != nil {
 		return err
 	}
-	results[index] = llm.ToolResultBlock(call.ID, resultText(res.Output), res.Output.IsError)
+	results[index] = resultBlock(call.ID, res.Output) // dynamic.go
 	filled[index] = true
 	return r.emit(Event{Kind: ToolEnd, Call: &call, ToolResult: &res})
 }

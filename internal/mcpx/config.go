@@ -135,6 +135,7 @@ func (d Diagnostic) String() string {
 var (
 	stdioKeys = []string{"type", "command", "args", "env", "timeout"}
 	httpKeys  = []string{"type", "url", "headers", "timeout"}
+	sdkKeys   = []string{"type", "name", "timeout"}
 	// Keys Claude Code knows that cadre does not act on: a warning says
 	// so, without a did-you-mean.
 	ignoredKeys = []string{"alwaysLoad", "oauth", "headersHelper", "tools", "displayName",
@@ -308,7 +309,9 @@ func (p *parser) server(ptr, name string, raw json.RawMessage, scope Scope) (Ser
 		}
 	}
 	f := fields{p: p, ptr: ptr, server: name, m: m, ok: true}
-	if s.Transport == Stdio {
+	if s.Transport == InProcess {
+		// Nothing to read: the program that runs cadre serves it.
+	} else if s.Transport == Stdio {
 		f.str("command", &s.Command)
 		f.strList("args", &s.Args)
 		f.strMap("env", &s.Env)
@@ -360,6 +363,10 @@ func (p *parser) transport(ptr, name string, m map[string]json.RawMessage) (Tran
 		return HTTP, httpKeys, true
 	case "sse":
 		return SSE, httpKeys, true
+	case "sdk":
+		// An Agent SDK's in-process server: its messages travel over the
+		// control protocol (mcp_message), which the SDK mode wires up.
+		return InProcess, sdkKeys, true
 	}
 	p.fail(ptr+"/type", "server %q skipped: transport type %q is not supported (use stdio, http or sse)", name, typ)
 	return "", nil, false

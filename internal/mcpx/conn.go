@@ -2,11 +2,13 @@ package mcpx
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -476,6 +478,7 @@ func (c *conn) lostReason(err error) string {
 // no text; the whole cut to max characters with a note.
 func render(res *mcp.CallToolResult, max int) tool.Output {
 	var parts []string
+	var blocks []llm.Block
 	hasText := false
 	for _, c := range res.Content {
 		switch v := c.(type) {
@@ -483,6 +486,11 @@ func render(res *mcp.CallToolResult, max int) tool.Output {
 			hasText = true
 			parts = append(parts, v.Text)
 		case *mcp.ImageContent:
+			if slices.Contains(imageTypes, v.MIMEType) && len(v.Data) > 0 {
+				// The model sees the picture itself (both providers).
+				blocks = append(blocks, llm.ImageBlock(v.MIMEType, base64.StdEncoding.EncodeToString(v.Data)))
+				continue
+			}
 			parts = append(parts, prompts.MCPBinaryContent("image", v.MIMEType, len(v.Data)))
 		case *mcp.AudioContent:
 			parts = append(parts, prompts.MCPBinaryContent("audio", v.MIMEType, len(v.Data)))
@@ -506,11 +514,14 @@ func render(res *mcp.CallToolResult, max int) tool.Output {
 		}
 	}
 	text := strings.Join(parts, "\n")
-	if text == "" {
+	if text == "" && len(blocks) == 0 {
 		text = prompts.MCPEmptyResult()
 	}
-	return tool.Output{Text: truncate(text, max), IsError: res.IsError}
+	return tool.Output{Text: truncate(text, max), IsError: res.IsError, Blocks: blocks}
 }
+
+// imageTypes are the image types the model providers take.
+var imageTypes = []string{"image/jpeg", "image/png", "image/gif", "image/webp"}
 
 // truncate cuts s to at most max bytes on a rune boundary, with a note.
 func truncate(s string, max int) string {

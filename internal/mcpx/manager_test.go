@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/cadre-dev/cadre/llm"
 	"os"
 	"path/filepath"
 	"slices"
@@ -76,7 +77,9 @@ func TestEverythingOverStdio(t *testing.T) {
 	if out := run(t, tools, "mcp__every_thing__get-sum", `{"a":2,"b":40}`); out.IsError || !strings.Contains(out.Text, "42") {
 		t.Errorf("get-sum = %+v", out)
 	}
-	if out := run(t, tools, "mcp__every_thing__get-tiny-image", `{}`); out.IsError || !strings.Contains(out.Text, "[image: image/png,") {
+	// The image itself goes to the model (llm.BlockImage), beside the text.
+	if out := run(t, tools, "mcp__every_thing__get-tiny-image", `{}`); out.IsError || len(out.Blocks) != 1 || out.Blocks[0].Type != llm.BlockImage ||
+		out.Blocks[0].MediaType != "image/png" || !strings.Contains(out.Text, "image") {
 		t.Errorf("get-tiny-image = %+v", out)
 	}
 	if out := run(t, tools, "mcp__every_thing__get-structured-content", `{"location":"Chicago"}`); out.IsError || !strings.Contains(out.Text, "temperature") {

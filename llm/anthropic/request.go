@@ -189,8 +189,12 @@ func blockParam(b llm.Block, mark bool) (sdk.ContentBlockParamUnion, error) {
 			tr.IsError = param.NewOpt(true)
 		}
 		for _, c := range b.Content {
-			if c.Type == llm.BlockText && c.Text != "" {
+			switch {
+			case c.Type == llm.BlockText && c.Text != "":
 				tr.Content = append(tr.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: c.Text}})
+			case c.Type == llm.BlockImage:
+				tr.Content = append(tr.Content, sdk.ToolResultBlockParamContentUnion{OfImage: &sdk.ImageBlockParam{
+					Source: sdk.ImageBlockParamSourceUnion{OfBase64: &sdk.Base64ImageSourceParam{Data: c.Data, MediaType: sdk.Base64ImageSourceMediaType(c.MediaType)}}}})
 			}
 		}
 		return sdk.ContentBlockParamUnion{OfToolResult: tr}, nil

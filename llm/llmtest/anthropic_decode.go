@@ -2,8 +2,10 @@ package llmtest
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cadre-dev/cadre/llm"
@@ -44,6 +46,14 @@ type aBlock struct {
 	Data         string          `json:"data"`
 	Citations    json.RawMessage `json:"citations"`
 	CacheControl json.RawMessage `json:"cache_control"`
+	Source       *aSource        `json:"source"`
+}
+
+// aSource is an image block's source.
+type aSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
 }
 
 type aTool struct {
@@ -217,6 +227,10 @@ func (d *decoded) anthropicBlock(b aBlock, raw json.RawMessage, where string) (l
 				if ib.Type == "text" && strings.TrimSpace(ib.Text) == "" {
 					d.problemf("%s.content[%d]: empty text block", where, k)
 				}
+				if ib.Type == "image" {
+					out.Content = append(out.Content, d.image(ib.Source, fmt.Sprintf("%s.content[%d]", where, k)))
+					continue
+				}
 				out.Content = append(out.Content, llm.Block{Type: llm.BlockType(ib.Type), Text: ib.Text})
 			}
 		}
@@ -238,4 +252,30 @@ func (d *decoded) anthropicBlock(b aBlock, raw json.RawMessage, where string) (l
 		out.Data = b.Data
 	}
 	return out, nested, nil
+}
+
+// imageTypes are the media types both APIs take for images.
+var imageTypes = []string{"image/jpeg", "image/png", "image/gif", "image/webp"}
+
+// image checks an Anthropic image source (base64, a known media type,
+// data that decodes) and returns the block.
+func (d *decoded) image(src *aSource, where string) llm.Block {
+	if src == nil {
+		d.problemf("%s: image without a source", where)
+		return llm.Block{Type: llm.BlockImage}
+	}
+	if src.Type != "base64" {
+		d.problemf("%s: image source type %q (this server takes base64)", where, src.Type)
+	}
+	d.checkImage(src.MediaType, src.Data, where)
+	return llm.ImageBlock(src.MediaType, src.Data)
+}
+
+func (d *decoded) checkImage(mediaType, data, where string) {
+	if !slices.Contains(imageTypes, mediaType) {
+		d.problemf("%s: image media type %q is not one of %v", where, mediaType, imageTypes)
+	}
+	if _, err := base64.StdEncoding.DecodeString(data); err != nil || data == "" {
+		d.problemf("%s: image data is not base64: %v", where, err)
+	}
 }

@@ -116,10 +116,18 @@ func decodeOpenAI(body []byte) (*decoded, error) {
 		case "system", "developer":
 			system = append(system, text)
 		case "user":
-			if strings.TrimSpace(text) == "" {
+			images := d.openaiImages(m.Content, fmt.Sprintf("messages[%d]", i))
+			if strings.TrimSpace(text) == "" && len(images) == 0 {
 				d.problemf("messages[%d]: empty user content", i)
 			}
-			d.messages = append(d.messages, llm.UserText(text))
+			msg := llm.UserText(text)
+			if len(images) > 0 {
+				msg.Content = images
+				if text != "" {
+					msg.Content = append([]llm.Block{llm.TextBlock(text)}, images...)
+				}
+			}
+			d.messages = append(d.messages, msg)
 		case "assistant":
 			msg := llm.Message{Role: llm.RoleAssistant}
 			if hasText && text != "" {
@@ -162,4 +170,38 @@ func isToolResults(m llm.Message) bool {
 		}
 	}
 	return true
+}
+
+// openaiImages returns the image_url parts of a user message's content as
+// image blocks; only base64 data URLs are taken.
+func (d *decoded) openaiImages(raw json.RawMessage, where string) []llm.Block {
+	var parts []struct {
+		Type     string `json:"type"`
+		ImageURL *struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return nil
+	}
+	var out []llm.Block
+	for k, p := range parts {
+		if p.Type != "image_url" {
+			continue
+		}
+		at := fmt.Sprintf("%s.content[%d]", where, k)
+		if p.ImageURL == nil {
+			d.problemf("%s: image_url part without image_url", at)
+			continue
+		}
+		meta, data, ok := strings.Cut(strings.TrimPrefix(p.ImageURL.URL, "data:"), ",")
+		mediaType, isB64 := strings.CutSuffix(meta, ";base64")
+		if !ok || !isB64 || !strings.HasPrefix(p.ImageURL.URL, "data:") {
+			d.problemf("%s: image url is not a base64 data URL", at)
+			continue
+		}
+		d.checkImage(mediaType, data, at)
+		out = append(out, llm.ImageBlock(mediaType, data))
+	}
+	return out
 }

@@ -108,12 +108,20 @@ func buildParams(req *llm.Request, maxField string) (sdk.ChatCompletionNewParams
 // order, then the text, if any, as a user message.
 func appendUser(out []sdk.ChatCompletionMessageParamUnion, m llm.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
 	var texts []string
+	var images []sdk.ChatCompletionContentPartUnionParam
 	for _, b := range m.Content {
 		switch b.Type {
 		case llm.BlockToolResult:
 			text := b.ResultText()
 			if b.IsError {
 				text = errorPrefix + text
+			}
+			// A tool message holds text only: its images follow in a
+			// user message that names the call.
+			if imgs := toolImages(b); len(imgs) > 0 {
+				text += "\n" + fmt.Sprintf(imagesFollow, len(imgs))
+				images = append(images, sdk.TextContentPart(fmt.Sprintf(imagesOf, b.ToolUseID)))
+				images = append(images, imgs...)
 			}
 			out = append(out, sdk.ToolMessage(text, b.ToolUseID))
 		case llm.BlockText:
@@ -125,9 +133,15 @@ func appendUser(out []sdk.ChatCompletionMessageParamUnion, m llm.Message) ([]sdk
 			return out, fmt.Errorf("block type %q cannot be sent to this provider", b.Type)
 		}
 	}
-	switch len(texts) {
-	case 0:
-	case 1:
+	switch {
+	case len(images) > 0:
+		parts := images
+		for _, s := range texts {
+			parts = append(parts, sdk.TextContentPart(s))
+		}
+		out = append(out, sdk.UserMessage(parts))
+	case len(texts) == 0:
+	case len(texts) == 1:
 		out = append(out, sdk.UserMessage(texts[0]))
 	default:
 		parts := make([]sdk.ChatCompletionContentPartUnionParam, len(texts))
@@ -137,6 +151,24 @@ func appendUser(out []sdk.ChatCompletionMessageParamUnion, m llm.Message) ([]sdk
 		out = append(out, sdk.UserMessage(parts))
 	}
 	return out, nil
+}
+
+// The notes that tie a tool result's images to it (Chat Completions has
+// no images in tool messages).
+const (
+	imagesFollow = "[%d image(s) of this result follow in the next user message]"
+	imagesOf     = "[images of tool call %s]"
+)
+
+// toolImages are a tool result's images as image_url parts (data URLs).
+func toolImages(b llm.Block) []sdk.ChatCompletionContentPartUnionParam {
+	var out []sdk.ChatCompletionContentPartUnionParam
+	for _, c := range b.Content {
+		if c.Type == llm.BlockImage {
+			out = append(out, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: "data:" + c.MediaType + ";base64," + c.Data}))
+		}
+	}
+	return out
 }
 
 // appendAssistant adds an assistant message: text as content, tool uses as

@@ -111,6 +111,27 @@ switch (scenario) {
     onResult = () => next();
     break;
   }
+  case 'mcp-config': {
+    // An in-process MCP server (createSdkMcpServer) the SDK announces
+    // the default way, with --mcp-config type "sdk": cadre reaches it
+    // through mcp_message control requests.
+    const { z } = await import(pathToFileURL(path.join(sdkDir, 'node_modules/zod/index.js')).href);
+    prompt = 'SDK-MCP: add the numbers';
+    options.permissionMode = 'bypassPermissions';
+    options.mcpServers = {
+      calc: createSdkMcpServer({
+        name: 'calc',
+        version: '1.0.0',
+        tools: [
+          tool('add', 'Adds two numbers', { a: z.number(), b: z.number() }, async ({ a, b }) => {
+            out({ callback: 'add', input: { a, b } });
+            return { content: [{ type: 'text', text: `SUM=${a + b}` }] };
+          }),
+        ],
+      }),
+    };
+    break;
+  }
   default:
     throw new Error('unknown scenario ' + scenario);
 }
