@@ -42,6 +42,12 @@ type agent struct {
 	unavailable map[string]string
 	// spawnReceipt is what the spawn granted (sub-agents only).
 	spawnReceipt Receipt
+	// The fork path (fork.go): fork marks a fork (it cannot start agents);
+	// start is a fork's first messages (nil: the prompt alone) and
+	// cacheHints where the prefix its siblings share ends.
+	fork       bool
+	start      []llm.Message
+	cacheHints []llm.CacheHint
 
 	mu        sync.Mutex
 	usage     llm.Usage // own requests plus finished children's subtrees
@@ -83,7 +89,7 @@ func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
 		}
 	}
 	return permission.NewSession(permission.SessionConfig{
-		Checker: checker, Prompter: p.Prompter, AgentID: a.id, AgentType: a.typ, Background: background, Log: a.run.denials,
+		Checker: checker, Prompter: forkPrompter(a.perms.Mode, p.Prompter), AgentID: a.id, AgentType: a.typ, Background: background, Log: a.run.denials,
 	})
 }
 
@@ -105,6 +111,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, Tools: a.pool, Env: a.env,
 		MaxTurns: a.maxTurns, MaxTokens: a.run.rt.cfg.MaxTokens, Thinking: a.run.rt.cfg.Thinking, Effort: a.effort, Recorder: rec,
 		AgentID: a.id, AgentType: a.typ, Unavailable: a.unavailable, Now: a.run.rt.cfg.Now,
+		CacheHints: a.cacheHints, // a fork's shared prefix (fork.go)
 	}
 	if auth != nil {
 		cfg.Authorizer = auth

@@ -99,6 +99,14 @@ type Config struct {
 	History []llm.Message
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// The fork path (issue 12, S-6; fork.go).
+
+	// ForkSubagent turns on the fork path: an Agent call without
+	// subagent_type (or with "fork") starts a copy of the calling agent
+	// that inherits its whole conversation, system prompt, tools and
+	// model, and shares its prompt cache with its sibling forks.
+	ForkSubagent bool
 }
 
 // Permissions configures permission checking for the session.

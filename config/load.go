@@ -18,7 +18,8 @@ import (
 type Options struct {
 	// Getenv is the environment Load reads: HOME, XDG_STATE_HOME, the
 	// provider's keys and base URLs (ANTHROPIC_*, OPENAI_*), CADRE_PROVIDER,
-	// CADRE_MODEL, CADRE_SUBAGENT_MODEL and CADRE_SUBAGENT_MODEL_FORCE.
+	// CADRE_MODEL, CADRE_SUBAGENT_MODEL, CADRE_SUBAGENT_MODEL_FORCE and
+	// CADRE_FORK_SUBAGENT.
 	// Settings files' env values are read over it. Nil means an empty
 	// environment; the cadre command passes os.Getenv.
 	Getenv func(string) string
@@ -97,6 +98,11 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 		Limits:             cadre.Limits{MaxDepth: s.MaxDepth.Value, MaxRunning: s.MaxConcurrentAgents.Value, MaxTotal: s.MaxTotalAgents.Value},
 		StateDir:           stateDir(getenv, home),
 	}
+	fork, err := forkSubagent(getenv, s)
+	if err != nil {
+		return cadre.Config{}, diags, err
+	}
+	cfg.ForkSubagent = fork
 	if err := setModel(&cfg, opts, s, getenv); err != nil {
 		return cadre.Config{}, diags, err
 	}

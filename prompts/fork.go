@@ -87,3 +87,9 @@ func ForkListingLine(reason string) string {
 
 //go:embed forktool.md
 var forkTool string
+
+// ForkNotAllowedReason: the calling agent's definition limits the types it
+// may start (`Agent(a, b)`), and fork is not one of them.
+func ForkNotAllowedReason() string {
+	return "this agent's definition limits the agent types it may start, and fork is not one of them"
+}

@@ -66,7 +66,7 @@ func TestPlaceBreakpoints(t *testing.T) {
 			Breakpoints{Tool: 0, Blocks: []BlockRef{{0, 0}, {1, 0}, {2, 0}}}},
 		{"hints out of range or on thinking are ignored", &llm.Request{System: "s", Tools: []llm.ToolSpec{tool},
 			CacheHints: []llm.CacheHint{{Message: 9, Block: 0}, {Message: -1, Block: 0}, {Message: 0, Block: 5}, {Message: 1, Block: 0}},
-			Messages: []llm.Message{user, {Role: llm.RoleAssistant, Content: []llm.Block{thinking, llm.TextBlock("a")}}}},
+			Messages:   []llm.Message{user, {Role: llm.RoleAssistant, Content: []llm.Block{thinking, llm.TextBlock("a")}}}},
 			Breakpoints{Tool: 0, System: true, Blocks: []BlockRef{{0, 0}, {1, 1}}}},
 		{"no cache wins over hints", &llm.Request{NoCache: true, CacheHints: []llm.CacheHint{{Message: 0, Block: 0}}, Messages: []llm.Message{user}},
 			Breakpoints{Tool: -1}},

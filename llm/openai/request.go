@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
@@ -91,7 +92,7 @@ func buildParams(req *llm.Request, maxField string) (sdk.ChatCompletionNewParams
 		var err error
 		switch m.Role {
 		case llm.RoleUser:
-			p.Messages, err = appendUser(p.Messages, m)
+			p.Messages, err = appendUser(p.Messages, m, hintedBlocks(req.CacheHints, i))
 		case llm.RoleAssistant:
 			p.Messages, err = appendAssistant(p.Messages, m)
 		default:
@@ -104,11 +105,26 @@ func buildParams(req *llm.Request, maxField string) (sdk.ChatCompletionNewParams
 	return p, nil
 }
 
+// hintedBlocks are the blocks of message i that cache hints point at.
+func hintedBlocks(hints []llm.CacheHint, i int) []int {
+	var out []int
+	for _, h := range hints {
+		if h.Message == i {
+			out = append(out, h.Block)
+		}
+	}
+	return out
+}
+
 // appendUser adds a user message: one tool message per tool_result, in
-// order, then the text, if any, as a user message.
-func appendUser(out []sdk.ChatCompletionMessageParamUnion, m llm.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
+// order, then the text, if any, as a user message. A text block named in
+// split (a cache hint: the end of a prefix sibling requests share) ends
+// its user message, and the texts after it go in another, so the shared
+// prefix ends on a message boundary. Servers that cache by tokens are
+// unaffected; one that caches per message can then reuse the prefix.
+func appendUser(out []sdk.ChatCompletionMessageParamUnion, m llm.Message, split []int) ([]sdk.ChatCompletionMessageParamUnion, error) {
 	var texts []string
-	for _, b := range m.Content {
+	for bi, b := range m.Content {
 		switch b.Type {
 		case llm.BlockToolResult:
 			text := b.ResultText()
@@ -120,11 +136,20 @@ func appendUser(out []sdk.ChatCompletionMessageParamUnion, m llm.Message) ([]sdk
 			if b.Text != "" {
 				texts = append(texts, b.Text)
 			}
+			if len(texts) > 0 && slices.Contains(split, bi) && bi < len(m.Content)-1 {
+				out, texts = appendUserText(out, texts), nil
+			}
 		case llm.BlockThinking, llm.BlockRedactedThinking:
 		default:
 			return out, fmt.Errorf("block type %q cannot be sent to this provider", b.Type)
 		}
 	}
+	return appendUserText(out, texts), nil
+}
+
+// appendUserText adds texts as one user message: a string for one text,
+// content parts for several, nothing for none.
+func appendUserText(out []sdk.ChatCompletionMessageParamUnion, texts []string) []sdk.ChatCompletionMessageParamUnion {
 	switch len(texts) {
 	case 0:
 	case 1:
@@ -136,7 +161,7 @@ func appendUser(out []sdk.ChatCompletionMessageParamUnion, m llm.Message) ([]sdk
 		}
 		out = append(out, sdk.UserMessage(parts))
 	}
-	return out, nil
+	return out
 }
 
 // appendAssistant adds an assistant message: text as content, tool uses as
