@@ -1,6 +1,7 @@
 package cadre
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
@@ -82,10 +83,11 @@ func (a *agent) forkRoute(typ string) (*agentdef.Definition, *refusal) {
 	if typ != "" && (typ != agentdef.ForkName || a.run.rt.defs[agentdef.ForkName] != nil) {
 		return nil, nil
 	}
+	_, denied := permission.AgentTypeDenied(a.perms.Rules, agentdef.ForkName)
 	switch {
 	case fs.on:
 		return agentdef.Fork(), nil
-	case typ == "":
+	case typ == "" || denied: // a denied fork is refused like any denied type
 		return nil, nil
 	case fs.reason != "":
 		return nil, &refusal{RefusedFork, prompts.ForkUnavailable(fs.reason, defaultAgentType)}
@@ -150,7 +152,7 @@ func (a *agent) newFork(ctx context.Context, in agentInput, toolUseID string) (*
 		{"model", in.Model, a.modelID}, {"effort", in.Effort, a.effort}, {"cwd", in.Cwd, a.env.Cwd},
 	} {
 		if arg.value != "" && arg.value != arg.kept {
-			child.warn(prompts.ForkIgnoredArgument(arg.field, arg.value, arg.kept))
+			child.warn(prompts.ForkIgnoredArgument(arg.field, arg.value, cmp.Or(arg.kept, "default")))
 		}
 	}
 	return child, nil

@@ -2,10 +2,15 @@ package cadre
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cadre-dev/cadre/agentdef"
@@ -15,6 +20,7 @@ import (
 	"github.com/cadre-dev/cadre/llm/openai"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/transcript"
 )
 
 // forkProvider is one provider the fork scenarios run against.
@@ -222,4 +228,291 @@ func commonSuffix(rs []*llmtest.Request) int {
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// forkScript makes MAIN call Agent once with input, then answer a fork
+// with "forked report" and its own last request with "done"; a fresh
+// child (its prompt starts with CHILD) answers "fresh report".
+func forkScript(srv *llmtest.Server, input map[string]any) {
+	srv.Script("MAIN", llmtest.ToolUse("Agent", input))
+	srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+		if isForkRequest(r) {
+			return llmtest.Text("forked report")
+		}
+		return llmtest.Text("done")
+	})
+	srv.Script("CHILD", llmtest.Text("fresh report"))
+}
+
+// TestForkRouting: which Agent calls fork (S-3.3, S-6.1), and what the
+// Agent tool's description says about it.
+func TestForkRouting(t *testing.T) {
+	t.Parallel()
+	userFork := &agentdef.Definition{Name: "fork", Description: "a user agent that happens to be named fork", Body: "USER FORK AGENT",
+		Source: agentdef.SourceProject, Path: "/p/.cadre/agents/fork.md"}
+	denyFork := &Permissions{Mode: permission.ModeBypassPermissions,
+		Rules: []permission.Rule{{Behavior: permission.Deny, Tool: "Agent", Content: "fork", Source: "/p/.cadre/settings.json"}}}
+	cases := []struct {
+		name    string
+		fork    bool
+		agents  []*agentdef.Definition
+		perms   *Permissions
+		typ     string
+		want    string // in the Agent call's result
+		refused RefusalReason
+		denied  bool     // by the permission checker, before the tool runs
+		desc    []string // in the Agent tool's description
+	}{
+		{name: "off, no type: general-purpose", typ: "", want: "fresh report", desc: []string{"Without it, general-purpose is used."}},
+		{name: "off, fork: refused", typ: "fork", want: "Forking is not enabled", refused: RefusedFork},
+		{name: "on, no type: fork", fork: true, typ: "", want: "forked report", desc: []string{"Without it, you fork", "Forking: omit subagent_type"}},
+		{name: "on, fork named: fork", fork: true, typ: "fork", want: "forked report"},
+		{name: "on, a named type: that type", fork: true, typ: "general-purpose", want: "fresh report"},
+		{name: "user agent named fork: no type is general-purpose", fork: true, agents: []*agentdef.Definition{userFork}, typ: "",
+			want: "fresh report", desc: []string{"- fork: unavailable (an agent definition named fork exists (/p/.cadre/agents/fork.md)", "Without it, general-purpose is used."}},
+		{name: "user agent named fork: fork is that agent", fork: true, agents: []*agentdef.Definition{userFork}, typ: "fork", want: "fresh report"},
+		{name: "Agent(fork) denied: no type is general-purpose", fork: true, perms: denyFork, typ: "",
+			want: "fresh report", desc: []string{"- fork: unavailable (rule Agent(fork) from /p/.cadre/settings.json denies it)"}},
+		{name: "Agent(fork) denied: fork is refused naming the rule", fork: true, perms: denyFork, typ: "fork",
+			want: "Rule Agent(fork) from /p/.cadre/settings.json forbids it", denied: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			cfg := h.config()
+			cfg.ForkSubagent, cfg.Permissions = c.fork, c.perms
+			if c.agents != nil {
+				cfg.Agents = append(agentdef.Builtins(), c.agents...)
+			}
+			forkScript(h.srv, agentCall(c.typ, "CHILD: do the thing"))
+			_, res, _ := mustRun(t, cfg, "MAIN: go")
+			got := h.toolResults("MAIN")[0]
+			contains(t, got, c.want)
+			if c.refused != "" && res.Subagents.Refused[c.refused] != 1 {
+				t.Fatalf("refusals %v, want one %s", res.Subagents.Refused, c.refused)
+			}
+			if c.denied && len(res.PermissionDenials) != 1 {
+				t.Fatalf("denials %+v", res.PermissionDenials)
+			}
+			if c.refused == "" && !c.denied && res.Subagents.Completed != 1 {
+				t.Fatalf("subagents %+v", res.Subagents)
+			}
+			first := h.srv.RequestsFor("MAIN")[0]
+			i := slices.Index(first.ToolNames(), "Agent")
+			for _, d := range c.desc {
+				contains(t, first.Tools[i].Description, d)
+			}
+			if !c.fork && strings.Contains(first.Tools[i].Description, "fork") {
+				t.Fatalf("fork off, yet the description mentions forks:\n%s", first.Tools[i].Description)
+			}
+		})
+	}
+}
+
+// hasForkRules reports whether a captured request is a fork's: a user
+// message of its history holds the fork rules.
+func hasForkRules(r *llmtest.Request) bool {
+	for _, m := range r.Messages {
+		for _, b := range m.Content {
+			if m.Role == llm.RoleUser && b.Type == llm.BlockText && prompts.IsForkRules(b.Text) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestForkCannotFork: a fork's Agent call is refused and counted (S-6.3),
+// its transcript holds the whole inherited conversation, and a session
+// restored from that transcript is still recognised as a fork.
+func TestForkCannotFork(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("", "FORK-X: try to fork")))
+	h.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+		last := r.LastUserText()
+		switch {
+		case strings.Contains(last, "from Agent call"), strings.Contains(last, "RESUMED"):
+			return llmtest.ToolUse("Agent", agentCall("", "nested fork"))
+		case hasForkRules(r):
+			return llmtest.Text("could not fork")
+		}
+		return llmtest.Text("done")
+	})
+	cfg := h.config()
+	cfg.ForkSubagent = true
+	evs, res, _ := mustRun(t, cfg, "MAIN: fork once")
+	if res.Subagents.Spawned != 1 || res.Subagents.Refused[RefusedForkNested] != 1 {
+		t.Fatalf("subagents %+v", res.Subagents)
+	}
+	var forkResult *SubagentResult
+	for _, ev := range evs {
+		if ev.Type == EventTaskCompleted {
+			forkResult = ev.Subagent
+		}
+	}
+	if forkResult == nil || forkResult.AgentType != agentdef.ForkName || !strings.Contains(forkResult.Text, "could not fork") {
+		t.Fatalf("fork result %+v", forkResult)
+	}
+	var refusal string
+	for _, r := range h.srv.RequestsFor("MAIN") {
+		if hasForkRules(r) && len(r.LastToolResults()) == 1 {
+			refusal = r.LastToolResults()[0].ResultText()
+		}
+	}
+	if refusal != prompts.ForkNested() {
+		t.Fatalf("the fork's Agent call got %q", refusal)
+	}
+
+	// The fork's transcript starts with the parent's first message and
+	// holds the fork rules: restored, it is still a fork.
+	entries, err := transcript.ReadFile(forkResult.TranscriptPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	history := transcript.Messages(entries)
+	if len(history) < 4 || history[0].Text() != "MAIN: fork once" {
+		t.Fatalf("fork transcript holds %d messages, starting %+v", len(history), history[0])
+	}
+	cfg2 := h.config()
+	cfg2.ForkSubagent, cfg2.History = true, history
+	_, res2, _ := mustRun(t, cfg2, "RESUMED: fork again")
+	if res2.Subagents.Spawned != 0 || res2.Subagents.Refused[RefusedForkNested] != 1 {
+		t.Fatalf("restored fork: subagents %+v", res2.Subagents)
+	}
+	all := h.srv.RequestsFor("MAIN")
+	if got := all[len(all)-1].LastToolResults()[0].ResultText(); got != prompts.ForkNested() {
+		t.Fatalf("restored fork's Agent call got %q", got)
+	}
+}
+
+// TestForkIgnoresModelAndEffort: a fork keeps its parent's model and
+// effort whatever the call says; the receipt warns (S-6.1).
+func TestForkIgnoresModelAndEffort(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	in := agentCall("", "do it")
+	in["model"], in["effort"] = "opus", "high"
+	forkScript(h.srv, in)
+	cfg := h.config()
+	cfg.ForkSubagent = true
+	evs, _, _ := mustRun(t, cfg, "MAIN: go")
+	var fork *llmtest.Request
+	for _, r := range h.srv.RequestsFor("MAIN") {
+		if isForkRequest(r) {
+			fork = r
+		}
+	}
+	if fork == nil || fork.Model != cfg.ModelID || bytes.Contains(fork.Body, []byte(`"output_config"`)) {
+		t.Fatalf("fork request model %v, body effort present %v", fork.Model, bytes.Contains(fork.Body, []byte(`"output_config"`)))
+	}
+	var warnings []string
+	for _, ev := range evs {
+		if ev.Type == EventTaskCompleted {
+			warnings = ev.Subagent.Receipt.Warnings
+			if ev.Subagent.Model != cfg.ModelID || ev.Subagent.ModelRule != ModelRuleParent {
+				t.Fatalf("result model %s rule %s", ev.Subagent.Model, ev.Subagent.ModelRule)
+			}
+		}
+	}
+	want := []string{prompts.ForkIgnoredArgument("model", "opus", cfg.ModelID), prompts.ForkIgnoredArgument("effort", "high", "default")}
+	if !slices.Equal(warnings, want) {
+		t.Fatalf("warnings %q, want %q", warnings, want)
+	}
+}
+
+// recordingPrompter allows every prompt and records it.
+type recordingPrompter struct {
+	mu      sync.Mutex
+	prompts []permission.Prompt
+}
+
+func (p *recordingPrompter) Prompt(_ context.Context, pr permission.Prompt) (permission.Reply, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.prompts = append(p.prompts, pr)
+	return permission.Reply{Choice: permission.ChoiceAllowOnce}, nil
+}
+
+// TestForkBubblesPrompts: a fork runs in bubble mode; its permission
+// prompts reach the session's prompter labelled with the fork (S-6.4).
+// Headless, the same call is denied and reported.
+func TestForkBubblesPrompts(t *testing.T) {
+	t.Parallel()
+	for _, headless := range []bool{false, true} {
+		t.Run(fmt.Sprintf("headless=%v", headless), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			target := filepath.Join(h.dir, "out.txt")
+			h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("", "write the file")))
+			h.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+				switch {
+				case isForkRequest(r):
+					return llmtest.ToolUse("Write", map[string]any{"file_path": target, "content": "from the fork"})
+				case hasForkRules(r):
+					return llmtest.Text("wrote it")
+				}
+				return llmtest.Text("done")
+			})
+			rec := &recordingPrompter{}
+			cfg := h.config()
+			cfg.ForkSubagent = true
+			cfg.Permissions = &Permissions{Mode: permission.ModeDefault, Rules: []permission.Rule{{Behavior: permission.Allow, Tool: "Agent"}}}
+			if !headless {
+				cfg.Permissions.Prompter = rec
+			}
+			evs, res, _ := mustRun(t, cfg, "MAIN: go")
+			var forkID string
+			for _, ev := range evs {
+				if ev.Type == EventTaskStarted {
+					forkID = ev.Task.AgentID
+					if ev.Task.Receipt.PermissionMode != permission.ModeBubble {
+						t.Fatalf("fork mode %s", ev.Task.Receipt.PermissionMode)
+					}
+				}
+			}
+			_, statErr := os.Stat(target)
+			if headless {
+				if statErr == nil || len(res.PermissionDenials) != 1 || res.PermissionDenials[0].AgentID != forkID {
+					t.Fatalf("headless fork: file written %v, denials %+v", statErr == nil, res.PermissionDenials)
+				}
+				return
+			}
+			if statErr != nil {
+				t.Fatal(statErr)
+			}
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			if len(rec.prompts) != 1 || rec.prompts[0].Label != permission.AgentLabel(agentdef.ForkName, forkID) || rec.prompts[0].Request.Tool != "Write" {
+				t.Fatalf("prompts %+v, want one labelled %q", rec.prompts, permission.AgentLabel(agentdef.ForkName, forkID))
+			}
+		})
+	}
+}
+
+// TestForkMaxTurns: a fork stops at 200 turns (S-6.4).
+func TestForkMaxTurns(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("", "loop forever")))
+	h.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+		if hasForkRules(r) {
+			return llmtest.ToolUse("NoSuchTool", map[string]any{})
+		}
+		return llmtest.Text("done")
+	})
+	cfg := h.config()
+	cfg.ForkSubagent = true
+	evs, _, _ := mustRun(t, cfg, "MAIN: go")
+	for _, ev := range evs {
+		if ev.Type == EventTaskCompleted {
+			if !ev.Subagent.MaxTurnsHit || ev.Subagent.Turns != 200 {
+				t.Fatalf("fork turns %d, max turns hit %v", ev.Subagent.Turns, ev.Subagent.MaxTurnsHit)
+			}
+			contains(t, h.toolResults("MAIN")[0], "limit of 200 turns")
+			return
+		}
+	}
+	t.Fatal("no fork completed")
 }
