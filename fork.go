@@ -185,3 +185,26 @@ func forkPrompter(mode permission.Mode, p permission.Prompter) permission.Prompt
 	}
 	return permission.BubblePrompter{Parent: p}
 }
+
+// hookMessage is the message the SubagentStart hooks' context is put in
+// front of (hooks.go): a fresh child's first message; for a fork, a
+// scratch message that withHookContext appends after the directive, so
+// the bytes the fork shares with its parent and siblings stay put.
+func (c *agent) hookMessage(msgs []llm.Message) *llm.Message {
+	if c.start == nil {
+		return &msgs[0]
+	}
+	return &llm.Message{Role: llm.RoleUser}
+}
+
+// withHookContext returns msgs with the blocks of a fork's scratch hook
+// message (see hookMessage) at the end of its last message.
+func (c *agent) withHookContext(msgs []llm.Message, m *llm.Message) []llm.Message {
+	if c.start == nil || len(m.Content) == 0 {
+		return msgs
+	}
+	out := slices.Clone(msgs)
+	last := &out[len(out)-1]
+	last.Content = append(slices.Clip(last.Content), m.Content...)
+	return out
+}

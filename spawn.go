@@ -55,7 +55,17 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 			child, ref = a.newChild(def, in, toolUseID, cwd)
 		}
 		if ref == nil {
-			return a.admit(ctx, child, in)
+			var err error
+			if ref, err = child.acquireMCP(ctx, a); err != nil { // mcp.go
+				return tool.Output{}, err
+			}
+			if ref == nil {
+				// execute releases at the child's own end; this covers a
+				// child that never ran (refused by the gate, killed while
+				// queued).
+				defer child.releaseMCP()
+				return a.admit(ctx, child, in)
+			}
 		}
 	}
 	if ref.reason != "" {
@@ -137,9 +147,9 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput) (tool.Ou
 			Task: child.taskInfo(a, in, task.Pending)})
 		if err == nil {
 			if err = ticket.Wait(ctx); err != nil {
-				// Killed while it waited: it never ran. (Like every event
-				// of a cancelled run, this one may not get through.)
-				_ = run.send(ctx, Event{Type: EventTaskCompleted, AgentID: child.id, ParentToolUseID: child.toolUseID,
+				// Killed while it waited: it never ran, and says so even
+				// though the run is cancelled (outcome.go).
+				run.sendFinal(Event{Type: EventTaskCompleted, AgentID: child.id, ParentToolUseID: child.toolUseID,
 					Subagent: child.structured(task.Killed, nil, err, 0, "")})
 			}
 		}
@@ -331,6 +341,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 			return errorOutput(prompts.SubagentNotStarted(err)), nil
 		}
 	}
+	defer c.releaseMCP() // mcp.go: inline servers stop with the child
 	defer func() {
 		// Runs on every exit path: the slot is released by the caller;
 		// here the record is closed and counted.
@@ -353,6 +364,11 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 
 	if err := run.send(ctx, Event{Type: EventTaskStarted, AgentID: c.id, ParentToolUseID: c.toolUseID, Task: c.taskInfo(parent, in, task.Running)}); err != nil {
 		status = task.Killed
+		if c.spawnReceipt.Queued {
+			// Its EventTaskPending went out: say it ended.
+			run.sendFinal(Event{Type: EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID,
+				Subagent: c.structured(task.Killed, nil, err, 0, "")})
+		}
 		return tool.Output{}, err
 	}
 	prompt := in.Prompt
@@ -362,6 +378,12 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	msgs, runErr := c.startMessages(prompt, rec) // a fork's inherited conversation (fork.go)
 	var res *loop.Result
 	if runErr == nil {
+		// Hooks (hooks.go): SubagentStart, and the definition's hooks while
+		// the child runs, removed on every exit path. A fork's hook context
+		// goes after its directive (fork.go).
+		hm := c.hookMessage(msgs)
+		defer c.beginHooks(ctx, parent, tpath, hm)()
+		msgs = c.withHookContext(msgs, hm)
 		res, runErr = c.safeRun(ctx, msgs, rec)
 	}
 	switch {
@@ -379,6 +401,10 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		}
 	}
 	if status == task.Killed {
+		// A killed agent still reports how it ended, with its numbers,
+		// though the run is cancelled (outcome.go).
+		result.Status = task.Killed
+		run.sendFinal(Event{Type: EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result})
 		return tool.Output{}, ctx.Err()
 	}
 	if runErr != nil {
