@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/anthropic"
@@ -515,4 +517,51 @@ func TestForkMaxTurns(t *testing.T) {
 		}
 	}
 	t.Fatal("no fork completed")
+}
+
+// TestForkSubagentStartContextAfterDirective: what a SubagentStart hook
+// adds reaches a fork after its directive, so the parent's first message
+// and the bytes sibling forks share stay as they were.
+func TestForkSubagentStartContextAfterDirective(t *testing.T) {
+	t.Parallel()
+	w := newHookWorld(t)
+	ctxScript := w.script("ctx.sh", `#!/bin/sh
+jq -c '{hookSpecificOutput: {hookEventName: "SubagentStart", additionalContext: ("You are " + .agent_type + " " + .agent_id)}}'
+`)
+	cfg := w.config(`{"SubagentStart": [{"matcher": "fork", "hooks": [{"type": "command", "command": "` + ctxScript + `"}]}]}`)
+	cfg.ForkSubagent = true
+	w.srv.Script("MAIN", llmtest.ToolUses(llmtest.Call{Name: "Agent", Input: agentCall("", "FORK-A: a")}, llmtest.Call{Name: "Agent", Input: agentCall("", "FORK-B: b")}))
+	w.srv.ScriptFunc("MAIN", forkReplies("FORK-A", "FORK-B"))
+	_, res, _ := mustRun(t, cfg, "MAIN: go")
+	if res.Subagents.Completed != 2 {
+		t.Fatalf("subagents %+v", res.Subagents)
+	}
+	parentFirst := w.srv.RequestsFor("MAIN")[0].Messages[0].Text()
+	var forks []*llmtest.Request
+	for _, r := range w.srv.RequestsFor("MAIN") {
+		if isForkRequest(r) {
+			forks = append(forks, r)
+		}
+	}
+	if len(forks) != 2 {
+		t.Fatalf("%d fork requests", len(forks))
+	}
+	for _, f := range forks {
+		if f.Messages[0].Text() != parentFirst {
+			t.Fatalf("the fork's first message changed: %q", f.Messages[0].Text())
+		}
+		last := f.Messages[len(f.Messages)-1].Content
+		if n := len(last); n < 2 || !strings.Contains(last[n-1].Text, "You are fork a") || !strings.Contains(last[n-2].Text, "from Agent call") {
+			t.Fatalf("hook context not right after the directive: %+v", last)
+		}
+	}
+	// Up to the rules block the two forks are the same.
+	a, b := forks[0].Messages, forks[1].Messages
+	if diff := cmp.Diff(a[:len(a)-1], b[:len(b)-1]); diff != "" {
+		t.Fatalf("forks differ before their last message:\n%s", diff)
+	}
+	la, lb := a[len(a)-1].Content, b[len(b)-1].Content
+	if diff := cmp.Diff(la[:len(la)-2], lb[:len(lb)-2]); diff != "" {
+		t.Fatalf("forks differ before their directive:\n%s", diff)
+	}
 }
