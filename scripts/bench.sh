@@ -141,12 +141,12 @@ for peer in sorted(os.listdir(out)):
     for path in runs:
         reqs = [json.loads(l) for l in open(path) if l.strip()]
         kids = [r for r in reqs if r.get("role") == "child"]
-        full.append(sum(r["cache_total_bytes"] - r["cache_read_bytes"] for r in kids) // 4)
+        full.append(sum(r.get("cache_total_bytes", 0) - r.get("cache_read_bytes", 0) for r in kids) // 4)
         seen = set()
         for r in sorted(kids, key=lambda r: r["seq"]):
-            if r["child"] not in seen and r["cache_total_bytes"]:
+            if r["child"] not in seen and r.get("cache_total_bytes"):
                 seen.add(r["child"])
-                firsts.append(r["cache_read_bytes"] / r["cache_total_bytes"])
+                firsts.append(r.get("cache_read_bytes", 0) / r["cache_total_bytes"])
     if full:
         print(f"{peer}: children's full-price input tokens per run (median of {len(full)}): {statistics.median(full)}; "
               f"median cached fraction of a child's first request: {statistics.median(firsts):.3f}")
