@@ -2,7 +2,6 @@ package cadre
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -424,19 +422,6 @@ func TestForkIgnoresModelAndEffort(t *testing.T) {
 	}
 }
 
-// recordingPrompter allows every prompt and records it.
-type recordingPrompter struct {
-	mu      sync.Mutex
-	prompts []permission.Prompt
-}
-
-func (p *recordingPrompter) Prompt(_ context.Context, pr permission.Prompt) (permission.Reply, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.prompts = append(p.prompts, pr)
-	return permission.Reply{Choice: permission.ChoiceAllowOnce}, nil
-}
-
 // TestForkBubblesPrompts: a fork runs in bubble mode; its permission
 // prompts reach the session's prompter labelled with the fork (S-6.4).
 // Headless, the same call is denied and reported.
@@ -457,7 +442,7 @@ func TestForkBubblesPrompts(t *testing.T) {
 				}
 				return llmtest.Text("done")
 			})
-			rec := &recordingPrompter{}
+			rec := &allowAll{}
 			cfg := h.config()
 			cfg.ForkSubagent = true
 			cfg.Permissions = &Permissions{Mode: permission.ModeDefault, Rules: []permission.Rule{{Behavior: permission.Allow, Tool: "Agent"}}}
@@ -525,9 +510,7 @@ func TestForkMaxTurns(t *testing.T) {
 func TestForkSubagentStartContextAfterDirective(t *testing.T) {
 	t.Parallel()
 	w := newHookWorld(t)
-	ctxScript := w.script("ctx.sh", `#!/bin/sh
-jq -c '{hookSpecificOutput: {hookEventName: "SubagentStart", additionalContext: ("You are " + .agent_type + " " + .agent_id)}}'
-`)
+	ctxScript := w.script("ctx.sh", startContextScript)
 	cfg := w.config(`{"SubagentStart": [{"matcher": "fork", "hooks": [{"type": "command", "command": "` + ctxScript + `"}]}]}`)
 	cfg.ForkSubagent = true
 	w.srv.Script("MAIN", llmtest.ToolUses(llmtest.Call{Name: "Agent", Input: agentCall("", "FORK-A: a")}, llmtest.Call{Name: "Agent", Input: agentCall("", "FORK-B: b")}))
