@@ -24,6 +24,7 @@ func TestForkTextsGolden(t *testing.T) {
 		ForkUnavailable(ForkDeniedReason("Agent(fork)", ""), "general-purpose"),
 		ForkListingLine(ForkDeniedReason("Agent(fork)", "/p/.cadre/settings.json")),
 		ForkIgnoredArgument("model", "opus", "claude-sonnet-4-5"),
+		ForkListingLine(ForkNotAllowedReason()),
 	} {
 		b.WriteString(s + "\n---\n")
 	}
