@@ -122,6 +122,13 @@ type Config struct {
 	// MCPOptions tune the MCP connections; Dir defaults to Cwd.
 	MCPOptions MCPOptions
 
+	// Security (issue 9).
+
+	// Provenance says where the session's widening settings came from and
+	// what an untrusted workspace did not get; it is reported on EventInit
+	// and changes nothing by itself. config.Load fills it.
+	Provenance *Provenance
+
 	// The fork path (issue 12, S-6; fork.go).
 
 	// ForkSubagent turns on the fork path: an Agent call without
@@ -484,7 +491,7 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 	main.bindHooks("")
 	defer r.hookSink.attach(ctx, s)()
 	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: modelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
-		MCPServers: r.mcpInit()}}); err != nil {
+		MCPServers: r.mcpInit(), PermissionMode: string(main.perms.Mode), Provenance: r.cfg.Provenance}}); err != nil { // PermissionMode, Provenance: issue 9
 		return
 	}
 	r.mu.Lock()
