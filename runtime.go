@@ -29,6 +29,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/skills"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/tool/builtin"
 	"github.com/cadre-dev/cadre/transcript"
@@ -128,6 +129,20 @@ type Config struct {
 	// what an untrusted workspace did not get; it is reported on EventInit
 	// and changes nothing by itself. config.Load fills it.
 	Provenance *Provenance
+	// Tools (issue 16): used with the built-in tool set (Tools nil).
+
+	// SmallModel is the model (alias or id) that applies WebFetch's
+	// prompt to a fetched page; "" means the provider's "haiku" alias, or
+	// the main model when ResolveModel knows no such alias.
+	SmallModel string
+	// WebSearch answers the WebSearch tool (builtin.AnthropicSearch,
+	// builtin.SearXNG, builtin.Brave); nil makes WebSearch answer that no
+	// search backend is configured, never a made-up result.
+	WebSearch builtin.Searcher
+	// Skills are the skills agents list in their system prompt and load
+	// with the Skill tool, and that definitions preload with `skills:`
+	// (skills.Load finds them); nil means none.
+	Skills *skills.Set
 
 	// The fork path (issue 12, S-6; fork.go).
 
@@ -212,7 +227,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	tools := cfg.Tools
 	if tools == nil {
-		tools = builtin.Tools(builtin.Config{})
+		tools = defaultTools(&cfg) // tools.go
 	}
 	r.base = tool.NewPool(tools...)
 	if rules := r.rootPerms().Rules; len(rules) > 0 {
@@ -344,6 +359,9 @@ func (r *Runtime) renderSystemFor(modelID string) string {
 			parts = append(parts, block)
 		}
 	}
+	if block := r.skillListing(r.base); block != "" { // tools.go
+		parts = append(parts, block)
+	}
 	if r.cfg.AppendSystemPrompt != "" {
 		parts = append(parts, r.cfg.AppendSystemPrompt)
 	}
@@ -429,6 +447,7 @@ type runState struct {
 	// mainTurns and mainTools count the main agent's answers and tool
 	// calls as they stream, for the Result of a run that fails (outcome.go).
 	mainTurns, mainTools int
+	todos                map[string][]tool.Todo // each agent's current todo list (todos.go)
 }
 
 // send delivers an event to the consumer; it fails once the run is

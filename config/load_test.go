@@ -11,6 +11,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/tool/builtin"
 )
 
 func envOf(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
@@ -121,7 +122,6 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		// Managed-only: a project file setting it is told so (managed
 		// settings are tested in hooks_test.go).
 		"allowManagedHooksOnly": {json: `{"allowManagedHooksOnly": true}`, warn: "honoured only in managed settings"},
-		"mcpServers":            {json: `{"mcpServers": {"gh": {"command": "x"}}}`, warn: "MCP servers are not supported yet"},
 		"agents":                {json: `{"agents": {}}`, warn: "put them in .cadre/agents/"},
 		"forkSubagent": {json: `{"forkSubagent": true}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if !cfg.ForkSubagent {
@@ -139,6 +139,21 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		"permissions.allow":   {json: `{"permissions": {"allow": ["Bash(ls:*)"]}}`, want: hasRule(permission.Allow, "Bash(ls:*)")},
 		"permissions.ask":     {json: `{"permissions": {"ask": ["Bash(git push:*)"]}}`, want: hasRule(permission.Ask, "Bash(git push:*)")},
 		"permissions.deny":    {json: `{"permissions": {"deny": ["WebFetch"]}}`, want: hasRule(permission.Deny, "WebFetch")},
+		"smallModel": {json: `{"smallModel": "sonnet"}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.SmallModel != "sonnet" {
+				t.Errorf("SmallModel %q", cfg.SmallModel)
+			}
+		}},
+		"webSearch": {json: `{"webSearch": {"backend": "searxng", "url": "http://127.0.0.1:8888"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if s, ok := cfg.WebSearch.(*builtin.SearXNG); !ok || s.BaseURL != "http://127.0.0.1:8888" {
+				t.Errorf("WebSearch %#v", cfg.WebSearch)
+			}
+		}},
+		"mcpServers": {json: `{"mcpServers": {"gh": {"command": "x"}}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if len(cfg.MCPServers) != 1 || cfg.MCPServers[0].Name != "gh" || cfg.MCPServers[0].Command != "x" {
+				t.Errorf("MCPServers %+v", cfg.MCPServers)
+			}
+		}},
 		"permissions.defaultMode": {json: `{"permissions": {"defaultMode": "acceptEdits"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if cfg.Permissions.Mode != permission.ModeAcceptEdits {
 				t.Errorf("mode %s", cfg.Permissions.Mode)

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cadre-dev/cadre/internal/mcpx"
 	"github.com/cadre-dev/cadre/permission"
 )
 
@@ -83,6 +84,13 @@ type Settings struct {
 	// Trust is the workspace trust the project files were loaded under;
 	// loaders of other project-sourced items gate them with Trust.Allow.
 	Trust *Trust
+	// The web tools (web.go): the model that applies WebFetch's prompt
+	// (smallModel) and the WebSearch backend (webSearch).
+	SmallModel Value
+	WebSearch  WebSearchSettings
+	// MCPServers are the raw mcpServers objects, lowest precedence first,
+	// each with its file, line and scope (read by mcpx.Load; mcp.go).
+	MCPServers []mcpx.SettingsServers
 }
 
 // Value is a scalar setting with the file that set it.
@@ -156,9 +164,10 @@ type fileData struct {
 	Env                 map[string]string            `json:"env"`
 	Hooks               json.RawMessage              `json:"hooks"`
 	// Hook policy keys (config/hooks.go).
-	AllowManagedHooksOnly *bool    `json:"allowManagedHooksOnly"`
-	DisableAllHooks       *bool    `json:"disableAllHooks"`
-	TrustedWorkspaces     []string `json:"trustedWorkspaces"`
+	AllowManagedHooksOnly *bool           `json:"allowManagedHooksOnly"`
+	DisableAllHooks       *bool           `json:"disableAllHooks"`
+	TrustedWorkspaces     []string        `json:"trustedWorkspaces"`
+	MCPServers            json.RawMessage `json:"mcpServers"`
 	// The fork path (config/fork.go).
 	ForkSubagent *bool `json:"forkSubagent"`
 }
@@ -179,7 +188,8 @@ type layer struct {
 	// managed and project say where the file sits, for hooks (and
 	// workspace trust).
 	managed, project bool
-	inline           []byte // the content, for --settings given as JSON
+	scope            mcpx.Scope // of the file's mcpServers (mcp.go)
+	inline           []byte     // the content, for --settings given as JSON
 }
 
 // LoadSettings reads and merges the settings files. A file that does not
@@ -203,6 +213,7 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 			if l.project {
 				gate = trust
 			}
+			nMCP := len(s.MCPServers)
 			if l.inline != nil {
 				d, err = s.loadData(l.path, l.inline, l.base, opts.Home, gate)
 			} else {
@@ -212,6 +223,7 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 			if err != nil {
 				return err
 			}
+			s.scopeMCP(nMCP, l.scope)
 		}
 		return nil
 	}
@@ -236,22 +248,22 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 func userLayers(opts SettingsOptions) []layer {
 	var layers []layer
 	if opts.Home != "" {
-		layers = append(layers, layer{path: filepath.Join(opts.Home, ".config", "cadre", "settings.json"), base: opts.Home})
+		layers = append(layers, layer{path: filepath.Join(opts.Home, ".config", "cadre", "settings.json"), base: opts.Home, scope: mcpx.ScopeUser})
 	}
 	if opts.Cwd != "" {
 		layers = append(layers,
-			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.json"), base: opts.Cwd, project: true},
-			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.local.json"), base: opts.Cwd, project: true})
+			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeSettings},
+			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.local.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeLocal})
 	}
 	if opts.SettingsFile != "" {
 		p := opts.SettingsFile
 		if !filepath.IsAbs(p) && opts.Cwd != "" {
 			p = filepath.Join(opts.Cwd, p)
 		}
-		layers = append(layers, layer{path: p, base: filepath.Dir(p), required: true})
+		layers = append(layers, layer{path: p, base: filepath.Dir(p), required: true, scope: mcpx.ScopeFlag})
 	}
 	if opts.SettingsJSON != "" {
-		layers = append(layers, layer{path: "--settings", base: opts.Cwd, required: true, inline: []byte(opts.SettingsJSON)})
+		layers = append(layers, layer{path: "--settings", base: opts.Cwd, required: true, inline: []byte(opts.SettingsJSON), scope: mcpx.ScopeFlag})
 	}
 	return layers
 }
@@ -280,7 +292,7 @@ func managedLayers(opts SettingsOptions) ([]layer, error) {
 	}
 	layers := make([]layer, len(paths))
 	for i, p := range paths {
-		layers[i] = layer{path: p, base: opts.Cwd, managed: true}
+		layers[i] = layer{path: p, base: opts.Cwd, managed: true, scope: mcpx.ScopeManaged}
 		if opts.Cwd == "" {
 			layers[i].base = filepath.Dir(p)
 		}
@@ -349,12 +361,16 @@ func (s *Settings) loadData(path string, data []byte, base, home string, gate *T
 		gate.filter(&fd, path, base, home)
 	}
 	s.Files = append(s.Files, path)
+	s.noteMCP(path, data, keys, fd.MCPServers)
 	if fd.Permissions != nil {
 		d, err := s.applyPermissions(fd.Permissions, path, base, home)
 		diags = append(diags, d...)
 		if err != nil {
 			return diags, err
 		}
+	}
+	if err := s.applyWeb(data, path); err != nil { // web.go
+		return diags, err
 	}
 	return diags, s.applyScalars(&fd, path)
 }

@@ -82,6 +82,7 @@ type options struct {
 	disallowedToolsDashed  []string
 	skipPermissions        bool
 	agents                 string
+	mcp                    mcpFlags // --mcp-config, --strict-mcp-config (mcp.go)
 	sessionID              string
 	continueLast           bool
 	resume                 string
@@ -207,6 +208,7 @@ terminated (SIGTERM).`,
 	f.StringArrayVar(&o.disallowedToolsDashed, "disallowed-tools", nil, "same as --disallowedTools")
 	f.BoolVar(&o.skipPermissions, "dangerously-skip-permissions", false, "run every tool call without asking (bypassPermissions); deny rules still hold")
 	f.StringVar(&o.agents, "agents", "", "agent definitions as a JSON object, or a path to a JSON file")
+	o.mcp.register(f)
 	f.StringVar(&o.sessionID, "session-id", "", "use this session id instead of a new one")
 	f.BoolVarP(&o.continueLast, "continue", "c", false, "continue the most recent session of this directory")
 	f.StringVarP(&o.resume, "resume", "r", "", "resume the session with this id")

@@ -30,6 +30,7 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 		Getenv: p.getenv, SettingsFile: o.settingsFile, SettingsJSON: o.settingsJSON, Model: o.model,
 		PermissionMode: o.permissionMode, SkipPermissions: o.skipPermissions,
 		Rules: rules, AddDirs: o.addDirs, Agents: o.agents, TrustProject: o.trustProject,
+		MCPConfigs: o.mcp.configs, StrictMCPConfig: o.mcp.strict,
 	})
 	for _, d := range diags {
 		if d.Topic != config.TopicAgents || d.Severity == config.SeverityError || o.verbose {

@@ -129,7 +129,7 @@ func (p *streamPrinter) init(in *cadre.Init) error {
 			Trust: trustOf(cmp.Or(p.info.PermissionMode, in.PermissionMode), in.Provenance)},
 	}
 	if ev.MCPServers == nil {
-		ev.MCPServers = []mcpServerJSON{}
+		ev.MCPServers = mcpServersJSON(in.MCPServers) // mcp.go
 	}
 	return p.write(ev)
 }
