@@ -2,11 +2,14 @@ package cadre
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/hooks"
+	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
@@ -164,9 +167,7 @@ func addContext(m *llm.Message, ev hooks.Event, context []string) {
 // (its binding turns Stop into SubagentStop).
 func (c *agent) beginHooks(ctx context.Context, parent *agent, tpath string, first *llm.Message) (end func()) {
 	c.bindHooks(tpath)
-	if parent.hooks == nil {
-		parent.bindHooks("")
-	}
+	// The parent is bound before its loop runs, so before it can spawn.
 	o := parent.hooks.Fire(ctx, &hooks.Input{HookEventName: hooks.SubagentStart, AgentID: c.id, AgentType: c.typ, Cwd: c.env.Cwd})
 	addContext(first, hooks.SubagentStart, o.Context)
 	return c.registerDefinitionHooks()
@@ -225,4 +226,71 @@ func (p notifyingPrompter) Prompt(ctx context.Context, pr permission.Prompt) (pe
 	})
 	defer wg.Wait()
 	return p.next.Prompt(ctx, pr)
+}
+
+// hookWorktrees runs the session's WorktreeCreate and WorktreeRemove hooks
+// in place of git (S-9.1): it is an internal/worktree Creator and Remover,
+// for the runtime's worktree code to use while HandlesWorktrees says a
+// WorktreeCreate hook is configured.
+type hookWorktrees struct {
+	r *Runtime
+}
+
+// HandlesWorktrees reports whether a WorktreeCreate hook is configured
+// now (settings, or hooks added since); asked at every creation.
+func (h hookWorktrees) HandlesWorktrees() bool { return h.r.hooks.Has(hooks.WorktreeCreate) }
+
+func (h hookWorktrees) firer() *hooks.Agent {
+	r := h.r
+	return r.hooks.ForAgent(hooks.Scope{SessionID: r.session, TranscriptPath: r.tpath, Cwd: r.cfg.Cwd})
+}
+
+// CreateWorktree fires WorktreeCreate; the hook makes the directory and
+// prints its path. A hook that fails, blocks or prints no path fails the
+// creation, with its reason.
+func (h hookWorktrees) CreateWorktree(ctx context.Context, req worktree.HookRequest) (string, error) {
+	o := h.firer().Fire(ctx, &hooks.Input{HookEventName: hooks.WorktreeCreate, Name: req.Name, Cwd: req.Dir, SessionID: req.SessionID})
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if err := hookFailure(o); err != nil {
+		return "", fmt.Errorf("WorktreeCreate hook: %w", err)
+	}
+	if o.WorktreePath == "" {
+		return "", errors.New("WorktreeCreate hook printed no path")
+	}
+	return o.WorktreePath, nil
+}
+
+// RemoveWorktree fires WorktreeRemove for a tree a WorktreeCreate hook
+// made. Without a WorktreeRemove hook, or when it fails, it is an error,
+// so the tree counts as kept (cadre cannot tell whether it holds work).
+func (h hookWorktrees) RemoveWorktree(ctx context.Context, req worktree.HookRequest) error {
+	if !h.r.hooks.Has(hooks.WorktreeRemove) {
+		return errors.New("no WorktreeRemove hook is configured")
+	}
+	o := h.firer().Fire(ctx, &hooks.Input{HookEventName: hooks.WorktreeRemove, WorktreePath: req.Path, Cwd: req.Dir, SessionID: req.SessionID})
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := hookFailure(o); err != nil {
+		return fmt.Errorf("WorktreeRemove hook: %w", err)
+	}
+	return nil
+}
+
+// hookFailure is the first reason a hook of o failed or blocked.
+func hookFailure(o hooks.Outcome) error {
+	if o.Blocked {
+		return errors.New(strings.Join(o.Feedback, "; "))
+	}
+	for _, r := range o.Errors() {
+		switch {
+		case r.Err != nil:
+			return fmt.Errorf("%s: %w", r.Command, r.Err)
+		default:
+			return fmt.Errorf("%s exited %d: %s", r.Command, r.ExitCode, strings.TrimSpace(r.Stderr))
+		}
+	}
+	return nil
 }

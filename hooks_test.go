@@ -13,6 +13,7 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/hooks"
+	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/permission"
 )
@@ -497,5 +498,109 @@ jq -r '"\(.agent_type) \(.agent_id) finished: \(.last_assistant_message)"' >> "`
 	got, _ := os.ReadFile(stops)
 	if string(got) != "general-purpose "+child+" finished: kid finished\n" {
 		t.Errorf("SubagentStop log %q", got)
+	}
+}
+
+// TestWorktreeHooksStandInForGit: with WorktreeCreate and WorktreeRemove
+// hooks configured, a worktree manager using the runtime's hookWorktrees
+// asks them, not git, to make and remove an agent's tree.
+func TestWorktreeHooksStandInForGit(t *testing.T) {
+	t.Parallel()
+	w := newHookWorld(t)
+	trees := t.TempDir()
+	create := w.script("create.sh", `#!/bin/sh
+d="`+trees+`/$(jq -r .name)"
+mkdir -p "$d" && echo "$d"
+`)
+	remove := w.script("remove.sh", `#!/bin/sh
+rm -r "$(jq -r .worktree_path)"
+`)
+	rt := mustNew(t, w.config(`{"WorktreeCreate": [{"hooks": [{"type": "command", "command": "`+create+`"}]}],
+	  "WorktreeRemove": [{"hooks": [{"type": "command", "command": "`+remove+`"}]}]}`))
+	h := hookWorktrees{rt}
+	if !h.HandlesWorktrees() {
+		t.Fatal("a WorktreeCreate hook is configured")
+	}
+	m, err := worktree.New(worktree.Config{Creator: h, Remover: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	lease, err := m.Create(ctx, worktree.Request{Dir: w.dir, AgentID: "a1", SessionID: rt.SessionID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(trees, "agent-a1")
+	if lease.Info().Path != path {
+		t.Fatalf("tree %q, want %q", lease.Info().Path, path)
+	}
+	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+		t.Fatalf("the hook made no directory: %v", err)
+	}
+	o, err := lease.Release(ctx)
+	if err != nil || o.State != worktree.Removed {
+		t.Fatalf("release: %+v %v", o, err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("the remove hook did not run: %v", err)
+	}
+	// A create hook that fails fails the creation, with its reason; with
+	// no remove hook, removal is refused (the tree is kept).
+	failing := hookWorktrees{mustNew(t, w.config(`{"WorktreeCreate": [{"hooks": [{"type": "command", "command": "echo no vcs here >&2; exit 1"}]}]}`))}
+	if _, err := failing.CreateWorktree(ctx, worktree.HookRequest{Name: "agent-a2", Dir: w.dir}); err == nil || !strings.Contains(err.Error(), "no vcs here") {
+		t.Errorf("err = %v", err)
+	}
+	if err := failing.RemoveWorktree(ctx, worktree.HookRequest{Name: "agent-a2", Dir: w.dir, Path: path}); err == nil {
+		t.Error("removal without a WorktreeRemove hook")
+	}
+	// Without hooks, git makes worktrees.
+	if (hookWorktrees{mustNew(t, w.harness.config())}).HandlesWorktrees() {
+		t.Error("hooks handle worktrees without any configured")
+	}
+}
+
+func mustNew(t *testing.T, cfg Config) *Runtime {
+	t.Helper()
+	rt, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+// TestSessionStartOncePerSession: SessionStart fires at the first Run
+// only, its plain stdout reaches the model before the first prompt, and a
+// session that continues a conversation starts with source "resume".
+func TestSessionStartOncePerSession(t *testing.T) {
+	t.Parallel()
+	w := newHookWorld(t)
+	logger := filepath.Join(w.scripts, "log.sh")
+	cfg := w.config(`{"SessionStart": [{"hooks": [{"type": "command", "command": "` + logger + ` && echo remember the release freeze"}]}]}`)
+	// Every request of the session starts with the first prompt, so all
+	// go to its key.
+	w.srv.Script("FIRST", llmtest.Text("one"), llmtest.Text("two"), llmtest.Text("three"))
+	rt := mustNew(t, cfg)
+	for _, p := range []string{"FIRST: hi", "again"} {
+		if _, _, err := runAll(t, context.Background(), rt, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := w.srv.RequestsFor("FIRST")
+	contains(t, reqs[0].Messages[0].Text(), "remember the release freeze")
+	second := reqs[1].Messages
+	if last := second[len(second)-1].Text(); last != "again" {
+		t.Errorf("the second prompt went as %q", last)
+	}
+	resumed := w.config(`{"SessionStart": [{"hooks": [{"type": "command", "command": "` + logger + `"}]}]}`)
+	resumed.History = second[:2]
+	if _, _, err := runAll(t, context.Background(), mustNew(t, resumed), "back"); err != nil {
+		t.Fatal(err)
+	}
+	var sources []string
+	for _, e := range w.entries() {
+		sources = append(sources, fmt.Sprint(e["source"]))
+	}
+	if !slices.Equal(sources, []string{"startup", "resume"}) {
+		t.Errorf("SessionStart sources %v", sources)
 	}
 }

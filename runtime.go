@@ -187,6 +187,7 @@ type Runtime struct {
 
 	mu       sync.Mutex
 	messages []llm.Message
+	todos    []tool.Todo // the main agent's todo list, carried to the next Run (todos.go)
 
 	modeMu sync.Mutex
 	mode   permission.Mode // set by SetPermissionMode; "" means the configured one
@@ -506,6 +507,7 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 	shells := builtin.NewShells()
 	defer shells.Close()
 	main.env = &tool.Env{Cwd: r.cfg.Cwd, Dirs: r.cfg.AddDirs, Files: tool.NewFileState(), Shells: shells}
+	s.restoreTodos(main.env) // todos.go
 	// Hooks (hooks.go): hook runs stream into this run until it ends.
 	main.bindHooks("")
 	defer r.hookSink.attach(ctx, s)()

@@ -49,7 +49,26 @@ func (a *agent) sendTodos(ctx context.Context, ev loop.Event) error {
 		return nil
 	}
 	a.run.noteTodos(a.name(), out.Todos.Current)
+	if a.id == "" {
+		rt := a.run.rt
+		rt.mu.Lock()
+		rt.todos = out.Todos.Current
+		rt.mu.Unlock()
+	}
 	return a.run.send(ctx, out)
+}
+
+// restoreTodos gives the main agent of a new Run the list it left in the
+// previous one: a session's todo list lasts as long as its conversation.
+func (s *runState) restoreTodos(env *tool.Env) {
+	r := s.rt
+	r.mu.Lock()
+	items := r.todos
+	r.mu.Unlock()
+	if len(items) > 0 {
+		env.Todos.Replace(items)
+		s.noteTodos("main", items)
+	}
 }
 
 // noteTodos records an agent's current list; an empty list is dropped.

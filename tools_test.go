@@ -386,3 +386,28 @@ func TestTodosPerAgent(t *testing.T) {
 		t.Errorf("result todos %s\nwant %s", b, want)
 	}
 }
+
+// TestTodosLastTheSession: the main agent's list carries over to the
+// next Run of the same Runtime, so its next TodoWrite sees it as old.
+func TestTodosLastTheSession(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	item := map[string]any{"content": "Ship", "status": "in_progress", "activeForm": "Shipping"}
+	// Requests are keyed by the conversation's first user message, so
+	// the second Run's request is TS-ONE's third turn.
+	h.srv.Script("TS-ONE", llmtest.ToolUse("TodoWrite", map[string]any{"todos": []any{item}}), llmtest.Text("one"), llmtest.Text("two"))
+	rt, err := New(h.config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runAll(t, context.Background(), rt, "TS-ONE"); err != nil {
+		t.Fatal(err)
+	}
+	_, res, err := runAll(t, context.Background(), rt, "and then")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Todos["main"]; len(got) != 1 || got[0].Content != "Ship" {
+		t.Errorf("second run's todos %+v", res.Todos)
+	}
+}

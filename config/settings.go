@@ -369,7 +369,7 @@ func (s *Settings) loadData(path string, data []byte, base, home string, gate *T
 			return diags, err
 		}
 	}
-	if err := s.applyWeb(data, path); err != nil { // web.go
+	if err := s.applyWeb(data, path, gate); err != nil { // web.go
 		return diags, err
 	}
 	return diags, s.applyScalars(&fd, path)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/cadre-dev/cadre"
@@ -18,16 +19,15 @@ import (
 //	{"smallModel": "haiku",
 //	 "webSearch": {"backend": "searxng", "url": "http://localhost:8888", "maxResults": 10}}
 //
-// Backends: "anthropic" (the provider's server-side search; the default
-// with the Anthropic provider), "searxng" (a SearXNG instance's JSON API:
-// webSearch.url or CADRE_SEARXNG_URL), "brave" (the Brave Search API, key
-// in BRAVE_SEARCH_API_KEY; webSearch.url overrides the endpoint) and
-// "none". Unset, with another provider, SearXNG is used when
-// CADRE_SEARXNG_URL or webSearch.url is set, else Brave when
-// BRAVE_SEARCH_API_KEY is, else
-// none: WebSearch then answers that no backend is configured. API keys are
-// read from the environment only (a settings file's env object counts), so
-// they do not end up in a file the repository shares.
+// Backends: "anthropic" (the provider's server-side search), "searxng" (a
+// SearXNG instance's JSON API: webSearch.url or CADRE_SEARXNG_URL),
+// "brave" (the Brave Search API, key in BRAVE_SEARCH_API_KEY; webSearch.url
+// overrides the endpoint) and "none". With no backend set: SearXNG when
+// CADRE_SEARXNG_URL or webSearch.url is set, else the provider's search
+// with the Anthropic provider, else Brave when BRAVE_SEARCH_API_KEY is
+// set, else none: WebSearch then answers that no backend is configured.
+// API keys are read from the environment only (a settings file's env
+// object counts), so they do not end up in a file the repository shares.
 
 // Web search backends.
 const (
@@ -60,8 +60,11 @@ type webSearchData struct {
 	MaxResults *int    `json:"maxResults"`
 }
 
-// applyWeb merges a file's smallModel and webSearch keys.
-func (s *Settings) applyWeb(data []byte, path string) error {
+// applyWeb merges a file's smallModel and webSearch keys. A workspace
+// file (gate set) may not choose where searches go unless the workspace
+// is trusted: webSearch.url would send the user's queries, and with Brave
+// the user's API key, to a server of the repository's choosing.
+func (s *Settings) applyWeb(data []byte, path string, gate *Trust) error {
 	var fd webFileData
 	if err := json.Unmarshal(data, &fd); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrMalformed, path, err)
@@ -91,7 +94,9 @@ func (s *Settings) applyWeb(data []byte, path string) error {
 		if u, err := url.Parse(*ws.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("%w: %s: webSearch.url %q is not an http(s) URL", ErrMalformed, path, *ws.URL)
 		}
-		s.WebSearch.URL = Value{Value: *ws.URL, Source: path}
+		if gate == nil || gate.Allow(path, "webSearch.url "+strconv.Quote(*ws.URL)) {
+			s.WebSearch.URL = Value{Value: *ws.URL, Source: path}
+		}
 	}
 	if ws.MaxResults != nil {
 		if *ws.MaxResults < 1 {
@@ -117,10 +122,10 @@ func configureWeb(cfg *cadre.Config, s *Settings, getenv func(string) string) ([
 	backend := ws.Backend.Value
 	if backend == "" {
 		switch {
-		case provider == Anthropic:
-			backend = SearchAnthropic
 		case searxURL != "":
 			backend = SearchSearXNG
+		case provider == Anthropic:
+			backend = SearchAnthropic
 		case braveKey != "":
 			backend = SearchBrave
 		default:

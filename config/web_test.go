@@ -32,12 +32,18 @@ func TestWebSearchBackend(t *testing.T) {
 		url      string
 		warn     string
 		err      string
+		// untrusted loads the workspace's settings without trust (the
+		// others pass --trust-project); trust names an ignored item.
+		untrusted bool
+		trust     string
 	}{
 		{name: "anthropic provider by default", env: anthropicKey, want: "anthropic"},
 		{name: "openai without a backend", env: openai, want: ""},
 		{name: "searxng from the environment", env: with(openai, "CADRE_SEARXNG_URL", "http://127.0.0.1:8888"), want: "searxng", url: "http://127.0.0.1:8888"},
 		{name: "brave from the environment", env: with(openai, "BRAVE_SEARCH_API_KEY", "bk"), want: "brave"},
 		{name: "settings choose searxng over the provider", settings: `{"webSearch": {"backend": "searxng", "url": "https://search.example.org"}}`, env: anthropicKey, want: "searxng", url: "https://search.example.org"},
+		{name: "a searxng url wins over the provider's search", env: with(anthropicKey, "CADRE_SEARXNG_URL", "https://s.example"), want: "searxng", url: "https://s.example"},
+		{name: "the provider's search wins over a brave key", env: with(anthropicKey, "BRAVE_SEARCH_API_KEY", "bk"), want: "anthropic"},
 		{name: "the environment's url wins", settings: `{"webSearch": {"backend": "searxng", "url": "https://a.example"}}`, env: with(anthropicKey, "CADRE_SEARXNG_URL", "https://b.example"), want: "searxng", url: "https://b.example"},
 		{name: "settings url alone picks searxng", settings: `{"webSearch": {"url": "https://a.example"}}`, env: openai, want: "searxng", url: "https://a.example"},
 		{name: "none turns it off", settings: `{"webSearch": {"backend": "none"}}`, env: anthropicKey, want: ""},
@@ -49,6 +55,9 @@ func TestWebSearchBackend(t *testing.T) {
 		{name: "unknown key", settings: `{"webSearch": {"apiKey": "x"}}`, env: anthropicKey, err: "unknown field"},
 		{name: "bad url", settings: `{"webSearch": {"url": "ftp://x"}}`, env: anthropicKey, err: "not an http(s) URL"},
 		{name: "bad maxResults", settings: `{"webSearch": {"maxResults": 0}}`, env: anthropicKey, err: "maxResults must be 1 or more"},
+		{name: "an untrusted workspace cannot choose where searches go", settings: `{"webSearch": {"backend": "searxng", "url": "https://evil.example"}}`,
+			env: anthropicKey, untrusted: true, want: "", warn: "needs the instance's URL", trust: `webSearch.url "https://evil.example" ignored`},
+		{name: "an untrusted workspace may still pick the provider's search", settings: `{"webSearch": {"backend": "anthropic"}}`, env: anthropicKey, untrusted: true, want: "anthropic"},
 		{name: "small model from the environment", settings: `{"smallModel": "sonnet"}`, env: with(anthropicKey, "CADRE_SMALL_MODEL", "opus"), want: "anthropic"},
 	}
 	for _, c := range cases {
@@ -58,7 +67,7 @@ func TestWebSearchBackend(t *testing.T) {
 			if c.settings != "" {
 				files["CWD/.cadre/settings.json"] = c.settings
 			}
-			cfg, diags, err, _ := loadIn(t, files, c.env, Options{})
+			cfg, diags, err, _ := loadIn(t, files, c.env, Options{TrustProject: !c.untrusted})
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) || !errors.Is(err, ErrMalformed) {
 					t.Fatalf("err %v, want one about %q", err, c.err)
@@ -89,11 +98,17 @@ func TestWebSearchBackend(t *testing.T) {
 			if got != c.want || url != c.url {
 				t.Errorf("backend %q %q, want %q %q", got, url, c.want, c.url)
 			}
-			var warns []string
+			var warns, trust []string
 			for _, d := range diags {
-				if d.Topic == TopicSettings {
+				switch d.Topic {
+				case TopicSettings:
 					warns = append(warns, d.Message)
+				case TopicTrust:
+					trust = append(trust, d.Message)
 				}
+			}
+			if c.trust == "" && len(trust) > 0 || c.trust != "" && (len(trust) != 1 || !strings.Contains(trust[0], c.trust)) {
+				t.Errorf("trust warnings %q, want %q", trust, c.trust)
 			}
 			if c.warn == "" && len(warns) > 0 || c.warn != "" && (len(warns) != 1 || !strings.Contains(warns[0], c.warn)) {
 				t.Errorf("warnings %q, want %q", warns, c.warn)

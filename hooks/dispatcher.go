@@ -256,6 +256,7 @@ func (d *Dispatcher) Fire(ctx context.Context, in *Input) Outcome {
 		run := Run{
 			ID: "hook-" + strconv.FormatUint(d.runs.Add(1), 10), Event: in.HookEventName, Matcher: p.group.Matcher,
 			Command: p.handler.label(), Source: p.group.Source, AgentID: in.AgentID, AgentType: in.AgentType, ToolName: in.ToolName,
+			Match: in.HookEventName.matchValue(in),
 		}
 		if d.opts.Observer != nil {
 			d.opts.Observer.HookStarted(run)

@@ -25,6 +25,9 @@ type Run struct {
 	AgentType string
 	// ToolName is the tool of a tool event.
 	ToolName string
+	// Match is the value the event's matchers test (the tool name, the
+	// agent type, the session's source…); "" for events without one.
+	Match string
 
 	// The fields below are set when the run finished.
 

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -206,8 +207,54 @@ func TestClaudeAgentSDK(t *testing.T) {
 		}
 	})
 
-	t.Run("an SDK hook callback fires on PreToolUse", func(t *testing.T) {
-		t.Skip("not done: waits on the hooks package (issue 15); the protocol side is internal/sdkproto's Conn.CallHook and Initialize.HookRegistrations, and initialize answers hooks_applied: false")
+	t.Run("SDK hook callbacks decide PreToolUse and see Stop", func(t *testing.T) {
+		t.Parallel()
+		s := sdkServer(t)
+		s.Script("SDK-HOOKS", llmtest.ToolUse("Bash", map[string]string{"command": "touch forbidden.txt"}),
+			llmtest.ToolUse("Bash", map[string]string{"command": "touch allowed.txt"}), llmtest.Text("hooks done"))
+		lines, work := runSDKScenario(t, s, "hooks")
+		var events []string
+		for _, l := range lines {
+			if l.Callback != "hook" {
+				continue
+			}
+			var in map[string]any
+			if err := json.Unmarshal(l.Input, &in); err != nil {
+				t.Fatal(err)
+			}
+			events = append(events, fmt.Sprint(in["hook_event_name"], " ", in["tool_name"]))
+			if in["session_id"] == "" || in["cwd"] != work {
+				t.Errorf("hook input %v", in)
+			}
+		}
+		if strings.Join(events, ", ") != "PreToolUse Bash, PreToolUse Bash, Stop <nil>" {
+			t.Fatalf("hook callbacks: %v", events)
+		}
+		if _, err := os.Stat(filepath.Join(work, "forbidden.txt")); err == nil {
+			t.Fatal("the call the hook denied ran")
+		}
+		if _, err := os.Stat(filepath.Join(work, "allowed.txt")); err != nil {
+			t.Fatal("the call the hook allowed (no one to ask otherwise) did not run")
+		}
+		res := s.RequestsFor("SDK-HOOKS")[1].LastToolResults()
+		if len(res) != 1 || !strings.Contains(res[0].ResultText(), "SDK-HOOK: not this one") {
+			t.Fatalf("the model got %+v", res)
+		}
+		// includeHookEvents: each callback run is a hook_started and a
+		// hook_response message.
+		kinds, _ := messages(lines)
+		started, responses := 0, 0
+		for _, k := range kinds {
+			switch k {
+			case "system/hook_started":
+				started++
+			case "system/hook_response":
+				responses++
+			}
+		}
+		if started != 3 || responses != 3 {
+			t.Fatalf("messages %v", kinds)
+		}
 	})
 	t.Run("an in-process SDK MCP tool is called", func(t *testing.T) {
 		t.Skip("not done: waits on internal/mcpx (issue 14); the protocol side is internal/sdkproto's Conn.MCPMessage")

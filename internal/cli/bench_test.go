@@ -194,7 +194,11 @@ func fanoutScript(n int, file string) func(*llmtest.Request) llmtest.Turn {
 // server: the CLI's whole path without process start. The server shares
 // the process; leave it out of a profile with
 // `go tool pprof -ignore llmtest`.
-func BenchmarkMainFanout16(b *testing.B) {
+func BenchmarkMainFanout16(b *testing.B) { benchFanout16(b, "") }
+
+// benchFanout16 is BenchmarkMainFanout16 with settings, when not "", as
+// the project's .cadre/settings.json (the hooks benchmark adds a hook).
+func benchFanout16(b *testing.B, settings string) {
 	const n = 16
 	home, work := b.TempDir(), b.TempDir()
 	file := filepath.Join(work, "bench-input.txt")
@@ -211,6 +215,14 @@ func BenchmarkMainFanout16(b *testing.B) {
 			b.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
+	if settings != "" {
+		if err := os.MkdirAll(filepath.Join(work, ".cadre"), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(work, ".cadre", "settings.json"), []byte(settings), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
 	srv := llmtest.NewServer(llmtest.WithMaxRequests(1 << 30))
 	defer srv.Close()
 	srv.ScriptFunc("", fanoutScript(n, file))
@@ -222,10 +234,14 @@ func BenchmarkMainFanout16(b *testing.B) {
 	}
 	getenv := func(k string) string { return env[k] }
 	prompt := "BENCH-MAIN-FANOUT-16: use your sub-agent tool to run 16 tiny tasks in parallel, one sub-agent each, then report."
+	args := []string{"-p", prompt, "--model", "claude-sonnet-4-5"}
+	if settings != "" {
+		args = append(args, "--trust-project") // the project's settings hold the hooks
+	}
 	b.ReportAllocs()
 	for b.Loop() {
 		var out, errb bytes.Buffer
-		code := Main([]string{"-p", prompt, "--model", "claude-sonnet-4-5"}, strings.NewReader(""), &out, &errb, getenv)
+		code := Main(args, strings.NewReader(""), &out, &errb, getenv)
 		if code != ExitOK || !strings.Contains(out.String(), "BENCH-FINAL") {
 			b.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
 		}

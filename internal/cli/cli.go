@@ -89,6 +89,7 @@ type options struct {
 	noTranscript           bool
 	includePartial         bool
 	replayUserMessages     bool
+	includeHookEvents      bool
 	trustProject           bool
 	ui                     uiOptions
 }
@@ -198,7 +199,7 @@ terminated (SIGTERM).`,
 	f.StringArrayVar(&o.addDirs, "add-dir", nil, "further working directory the agent may use (repeatable)")
 	f.StringVar(&o.settingsFile, "settings", "", "settings to load on top of the user and project settings: a JSON file, or inline JSON")
 	f.BoolVar(&o.verbose, "verbose", false, "show tool calls and sub-agents on stderr (text output)")
-	f.StringVarP(&o.debug, "debug", "d", "", "write a line per event to stderr (optional filter: api, tools, tasks)")
+	f.StringVarP(&o.debug, "debug", "d", "", "write a line per event to stderr (optional filter: api, tools, tasks, hooks)")
 	f.Lookup("debug").NoOptDefVal = "all"
 	f.StringVar(&o.permissionMode, "permission-mode", "", "permission mode: default, acceptEdits, plan, dontAsk, bypassPermissions")
 	f.StringVar(&o.permissionPromptTool, "permission-prompt-tool", "", `who answers permission prompts: "stdio" (the program driving --input-format stream-json)`)
@@ -215,6 +216,7 @@ terminated (SIGTERM).`,
 	f.BoolVar(&o.noTranscript, "no-transcript", false, "do not write a transcript")
 	f.BoolVar(&o.noTranscript, "no-session-persistence", false, "same as --no-transcript")
 	f.BoolVar(&o.includePartial, "include-partial-messages", false, "with stream-json output, also write the answer as it streams (stream_event lines)")
+	f.BoolVar(&o.includeHookEvents, "include-hook-events", false, "with stream-json output, also write every hook run (hook_started and hook_response lines; SessionStart's are always written)")
 	f.BoolVar(&o.replayUserMessages, "replay-user-messages", false, "with stream-json input and output, echo each user message back")
 	f.BoolVar(&o.ui.noAltScreen, "no-alt-screen", false, "terminal UI: draw below the prompt and keep the conversation in the terminal's scrollback")
 	f.BoolVar(&o.ui.mouse, "mouse", false, "terminal UI: scroll with the wheel and click agents in the tree")
@@ -459,6 +461,9 @@ func runInfoOf(p procIO, cfg cadre.Config) runInfo {
 			info.Agents = append(info.Agents, d.Name)
 		}
 	}
+	for _, s := range cfg.Skills.Active() {
+		info.Skills = append(info.Skills, s.Name)
+	}
 	return info
 }
 
@@ -472,7 +477,7 @@ func runPrint(ctx context.Context, p procIO, sigs *signals, o *options, prompt s
 	defer cancel(nil)
 	tl := newTally(nil, nil)
 	pr, err := newPrinter(o.outputFormat, printerConfig{out: writerLines{p.stdout}, errOut: p.stderr, verbose: o.verbose,
-		partial: o.includePartial, info: runInfoOf(p, cfg), tally: tl})
+		partial: o.includePartial, info: runInfoOf(p, cfg), tally: tl, hookEvents: o.includeHookEvents})
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}

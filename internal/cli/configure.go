@@ -9,6 +9,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/config"
 	"github.com/cadre-dev/cadre/internal/cli/agentscmd"
+	"github.com/cadre-dev/cadre/internal/cli/hookscmd"
 	"github.com/cadre-dev/cadre/internal/cli/mcpcmd"
 	"github.com/cadre-dev/cadre/internal/cli/permcmd"
 	"github.com/cadre-dev/cadre/internal/cli/skillscmd"
@@ -46,5 +47,5 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 }
 
 func addSubcommands(root *cobra.Command) {
-	root.AddCommand(agentscmd.New(), permcmd.New(), skillscmd.New(), mcpcmd.New(), worktreecmd.New(), trustcmd.New())
+	root.AddCommand(agentscmd.New(), permcmd.New(), skillscmd.New(), mcpcmd.New(), worktreecmd.New(), hookscmd.New(), trustcmd.New())
 }

@@ -57,6 +57,10 @@ func (d *debugPrinter) event(ev cadre.Event) error {
 		if d.wants("tasks") {
 			fmt.Fprintf(d.out, "[debug] %s: started %s %s (depth %d, model %s)\n", who, ev.Task.AgentType, ev.Task.AgentID, ev.Task.Depth, ev.Task.Receipt.Model)
 		}
+	case cadre.EventHookFinished:
+		if d.wants("hooks") {
+			printHook(d.out, "[debug] "+who+": ", ev.Hook)
+		}
 	case cadre.EventTaskCompleted:
 		if d.wants("tasks") {
 			fmt.Fprintf(d.out, "[debug] %s: %s %s\n", who, ev.Subagent.AgentID, ev.Subagent.Status)

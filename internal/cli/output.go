@@ -41,6 +41,8 @@ type printerConfig struct {
 	partial bool
 	info    runInfo
 	tally   *tally
+	// hookEvents is --include-hook-events.
+	hookEvents bool
 }
 
 func newPrinter(format string, c printerConfig) (printer, error) {
@@ -50,7 +52,9 @@ func newPrinter(format string, c printerConfig) (printer, error) {
 	case "json":
 		return &jsonPrinter{out: c.out, errOut: c.errOut, tally: c.tally}, nil
 	case "stream-json":
-		return newStreamPrinter(c.out, c.tally, c.info, c.partial), nil
+		sp := newStreamPrinter(c.out, c.tally, c.info, c.partial)
+		sp.hookEvents = c.hookEvents
+		return sp, nil
 	}
 	return nil, fmt.Errorf("invalid --output-format %q: valid values are %s", format, strings.Join(outputFormats(), ", "))
 }
@@ -109,6 +113,8 @@ func (p *textPrinter) event(ev cadre.Event) error {
 		}
 		p.labels[ev.Task.AgentID] = strings.Repeat("  ", ev.Task.Depth) + "[" + ev.Task.AgentType + " " + ev.Task.AgentID + "] "
 		fmt.Fprintf(p.errOut, "%s▶ started: %s (model %s, %s)\n", p.label(ev.Task.AgentID), ev.Task.Description, ev.Task.Receipt.Model, plural(len(ev.Task.Receipt.Tools), "tool", "tools"))
+	case cadre.EventHookFinished:
+		printHook(p.errOut, pre, ev.Hook)
 	case cadre.EventTaskCompleted:
 		fmt.Fprintf(p.errOut, "%s■ %s (%s, %d ms)\n", pre, ev.Subagent.Status, plural(ev.Subagent.ToolUses, "tool use", "tool uses"), ev.Subagent.Duration.Milliseconds())
 		delete(p.labels, ev.Subagent.AgentID)

@@ -42,6 +42,9 @@ type sdkSession struct {
 	// pendingMode is a permission mode asked for during a turn, applied
 	// before the next.
 	pendingMode permission.Mode
+	// hooksApplied is set when initialize's hook callbacks were
+	// registered.
+	hooksApplied bool
 }
 
 // runSDK serves the Claude Agent SDK protocol on stdin and stdout.
@@ -220,6 +223,10 @@ func (s *sdkSession) build(ctx context.Context, in *sdkproto.Initialize) error {
 		cfg.Model = s.model
 		s.rt, err = cadre.New(cfg)
 	}
+	if err == nil && in != nil {
+		// The program's hook callbacks (sdkhooks.go).
+		s.hooksApplied, err = s.sdkHooks(s.rt, in)
+	}
 	if err != nil {
 		s.buildErr = fmt.Errorf("configure the session: %s", trimPrefix(err.Error()))
 		return s.buildErr
@@ -287,9 +294,7 @@ func (s *sdkSession) initResponse(in *sdkproto.Initialize) sdkproto.InitializeRe
 		out.Agents = append(out.Agents, sdkproto.AgentInfo{Name: d.name, Description: d.description, Model: d.model})
 	}
 	if len(in.Hooks) > 0 {
-		// The program's hooks are not run yet (they wait on the hooks
-		// package); say so rather than pretend.
-		applied := false
+		applied := s.hooksApplied
 		out.HooksApplied = &applied
 	}
 	return out
@@ -387,6 +392,7 @@ func (s *sdkSession) turn(ctx context.Context, sigs *signals, msg sdkproto.UserM
 	info := runInfoOf(s.p, cfg)
 	info.Model = s.model.get()
 	pr := newStreamPrinter(s.conn, tl, info, s.o.includePartial)
+	pr.hookEvents = s.o.includeHookEvents
 	var out printer = pr
 	if s.o.debug != "" {
 		out = &debugPrinter{next: pr, out: s.p.stderr, filter: s.o.debug}

@@ -7,6 +7,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // The JSON shapes of stream-json and json output. Key names and types are
@@ -379,6 +380,16 @@ type resultExtra struct {
 	Subagents      cadre.SubagentStats `json:"subagents"`
 	TranscriptPath string              `json:"transcript_path,omitempty"`
 	UnpricedModels []string            `json:"unpriced_models,omitempty"`
+	// Todos are the agents' todo lists at the end, by agent id ("main"
+	// for the main agent), when any is not empty (todos.go).
+	Todos map[string][]tool.Todo `json:"todos,omitempty"`
+}
+
+// todoToolResult is tool_use_result of a TodoWrite call, as Claude Code
+// writes it: the list before and the list the call wrote (todos.go).
+type todoToolResult struct {
+	OldTodos []tool.Todo `json:"oldTodos"`
+	NewTodos []tool.Todo `json:"newTodos"`
 }
 
 // marshalLine encodes v as one line of JSON, without HTML escaping.

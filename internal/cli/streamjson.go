@@ -28,6 +28,8 @@ type runInfo struct {
 	Provider       string
 	Agents         []string
 	MCPServers     []mcpServerJSON
+	// Skills are the names of the session's skills.
+	Skills []string
 }
 
 // streamPrinter writes a run as Claude Code's stream-json: one JSON object
@@ -39,6 +41,11 @@ type streamPrinter struct {
 	session string
 	// partial turns on stream_event lines (--include-partial-messages).
 	partial bool
+	// hookEvents writes every hook run (--include-hook-events;
+	// hookevents.go), not only SessionStart's.
+	hookEvents bool
+	// hookIDs maps the runs being written to their hook_id.
+	hookIDs map[string]string
 	// open tracks, per agent, the streamed message being assembled for
 	// stream_event lines.
 	open map[string]*partialMessage
@@ -51,7 +58,8 @@ type partialMessage struct {
 }
 
 func newStreamPrinter(out lineWriter, tl *tally, info runInfo, partial bool) *streamPrinter {
-	return &streamPrinter{out: out, tally: tl, info: info, partial: partial, open: map[string]*partialMessage{}}
+	return &streamPrinter{out: out, tally: tl, info: info, partial: partial, open: map[string]*partialMessage{},
+		hookIDs: map[string]string{}}
 }
 
 func (p *streamPrinter) write(v any) error {
@@ -88,6 +96,8 @@ func (p *streamPrinter) event(ev cadre.Event) error {
 		return p.taskCompleted(ev.Subagent)
 	case cadre.EventResult:
 		return p.write(p.tally.result(ev.Result))
+	case cadre.EventHookStarted, cadre.EventHookFinished:
+		return p.hookEvent(ev)
 	}
 	return nil
 }
@@ -124,7 +134,7 @@ func (p *streamPrinter) init(in *cadre.Init) error {
 		Type: "system", Subtype: "init", Cwd: in.Cwd, SessionID: in.SessionID, Tools: nonNil(in.Tools),
 		MCPServers: p.info.MCPServers, Model: cmp.Or(p.info.Model, in.Model), PermissionMode: p.info.PermissionMode,
 		SlashCommands: []string{}, APIKeySource: p.info.APIKeySource, ClaudeCodeVersion: protocolVersion, AddDirs: nonNil(p.info.AddDirs),
-		OutputStyle: "default", Agents: nonNil(p.info.Agents), Skills: []string{}, Plugins: []pluginJSON{},
+		OutputStyle: "default", Agents: nonNil(p.info.Agents), Skills: nonNil(p.info.Skills), Plugins: []pluginJSON{},
 		UUID: newUUID(), Cadre: initExtra{Version: Version, Provider: p.info.Provider, TranscriptPath: in.TranscriptPath,
 			Trust: trustOf(cmp.Or(p.info.PermissionMode, in.PermissionMode), in.Provenance)},
 	}
@@ -208,6 +218,9 @@ func (p *streamPrinter) toolUseResult(b llm.Block) any {
 			Content: []llm.Block{llm.TextBlock(r.Text)}, ToolsUsed: sortedKeys(r.ToolStats), ResolvedModel: r.Model, TotalDurationMS: r.Duration.Milliseconds(),
 			TotalTokens: p.tally.progress(r.AgentID).TotalTokens, TotalToolUseCount: r.ToolUses, Usage: r.Usage,
 		}
+	}
+	if u := p.tally.todos[b.ToolUseID]; u != nil && !b.IsError {
+		return todoToolResult{OldTodos: u.Old, NewTodos: u.New} // todos.go
 	}
 	if b.IsError {
 		return "Error: " + b.ResultText()

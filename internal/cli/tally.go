@@ -38,6 +38,8 @@ type tally struct {
 	// results holds each ended sub-agent's result, by tool-use id.
 	results map[string]*cadre.SubagentResult
 	stats   subagentStatsJSON
+	// todos holds each TodoWrite call's change, by tool-use id (todos.go).
+	todos map[string]*cadre.TodoUpdate
 }
 
 // modelTally is one model's usage.
@@ -72,7 +74,8 @@ func newTally(now func() time.Time, prices pricing.Table) *tally {
 		prices = pricing.Default()
 	}
 	t := &tally{prices: prices, now: now, start: now(), models: map[string]*modelTally{},
-		calls: map[string]agentCall{}, tasks: map[string]*taskTally{}, results: map[string]*cadre.SubagentResult{}}
+		calls: map[string]agentCall{}, tasks: map[string]*taskTally{}, results: map[string]*cadre.SubagentResult{},
+		todos: map[string]*cadre.TodoUpdate{}}
 	t.stats.ByType = map[string]int{}
 	return t
 }
@@ -86,6 +89,8 @@ func (t *tally) observe(ev cadre.Event) {
 		if ev.AgentID == "" {
 			t.mainTools++
 		}
+	case cadre.EventTodos:
+		t.todos[ev.Todos.ToolUseID] = ev.Todos
 	case cadre.EventTaskStarted:
 		t.taskStarted(ev.Task)
 	case cadre.EventTaskCompleted:
@@ -223,6 +228,7 @@ func (t *tally) result(res *cadre.Result) resultJSON {
 	out.NumTurns, out.DurationMS = res.NumTurns, res.Duration.Milliseconds()
 	out.Cadre.ToolUses, out.Cadre.TotalUsage, out.Cadre.TranscriptPath = res.ToolUses, res.Usage, res.TranscriptPath
 	out.Cadre.Subagents = res.Subagents
+	out.Cadre.Todos = res.Todos
 	if res.PermissionDenials != nil {
 		out.PermissionDenials = res.PermissionDenials
 	}

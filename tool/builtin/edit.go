@@ -3,10 +3,7 @@ package builtin
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/cadre-dev/cadre/tool"
@@ -44,41 +41,20 @@ func runEdit(cfg Config, env *tool.Env, in editInput) tool.Output {
 	if oldS == newS {
 		return tool.Errorf("old_string and new_string are identical, so the edit would change nothing")
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			return tool.Errorf("cannot edit %s: %v", path, err)
-		}
+	cur, problem := openForChange(env, path, "edit", true)
+	if problem != "" {
+		return tool.Errorf("%s", problem)
+	}
+	if !cur.exists {
 		if oldS != "" {
-			msg := fmt.Sprintf("File does not exist: %s", path)
-			if s := didYouMean(path); s != "" {
-				msg += fmt.Sprintf(". Did you mean %s?", s)
-			}
-			return tool.Errorf("%s (to create a file, use an empty old_string or Write)", msg)
+			return tool.Errorf("%s", missingFile(path, "to create a file, use an empty old_string or Write"))
 		}
-		nfi, err := atomicWrite(path, []byte(newS))
-		if err != nil {
+		if err := commitChange(env, path, []byte(newS)); err != nil {
 			return tool.Errorf("cannot create %s: %v", path, err)
-		}
-		if st := fileState(env); st != nil {
-			st.Record(path, stampOf(nfi, false))
 		}
 		return tool.Output{Text: fmt.Sprintf("Created %s.\n%s", path, snippet(newS, 0, len(newS), cfg.MaxLineChars))}
 	}
-	if fi.IsDir() {
-		return tool.Errorf("%s is a directory, not a file", path)
-	}
-	if !fi.Mode().IsRegular() {
-		return tool.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
-	}
-	if p := checkFresh(env, path, fi, "edit"); p != "" {
-		return tool.Errorf("%s", p)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return tool.Errorf("cannot read %s: %v", path, err)
-	}
-	content := string(data)
+	content := string(cur.data)
 	var updated string
 	var first, firstEnd, count int
 	if oldS == "" {
@@ -93,12 +69,8 @@ func runEdit(cfg Config, env *tool.Env, in editInput) tool.Output {
 			return tool.Errorf("%s in %s", p, path)
 		}
 	}
-	nfi, err := atomicWrite(path, []byte(updated))
-	if err != nil {
+	if err := commitChange(env, path, []byte(updated)); err != nil {
 		return tool.Errorf("cannot write %s: %v", path, err)
-	}
-	if st := fileState(env); st != nil {
-		st.Record(path, stampOf(nfi, false))
 	}
 	head := fmt.Sprintf("Edited %s.", path)
 	if count > 1 {

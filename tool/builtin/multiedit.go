@@ -3,10 +3,7 @@ package builtin
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -59,47 +56,20 @@ func runMultiEdit(cfg Config, env *tool.Env, in multiEditInput) tool.Output {
 			return tool.Errorf("edit %d: old_string and new_string are identical; nothing was changed", i+1)
 		}
 	}
-	var content string
-	exists := true
-	fi, err := os.Stat(path)
-	switch {
-	case err == nil:
-		if fi.IsDir() {
-			return tool.Errorf("%s is a directory, not a file", path)
-		}
-		if !fi.Mode().IsRegular() {
-			return tool.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
-		}
-		if p := checkFresh(env, path, fi, "edit"); p != "" {
-			return tool.Errorf("%s", p)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return tool.Errorf("cannot read %s: %v", path, err)
-		}
-		content = string(data)
-	case errors.Is(err, fs.ErrNotExist):
-		if *in.Edits[0].OldString != "" {
-			msg := fmt.Sprintf("File does not exist: %s", path)
-			if s := didYouMean(path); s != "" {
-				msg += fmt.Sprintf(". Did you mean %s?", s)
-			}
-			return tool.Errorf("%s (to create it, make the first edit's old_string empty)", msg)
-		}
-		exists = false
-	default:
-		return tool.Errorf("cannot edit %s: %v", path, err)
+	cur, problem := openForChange(env, path, "edit", true)
+	if problem != "" {
+		return tool.Errorf("%s", problem)
 	}
-	updated, first, last, total, problem := applyEdits(content, exists, in.Edits)
+	if !cur.exists && *in.Edits[0].OldString != "" {
+		return tool.Errorf("%s", missingFile(path, "to create it, make the first edit's old_string empty"))
+	}
+	exists := cur.exists
+	updated, first, last, total, problem := applyEdits(string(cur.data), exists, in.Edits)
 	if problem != "" {
 		return tool.Errorf("%s in %s; nothing was changed", problem, path)
 	}
-	nfi, err := atomicWrite(path, []byte(updated))
-	if err != nil {
+	if err := commitChange(env, path, []byte(updated)); err != nil {
 		return tool.Errorf("cannot write %s: %v; nothing was changed", path, err)
-	}
-	if st := fileState(env); st != nil {
-		st.Record(path, stampOf(nfi, false))
 	}
 	verb := "Edited"
 	if !exists {

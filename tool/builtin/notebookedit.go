@@ -4,10 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -65,23 +62,14 @@ func runNotebookEdit(env *tool.Env, in notebookEditInput) tool.Output {
 	if mode != "insert" && in.CellID == "" {
 		return tool.Errorf("cell_id is required to %s a cell", mode)
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return tool.Errorf("Notebook does not exist: %s", path)
-		}
-		return tool.Errorf("cannot edit %s: %v", path, err)
+	cur, problem := openForChange(env, path, "edit", true)
+	if problem != "" {
+		return tool.Errorf("%s", problem)
 	}
-	if !fi.Mode().IsRegular() {
-		return tool.Errorf("%s is not a regular file", path)
+	if !cur.exists {
+		return tool.Errorf("Notebook does not exist: %s", path)
 	}
-	if p := checkFresh(env, path, fi, "edit"); p != "" {
-		return tool.Errorf("%s", p)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return tool.Errorf("cannot read %s: %v", path, err)
-	}
+	data := cur.data
 	nb, err := parseNotebook(data)
 	if err != nil {
 		return tool.Errorf("%s is not a notebook this tool can edit: %v", path, err)
@@ -116,12 +104,8 @@ func runNotebookEdit(env *tool.Env, in notebookEditInput) tool.Output {
 	if _, err := parseNotebook(updated); err != nil {
 		return tool.Errorf("the edit would leave %s unreadable (%v); nothing was changed", path, err)
 	}
-	nfi, err := atomicWrite(path, updated)
-	if err != nil {
+	if err := commitChange(env, path, updated); err != nil {
 		return tool.Errorf("cannot write %s: %v", path, err)
-	}
-	if st := fileState(env); st != nil {
-		st.Record(path, stampOf(nfi, false))
 	}
 	return tool.Output{Text: fmt.Sprintf("%s in %s.", what, path)}
 }

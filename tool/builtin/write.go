@@ -3,10 +3,7 @@ package builtin
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/cadre-dev/cadre/tool"
@@ -38,30 +35,13 @@ func runWrite(env *tool.Env, in writeInput) tool.Output {
 		return tool.Errorf("content is required (use an empty string for an empty file)")
 	}
 	content := *in.Content
-	existed := false
-	fi, err := os.Stat(path)
-	switch {
-	case err == nil:
-		if fi.IsDir() {
-			return tool.Errorf("%s is a directory; Write needs a file path", path)
-		}
-		if !fi.Mode().IsRegular() {
-			return tool.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
-		}
-		if p := checkFresh(env, path, fi, "overwrite"); p != "" {
-			return tool.Errorf("%s", p)
-		}
-		existed = true
-	case errors.Is(err, fs.ErrNotExist):
-	default:
-		return tool.Errorf("cannot write %s: %v", path, err)
+	cur, problem := openForChange(env, path, "overwrite", false)
+	if problem != "" {
+		return tool.Errorf("%s", problem)
 	}
-	nfi, err := atomicWrite(path, []byte(content))
-	if err != nil {
+	existed := cur.exists
+	if err := commitChange(env, path, []byte(content)); err != nil {
 		return tool.Errorf("cannot write %s: %v", path, err)
-	}
-	if st := fileState(env); st != nil {
-		st.Record(path, stampOf(nfi, false))
 	}
 	lines := strings.Count(content, "\n")
 	if content != "" && !strings.HasSuffix(content, "\n") {

@@ -179,6 +179,9 @@ type jsonAgent struct {
 	ShadowedBy *string `json:"shadowedBy"`
 	Active     bool    `json:"active"`
 	ToolsNote  string  `json:"toolsNote"`
+	// EffectiveTools are the tools the agent runs with when the main
+	// agent spawns it (tools.go).
+	EffectiveTools []string `json:"effectiveTools"`
 }
 
 func writeJSON(w io.Writer, set *agentdef.Set) error {
@@ -190,7 +193,10 @@ func writeJSON(w io.Writer, set *agentdef.Set) error {
 		out.Diagnostics = []agentdef.Diagnostic{}
 	}
 	for _, d := range ordered(set) {
-		a := jsonAgent{Definition: d, Active: d.ShadowedBy == "", ToolsNote: agentdef.ToolsNote(d)}
+		a := jsonAgent{Definition: d, Active: d.ShadowedBy == "", ToolsNote: agentdef.ToolsNote(d), EffectiveTools: toolsOf(d).effective}
+		if a.EffectiveTools == nil {
+			a.EffectiveTools = []string{}
+		}
 		if d.ShadowedBy != "" {
 			s := d.ShadowedBy
 			a.ShadowedBy = &s

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -140,6 +141,12 @@ func TestJSON(t *testing.T) {
 	}
 	if diff := cmp.Diff([]any{"Write"}, f["disallowedTools"]); diff != "" {
 		t.Errorf("flagged disallowedTools: %s", diff)
+	}
+	if diff := cmp.Diff([]any{"Bash", "Read"}, r["effectiveTools"]); diff != "" {
+		t.Errorf("reviewer effectiveTools (-want +got):\n%s", diff)
+	}
+	if eff := f["effectiveTools"].([]any); len(eff) == 0 || slices.Contains(eff, any("Write")) || !slices.Contains(eff, any("WebFetch")) {
+		t.Errorf("flagged effectiveTools %v", eff)
 	}
 	if diff := cmp.Diff([]any{"Read"}, byName["typo"]["tools"]); diff != "" {
 		t.Errorf("typo tools: %s", diff)

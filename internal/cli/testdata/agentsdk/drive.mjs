@@ -47,6 +47,23 @@ switch (scenario) {
       reviewer: { description: 'Reviews a change for the test.', prompt: 'You review changes.', tools: ['Read', 'Grep'] },
     };
     break;
+  case 'hooks':
+    prompt = 'SDK-HOOKS: run two commands';
+    options.includeHookEvents = true;
+    options.hooks = {
+      PreToolUse: [{
+        matcher: 'Bash',
+        hooks: [async (input, toolUseID) => {
+          out({ callback: 'hook', input, toolUseID });
+          if (input.tool_input.command.includes('forbidden')) {
+            return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'SDK-HOOK: not this one' } };
+          }
+          return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: 'fine' } };
+        }],
+      }],
+      Stop: [{ hooks: [async (input) => { out({ callback: 'hook', input }); return {}; }] }],
+    };
+    break;
   default:
     throw new Error('unknown scenario ' + scenario);
 }
