@@ -51,6 +51,12 @@ type agent struct {
 	// servers its definition asks for (mcp.go).
 	mcp      loop.ToolSource
 	mcpLease *mcpx.Lease
+	// The fork path (fork.go): fork marks a fork (it cannot start agents);
+	// start is a fork's first messages (nil: the prompt alone) and
+	// cacheHints where the prefix its siblings share ends.
+	fork       bool
+	start      []llm.Message
+	cacheHints []llm.CacheHint
 
 	mu        sync.Mutex
 	usage     llm.Usage // own requests plus finished children's subtrees
@@ -93,7 +99,7 @@ func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
 		}
 	}
 	return permission.NewSession(permission.SessionConfig{
-		Checker: checker, Prompter: a.hookPrompter(p.Prompter), AgentID: a.id, AgentType: a.typ, Background: background, Log: a.run.denials,
+		Checker: checker, Prompter: forkPrompter(a.perms.Mode, a.hookPrompter(p.Prompter)), AgentID: a.id, AgentType: a.typ, Background: background, Log: a.run.denials,
 		Grants: &a.run.rt.grants, // shared by the session's agents (issue 9)
 	})
 }
@@ -116,8 +122,9 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, Tools: a.pool, Env: a.env,
 		MaxTurns: a.maxTurns, MaxTokens: a.run.rt.cfg.MaxTokens, Thinking: a.run.rt.cfg.Thinking, Effort: a.effort, Recorder: rec,
 		AgentID: a.id, AgentType: a.typ, Unavailable: a.unavailable, Now: a.run.rt.cfg.Now,
-		Hooks:   a.hookFirer(),
-		Dynamic: a.mcp,
+		Hooks:      a.hookFirer(),
+		Dynamic:    a.mcp,
+		CacheHints: a.cacheHints, // a fork's shared prefix (fork.go)
 	}
 	if auth != nil {
 		cfg.Authorizer = auth

@@ -62,7 +62,8 @@ func agentSchema(modelForced bool) json.RawMessage {
 // listing share one spec, so their request bytes match.
 type agentToolSpec struct {
 	spec  llm.ToolSpec
-	types []string // the types listed, in listing order
+	types []string  // the types listed, in listing order
+	fork  forkState // whether a call without subagent_type forks (fork.go)
 }
 
 // visibleDefs are the definitions an agent with these rules and allowed
@@ -90,7 +91,8 @@ func (r *Runtime) agentSpec(rules []permission.Rule, allowed []string) *agentToo
 	for i, d := range defs {
 		types[i] = d.Name
 	}
-	key := strings.Join(types, "\x00")
+	fork := r.forkState(rules, allowed)
+	key := fork.key() + "\x01" + strings.Join(types, "\x00")
 	r.specMu.Lock()
 	defer r.specMu.Unlock()
 	if s, ok := r.specs[key]; ok {
@@ -104,10 +106,16 @@ func (r *Runtime) agentSpec(rules []permission.Rule, allowed []string) *agentToo
 	if r.defs[defaultAgentType] == nil {
 		defType = ""
 	}
+	desc := prompts.AgentTool(listing, defType)
+	switch {
+	case fork.on: // the fork path is the default (S-3.3)
+		desc = prompts.AgentToolFork(listing)
+	case fork.reason != "":
+		desc = prompts.AgentTool(strings.TrimRight(listing, "\n")+"\n"+prompts.ForkListingLine(fork.reason), defType)
+	}
 	s := &agentToolSpec{
-		spec: llm.ToolSpec{Name: AgentToolName, Description: prompts.AgentTool(listing, defType),
-			InputSchema: agentSchema(r.cfg.ForceSubagentModel != "")},
-		types: types,
+		spec:  llm.ToolSpec{Name: AgentToolName, Description: desc, InputSchema: agentSchema(r.cfg.ForceSubagentModel != "")},
+		types: types, fork: fork,
 	}
 	r.specs[key] = s
 	return s

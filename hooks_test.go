@@ -97,11 +97,14 @@ func every(cmd string) string {
 type allowAll struct {
 	mu    sync.Mutex
 	asked []string
+	// prompts are the prompts as asked (fork_test.go reads their labels).
+	prompts []permission.Prompt
 }
 
 func (a *allowAll) Prompt(_ context.Context, p permission.Prompt) (permission.Reply, error) {
 	a.mu.Lock()
 	a.asked = append(a.asked, p.Request.AgentID+" "+p.Request.Tool)
+	a.prompts = append(a.prompts, p)
 	a.mu.Unlock()
 	return permission.Reply{Choice: permission.ChoiceAllowOnce}, nil
 }
@@ -358,14 +361,18 @@ func TestFrontmatterHooksRemovedWhenTheRunIsCancelled(t *testing.T) {
 	}
 }
 
+// startContextScript is a SubagentStart hook that tells the child its type
+// and id.
+const startContextScript = `#!/bin/sh
+jq -c '{hookSpecificOutput: {hookEventName: "SubagentStart", additionalContext: ("You are " + .agent_type + " " + .agent_id)}}'
+`
+
 // TestSubagentStartContextReachesTheChild: what a SubagentStart hook adds
 // is in the child's first message; the parent's is not.
 func TestSubagentStartContextReachesTheChild(t *testing.T) {
 	t.Parallel()
 	w := newHookWorld(t)
-	ctxScript := w.script("ctx.sh", `#!/bin/sh
-jq -c '{hookSpecificOutput: {hookEventName: "SubagentStart", additionalContext: ("You are " + .agent_type + " " + .agent_id)}}'
-`)
+	ctxScript := w.script("ctx.sh", startContextScript)
 	cfg := w.config(`{"SubagentStart": [{"matcher": "general-purpose", "hooks": [{"type": "command", "command": "` + ctxScript + `"}]}]}`)
 	w.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("general-purpose", "KID-1: hi")), llmtest.Text("done"))
 	w.srv.Script("KID-1", llmtest.Text("kid done"))

@@ -152,6 +152,14 @@ type Config struct {
 	// Prices is the price table Result.CostUSD is figured with (settings'
 	// modelPrices over pricing.Default); nil means pricing.Default().
 	Prices pricing.Table
+
+	// The fork path (issue 12, S-6; fork.go).
+
+	// ForkSubagent turns on the fork path: an Agent call without
+	// subagent_type (or with "fork") starts a copy of the calling agent
+	// that inherits its whole conversation, system prompt, tools and
+	// model, and shares its prompt cache with its sibling forks.
+	ForkSubagent bool
 }
 
 // Permissions configures permission checking for the session.

@@ -41,10 +41,20 @@ type refusal struct {
 // only when the run itself is cancelled.
 func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (tool.Output, error) {
 	run := a.run
-	def, cwd, ref := a.check(in)
+	var def *agentdef.Definition
+	var cwd string
+	ref := &refusal{RefusedForkNested, prompts.ForkNested()} // a fork cannot start agents (fork.go)
+	if !a.inFork(ctx) {
+		def, cwd, ref = a.check(in)
+	}
 	if ref == nil {
 		var child *agent
-		if child, ref = a.newChild(def, in, toolUseID, cwd); ref == nil {
+		if isForkDef(def) {
+			child, ref = a.newFork(ctx, in, toolUseID)
+		} else {
+			child, ref = a.newChild(def, in, toolUseID, cwd)
+		}
+		if ref == nil {
 			var err error
 			if ref, err = child.acquireMCP(ctx, a); err != nil { // mcp.go
 				return tool.Output{}, err
@@ -72,10 +82,11 @@ func (a *agent) check(in agentInput) (*agentdef.Definition, string, *refusal) {
 	if strings.TrimSpace(in.Prompt) == "" {
 		return nil, "", &refusal{msg: prompts.AgentNeedsPrompt()}
 	}
-	typ := cmp.Or(strings.TrimSpace(in.SubagentType), defaultAgentType)
-	if typ == agentdef.ForkName {
-		return nil, "", &refusal{RefusedFork, prompts.ForkDisabled(defaultAgentType, a.listedTypes())}
+	typ := strings.TrimSpace(in.SubagentType)
+	if def, ref := a.forkRoute(typ); def != nil || ref != nil {
+		return def, a.env.Cwd, ref // the fork path (fork.go)
 	}
+	typ = cmp.Or(typ, defaultAgentType)
 	if rule, denied := permission.AgentTypeDenied(a.perms.Rules, typ); denied {
 		return nil, "", &refusal{RefusedPermission, prompts.AgentTypeDenied(typ, rule.String(), rule.Source)}
 	}
@@ -384,11 +395,17 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	if c.def.InitialPrompt != "" {
 		prompt = c.def.InitialPrompt + "\n\n" + prompt
 	}
-	msgs := []llm.Message{llm.UserText(prompt)}
-	// Hooks (hooks.go): SubagentStart, and the definition's hooks while
-	// the child runs, removed on every exit path.
-	defer c.beginHooks(ctx, parent, tpath, &msgs[0])()
-	res, runErr := c.safeRun(ctx, msgs, rec)
+	msgs, runErr := c.startMessages(prompt, rec) // a fork's inherited conversation (fork.go)
+	var res *loop.Result
+	if runErr == nil {
+		// Hooks (hooks.go): SubagentStart, and the definition's hooks while
+		// the child runs, removed on every exit path. A fork's hook context
+		// goes after its directive (fork.go).
+		hm := c.hookMessage(msgs)
+		defer c.beginHooks(ctx, parent, tpath, hm)()
+		msgs = c.withHookContext(msgs, hm)
+		res, runErr = c.safeRun(ctx, msgs, rec)
+	}
 	switch {
 	case ctx.Err() != nil:
 		status = task.Killed

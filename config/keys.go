@@ -43,7 +43,7 @@ var topKeys = []Key{
 	{Name: "webSearch", Drives: "the WebSearch backend: backend (anthropic, searxng, brave, none), url, maxResults (Config.WebSearch)"},
 	{Name: "mcpServers", Drives: "MCP servers (Config.MCPServers), with .mcp.json and --mcp-config; higher files replace servers of the same name"},
 	{Name: "agents", Unsupported: "agent definitions in settings are not supported; put them in .cadre/agents/ or pass --agents"},
-	{Name: "forkSubagent", Unsupported: "the fork path is not supported yet; ignored"},
+	{Name: "forkSubagent", Drives: "the fork path: an Agent call without subagent_type forks the caller (Config.ForkSubagent), below CADRE_FORK_SUBAGENT"},
 	{Name: "background", Unsupported: "background sub-agents are not supported yet; ignored"},
 	{Name: "worktree", Unsupported: "worktree isolation is not supported yet; ignored"},
 	{Name: "teams", Unsupported: "agent teams are not supported yet; ignored"},

@@ -21,9 +21,9 @@ import (
 type Options struct {
 	// Getenv is the environment Load reads: HOME, XDG_STATE_HOME, the
 	// provider's keys and base URLs (ANTHROPIC_*, OPENAI_*), CADRE_PROVIDER,
-	// CADRE_MODEL, CADRE_SUBAGENT_MODEL and CADRE_SUBAGENT_MODEL_FORCE,
-	// and for the web tools CADRE_SMALL_MODEL, CADRE_SEARXNG_URL and
-	// BRAVE_SEARCH_API_KEY.
+	// CADRE_MODEL, CADRE_SUBAGENT_MODEL, CADRE_SUBAGENT_MODEL_FORCE and
+	// CADRE_FORK_SUBAGENT, and for the web tools CADRE_SMALL_MODEL,
+	// CADRE_SEARXNG_URL and BRAVE_SEARCH_API_KEY.
 	// Settings files' env values are read over it. Nil means an empty
 	// environment; the cadre command passes os.Getenv.
 	Getenv func(string) string
@@ -127,6 +127,11 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	if len(s.ModelPrices) > 0 {
 		cfg.Prices = pricing.Default().With(s.ModelPrices)
 	}
+	fork, err := forkSubagent(getenv, s)
+	if err != nil {
+		return cadre.Config{}, diags, err
+	}
+	cfg.ForkSubagent = fork
 	if err := setModel(&cfg, opts, s, getenv); err != nil {
 		return cadre.Config{}, diags, err
 	}

@@ -134,18 +134,22 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		// settings are tested in hooks_test.go).
 		"allowManagedHooksOnly": {json: `{"allowManagedHooksOnly": true}`, warn: "honoured only in managed settings"},
 		"agents":                {json: `{"agents": {}}`, warn: "put them in .cadre/agents/"},
-		"forkSubagent":          {json: `{"forkSubagent": true}`, warn: "fork path is not supported yet"},
-		"background":            {json: `{"background": true}`, warn: "background sub-agents are not supported yet"},
-		"worktree":              {json: `{"worktree": {}}`, warn: "worktree isolation is not supported yet"},
-		"teams":                 {json: `{"teams": true}`, warn: "agent teams are not supported yet"},
-		"sandbox":               {json: `{"sandbox": {"enabled": true}}`, warn: "sandboxing is not supported yet"},
-		"outputStyle":           {json: `{"outputStyle": "Explanatory"}`, warn: "display setting"},
-		"statusLine":            {json: `{"statusLine": {}}`, warn: "display setting"},
-		"cleanupPeriodDays":     {json: `{"cleanupPeriodDays": 30}`, warn: "does not delete old transcripts"},
-		"includeCoAuthoredBy":   {json: `{"includeCoAuthoredBy": false}`, warn: "writes no commits"},
-		"permissions.allow":     {json: `{"permissions": {"allow": ["Bash(ls:*)"]}}`, want: hasRule(permission.Allow, "Bash(ls:*)")},
-		"permissions.ask":       {json: `{"permissions": {"ask": ["Bash(git push:*)"]}}`, want: hasRule(permission.Ask, "Bash(git push:*)")},
-		"permissions.deny":      {json: `{"permissions": {"deny": ["WebFetch"]}}`, want: hasRule(permission.Deny, "WebFetch")},
+		"forkSubagent": {json: `{"forkSubagent": true}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if !cfg.ForkSubagent {
+				t.Error("forkSubagent: true did not turn the fork path on")
+			}
+		}},
+		"background":          {json: `{"background": true}`, warn: "background sub-agents are not supported yet"},
+		"worktree":            {json: `{"worktree": {}}`, warn: "worktree isolation is not supported yet"},
+		"teams":               {json: `{"teams": true}`, warn: "agent teams are not supported yet"},
+		"sandbox":             {json: `{"sandbox": {"enabled": true}}`, warn: "sandboxing is not supported yet"},
+		"outputStyle":         {json: `{"outputStyle": "Explanatory"}`, warn: "display setting"},
+		"statusLine":          {json: `{"statusLine": {}}`, warn: "display setting"},
+		"cleanupPeriodDays":   {json: `{"cleanupPeriodDays": 30}`, warn: "does not delete old transcripts"},
+		"includeCoAuthoredBy": {json: `{"includeCoAuthoredBy": false}`, warn: "writes no commits"},
+		"permissions.allow":   {json: `{"permissions": {"allow": ["Bash(ls:*)"]}}`, want: hasRule(permission.Allow, "Bash(ls:*)")},
+		"permissions.ask":     {json: `{"permissions": {"ask": ["Bash(git push:*)"]}}`, want: hasRule(permission.Ask, "Bash(git push:*)")},
+		"permissions.deny":    {json: `{"permissions": {"deny": ["WebFetch"]}}`, want: hasRule(permission.Deny, "WebFetch")},
 		"smallModel": {json: `{"smallModel": "sonnet"}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if cfg.SmallModel != "sonnet" {
 				t.Errorf("SmallModel %q", cfg.SmallModel)

@@ -63,6 +63,8 @@ type Settings struct {
 	// MaxDepth, MaxConcurrentAgents and MaxTotalAgents bound sub-agents;
 	// 0 when no file sets them.
 	MaxDepth, MaxConcurrentAgents, MaxTotalAgents IntValue
+	// ForkSubagent is forkSubagent: the fork path (S-6.1).
+	ForkSubagent BoolValue
 	// ModelAliases maps provider → alias → model id; a higher file
 	// overrides single aliases.
 	ModelAliases map[string]map[string]string
@@ -104,6 +106,12 @@ type Value struct {
 // IntValue is a whole-number setting with the file that set it.
 type IntValue struct {
 	Value  int
+	Source string
+}
+
+// BoolValue is a true/false setting with the file that set it.
+type BoolValue struct {
+	Value  bool
 	Source string
 }
 
@@ -165,6 +173,8 @@ type fileData struct {
 	DisableAllHooks       *bool           `json:"disableAllHooks"`
 	TrustedWorkspaces     []string        `json:"trustedWorkspaces"`
 	MCPServers            json.RawMessage `json:"mcpServers"`
+	// The fork path (config/fork.go).
+	ForkSubagent *bool `json:"forkSubagent"`
 }
 
 type permData struct {
@@ -463,6 +473,9 @@ func (s *Settings) applyScalars(fd *fileData, path string) error {
 	}
 	if fd.SubagentModel != nil {
 		s.SubagentModel = Value{Value: *fd.SubagentModel, Source: path}
+	}
+	if fd.ForkSubagent != nil {
+		s.ForkSubagent = BoolValue{Value: *fd.ForkSubagent, Source: path}
 	}
 	for _, lim := range []struct {
 		key string

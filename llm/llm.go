@@ -191,6 +191,11 @@ type Request struct {
 	// NoCache disables prompt-cache breakpoints (providers that cache
 	// automatically ignore it).
 	NoCache bool
+	// CacheHints mark blocks that end a prefix shared with other requests
+	// (see CacheHint). Adapters that place cache markers put one on each
+	// ahead of their own choices; providers that cache automatically
+	// ignore them.
+	CacheHints []CacheHint
 }
 
 // StopReason says why the model stopped.

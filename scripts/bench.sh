@@ -8,6 +8,7 @@
 #   scripts/bench.sh startup    # only the process-start figures
 #   scripts/bench.sh peer       # only the peerbench runs
 #   scripts/bench.sh attr       # peerbench with --no-transcript and a stub git
+#   scripts/bench.sh fork       # peerbench fan-out 16: fresh children, forks, Claude Code
 #
 # Environment: OUT, COUNT (repetitions of each Go benchmark, default 5),
 # RUNS (peerbench runs per fan-out, default 5), FANOUTS (peerbench fan-outs,
@@ -100,12 +101,65 @@ PY
 	cat "$OUT/pb-attr/tables.md"
 }
 
+# fork runs peerbench at fan-out 16 with fresh general-purpose children
+# (cadre), with forks (cadre-fork: CADRE_FORK_SUBAGENT=1 and no
+# subagent_type in the Agent calls) and, when it is installed under
+# $PEERS_DIR/claude, Claude Code; then sums, from requests.jsonl, the
+# children's input tokens billed at full price (canonical prompt bytes not
+# read from the cache, / 4).
+fork() {
+	[[ -x $OUT/cadre ]] || build
+	[[ -x $OUT/peerbench ]] || (cd "$PEERBENCH_DIR" && go build -o "$OUT/peerbench" ./cmd/peerbench)
+	local ad=$OUT/adapters-fork peers=cadre,cadre-fork
+	mkdir -p "$ad"
+	cp "$PEERBENCH_DIR/adapters/cadre.json" "$ad/cadre.json"
+	python3 - "$ad" <<'PY'
+import json, sys
+ad = sys.argv[1]
+a = json.load(open(ad + "/cadre.json"))
+a["name"] = "cadre-fork"
+a["env"]["CADRE_FORK_SUBAGENT"] = "1"
+a["scenario"]["overrides"] = {"subagent_type": None, "run_in_background": False}
+a["notes"] = "cadre with the fork path: Agent calls without subagent_type fork the main agent"
+json.dump(a, open(ad + "/cadre-fork.json", "w"), indent=1)
+PY
+	if [[ -x ${PEERS_DIR:-${TMPDIR:-/tmp}/peers}/claude/node_modules/.bin/claude ]]; then
+		cp "$PEERBENCH_DIR/adapters/claude-code.json" "$ad/"
+		peers=$peers,claude-code
+	fi
+	log "peerbench fork comparison ($peers; fan-out 16; $RUNS runs each)"
+	rm -rf "$OUT/pb-fork"
+	(cd "$PEERBENCH_DIR" && CADRE_BIN=$OUT/cadre "$OUT/peerbench" bench -adapters "$ad" -peers "$peers" -n 16 -runs "$RUNS" \
+		-startup-runs 1 -out "$OUT/pb-fork" -md "$OUT/pb-fork/tables.md" >"$OUT/pb-fork.log" 2>&1) || { cat "$OUT/pb-fork.log"; exit 1; }
+	cat "$OUT/pb-fork/tables.md"
+	python3 - "$OUT/pb-fork" <<'PY'
+import glob, json, os, statistics, sys
+out = sys.argv[1]
+for peer in sorted(os.listdir(out)):
+    runs = sorted(glob.glob(os.path.join(out, peer, "n16-run*", "requests.jsonl")))
+    full, firsts = [], []
+    for path in runs:
+        reqs = [json.loads(l) for l in open(path) if l.strip()]
+        kids = [r for r in reqs if r.get("role") == "child"]
+        full.append(sum(r.get("cache_total_bytes", 0) - r.get("cache_read_bytes", 0) for r in kids) // 4)
+        seen = set()
+        for r in sorted(kids, key=lambda r: r["seq"]):
+            if r["child"] not in seen and r.get("cache_total_bytes"):
+                seen.add(r["child"])
+                firsts.append(r.get("cache_read_bytes", 0) / r["cache_total_bytes"])
+    if full:
+        print(f"{peer}: children's full-price input tokens per run (median of {len(full)}): {statistics.median(full)}; "
+              f"median cached fraction of a child's first request: {statistics.median(firsts):.3f}")
+PY
+}
+
 case $what in
-all) build; gobench; startup; peer; attr ;;
+all) build; gobench; startup; peer; attr; fork ;;
 go) gobench ;;
 startup) startup ;;
 peer) peer ;;
 attr) attr ;;
-*) echo "usage: $0 [all|go|startup|peer|attr]" >&2; exit 2 ;;
+fork) fork ;;
+*) echo "usage: $0 [all|go|startup|peer|attr|fork]" >&2; exit 2 ;;
 esac
 log "done; outputs in $OUT (repository: $ROOT)"

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -63,6 +64,10 @@ type Config struct {
 	// Dynamic, when set, adds tools that may change between turns (MCP
 	// servers' tools); see ToolSource.
 	Dynamic ToolSource
+	// CacheHints are passed to every request: blocks of the starting
+	// messages that end a prefix shared with other agents (a fork's
+	// rules block, S-6.2).
+	CacheHints []llm.CacheHint
 	// Hooks fires this agent's hook events (a *hooks.Agent); nil fires
 	// none. The loop fires UserPromptSubmit for the prompt it starts with,
 	// PreToolUse, PostToolUse and PostToolUseFailure around each call, and
@@ -254,6 +259,8 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			MaxTokens: r.cfg.MaxTokens,
 			Thinking:  r.cfg.Thinking,
 			Effort:    r.cfg.Effort,
+			// Hints index the starting messages, which are never rewritten.
+			CacheHints: r.cfg.CacheHints,
 		}
 		sent := r.cfg.Now()
 		resp, err := r.request(ctx, req)
@@ -297,7 +304,9 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			}
 			return r.result(msg, resp.StopReason, false), nil
 		}
-		results, runErr := r.runTools(ctx, calls)
+		// Tools see the conversation up to this answer (the Agent tool
+		// forks from it); the clipped slice cannot be appended into.
+		results, runErr := r.runTools(tool.WithConversation(ctx, slices.Clip(r.msgs)), calls)
 		if results != nil {
 			user := llm.Message{Role: llm.RoleUser, Content: results}
 			r.msgs = append(r.msgs, user)

@@ -1,6 +1,11 @@
 package anthropic
 
-import "github.com/cadre-dev/cadre/llm"
+import (
+	"cmp"
+	"slices"
+
+	"github.com/cadre-dev/cadre/llm"
+)
 
 // MaxBreakpoints is the most cache_control markers one request may carry.
 const MaxBreakpoints = 4
@@ -51,31 +56,70 @@ func (b Breakpoints) marks(m, i int) bool {
 // are skipped; there are never more than MaxBreakpoints; req.NoCache places
 // none. Thinking, redacted thinking and empty text blocks cannot carry a
 // marker, so the marker goes on the last block before them that can.
+//
+// req.CacheHints (the end of the prefix sibling forks share) come first
+// after the system prompt: with hints, the tool marker is dropped when a
+// system marker closes the same prefix anyway, and the last messages take
+// what budget is left, the last message first. Hints that point at no
+// cacheable block are ignored.
 func PlaceBreakpoints(req *llm.Request) Breakpoints {
 	bp := Breakpoints{Tool: -1}
 	if req == nil || req.NoCache {
 		return bp
 	}
-	if len(req.Tools) > 0 {
+	hints := validHints(req)
+	if len(req.Tools) > 0 && (len(hints) == 0 || req.System == "") {
 		bp.Tool = len(req.Tools) - 1
 	}
 	if req.System != "" {
 		bp.System = true
 	}
+	for _, h := range hints {
+		if bp.Count() == MaxBreakpoints {
+			break
+		}
+		if !bp.marks(h.Message, h.Block) {
+			bp.Blocks = append(bp.Blocks, BlockRef(h))
+		}
+	}
 	first := max(len(req.Messages)-2, 0)
-	for m := first; m < len(req.Messages); m++ {
+	for m := len(req.Messages) - 1; m >= first; m-- {
 		if bp.Count() == MaxBreakpoints {
 			break
 		}
 		content := req.Messages[m].Content
 		for i := len(content) - 1; i >= 0; i-- {
 			if cacheable(content[i]) {
-				bp.Blocks = append(bp.Blocks, BlockRef{Message: m, Block: i})
+				if !bp.marks(m, i) {
+					bp.Blocks = append(bp.Blocks, BlockRef{Message: m, Block: i})
+				}
 				break
 			}
 		}
 	}
+	slices.SortFunc(bp.Blocks, func(a, b BlockRef) int {
+		return cmp.Or(cmp.Compare(a.Message, b.Message), cmp.Compare(a.Block, b.Block))
+	})
 	return bp
+}
+
+// validHints returns the hints of req that point at a cacheable block,
+// without repeats, in request order.
+func validHints(req *llm.Request) []llm.CacheHint {
+	var out []llm.CacheHint
+	for _, h := range req.CacheHints {
+		if h.Message < 0 || h.Message >= len(req.Messages) || h.Block < 0 || h.Block >= len(req.Messages[h.Message].Content) {
+			continue
+		}
+		if !cacheable(req.Messages[h.Message].Content[h.Block]) || slices.Contains(out, h) {
+			continue
+		}
+		out = append(out, h)
+	}
+	slices.SortFunc(out, func(a, b llm.CacheHint) int {
+		return cmp.Or(cmp.Compare(a.Message, b.Message), cmp.Compare(a.Block, b.Block))
+	})
+	return out
 }
 
 // cacheable reports whether a block can carry cache_control once sent.

@@ -48,6 +48,28 @@ func TestPlaceBreakpoints(t *testing.T) {
 		{"tool results", &llm.Request{Messages: []llm.Message{
 			{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResultBlock("a", "1", false), llm.ToolResultBlock("b", "2", true)}}}},
 			Breakpoints{Tool: -1, Blocks: []BlockRef{{0, 1}}}},
+		// A fork's first request: the hint ends the prefix its siblings
+		// share (the rules block); the tool marker gives way to it.
+		{"fork hint", &llm.Request{System: "s", Tools: []llm.ToolSpec{tool}, CacheHints: []llm.CacheHint{{Message: 2, Block: 1}},
+			Messages: []llm.Message{user, asst, {Role: llm.RoleUser, Content: []llm.Block{llm.ToolResultBlock("x", "p", false), llm.TextBlock("rules"), llm.TextBlock("directive")}}}},
+			Breakpoints{Tool: -1, System: true, Blocks: []BlockRef{{1, 0}, {2, 1}, {2, 2}}}},
+		// Later turns of the fork keep the hint; the last message comes
+		// before the one ahead of it.
+		{"fork hint later turn", &llm.Request{System: "s", Tools: []llm.ToolSpec{tool}, CacheHints: []llm.CacheHint{{Message: 0, Block: 0}},
+			Messages: []llm.Message{user, asst, user, asst, user}},
+			Breakpoints{Tool: -1, System: true, Blocks: []BlockRef{{0, 0}, {3, 0}, {4, 0}}}},
+		{"hint on the last block is one marker", &llm.Request{System: "s", Tools: []llm.ToolSpec{tool}, CacheHints: []llm.CacheHint{{Message: 1, Block: 0}},
+			Messages: []llm.Message{user, asst}},
+			Breakpoints{Tool: -1, System: true, Blocks: []BlockRef{{0, 0}, {1, 0}}}},
+		{"hint without system keeps the tool marker", &llm.Request{Tools: []llm.ToolSpec{tool}, CacheHints: []llm.CacheHint{{Message: 0, Block: 0}},
+			Messages: []llm.Message{user, asst, user}},
+			Breakpoints{Tool: 0, Blocks: []BlockRef{{0, 0}, {1, 0}, {2, 0}}}},
+		{"hints out of range or on thinking are ignored", &llm.Request{System: "s", Tools: []llm.ToolSpec{tool},
+			CacheHints: []llm.CacheHint{{Message: 9, Block: 0}, {Message: -1, Block: 0}, {Message: 0, Block: 5}, {Message: 1, Block: 0}},
+			Messages:   []llm.Message{user, {Role: llm.RoleAssistant, Content: []llm.Block{thinking, llm.TextBlock("a")}}}},
+			Breakpoints{Tool: 0, System: true, Blocks: []BlockRef{{0, 0}, {1, 1}}}},
+		{"no cache wins over hints", &llm.Request{NoCache: true, CacheHints: []llm.CacheHint{{Message: 0, Block: 0}}, Messages: []llm.Message{user}},
+			Breakpoints{Tool: -1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

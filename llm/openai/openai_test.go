@@ -453,3 +453,45 @@ func TestCancelDuringStream(t *testing.T) {
 		t.Errorf("%d requests after cancel, want 1 (no retry)", n)
 	}
 }
+
+// TestCacheHintSplitsUserText: a cache hint on a text block ends its user
+// message there, so a fork's shared rules and its own directive travel as
+// two user messages; without the hint they are one.
+func TestCacheHintSplitsUserText(t *testing.T) {
+	msgs := []llm.Message{
+		llm.UserText("do it"),
+		{Role: llm.RoleAssistant, Content: []llm.Block{{Type: llm.BlockToolUse, ID: "c1", Name: "Agent", Input: json.RawMessage(`{}`)}}},
+		{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResultBlock("c1", "forked", false), llm.TextBlock("RULES"), llm.TextBlock("DIRECTIVE")}},
+	}
+	for _, tt := range []struct {
+		name  string
+		hints []llm.CacheHint
+		want  []any
+	}{
+		{"no hint", nil, []any{obj{"role": "user", "content": []any{obj{"type": "text", "text": "RULES"}, obj{"type": "text", "text": "DIRECTIVE"}}}}},
+		{"hint on the rules", []llm.CacheHint{{Message: 2, Block: 1}}, []any{obj{"role": "user", "content": "RULES"}, obj{"role": "user", "content": "DIRECTIVE"}}},
+		{"hint on the last block splits nothing", []llm.CacheHint{{Message: 2, Block: 2}},
+			[]any{obj{"role": "user", "content": []any{obj{"type": "text", "text": "RULES"}, obj{"type": "text", "text": "DIRECTIVE"}}}}},
+		{"hint on a tool result splits nothing", []llm.CacheHint{{Message: 2, Block: 0}},
+			[]any{obj{"role": "user", "content": []any{obj{"type": "text", "text": "RULES"}, obj{"type": "text", "text": "DIRECTIVE"}}}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := buildParams(&llm.Request{Model: "m", Messages: msgs, CacheHints: tt.hints}, FieldMaxTokens)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r obj
+			if err := json.Unmarshal(b, &r); err != nil {
+				t.Fatal(err)
+			}
+			got := r["messages"].([]any)[3:]
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
@@ -91,7 +92,7 @@ func buildParams(req *llm.Request, maxField string) (sdk.ChatCompletionNewParams
 		var err error
 		switch m.Role {
 		case llm.RoleUser:
-			p.Messages, err = appendUser(p.Messages, m)
+			p.Messages, err = appendUser(p.Messages, m, hintedBlocks(req.CacheHints, i))
 		case llm.RoleAssistant:
 			p.Messages, err = appendAssistant(p.Messages, m)
 		default:
@@ -104,12 +105,27 @@ func buildParams(req *llm.Request, maxField string) (sdk.ChatCompletionNewParams
 	return p, nil
 }
 
+// hintedBlocks are the blocks of message i that cache hints point at.
+func hintedBlocks(hints []llm.CacheHint, i int) []int {
+	var out []int
+	for _, h := range hints {
+		if h.Message == i {
+			out = append(out, h.Block)
+		}
+	}
+	return out
+}
+
 // appendUser adds a user message: one tool message per tool_result, in
-// order, then the text, if any, as a user message.
-func appendUser(out []sdk.ChatCompletionMessageParamUnion, m llm.Message) ([]sdk.ChatCompletionMessageParamUnion, error) {
+// order, then the text, if any, as a user message. A text block named in
+// split (a cache hint: the end of a prefix sibling requests share) ends
+// its user message, and the texts after it go in another, so the shared
+// prefix ends on a message boundary. Servers that cache by tokens are
+// unaffected; one that caches per message can then reuse the prefix.
+func appendUser(out []sdk.ChatCompletionMessageParamUnion, m llm.Message, split []int) ([]sdk.ChatCompletionMessageParamUnion, error) {
 	var texts []string
 	var images []sdk.ChatCompletionContentPartUnionParam
-	for _, b := range m.Content {
+	for bi, b := range m.Content {
 		switch b.Type {
 		case llm.BlockToolResult:
 			text := b.ResultText()
@@ -128,20 +144,30 @@ func appendUser(out []sdk.ChatCompletionMessageParamUnion, m llm.Message) ([]sdk
 			if b.Text != "" {
 				texts = append(texts, b.Text)
 			}
+			if len(texts) > 0 && slices.Contains(split, bi) && bi < len(m.Content)-1 {
+				out, texts = appendUserText(out, texts), nil
+			}
 		case llm.BlockThinking, llm.BlockRedactedThinking:
 		default:
 			return out, fmt.Errorf("block type %q cannot be sent to this provider", b.Type)
 		}
 	}
-	switch {
-	case len(images) > 0:
+	if len(images) > 0 {
 		parts := images
 		for _, s := range texts {
 			parts = append(parts, sdk.TextContentPart(s))
 		}
-		out = append(out, sdk.UserMessage(parts))
-	case len(texts) == 0:
-	case len(texts) == 1:
+		return append(out, sdk.UserMessage(parts)), nil
+	}
+	return appendUserText(out, texts), nil
+}
+
+// appendUserText adds texts as one user message: a string for one text,
+// content parts for several, nothing for none.
+func appendUserText(out []sdk.ChatCompletionMessageParamUnion, texts []string) []sdk.ChatCompletionMessageParamUnion {
+	switch len(texts) {
+	case 0:
+	case 1:
 		out = append(out, sdk.UserMessage(texts[0]))
 	default:
 		parts := make([]sdk.ChatCompletionContentPartUnionParam, len(texts))
@@ -150,7 +176,7 @@ func appendUser(out []sdk.ChatCompletionMessageParamUnion, m llm.Message) ([]sdk
 		}
 		out = append(out, sdk.UserMessage(parts))
 	}
-	return out, nil
+	return out
 }
 
 // The notes that tie a tool result's images to it (Chat Completions has
