@@ -10,6 +10,7 @@ import (
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/spawn"
+	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/tool"
@@ -42,6 +43,14 @@ type agent struct {
 	unavailable map[string]string
 	// spawnReceipt is what the spawn granted (sub-agents only).
 	spawnReceipt Receipt
+	// Worktree isolation (worktree.go): isolation is the kind asked for;
+	// tree the lease the agent holds on a worktree (its own when ownsTree,
+	// else its parent's), released once by leaveTree.
+	isolation   string
+	treeMu      sync.Mutex
+	tree        *worktree.Lease
+	ownsTree    bool
+	treeOutcome *WorktreeOutcome
 
 	mu        sync.Mutex
 	usage     llm.Usage // own requests plus finished children's subtrees

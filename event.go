@@ -119,6 +119,9 @@ type SubagentResult struct {
 	Duration       time.Duration `json:"duration_ns"`
 	TranscriptPath string        `json:"transcript_path,omitempty"`
 	Receipt        Receipt       `json:"receipt"`
+	// Worktree is what became of the agent's own worktree (isolation:
+	// worktree); nil without one.
+	Worktree *WorktreeOutcome `json:"worktree,omitempty"`
 }
 
 // SubagentStats counts the sub-agents of a run. Every spawned sub-agent
@@ -142,6 +145,10 @@ type Init struct {
 	Cwd            string
 	Tools          []string
 	TranscriptPath string
+	// Worktrees is what the session's start did about agents' worktrees
+	// earlier sessions left (unchanged ones removed, changed ones listed);
+	// nil when there were none.
+	Worktrees *WorktreeHousekeeping
 }
 
 // ToolResult is how one tool call ended.

@@ -41,6 +41,10 @@ type Receipt struct {
 	QueuePosition int           `json:"queue_position,omitempty"`
 	QueueWait     time.Duration `json:"queue_wait_ns,omitempty"`
 	Warnings      []string      `json:"warnings,omitempty"`
+	// Worktree and WorktreeBranch are the agent's own git worktree
+	// (isolation: worktree).
+	Worktree       string `json:"worktree,omitempty"`
+	WorktreeBranch string `json:"worktree_branch,omitempty"`
 }
 
 // DroppedTool is a tool a child did not get.

@@ -99,6 +99,16 @@ type Config struct {
 	History []llm.Message
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// Worktree isolation (issue 13, worktree.go).
+	// WorktreeBase is where an isolated agent's worktree starts:
+	// WorktreeBaseHead ("head", the default: the parent's HEAD) or
+	// WorktreeBaseDefault ("default": a fresh ref of the default branch).
+	WorktreeBase string
+	// WorktreeHooks, when set and handling worktrees, makes and removes
+	// isolated agents' directories in place of git (the WorktreeCreate and
+	// WorktreeRemove hooks); nil uses git.
+	WorktreeHooks WorktreeHooks
 }
 
 // Permissions configures permission checking for the session.
@@ -142,6 +152,9 @@ type Runtime struct {
 	closeMu sync.Mutex
 	closers []func() error // run by Close, last first
 	closed  bool
+
+	// worktrees makes isolated agents' worktrees (worktree.go).
+	worktrees *worktrees
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
@@ -151,6 +164,10 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	r := &Runtime{cfg: cfg, gate: spawn.NewGate(cfg.Limits.gate()), defs: map[string]*agentdef.Definition{},
 		git: workspace.NewSnapshot(cfg.Cwd), specs: map[string]*agentToolSpec{}}
+	var err error
+	if r.worktrees, err = newWorktrees(&r.cfg); err != nil {
+		return nil, fmt.Errorf("cadre: %w", err)
+	}
 	r.defList = cfg.Agents
 	if r.defList == nil {
 		r.defList = agentdef.Builtins()
@@ -162,6 +179,7 @@ func New(cfg Config) (*Runtime, error) {
 	if tools == nil {
 		tools = builtin.Tools(builtin.Config{})
 	}
+	tools = append(tools, r.mergeTools()...) // worktree_tool.go
 	r.base = tool.NewPool(tools...)
 	if rules := r.rootPerms().Rules; len(rules) > 0 {
 		// Tools a deny rule forbids outright are not offered at all.
@@ -419,7 +437,11 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 	shells := builtin.NewShells()
 	defer shells.Close()
 	main.env = &tool.Env{Cwd: r.cfg.Cwd, Dirs: r.cfg.AddDirs, Files: tool.NewFileState(), Shells: shells}
-	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: r.cfg.ModelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath}}); err != nil {
+	// The worktrees earlier sessions left: unchanged ones of ended agents
+	// are removed, changed ones reported (worktree.go).
+	house := r.housekeepWorktrees(ctx)
+	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: r.cfg.ModelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
+		Worktrees: house}}); err != nil {
 		return
 	}
 	r.mu.Lock()
