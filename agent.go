@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/spawn"
 	"github.com/cadre-dev/cadre/internal/worktree"
@@ -43,6 +44,10 @@ type agent struct {
 	unavailable map[string]string
 	// spawnReceipt is what the spawn granted (sub-agents only).
 	spawnReceipt Receipt
+	// hooks is the agent's binding of the session's hook dispatcher
+	// (hooks.go); nil until it is bound.
+	hooks *hooks.Agent
+
 	// Worktree isolation (worktree.go): isolation is the kind asked for;
 	// tree the lease the agent holds on a worktree (its own when ownsTree,
 	// else its parent's), released once by leaveTree.
@@ -92,7 +97,7 @@ func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
 		}
 	}
 	return permission.NewSession(permission.SessionConfig{
-		Checker: checker, Prompter: p.Prompter, AgentID: a.id, AgentType: a.typ, Background: background, Log: a.run.denials,
+		Checker: checker, Prompter: a.hookPrompter(p.Prompter), AgentID: a.id, AgentType: a.typ, Background: background, Log: a.run.denials,
 	})
 }
 
@@ -114,6 +119,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, Tools: a.pool, Env: a.env,
 		MaxTurns: a.maxTurns, MaxTokens: a.run.rt.cfg.MaxTokens, Thinking: a.run.rt.cfg.Thinking, Effort: a.effort, Recorder: rec,
 		AgentID: a.id, AgentType: a.typ, Unavailable: a.unavailable, Now: a.run.rt.cfg.Now,
+		Hooks: a.hookFirer(),
 	}
 	if auth != nil {
 		cfg.Authorizer = auth

@@ -3,6 +3,7 @@ package cadre
 import (
 	"time"
 
+	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/task"
@@ -42,7 +43,8 @@ const (
 	// EventTaskCompleted carries Subagent: a sub-agent ended (completed,
 	// failed or killed).
 	EventTaskCompleted EventType = "task_completed"
-	// EventResult carries Result; it is the last event.
+	// EventResult carries Result; it is the last event, but for the error
+	// that follows the result of a failed run.
 	EventResult EventType = "result"
 )
 
@@ -72,6 +74,10 @@ type Event struct {
 	Model       string
 	StopReason  llm.StopReason
 	APIDuration time.Duration
+
+	// Hook is the hook run of EventHookStarted and EventHookFinished
+	// (hooks.go); AgentID is the agent whose event fired it.
+	Hook *hooks.Run
 }
 
 // TaskInfo describes a sub-agent as it waits for a slot or starts.
@@ -184,4 +190,7 @@ type Result struct {
 	PermissionDenials []permission.Denial
 	// Subagents counts the run's sub-agents.
 	Subagents SubagentStats
+	// Error says why a run with Subtype error_during_execution failed; the
+	// same error follows the result in Run's stream.
+	Error string
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/spawn"
 	"github.com/cadre-dev/cadre/internal/workspace"
@@ -100,6 +101,17 @@ type Config struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
+	// Hooks (issue 15, hooks.go).
+
+	// Hooks are the session's hooks (package config merges them from the
+	// settings files); nil means none. Hooks of agent definitions are
+	// added for as long as their agent runs, and Runtime.Hooks().Add adds
+	// more (an SDK's callbacks).
+	Hooks *hooks.Config
+	// HookEnv is the environment of hook commands; nil means the
+	// process's. CLAUDE_PROJECT_DIR and CADRE_PROJECT_DIR are set to Cwd.
+	HookEnv []string
+
 	// Worktree isolation (issue 13, worktree.go).
 	// WorktreeBase is where an isolated agent's worktree starts:
 	// WorktreeBaseHead ("head", the default: the parent's HEAD) or
@@ -153,6 +165,18 @@ type Runtime struct {
 	closers []func() error // run by Close, last first
 	closed  bool
 
+	// modelMu guards the main agent's model id and the system prompt that
+	// names it (SetModel, model.go).
+	modelMu sync.Mutex
+	modelID string
+
+	// Hooks (hooks.go): the one dispatcher every agent fires through, the
+	// sink that streams hook runs, and whether SessionStart has fired.
+	hooks          *hooks.Dispatcher
+	hookSink       hookSink
+	hookMu         sync.Mutex
+	sessionStarted bool
+
 	// worktrees makes isolated agents' worktrees (worktree.go).
 	worktrees *worktrees
 }
@@ -164,8 +188,10 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	r := &Runtime{cfg: cfg, gate: spawn.NewGate(cfg.Limits.gate()), defs: map[string]*agentdef.Definition{},
 		git: workspace.NewSnapshot(cfg.Cwd), specs: map[string]*agentToolSpec{}}
+	r.initHooks()
+
 	var err error
-	if r.worktrees, err = newWorktrees(&r.cfg); err != nil {
+	if r.worktrees, err = r.newWorktrees(); err != nil {
 		return nil, fmt.Errorf("cadre: %w", err)
 	}
 	r.defList = cfg.Agents
@@ -196,7 +222,8 @@ func New(cfg Config) (*Runtime, error) {
 	if !cfg.NoTranscript {
 		r.tpath = transcript.SessionPath(cfg.StateDir, cfg.Cwd, r.session)
 	}
-	r.system = r.renderSystem()
+	r.modelID = cfg.ModelID
+	r.system = r.renderSystemFor(cfg.ModelID)
 	r.mainPool = r.base
 	if !cfg.DisableSubagents {
 		if _, denied := spawn.WholeToolDenied(r.rootPerms().Rules, AgentToolName); !denied {
@@ -294,12 +321,13 @@ func (r *Runtime) rootPerms() permission.Effective {
 	return permission.Effective{Mode: m, NoPrompt: m == permission.ModeDontAsk, Rules: r.cfg.Permissions.Rules}
 }
 
-func (r *Runtime) renderSystem() string {
+// renderSystemFor renders the main agent's system prompt for a model id.
+func (r *Runtime) renderSystemFor(modelID string) string {
 	base := r.cfg.SystemPrompt
 	if base == "" {
 		base = prompts.Main()
 	}
-	parts := []string{base, r.environment(r.cfg.Cwd, r.cfg.ModelID).Render()}
+	parts := []string{base, r.environment(r.cfg.Cwd, modelID).Render()}
 	if r.cfg.SystemPrompt == "" {
 		if block := r.instructionsBlock(r.cfg.Cwd); block != "" {
 			parts = append(parts, block)
@@ -332,13 +360,19 @@ func (r *Runtime) TranscriptPath() string { return r.tpath }
 func (r *Runtime) ToolNames() []string { return r.mainPool.Names() }
 
 // SystemPrompt is the rendered system prompt of the main agent.
-func (r *Runtime) SystemPrompt() string { return r.system }
+func (r *Runtime) SystemPrompt() string {
+	_, system := r.mainModel()
+	return system
+}
 
 // Run sends prompt to the main agent and streams the run: EventInit first,
 // EventResult last, with every sub-agent's events in between (marked with
-// their AgentID). A failed run ends with an error instead of a result. The
-// conversation carries over to the next Run of the same Runtime. Breaking
-// out of the loop cancels the run and waits for it to wind down.
+// their AgentID). A run that fails (a model API error, a cancelled ctx)
+// still yields its EventResult, with Subtype error_during_execution and
+// every number counted so far, and then the error; the transcript records
+// how the run ended either way. The conversation of a finished run carries
+// over to the next Run of the same Runtime. Breaking out of the loop
+// cancels the run and waits for it to wind down.
 func (r *Runtime) Run(ctx context.Context, prompt string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		if strings.TrimSpace(prompt) == "" {
@@ -381,11 +415,15 @@ type runState struct {
 	mu    sync.Mutex
 	usage llm.Usage
 	stats SubagentStats
+	// mainTurns and mainTools count the main agent's answers and tool
+	// calls as they stream, for the Result of a run that fails (outcome.go).
+	mainTurns, mainTools int
 }
 
 // send delivers an event to the consumer; it fails once the run is
 // cancelled.
 func (s *runState) send(ctx context.Context, ev Event) error {
+	s.note(ev)
 	select {
 	case s.events <- item{ev: ev}:
 		return nil
@@ -410,16 +448,15 @@ func (s *runState) count(f func(st *SubagentStats)) {
 func (s *runState) produce(ctx context.Context, prompt string) {
 	defer close(s.events)
 	r := s.rt
-	// The consumer reads until the stream is closed (Run drains it after a
-	// break), so the final error is always delivered.
-	fail := func(err error) { s.events <- item{err: err} }
 	var recorder loop.Recorder
+	var mainRec *transcript.JournalWriter
 	if r.tpath != "" {
 		// Every agent's transcript goes through one journal, so no agent
 		// waits for the disk; it is drained before the result is sent.
 		s.journal = transcript.NewJournal()
 		defer s.journal.Close()
-		recorder = s.journal.Transcript(r.tpath, r.session, "", r.cfg.Now)
+		mainRec = s.journal.Transcript(r.tpath, r.session, "", r.cfg.Now)
+		recorder = mainRec
 	}
 	if r.mainSpec != nil {
 		// Take the git snapshot sub-agents will see while the first model
@@ -430,51 +467,29 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 		defer wg.Wait()
 		defer stopGit()
 	}
+	modelID, system := r.mainModel() // SetModel's choice (model.go)
 	main := &agent{
-		run: s, id: "", typ: "main", modelID: r.cfg.ModelID, pool: r.mainPool, spec: r.mainSpec,
-		perms: r.rootPerms(), system: r.system, maxTurns: r.cfg.MaxTurns,
+		run: s, id: "", typ: "main", modelID: modelID, pool: r.mainPool, spec: r.mainSpec,
+		perms: r.rootPerms(), system: system, maxTurns: r.cfg.MaxTurns,
 	}
 	shells := builtin.NewShells()
 	defer shells.Close()
 	main.env = &tool.Env{Cwd: r.cfg.Cwd, Dirs: r.cfg.AddDirs, Files: tool.NewFileState(), Shells: shells}
+	// Hooks (hooks.go): hook runs stream into this run until it ends.
+	main.bindHooks("")
+	defer r.hookSink.attach(ctx, s)()
 	// The worktrees earlier sessions left: unchanged ones of ended agents
 	// are removed, changed ones reported (worktree.go).
 	house := r.housekeepWorktrees(ctx)
-	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: r.cfg.ModelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
+	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: modelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
 		Worktrees: house}}); err != nil {
 		return
 	}
 	r.mu.Lock()
 	msgs := append(append([]llm.Message(nil), r.messages...), llm.UserText(prompt))
 	r.mu.Unlock()
+	s.startSession(ctx, main, &msgs[len(msgs)-1])
 	res, err := main.runLoop(ctx, msgs, recorder)
-	if err != nil {
-		if ctx.Err() != nil {
-			fail(ctx.Err())
-		} else {
-			fail(err)
-		}
-		return
-	}
-	r.mu.Lock()
-	r.messages = res.Messages
-	r.mu.Unlock()
-	if s.journal != nil {
-		if err := s.journal.Close(); err != nil {
-			fail(fmt.Errorf("cadre: the run finished but its transcript is incomplete: %w", err))
-			return
-		}
-	}
-	subtype := "success"
-	if res.MaxTurnsHit {
-		subtype = "error_max_turns"
-	}
-	s.mu.Lock()
-	out := &Result{
-		Text: res.Text, IsError: res.MaxTurnsHit, Subtype: subtype, NumTurns: res.Turns, ToolUses: res.ToolUses,
-		Duration: r.cfg.Now().Sub(s.start), Usage: s.usage, SessionID: r.session, TranscriptPath: r.tpath,
-		PermissionDenials: s.denials.All(), Subagents: s.stats,
-	}
-	s.mu.Unlock()
-	_ = s.send(ctx, Event{Type: EventResult, Result: out})
+	// Every way the run ends closes its record the same way (outcome.go).
+	s.finish(ctx, mainRec, res, err)
 }

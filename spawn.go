@@ -131,9 +131,9 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput) (tool.Ou
 			Task: child.taskInfo(a, in, task.Pending)})
 		if err == nil {
 			if err = ticket.Wait(ctx); err != nil {
-				// Killed while it waited: it never ran. (Like every event
-				// of a cancelled run, this one may not get through.)
-				_ = run.send(ctx, Event{Type: EventTaskCompleted, AgentID: child.id, ParentToolUseID: child.toolUseID,
+				// Killed while it waited: it never ran, and says so even
+				// though the run is cancelled (outcome.go).
+				run.sendFinal(Event{Type: EventTaskCompleted, AgentID: child.id, ParentToolUseID: child.toolUseID,
 					Subagent: child.structured(task.Killed, nil, err, 0, "")})
 			}
 		}
@@ -358,13 +358,22 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 
 	if err := run.send(ctx, Event{Type: EventTaskStarted, AgentID: c.id, ParentToolUseID: c.toolUseID, Task: c.taskInfo(parent, in, task.Running)}); err != nil {
 		status = task.Killed
+		if c.spawnReceipt.Queued {
+			// Its EventTaskPending went out: say it ended.
+			run.sendFinal(Event{Type: EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID,
+				Subagent: c.structured(task.Killed, nil, err, 0, "")})
+		}
 		return tool.Output{}, err
 	}
 	prompt := in.Prompt
 	if c.def.InitialPrompt != "" {
 		prompt = c.def.InitialPrompt + "\n\n" + prompt
 	}
-	res, runErr := c.safeRun(ctx, []llm.Message{llm.UserText(prompt)}, rec)
+	msgs := []llm.Message{llm.UserText(prompt)}
+	// Hooks (hooks.go): SubagentStart, and the definition's hooks while
+	// the child runs, removed on every exit path.
+	defer c.beginHooks(ctx, parent, tpath, &msgs[0])()
+	res, runErr := c.safeRun(ctx, msgs, rec)
 	switch {
 	case ctx.Err() != nil:
 		status = task.Killed
@@ -381,6 +390,10 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		}
 	}
 	if status == task.Killed {
+		// A killed agent still reports how it ended, with its numbers,
+		// though the run is cancelled (outcome.go).
+		result.Status = task.Killed
+		run.sendFinal(Event{Type: EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result})
 		return tool.Output{}, ctx.Err()
 	}
 	if runErr != nil {

@@ -83,16 +83,33 @@ type WorktreeHookRequest struct {
 	Path string
 }
 
-// hookAdapter turns WorktreeHooks into the worktree package's Creator and
-// Remover.
-type hookAdapter struct{ h WorktreeHooks }
+// hookAdapter turns the Runtime's WorktreeHooks into the worktree
+// package's Creator and Remover.
+type hookAdapter struct{ r *Runtime }
 
-func (a hookAdapter) CreateWorktree(ctx context.Context, r worktree.HookRequest) (string, error) {
-	return a.h.CreateWorktree(ctx, WorktreeHookRequest(r))
+func (a hookAdapter) CreateWorktree(ctx context.Context, req worktree.HookRequest) (string, error) {
+	h := a.r.worktreeHooks()
+	if h == nil {
+		return "", errors.New("no worktree hooks")
+	}
+	return h.CreateWorktree(ctx, WorktreeHookRequest(req))
 }
 
-func (a hookAdapter) RemoveWorktree(ctx context.Context, r worktree.HookRequest) error {
-	return a.h.RemoveWorktree(ctx, WorktreeHookRequest(r))
+func (a hookAdapter) RemoveWorktree(ctx context.Context, req worktree.HookRequest) error {
+	h := a.r.worktreeHooks()
+	if h == nil {
+		return errors.New("no worktree hooks")
+	}
+	return h.RemoveWorktree(ctx, WorktreeHookRequest(req))
+}
+
+// worktreeHooks is what makes and removes worktrees in place of git: the
+// seam for the WorktreeCreate and WorktreeRemove hooks. It is
+// Config.WorktreeHooks; the session's hook dispatcher can answer here
+// when that is nil (an implementation whose HandlesWorktrees reports
+// whether a WorktreeCreate hook is configured). nil uses git.
+func (r *Runtime) worktreeHooks() WorktreeHooks {
+	return r.cfg.WorktreeHooks
 }
 
 // Worktree states of a WorktreeOutcome.
@@ -180,26 +197,25 @@ type worktrees struct {
 
 // newWorktrees prepares the managers. A missing git binary is not an
 // error here: only an isolation request fails, naming it.
-func newWorktrees(cfg *Config) (*worktrees, error) {
+func (r *Runtime) newWorktrees() (*worktrees, error) {
+	cfg := &r.cfg
 	base, err := worktree.ParseBase(cfg.WorktreeBase)
 	if err != nil {
 		return nil, fmt.Errorf("Config.WorktreeBase: %w", err)
 	}
 	w := &worktrees{base: base}
 	w.git, w.gitErr = worktree.New(worktree.Config{Now: cfg.Now})
-	if cfg.WorktreeHooks != nil {
-		a := hookAdapter{cfg.WorktreeHooks}
-		if w.hooked, err = worktree.New(worktree.Config{Creator: a, Remover: a, Now: cfg.Now}); err != nil {
-			return nil, fmt.Errorf("worktree hooks: %w", err)
-		}
+	a := hookAdapter{r}
+	if w.hooked, err = worktree.New(worktree.Config{Creator: a, Remover: a, Now: cfg.Now}); err != nil {
+		return nil, fmt.Errorf("worktree hooks: %w", err)
 	}
 	return w, nil
 }
 
-// manager is the manager that makes the next tree: the hooks' when they
-// handle worktrees now, else git's.
+// worktreeManager is the manager that makes the next tree: the hooks'
+// when they handle worktrees now, else git's.
 func (r *Runtime) worktreeManager() (*worktree.Manager, error) {
-	if h := r.cfg.WorktreeHooks; h != nil && h.HandlesWorktrees() {
+	if r.hooksMakeWorktrees() {
 		return r.worktrees.hooked, nil
 	}
 	if r.worktrees.git == nil {
@@ -208,10 +224,16 @@ func (r *Runtime) worktreeManager() (*worktree.Manager, error) {
 	return r.worktrees.git, nil
 }
 
+// hooksMakeWorktrees reports whether hooks make the next worktree.
+func (r *Runtime) hooksMakeWorktrees() bool {
+	h := r.worktreeHooks()
+	return h != nil && h.HandlesWorktrees()
+}
+
 // isolationOffered reports whether the Agent tool offers isolation: the
 // session's directory is in a git repository, or hooks make worktrees.
 func (r *Runtime) isolationOffered() bool {
-	if r.cfg.WorktreeHooks != nil {
+	if r.hooksMakeWorktrees() {
 		return true
 	}
 	_, ok := workspace.FindRepo(r.cfg.Cwd)
@@ -233,8 +255,7 @@ func (a *agent) checkIsolation(q isolationRequest) (string, *refusal) {
 	if q.cwd != "" {
 		return "", &refusal{msg: prompts.IsolationWithCwd()}
 	}
-	hooked := a.run.rt.cfg.WorktreeHooks != nil && a.run.rt.cfg.WorktreeHooks.HandlesWorktrees()
-	if _, ok := workspace.FindRepo(a.env.Cwd); !ok && !hooked {
+	if _, ok := workspace.FindRepo(a.env.Cwd); !ok && !a.run.rt.hooksMakeWorktrees() {
 		return "", &refusal{msg: prompts.IsolationNotInRepo(a.env.Cwd)}
 	}
 	return kind, nil

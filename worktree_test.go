@@ -553,3 +553,53 @@ func TestWorktreeMergeBack(t *testing.T) {
 		})
 	}
 }
+
+// fakeHooks makes worktrees as plain directories, as a WorktreeCreate
+// hook for another version control system would.
+type fakeHooks struct {
+	root    string
+	mu      sync.Mutex
+	removed []WorktreeHookRequest
+}
+
+func (f *fakeHooks) HandlesWorktrees() bool { return true }
+
+func (f *fakeHooks) CreateWorktree(_ context.Context, req WorktreeHookRequest) (string, error) {
+	p := filepath.Join(f.root, req.Name)
+	return p, os.Mkdir(p, 0o755)
+}
+
+func (f *fakeHooks) RemoveWorktree(_ context.Context, req WorktreeHookRequest) error {
+	f.mu.Lock()
+	f.removed = append(f.removed, req)
+	f.mu.Unlock()
+	return os.RemoveAll(req.Path)
+}
+
+// TestWorktreeHooksSeam: with WorktreeHooks handling worktrees, isolation
+// works outside git; the child runs in the hook's directory, which the
+// remove hook gets when the child ends.
+func TestWorktreeHooksSeam(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cfg := h.config()
+	hk := &fakeHooks{root: t.TempDir()}
+	cfg.WorktreeHooks = hk
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", isolated("CHILD: x")), llmtest.Text("done"))
+	var cwd string
+	h.srv.ScriptFunc("CHILD", func(r *llmtest.Request) llmtest.Turn {
+		m := regexp.MustCompile(`Working directory: (\S+)`).FindStringSubmatch(r.System)
+		if m != nil {
+			cwd = m[1]
+		}
+		return llmtest.Text("ok")
+	})
+	_, res, rt := mustRun(t, cfg, "MAIN: go")
+	if res.Subagents.Completed != 1 || !strings.Contains(string(rt.mainSpec.spec.InputSchema), `"isolation"`) {
+		t.Fatalf("stats %+v", res.Subagents)
+	}
+	if len(hk.removed) != 1 || hk.removed[0].Path != cwd || !strings.HasPrefix(cwd, hk.root) || hk.removed[0].SessionID != rt.SessionID() {
+		t.Fatalf("removed %+v, child cwd %s", hk.removed, cwd)
+	}
+	contains(t, h.toolResults("MAIN")[0], "worktree: "+cwd+" was removed.")
+}

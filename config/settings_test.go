@@ -61,9 +61,7 @@ func TestLoadMergesInPrecedenceOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// hooks are read (for when they are applied) but reported as not
-	// supported yet.
-	if len(diags) != 1 || !strings.Contains(diags[0].String(), `"hooks": hooks are not supported yet`) {
+	if len(diags) != 0 {
 		t.Errorf("diagnostics: %v", diags)
 	}
 	user := filepath.Join(tr.home, ".config/cadre/settings.json")
@@ -174,6 +172,7 @@ func TestLoadErrors(t *testing.T) {
 		{"bad provider", `{"provider":"gemini"}`, []string{"provider", "gemini", "anthropic, openai"}},
 		{"limit not a number", "{\n  \"maxDepth\": \"3\"\n}", []string{"settings.json:2:", "maxDepth must be a whole number"}},
 		{"limit below one", `{"maxConcurrentAgents": 0}`, []string{"maxConcurrentAgents must be 1 or more"}},
+		{"worktree base", `{"worktree": {"base": "sideways"}}`, []string{`worktree.base is "sideways"`, `use "head"`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

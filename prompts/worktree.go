@@ -14,6 +14,10 @@ import (
 // it inherited (from its prompt or a forked history) name the parent's
 // tree and must be translated and re-read.
 func Worktree(path, branch, parentDir string) string {
+	if branch == "" {
+		// A tree a WorktreeCreate hook made: cadre knows no branch.
+		branch = "(none known)"
+	}
 	return fmt.Sprintf(`<worktree>
 You work in your own git worktree at %s, on branch %s, made from the repository at %s.
 - Your working directory is the worktree. Read and change files only there, with absolute paths under %s. The parent's tree at %s is not yours: writes there are refused.
@@ -73,6 +77,10 @@ func (w ReportWorktree) Render() string {
 	var b strings.Builder
 	switch w.State {
 	case "removed":
+		if w.Branch == "" {
+			fmt.Fprintf(&b, "worktree: %s was removed.", w.Path)
+			return b.String()
+		}
 		fmt.Fprintf(&b, "worktree: %s made no changes; the worktree and branch %s were removed.", w.Path, w.Branch)
 		return b.String()
 	case "held":

@@ -52,6 +52,11 @@ func (j *Journal) loop() {
 	files := map[string]*os.File{}
 	defer func() {
 		for _, f := range files {
+			// Synced before it is closed: the record survives a crash of
+			// the machine right after the run.
+			if err := f.Sync(); err != nil {
+				j.fail(fmt.Errorf("sync transcript: %w", err))
+			}
 			if err := f.Close(); err != nil {
 				j.fail(fmt.Errorf("close transcript: %w", err))
 			}
@@ -204,6 +209,18 @@ func (w *JournalWriter) AppendMessage(m llm.Message, model string, usage *llm.Us
 	b, err := json.Marshal(Entry{
 		Type: string(m.Role), SessionID: w.sessionID, AgentID: w.agentID,
 		Timestamp: w.now().UTC().Format(time.RFC3339Nano), Message: &m, Model: model, Usage: usage,
+	})
+	if err != nil {
+		return fmt.Errorf("encode transcript entry: %w", err)
+	}
+	return w.j.send(journalOp{path: w.path, data: append(b, '\n')})
+}
+
+// AppendEnd queues the entry that records how a run ended.
+func (w *JournalWriter) AppendEnd(end RunEnd) error {
+	b, err := json.Marshal(Entry{
+		Type: EntryRunEnd, SessionID: w.sessionID, AgentID: w.agentID,
+		Timestamp: w.now().UTC().Format(time.RFC3339Nano), RunEnd: &end,
 	})
 	if err != nil {
 		return fmt.Errorf("encode transcript entry: %w", err)

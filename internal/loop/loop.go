@@ -414,7 +414,7 @@ func (r *runner) runTools(ctx context.Context, calls []llm.Block) ([]llm.Block, 
 	if firstErr != nil {
 		for i, ok := range filled {
 			if !ok {
-				results[i] = llm.ToolResultBlock(calls[i].ID, "The tool call was interrupted before it finished.", true)
+				results[i] = llm.ToolResultBlock(calls[i].ID, prompts.ToolInterrupted(), true)
 			}
 		}
 		return results, firstErr
