@@ -2,8 +2,11 @@ package cadre
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
 	"iter"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -602,4 +605,176 @@ func TestWorktreeHooksSeam(t *testing.T) {
 		t.Fatalf("removed %+v, child cwd %s", hk.removed, cwd)
 	}
 	contains(t, h.toolResults("MAIN")[0], "worktree: "+cwd+" was removed.")
+}
+
+var worktreeAgents = flag.Int("worktree-agents", 40, "isolated children in TestWorktreePropertyThroughRuntime")
+
+// TestWorktreePropertyThroughRuntime: many isolated children at once, each
+// with a random outcome (no change, edit, commit, untracked file, model
+// error, panic): afterwards exactly the changed trees are left, each with
+// its work, and git agrees with the disk. -worktree-agents sets how many.
+func TestWorktreePropertyThroughRuntime(t *testing.T) {
+	t.Parallel()
+	h, cfg := wtHarness(t)
+	cfg.Model = panicModel{cfg.Model, "PANIC"}
+	n := *worktreeAgents
+	outcomes := []string{"none", "edit", "commit", "untracked", "error", "panic"}
+	rng := rand.New(rand.NewPCG(uint64(n), 13))
+	var calls []llmtest.Call
+	want := map[string]string{} // key → outcome
+	for i := range n {
+		o := outcomes[rng.IntN(len(outcomes))]
+		key := fmt.Sprintf("KID-%03d-%s", i, strings.ToUpper(o))
+		want[key] = o
+		calls = append(calls, llmtest.Call{Name: "Agent", Input: isolated(key + ": work")})
+	}
+	h.srv.Script("MAIN", llmtest.ToolUses(calls...), llmtest.Text("done"))
+	var mu sync.Mutex
+	trees := map[string]string{} // key → tree
+	for key, o := range want {
+		h.srv.ScriptFunc(key, func(r *llmtest.Request) llmtest.Turn {
+			tree := treeOf(t, r)
+			mu.Lock()
+			trees[key] = tree
+			mu.Unlock()
+			if len(r.Messages) > 1 {
+				if o == "error" {
+					return llmtest.HTTPError(400, "bad request")
+				}
+				return llmtest.Text("finished")
+			}
+			switch o {
+			case "edit":
+				return llmtest.ToolUse("Bash", map[string]any{"command": "echo " + key + " > a.txt"})
+			case "commit":
+				return llmtest.ToolUse("Bash", map[string]any{"command": "echo " + key + " > c.txt && git add c.txt && git -c user.name=t -c user.email=t@t commit -q -m " + key})
+			case "untracked", "error", "panic":
+				return llmtest.ToolUse("Bash", map[string]any{"command": "echo " + key + " > u.txt"})
+			}
+			return llmtest.Text("nothing to do")
+		})
+	}
+	_, res, _ := mustRun(t, cfg, "MAIN: go")
+	if res.Subagents.Spawned != n {
+		t.Fatalf("stats %+v", res.Subagents)
+	}
+	var wantLeft []string
+	for key, o := range want {
+		tree := trees[key]
+		if o == "none" {
+			continue
+		}
+		wantLeft = append(wantLeft, tree)
+		file := map[string]string{"edit": "a.txt", "commit": "c.txt"}[o]
+		if file == "" {
+			file = "u.txt"
+		}
+		if b, err := os.ReadFile(filepath.Join(tree, file)); err != nil || string(b) != key+"\n" {
+			t.Errorf("%s (%s): the work in %s is lost: %q %v", key, o, tree, b, err)
+		}
+	}
+	slices.Sort(wantLeft)
+	if left := leftTrees(t, h.dir); !slices.Equal(left, wantLeft) {
+		t.Fatalf("left %d trees, want the %d changed ones:\n%v\n%v", len(left), len(wantLeft), left, wantLeft)
+	}
+	if got := len(branches(t, h.dir)); got != len(wantLeft)+1 {
+		t.Fatalf("%d branches for %d kept trees", got, len(wantLeft))
+	}
+}
+
+// TestWorktreeCrashHelper is the process TestWorktreeKilledRunLeavesTrees
+// kills: a session with two isolated children, one of which has written
+// a file, both waiting on the model when it prints READY.
+func TestWorktreeCrashHelper(t *testing.T) {
+	repo := os.Getenv("CADRE_WORKTREE_CRASH_REPO")
+	if repo == "" {
+		t.Skip("run by TestWorktreeKilledRunLeavesTrees")
+	}
+	h := newHarness(t)
+	h.dir = repo
+	cfg := h.config()
+	var mu sync.Mutex
+	waiting := 0
+	block := func() llmtest.Turn {
+		mu.Lock()
+		waiting++
+		if waiting == 2 {
+			fmt.Println("READY")
+		}
+		mu.Unlock()
+		select {} // killed here
+	}
+	h.srv.Script("MAIN", llmtest.ToolUses(llmtest.Call{Name: "Agent", Input: isolated("CLEAN: wait")}, llmtest.Call{Name: "Agent", Input: isolated("DIRTY: write")}))
+	h.srv.ScriptFunc("CLEAN", func(*llmtest.Request) llmtest.Turn { return block() })
+	h.srv.ScriptFunc("DIRTY", func(r *llmtest.Request) llmtest.Turn {
+		if len(r.Messages) == 1 {
+			return llmtest.ToolUse("Bash", map[string]any{"command": "echo work > u.txt"})
+		}
+		return block()
+	})
+	mustRun(t, cfg, "MAIN: go")
+}
+
+// TestWorktreeKilledRunLeavesTrees: a session killed with kill -9 leaves
+// its trees; the next session's start removes the unchanged one and
+// reports the changed one, which keeps its work.
+func TestWorktreeKilledRunLeavesTrees(t *testing.T) {
+	t.Parallel()
+	h, cfg := wtHarness(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWorktreeCrashHelper$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "CADRE_WORKTREE_CRASH_REPO="+h.dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan bool)
+	go func() {
+		b := make([]byte, 4096)
+		var seen strings.Builder
+		for {
+			n, err := out.Read(b)
+			seen.Write(b[:n])
+			if strings.Contains(seen.String(), "READY") {
+				ready <- true
+				_, _ = io.Copy(io.Discard, out)
+				return
+			}
+			if err != nil {
+				ready <- false
+				return
+			}
+		}
+	}()
+	if !<-ready {
+		_ = cmd.Wait()
+		t.Fatal("the helper ended before its children were ready")
+	}
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	before := leftTrees(t, h.dir)
+	if len(before) != 2 {
+		t.Fatalf("the killed session left %v, want two trees", before)
+	}
+
+	h.srv.Script("MAIN", llmtest.Text("hello"))
+	evs, _, _ := mustRun(t, cfg, "MAIN: hi")
+	house := evs[0].Init.Worktrees
+	if house == nil || len(house.Removed) != 1 || len(house.Left) != 1 || house.Error != "" {
+		t.Fatalf("housekeeping %+v", house)
+	}
+	kept := house.Left[0]
+	if b, err := os.ReadFile(filepath.Join(kept.Path, "u.txt")); err != nil || string(b) != "work\n" || kept.Files != 1 {
+		t.Fatalf("the changed tree %+v lost its work: %q %v", kept, b, err)
+	}
+	if left := leftTrees(t, h.dir); !slices.Equal(left, []string{kept.Path}) {
+		t.Fatalf("left %v, want only %s", left, kept.Path)
+	}
+	if !slices.Contains(before, house.Removed[0]) {
+		t.Fatalf("removed %s, not one of %v", house.Removed[0], before)
+	}
 }
