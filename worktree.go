@@ -306,6 +306,12 @@ func (c *agent) enterTree(ctx context.Context, parent *agent) (string, bool) {
 	cwd := treeCwd(parent.env.Cwd, info.Path)
 	c.env.Cwd = cwd
 	c.env.Dirs = append([]string{info.Path}, c.env.Dirs...)
+	if gitDir := filepath.Join(info.Root, ".git"); info.Root != "" && isDir(gitDir) {
+		// Committing writes objects and the tree's index into the
+		// repository's git directory: the sandbox must let Bash write
+		// there. Writes into .git by file tools still need approval.
+		c.env.Dirs = append(c.env.Dirs, gitDir)
+	}
 	// The parent's file-state cache names the parent's files, not these.
 	c.env.Files = tool.NewFileState()
 	// Rendered first: the agent's memory directory joins its working
@@ -449,6 +455,11 @@ func confinement(root, tree string, keep []string) ([]permission.Rule, error) {
 		dir = filepath.Join(dir, step)
 	}
 	return rules, errors.Join(errs...)
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }
 
 // within reports whether p is dir or below it.

@@ -778,3 +778,35 @@ func TestWorktreeKilledRunLeavesTrees(t *testing.T) {
 		t.Fatalf("removed %s, not one of %v", house.Removed[0], before)
 	}
 }
+
+// TestWorktreeBashUnderConfinement: without the sandbox, a program cadre
+// cannot see into could write the parent's tree, so a confined child's
+// `git commit` needs a Bash allow rule that names git (or the sandbox) —
+// also in bypassPermissions; with the rule it commits in its tree.
+func TestWorktreeBashUnderConfinement(t *testing.T) {
+	t.Parallel()
+	for _, allowGit := range []bool{false, true} {
+		t.Run(fmt.Sprintf("allow-git=%v", allowGit), func(t *testing.T) {
+			t.Parallel()
+			h, cfg := wtHarness(t)
+			cfg.Permissions = &Permissions{Mode: permission.ModeBypassPermissions}
+			if allowGit {
+				cfg.Permissions.Rules = []permission.Rule{{Behavior: permission.Allow, Tool: "Bash", Content: "git:*", Source: "test"}}
+			}
+			h.srv.Script("MAIN", llmtest.ToolUse("Agent", isolated("CHILD: commit")), llmtest.Text("done"))
+			h.srv.Script("CHILD", llmtest.ToolUse("Bash", map[string]any{"command": "echo x > b.txt && git add b.txt && git -c user.name=t -c user.email=t@t commit -qm b"}), llmtest.Text("ok"))
+			mustRun(t, cfg, "MAIN: go")
+			out := h.toolResults("CHILD")[0]
+			report := h.toolResults("MAIN")[0]
+			if !allowGit {
+				contains(t, out, "from worktree isolation protects paths it could reach")
+				contains(t, report, "made no changes")
+				return
+			}
+			if strings.Contains(out, "denied") {
+				t.Fatalf("git was allowed by a rule: %s", out)
+			}
+			contains(t, report, "commits (1):")
+		})
+	}
+}
