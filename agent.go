@@ -10,6 +10,7 @@ import (
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/mcpx"
 	"github.com/cadre-dev/cadre/internal/spawn"
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
@@ -47,6 +48,10 @@ type agent struct {
 	// hooks is the agent's binding of the session's hook dispatcher
 	// (hooks.go); nil until it is bound.
 	hooks *hooks.Agent
+	// mcp offers the agent's MCP tools turn by turn; mcpLease holds the
+	// servers its definition asks for (mcp.go).
+	mcp      loop.ToolSource
+	mcpLease *mcpx.Lease
 
 	// Worktree isolation (worktree.go): isolation is the kind asked for;
 	// tree the lease the agent holds on a worktree (its own when ownsTree,
@@ -119,7 +124,8 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, Tools: a.pool, Env: a.env,
 		MaxTurns: a.maxTurns, MaxTokens: a.run.rt.cfg.MaxTokens, Thinking: a.run.rt.cfg.Thinking, Effort: a.effort, Recorder: rec,
 		AgentID: a.id, AgentType: a.typ, Unavailable: a.unavailable, Now: a.run.rt.cfg.Now,
-		Hooks: a.hookFirer(),
+		Hooks:   a.hookFirer(),
+		Dynamic: a.mcp,
 	}
 	if auth != nil {
 		cfg.Authorizer = auth

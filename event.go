@@ -151,6 +151,9 @@ type Init struct {
 	Cwd            string
 	Tools          []string
 	TranscriptPath string
+	// MCPServers are the configured MCP servers and their status when the
+	// run starts (most are still pending: they connect in the background).
+	MCPServers []MCPInitServer
 	// Worktrees is what the session's start did about agents' worktrees
 	// earlier sessions left (unchanged ones removed, changed ones listed);
 	// nil when there were none.

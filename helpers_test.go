@@ -3,6 +3,7 @@ package cadre
 import (
 	"context"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -12,7 +13,13 @@ import (
 	"github.com/cadre-dev/cadre/llm/llmtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(testMCPServerEnv) != "" {
+		serveTestMCP() // mcp_test.go: the binary doubles as an MCP server
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // harness is a scripted server and a runtime pointed at it.
 type harness struct {

@@ -112,6 +112,16 @@ type Config struct {
 	// process's. CLAUDE_PROJECT_DIR and CADRE_PROJECT_DIR are set to Cwd.
 	HookEnv []string
 
+	// MCP servers (issue 14, mcp.go).
+
+	// MCPServers are the session's MCP servers (package config reads
+	// .mcp.json, --mcp-config and settings files); they connect in the
+	// background when the first Run starts. Agent definitions' mcpServers
+	// name them or configure their own.
+	MCPServers []MCPServer
+	// MCPOptions tune the MCP connections; Dir defaults to Cwd.
+	MCPOptions MCPOptions
+
 	// Worktree isolation (issue 13, worktree.go).
 	// WorktreeBase is where an isolated agent's worktree starts:
 	// WorktreeBaseHead ("head", the default: the parent's HEAD) or
@@ -160,6 +170,8 @@ type Runtime struct {
 
 	modeMu sync.Mutex
 	mode   permission.Mode // set by SetPermissionMode; "" means the configured one
+
+	mcp *mcpRuntime // the session's MCP servers (mcp.go)
 
 	closeMu sync.Mutex
 	closers []func() error // run by Close, last first
@@ -218,6 +230,9 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, errors.New("cadre: Config.History must start with a user message")
 	}
 	r.messages = append([]llm.Message(nil), cfg.History...)
+	if err := r.initMCP(); err != nil { // mcp.go
+		return nil, fmt.Errorf("cadre: %w", err)
+	}
 	r.session = cmp.Or(cfg.SessionID, newSessionID())
 	if !cfg.NoTranscript {
 		r.tpath = transcript.SessionPath(cfg.StateDir, cfg.Cwd, r.session)
@@ -467,10 +482,11 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 		defer wg.Wait()
 		defer stopGit()
 	}
+	r.StartMCP()                     // in the background: the first request does not wait
 	modelID, system := r.mainModel() // SetModel's choice (model.go)
 	main := &agent{
 		run: s, id: "", typ: "main", modelID: modelID, pool: r.mainPool, spec: r.mainSpec,
-		perms: r.rootPerms(), system: system, maxTurns: r.cfg.MaxTurns,
+		perms: r.rootPerms(), system: system, maxTurns: r.cfg.MaxTurns, mcp: mainMCP{r},
 	}
 	shells := builtin.NewShells()
 	defer shells.Close()
@@ -482,7 +498,7 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 	// are removed, changed ones reported (worktree.go).
 	house := r.housekeepWorktrees(ctx)
 	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: modelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
-		Worktrees: house}}); err != nil {
+		MCPServers: r.mcpInit(), Worktrees: house}}); err != nil {
 		return
 	}
 	r.mu.Lock()

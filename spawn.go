@@ -50,7 +50,17 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 	if ref == nil {
 		var child *agent
 		if child, ref = a.newChild(def, in, toolUseID, cwd, iso); ref == nil {
-			return a.admit(ctx, child, in)
+			var err error
+			if ref, err = child.acquireMCP(ctx, a); err != nil { // mcp.go
+				return tool.Output{}, err
+			}
+			if ref == nil {
+				// execute releases at the child's own end; this covers a
+				// child that never ran (refused by the gate, killed while
+				// queued).
+				defer child.releaseMCP()
+				return a.admit(ctx, child, in)
+			}
 		}
 	}
 	if ref.reason != "" {
@@ -336,6 +346,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 			return errorOutput(prompts.SubagentNotStarted(err)), nil
 		}
 	}
+	defer c.releaseMCP() // mcp.go: inline servers stop with the child
 	defer func() {
 		// Runs on every exit path: the slot is released by the caller;
 		// here the record is closed and counted.

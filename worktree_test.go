@@ -226,14 +226,14 @@ func TestWorktreeChangedChildIsKept(t *testing.T) {
 	}
 }
 
-// panicModel panics on the second request of an agent whose prompt holds
+// crashingModel panics on the second request of an agent whose prompt holds
 // key: a crash in the middle of a child's run.
-type panicModel struct {
+type crashingModel struct {
 	llm.Model
 	key string
 }
 
-func (m panicModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+func (m crashingModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	if len(req.Messages) > 1 && strings.Contains(req.Messages[0].Text(), m.key) {
 		panic("the model adapter crashed")
 	}
@@ -260,7 +260,7 @@ func TestWorktreeKeptOnErrorPanicAndCancel(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			if how == "panic" {
-				cfg.Model = panicModel{cfg.Model, "CHILD"}
+				cfg.Model = crashingModel{cfg.Model, "CHILD"}
 			}
 			rt, err := New(cfg)
 			if err != nil {
@@ -616,7 +616,7 @@ var worktreeAgents = flag.Int("worktree-agents", 40, "isolated children in TestW
 func TestWorktreePropertyThroughRuntime(t *testing.T) {
 	t.Parallel()
 	h, cfg := wtHarness(t)
-	cfg.Model = panicModel{cfg.Model, "PANIC"}
+	cfg.Model = crashingModel{cfg.Model, "PANIC"}
 	n := *worktreeAgents
 	outcomes := []string{"none", "edit", "commit", "untracked", "error", "panic"}
 	rng := rand.New(rand.NewPCG(uint64(n), 13))

@@ -60,6 +60,9 @@ type Config struct {
 	Unavailable map[string]string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Dynamic, when set, adds tools that may change between turns (MCP
+	// servers' tools); see ToolSource.
+	Dynamic ToolSource
 	// Hooks fires this agent's hook events (a *hooks.Agent); nil fires
 	// none. The loop fires UserPromptSubmit for the prompt it starts with,
 	// PreToolUse, PostToolUse and PostToolUseFailure around each call, and
@@ -190,8 +193,10 @@ type runner struct {
 
 	// stopHookActive is true once a stop hook has kept the agent going.
 	stopHookActive bool
-	mu             sync.Mutex
-	hookStop       *HookStop
+	// tools is the current turn's tool set (see turnTools).
+	tools    *toolSet
+	mu       sync.Mutex
+	hookStop *HookStop
 }
 
 // emit yields one event. Once the consumer has stopped, it never yields
@@ -237,7 +242,6 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		merged := llm.Message{Role: llm.RoleUser, Content: append(append([]llm.Block(nil), r.msgs[n-2].Content...), r.msgs[n-1].Content...)}
 		r.msgs = append(r.msgs[:n-2:n-2], merged)
 	}
-	specs := r.cfg.Tools.Specs()
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -245,7 +249,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		req := &llm.Request{
 			Model:     r.cfg.ModelID,
 			System:    r.cfg.System,
-			Tools:     specs,
+			Tools:     r.turnTools(ctx).specs, // dynamic.go
 			Messages:  r.msgs,
 			MaxTokens: r.cfg.MaxTokens,
 			Thinking:  r.cfg.Thinking,
@@ -424,7 +428,7 @@ func (r *runner) runTools(ctx context.Context, calls []llm.Block) ([]llm.Block, 
 
 // concurrent reports whether the call may run alongside its neighbours.
 func (r *runner) concurrent(call llm.Block) bool {
-	t, ok := r.cfg.Tools.Get(call.Name)
+	t, ok := r.pool().Get(call.Name)
 	return ok && tool.RunsConcurrently(t)
 }
 
@@ -492,12 +496,12 @@ func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, er
 		return ToolResult{Output: tool.Errorf("The input for %s was not valid JSON: %s. Call the tool again with a valid JSON object.",
 			call.Name, text.Ellipsis(call.InvalidInput, 200))}, nil
 	}
-	t, ok := r.cfg.Tools.Get(call.Name)
-	if msg, withheld := r.cfg.Unavailable[call.Name]; !ok && withheld {
+	t, ok := r.pool().Get(call.Name)
+	if msg, withheld := r.withheld(call.Name); !ok && withheld {
 		return ToolResult{Output: tool.Output{Text: msg, IsError: true}}, nil
 	}
 	if !ok {
-		return ToolResult{Output: tool.Errorf("No such tool: %s. Available tools: %s.", call.Name, strings.Join(r.cfg.Tools.Names(), ", "))}, nil
+		return ToolResult{Output: tool.Errorf("No such tool: %s. Available tools: %s.", call.Name, strings.Join(r.pool().Names(), ", "))}, nil
 	}
 	input := call.Input
 	var verdict *permission.HookVerdict
