@@ -154,6 +154,11 @@ type Init struct {
 	// MCPServers are the configured MCP servers and their status when the
 	// run starts (most are still pending: they connect in the background).
 	MCPServers []MCPInitServer
+	// PermissionMode is the main agent's permission mode in force.
+	PermissionMode string
+	// Provenance is Config.Provenance: where widening settings came from.
+	Provenance *Provenance
+
 	// Worktrees is what the session's start did about agents' worktrees
 	// earlier sessions left (unchanged ones removed, changed ones listed);
 	// nil when there were none.

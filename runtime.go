@@ -122,6 +122,13 @@ type Config struct {
 	// MCPOptions tune the MCP connections; Dir defaults to Cwd.
 	MCPOptions MCPOptions
 
+	// Security (issue 9).
+
+	// Provenance says where the session's widening settings came from and
+	// what an untrusted workspace did not get; it is reported on EventInit
+	// and changes nothing by itself. config.Load fills it.
+	Provenance *Provenance
+
 	// Worktree isolation (issue 13, worktree.go).
 	// WorktreeBase is where an isolated agent's worktree starts:
 	// WorktreeBaseHead ("head", the default: the parent's HEAD) or
@@ -498,7 +505,8 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 	// are removed, changed ones reported (worktree.go).
 	house := r.housekeepWorktrees(ctx)
 	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: modelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
-		MCPServers: r.mcpInit(), Worktrees: house}}); err != nil {
+		MCPServers: r.mcpInit(), PermissionMode: string(main.perms.Mode), Provenance: r.cfg.Provenance, // PermissionMode, Provenance: issue 9
+		Worktrees: house}}); err != nil {
 		return
 	}
 	r.mu.Lock()

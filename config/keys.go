@@ -37,6 +37,7 @@ var topKeys = []Key{
 	{Name: "hooks", Drives: "hook commands per event (Config.Hooks); hooks add up across files (config/hooks.go)"},
 	{Name: "allowManagedHooksOnly", Drives: "in managed settings: only managed hooks run (Config.Hooks)"},
 	{Name: "disableAllHooks", Drives: "turns hooks off (Config.Hooks); outside managed settings, all but the managed ones"},
+	{Name: "trustedWorkspaces", Drives: "workspaces whose own settings may widen a run (S-10.4); read from user, --settings and managed files only"},
 	{Name: "mcpServers", Unsupported: "MCP servers are not supported yet; ignored"},
 	{Name: "agents", Unsupported: "agent definitions in settings are not supported; put them in .cadre/agents/ or pass --agents"},
 	{Name: "forkSubagent", Unsupported: "the fork path is not supported yet; ignored"},

@@ -49,6 +49,9 @@ type Options struct {
 	// TrustProjectHooks decides whether the hooks of the project's
 	// settings files run (workspace trust); nil runs them.
 	TrustProjectHooks TrustProject
+	// TrustProject is --trust-project: the workspace's own settings may
+	// widen this run (see Trust).
+	TrustProject bool
 }
 
 // Load builds the configuration of a session in cwd ("" means the
@@ -73,7 +76,7 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	home := cmp.Or(opts.Home, getenv("HOME"))
 	s, diags, err := LoadSettings(SettingsOptions{
 		Cwd: cwd, Home: home, SettingsFile: opts.SettingsFile, SettingsJSON: opts.SettingsJSON, ManagedDir: opts.ManagedDir,
-		Flags: Flags{Rules: opts.Rules, AddDirs: opts.AddDirs},
+		Flags: Flags{Rules: opts.Rules, AddDirs: opts.AddDirs}, TrustProject: opts.TrustProject,
 	})
 	if err != nil {
 		return cadre.Config{}, diags, err
@@ -94,7 +97,7 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 		return cadre.Config{}, diags, err
 	}
 	cfg := cadre.Config{
-		Cwd: cwd, Home: home, AddDirs: s.Dirs(), Permissions: perms,
+		Cwd: cwd, Home: home, AddDirs: s.Dirs(), Permissions: perms, Provenance: provenance(s, perms.Mode, opts),
 		SubagentModel:      cmp.Or(getenv("CADRE_SUBAGENT_MODEL"), s.SubagentModel.Value),
 		ForceSubagentModel: getenv("CADRE_SUBAGENT_MODEL_FORCE"),
 		WorktreeBase:       cmp.Or(getenv("CADRE_WORKTREE_BASE"), s.WorktreeBase.Value),

@@ -56,6 +56,10 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		// want checks the Config; warn is the warning the file gets.
 		want check
 		warn string
+		// user puts the file in the user's settings instead of the
+		// project's; otherwise the project is trusted (this test is about
+		// wiring; trust_test.go is about what an untrusted one gets).
+		user bool
 	}{
 		"$schema":     {json: `{"$schema": "https://example.com/cadre-settings.json"}`, want: func(*testing.T, cadre.Config, tree) {}},
 		"permissions": {json: `{"permissions": {}}`, want: func(*testing.T, cadre.Config, tree) {}},
@@ -97,6 +101,11 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		"maxTotalAgents": {json: `{"maxTotalAgents": 50}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if cfg.Limits.MaxTotal != 50 {
 				t.Errorf("limits %+v", cfg.Limits)
+			}
+		}},
+		"trustedWorkspaces": {json: `{"trustedWorkspaces": ["~/../proj"]}`, user: true, want: func(t *testing.T, cfg cadre.Config, tr tree) {
+			if p := cfg.Provenance; !p.Trusted || p.TrustSource != filepath.Join(tr.home, ".config", "cadre", "settings.json") {
+				t.Errorf("provenance %+v", p)
 			}
 		}},
 		"hooks": {json: `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}`, want: func(t *testing.T, cfg cadre.Config, tr tree) {
@@ -158,7 +167,11 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			env := withDefault(c.env, "ANTHROPIC_API_KEY", "k")
-			cfg, diags, err, tr := loadIn(t, map[string]string{"CWD/.cadre/settings.json": c.json, "CWD/sub/.keep": ""}, env, Options{})
+			file, opts := "CWD/.cadre/settings.json", Options{TrustProject: true}
+			if c.user {
+				file, opts = "HOME/.config/cadre/settings.json", Options{}
+			}
+			cfg, diags, err, tr := loadIn(t, map[string]string{file: c.json, "CWD/sub/.keep": ""}, env, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

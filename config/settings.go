@@ -38,6 +38,9 @@ type SettingsOptions struct {
 	// ManagedDir holds managed-settings.json and managed-settings.d; ""
 	// means DefaultManagedDir.
 	ManagedDir string
+	// TrustProject is --trust-project: the workspace's files may widen
+	// the run (see Trust).
+	TrustProject bool
 }
 
 // Flags are settings that come from command-line flags.
@@ -79,6 +82,9 @@ type Settings struct {
 
 	// layer is the file being loaded (managed or not), while loading.
 	layer layer
+	// Trust is the workspace trust the project files were loaded under;
+	// loaders of other project-sourced items gate them with Trust.Allow.
+	Trust *Trust
 }
 
 // Value is a scalar setting with the file that set it.
@@ -147,8 +153,9 @@ type fileData struct {
 	Env                 map[string]string            `json:"env"`
 	Hooks               json.RawMessage              `json:"hooks"`
 	// Hook policy keys (config/hooks.go).
-	AllowManagedHooksOnly *bool `json:"allowManagedHooksOnly"`
-	DisableAllHooks       *bool `json:"disableAllHooks"`
+	AllowManagedHooksOnly *bool    `json:"allowManagedHooksOnly"`
+	DisableAllHooks       *bool    `json:"disableAllHooks"`
+	TrustedWorkspaces     []string `json:"trustedWorkspaces"`
 }
 
 // worktreeData is the `worktree` object: how isolated agents' worktrees
@@ -185,15 +192,24 @@ type layer struct {
 func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 	s := &Settings{ModelAliases: map[string]map[string]string{}, Env: map[string]string{}}
 	var diags []Diagnostic
+	trust, err := settingsTrust(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.Trust = trust
 	load := func(layers []layer) error {
 		for _, l := range layers {
 			var d []Diagnostic
 			var err error
 			s.layer = l
+			var gate *Trust // issue 9: only workspace files are gated
+			if l.project {
+				gate = trust
+			}
 			if l.inline != nil {
-				d, err = s.loadData(l.path, l.inline, l.base, opts.Home)
+				d, err = s.loadData(l.path, l.inline, l.base, opts.Home, gate)
 			} else {
-				d, err = s.loadFile(l.path, l.base, opts.Home, l.required)
+				d, err = s.loadFile(l.path, l.base, opts.Home, l.required, gate)
 			}
 			diags = append(diags, d...)
 			if err != nil {
@@ -215,7 +231,7 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 	if err := load(managed); err != nil {
 		return nil, diags, err
 	}
-	return s, diags, nil
+	return s, append(diags, trust.Report()...), nil
 }
 
 // userLayers are the files below the flags: user, project, project local,
@@ -304,7 +320,7 @@ func expandHome(p, home string) string {
 
 // loadFile merges one file. base anchors relative path rules and
 // directories.
-func (s *Settings) loadFile(path, base, home string, required bool) ([]Diagnostic, error) {
+func (s *Settings) loadFile(path, base, home string, required bool, gate *Trust) ([]Diagnostic, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !required {
@@ -312,11 +328,12 @@ func (s *Settings) loadFile(path, base, home string, required bool) ([]Diagnosti
 		}
 		return nil, fmt.Errorf("read settings %s: %w", path, err)
 	}
-	return s.loadData(path, data, base, home)
+	return s.loadData(path, data, base, home, gate)
 }
 
-// loadData merges one file's content; path names it in diagnostics.
-func (s *Settings) loadData(path string, data []byte, base, home string) ([]Diagnostic, error) {
+// loadData merges one file's content; path names it in diagnostics. A
+// workspace file comes with its gate, which drops what it may not widen.
+func (s *Settings) loadData(path string, data []byte, base, home string, gate *Trust) ([]Diagnostic, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if len(bytes.TrimSpace(data)) == 0 {
 		return []Diagnostic{{File: path, Severity: SeverityWarning, Topic: TopicSettings, Message: "empty settings file"}}, nil
@@ -331,6 +348,9 @@ func (s *Settings) loadData(path string, data []byte, base, home string) ([]Diag
 	}
 	diags := checkKeys(path, data, keys)
 	diags = append(diags, s.hookPolicyDiagnostics(&fd, path, data, keys)...)
+	if gate != nil {
+		gate.filter(&fd, path, base, home)
+	}
 	s.Files = append(s.Files, path)
 	if fd.Permissions != nil {
 		d, err := s.applyPermissions(fd.Permissions, path, base, home)

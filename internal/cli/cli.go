@@ -88,6 +88,7 @@ type options struct {
 	noTranscript           bool
 	includePartial         bool
 	replayUserMessages     bool
+	trustProject           bool
 	ui                     uiOptions
 }
 
@@ -215,6 +216,7 @@ terminated (SIGTERM).`,
 	f.BoolVar(&o.replayUserMessages, "replay-user-messages", false, "with stream-json input and output, echo each user message back")
 	f.BoolVar(&o.ui.noAltScreen, "no-alt-screen", false, "terminal UI: draw below the prompt and keep the conversation in the terminal's scrollback")
 	f.BoolVar(&o.ui.mouse, "mouse", false, "terminal UI: scroll with the wheel and click agents in the tree")
+	f.BoolVar(&o.trustProject, "trust-project", false, "trust this workspace for this run: its settings may widen what cadre does (see cadre trust)")
 	f.SetInterspersed(true)
 	addSubcommands(cmd)
 	return cmd
