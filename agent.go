@@ -12,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/mcpx"
 	"github.com/cadre-dev/cadre/internal/spawn"
+	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/tool"
@@ -57,6 +58,15 @@ type agent struct {
 	fork       bool
 	start      []llm.Message
 	cacheHints []llm.CacheHint
+
+	// Worktree isolation (worktree.go): isolation is the kind asked for;
+	// tree the lease the agent holds on a worktree (its own when ownsTree,
+	// else its parent's), released once by leaveTree.
+	isolation   string
+	treeMu      sync.Mutex
+	tree        *worktree.Lease
+	ownsTree    bool
+	treeOutcome *WorktreeOutcome
 
 	mu        sync.Mutex
 	usage     llm.Usage // own requests plus finished children's subtrees

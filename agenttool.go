@@ -31,6 +31,8 @@ type agentInput struct {
 	Model        string `json:"model,omitempty"`
 	Effort       string `json:"effort,omitempty" jsonschema:"enum=low,enum=medium,enum=high,enum=max"`
 	Cwd          string `json:"cwd,omitempty"`
+	// Isolation is offered only inside a git repository (worktree.go).
+	Isolation string `json:"isolation,omitempty" jsonschema:"enum=worktree"`
 }
 
 // JSONSchemaExtend puts the descriptions from package prompts on the
@@ -42,13 +44,17 @@ func (agentInput) JSONSchemaExtend(s *jsonschema.Schema) {
 }
 
 // agentSchema reflects the input schema from agentInput the way tool.Func
-// does for every other tool. modelForced drops the model field (S-3.2).
-func agentSchema(modelForced bool) json.RawMessage {
+// does for every other tool. modelForced drops the model field (S-3.2);
+// isolation keeps the isolation field, offered only where it can work.
+func agentSchema(modelForced, isolation bool) json.RawMessage {
 	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: false}
 	s := r.Reflect(&agentInput{})
 	s.Version, s.ID = "", ""
 	if modelForced {
 		s.Properties.Delete("model")
+	}
+	if !isolation {
+		s.Properties.Delete("isolation")
 	}
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -114,7 +120,7 @@ func (r *Runtime) agentSpec(rules []permission.Rule, allowed []string) *agentToo
 		desc = prompts.AgentTool(strings.TrimRight(listing, "\n")+"\n"+prompts.ForkListingLine(fork.reason), defType)
 	}
 	s := &agentToolSpec{
-		spec:  llm.ToolSpec{Name: AgentToolName, Description: desc, InputSchema: agentSchema(r.cfg.ForceSubagentModel != "")},
+		spec:  llm.ToolSpec{Name: AgentToolName, Description: desc, InputSchema: agentSchema(r.cfg.ForceSubagentModel != "", r.isolationOffered())},
 		types: types, fork: fork,
 	}
 	r.specs[key] = s

@@ -128,6 +128,9 @@ type SubagentResult struct {
 	Duration       time.Duration `json:"duration_ns"`
 	TranscriptPath string        `json:"transcript_path,omitempty"`
 	Receipt        Receipt       `json:"receipt"`
+	// Worktree is what became of the agent's own worktree (isolation:
+	// worktree); nil without one.
+	Worktree *WorktreeOutcome `json:"worktree,omitempty"`
 }
 
 // SubagentStats counts the sub-agents of a run. Every spawned sub-agent
@@ -158,6 +161,11 @@ type Init struct {
 	PermissionMode string
 	// Provenance is Config.Provenance: where widening settings came from.
 	Provenance *Provenance
+
+	// Worktrees is what the session's start did about agents' worktrees
+	// earlier sessions left (unchanged ones removed, changed ones listed);
+	// nil when there were none.
+	Worktrees *WorktreeHousekeeping
 }
 
 // ToolResult is how one tool call ended.

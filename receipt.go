@@ -44,6 +44,10 @@ type Receipt struct {
 	// MCPServers are the servers the child's definition holds for it
 	// (named and inline mcpServers); its MCP tools are in Tools.
 	MCPServers []string `json:"mcp_servers,omitempty"`
+	// Worktree and WorktreeBranch are the agent's own git worktree
+	// (isolation: worktree).
+	Worktree       string `json:"worktree,omitempty"`
+	WorktreeBranch string `json:"worktree_branch,omitempty"`
 }
 
 // DroppedTool is a tool a child did not get.

@@ -160,6 +160,16 @@ type Config struct {
 	// that inherits its whole conversation, system prompt, tools and
 	// model, and shares its prompt cache with its sibling forks.
 	ForkSubagent bool
+
+	// Worktree isolation (issue 13, worktree.go).
+	// WorktreeBase is where an isolated agent's worktree starts:
+	// WorktreeBaseHead ("head", the default: the parent's HEAD) or
+	// WorktreeBaseDefault ("default": a fresh ref of the default branch).
+	WorktreeBase string
+	// WorktreeHooks, when set and handling worktrees, makes and removes
+	// isolated agents' directories in place of git (the WorktreeCreate and
+	// WorktreeRemove hooks); nil uses git.
+	WorktreeHooks WorktreeHooks
 }
 
 // Permissions configures permission checking for the session.
@@ -222,6 +232,8 @@ type Runtime struct {
 	// grants are the "always for this session" approvals, shared by every
 	// agent and run of the session (issue 9, grants.go).
 	grants permission.Grants
+	// worktrees makes isolated agents' worktrees (worktree.go).
+	worktrees *worktrees
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
@@ -232,6 +244,11 @@ func New(cfg Config) (*Runtime, error) {
 	r := &Runtime{cfg: cfg, gate: spawn.NewGate(cfg.Limits.gate()), defs: map[string]*agentdef.Definition{},
 		git: workspace.NewSnapshot(cfg.Cwd), specs: map[string]*agentToolSpec{}}
 	r.initHooks()
+
+	var err error
+	if r.worktrees, err = r.newWorktrees(); err != nil {
+		return nil, fmt.Errorf("cadre: %w", err)
+	}
 	r.defList = cfg.Agents
 	if r.defList == nil {
 		r.defList = agentdef.Builtins()
@@ -248,6 +265,7 @@ func New(cfg Config) (*Runtime, error) {
 	if tools == nil {
 		tools = defaultTools(&cfg) // tools.go
 	}
+	tools = append(tools, r.mergeTools()...) // worktree_tool.go
 	r.base = tool.NewPool(tools...)
 	if err := r.checkRules(); err != nil {
 		return nil, err
@@ -539,8 +557,12 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 	// Hooks (hooks.go): hook runs stream into this run until it ends.
 	main.bindHooks("")
 	defer r.hookSink.attach(ctx, s)()
+	// The worktrees earlier sessions left: unchanged ones of ended agents
+	// are removed, changed ones reported (worktree.go).
+	house := r.housekeepWorktrees(ctx)
 	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: modelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
-		MCPServers: r.mcpInit(), PermissionMode: string(main.perms.Mode), Provenance: r.cfg.Provenance}}); err != nil { // PermissionMode, Provenance: issue 9
+		MCPServers: r.mcpInit(), PermissionMode: string(main.perms.Mode), Provenance: r.cfg.Provenance, // PermissionMode, Provenance: issue 9
+		Worktrees: house}}); err != nil {
 		return
 	}
 	r.mu.Lock()

@@ -42,17 +42,22 @@ type refusal struct {
 func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (tool.Output, error) {
 	run := a.run
 	var def *agentdef.Definition
-	var cwd string
+	var cwd, iso string
 	ref := &refusal{RefusedForkNested, prompts.ForkNested()} // a fork cannot start agents (fork.go)
 	if !a.inFork(ctx) {
 		def, cwd, ref = a.check(in)
+	}
+	if ref == nil && !isForkDef(def) {
+		// isolation: worktree (worktree.go); a fork works in its parent's
+		// directory (S-6.4's worktree note is not built).
+		iso, ref = a.checkIsolation(isolationRequest{call: in.Isolation, def: def.Isolation, cwd: in.Cwd})
 	}
 	if ref == nil {
 		var child *agent
 		if isForkDef(def) {
 			child, ref = a.newFork(ctx, in, toolUseID)
 		} else {
-			child, ref = a.newChild(def, in, toolUseID, cwd)
+			child, ref = a.newChild(def, in, toolUseID, cwd, iso)
 		}
 		if ref == nil {
 			var err error
@@ -165,7 +170,7 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput) (tool.Ou
 // newChild builds a child agent from def: its ceiling, model, tools,
 // prompt and environment. It refuses a child that would have no tools or
 // whose definition cannot be applied.
-func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd string) (*agent, *refusal) {
+func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd, isolation string) (*agent, *refusal) {
 	rt := a.run.rt
 	depth := a.depth + 1
 	maxDepth := rt.gate.Limits().MaxDepth
@@ -196,7 +201,7 @@ func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd
 	child := &agent{
 		run: a.run, id: id, typ: def.Name, toolUseID: toolUseID, depth: depth, def: def,
 		modelID: modelID, types: c.Types, perms: c.Perms, env: env, maxTurns: def.MaxTurns,
-		effort: cmp.Or(in.Effort, def.Effort), spawnReceipt: receipt,
+		effort: cmp.Or(in.Effort, def.Effort), spawnReceipt: receipt, isolation: isolation,
 	}
 	tools := make([]tool.Tool, 0, len(c.Tools))
 	for _, name := range c.Tools {
@@ -222,7 +227,10 @@ func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd
 	if child.spec == nil && depth >= maxDepth {
 		child.unavailable = map[string]string{AgentToolName: prompts.DepthLimit(depth, maxDepth)}
 	}
-	child.system = child.renderSystem(cwd)
+	if isolation == "" {
+		// An isolated child's prompt is rendered in its tree (enterTree).
+		child.system = child.renderSystem(cwd)
+	}
 	return child, nil
 }
 
@@ -340,9 +348,17 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	shells := builtin.NewShells()
 	defer shells.Close()
 	c.env.Shells = shells
+	// Its worktree: made now (isolation), or its parent's leased; released
+	// on every path, and before the report so that the report can say
+	// what became of it (worktree.go).
+	if msg, ok := c.enterTree(ctx, parent); !ok {
+		run.count(func(s *SubagentStats) { s.Failed++ })
+		return errorOutput(msg), nil
+	}
+	defer c.leaveTree(ctx)
 
 	meta := &agentMeta{AgentID: c.id, AgentType: c.typ, Description: in.Description, ToolUseID: c.toolUseID, Depth: c.depth,
-		Parent: parent.name(), Model: c.modelID, StartedAt: start.UTC(), Receipt: c.spawnReceipt}
+		Parent: parent.name(), Model: c.modelID, StartedAt: start.UTC(), Receipt: c.spawnReceipt, Worktree: c.spawnReceipt.Worktree}
 	var tpath, mpath string
 	var rec loop.Recorder
 	status := task.Failed
@@ -415,6 +431,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		status = task.Completed
 	}
 	result := c.structured(status, res, runErr, rt.cfg.Now().Sub(start), tpath)
+	result.Worktree = c.leaveTree(ctx)
 	if status != task.Killed {
 		if err := run.send(ctx, Event{Type: EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result}); err != nil {
 			status = task.Killed
@@ -428,7 +445,11 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		return tool.Output{}, ctx.Err()
 	}
 	if runErr != nil {
-		return errorOutput(prompts.SubagentFailed(c.id, c.typ, runErr)), nil
+		msg := prompts.SubagentFailed(c.id, c.typ, runErr)
+		if w := result.Worktree.report(); w != nil {
+			msg += "\n" + w.Render()
+		}
+		return errorOutput(msg), nil
 	}
 	return tool.Output{Text: c.report(result)}, nil
 }
@@ -482,7 +503,7 @@ func lastAssistantText(msgs []llm.Message) string {
 // report is the Agent tool's result text for a finished child (S-3.6).
 func (c *agent) report(res *SubagentResult) string {
 	r := prompts.Report{AgentID: c.id, AgentType: c.typ, Text: res.Text, OneShot: c.def.OneShot, TranscriptPath: res.TranscriptPath,
-		Tokens: res.Usage.Total(), ToolUses: res.ToolUses, Duration: res.Duration}
+		Tokens: res.Usage.Total(), ToolUses: res.ToolUses, Duration: res.Duration, Worktree: res.Worktree.report()}
 	if res.MaxTurnsHit {
 		r.MaxTurns = c.maxTurns
 	}

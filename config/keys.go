@@ -45,7 +45,7 @@ var topKeys = []Key{
 	{Name: "agents", Unsupported: "agent definitions in settings are not supported; put them in .cadre/agents/ or pass --agents"},
 	{Name: "forkSubagent", Drives: "the fork path: an Agent call without subagent_type forks the caller (Config.ForkSubagent), below CADRE_FORK_SUBAGENT"},
 	{Name: "background", Unsupported: "background sub-agents are not supported yet; ignored"},
-	{Name: "worktree", Unsupported: "worktree isolation is not supported yet; ignored"},
+	{Name: "worktree", Drives: `worktree.base: where isolated agents' worktrees start, "head" or "default" (Config.WorktreeBase), below CADRE_WORKTREE_BASE`},
 	{Name: "teams", Unsupported: "agent teams are not supported yet; ignored"},
 	{Name: "sandbox", Unsupported: "sandboxing is not supported yet; ignored"},
 	{Name: "outputStyle", Unsupported: "a Claude Code display setting cadre does not use; ignored"},

@@ -121,6 +121,7 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 		Cwd: cwd, Home: home, AddDirs: s.Dirs(), Permissions: perms, Provenance: provenance(s, perms.Mode, opts),
 		SubagentModel:      cmp.Or(getenv("CADRE_SUBAGENT_MODEL"), s.SubagentModel.Value),
 		ForceSubagentModel: getenv("CADRE_SUBAGENT_MODEL_FORCE"),
+		WorktreeBase:       cmp.Or(getenv("CADRE_WORKTREE_BASE"), s.WorktreeBase.Value),
 		Limits:             cadre.Limits{MaxDepth: s.MaxDepth.Value, MaxRunning: s.MaxConcurrentAgents.Value, MaxTotal: s.MaxTotalAgents.Value},
 		StateDir:           stateDir(getenv, home),
 	}

@@ -139,8 +139,12 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 				t.Error("forkSubagent: true did not turn the fork path on")
 			}
 		}},
-		"background":          {json: `{"background": true}`, warn: "background sub-agents are not supported yet"},
-		"worktree":            {json: `{"worktree": {}}`, warn: "worktree isolation is not supported yet"},
+		"background": {json: `{"background": true}`, warn: "background sub-agents are not supported yet"},
+		"worktree": {json: `{"worktree": {"base": "default"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.WorktreeBase != cadre.WorktreeBaseDefault {
+				t.Errorf("WorktreeBase %q", cfg.WorktreeBase)
+			}
+		}},
 		"teams":               {json: `{"teams": true}`, warn: "agent teams are not supported yet"},
 		"sandbox":             {json: `{"sandbox": {"enabled": true}}`, warn: "sandboxing is not supported yet"},
 		"outputStyle":         {json: `{"outputStyle": "Explanatory"}`, warn: "display setting"},

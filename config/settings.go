@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/mcpx"
 	"github.com/cadre-dev/cadre/llm/pricing"
 	"github.com/cadre-dev/cadre/permission"
@@ -65,6 +66,9 @@ type Settings struct {
 	MaxDepth, MaxConcurrentAgents, MaxTotalAgents IntValue
 	// ForkSubagent is forkSubagent: the fork path (S-6.1).
 	ForkSubagent BoolValue
+	// WorktreeBase is worktree.base: where isolated agents' worktrees
+	// start ("head" or "default").
+	WorktreeBase Value
 	// ModelAliases maps provider → alias → model id; a higher file
 	// overrides single aliases.
 	ModelAliases map[string]map[string]string
@@ -164,6 +168,7 @@ type fileData struct {
 	MaxDepth            *int                         `json:"maxDepth"`
 	MaxConcurrentAgents *int                         `json:"maxConcurrentAgents"`
 	MaxTotalAgents      *int                         `json:"maxTotalAgents"`
+	Worktree            *worktreeData                `json:"worktree"`
 	ModelAliases        map[string]map[string]string `json:"modelAliases"`
 	Env                 map[string]string            `json:"env"`
 	Hooks               json.RawMessage              `json:"hooks"`
@@ -175,6 +180,14 @@ type fileData struct {
 	MCPServers            json.RawMessage `json:"mcpServers"`
 	// The fork path (config/fork.go).
 	ForkSubagent *bool `json:"forkSubagent"`
+}
+
+// worktreeData is the `worktree` object: how isolated agents' worktrees
+// are made.
+type worktreeData struct {
+	// Base is "head" (the parent's HEAD) or "default" (a fresh ref of the
+	// default branch).
+	Base *string `json:"base"`
 }
 
 type permData struct {
@@ -476,6 +489,13 @@ func (s *Settings) applyScalars(fd *fileData, path string) error {
 	}
 	if fd.ForkSubagent != nil {
 		s.ForkSubagent = BoolValue{Value: *fd.ForkSubagent, Source: path}
+	}
+	if fd.Worktree != nil && fd.Worktree.Base != nil {
+		if b := *fd.Worktree.Base; b != cadre.WorktreeBaseHead && b != cadre.WorktreeBaseDefault {
+			return fmt.Errorf("%w: %s: worktree.base is %q: use %q (the parent's HEAD) or %q (a fresh ref of the default branch)",
+				ErrMalformed, path, b, cadre.WorktreeBaseHead, cadre.WorktreeBaseDefault)
+		}
+		s.WorktreeBase = Value{Value: *fd.Worktree.Base, Source: path}
 	}
 	for _, lim := range []struct {
 		key string

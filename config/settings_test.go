@@ -176,6 +176,7 @@ func TestLoadErrors(t *testing.T) {
 		{"negative price", `{"modelPrices": {"m": {"input": -1}}}`, []string{"modelPrices.m", "negative price"}},
 		{"price not a number", "{\n  \"modelPrices\": {\"m\": {\"input\": \"3\"}}\n}", []string{"settings.json:2:", "modelPrices"}},
 		{"empty model id", `{"modelPrices": {"": {"input": 1}}}`, []string{"modelPrices", "empty model id"}},
+		{"worktree base", `{"worktree": {"base": "sideways"}}`, []string{`worktree.base is "sideways"`, `use "head"`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,6 +28,10 @@ type Report struct {
 	Tokens   int64
 	ToolUses int
 	Duration time.Duration
+	// Worktree is what became of the agent's worktree (isolation:
+	// worktree); nil without one. It follows the frame, one-shot types
+	// included: a kept tree must never go unmentioned.
+	Worktree *ReportWorktree
 }
 
 // Render frames the report (S-3.6): marked as model output with no
@@ -59,6 +63,9 @@ func (r Report) Render() string {
 	}
 	b.WriteString("</agent-report>")
 	if r.OneShot {
+		if r.Worktree != nil {
+			b.WriteString("\n" + r.Worktree.Render())
+		}
 		return b.String()
 	}
 	fmt.Fprintf(&b, "\nagent_id: %s", r.AgentID)
@@ -66,6 +73,9 @@ func (r Report) Render() string {
 		fmt.Fprintf(&b, " (transcript: %s)", r.TranscriptPath)
 	}
 	fmt.Fprintf(&b, "\nusage: %d tokens, %s, %d ms", r.Tokens, plural(r.ToolUses, "tool use"), r.Duration.Milliseconds())
+	if r.Worktree != nil {
+		b.WriteString("\n" + r.Worktree.Render())
+	}
 	return b.String()
 }
 

@@ -34,6 +34,10 @@ const (
 	SendMessage = "SendMessage"
 	ListAgents  = "ListAgents"
 
+	// MergeWorktree brings a kept worktree of an isolated agent into the
+	// caller's tree (S-15.5).
+	MergeWorktree = "MergeWorktree"
+
 	// Team tools (S-11).
 	TeamCreate = "TeamCreate"
 	TeamDelete = "TeamDelete"
@@ -107,6 +111,7 @@ var registry = []Info{
 	{Name: TaskOutput, NoPermission: true},
 	{Name: SendMessage, NoPermission: true},
 	{Name: ListAgents, NoPermission: true},
+	{Name: MergeWorktree},
 	{Name: TeamCreate, NoPermission: true},
 	{Name: TeamDelete, NoPermission: true},
 	{Name: TaskCreate, NoPermission: true},

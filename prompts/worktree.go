@@ -1,0 +1,205 @@
+package prompts
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The texts of worktree isolation (S-9.1, S-15.5): what an isolated agent
+// is told about where it works, the refusals of an isolation request, the
+// worktree part of a report, and the merge-back tool.
+
+// Worktree tells an agent that works in its own git worktree where it is:
+// the tree, its branch, the parent's tree it was made from, and that paths
+// it inherited (from its prompt or a forked history) name the parent's
+// tree and must be translated and re-read.
+func Worktree(path, branch, parentDir string) string {
+	if branch == "" {
+		// A tree a WorktreeCreate hook made: cadre knows no branch.
+		branch = "(none known)"
+	}
+	return fmt.Sprintf(`<worktree>
+You work in your own git worktree at %s, on branch %s, made from the repository at %s.
+- Your working directory is the worktree. Read and change files only there, with absolute paths under %s. The parent's tree at %s is not yours: writes there are refused.
+- Paths in your instructions or in any conversation you inherited refer to the parent's tree. Translate them to the same relative path under your worktree and read the file again before you rely on it: your copy may differ.
+- Commit your work on your branch when it is done (git add, git commit), or leave the changes in the tree: either way the worktree is kept for the parent to merge. A worktree without changes is removed when you finish.
+- Do not check out other branches, and do not remove or move the worktree.
+</worktree>`, path, branch, parentDir, path, parentDir)
+}
+
+// IsolationNotInRepo refuses isolation: worktree outside a git repository.
+func IsolationNotInRepo(dir string) string {
+	return fmt.Sprintf("isolation: worktree needs a git repository, and %s is not inside one. No agent was started. Start it without isolation, or from a directory inside a git repository.", dir)
+}
+
+// IsolationWithCwd refuses a call that sets both cwd and isolation.
+func IsolationWithCwd() string {
+	return "cwd and isolation: worktree exclude each other: an isolated agent works in its own worktree. No agent was started. Drop one of the two."
+}
+
+// IsolationUnsupported refuses an isolation kind cadre does not offer.
+func IsolationUnsupported(kind string) string {
+	if kind == "remote" {
+		return "isolation: remote is not available in this session (no remote execution is configured). No agent was started. Use isolation: worktree, or none."
+	}
+	return fmt.Sprintf("isolation %q is not known: use \"worktree\", or leave it out. No agent was started.", kind)
+}
+
+// WorktreeNotCreated says the worktree for an isolated agent could not be
+// made, so the agent did not start.
+func WorktreeNotCreated(err error) string {
+	return fmt.Sprintf("The agent's worktree could not be created, so the agent did not start: %v", err)
+}
+
+// ReportWorktree is the worktree part of a report.
+type ReportWorktree struct {
+	Path, Branch string
+	// State is removed, kept or held.
+	State string
+	// Commits are "hash subject" lines, newest first; CommitCount counts
+	// them all.
+	Commits     []string
+	CommitCount int
+	// Committed are files the commits changed; Uncommitted are files with
+	// uncommitted changes, as "status path".
+	Committed   []string
+	Uncommitted []string
+	Omitted     int
+	// Reason says why a tree was kept without known changes.
+	Reason string
+}
+
+// maxReportFiles bounds the files and commits a report lists.
+const maxReportFiles = 20
+
+// Render is the worktree paragraph of a report.
+func (w ReportWorktree) Render() string {
+	var b strings.Builder
+	switch w.State {
+	case "removed":
+		if w.Branch == "" {
+			fmt.Fprintf(&b, "worktree: %s was removed.", w.Path)
+			return b.String()
+		}
+		fmt.Fprintf(&b, "worktree: %s made no changes; the worktree and branch %s were removed.", w.Path, w.Branch)
+		return b.String()
+	case "held":
+		fmt.Fprintf(&b, "worktree: %s (branch %s) is still in use by an agent the sub-agent started; it is kept or removed when that agent ends.", w.Path, w.Branch)
+		return b.String()
+	}
+	fmt.Fprintf(&b, "worktree kept: %s\nbranch: %s", w.Path, w.Branch)
+	if w.CommitCount > 0 {
+		fmt.Fprintf(&b, "\ncommits (%d):", w.CommitCount)
+		for i, c := range w.Commits {
+			if i == maxReportFiles {
+				fmt.Fprintf(&b, "\n  … %d more", len(w.Commits)-i)
+				break
+			}
+			b.WriteString("\n  " + c)
+		}
+	}
+	list := func(title string, files []string) {
+		if len(files) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "\n%s:", title)
+		for i, f := range files {
+			if i == maxReportFiles {
+				fmt.Fprintf(&b, "\n  … %d more", len(files)-i)
+				break
+			}
+			b.WriteString("\n  " + f)
+		}
+	}
+	list("files changed by the commits", w.Committed)
+	list("uncommitted changes", w.Uncommitted)
+	if w.Omitted > 0 {
+		fmt.Fprintf(&b, "\n(%d more files not listed)", w.Omitted)
+	}
+	if w.Reason != "" {
+		b.WriteString("\n" + w.Reason)
+	}
+	b.WriteString("\nThe work is in that worktree, not in your tree. Review it there; bring it into your tree with the MergeWorktree tool (or `git merge " + w.Branch + "`).")
+	return b.String()
+}
+
+// MergeWorktreeTool is the description of the MergeWorktree tool.
+func MergeWorktreeTool() string {
+	return `Brings the work of a sub-agent that ran in its own git worktree (isolation: worktree) into your working tree, and removes the worktree and its branch once everything in it is merged.
+
+- agent_id names the sub-agent whose worktree was kept (its report names the worktree and branch); or branch names the branch.
+- strategy "merge" (the default) runs git merge; "cherry-pick" applies the branch's commits one by one on top of your HEAD.
+- Uncommitted changes in the worktree are committed on its branch first (without commit hooks), unless leave_uncommitted is true.
+- Your tree must have no uncommitted changes. On a conflict the merge is aborted and your tree is left as it was; the result lists the conflicting files so you can resolve them (for example by merging by hand, or asking an agent to rebase its branch).`
+}
+
+// MergeWorktreeField describes a field of the MergeWorktree tool's input.
+func MergeWorktreeField(name string) string {
+	switch name {
+	case "agent_id":
+		return "The id of the sub-agent whose kept worktree to merge."
+	case "branch":
+		return "The branch to merge, instead of agent_id."
+	case "strategy":
+		return "merge (default) or cherry-pick."
+	case "leave_uncommitted":
+		return "Merge only what is committed on the branch; leave uncommitted changes in the worktree."
+	}
+	return ""
+}
+
+// MergeResult is the MergeWorktree tool's result: what was merged, or the
+// conflict.
+type MergeResult struct {
+	Status, Branch, Path, Head string
+	Commits                    []string
+	Committed                  string // the commit made of uncommitted changes
+	Conflicts                  []string
+	ConflictCommit             string
+	Removed                    bool
+	NotRemoved                 string
+}
+
+// Render is the tool result text.
+func (m MergeResult) Render() string {
+	var b strings.Builder
+	switch m.Status {
+	case "conflict":
+		fmt.Fprintf(&b, "Merging %s stopped on conflicts and was aborted: your tree is as it was before.", m.Branch)
+		if m.ConflictCommit != "" {
+			fmt.Fprintf(&b, "\nThe commit that did not apply: %s", m.ConflictCommit)
+		}
+		b.WriteString("\nconflicting files:")
+		for _, f := range m.Conflicts {
+			b.WriteString("\n  " + f)
+		}
+		if m.Path != "" {
+			fmt.Fprintf(&b, "\nThe work stays in %s on branch %s.", m.Path, m.Branch)
+		}
+		return b.String()
+	case "up-to-date":
+		fmt.Fprintf(&b, "Nothing to merge: your HEAD already has every commit of %s.", m.Branch)
+	default:
+		fmt.Fprintf(&b, "Merged %s into your tree; HEAD is now %s.", m.Branch, m.Head)
+	}
+	if m.Committed != "" {
+		fmt.Fprintf(&b, "\nThe worktree's uncommitted changes were first committed on the branch as %s.", m.Committed)
+	}
+	if len(m.Commits) > 0 {
+		fmt.Fprintf(&b, "\ncommits (%d):", len(m.Commits))
+		for i, c := range m.Commits {
+			if i == maxReportFiles {
+				fmt.Fprintf(&b, "\n  … %d more", len(m.Commits)-i)
+				break
+			}
+			b.WriteString("\n  " + c)
+		}
+	}
+	switch {
+	case m.Removed:
+		b.WriteString("\nThe worktree and its branch were removed.")
+	case m.NotRemoved != "":
+		b.WriteString("\nThe worktree was kept: " + m.NotRemoved)
+	}
+	return b.String()
+}
