@@ -43,6 +43,13 @@ type agent struct {
 	// spawnReceipt is what the spawn granted (sub-agents only).
 	spawnReceipt Receipt
 
+	// Background work (background.go, lifecycle.go): what arrives for the
+	// agent while it works, whether it started in the background, and
+	// how it ended (sub-agents only).
+	inbox      *inbox
+	background bool
+	final      *SubagentResult
+
 	mu        sync.Mutex
 	usage     llm.Usage // own requests plus finished children's subtrees
 	models    []string  // models used in the subtree
@@ -97,7 +104,7 @@ func (a *agent) label() string {
 // runLoop runs the agent's loop over msgs, forwarding its events to the
 // run's stream, and returns the loop's result.
 func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Recorder) (*loop.Result, error) {
-	auth, err := a.authorizer(false)
+	auth, err := a.authorizer(a.background)
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +112,10 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, Tools: a.pool, Env: a.env,
 		MaxTurns: a.maxTurns, MaxTokens: a.run.rt.cfg.MaxTokens, Thinking: a.run.rt.cfg.Thinking, Effort: a.effort, Recorder: rec,
 		AgentID: a.id, AgentType: a.typ, Unavailable: a.unavailable, Now: a.run.rt.cfg.Now,
+		Background: a.background,
+	}
+	if a.inbox != nil {
+		cfg.Inbox = a.inbox
 	}
 	if auth != nil {
 		cfg.Authorizer = auth
@@ -126,12 +137,14 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		case loop.AssistantMessage:
 			a.addUsage(ev.Usage)
 			a.run.addUsage(ev.Usage)
+			a.progress("", ev.Usage.Total())
 			out.Type, out.Message, out.Usage = EventAssistant, ev.Message, ev.Usage
 			out.MessageID, out.Model, out.StopReason, out.APIDuration = ev.MessageID, ev.Model, ev.StopReason, ev.APIDuration
 		case loop.ToolStart:
 			out.Type, out.Call = EventToolStart, ev.Call
 		case loop.ToolEnd:
 			a.noteTool(ev.Call.Name)
+			a.progress(ev.Call.Name, 0)
 			o := ev.ToolResult.Output
 			out.Type, out.Call = EventToolEnd, ev.Call
 			out.ToolResult = &ToolResult{Text: o.Text, IsError: o.IsError, Denied: ev.ToolResult.Denied, Duration: ev.ToolResult.Duration}

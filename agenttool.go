@@ -31,6 +31,9 @@ type agentInput struct {
 	Model        string `json:"model,omitempty"`
 	Effort       string `json:"effort,omitempty" jsonschema:"enum=low,enum=medium,enum=high,enum=max"`
 	Cwd          string `json:"cwd,omitempty"`
+	// RunInBackground asks for the background (S-7.1); the schema leaves
+	// it out when background is off or forced (S-3.2).
+	RunInBackground *bool `json:"run_in_background,omitempty"`
 }
 
 // JSONSchemaExtend puts the descriptions from package prompts on the
@@ -43,12 +46,15 @@ func (agentInput) JSONSchemaExtend(s *jsonschema.Schema) {
 
 // agentSchema reflects the input schema from agentInput the way tool.Func
 // does for every other tool. modelForced drops the model field (S-3.2).
-func agentSchema(modelForced bool) json.RawMessage {
+func agentSchema(modelForced, noBackground bool) json.RawMessage {
 	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: false}
 	s := r.Reflect(&agentInput{})
 	s.Version, s.ID = "", ""
 	if modelForced {
 		s.Properties.Delete("model")
+	}
+	if noBackground {
+		s.Properties.Delete("run_in_background")
 	}
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -106,7 +112,7 @@ func (r *Runtime) agentSpec(rules []permission.Rule, allowed []string) *agentToo
 	}
 	s := &agentToolSpec{
 		spec: llm.ToolSpec{Name: AgentToolName, Description: prompts.AgentTool(listing, defType),
-			InputSchema: agentSchema(r.cfg.ForceSubagentModel != "")},
+			InputSchema: agentSchema(r.cfg.ForceSubagentModel != "", !r.cfg.Background.offersRunInBackground())},
 		types: types,
 	}
 	r.specs[key] = s

@@ -40,12 +40,12 @@ type refusal struct {
 // result the model can read, counted by reason; a Go error is returned
 // only when the run itself is cancelled.
 func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (tool.Output, error) {
-	run := a.run
+	run, rt := a.run, a.run.rt
 	def, cwd, ref := a.check(in)
 	if ref == nil {
 		var child *agent
 		if child, ref = a.newChild(def, in, toolUseID, cwd); ref == nil {
-			return a.admit(ctx, child, in)
+			return a.admit(ctx, child, in, rt.wantsBackground(bgAsk{Call: in.RunInBackground, Definition: def.Background}))
 		}
 	}
 	if ref.reason != "" {
@@ -96,22 +96,25 @@ func (a *agent) listedTypes() []string {
 	return a.spec.types
 }
 
-// admit takes the child through the spawn gate and runs it. While the
-// child waits and runs, a gives its own slot back (it does no work while
-// its Agent call waits), so nested spawns never deadlock the queue.
-func (a *agent) admit(ctx context.Context, child *agent, in agentInput) (tool.Output, error) {
+// admit takes the child through the spawn gate and starts it (see
+// lifecycle.go). A foreground child's parent waits for it, giving its own
+// slot back meanwhile (it does no work while its Agent call waits), so
+// nested spawns never deadlock the queue; a background child's call
+// returns at once with async_launched.
+func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool) (tool.Output, error) {
 	run, rt := a.run, a.run.rt
-	a.ticket.Suspend()
-	// Taking the slot back waits its turn ahead of queued spawns; a
-	// cancelled run does not wait.
-	defer func() { _ = a.ticket.Resume(ctx) }()
+	if !bg {
+		a.ticket.Suspend()
+		// Taking the slot back waits its turn ahead of queued spawns; a
+		// cancelled run does not wait.
+		defer func() { _ = a.ticket.Resume(ctx) }()
+	}
 	ticket, ref := rt.gate.Admit(a.depth)
 	if ref != nil {
 		reason := refusalReason(ref.Limit)
 		run.count(func(s *SubagentStats) { s.Refused[reason]++ })
 		return errorOutput(ref.Message()), nil
 	}
-	defer ticket.Release()
 	child.ticket = ticket
 	run.count(func(s *SubagentStats) {
 		s.Spawned++
@@ -121,24 +124,13 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput) (tool.Ou
 	})
 	if ticket.Queued() {
 		child.spawnReceipt.Queued, child.spawnReceipt.QueuePosition = true, ticket.Position()
-		queuedAt := rt.cfg.Now()
-		err := run.send(ctx, Event{Type: EventTaskPending, AgentID: child.id, ParentToolUseID: child.toolUseID,
-			Task: child.taskInfo(a, in, task.Pending)})
-		if err == nil {
-			if err = ticket.Wait(ctx); err != nil {
-				// Killed while it waited: it never ran. (Like every event
-				// of a cancelled run, this one may not get through.)
-				_ = run.send(ctx, Event{Type: EventTaskCompleted, AgentID: child.id, ParentToolUseID: child.toolUseID,
-					Subagent: child.structured(task.Killed, nil, err, 0, "")})
-			}
-		}
-		if err != nil {
-			run.count(func(s *SubagentStats) { s.Killed++ })
-			return tool.Output{}, err
-		}
-		child.spawnReceipt.QueueWait = rt.cfg.Now().Sub(queuedAt)
 	}
-	return child.execute(ctx, a, in)
+	h := rt.bg.start(ctx, a, child, in, bg)
+	if bg {
+		return tool.Output{Text: prompts.AsyncLaunched{AgentID: child.id, AgentType: child.typ, Description: in.Description,
+			OutputFile: child.transcriptPath()}.Render()}, nil
+	}
+	return h.wait(ctx)
 }
 
 // newChild builds a child agent from def: its ceiling, model, tools,
@@ -258,7 +250,7 @@ func (c *agent) warn(msg string) { c.spawnReceipt.Warnings = append(c.spawnRecei
 // taskInfo describes the child for its task events.
 func (c *agent) taskInfo(parent *agent, in agentInput, status task.Status) *TaskInfo {
 	return &TaskInfo{AgentID: c.id, ToolUseID: c.toolUseID, AgentType: c.typ, Description: in.Description, Status: status,
-		Depth: c.depth, Parent: parent.name(), Receipt: c.spawnReceipt}
+		Background: c.background, Depth: c.depth, Parent: parent.name(), Receipt: c.spawnReceipt}
 }
 
 // name is the agent's id, "main" for the main agent.
@@ -306,7 +298,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	c.env.Shells = shells
 
 	meta := &agentMeta{AgentID: c.id, AgentType: c.typ, Description: in.Description, ToolUseID: c.toolUseID, Depth: c.depth,
-		Parent: parent.name(), Model: c.modelID, StartedAt: start.UTC(), Receipt: c.spawnReceipt}
+		Parent: parent.name(), Model: c.modelID, Background: c.background, StartedAt: start.UTC(), Receipt: c.spawnReceipt}
 	var tpath, mpath string
 	var rec loop.Recorder
 	status := task.Failed
@@ -349,6 +341,9 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		prompt = c.def.InitialPrompt + "\n\n" + prompt
 	}
 	res, runErr := c.safeRun(ctx, []llm.Message{llm.UserText(prompt)}, rec)
+	if runErr == nil {
+		res, runErr = c.settle(ctx, res, rec)
+	}
 	switch {
 	case ctx.Err() != nil:
 		status = task.Killed
@@ -358,10 +353,15 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		status = task.Completed
 	}
 	result := c.structured(status, res, runErr, rt.cfg.Now().Sub(start), tpath)
+	c.final = result
 	if status != task.Killed {
 		if err := run.send(ctx, Event{Type: EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result}); err != nil {
-			status = task.Killed
+			status, result.Status = task.Killed, task.Killed
 		}
+	} else {
+		// A stopped task's end is reported too (its context is over, so
+		// the send must not depend on it).
+		_ = run.send(context.WithoutCancel(ctx), Event{Type: EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result})
 	}
 	if status == task.Killed {
 		return tool.Output{}, ctx.Err()

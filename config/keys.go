@@ -38,7 +38,7 @@ var topKeys = []Key{
 	{Name: "mcpServers", Unsupported: "MCP servers are not supported yet; ignored"},
 	{Name: "agents", Unsupported: "agent definitions in settings are not supported; put them in .cadre/agents/ or pass --agents"},
 	{Name: "forkSubagent", Unsupported: "the fork path is not supported yet; ignored"},
-	{Name: "background", Unsupported: "background sub-agents are not supported yet; ignored"},
+	{Name: "background", Drives: `when sub-agents run in the background: "on" (when asked), "default" or "off" (Config.Background), below CADRE_DISABLE_BACKGROUND_TASKS`},
 	{Name: "worktree", Unsupported: "worktree isolation is not supported yet; ignored"},
 	{Name: "teams", Unsupported: "agent teams are not supported yet; ignored"},
 	{Name: "sandbox", Unsupported: "sandboxing is not supported yet; ignored"},

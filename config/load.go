@@ -97,6 +97,9 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 		Limits:             cadre.Limits{MaxDepth: s.MaxDepth.Value, MaxRunning: s.MaxConcurrentAgents.Value, MaxTotal: s.MaxTotalAgents.Value},
 		StateDir:           stateDir(getenv, home),
 	}
+	if cfg.Background, err = backgroundSetting(getenv, s); err != nil {
+		return cadre.Config{}, diags, err
+	}
 	if err := setModel(&cfg, opts, s, getenv); err != nil {
 		return cadre.Config{}, diags, err
 	}

@@ -98,11 +98,15 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 				t.Errorf("limits %+v", cfg.Limits)
 			}
 		}},
-		"hooks":               {json: `{"hooks": {"Stop": []}}`, warn: "hooks are not supported yet"},
-		"mcpServers":          {json: `{"mcpServers": {"gh": {"command": "x"}}}`, warn: "MCP servers are not supported yet"},
-		"agents":              {json: `{"agents": {}}`, warn: "put them in .cadre/agents/"},
-		"forkSubagent":        {json: `{"forkSubagent": true}`, warn: "fork path is not supported yet"},
-		"background":          {json: `{"background": true}`, warn: "background sub-agents are not supported yet"},
+		"hooks":        {json: `{"hooks": {"Stop": []}}`, warn: "hooks are not supported yet"},
+		"mcpServers":   {json: `{"mcpServers": {"gh": {"command": "x"}}}`, warn: "MCP servers are not supported yet"},
+		"agents":       {json: `{"agents": {}}`, warn: "put them in .cadre/agents/"},
+		"forkSubagent": {json: `{"forkSubagent": true}`, warn: "fork path is not supported yet"},
+		"background": {json: `{"background": "default"}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.Background != cadre.BackgroundDefault {
+				t.Errorf("Background %q", cfg.Background)
+			}
+		}},
 		"worktree":            {json: `{"worktree": {}}`, warn: "worktree isolation is not supported yet"},
 		"teams":               {json: `{"teams": true}`, warn: "agent teams are not supported yet"},
 		"sandbox":             {json: `{"sandbox": {"enabled": true}}`, warn: "sandboxing is not supported yet"},

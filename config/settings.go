@@ -58,6 +58,10 @@ type Settings struct {
 	// MaxDepth, MaxConcurrentAgents and MaxTotalAgents bound sub-agents;
 	// 0 when no file sets them.
 	MaxDepth, MaxConcurrentAgents, MaxTotalAgents IntValue
+	// Background is when sub-agents run in the background: "on" (when a
+	// call or definition asks), "default" or "off" ("" when no file sets
+	// it).
+	Background Value
 	// ModelAliases maps provider → alias → model id; a higher file
 	// overrides single aliases.
 	ModelAliases map[string]map[string]string
@@ -128,6 +132,7 @@ type fileData struct {
 	MaxDepth            *int                         `json:"maxDepth"`
 	MaxConcurrentAgents *int                         `json:"maxConcurrentAgents"`
 	MaxTotalAgents      *int                         `json:"maxTotalAgents"`
+	Background          *string                      `json:"background"`
 	ModelAliases        map[string]map[string]string `json:"modelAliases"`
 	Env                 map[string]string            `json:"env"`
 	Hooks               json.RawMessage              `json:"hooks"`
@@ -404,6 +409,12 @@ func (s *Settings) applyScalars(fd *fileData, path string) error {
 	}
 	if fd.SubagentModel != nil {
 		s.SubagentModel = Value{Value: *fd.SubagentModel, Source: path}
+	}
+	if v := fd.Background; v != nil {
+		if _, err := backgroundMode(*v); err != nil {
+			return fmt.Errorf("%w: %s: background: %v", ErrMalformed, path, err)
+		}
+		s.Background = Value{Value: *v, Source: path}
 	}
 	for _, lim := range []struct {
 		key string

@@ -68,6 +68,8 @@ func AgentInputField(name string) string {
 		return "Reasoning effort for the agent; omit for its default."
 	case "cwd":
 		return "Absolute path of the directory the agent works in; omit for yours."
+	case "run_in_background":
+		return RunInBackgroundField
 	}
 	return ""
 }

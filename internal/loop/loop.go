@@ -60,6 +60,8 @@ type Config struct {
 	Unavailable map[string]string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Inbox, when set, is read at every tool round (see Inbox).
+	Inbox Inbox
 	// Hooks fires this agent's hook events (a *hooks.Agent); nil fires
 	// none. The loop fires UserPromptSubmit for the prompt it starts with,
 	// PreToolUse, PostToolUse and PostToolUseFailure around each call, and
@@ -256,6 +258,9 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		if r.cfg.Inbox != nil {
+			r.cfg.Inbox.Sent()
+		}
 		apiDuration := r.cfg.Now().Sub(sent)
 		r.turns++
 		r.usage = r.usage.Add(resp.Usage)
@@ -294,6 +299,10 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			return r.result(msg, resp.StopReason, false), nil
 		}
 		results, runErr := r.runTools(ctx, calls)
+		if results != nil && runErr == nil && r.cfg.Inbox != nil {
+			// What arrived meanwhile goes with the results (S-7.3).
+			results = append(results, r.cfg.Inbox.Take()...)
+		}
 		if results != nil {
 			user := llm.Message{Role: llm.RoleUser, Content: results}
 			r.msgs = append(r.msgs, user)
