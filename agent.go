@@ -8,7 +8,9 @@ import (
 	"sync"
 
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/mcpx"
 	"github.com/cadre-dev/cadre/internal/spawn"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
@@ -42,6 +44,13 @@ type agent struct {
 	unavailable map[string]string
 	// spawnReceipt is what the spawn granted (sub-agents only).
 	spawnReceipt Receipt
+	// hooks is the agent's binding of the session's hook dispatcher
+	// (hooks.go); nil until it is bound.
+	hooks *hooks.Agent
+	// mcp offers the agent's MCP tools turn by turn; mcpLease holds the
+	// servers its definition asks for (mcp.go).
+	mcp      loop.ToolSource
+	mcpLease *mcpx.Lease
 
 	// Background work (background.go, lifecycle.go): what arrives for the
 	// agent while it works, whether it started in the background, and
@@ -90,7 +99,7 @@ func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
 		}
 	}
 	return permission.NewSession(permission.SessionConfig{
-		Checker: checker, Prompter: p.Prompter, AgentID: a.id, AgentType: a.typ, Background: background, Log: a.run.denials,
+		Checker: checker, Prompter: a.hookPrompter(p.Prompter), AgentID: a.id, AgentType: a.typ, Background: background, Log: a.run.denials,
 	})
 }
 
@@ -112,6 +121,8 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, Tools: a.pool, Env: a.env,
 		MaxTurns: a.maxTurns, MaxTokens: a.run.rt.cfg.MaxTokens, Thinking: a.run.rt.cfg.Thinking, Effort: a.effort, Recorder: rec,
 		AgentID: a.id, AgentType: a.typ, Unavailable: a.unavailable, Now: a.run.rt.cfg.Now,
+		Hooks:      a.hookFirer(),
+		Dynamic:    a.mcp,
 		Background: a.background,
 	}
 	if a.inbox != nil {

@@ -55,20 +55,6 @@ func taskIDs(evs []Event) []string {
 	return ids
 }
 
-func newRuntime(t *testing.T, cfg Config) *Runtime {
-	t.Helper()
-	rt, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := rt.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return rt
-}
-
 func TestBackgroundChildrenNotifyOnce(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)

@@ -1046,8 +1046,8 @@ func confCancel(c *conf) {
 		return llmtest.Text("too late").WithDelay(time.Minute)
 	})
 	evs, res, err := c.run(confKey + ": take your time")
-	if !errors.Is(err, context.Canceled) || res != nil {
-		t.Fatalf("run ended with %v, result %+v; want context.Canceled", err, res)
+	if !errors.Is(err, context.Canceled) || res == nil || !res.IsError || res.Subtype != "error_during_execution" || res.Error == "" {
+		t.Fatalf("run ended with %v, result %+v; want an error_during_execution result, then context.Canceled", err, res)
 	}
 	if n := confCount(evs, cadre.EventText); n != 0 {
 		t.Fatalf("%d text events from a cancelled request", n)

@@ -3,6 +3,7 @@ package cadre
 import (
 	"time"
 
+	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/task"
@@ -47,7 +48,8 @@ const (
 	// request that was just answered (S-7.3); each notification is
 	// delivered exactly once.
 	EventNotification EventType = "notification"
-	// EventResult carries Result; it is the last event.
+	// EventResult carries Result; it is the last event, but for the error
+	// that follows the result of a failed run.
 	EventResult EventType = "result"
 )
 
@@ -79,6 +81,10 @@ type Event struct {
 	Model       string
 	StopReason  llm.StopReason
 	APIDuration time.Duration
+
+	// Hook is the hook run of EventHookStarted and EventHookFinished
+	// (hooks.go); AgentID is the agent whose event fired it.
+	Hook *hooks.Run
 }
 
 // TaskInfo describes a sub-agent as it waits for a slot or starts.
@@ -149,6 +155,9 @@ type Init struct {
 	Cwd            string
 	Tools          []string
 	TranscriptPath string
+	// MCPServers are the configured MCP servers and their status when the
+	// run starts (most are still pending: they connect in the background).
+	MCPServers []MCPInitServer
 }
 
 // ToolResult is how one tool call ended.
@@ -184,4 +193,7 @@ type Result struct {
 	PermissionDenials []permission.Denial
 	// Subagents counts the run's sub-agents.
 	Subagents SubagentStats
+	// Error says why a run with Subtype error_during_execution failed; the
+	// same error follows the result in Run's stream.
+	Error string
 }

@@ -138,7 +138,7 @@ func TestQueuedSpawnsOnEveryPath(t *testing.T) {
 				}
 				// Order in the stream: a child starts only after another
 				// has ended and freed its slot. (Once the run is
-				// cancelled, killed children send no end event.)
+				// cancelled, killed children end in any order.)
 				if ctx.Err() == nil && started-ended > maxRunning {
 					t.Fatalf("%d children running at once (cap %d)", started-ended, maxRunning)
 				}
@@ -163,10 +163,21 @@ func TestQueuedSpawnsOnEveryPath(t *testing.T) {
 			}
 		}
 		cancel()
-		if res != nil {
-			s := res.Subagents
-			if s.Spawned != perRun || s.Completed+s.Failed != perRun || s.Queued < perRun-maxRunning || len(s.Refused) != 0 {
-				t.Fatalf("plan %v: stats %+v", plan, s)
+		if res == nil {
+			t.Fatalf("plan %v: the run yielded no result", plan)
+		}
+		s := res.Subagents
+		switch {
+		case !res.IsError && (s.Spawned != perRun || s.Completed+s.Failed != perRun || s.Queued < perRun-maxRunning || len(s.Refused) != 0):
+			t.Fatalf("plan %v: stats %+v", plan, s)
+		case s.Completed+s.Failed+s.Killed != s.Spawned:
+			t.Fatalf("plan %v: cancelled=%v, stats %+v do not add up", plan, res.IsError, s)
+		}
+		// Every child the stream announced also ended in it, killed ones
+		// included.
+		for id, st := range status {
+			if st != task.Completed && st != task.Failed && st != task.Killed {
+				t.Fatalf("plan %v: child %s ended the run %s", plan, id, st)
 			}
 		}
 		if c := rt.gate.Counts(); c.Running != 0 || c.Queued != 0 || c.Resuming != 0 {

@@ -3,6 +3,7 @@ package cadre
 import (
 	"context"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -12,7 +13,13 @@ import (
 	"github.com/cadre-dev/cadre/llm/llmtest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(testMCPServerEnv) != "" {
+		serveTestMCP() // mcp_test.go: the binary doubles as an MCP server
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // harness is a scripted server and a runtime pointed at it.
 type harness struct {
@@ -44,20 +51,22 @@ func (h *harness) config() Config {
 	}
 }
 
-// runAll runs prompt and returns every event and the result.
+// runAll runs prompt and returns every event, the result and the error
+// that follows the result of a failed run.
 func runAll(t *testing.T, ctx context.Context, rt *Runtime, prompt string) ([]Event, *Result, error) {
 	t.Helper()
 	var evs []Event
+	var res *Result
 	for ev, err := range rt.Run(ctx, prompt) {
 		if err != nil {
-			return evs, nil, err
+			return evs, res, err
 		}
 		evs = append(evs, ev)
 		if ev.Type == EventResult {
-			return evs, ev.Result, nil
+			res = ev.Result
 		}
 	}
-	return evs, nil, nil
+	return evs, res, nil
 }
 
 func mustRun(t *testing.T, cfg Config, prompt string) ([]Event, *Result, *Runtime) {

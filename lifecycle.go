@@ -105,7 +105,6 @@ func (b *background) start(ctx context.Context, parent, child *agent, in agentIn
 	b.wg.Go(func() {
 		defer stopSession()
 		defer cancel()
-		defer child.ticket.Release()
 		out, err := child.live(cctx, parent, in)
 		b.finish(h, out, err)
 	})
@@ -136,10 +135,10 @@ func (c *agent) live(ctx context.Context, parent *agent, in agentInput) (tool.Ou
 			Task: c.taskInfo(parent, in, task.Pending)})
 		if err == nil {
 			if err = c.ticket.Wait(ctx); err != nil {
-				// Killed while it waited: it never ran. (Like every event
-				// of a cancelled run, this one may not get through.)
+				// Killed while it waited: it never ran, and says so even
+				// though its context is over (outcome.go).
 				c.final = c.structured(task.Killed, nil, err, 0, "")
-				_ = run.send(ctx, Event{Type: EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: c.final})
+				run.sendFinal(Event{Type: EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: c.final})
 			}
 		}
 		if err != nil {
@@ -212,6 +211,11 @@ func (b *background) finish(h *childRun, out tool.Output, err error) {
 		}
 		c.inbox.discard()
 	}
+	// Everything the child held is given back before anyone hears it
+	// ended: its slot, its MCP lease, its hold on the run's transcripts.
+	c.ticket.Release()
+	c.releaseMCP() // mcp.go: idempotent; covers a child killed while queued
+	c.run.releaseJournal()
 	h.mu.Lock()
 	bg := h.background
 	h.ended, h.out, h.err = true, out, err
@@ -227,7 +231,6 @@ func (b *background) finish(h *childRun, out tool.Output, err error) {
 	b.reg.Finish(c.id, status, errText)
 	c.inbox.close()
 	close(h.done)
-	c.run.releaseJournal()
 }
 
 // outcome is how the child ended.

@@ -41,6 +41,9 @@ type Receipt struct {
 	QueuePosition int           `json:"queue_position,omitempty"`
 	QueueWait     time.Duration `json:"queue_wait_ns,omitempty"`
 	Warnings      []string      `json:"warnings,omitempty"`
+	// MCPServers are the servers the child's definition holds for it
+	// (named and inline mcpServers); its MCP tools are in Tools.
+	MCPServers []string `json:"mcp_servers,omitempty"`
 }
 
 // DroppedTool is a tool a child did not get.

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/spawn"
 	"github.com/cadre-dev/cadre/internal/workspace"
@@ -100,7 +101,28 @@ type Config struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
-	// Background sub-agents (issue 11).
+	// Hooks (issue 15, hooks.go).
+
+	// Hooks are the session's hooks (package config merges them from the
+	// settings files); nil means none. Hooks of agent definitions are
+	// added for as long as their agent runs, and Runtime.Hooks().Add adds
+	// more (an SDK's callbacks).
+	Hooks *hooks.Config
+	// HookEnv is the environment of hook commands; nil means the
+	// process's. CLAUDE_PROJECT_DIR and CADRE_PROJECT_DIR are set to Cwd.
+	HookEnv []string
+
+	// MCP servers (issue 14, mcp.go).
+
+	// MCPServers are the session's MCP servers (package config reads
+	// .mcp.json, --mcp-config and settings files); they connect in the
+	// background when the first Run starts. Agent definitions' mcpServers
+	// name them or configure their own.
+	MCPServers []MCPServer
+	// MCPOptions tune the MCP connections; Dir defaults to Cwd.
+	MCPOptions MCPOptions
+
+	// Background sub-agents (issue 11, background.go).
 
 	// Background says when sub-agents run in the background (S-7.1);
 	// the zero value runs one there when its call or definition asks.
@@ -145,9 +167,23 @@ type Runtime struct {
 	modeMu sync.Mutex
 	mode   permission.Mode // set by SetPermissionMode; "" means the configured one
 
+	mcp *mcpRuntime // the session's MCP servers (mcp.go)
+
 	closeMu sync.Mutex
 	closers []func() error // run by Close, last first
 	closed  bool
+
+	// modelMu guards the main agent's model id and the system prompt that
+	// names it (SetModel, model.go).
+	modelMu sync.Mutex
+	modelID string
+
+	// Hooks (hooks.go): the one dispatcher every agent fires through, the
+	// sink that streams hook runs, and whether SessionStart has fired.
+	hooks          *hooks.Dispatcher
+	hookSink       hookSink
+	hookMu         sync.Mutex
+	sessionStarted bool
 
 	// bg is the session's background machinery (background.go).
 	bg *background
@@ -160,6 +196,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	r := &Runtime{cfg: cfg, gate: spawn.NewGate(cfg.Limits.gate()), defs: map[string]*agentdef.Definition{},
 		git: workspace.NewSnapshot(cfg.Cwd), specs: map[string]*agentToolSpec{}}
+	r.initHooks()
 	r.defList = cfg.Agents
 	if r.defList == nil {
 		r.defList = agentdef.Builtins()
@@ -183,11 +220,15 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, errors.New("cadre: Config.History must start with a user message")
 	}
 	r.messages = append([]llm.Message(nil), cfg.History...)
+	if err := r.initMCP(); err != nil { // mcp.go
+		return nil, fmt.Errorf("cadre: %w", err)
+	}
 	r.session = cmp.Or(cfg.SessionID, newSessionID())
 	if !cfg.NoTranscript {
 		r.tpath = transcript.SessionPath(cfg.StateDir, cfg.Cwd, r.session)
 	}
-	r.system = r.renderSystem()
+	r.modelID = cfg.ModelID
+	r.system = r.renderSystemFor(cfg.ModelID)
 	r.bg = newBackground(r)
 	r.mainPool = r.base
 	if !cfg.DisableSubagents {
@@ -289,12 +330,13 @@ func (r *Runtime) rootPerms() permission.Effective {
 	return permission.Effective{Mode: m, NoPrompt: m == permission.ModeDontAsk, Rules: r.cfg.Permissions.Rules}
 }
 
-func (r *Runtime) renderSystem() string {
+// renderSystemFor renders the main agent's system prompt for a model id.
+func (r *Runtime) renderSystemFor(modelID string) string {
 	base := r.cfg.SystemPrompt
 	if base == "" {
 		base = prompts.Main()
 	}
-	parts := []string{base, r.environment(r.cfg.Cwd, r.cfg.ModelID).Render()}
+	parts := []string{base, r.environment(r.cfg.Cwd, modelID).Render()}
 	if r.cfg.SystemPrompt == "" {
 		if block := r.instructionsBlock(r.cfg.Cwd); block != "" {
 			parts = append(parts, block)
@@ -327,13 +369,19 @@ func (r *Runtime) TranscriptPath() string { return r.tpath }
 func (r *Runtime) ToolNames() []string { return r.mainPool.Names() }
 
 // SystemPrompt is the rendered system prompt of the main agent.
-func (r *Runtime) SystemPrompt() string { return r.system }
+func (r *Runtime) SystemPrompt() string {
+	_, system := r.mainModel()
+	return system
+}
 
 // Run sends prompt to the main agent and streams the run: EventInit first,
 // EventResult last, with every sub-agent's events in between (marked with
-// their AgentID). A failed run ends with an error instead of a result. The
-// conversation carries over to the next Run of the same Runtime. Breaking
-// out of the loop cancels the run and waits for it to wind down.
+// their AgentID). A run that fails (a model API error, a cancelled ctx)
+// still yields its EventResult, with Subtype error_during_execution and
+// every number counted so far, and then the error; the transcript records
+// how the run ended either way. The conversation of a finished run carries
+// over to the next Run of the same Runtime. Breaking out of the loop
+// cancels the run and waits for it to wind down.
 func (r *Runtime) Run(ctx context.Context, prompt string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		if strings.TrimSpace(prompt) == "" {
@@ -389,12 +437,16 @@ type runState struct {
 	mu    sync.Mutex
 	usage llm.Usage
 	stats SubagentStats
+	// mainTurns and mainTools count the main agent's answers and tool
+	// calls as they stream, for the Result of a run that fails (outcome.go).
+	mainTurns, mainTools int
 }
 
 // send delivers an event to the consumer of the stream going on (this
 // run's while it lasts: a background agent's later events go to a later
 // run's stream, see hub); it fails once ctx is cancelled.
 func (s *runState) send(ctx context.Context, ev Event) error {
+	s.note(ev)
 	return s.rt.bg.hub.send(ctx, ev)
 }
 
@@ -443,17 +495,16 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	// before the channel closes.
 	r.bg.hub.attach(s.events)
 	defer r.bg.hub.detach()
-	// The consumer reads until the stream is closed (Run drains it after a
-	// break), so the final error is always delivered.
-	fail := func(err error) { s.events <- item{err: err} }
 	var recorder loop.Recorder
+	var mainRec *transcript.JournalWriter
 	if r.tpath != "" {
 		// Every agent's transcript goes through one journal, so no agent
 		// waits for the disk; it is drained before the result is sent.
 		s.journal = transcript.NewJournal()
 		s.holdJournal()
 		defer s.releaseJournal()
-		recorder = s.journal.Transcript(r.tpath, r.session, "", r.cfg.Now)
+		mainRec = s.journal.Transcript(r.tpath, r.session, "", r.cfg.Now)
+		recorder = mainRec
 	}
 	if r.mainSpec != nil {
 		// Take the git snapshot sub-agents will see while the first model
@@ -464,19 +515,24 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 		defer wg.Wait()
 		defer stopGit()
 	}
+	// Background tasks (background.go): the task journal is replayed on
+	// the first run; RunNotifications waits for a notification first.
 	if err := r.bg.open(); err != nil {
-		fail(fmt.Errorf("cadre: %w", err))
+		s.events <- item{err: fmt.Errorf("cadre: %w", err)}
 		return
 	}
 	if wait && !r.bg.waitForNotes(ctx) {
 		if err := ctx.Err(); err != nil {
-			fail(err)
+			s.events <- item{err: err}
 		}
 		return
 	}
+	r.StartMCP()                     // in the background: the first request does not wait
+	modelID, system := r.mainModel() // SetModel's choice (model.go)
 	main := &agent{
-		run: s, id: "", typ: "main", modelID: r.cfg.ModelID, pool: r.mainPool, spec: r.mainSpec,
-		perms: r.rootPerms(), system: r.system, maxTurns: r.cfg.MaxTurns, inbox: r.bg.main,
+		run: s, id: "", typ: "main", modelID: modelID, pool: r.mainPool, spec: r.mainSpec,
+		perms: r.rootPerms(), system: system, maxTurns: r.cfg.MaxTurns, mcp: mainMCP{r},
+		inbox: r.bg.main,
 	}
 	// Notifications taken for a request that was never answered go back
 	// to the queue for the next turn.
@@ -484,40 +540,18 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	shells := builtin.NewShells()
 	defer shells.Close()
 	main.env = &tool.Env{Cwd: r.cfg.Cwd, Dirs: r.cfg.AddDirs, Files: tool.NewFileState(), Shells: shells}
-	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: r.cfg.ModelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath}}); err != nil {
+	// Hooks (hooks.go): hook runs stream into this run until it ends.
+	main.bindHooks("")
+	defer r.hookSink.attach(ctx, s)()
+	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: modelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
+		MCPServers: r.mcpInit()}}); err != nil {
 		return
 	}
 	r.mu.Lock()
 	msgs := append(append([]llm.Message(nil), r.messages...), r.bg.firstMessage(prompt))
 	r.mu.Unlock()
+	s.startSession(ctx, main, &msgs[len(msgs)-1])
 	res, err := main.runLoop(ctx, msgs, recorder)
-	if err != nil {
-		if ctx.Err() != nil {
-			fail(ctx.Err())
-		} else {
-			fail(err)
-		}
-		return
-	}
-	r.mu.Lock()
-	r.messages = res.Messages
-	r.mu.Unlock()
-	if s.journal != nil {
-		if err := s.journal.Sync(); err != nil {
-			fail(fmt.Errorf("cadre: the run finished but its transcript is incomplete: %w", err))
-			return
-		}
-	}
-	subtype := "success"
-	if res.MaxTurnsHit {
-		subtype = "error_max_turns"
-	}
-	s.mu.Lock()
-	out := &Result{
-		Text: res.Text, IsError: res.MaxTurnsHit, Subtype: subtype, NumTurns: res.Turns, ToolUses: res.ToolUses,
-		Duration: r.cfg.Now().Sub(s.start), Usage: s.usage, SessionID: r.session, TranscriptPath: r.tpath,
-		PermissionDenials: s.denials.All(), Subagents: s.stats,
-	}
-	s.mu.Unlock()
-	_ = s.send(ctx, Event{Type: EventResult, Result: out})
+	// Every way the run ends closes its record the same way (outcome.go).
+	s.finish(ctx, mainRec, res, err)
 }

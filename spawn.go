@@ -45,7 +45,16 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 	if ref == nil {
 		var child *agent
 		if child, ref = a.newChild(def, in, toolUseID, cwd); ref == nil {
-			return a.admit(ctx, child, in, rt.wantsBackground(bgAsk{Call: in.RunInBackground, Definition: def.Background}))
+			var err error
+			if ref, err = child.acquireMCP(ctx, a); err != nil { // mcp.go
+				return tool.Output{}, err
+			}
+			if ref == nil {
+				// execute releases at the child's own end; admit (refused
+				// by the gate) and finish (killed while queued) cover a
+				// child that never ran.
+				return a.admit(ctx, child, in, rt.wantsBackground(bgAsk{Call: in.RunInBackground, Definition: def.Background}))
+			}
 		}
 	}
 	if ref.reason != "" {
@@ -111,6 +120,7 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool)
 	}
 	ticket, ref := rt.gate.Admit(a.depth)
 	if ref != nil {
+		child.releaseMCP() // mcp.go: it never ran
 		reason := refusalReason(ref.Limit)
 		run.count(func(s *SubagentStats) { s.Refused[reason]++ })
 		return errorOutput(ref.Message()), nil
@@ -312,6 +322,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 			return errorOutput(prompts.SubagentNotStarted(err)), nil
 		}
 	}
+	defer c.releaseMCP() // mcp.go: inline servers stop with the child
 	defer func() {
 		// Runs on every exit path: the slot is released by the caller;
 		// here the record is closed and counted.
@@ -334,14 +345,24 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 
 	if err := run.send(ctx, Event{Type: EventTaskStarted, AgentID: c.id, ParentToolUseID: c.toolUseID, Task: c.taskInfo(parent, in, task.Running)}); err != nil {
 		status = task.Killed
+		if c.spawnReceipt.Queued {
+			// Its EventTaskPending went out: say it ended.
+			run.sendFinal(Event{Type: EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID,
+				Subagent: c.structured(task.Killed, nil, err, 0, "")})
+		}
 		return tool.Output{}, err
 	}
 	prompt := in.Prompt
 	if c.def.InitialPrompt != "" {
 		prompt = c.def.InitialPrompt + "\n\n" + prompt
 	}
-	res, runErr := c.safeRun(ctx, []llm.Message{llm.UserText(prompt)}, rec)
+	msgs := []llm.Message{llm.UserText(prompt)}
+	// Hooks (hooks.go): SubagentStart, and the definition's hooks while
+	// the child runs, removed on every exit path.
+	defer c.beginHooks(ctx, parent, tpath, &msgs[0])()
+	res, runErr := c.safeRun(ctx, msgs, rec)
 	if runErr == nil {
+		// Background children of its own end first (lifecycle.go).
 		res, runErr = c.settle(ctx, res, rec)
 	}
 	switch {
@@ -356,14 +377,14 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	c.final = result
 	if status != task.Killed {
 		if err := run.send(ctx, Event{Type: EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result}); err != nil {
-			status, result.Status = task.Killed, task.Killed
+			status = task.Killed
 		}
-	} else {
-		// A stopped task's end is reported too (its context is over, so
-		// the send must not depend on it).
-		_ = run.send(context.WithoutCancel(ctx), Event{Type: EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result})
 	}
 	if status == task.Killed {
+		// A killed agent still reports how it ended, with its numbers,
+		// though the run is cancelled (outcome.go).
+		result.Status = task.Killed
+		run.sendFinal(Event{Type: EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result})
 		return tool.Output{}, ctx.Err()
 	}
 	if runErr != nil {

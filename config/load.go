@@ -46,6 +46,9 @@ type Options struct {
 	// Agents is the --agents value: an inline JSON object of agent
 	// definitions, or a path to a file holding one.
 	Agents string
+	// TrustProjectHooks decides whether the hooks of the project's
+	// settings files run (workspace trust); nil runs them.
+	TrustProjectHooks TrustProject
 }
 
 // Load builds the configuration of a session in cwd ("" means the
@@ -112,6 +115,15 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 		diags = append(diags, Diagnostic{File: d.File, Line: d.Line, Severity: Severity(d.Severity), Topic: TopicAgents, Message: d.Message})
 	}
 	cfg.Agents = defs.Active()
+	// Hooks (issue 15): every settings file's, under the hook policy.
+	// Project files' hooks are kept apart (HooksConfig's trust) so
+	// workspace trust can gate them.
+	hk, hdiags, err := s.HooksConfig(opts.TrustProjectHooks)
+	diags = append(diags, hdiags...)
+	if err != nil {
+		return cadre.Config{}, diags, err
+	}
+	cfg.Hooks = hk
 	return cfg, diags, nil
 }
 

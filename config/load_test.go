@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/permission"
 )
 
@@ -98,10 +99,22 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 				t.Errorf("limits %+v", cfg.Limits)
 			}
 		}},
-		"hooks":        {json: `{"hooks": {"Stop": []}}`, warn: "hooks are not supported yet"},
-		"mcpServers":   {json: `{"mcpServers": {"gh": {"command": "x"}}}`, warn: "MCP servers are not supported yet"},
-		"agents":       {json: `{"agents": {}}`, warn: "put them in .cadre/agents/"},
-		"forkSubagent": {json: `{"forkSubagent": true}`, warn: "fork path is not supported yet"},
+		"hooks": {json: `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}`, want: func(t *testing.T, cfg cadre.Config, tr tree) {
+			if e := cfg.Hooks.Entries(); len(e) != 1 || e[0].Event != hooks.Stop || e[0].Source != filepath.Join(tr.cwd, ".cadre", "settings.json") {
+				t.Errorf("hooks %+v", e)
+			}
+		}},
+		"disableAllHooks": {json: `{"disableAllHooks": true, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.Hooks.Len() != 0 {
+				t.Errorf("hooks %+v", cfg.Hooks.Entries())
+			}
+		}},
+		// Managed-only: a project file setting it is told so (managed
+		// settings are tested in hooks_test.go).
+		"allowManagedHooksOnly": {json: `{"allowManagedHooksOnly": true}`, warn: "honoured only in managed settings"},
+		"mcpServers":            {json: `{"mcpServers": {"gh": {"command": "x"}}}`, warn: "MCP servers are not supported yet"},
+		"agents":                {json: `{"agents": {}}`, warn: "put them in .cadre/agents/"},
+		"forkSubagent":          {json: `{"forkSubagent": true}`, warn: "fork path is not supported yet"},
 		"background": {json: `{"background": "default"}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if cfg.Background != cadre.BackgroundDefault {
 				t.Errorf("Background %q", cfg.Background)

@@ -38,8 +38,11 @@ func (p Prompter) Prompt(ctx context.Context, pr permission.Prompt) (permission.
 			ToolName:      pr.Request.Tool,
 			ToolInput:     pr.Request.Input,
 			Cwd:           pr.Request.Cwd,
-			AgentID:       pr.Request.AgentID,
-			AgentType:     pr.Request.AgentType,
+		}
+		if pr.Request.AgentID != "" {
+			// The main agent's requests name its type too; hooks see
+			// agent_id and agent_type only inside a sub-agent.
+			in.AgentID, in.AgentType = pr.Request.AgentID, pr.Request.AgentType
 		}
 		if pr.HasSuggestion {
 			in.PermissionSuggestions = suggestion(pr.Suggested)

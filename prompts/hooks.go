@@ -95,3 +95,8 @@ func HookAskUnanswered(tool, reason string) string {
 	}
 	return fmt.Sprintf("The %s call was not run: a PreToolUse hook asks for confirmation, and no one can answer here.", tool)
 }
+
+// ToolInterrupted is the result of a tool call that had not finished when
+// the turn ended (cancelled or failed), so that every tool_use still has
+// its tool_result.
+func ToolInterrupted() string { return "The tool call was interrupted before it finished." }

@@ -67,3 +67,15 @@ func MCPEmptyResult() string { return "(the tool returned no content)" }
 func MCPTruncated(shown, total int) string {
 	return fmt.Sprintf("[output truncated: the first %d of %d characters are shown. Ask the tool for less (a narrower query, a page, a limit) to see the rest.]", shown, total)
 }
+
+// MCPToolWithheld is the error result of a call of an MCP tool the agent
+// was not given; why says which rule or list keeps it out.
+func MCPToolWithheld(name, why string) string {
+	return fmt.Sprintf("The tool %s is not available to this agent (%s).", name, why)
+}
+
+// MCPRequired is the error result of an Agent call refused because a
+// server the agent type requires (requiredMcpServers) is not usable.
+func MCPRequired(agentType, why string) string {
+	return fmt.Sprintf("Agent type %q cannot start: %s. Continue without it, or use another agent type.", agentType, why)
+}

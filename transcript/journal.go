@@ -54,6 +54,11 @@ func (j *Journal) loop() {
 	files := map[string]*os.File{}
 	defer func() {
 		for _, f := range files {
+			// Synced before it is closed: the record survives a crash of
+			// the machine right after the run.
+			if err := f.Sync(); err != nil {
+				j.fail(fmt.Errorf("sync transcript: %w", err))
+			}
 			if err := f.Close(); err != nil {
 				j.fail(fmt.Errorf("close transcript: %w", err))
 			}
@@ -61,6 +66,11 @@ func (j *Journal) loop() {
 	}()
 	for op := range j.ops {
 		if op.synced != nil {
+			for _, f := range files {
+				if err := f.Sync(); err != nil {
+					j.fail(fmt.Errorf("sync transcript: %w", err))
+				}
+			}
 			close(op.synced)
 			continue
 		}
@@ -169,8 +179,8 @@ func (j *Journal) Replace(path string, data []byte) error {
 	return j.send(journalOp{path: path, data: append([]byte(nil), data...), replace: true})
 }
 
-// Sync waits until everything queued before it was written (the files
-// stay open) and returns the first error any write met. A run syncs its
+// Sync waits until everything queued before it was written and synced
+// to disk (the files stay open) and returns the first error any write met. A run syncs its
 // transcripts before its result while background agents keep writing.
 func (j *Journal) Sync() error {
 	synced := make(chan struct{})
@@ -222,6 +232,18 @@ func (w *JournalWriter) AppendMessage(m llm.Message, model string, usage *llm.Us
 	b, err := json.Marshal(Entry{
 		Type: string(m.Role), SessionID: w.sessionID, AgentID: w.agentID,
 		Timestamp: w.now().UTC().Format(time.RFC3339Nano), Message: &m, Model: model, Usage: usage,
+	})
+	if err != nil {
+		return fmt.Errorf("encode transcript entry: %w", err)
+	}
+	return w.j.send(journalOp{path: w.path, data: append(b, '\n')})
+}
+
+// AppendEnd queues the entry that records how a run ended.
+func (w *JournalWriter) AppendEnd(end RunEnd) error {
+	b, err := json.Marshal(Entry{
+		Type: EntryRunEnd, SessionID: w.sessionID, AgentID: w.agentID,
+		Timestamp: w.now().UTC().Format(time.RFC3339Nano), RunEnd: &end,
 	})
 	if err != nil {
 		return fmt.Errorf("encode transcript entry: %w", err)

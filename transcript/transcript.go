@@ -18,7 +18,8 @@ import (
 
 // Entry is one line of a transcript.
 type Entry struct {
-	// Type is "user" or "assistant" for conversation messages.
+	// Type is "user" or "assistant" for conversation messages, and
+	// EntryRunEnd for the record of how a run ended.
 	Type string `json:"type"`
 	// SessionID is the session the agent belongs to.
 	SessionID string `json:"sessionId"`
@@ -31,6 +32,9 @@ type Entry struct {
 	// Model and Usage are set on assistant entries.
 	Model string     `json:"model,omitempty"`
 	Usage *llm.Usage `json:"usage,omitempty"`
+	// RunEnd is set on the run_end entry (Type EntryRunEnd) that closes
+	// each run.
+	RunEnd *RunEnd `json:"runEnd,omitempty"`
 }
 
 // Read parses every entry of a transcript. A torn last line (a crash in the
@@ -136,4 +140,48 @@ func SessionPath(stateDir, projectDir, sessionID string) string {
 // <state>/projects/<slug>/<session-id>/agent-<id>.jsonl.
 func AgentPath(stateDir, projectDir, sessionID, agentID string) string {
 	return filepath.Join(stateDir, "projects", ProjectSlug(projectDir), sessionID, "agent-"+agentID+".jsonl")
+}
+
+// EntryRunEnd is the Type of the entry that closes a run in the main
+// transcript: how the run ended, so a reader (or a resumed session) knows
+// whether it finished, failed or was cancelled. A transcript whose last
+// run has no such entry belongs to a process that died without a word.
+const EntryRunEnd = "run_end"
+
+// RunEnd is how a run ended, as its final transcript entry records it.
+type RunEnd struct {
+	// Subtype is success, error_max_turns or error_during_execution.
+	Subtype string `json:"subtype"`
+	IsError bool   `json:"isError"`
+	// Cancelled is set when the run was cancelled (an interrupt, a signal).
+	Cancelled bool `json:"cancelled,omitempty"`
+	// Error is why a failed run failed.
+	Error      string         `json:"error,omitempty"`
+	NumTurns   int            `json:"numTurns"`
+	ToolUses   int            `json:"toolUses"`
+	DurationMS int64          `json:"durationMs"`
+	Usage      llm.Usage      `json:"usage"`
+	Subagents  SubagentCounts `json:"subagents"`
+}
+
+// SubagentCounts counts a run's sub-agents by how they ended.
+type SubagentCounts struct {
+	Spawned   int `json:"spawned"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+	Killed    int `json:"killed"`
+}
+
+// LastRunEnd is the run_end entry of the transcript's last run: nil when
+// the last run has none (it is running, or its process died).
+func LastRunEnd(entries []Entry) *RunEnd {
+	for i := len(entries) - 1; i >= 0; i-- {
+		switch {
+		case entries[i].Type == EntryRunEnd:
+			return entries[i].RunEnd
+		case entries[i].Message != nil:
+			return nil
+		}
+	}
+	return nil
 }

@@ -497,9 +497,16 @@ var errBudget = errors.New("the run reached its --max-budget-usd")
 // exit code, and an error only when the output could not be written.
 func drive(ctx context.Context, cancel context.CancelCauseFunc, sigs *signals, rt *cadre.Runtime, prompt string, pr printer, tl *tally, budget float64) (int, error) {
 	var last *cadre.Result
+	// The result is held back until the stream ends: a failed run yields
+	// its result (with every number counted) and then its error, and the
+	// result line says why it failed.
+	var held *cadre.Event
 	for ev, err := range rt.Run(ctx, prompt) {
 		if err != nil {
 			f := failure{msg: trimPrefix(err.Error()), subtype: "error_during_execution"}
+			if held != nil {
+				f.result = held.Result
+			}
 			code := ExitFailed
 			switch {
 			case errors.Is(context.Cause(ctx), errBudget):
@@ -526,7 +533,8 @@ func drive(ctx context.Context, cancel context.CancelCauseFunc, sigs *signals, r
 			return code, nil
 		}
 		if ev.Type == cadre.EventResult {
-			last = ev.Result
+			last, held = ev.Result, &ev
+			continue
 		}
 		if err := pr.event(ev); err != nil {
 			return ExitFailed, fmt.Errorf("write output: %w", err)
@@ -537,6 +545,9 @@ func drive(ctx context.Context, cancel context.CancelCauseFunc, sigs *signals, r
 	}
 	if last == nil {
 		return ExitFailed, errors.New("the run ended without a result")
+	}
+	if err := pr.event(*held); err != nil {
+		return ExitFailed, fmt.Errorf("write output: %w", err)
 	}
 	if last.IsError {
 		return ExitFailed, nil

@@ -28,6 +28,9 @@ type failure struct {
 	// apiStatus is the HTTP status of the model API error that ended
 	// the run, 0 for none.
 	apiStatus int
+	// result is the runtime's result of the failed run (its turns,
+	// denials, sub-agent counts, transcript), nil when it gave none.
+	result *cadre.Result
 }
 
 // printerConfig is what a printer needs besides its format.

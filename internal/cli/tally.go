@@ -203,7 +203,10 @@ func (t *tally) cost() float64 {
 // failed builds the result object of a run that ended with an error.
 func (t *tally) failed(session string, f failure) resultJSON {
 	out := t.base(session)
-	out.Subtype, out.Result, out.Errors = f.subtype, f.msg, []string{f.msg}
+	if f.result != nil {
+		out = t.result(f.result)
+	}
+	out.Subtype, out.IsError, out.Result, out.Errors = f.subtype, true, f.msg, []string{f.msg}
 	out.TerminalReason = terminalReason(f.subtype, f.msg)
 	if f.apiStatus != 0 {
 		s := f.apiStatus

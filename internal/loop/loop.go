@@ -62,6 +62,9 @@ type Config struct {
 	Now func() time.Time
 	// Inbox, when set, is read at every tool round (see Inbox).
 	Inbox Inbox
+	// Dynamic, when set, adds tools that may change between turns (MCP
+	// servers' tools); see ToolSource.
+	Dynamic ToolSource
 	// Hooks fires this agent's hook events (a *hooks.Agent); nil fires
 	// none. The loop fires UserPromptSubmit for the prompt it starts with,
 	// PreToolUse, PostToolUse and PostToolUseFailure around each call, and
@@ -192,8 +195,10 @@ type runner struct {
 
 	// stopHookActive is true once a stop hook has kept the agent going.
 	stopHookActive bool
-	mu             sync.Mutex
-	hookStop       *HookStop
+	// tools is the current turn's tool set (see turnTools).
+	tools    *toolSet
+	mu       sync.Mutex
+	hookStop *HookStop
 }
 
 // emit yields one event. Once the consumer has stopped, it never yields
@@ -239,7 +244,6 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		merged := llm.Message{Role: llm.RoleUser, Content: append(append([]llm.Block(nil), r.msgs[n-2].Content...), r.msgs[n-1].Content...)}
 		r.msgs = append(r.msgs[:n-2:n-2], merged)
 	}
-	specs := r.cfg.Tools.Specs()
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -247,7 +251,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		req := &llm.Request{
 			Model:     r.cfg.ModelID,
 			System:    r.cfg.System,
-			Tools:     specs,
+			Tools:     r.turnTools(ctx).specs, // dynamic.go
 			Messages:  r.msgs,
 			MaxTokens: r.cfg.MaxTokens,
 			Thinking:  r.cfg.Thinking,
@@ -423,7 +427,7 @@ func (r *runner) runTools(ctx context.Context, calls []llm.Block) ([]llm.Block, 
 	if firstErr != nil {
 		for i, ok := range filled {
 			if !ok {
-				results[i] = llm.ToolResultBlock(calls[i].ID, "The tool call was interrupted before it finished.", true)
+				results[i] = llm.ToolResultBlock(calls[i].ID, prompts.ToolInterrupted(), true)
 			}
 		}
 		return results, firstErr
@@ -433,7 +437,7 @@ func (r *runner) runTools(ctx context.Context, calls []llm.Block) ([]llm.Block, 
 
 // concurrent reports whether the call may run alongside its neighbours.
 func (r *runner) concurrent(call llm.Block) bool {
-	t, ok := r.cfg.Tools.Get(call.Name)
+	t, ok := r.pool().Get(call.Name)
 	return ok && tool.RunsConcurrently(t)
 }
 
@@ -501,12 +505,12 @@ func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, er
 		return ToolResult{Output: tool.Errorf("The input for %s was not valid JSON: %s. Call the tool again with a valid JSON object.",
 			call.Name, text.Ellipsis(call.InvalidInput, 200))}, nil
 	}
-	t, ok := r.cfg.Tools.Get(call.Name)
-	if msg, withheld := r.cfg.Unavailable[call.Name]; !ok && withheld {
+	t, ok := r.pool().Get(call.Name)
+	if msg, withheld := r.withheld(call.Name); !ok && withheld {
 		return ToolResult{Output: tool.Output{Text: msg, IsError: true}}, nil
 	}
 	if !ok {
-		return ToolResult{Output: tool.Errorf("No such tool: %s. Available tools: %s.", call.Name, strings.Join(r.cfg.Tools.Names(), ", "))}, nil
+		return ToolResult{Output: tool.Errorf("No such tool: %s. Available tools: %s.", call.Name, strings.Join(r.pool().Names(), ", "))}, nil
 	}
 	input := call.Input
 	var verdict *permission.HookVerdict

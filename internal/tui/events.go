@@ -44,7 +44,8 @@ func (m *Model) applyEvent(ev cadre.Event, at time.Time) {
 		return
 	case cadre.EventResult:
 		if r := ev.Result; r != nil {
-			if r.IsError {
+			// A failed run's error follows its result and is shown then.
+			if r.IsError && r.Subtype != "error_during_execution" {
 				m.main().addError(resultProblem(r))
 			}
 		}

@@ -1,0 +1,228 @@
+package cadre
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/hooks"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/prompts"
+)
+
+// Hook events of a run's stream (issue 15). They come only from hooks that
+// run during a Run; SessionEnd's hooks run in Close, where there is no
+// stream.
+const (
+	// EventHookStarted carries Hook: a hook command or callback started.
+	EventHookStarted EventType = "hook_started"
+	// EventHookFinished carries Hook with its exit code, duration, output
+	// and decision.
+	EventHookFinished EventType = "hook_finished"
+)
+
+// Hooks returns the session's hook dispatcher: the settings' hooks
+// (Config.Hooks) plus whatever is added to it. Every agent of the session
+// — main, sub-agents at any depth — fires through it (S-14.3). Add
+// registers hooks for every agent from then on, such as an SDK's
+// callbacks.
+func (r *Runtime) Hooks() *hooks.Dispatcher { return r.hooks }
+
+// initHooks makes the session's dispatcher; its observer turns hook runs
+// into events of the run in progress.
+func (r *Runtime) initHooks() {
+	r.hooks = hooks.New(r.cfg.Hooks, hooks.Options{ProjectDir: r.cfg.Cwd, Env: r.cfg.HookEnv, Observer: &r.hookSink})
+}
+
+// hookSink sends the hook runs of a Run into its stream. Hooks run in
+// their own goroutines, so it holds the run it sends to under a lock;
+// outside a Run (SessionEnd in Close) runs are not streamed.
+type hookSink struct {
+	mu  sync.RWMutex
+	run *runState
+	ctx context.Context
+}
+
+// HookStarted sends EventHookStarted to the run in progress.
+func (h *hookSink) HookStarted(run hooks.Run) { h.emit(EventHookStarted, run) }
+
+// HookFinished sends EventHookFinished to the run in progress.
+func (h *hookSink) HookFinished(run hooks.Run) { h.emit(EventHookFinished, run) }
+
+func (h *hookSink) emit(t EventType, run hooks.Run) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.run == nil {
+		return
+	}
+	// Like every event, it waits for the consumer, and gives up when the
+	// run is cancelled.
+	_ = h.run.send(h.ctx, Event{Type: t, AgentID: run.AgentID, Hook: &run})
+}
+
+// attach streams hook runs into s until the returned detach is called
+// (before s's stream is closed).
+func (h *hookSink) attach(ctx context.Context, s *runState) (detach func()) {
+	h.mu.Lock()
+	h.run, h.ctx = s, ctx
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		h.run, h.ctx = nil, nil
+		h.mu.Unlock()
+	}
+}
+
+// bindHooks gives a its binding of the dispatcher: what every input of
+// its events carries. tpath is a sub-agent's own transcript.
+func (a *agent) bindHooks(tpath string) {
+	rt := a.run.rt
+	mode := string(a.perms.Mode)
+	a.hooks = rt.hooks.ForAgent(hooks.Scope{
+		SessionID: rt.session, TranscriptPath: rt.tpath, Cwd: a.env.Cwd,
+		AgentID: a.id, AgentType: agentTypeOf(a), AgentTranscriptPath: tpath,
+		PermissionMode: func() string { return mode },
+	})
+}
+
+// agentTypeOf is the agent_type hooks see: "" for the main agent.
+func agentTypeOf(a *agent) string {
+	if a.id == "" {
+		return ""
+	}
+	return a.typ
+}
+
+// hookFirer is what the agent's loop fires hooks through; nil when the
+// agent has no binding.
+func (a *agent) hookFirer() hooks.Firer {
+	if a.hooks == nil {
+		return nil
+	}
+	return a.hooks
+}
+
+// startSession fires SessionStart before the session's first prompt
+// (source "startup", or "resume" when it continues a conversation) and
+// puts what its hooks add for the model before that prompt. It registers
+// SessionEnd to fire when the session closes.
+func (s *runState) startSession(ctx context.Context, main *agent, first *llm.Message) {
+	r := s.rt
+	r.hookMu.Lock()
+	started := r.sessionStarted
+	r.sessionStarted = true
+	r.hookMu.Unlock()
+	if started {
+		return
+	}
+	source := "startup"
+	if len(r.cfg.History) > 0 {
+		source = "resume"
+	}
+	o := main.hooks.Fire(ctx, &hooks.Input{HookEventName: hooks.SessionStart, Source: source})
+	addContext(first, hooks.SessionStart, o.Context)
+	end := main.hooks
+	r.onClose(func() error {
+		// The session's end: Close gives the hooks their own timeouts,
+		// not the last run's context.
+		o := end.Fire(context.Background(), &hooks.Input{HookEventName: hooks.SessionEnd, Reason: "other"})
+		return hookErrors(o)
+	})
+}
+
+// hookErrors reports hooks that failed to run at the session's end.
+func hookErrors(o hooks.Outcome) error {
+	for _, r := range o.Errors() {
+		if r.Err != nil {
+			return fmt.Errorf("SessionEnd hook %q: %w", r.Command, r.Err)
+		}
+	}
+	return nil
+}
+
+// addContext puts text the hooks of ev added for the model in a block
+// before the message's own content.
+func addContext(m *llm.Message, ev hooks.Event, context []string) {
+	text := prompts.HookContext(string(ev), context)
+	if text == "" {
+		return
+	}
+	content := make([]llm.Block, 0, len(m.Content)+1)
+	content = append(content, llm.TextBlock(text))
+	m.Content = append(content, m.Content...)
+}
+
+// beginHooks is a sub-agent's hook lifecycle, for every kind of child
+// (sync, background, fork): it binds the child's hooks, fires
+// SubagentStart through its parent (the context the hooks add reaches the
+// child before its first turn, in first) and registers the definition's
+// frontmatter hooks for as long as the child runs (S-5.5). The returned
+// end removes them; the caller defers it so it runs on every exit path
+// (S-5.6). SubagentStop is fired by the child's own loop when it stops
+// (its binding turns Stop into SubagentStop).
+func (c *agent) beginHooks(ctx context.Context, parent *agent, tpath string, first *llm.Message) (end func()) {
+	c.bindHooks(tpath)
+	if parent.hooks == nil {
+		parent.bindHooks("")
+	}
+	o := parent.hooks.Fire(ctx, &hooks.Input{HookEventName: hooks.SubagentStart, AgentID: c.id, AgentType: c.typ, Cwd: c.env.Cwd})
+	addContext(first, hooks.SubagentStart, o.Context)
+	return c.registerDefinitionHooks()
+}
+
+// registerDefinitionHooks adds the hooks of the child's definition for
+// its events only; the returned func removes them. A definition whose
+// hooks cannot be used runs without them, with a warning in its receipt.
+func (c *agent) registerDefinitionHooks() func() {
+	def := c.def
+	if def == nil || len(def.Hooks) == 0 {
+		return func() {}
+	}
+	if def.Source == agentdef.SourcePlugin {
+		// agentdef drops them with a warning already; never run them.
+		return func() {}
+	}
+	cfg, diags, err := hooks.ParseAgent(def.Hooks, def.Path)
+	for _, d := range diags {
+		c.warn("hooks: " + d.String())
+	}
+	if err != nil {
+		c.warn(fmt.Sprintf("hooks: %v; the agent runs without its hooks", err))
+		return func() {}
+	}
+	return c.run.rt.hooks.AddForAgent(c.id, cfg)
+}
+
+// hookPrompter puts the hooks in front of the permission prompt: the
+// PermissionRequest hooks answer first, and a Notification fires when a
+// person is asked. With no one to ask and no PermissionRequest hook, next
+// (nil) is kept, so the session knows nobody can answer.
+func (a *agent) hookPrompter(next permission.Prompter) permission.Prompter {
+	if a.hooks == nil || (next == nil && !a.run.rt.hooks.Has(hooks.PermissionRequest)) {
+		return next
+	}
+	if next != nil {
+		next = notifyingPrompter{hooks: a.hooks, next: next}
+	}
+	return hooks.Prompter{Hooks: a.hooks, Next: next}
+}
+
+// notifyingPrompter fires Notification while a person is being asked.
+type notifyingPrompter struct {
+	hooks *hooks.Agent
+	next  permission.Prompter
+}
+
+// Prompt fires the Notification hooks alongside the prompt (a slow
+// notifier does not hold up the question) and returns when both are done.
+func (p notifyingPrompter) Prompt(ctx context.Context, pr permission.Prompt) (permission.Reply, error) {
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		p.hooks.Fire(ctx, &hooks.Input{HookEventName: hooks.Notification, NotificationType: "permission_prompt",
+			Message: fmt.Sprintf("cadre needs your permission to use %s", pr.Request.Tool)})
+	})
+	defer wg.Wait()
+	return p.next.Prompt(ctx, pr)
+}

@@ -1,0 +1,299 @@
+package cadre
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/mcpx"
+	"github.com/cadre-dev/cadre/internal/spawn"
+	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// MCP servers (issue 14). The configured servers are shared by the whole
+// session: they connect in the background when the first Run starts (or
+// at StartMCP), so no model request waits for them, and their tools reach
+// each agent at its next turn. An agent definition's mcpServers entries
+// are held for that agent (inline ones start with it and stop when it
+// ends, on every path).
+
+// MCPServer configures one MCP server: Claude Code's .mcp.json entry
+// (stdio command, or http/sse URL), with where it was configured. Package
+// config reads them from .mcp.json, --mcp-config and settings files.
+type MCPServer = mcpx.ServerConfig
+
+// MCPOptions tune the session's MCP connections: connect and call
+// timeouts, the result size cap, the directory of stdio servers' stderr
+// logs. The zero value is usable.
+type MCPOptions = mcpx.Options
+
+// MCPServerStatus is what MCPStatus reports about one server: its source,
+// transport, state (pending, connected, failed, idle), error and tools.
+type MCPServerStatus = mcpx.ServerStatus
+
+// MCPSource says where a server was configured (scope, file and line).
+type MCPSource = mcpx.Source
+
+// MCPScope names the kind of place a server was configured.
+type MCPScope = mcpx.Scope
+
+// MCPTransport is how cadre talks to a server (stdio, http, sse, sdk).
+type MCPTransport = mcpx.Transport
+
+// MCPState is where a server's connection stands.
+type MCPState = mcpx.State
+
+// MCPInitServer is one entry of the init event's mcp_servers list, shaped
+// like Claude Code's (name, status, source).
+type MCPInitServer = mcpx.InitServer
+
+// MCPMessagePipe carries one JSON-RPC message to an in-process server and
+// returns its reply (nil for a notification); see InProcessMCPServer.
+type MCPMessagePipe = mcpx.MessagePipe
+
+// MCP transports and the states of a connection.
+const (
+	MCPStdio     = mcpx.Stdio
+	MCPHTTP      = mcpx.HTTP
+	MCPSSE       = mcpx.SSE
+	MCPInProcess = mcpx.InProcess
+
+	MCPPending   = mcpx.StatePending
+	MCPConnected = mcpx.StateConnected
+	MCPFailed    = mcpx.StateFailed
+	MCPIdle      = mcpx.StateIdle
+)
+
+// RefusedMCP: a server the definition requires (requiredMcpServers) failed,
+// has no tools or did not connect in time.
+const RefusedMCP RefusalReason = "mcp"
+
+// InProcessMCPServer configures a server that lives in the embedding
+// program (the Agent SDK's createSdkMcpServer): every JSON-RPC message goes
+// through send.
+func InProcessMCPServer(name string, send MCPMessagePipe) MCPServer {
+	return mcpx.InProcessServer(name, send)
+}
+
+// mcpRuntime is the session's MCP state: the manager of every server and
+// whether the shared ones were started.
+type mcpRuntime struct {
+	m     *mcpx.Manager
+	start sync.Once
+}
+
+// initMCP makes the session's MCP manager (nothing connects yet) and
+// registers its stop with Close.
+func (r *Runtime) initMCP() error {
+	opts := r.cfg.MCPOptions
+	if opts.Dir == "" {
+		opts.Dir = r.cfg.Cwd
+	}
+	m, err := mcpx.New(r.cfg.MCPServers, opts)
+	if err != nil {
+		return fmt.Errorf("mcp: %w", err)
+	}
+	r.mcp = &mcpRuntime{m: m}
+	r.onClose(m.Close)
+	return nil
+}
+
+// StartMCP begins connecting the configured MCP servers in the
+// background and returns at once; Run calls it. Calling it again does
+// nothing.
+func (r *Runtime) StartMCP() {
+	r.mcp.start.Do(r.mcp.m.Start)
+}
+
+// MCPStatus reports the configured MCP servers, sorted by name: source,
+// transport, state and tools. Before StartMCP every server is idle.
+func (r *Runtime) MCPStatus() []MCPServerStatus { return r.mcp.m.Status() }
+
+// WaitMCP starts the configured servers if needed and waits until none is
+// still connecting, or ctx ends.
+func (r *Runtime) WaitMCP(ctx context.Context) error {
+	r.StartMCP()
+	if err := r.mcp.m.Wait(ctx); err != nil {
+		return fmt.Errorf("wait for MCP servers: %w", err)
+	}
+	return nil
+}
+
+// mcpInit is the init event's mcp_servers list.
+func (r *Runtime) mcpInit() []MCPInitServer { return mcpx.InitServers(r.MCPStatus()) }
+
+// mainMCP is the main agent's source of MCP tools: the shared servers'
+// tools, less those a deny rule forbids outright.
+type mainMCP struct {
+	r *Runtime
+}
+
+func (s mainMCP) rules() []permission.Rule { return s.r.rootPerms().Rules }
+
+// Tools implements loop.ToolSource.
+func (s mainMCP) Tools(ctx context.Context) []tool.Tool {
+	rules := s.rules()
+	var out []tool.Tool
+	for _, t := range s.r.mcp.m.Tools(ctx) {
+		if _, denied := spawn.WholeToolDenied(rules, t.Spec().Name); !denied {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Withheld implements loop.ToolSource.
+func (s mainMCP) Withheld(name string) (string, bool) {
+	if !isMCPToolName(name) {
+		return "", false
+	}
+	if rule, denied := spawn.WholeToolDenied(s.rules(), name); denied {
+		return prompts.MCPToolWithheld(name, "denied by rule "+rule.Label()), true
+	}
+	return "", false
+}
+
+// isMCPToolName reports names the MCP layer offers: server tools and the
+// two resource tools.
+func isMCPToolName(name string) bool {
+	return tool.IsMCP(name) || name == tool.ListMcpResources || name == tool.ReadMcpResource
+}
+
+// childMCP is a sub-agent's source of MCP tools: the tools of the servers
+// its definition holds (its lease), then its parent's MCP tools that its
+// ceiling lets through (spawn.MCPGrant).
+type childMCP struct {
+	parent loop.ToolSource
+	lease  *mcpx.Lease
+	c      *agent
+}
+
+// grant decides one tool for the child.
+func (s *childMCP) grant(t tool.Tool, own bool) (bool, string) {
+	return spawn.MCPGrant(s.c.def, s.c.perms.Rules, t.Spec().Name, own)
+}
+
+// Tools implements loop.ToolSource.
+func (s *childMCP) Tools(ctx context.Context) []tool.Tool {
+	var out []tool.Tool
+	seen := map[string]bool{}
+	add := func(t tool.Tool, own bool) {
+		n := t.Spec().Name
+		if seen[n] {
+			return
+		}
+		if ok, _ := s.grant(t, own); ok {
+			seen[n] = true
+			out = append(out, t)
+		}
+	}
+	if s.lease != nil {
+		for _, t := range s.lease.Tools(ctx) {
+			_, server := t.(mcpx.Tool)
+			add(t, server)
+		}
+	}
+	if s.parent != nil {
+		for _, t := range s.parent.Tools(ctx) {
+			add(t, false)
+		}
+	}
+	return out
+}
+
+// Withheld implements loop.ToolSource.
+func (s *childMCP) Withheld(name string) (string, bool) {
+	if !isMCPToolName(name) {
+		return "", false
+	}
+	if ok, why := spawn.MCPGrant(s.c.def, s.c.perms.Rules, name, false); !ok {
+		return prompts.MCPToolWithheld(name, why), true
+	}
+	if s.parent != nil {
+		return s.parent.Withheld(name)
+	}
+	return "", false
+}
+
+// acquireMCP holds the servers the child's definition asks for (named and
+// inline mcpServers, requiredMcpServers) and gives the child its MCP
+// tools; the spawn receipt lists the servers, the MCP tools granted now and
+// those dropped with why. A required server that fails refuses the spawn,
+// naming it. The lease is released by releaseMCP at the child's own end.
+func (c *agent) acquireMCP(ctx context.Context, parent *agent) (*refusal, error) {
+	rt := c.run.rt
+	def := c.def
+	src := &childMCP{parent: parent.mcp, c: c}
+	if len(def.MCPServers) > 0 || len(def.RequiredMCPServers) > 0 {
+		if def.Source == agentdef.SourcePlugin && len(def.MCPServers) > 0 {
+			// Plugin agents may not start servers of their own (S-4.4).
+			c.warn("mcpServers of a plugin agent are ignored")
+		} else {
+			req, diags := mcpx.ParseAgentServers(def.Path, def.MCPServers, def.RequiredMCPServers, nil)
+			for _, d := range diags {
+				c.warn(d.Message)
+			}
+			lease, err := rt.mcp.m.Acquire(ctx, req)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				return &refusal{RefusedMCP, prompts.MCPRequired(def.Name, err.Error())}, nil
+			}
+			c.mcpLease = lease
+			src.lease = lease
+			for _, w := range lease.Warnings {
+				c.warn(w)
+			}
+			for _, st := range lease.Status() {
+				c.spawnReceipt.MCPServers = append(c.spawnReceipt.MCPServers, st.Name)
+			}
+		}
+	}
+	c.mcp = src
+	configured := append(rt.mcp.m.Names(), c.spawnReceipt.MCPServers...)
+	for _, missing := range mcpx.MissingServers(mcpSelectors(def), configured) {
+		c.warn(fmt.Sprintf("tools name MCP server %q, which is not configured; its tools are not available", missing))
+	}
+	// The receipt: what the child gets now (servers still connecting add
+	// their tools at a later turn) and what it does not.
+	for _, t := range src.Tools(ctx) {
+		c.spawnReceipt.Tools = append(c.spawnReceipt.Tools, t.Spec().Name)
+	}
+	if parent.mcp != nil {
+		for _, t := range parent.mcp.Tools(ctx) {
+			if ok, why := src.grant(t, false); !ok && !slices.Contains(c.spawnReceipt.Tools, t.Spec().Name) {
+				c.spawnReceipt.Dropped = append(c.spawnReceipt.Dropped, DroppedTool{Name: t.Spec().Name, Reason: why})
+			}
+		}
+	}
+	return nil, nil
+}
+
+// releaseMCP ends the child's hold on its MCP servers: its inline servers
+// stop (their processes are gone when it returns). It is the child's end
+// of its MCP lifecycle, safe to call more than once: the foreground path
+// calls it when the child's run ends, on every exit path; a child that
+// runs in the background must call it when it finishes, not when its Agent
+// call returns.
+func (c *agent) releaseMCP() {
+	if c.mcpLease != nil {
+		c.mcpLease.Release()
+	}
+}
+
+// mcpSelectors are the MCP entries of the definition's tools list.
+func mcpSelectors(def *agentdef.Definition) []string {
+	var out []string
+	for _, e := range def.Tools {
+		if e.IsMCP() {
+			out = append(out, e.Name)
+		}
+	}
+	return out
+}

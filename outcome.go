@@ -1,0 +1,112 @@
+package cadre
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/transcript"
+)
+
+// How a run ends: whatever ends it (the model's last answer, the turn
+// limit, an API error, a cancelled context), the run's record is closed
+// the same way. The transcript gets a final entry saying how the run ended
+// and is flushed and synced; the consumer gets a Result with every number
+// counted so far, and after it the error of a failed run.
+
+// sendFinal delivers an event whatever the state of the run's context: a
+// cancelled run still reports how it and its sub-agents ended. It cannot
+// block for good, because Run reads the stream until the producer closes
+// it (draining it after the consumer breaks out).
+//
+// It goes through the session's hub like every event (background.go): an
+// agent that outlived its run reports to the stream open now, or to none.
+func (s *runState) sendFinal(ev Event) {
+	s.note(ev)
+	_ = s.rt.bg.hub.send(context.Background(), ev)
+}
+
+// note counts the main agent's turns and tool calls from its events, so a
+// run that fails still reports them.
+func (s *runState) note(ev Event) {
+	if ev.AgentID != "" {
+		return
+	}
+	switch ev.Type {
+	case EventAssistant:
+		s.mu.Lock()
+		s.mainTurns++
+		s.mu.Unlock()
+	case EventToolStart:
+		s.mu.Lock()
+		s.mainTools++
+		s.mu.Unlock()
+	}
+}
+
+// finish ends the run: it records the outcome in the transcript, closes
+// the journal (flushing and syncing every file), and sends the Result,
+// then the error of a failed run. res is nil when runErr is set.
+func (s *runState) finish(ctx context.Context, rec *transcript.JournalWriter, res *loop.Result, runErr error) {
+	r := s.rt
+	if runErr != nil && ctx.Err() != nil {
+		// Cancelled: report the cancellation, not what it broke.
+		runErr = ctx.Err()
+	}
+	out := s.result(res, runErr)
+	if rec != nil {
+		end := transcript.RunEnd{Subtype: out.Subtype, IsError: out.IsError, Error: out.Error, NumTurns: out.NumTurns,
+			ToolUses: out.ToolUses, DurationMS: out.Duration.Milliseconds(), Usage: out.Usage,
+			Subagents: transcript.SubagentCounts{Spawned: out.Subagents.Spawned, Completed: out.Subagents.Completed,
+				Failed: out.Subagents.Failed, Killed: out.Subagents.Killed}}
+		if errors.Is(runErr, context.Canceled) || errors.Is(runErr, context.DeadlineExceeded) {
+			end.Cancelled = true
+		}
+		if err := rec.AppendEnd(end); err != nil && runErr == nil {
+			runErr = fmt.Errorf("cadre: the run finished but its transcript is incomplete: %w", err)
+		}
+	}
+	if s.journal != nil {
+		if err := s.journal.Sync(); err != nil && runErr == nil {
+			runErr = fmt.Errorf("cadre: the run finished but its transcript is incomplete: %w", err)
+		}
+	}
+	if runErr != nil {
+		out = s.result(nil, runErr)
+	} else {
+		r.mu.Lock()
+		r.messages = res.Messages
+		r.mu.Unlock()
+	}
+	s.sendFinal(Event{Type: EventResult, Result: out})
+	if runErr != nil {
+		s.events <- item{err: runErr}
+	}
+}
+
+// result builds the run's Result: from the loop's result when the run
+// finished, from the counters when it failed with err.
+func (s *runState) result(res *loop.Result, err error) *Result {
+	r := s.rt
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := &Result{
+		Subtype: "error_during_execution", IsError: true, NumTurns: s.mainTurns, ToolUses: s.mainTools,
+		Duration: r.cfg.Now().Sub(s.start), Usage: s.usage, SessionID: r.session, TranscriptPath: r.tpath,
+		PermissionDenials: s.denials.All(), Subagents: s.stats,
+	}
+	out.Subagents.Refused = make(map[RefusalReason]int, len(s.stats.Refused))
+	for k, v := range s.stats.Refused {
+		out.Subagents.Refused[k] = v
+	}
+	switch {
+	case err != nil:
+		out.Error = err.Error()
+	case res.MaxTurnsHit:
+		out.Text, out.Subtype, out.NumTurns, out.ToolUses = res.Text, "error_max_turns", res.Turns, res.ToolUses
+	default:
+		out.Text, out.Subtype, out.IsError, out.NumTurns, out.ToolUses = res.Text, "success", false, res.Turns, res.ToolUses
+	}
+	return out
+}
