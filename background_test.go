@@ -3,6 +3,7 @@ package cadre
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -314,5 +315,48 @@ func TestMoveForegroundChildToBackground(t *testing.T) {
 	contains(t, lastTexts(reqs[len(reqs)-1]), "long job finished")
 	if err := rt.Background(context.Background(), "a0000000000000000"); err == nil {
 		t.Fatal("unknown agent moved")
+	}
+}
+
+func TestTaskToolsStopReadAndMessage(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	arrived, release := make(chan struct{}), make(chan struct{})
+	idRe := regexp.MustCompile(`agent_id: (a[0-9a-f]{16})`)
+	var id string
+	h.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+		switch len(r.Messages) {
+		case 1:
+			return llmtest.ToolUse("Agent", bgCall("SLOW: wait"))
+		case 3:
+			id = idRe.FindStringSubmatch(r.Messages[2].Content[0].ResultText())[1]
+			<-arrived
+			return llmtest.ToolUses(
+				llmtest.Call{Name: "SendMessage", Input: map[string]any{"to": "nobody", "message": "hi"}},
+				llmtest.Call{Name: "TaskOutput", Input: map[string]any{"task_id": id, "block": false}},
+			)
+		case 5:
+			return llmtest.ToolUse("TaskStop", map[string]any{"task_id": id})
+		}
+		return llmtest.Text("done")
+	})
+	h.srv.ScriptFunc("SLOW", func(*llmtest.Request) llmtest.Turn {
+		close(arrived)
+		<-release
+		return llmtest.Text("too late")
+	})
+	rt := newRuntime(t, h.config())
+	if _, _, err := runAll(t, context.Background(), rt, "MAIN go"); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	reqs := h.srv.RequestsFor("MAIN")
+	third := reqs[2].LastToolResults()
+	contains(t, third[0].ResultText(), "Known agents: main, "+id)
+	contains(t, third[1].ResultText(), `"status":"running"`)
+	contains(t, reqs[3].LastToolResults()[0].ResultText(), "Stopped task "+id)
+	drainNotifications(t, rt)
+	if info, _ := rt.Task(id); info.Status != task.Killed {
+		t.Fatalf("status %s", info.Status)
 	}
 }

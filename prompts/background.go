@@ -135,3 +135,44 @@ func AgentMessage(from, summary, message string) string {
 	b.WriteString("</agent-message>")
 	return b.String()
 }
+
+// TaskStopTool describes the TaskStop tool.
+const TaskStopTool = "Stop a running background task (a sub-agent started with run_in_background, by its agent id). Its own sub-agents and shells are stopped too, and you get one notification that it was killed."
+
+// TaskOutputTool describes the TaskOutput tool.
+const TaskOutputTool = "Read a task's status, progress and, once it ended, its final output. By default it waits for the task to end (block, up to timeout milliseconds). You are notified when a background task ends, so use this only when the user asks how a task is going."
+
+// SendMessageTool describes the SendMessage tool.
+const SendMessageTool = "Send a message to another agent of this session: a running sub-agent (by agent id) gets it at its next tool round; main is the main agent, which gets it at its next turn."
+
+// TaskStopFailed: a task tool named a task that cannot be acted on.
+func TaskStopFailed(id, why string, known []string) string {
+	return fmt.Sprintf("Task %q: %s. Known tasks: %s.", id, why, listOrNone(known))
+}
+
+// MessageQueued: a SendMessage was queued.
+func MessageQueued(to string) string {
+	return fmt.Sprintf("Message queued for %s; it is delivered at its next step.", to)
+}
+
+// UnknownRecipient: SendMessage to an id no agent has.
+func UnknownRecipient(to string, known []string) string {
+	return fmt.Sprintf("No agent %q in this session. Known agents: %s.", to, listOrNone(known))
+}
+
+// OneShotNoMessages: one-shot types cannot be continued.
+func OneShotNoMessages(to, typ string) string {
+	return fmt.Sprintf("Agent %s is a %s agent, which runs once and cannot be sent messages or continued. Start a new agent instead.", to, typ)
+}
+
+// RecipientEnded: the agent has finished.
+func RecipientEnded(to string) string {
+	return fmt.Sprintf("Agent %s has finished; continuing a finished agent is not supported yet. Start a new agent with what it needs.", to)
+}
+
+func listOrNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
+}
