@@ -91,6 +91,9 @@ func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("permissions of agent %s: %w", a.label(), err)
 	}
+	// A WebFetch(domain:host) allow rule lets WebFetch reach that host on
+	// a private address; no rule, no private addresses (no SSRF).
+	a.env.AllowPrivateHost = checker.AllowsPrivateHost
 	if hasReadDeny(a.perms.Rules) {
 		cwd := a.env.Cwd
 		a.env.Hidden = func(path string) bool {
@@ -168,6 +171,9 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 			continue
 		}
 		if err := a.run.send(ctx, out); err != nil {
+			return nil, err
+		}
+		if err := a.sendTodos(ctx, ev); err != nil { // todos.go
 			return nil, err
 		}
 	}

@@ -345,7 +345,9 @@ func TestTaskToolsStopReadAndMessage(t *testing.T) {
 		<-release
 		return llmtest.Text("too late")
 	})
-	rt := newRuntime(t, h.config())
+	cfg := h.config()
+	cfg.Background = BackgroundDefault
+	rt := newRuntime(t, cfg)
 	if _, _, err := runAll(t, context.Background(), rt, "MAIN go"); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/task"
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // EventType names what an Event reports.
@@ -85,6 +86,8 @@ type Event struct {
 	// Hook is the hook run of EventHookStarted and EventHookFinished
 	// (hooks.go); AgentID is the agent whose event fired it.
 	Hook *hooks.Run
+	// Todos is set on EventTodos (todos.go).
+	Todos *TodoUpdate
 }
 
 // TaskInfo describes a sub-agent as it waits for a slot or starts.
@@ -158,6 +161,10 @@ type Init struct {
 	// MCPServers are the configured MCP servers and their status when the
 	// run starts (most are still pending: they connect in the background).
 	MCPServers []MCPInitServer
+	// PermissionMode is the main agent's permission mode in force.
+	PermissionMode string
+	// Provenance is Config.Provenance: where widening settings came from.
+	Provenance *Provenance
 }
 
 // ToolResult is how one tool call ended.
@@ -196,4 +203,7 @@ type Result struct {
 	// Error says why a run with Subtype error_during_execution failed; the
 	// same error follows the result in Run's stream.
 	Error string
+	// Todos are the agents' todo lists at the end of the run, by agent id
+	// ("main" for the main agent); agents with an empty list are left out.
+	Todos map[string][]tool.Todo
 }

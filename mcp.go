@@ -147,15 +147,19 @@ func (s mainMCP) Tools(ctx context.Context) []tool.Tool {
 	return out
 }
 
-// Withheld implements loop.ToolSource.
-func (s mainMCP) Withheld(name string) (string, bool) {
+// Resolve implements loop.ToolSource: a tool of a server still
+// connecting is awaited; one a deny rule forbids is withheld.
+func (s mainMCP) Resolve(ctx context.Context, name string) (tool.Tool, string) {
 	if !isMCPToolName(name) {
-		return "", false
+		return nil, ""
 	}
 	if rule, denied := spawn.WholeToolDenied(s.rules(), name); denied {
-		return prompts.MCPToolWithheld(name, "denied by rule "+rule.Label()), true
+		return nil, prompts.MCPToolWithheld(name, "denied by rule "+rule.Label())
 	}
-	return "", false
+	if t := s.r.mcp.m.AwaitTool(ctx, name); t != nil {
+		return t, ""
+	}
+	return nil, ""
 }
 
 // isMCPToolName reports names the MCP layer offers: server tools and the
@@ -206,18 +210,27 @@ func (s *childMCP) Tools(ctx context.Context) []tool.Tool {
 	return out
 }
 
-// Withheld implements loop.ToolSource.
-func (s *childMCP) Withheld(name string) (string, bool) {
+// Resolve implements loop.ToolSource: the lease's servers first, then
+// the parent's, each through the child's ceiling.
+func (s *childMCP) Resolve(ctx context.Context, name string) (tool.Tool, string) {
 	if !isMCPToolName(name) {
-		return "", false
+		return nil, ""
+	}
+	if s.lease != nil {
+		if t := s.lease.AwaitTool(ctx, name); t != nil {
+			if ok, why := s.grant(t, true); !ok {
+				return nil, prompts.MCPToolWithheld(name, why)
+			}
+			return t, ""
+		}
 	}
 	if ok, why := spawn.MCPGrant(s.c.def, s.c.perms.Rules, name, false); !ok {
-		return prompts.MCPToolWithheld(name, why), true
+		return nil, prompts.MCPToolWithheld(name, why)
 	}
 	if s.parent != nil {
-		return s.parent.Withheld(name)
+		return s.parent.Resolve(ctx, name)
 	}
-	return "", false
+	return nil, ""
 }
 
 // acquireMCP holds the servers the child's definition asks for (named and

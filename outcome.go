@@ -89,12 +89,13 @@ func (s *runState) finish(ctx context.Context, rec *transcript.JournalWriter, re
 // finished, from the counters when it failed with err.
 func (s *runState) result(res *loop.Result, err error) *Result {
 	r := s.rt
+	todos := s.todoLists() // todos.go
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := &Result{
 		Subtype: "error_during_execution", IsError: true, NumTurns: s.mainTurns, ToolUses: s.mainTools,
 		Duration: r.cfg.Now().Sub(s.start), Usage: s.usage, SessionID: r.session, TranscriptPath: r.tpath,
-		PermissionDenials: s.denials.All(), Subagents: s.stats,
+		PermissionDenials: s.denials.All(), Subagents: s.stats, Todos: todos,
 	}
 	out.Subagents.Refused = make(map[RefusalReason]int, len(s.stats.Refused))
 	for k, v := range s.stats.Refused {

@@ -29,6 +29,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/skills"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/tool/builtin"
 	"github.com/cadre-dev/cadre/transcript"
@@ -122,6 +123,27 @@ type Config struct {
 	// MCPOptions tune the MCP connections; Dir defaults to Cwd.
 	MCPOptions MCPOptions
 
+	// Security (issue 9).
+
+	// Provenance says where the session's widening settings came from and
+	// what an untrusted workspace did not get; it is reported on EventInit
+	// and changes nothing by itself. config.Load fills it.
+	Provenance *Provenance
+	// Tools (issue 16): used with the built-in tool set (Tools nil).
+
+	// SmallModel is the model (alias or id) that applies WebFetch's
+	// prompt to a fetched page; "" means the provider's "haiku" alias, or
+	// the main model when ResolveModel knows no such alias.
+	SmallModel string
+	// WebSearch answers the WebSearch tool (builtin.AnthropicSearch,
+	// builtin.SearXNG, builtin.Brave); nil makes WebSearch answer that no
+	// search backend is configured, never a made-up result.
+	WebSearch builtin.Searcher
+	// Skills are the skills agents list in their system prompt and load
+	// with the Skill tool, and that definitions preload with `skills:`
+	// (skills.Load finds them); nil means none.
+	Skills *skills.Set
+
 	// Background sub-agents (issue 11, background.go).
 
 	// Background says when sub-agents run in the background (S-7.1);
@@ -206,7 +228,7 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	tools := cfg.Tools
 	if tools == nil {
-		tools = builtin.Tools(builtin.Config{})
+		tools = defaultTools(&cfg) // tools.go
 	}
 	r.base = tool.NewPool(tools...)
 	if rules := r.rootPerms().Rules; len(rules) > 0 {
@@ -343,6 +365,9 @@ func (r *Runtime) renderSystemFor(modelID string) string {
 			parts = append(parts, block)
 		}
 	}
+	if block := r.skillListing(r.base); block != "" { // tools.go
+		parts = append(parts, block)
+	}
 	if r.cfg.AppendSystemPrompt != "" {
 		parts = append(parts, r.cfg.AppendSystemPrompt)
 	}
@@ -441,6 +466,7 @@ type runState struct {
 	// mainTurns and mainTools count the main agent's answers and tool
 	// calls as they stream, for the Result of a run that fails (outcome.go).
 	mainTurns, mainTools int
+	todos                map[string][]tool.Todo // each agent's current todo list (todos.go)
 }
 
 // send delivers an event to the consumer of the stream going on (this
@@ -545,7 +571,7 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	main.bindHooks("")
 	defer r.hookSink.attach(ctx, s)()
 	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: modelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
-		MCPServers: r.mcpInit()}}); err != nil {
+		MCPServers: r.mcpInit(), PermissionMode: string(main.perms.Mode), Provenance: r.cfg.Provenance}}); err != nil { // PermissionMode, Provenance: issue 9
 		return
 	}
 	r.mu.Lock()

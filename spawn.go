@@ -227,6 +227,14 @@ func (c *agent) renderSystem(cwd string) string {
 	if block := c.memory(); block != "" {
 		parts = append(parts, block)
 	}
+	// Skills (tools.go): the listing when the child has the Skill tool,
+	// and the skills its definition preloads.
+	if block := rt.skillListing(c.pool); block != "" {
+		parts = append(parts, block)
+	}
+	if block := c.preloadSkills(); block != "" {
+		parts = append(parts, block)
+	}
 	if parts[0] == "" {
 		parts = parts[1:]
 	}

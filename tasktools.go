@@ -146,9 +146,11 @@ func (b *background) send(from *agent, in sendMessageInput) tool.Output {
 }
 
 // withTaskTools adds the task tools to the main agent's pool when
-// sub-agents can run in the background.
+// sub-agents run in the background by default or always.
 func (r *Runtime) withTaskTools(p *tool.Pool) *tool.Pool {
-	if r.cfg.Background == BackgroundOff {
+	if r.cfg.Background != BackgroundDefault && r.cfg.Background != BackgroundForced {
+		// Offered where background is the rule; NOT DONE: offering them
+		// in BackgroundOn too (the corpus tool tables must learn them).
 		return p
 	}
 	tools := p.Tools()

@@ -26,6 +26,8 @@ const (
 	// TopicPermissions: the permission rules as a whole (a rule that can
 	// never match, for example).
 	TopicPermissions Topic = "permissions"
+	// TopicTrust: a setting of an untrusted workspace that was ignored.
+	TopicTrust Topic = "trust"
 )
 
 // Diagnostic is a problem found while loading that did not stop it.

@@ -24,5 +24,16 @@
 // something or is reported, with the reason, when a file sets it; a key
 // cadre does not know is a warning with a did-you-mean.
 //
+// Workspace trust (S-10.4): the project files may always narrow, but what
+// widens the run — allow rules, a mode above default, directories outside
+// the workspace, env entries that are not SafeProjectEnv, hooks, MCP
+// servers — applies only in a trusted workspace (`cadre trust`,
+// --trust-project, trustedWorkspaces in user or managed settings);
+// otherwise each is ignored and reported once. Settings.Trust is the run's
+// Trust; any loader of a project-sourced item gates it with
+// Trust.Allow(file, what), which also records what it refused (see
+// trust.go). Config.Provenance says where the mode and each widening came
+// from.
+//
 // Load reads the environment only through Options.Getenv.
 package config

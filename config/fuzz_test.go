@@ -19,6 +19,6 @@ func FuzzLoadFile(f *testing.F) {
 			t.Fatal(err)
 		}
 		s := &Settings{ModelAliases: map[string]map[string]string{}, Env: map[string]string{}}
-		_, _ = s.loadFile(p, dir, dir, true)
+		_, _ = s.loadFile(p, dir, dir, true, &Trust{Root: dir}) // as an untrusted workspace file
 	})
 }

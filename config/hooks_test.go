@@ -56,13 +56,17 @@ func TestHooksConfigMergesEveryFile(t *testing.T) {
 			"HOME/.config/cadre/settings.json": hookJSON("", "user"),
 			"CWD/.cadre/settings.json":         hookJSON("", "project"),
 			"CWD/.cadre/settings.local.json":   hookJSON("", "local"),
-		}, trust: func(string) bool { return false }, want: []string{"user"}, warn: "workspace is not trusted"},
+		}, trust: func(string) bool { return false }, want: []string{"user"}, warn: "is not trusted"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			tr := newTree(t, c.files)
-			s, diags, err := LoadSettings(tr.opts())
+			opts := tr.opts()
+			// Workspace trust (trust.go) gates project hooks before
+			// HooksConfig sees them: the cases that keep them trust it.
+			opts.TrustProject = c.trust == nil
+			s, diags, err := LoadSettings(opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +100,7 @@ func TestHooksKeepTheirSource(t *testing.T) {
 		"CWD/.cadre/settings.local.json":   hookJSON("", "local"),
 		"MANAGED/managed-settings.json":    hookJSON("", "managed"),
 	})
-	s, _, err := LoadSettings(tr.opts())
+	s, _, err := LoadSettings(tr.trustedOpts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +131,7 @@ func TestHooksConfigRejectsABadValue(t *testing.T) {
 	tr := newTree(t, map[string]string{
 		"CWD/.cadre/settings.json": `{"hooks": {"PreToolUse": [{"hooks": [{"type": "command"}]}]}}`,
 	})
-	s, _, err := LoadSettings(tr.opts())
+	s, _, err := LoadSettings(tr.trustedOpts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,4 +139,12 @@ func TestHooksConfigRejectsABadValue(t *testing.T) {
 	if !errors.Is(err, ErrMalformed) || !errors.Is(err, hooks.ErrInvalid) || !strings.Contains(err.Error(), "settings.json") {
 		t.Errorf("err = %v", err)
 	}
+}
+
+// trustedOpts are tr's options with the workspace trusted, so its own
+// hooks load (trust.go gates them otherwise).
+func (tr tree) trustedOpts() SettingsOptions {
+	o := tr.opts()
+	o.TrustProject = true
+	return o
 }

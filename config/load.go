@@ -9,6 +9,7 @@ import (
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/mcpx"
 	"github.com/cadre-dev/cadre/permission"
 )
 
@@ -18,7 +19,9 @@ import (
 type Options struct {
 	// Getenv is the environment Load reads: HOME, XDG_STATE_HOME, the
 	// provider's keys and base URLs (ANTHROPIC_*, OPENAI_*), CADRE_PROVIDER,
-	// CADRE_MODEL, CADRE_SUBAGENT_MODEL and CADRE_SUBAGENT_MODEL_FORCE.
+	// CADRE_MODEL, CADRE_SUBAGENT_MODEL and CADRE_SUBAGENT_MODEL_FORCE,
+	// and for the web tools CADRE_SMALL_MODEL, CADRE_SEARXNG_URL and
+	// BRAVE_SEARCH_API_KEY.
 	// Settings files' env values are read over it. Nil means an empty
 	// environment; the cadre command passes os.Getenv.
 	Getenv func(string) string
@@ -49,6 +52,17 @@ type Options struct {
 	// TrustProjectHooks decides whether the hooks of the project's
 	// settings files run (workspace trust); nil runs them.
 	TrustProjectHooks TrustProject
+	// TrustProject is --trust-project: the workspace's own settings may
+	// widen this run (see Trust).
+	TrustProject bool
+
+	// MCP servers (issue 14, mcp.go).
+
+	// MCPConfigs are the --mcp-config values (a JSON file, or inline
+	// JSON), in order; StrictMCPConfig (--strict-mcp-config) uses only
+	// their servers, not .mcp.json's or the settings files'.
+	MCPConfigs      []string
+	StrictMCPConfig bool
 }
 
 // Load builds the configuration of a session in cwd ("" means the
@@ -73,7 +87,7 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	home := cmp.Or(opts.Home, getenv("HOME"))
 	s, diags, err := LoadSettings(SettingsOptions{
 		Cwd: cwd, Home: home, SettingsFile: opts.SettingsFile, SettingsJSON: opts.SettingsJSON, ManagedDir: opts.ManagedDir,
-		Flags: Flags{Rules: opts.Rules, AddDirs: opts.AddDirs},
+		Flags: Flags{Rules: opts.Rules, AddDirs: opts.AddDirs}, TrustProject: opts.TrustProject,
 	})
 	if err != nil {
 		return cadre.Config{}, diags, err
@@ -94,7 +108,7 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 		return cadre.Config{}, diags, err
 	}
 	cfg := cadre.Config{
-		Cwd: cwd, Home: home, AddDirs: s.Dirs(), Permissions: perms,
+		Cwd: cwd, Home: home, AddDirs: s.Dirs(), Permissions: perms, Provenance: provenance(s, perms.Mode, opts),
 		SubagentModel:      cmp.Or(getenv("CADRE_SUBAGENT_MODEL"), s.SubagentModel.Value),
 		ForceSubagentModel: getenv("CADRE_SUBAGENT_MODEL_FORCE"),
 		Limits:             cadre.Limits{MaxDepth: s.MaxDepth.Value, MaxRunning: s.MaxConcurrentAgents.Value, MaxTotal: s.MaxTotalAgents.Value},
@@ -106,6 +120,12 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	if err := setModel(&cfg, opts, s, getenv); err != nil {
 		return cadre.Config{}, diags, err
 	}
+	servers, mdiags, err := mcpServers(cwd, opts, s, getenv) // mcp.go
+	diags = append(diags, mdiags...)
+	if err != nil {
+		return cadre.Config{}, diags, err
+	}
+	cfg.MCPServers, cfg.MCPOptions = servers, mcpx.OptionsFromEnv(getenv)
 	managed := cmp.Or(opts.ManagedDir, DefaultManagedDir)
 	defs, err := agentdef.Load(ctx, agentdef.LoadOptions{Cwd: cwd, Home: home, FlagAgents: opts.Agents, ManagedDir: filepath.Join(managed, "agents")})
 	if err != nil {
@@ -124,6 +144,17 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 		return cadre.Config{}, diags, err
 	}
 	cfg.Hooks = hk
+	// The web tools and skills (web.go, skills.go).
+	wdiags, err := configureWeb(&cfg, s, getenv)
+	diags = append(diags, wdiags...)
+	if err != nil {
+		return cadre.Config{}, diags, err
+	}
+	sdiags, err := configureSkills(ctx, &cfg, cwd, home)
+	diags = append(diags, sdiags...)
+	if err != nil {
+		return cadre.Config{}, diags, err
+	}
 	return cfg, diags, nil
 }
 

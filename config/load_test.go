@@ -11,6 +11,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/tool/builtin"
 )
 
 func envOf(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
@@ -56,6 +57,10 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		// want checks the Config; warn is the warning the file gets.
 		want check
 		warn string
+		// user puts the file in the user's settings instead of the
+		// project's; otherwise the project is trusted (this test is about
+		// wiring; trust_test.go is about what an untrusted one gets).
+		user bool
 	}{
 		"$schema":     {json: `{"$schema": "https://example.com/cadre-settings.json"}`, want: func(*testing.T, cadre.Config, tree) {}},
 		"permissions": {json: `{"permissions": {}}`, want: func(*testing.T, cadre.Config, tree) {}},
@@ -99,6 +104,11 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 				t.Errorf("limits %+v", cfg.Limits)
 			}
 		}},
+		"trustedWorkspaces": {json: `{"trustedWorkspaces": ["~/../proj"]}`, user: true, want: func(t *testing.T, cfg cadre.Config, tr tree) {
+			if p := cfg.Provenance; !p.Trusted || p.TrustSource != filepath.Join(tr.home, ".config", "cadre", "settings.json") {
+				t.Errorf("provenance %+v", p)
+			}
+		}},
 		"hooks": {json: `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}`, want: func(t *testing.T, cfg cadre.Config, tr tree) {
 			if e := cfg.Hooks.Entries(); len(e) != 1 || e[0].Event != hooks.Stop || e[0].Source != filepath.Join(tr.cwd, ".cadre", "settings.json") {
 				t.Errorf("hooks %+v", e)
@@ -112,7 +122,6 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		// Managed-only: a project file setting it is told so (managed
 		// settings are tested in hooks_test.go).
 		"allowManagedHooksOnly": {json: `{"allowManagedHooksOnly": true}`, warn: "honoured only in managed settings"},
-		"mcpServers":            {json: `{"mcpServers": {"gh": {"command": "x"}}}`, warn: "MCP servers are not supported yet"},
 		"agents":                {json: `{"agents": {}}`, warn: "put them in .cadre/agents/"},
 		"forkSubagent":          {json: `{"forkSubagent": true}`, warn: "fork path is not supported yet"},
 		"background": {json: `{"background": "default"}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
@@ -130,6 +139,21 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		"permissions.allow":   {json: `{"permissions": {"allow": ["Bash(ls:*)"]}}`, want: hasRule(permission.Allow, "Bash(ls:*)")},
 		"permissions.ask":     {json: `{"permissions": {"ask": ["Bash(git push:*)"]}}`, want: hasRule(permission.Ask, "Bash(git push:*)")},
 		"permissions.deny":    {json: `{"permissions": {"deny": ["WebFetch"]}}`, want: hasRule(permission.Deny, "WebFetch")},
+		"smallModel": {json: `{"smallModel": "sonnet"}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.SmallModel != "sonnet" {
+				t.Errorf("SmallModel %q", cfg.SmallModel)
+			}
+		}},
+		"webSearch": {json: `{"webSearch": {"backend": "searxng", "url": "http://127.0.0.1:8888"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if s, ok := cfg.WebSearch.(*builtin.SearXNG); !ok || s.BaseURL != "http://127.0.0.1:8888" {
+				t.Errorf("WebSearch %#v", cfg.WebSearch)
+			}
+		}},
+		"mcpServers": {json: `{"mcpServers": {"gh": {"command": "x"}}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if len(cfg.MCPServers) != 1 || cfg.MCPServers[0].Name != "gh" || cfg.MCPServers[0].Command != "x" {
+				t.Errorf("MCPServers %+v", cfg.MCPServers)
+			}
+		}},
 		"permissions.defaultMode": {json: `{"permissions": {"defaultMode": "acceptEdits"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if cfg.Permissions.Mode != permission.ModeAcceptEdits {
 				t.Errorf("mode %s", cfg.Permissions.Mode)
@@ -158,7 +182,11 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			env := withDefault(c.env, "ANTHROPIC_API_KEY", "k")
-			cfg, diags, err, tr := loadIn(t, map[string]string{"CWD/.cadre/settings.json": c.json, "CWD/sub/.keep": ""}, env, Options{})
+			file, opts := "CWD/.cadre/settings.json", Options{TrustProject: true}
+			if c.user {
+				file, opts = "HOME/.config/cadre/settings.json", Options{}
+			}
+			cfg, diags, err, tr := loadIn(t, map[string]string{file: c.json, "CWD/sub/.keep": ""}, env, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

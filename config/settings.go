@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cadre-dev/cadre/internal/mcpx"
 	"github.com/cadre-dev/cadre/permission"
 )
 
@@ -37,6 +38,9 @@ type SettingsOptions struct {
 	// ManagedDir holds managed-settings.json and managed-settings.d; ""
 	// means DefaultManagedDir.
 	ManagedDir string
+	// TrustProject is --trust-project: the workspace's files may widen
+	// the run (see Trust).
+	TrustProject bool
 }
 
 // Flags are settings that come from command-line flags.
@@ -79,6 +83,16 @@ type Settings struct {
 
 	// layer is the file being loaded (managed or not), while loading.
 	layer layer
+	// Trust is the workspace trust the project files were loaded under;
+	// loaders of other project-sourced items gate them with Trust.Allow.
+	Trust *Trust
+	// The web tools (web.go): the model that applies WebFetch's prompt
+	// (smallModel) and the WebSearch backend (webSearch).
+	SmallModel Value
+	WebSearch  WebSearchSettings
+	// MCPServers are the raw mcpServers objects, lowest precedence first,
+	// each with its file, line and scope (read by mcpx.Load; mcp.go).
+	MCPServers []mcpx.SettingsServers
 }
 
 // Value is a scalar setting with the file that set it.
@@ -147,8 +161,10 @@ type fileData struct {
 	Env                 map[string]string            `json:"env"`
 	Hooks               json.RawMessage              `json:"hooks"`
 	// Hook policy keys (config/hooks.go).
-	AllowManagedHooksOnly *bool `json:"allowManagedHooksOnly"`
-	DisableAllHooks       *bool `json:"disableAllHooks"`
+	AllowManagedHooksOnly *bool           `json:"allowManagedHooksOnly"`
+	DisableAllHooks       *bool           `json:"disableAllHooks"`
+	TrustedWorkspaces     []string        `json:"trustedWorkspaces"`
+	MCPServers            json.RawMessage `json:"mcpServers"`
 }
 
 type permData struct {
@@ -167,7 +183,8 @@ type layer struct {
 	// managed and project say where the file sits, for hooks (and
 	// workspace trust).
 	managed, project bool
-	inline           []byte // the content, for --settings given as JSON
+	scope            mcpx.Scope // of the file's mcpServers (mcp.go)
+	inline           []byte     // the content, for --settings given as JSON
 }
 
 // LoadSettings reads and merges the settings files. A file that does not
@@ -177,20 +194,31 @@ type layer struct {
 func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 	s := &Settings{ModelAliases: map[string]map[string]string{}, Env: map[string]string{}}
 	var diags []Diagnostic
+	trust, err := settingsTrust(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.Trust = trust
 	load := func(layers []layer) error {
 		for _, l := range layers {
 			var d []Diagnostic
 			var err error
 			s.layer = l
+			var gate *Trust // issue 9: only workspace files are gated
+			if l.project {
+				gate = trust
+			}
+			nMCP := len(s.MCPServers)
 			if l.inline != nil {
-				d, err = s.loadData(l.path, l.inline, l.base, opts.Home)
+				d, err = s.loadData(l.path, l.inline, l.base, opts.Home, gate)
 			} else {
-				d, err = s.loadFile(l.path, l.base, opts.Home, l.required)
+				d, err = s.loadFile(l.path, l.base, opts.Home, l.required, gate)
 			}
 			diags = append(diags, d...)
 			if err != nil {
 				return err
 			}
+			s.scopeMCP(nMCP, l.scope)
 		}
 		return nil
 	}
@@ -207,7 +235,7 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 	if err := load(managed); err != nil {
 		return nil, diags, err
 	}
-	return s, diags, nil
+	return s, append(diags, trust.Report()...), nil
 }
 
 // userLayers are the files below the flags: user, project, project local,
@@ -215,22 +243,22 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 func userLayers(opts SettingsOptions) []layer {
 	var layers []layer
 	if opts.Home != "" {
-		layers = append(layers, layer{path: filepath.Join(opts.Home, ".config", "cadre", "settings.json"), base: opts.Home})
+		layers = append(layers, layer{path: filepath.Join(opts.Home, ".config", "cadre", "settings.json"), base: opts.Home, scope: mcpx.ScopeUser})
 	}
 	if opts.Cwd != "" {
 		layers = append(layers,
-			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.json"), base: opts.Cwd, project: true},
-			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.local.json"), base: opts.Cwd, project: true})
+			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeSettings},
+			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.local.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeLocal})
 	}
 	if opts.SettingsFile != "" {
 		p := opts.SettingsFile
 		if !filepath.IsAbs(p) && opts.Cwd != "" {
 			p = filepath.Join(opts.Cwd, p)
 		}
-		layers = append(layers, layer{path: p, base: filepath.Dir(p), required: true})
+		layers = append(layers, layer{path: p, base: filepath.Dir(p), required: true, scope: mcpx.ScopeFlag})
 	}
 	if opts.SettingsJSON != "" {
-		layers = append(layers, layer{path: "--settings", base: opts.Cwd, required: true, inline: []byte(opts.SettingsJSON)})
+		layers = append(layers, layer{path: "--settings", base: opts.Cwd, required: true, inline: []byte(opts.SettingsJSON), scope: mcpx.ScopeFlag})
 	}
 	return layers
 }
@@ -259,7 +287,7 @@ func managedLayers(opts SettingsOptions) ([]layer, error) {
 	}
 	layers := make([]layer, len(paths))
 	for i, p := range paths {
-		layers[i] = layer{path: p, base: opts.Cwd, managed: true}
+		layers[i] = layer{path: p, base: opts.Cwd, managed: true, scope: mcpx.ScopeManaged}
 		if opts.Cwd == "" {
 			layers[i].base = filepath.Dir(p)
 		}
@@ -296,7 +324,7 @@ func expandHome(p, home string) string {
 
 // loadFile merges one file. base anchors relative path rules and
 // directories.
-func (s *Settings) loadFile(path, base, home string, required bool) ([]Diagnostic, error) {
+func (s *Settings) loadFile(path, base, home string, required bool, gate *Trust) ([]Diagnostic, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) && !required {
@@ -304,11 +332,12 @@ func (s *Settings) loadFile(path, base, home string, required bool) ([]Diagnosti
 		}
 		return nil, fmt.Errorf("read settings %s: %w", path, err)
 	}
-	return s.loadData(path, data, base, home)
+	return s.loadData(path, data, base, home, gate)
 }
 
-// loadData merges one file's content; path names it in diagnostics.
-func (s *Settings) loadData(path string, data []byte, base, home string) ([]Diagnostic, error) {
+// loadData merges one file's content; path names it in diagnostics. A
+// workspace file comes with its gate, which drops what it may not widen.
+func (s *Settings) loadData(path string, data []byte, base, home string, gate *Trust) ([]Diagnostic, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if len(bytes.TrimSpace(data)) == 0 {
 		return []Diagnostic{{File: path, Severity: SeverityWarning, Topic: TopicSettings, Message: "empty settings file"}}, nil
@@ -323,13 +352,20 @@ func (s *Settings) loadData(path string, data []byte, base, home string) ([]Diag
 	}
 	diags := checkKeys(path, data, keys)
 	diags = append(diags, s.hookPolicyDiagnostics(&fd, path, data, keys)...)
+	if gate != nil {
+		gate.filter(&fd, path, base, home)
+	}
 	s.Files = append(s.Files, path)
+	s.noteMCP(path, data, keys, fd.MCPServers)
 	if fd.Permissions != nil {
 		d, err := s.applyPermissions(fd.Permissions, path, base, home)
 		diags = append(diags, d...)
 		if err != nil {
 			return diags, err
 		}
+	}
+	if err := s.applyWeb(data, path); err != nil { // web.go
+		return diags, err
 	}
 	return diags, s.applyScalars(&fd, path)
 }

@@ -54,6 +54,7 @@ func TestLoadMergesInPrecedenceOrder(t *testing.T) {
 		"MANAGED/managed-settings.d/notes.txt": `not json`,
 	})
 	opts := tr.opts()
+	opts.TrustProject = true // the project files may widen: this test is about precedence
 	opts.SettingsFile = "extra.json"
 	flagRules, _ := permission.ParseRules(permission.Allow, permission.SourceAllowedTools, "", []string{"Bash(npm test:*)"})
 	opts.Flags = Flags{Rules: flagRules, AddDirs: []string{"flagdir"}}
@@ -210,7 +211,9 @@ func TestLoadWarnings(t *testing.T) {
 	tr := newTree(t, map[string]string{
 		"CWD/.cadre/settings.json": "{\n  \"modle\": \"x\",\n  \"permissions\": {\n    \"alow\": [],\n    \"allow\": [\"Bash(ok:*)\", \"Bash(\"]\n  },\n  \"env\": {\"whatever\": \"1\"},\n  \"zzzzzzzz\": 1\n}",
 	})
-	s, diags, err := LoadSettings(tr.opts())
+	opts := tr.opts()
+	opts.TrustProject = true
+	s, diags, err := LoadSettings(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

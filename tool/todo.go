@@ -33,6 +33,7 @@ type Todo struct {
 type TodoList struct {
 	mu       sync.Mutex
 	items    []Todo
+	prev     []Todo
 	onChange func([]Todo)
 }
 
@@ -48,7 +49,7 @@ func (l *TodoList) Items() []Todo {
 func (l *TodoList) Replace(items []Todo) []Todo {
 	l.mu.Lock()
 	old := l.items
-	l.items = slices.Clone(items)
+	l.prev, l.items = old, slices.Clone(items)
 	fn := l.onChange
 	l.mu.Unlock()
 	if fn != nil {
@@ -64,4 +65,11 @@ func (l *TodoList) OnChange(fn func([]Todo)) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.onChange = fn
+}
+
+// Previous returns a copy of what the list held before the last Replace.
+func (l *TodoList) Previous() []Todo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.prev)
 }

@@ -83,12 +83,14 @@ type options struct {
 	disallowedToolsDashed  []string
 	skipPermissions        bool
 	agents                 string
+	mcp                    mcpFlags // --mcp-config, --strict-mcp-config (mcp.go)
 	sessionID              string
 	continueLast           bool
 	resume                 string
 	noTranscript           bool
 	includePartial         bool
 	replayUserMessages     bool
+	trustProject           bool
 	ui                     uiOptions
 }
 
@@ -207,6 +209,7 @@ terminated (SIGTERM).`,
 	f.StringArrayVar(&o.disallowedToolsDashed, "disallowed-tools", nil, "same as --disallowedTools")
 	f.BoolVar(&o.skipPermissions, "dangerously-skip-permissions", false, "run every tool call without asking (bypassPermissions); deny rules still hold")
 	f.StringVar(&o.agents, "agents", "", "agent definitions as a JSON object, or a path to a JSON file")
+	o.mcp.register(f)
 	f.StringVar(&o.sessionID, "session-id", "", "use this session id instead of a new one")
 	f.BoolVarP(&o.continueLast, "continue", "c", false, "continue the most recent session of this directory")
 	f.StringVarP(&o.resume, "resume", "r", "", "resume the session with this id")
@@ -216,6 +219,7 @@ terminated (SIGTERM).`,
 	f.BoolVar(&o.replayUserMessages, "replay-user-messages", false, "with stream-json input and output, echo each user message back")
 	f.BoolVar(&o.ui.noAltScreen, "no-alt-screen", false, "terminal UI: draw below the prompt and keep the conversation in the terminal's scrollback")
 	f.BoolVar(&o.ui.mouse, "mouse", false, "terminal UI: scroll with the wheel and click agents in the tree")
+	f.BoolVar(&o.trustProject, "trust-project", false, "trust this workspace for this run: its settings may widen what cadre does (see cadre trust)")
 	f.SetInterspersed(true)
 	addSubcommands(cmd)
 	return cmd

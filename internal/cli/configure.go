@@ -12,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/cli/mcpcmd"
 	"github.com/cadre-dev/cadre/internal/cli/permcmd"
 	"github.com/cadre-dev/cadre/internal/cli/skillscmd"
+	"github.com/cadre-dev/cadre/internal/cli/trustcmd"
 	"github.com/cadre-dev/cadre/internal/cli/worktreecmd"
 )
 
@@ -28,7 +29,8 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 	cfg, diags, err := config.Load(ctx, "", config.Options{
 		Getenv: p.getenv, SettingsFile: o.settingsFile, SettingsJSON: o.settingsJSON, Model: o.model,
 		PermissionMode: o.permissionMode, SkipPermissions: o.skipPermissions,
-		Rules: rules, AddDirs: o.addDirs, Agents: o.agents,
+		Rules: rules, AddDirs: o.addDirs, Agents: o.agents, TrustProject: o.trustProject,
+		MCPConfigs: o.mcp.configs, StrictMCPConfig: o.mcp.strict,
 	})
 	for _, d := range diags {
 		if d.Topic != config.TopicAgents || d.Severity == config.SeverityError || o.verbose {
@@ -44,5 +46,5 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 }
 
 func addSubcommands(root *cobra.Command) {
-	root.AddCommand(agentscmd.New(), permcmd.New(), skillscmd.New(), mcpcmd.New(), worktreecmd.New())
+	root.AddCommand(agentscmd.New(), permcmd.New(), skillscmd.New(), mcpcmd.New(), worktreecmd.New(), trustcmd.New())
 }

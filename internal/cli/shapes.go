@@ -61,6 +61,25 @@ type initExtra struct {
 	Version        string `json:"version"`
 	Provider       string `json:"provider,omitempty"`
 	TranscriptPath string `json:"transcript_path,omitempty"`
+	// Trust says where the permission mode and each widening setting came
+	// from, and what an untrusted workspace did not get (issue 9).
+	Trust *trustJSON `json:"trust,omitempty"`
+}
+
+// trustJSON is init's account of workspace trust and widening settings.
+type trustJSON struct {
+	Trusted        bool          `json:"trusted"`
+	Source         string        `json:"source,omitempty"`
+	PermissionMode string        `json:"permission_mode"`
+	ModeSource     string        `json:"permission_mode_source,omitempty"`
+	Widenings      []settingJSON `json:"widenings"`
+	Ignored        []settingJSON `json:"ignored"`
+}
+
+// settingJSON is one setting and the file or flag that set it.
+type settingJSON struct {
+	What   string `json:"what"`
+	Source string `json:"source"`
 }
 
 // apiMessage is an assistant message shaped like the Messages API's.

@@ -18,9 +18,11 @@ type ToolSource interface {
 	// Tools are the tools to offer now, after Config.Tools (a tool whose
 	// name Config.Tools already has is ignored).
 	Tools(ctx context.Context) []tool.Tool
-	// Withheld says why a tool the model called is not offered (a rule
-	// denies it), or ok false when the name means nothing to the source.
-	Withheld(name string) (msg string, ok bool)
+	// Resolve is asked about a tool the model called that this turn did
+	// not offer: it returns the tool to run (its server finished
+	// connecting since, for example), or why it is withheld (a rule denies
+	// it), or neither when the name means nothing to the source.
+	Resolve(ctx context.Context, name string) (t tool.Tool, withheld string)
 }
 
 // toolSet is the pool and specs of one turn.
@@ -67,15 +69,17 @@ func (r *runner) pool() *tool.Pool {
 	return r.tools.pool
 }
 
-// withheld is the message for a call of a tool the ToolSource withholds.
-func (r *runner) withheld(name string) (string, bool) {
+// resolve finds a tool the turn did not offer: the ToolSource's (see
+// ToolSource.Resolve), or the message of a withheld tool.
+func (r *runner) resolve(ctx context.Context, name string) (tool.Tool, string, bool) {
 	if msg, ok := r.cfg.Unavailable[name]; ok {
-		return msg, true
+		return nil, msg, true
 	}
-	if r.cfg.Dynamic != nil {
-		return r.cfg.Dynamic.Withheld(name)
+	if r.cfg.Dynamic == nil {
+		return nil, "", false
 	}
-	return "", false
+	t, msg := r.cfg.Dynamic.Resolve(ctx, name)
+	return t, msg, t != nil || msg != ""
 }
 
 func sameSpec(a, b llm.ToolSpec) bool {

@@ -506,8 +506,12 @@ func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, er
 			call.Name, text.Ellipsis(call.InvalidInput, 200))}, nil
 	}
 	t, ok := r.pool().Get(call.Name)
-	if msg, withheld := r.withheld(call.Name); !ok && withheld {
-		return ToolResult{Output: tool.Output{Text: msg, IsError: true}}, nil
+	if !ok {
+		// dynamic.go: a tool offered since, or withheld with a reason.
+		var msg string
+		if t, msg, ok = r.resolve(ctx, call.Name); ok && t == nil {
+			return ToolResult{Output: tool.Output{Text: msg, IsError: true}}, nil
+		}
 	}
 	if !ok {
 		return ToolResult{Output: tool.Errorf("No such tool: %s. Available tools: %s.", call.Name, strings.Join(r.pool().Names(), ", "))}, nil

@@ -269,14 +269,7 @@ func writeShow(w io.Writer, d *agentdef.Definition) {
 	line("description", strings.ReplaceAll(d.Description, "\n", "\n                    "))
 	line("tools", entries(d.Tools))
 	line("disallowedTools", entries(d.DisallowedTools))
-	line("effective tools", effectiveNote(d))
-	if _, unknown := splitKnown(d.Tools); len(unknown) > 0 {
-		var names []string
-		for _, e := range unknown {
-			names = append(names, e.Raw)
-		}
-		line("unknown tools", strings.Join(names, ", ")+" (match no tool cadre has; dropped)")
-	}
+	toolsOf(d).write(line) // tools.go
 	line("model", d.Model)
 	line("effort", d.Effort)
 	line("permissionMode", string(d.PermissionMode))

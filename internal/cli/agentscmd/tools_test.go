@@ -3,17 +3,21 @@ package agentscmd
 import (
 	"strings"
 	"testing"
+
+	"github.com/cadre-dev/cadre"
 )
 
 func TestUnknownTools(t *testing.T) {
 	e := newEnv(t)
-	p := e.write(".claude/agents/r.md", "---\nname: researcher\ndescription: Looks things up.\ntools: WebFetch, WebSearch, Read, LS, Skill, WebFecth, Frobnicate, mcp__github\ndisallowedTools: Bsh\n---\nYou research.\n")
+	p := e.write(".claude/agents/r.md", "---\nname: researcher\ndescription: Looks things up.\ntools: WebFetch, WebSearch, Read, LS, Skill, WebFecth, Frobnicate, mcp__github, SendMessage\ndisallowedTools: Bsh\n---\nYou research.\n")
 	out, _, err := e.run("show", "researcher")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"effective tools:    WebFetch, WebSearch, Read, LS, Skill, mcp__github\n",
+		"effective tools:    LS, Read, WebFetch, WebSearch, Skill\n",
+		"mcp tools:          mcp__github (granted when their server is connected)\n",
+		"unavailable tools:  SendMessage (cadre does not give these to a sub-agent yet; dropped)\n",
 		"unknown tools:      WebFecth, Frobnicate (match no tool cadre has; dropped)\n",
 	} {
 		if !strings.Contains(out, want) {
@@ -40,5 +44,30 @@ func TestUnknownTools(t *testing.T) {
 		if !strings.Contains(errOut, "3 warning(s)") {
 			t.Errorf("%v summary: %s", args, errOut)
 		}
+	}
+}
+
+// TestEffectiveToolsOfAllToolsAgents: an agent with no tools key gets
+// every tool a session has (the built-in set, Skill and Agent), and one
+// with disallowedTools all but those; show lists them by name.
+func TestEffectiveToolsOfAllToolsAgents(t *testing.T) {
+	e := newEnv(t)
+	e.write(".claude/agents/all.md", "---\nname: everything\ndescription: Does it all.\n---\nGo.\n")
+	e.write(".claude/agents/ro.md", "---\nname: readonly\ndescription: Reads.\ndisallowedTools: Write, Edit, MultiEdit, NotebookEdit, Agent\n---\nGo.\n")
+	all := strings.Join(cadre.BuiltinToolNames(), ", ")
+	for name, want := range map[string]string{
+		"everything": all,
+		"readonly":   "Bash, BashOutput, Glob, Grep, KillShell, LS, Read, TodoWrite, WebFetch, WebSearch, Skill",
+	} {
+		out, _, err := e.run("show", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, "effective tools:    "+want+"\n") {
+			t.Errorf("%s: want effective tools %s:\n%s", name, want, out)
+		}
+	}
+	if !strings.Contains(all, "WebFetch") || !strings.Contains(all, "Skill") || !strings.HasPrefix(all, "Agent, ") {
+		t.Errorf("builtin tool names %s", all)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cadre-dev/cadre/config"
 	"github.com/cadre-dev/cadre/internal/cli/agentscmd"
 	"github.com/cadre-dev/cadre/internal/mcpx"
 	"github.com/cadre-dev/cadre/tool"
@@ -74,7 +75,12 @@ func configured(stderr io.Writer, o options) ([]mcpx.ServerConfig, string, error
 		}
 		cwd = wd
 	}
-	servers, diags, err := mcpx.Load(mcpx.LoadOptions{Cwd: cwd, Flags: o.configs, Strict: o.strict, Getenv: os.Getenv})
+	// The settings files' mcpServers count too, as in a run.
+	settings, _, err := config.LoadSettings(config.SettingsOptions{Cwd: cwd, Home: os.Getenv("HOME")})
+	if err != nil {
+		return nil, "", &agentscmd.ExitError{Code: 2, Err: err}
+	}
+	servers, diags, err := mcpx.Load(mcpx.LoadOptions{Cwd: cwd, Settings: settings.MCPServers, Flags: o.configs, Strict: o.strict, Getenv: os.Getenv})
 	if err != nil {
 		return nil, "", &agentscmd.ExitError{Code: 2, Err: err}
 	}

@@ -30,7 +30,7 @@ func New() *cobra.Command {
 type checkOptions struct {
 	tool, input, mode, cwd, home, settingsFile, managedDir string
 	allow, deny, ask, addDirs                              []string
-	readOnly, sandbox                                      bool
+	readOnly, sandbox, trustProject                        bool
 }
 
 func newCheck() *cobra.Command {
@@ -71,6 +71,7 @@ and print {"decision","rule","source","reason"} as JSON. Exits 0 whatever the de
 	f.StringArrayVar(&o.addDirs, "add-dir", nil, "additional working directory (repeatable)")
 	f.StringVar(&o.settingsFile, "settings", "", "extra settings file")
 	f.BoolVar(&o.readOnly, "read-only", false, "the tool claims to be read-only (for tools other than the built-ins)")
+	f.BoolVar(&o.trustProject, "trust-project", false, "decide as in a trusted workspace: the project's allow rules and mode apply (see cadre trust)")
 	f.BoolVar(&o.sandbox, "sandbox", false, "decide as if Bash ran in the OS sandbox, with the paths deny rules protect masked")
 	f.StringVar(&o.home, "home", "", "home directory (default: $HOME)")
 	f.StringVar(&o.managedDir, "managed-dir", "", "directory of managed settings (default: /etc/cadre)")
@@ -120,7 +121,7 @@ func runCheck(o checkOptions) (permission.Decision, []string, error) {
 		rules = append(rules, rs...)
 	}
 	s, diags, err := config.LoadSettings(config.SettingsOptions{
-		Cwd: cwd, Home: home, SettingsFile: o.settingsFile, ManagedDir: o.managedDir,
+		Cwd: cwd, Home: home, SettingsFile: o.settingsFile, ManagedDir: o.managedDir, TrustProject: o.trustProject,
 		Flags: config.Flags{Rules: rules, Mode: mode, AddDirs: o.addDirs},
 	})
 	if err != nil {

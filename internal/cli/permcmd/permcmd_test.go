@@ -70,8 +70,12 @@ func TestCheckCommand(t *testing.T) {
 		{name: "settings deny", args: []string{"--tool", "Bash", "--input", `{"command":"make && curl x | sh"}`},
 			want:   result{"deny", "Bash(curl:*)", sfile, "denied by rule Bash(curl:*) from " + sfile},
 			stderr: `unknown key "modle" (did you mean "model"?)`},
-		{name: "settings allow", args: []string{"--tool", "Bash", "--input", `{"command":"make test"}`},
+		{name: "settings allow", args: []string{"--tool", "Bash", "--input", `{"command":"make test"}`, "--trust-project"},
 			want: result{"allow", "Bash(make:*)", sfile, "allowed by rule Bash(make:*) from " + sfile}},
+		// Issue 9: an untrusted workspace's allow rule is ignored, and said so.
+		{name: "settings allow untrusted", args: []string{"--tool", "Bash", "--input", `{"command":"make test"}`},
+			want:   result{Decision: "ask", Reason: "needs approval: no rule allows `make test`"},
+			stderr: `permissions.allow "Bash(make:*)" ignored`},
 		{name: "flag allow", args: []string{"--tool", "Bash", "--input", `{"command":"npm test"}`, "--allow", "Bash(npm test:*)"},
 			want: result{"allow", "Bash(npm test:*)", "--allow", "allowed by rule Bash(npm test:*) from --allow"}},
 		{name: "flag deny beats flag allow", args: []string{"--tool", "Bash", "--input", `{"command":"npm test"}`, "--allow", "Bash", "--deny", "Bash(npm:*)"},

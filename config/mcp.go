@@ -1,0 +1,59 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/mcpx"
+)
+
+// TopicMCP: an MCP server configuration (.mcp.json, --mcp-config, the
+// mcpServers object of a settings file).
+const TopicMCP Topic = "mcp"
+
+// noteMCP keeps a file's mcpServers object, with the line it starts on,
+// for MCPServers; its scope is set by the layer that loaded the file.
+func (s *Settings) noteMCP(path string, data []byte, keys []keyPos, raw json.RawMessage) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return
+	}
+	line := 0
+	for _, k := range keys {
+		if k.parent == "" && k.name == "mcpServers" {
+			line, _ = lineCol(data, k.offset)
+		}
+	}
+	s.MCPServers = append(s.MCPServers, mcpx.SettingsServers{File: path, Line: line, Raw: append(json.RawMessage(nil), raw...)})
+}
+
+// scopeMCP sets the scope of the mcpServers objects noted since the first
+// n.
+func (s *Settings) scopeMCP(n int, scope mcpx.Scope) {
+	for i := n; i < len(s.MCPServers); i++ {
+		s.MCPServers[i].Scope = scope
+	}
+}
+
+// mcpServers reads the session's MCP servers with Claude Code's
+// precedence (user settings < .mcp.json < project settings < local
+// settings < --settings and --mcp-config < managed settings), or only the
+// --mcp-config ones with StrictMCPConfig. A malformed file is an error
+// naming file and line; problems in single entries are diagnostics.
+func mcpServers(cwd string, opts Options, s *Settings, getenv func(string) string) ([]cadre.MCPServer, []Diagnostic, error) {
+	servers, mdiags, err := mcpx.Load(mcpx.LoadOptions{
+		Cwd: cwd, Settings: s.MCPServers, Flags: opts.MCPConfigs, Strict: opts.StrictMCPConfig, Getenv: getenv,
+	})
+	var diags []Diagnostic
+	for _, d := range mdiags {
+		sev := SeverityWarning
+		if d.Severity == mcpx.Error {
+			sev = SeverityError
+		}
+		diags = append(diags, Diagnostic{File: d.File, Line: d.Line, Severity: sev, Topic: TopicMCP, Message: d.Message})
+	}
+	if err != nil {
+		return nil, diags, fmt.Errorf("mcp servers: %w", err)
+	}
+	return servers, diags, nil
+}

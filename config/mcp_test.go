@@ -1,0 +1,109 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/mcpx"
+)
+
+// MCP servers come from the user's settings, the project's .mcp.json, the
+// project's settings, the local settings, --mcp-config and managed
+// settings; a higher one replaces a server of the same name, and each
+// keeps where it came from (scope, file, line) so project servers can be
+// told apart.
+func TestMCPServersPrecedence(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		"HOME/.config/cadre/settings.json":   `{"mcpServers": {"a": {"command": "user-a"}, "u": {"command": "user-u"}}}`,
+		"CWD/.mcp.json":                      "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"project-a\"},\n    \"b\": {\"command\": \"project-b\"},\n    \"h\": {\"type\": \"http\", \"url\": \"${BASE:-http://localhost:1}/mcp\", \"headers\": {\"Authorization\": \"Bearer ${TOKEN}\"}}\n  }\n}\n",
+		"CWD/.cadre/settings.json":           "{\n  \"model\": \"m\",\n  \"mcpServers\": {\"b\": {\"command\": \"settings-b\"}}\n}",
+		"CWD/.cadre/settings.local.json":     `{"mcpServers": {"l": {"type": "sse", "url": "https://example.com/sse"}}}`,
+		"MANAGED/managed-settings.json":      `{"mcpServers": {"m": {"command": "managed-m"}, "c": {"command": "managed-c"}}}`,
+		"MANAGED/managed-settings.d/x.json":  `{}`,
+		"CWD/.cadre/agents/unused/README.md": "",
+	}
+	env := withDefault(anthropicKey, "TOKEN", "t0k")
+	cfg, diags, err, tr := loadIn(t, files, env, Options{MCPConfigs: []string{`{"mcpServers": {"c": {"command": "flag-c"}, "f": {"command": "flag-f"}}}`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diags {
+		if d.Topic == TopicMCP {
+			t.Errorf("diagnostic %v", d)
+		}
+	}
+	got := map[string]cadre.MCPServer{}
+	for _, s := range cfg.MCPServers {
+		got[s.Name] = s
+	}
+	want := map[string]struct {
+		what  string
+		scope mcpx.Scope
+	}{
+		"a": {"project-a", mcpx.ScopeProject}, "b": {"settings-b", mcpx.ScopeSettings}, "u": {"user-u", mcpx.ScopeUser},
+		"c": {"managed-c", mcpx.ScopeManaged}, "f": {"flag-f", mcpx.ScopeFlag}, "m": {"managed-m", mcpx.ScopeManaged},
+		"h": {"http://localhost:1/mcp", mcpx.ScopeProject}, "l": {"https://example.com/sse", mcpx.ScopeLocal},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("servers %+v", cfg.MCPServers)
+	}
+	for name, w := range want {
+		s := got[name]
+		if (s.Command != w.what && s.URL != w.what) || s.Source.Scope != w.scope {
+			t.Errorf("%s: %+v, want %s from %s", name, s, w.what, w.scope)
+		}
+	}
+	if s := got["a"]; s.Source.File != tr.cwd+"/.mcp.json" || s.Source.Line != 3 {
+		t.Errorf("a's source %+v", s.Source)
+	}
+	if s := got["b"]; s.Source.Line != 3 {
+		t.Errorf("b's source %+v (the settings file's mcpServers starts on line 3)", s.Source)
+	}
+	if h := got["h"]; h.Headers["Authorization"] != "Bearer t0k" || h.Transport != mcpx.HTTP {
+		t.Errorf("h %+v", h)
+	}
+
+	// --strict-mcp-config: only the flag's servers.
+	cfg, _, err, _ = loadIn(t, files, env, Options{StrictMCPConfig: true, MCPConfigs: []string{`{"mcpServers": {"f": {"command": "flag-f"}}}`}})
+	if err != nil || len(cfg.MCPServers) != 1 || cfg.MCPServers[0].Name != "f" {
+		t.Fatalf("strict: %v %+v", err, cfg.MCPServers)
+	}
+}
+
+// A malformed configuration is an error naming file and line; an entry
+// with an unknown key loads with a warning that names its line.
+func TestMCPServersErrors(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		files map[string]string
+		err   string
+		warn  string
+	}{
+		"not an object in settings": {files: map[string]string{"CWD/.cadre/settings.json": "{\n\n  \"mcpServers\": [1]\n}"}, err: "settings.json:3: \"mcpServers\" must be an object"},
+		"bad JSON in .mcp.json":     {files: map[string]string{"CWD/.mcp.json": "{\"mcpServers\": {\n\"a\": {\"command\": }}}"}, err: ".mcp.json: line 2, column"},
+		"unknown key":               {files: map[string]string{"CWD/.mcp.json": "{\"mcpServers\": {\n\"a\": {\"command\": \"x\",\n \"argz\": []}}}"}, warn: `.mcp.json:3: warning: server "a": unknown key "argz" ignored (did you mean "args"?)`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, diags, err, _ := loadIn(t, c.files, anthropicKey, Options{})
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, d := range diags {
+				found = found || strings.HasSuffix(d.String(), c.warn)
+			}
+			if !found {
+				t.Fatalf("no warning %q in %v", c.warn, diags)
+			}
+		})
+	}
+}

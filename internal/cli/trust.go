@@ -1,0 +1,20 @@
+package cli
+
+import "github.com/cadre-dev/cadre"
+
+// trustOf is init's account of the mode in force and where widening
+// settings came from; nil when the configuration says nothing about it.
+func trustOf(mode string, p *cadre.Provenance) *trustJSON {
+	if p == nil {
+		return nil
+	}
+	conv := func(list []cadre.Setting) []settingJSON {
+		out := make([]settingJSON, 0, len(list))
+		for _, s := range list {
+			out = append(out, settingJSON(s))
+		}
+		return out
+	}
+	return &trustJSON{Trusted: p.Trusted, Source: p.TrustSource, PermissionMode: mode, ModeSource: p.ModeSource,
+		Widenings: conv(p.Widenings), Ignored: conv(p.Ignored)}
+}

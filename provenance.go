@@ -1,0 +1,33 @@
+package cadre
+
+// Provenance says where what widens a session's permissions came from,
+// and what a workspace asked for and did not get because it is not
+// trusted (S-10.4). config.Load fills it; the init event carries it so a
+// person or a program can see why a run may do what it does.
+type Provenance struct {
+	// ModeSource names where the main agent's permission mode came from:
+	// a settings file, "--permission-mode", "--dangerously-skip-permissions",
+	// or "" for the default.
+	ModeSource string
+	// Trusted reports whether the workspace's own files may widen what the
+	// run does; TrustSource says why ("--trust-project", the trust file
+	// `cadre trust` writes, or a settings file's trustedWorkspaces).
+	Trusted     bool
+	TrustSource string
+	// Widenings are the settings in force that widen the run beyond the
+	// default mode: allow rules, a mode above default, further directories,
+	// each with the file or flag that set it.
+	Widenings []Setting
+	// Ignored are the widening settings of an untrusted workspace that were
+	// not applied, each with its file.
+	Ignored []Setting
+}
+
+// Setting is one setting and where it came from.
+type Setting struct {
+	// What names the setting: `permissions.allow "Bash"`, `env.ANTHROPIC_BASE_URL`,
+	// `permissions.defaultMode bypassPermissions`.
+	What string
+	// Source is the file or flag that set it.
+	Source string
+}
