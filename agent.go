@@ -68,6 +68,13 @@ type agent struct {
 	ownsTree    bool
 	treeOutcome *WorktreeOutcome
 
+	// Background work (background.go, lifecycle.go): what arrives for the
+	// agent while it works, whether it started in the background, and
+	// how it ended (sub-agents only).
+	inbox      *inbox
+	background bool
+	final      *SubagentResult
+
 	mu        sync.Mutex
 	usage     llm.Usage // own requests plus finished children's subtrees
 	models    []string  // models used in the subtree
@@ -124,7 +131,7 @@ func (a *agent) label() string {
 // runLoop runs the agent's loop over msgs, forwarding its events to the
 // run's stream, and returns the loop's result.
 func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Recorder) (*loop.Result, error) {
-	auth, err := a.authorizer(false)
+	auth, err := a.authorizer(a.background)
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +142,10 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		Hooks:      a.hookFirer(),
 		Dynamic:    a.mcp,
 		CacheHints: a.cacheHints, // a fork's shared prefix (fork.go)
+		Background: a.background,
+	}
+	if a.inbox != nil {
+		cfg.Inbox = a.inbox
 	}
 	if auth != nil {
 		cfg.Authorizer = auth
@@ -156,12 +167,14 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		case loop.AssistantMessage:
 			a.addUsage(ev.Usage)
 			a.run.addUsage(ev.Usage)
+			a.progress("", ev.Usage.Total())
 			out.Type, out.Message, out.Usage = EventAssistant, ev.Message, ev.Usage
 			out.MessageID, out.Model, out.StopReason, out.APIDuration = ev.MessageID, ev.Model, ev.StopReason, ev.APIDuration
 		case loop.ToolStart:
 			out.Type, out.Call = EventToolStart, ev.Call
 		case loop.ToolEnd:
 			a.noteTool(ev.Call.Name)
+			a.progress(ev.Call.Name, 0)
 			o := ev.ToolResult.Output
 			out.Type, out.Call = EventToolEnd, ev.Call
 			out.ToolResult = &ToolResult{Text: o.Text, IsError: o.IsError, Denied: ev.ToolResult.Denied, Duration: ev.ToolResult.Duration}

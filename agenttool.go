@@ -33,6 +33,9 @@ type agentInput struct {
 	Cwd          string `json:"cwd,omitempty"`
 	// Isolation is offered only inside a git repository (worktree.go).
 	Isolation string `json:"isolation,omitempty" jsonschema:"enum=worktree"`
+	// RunInBackground asks for the background (S-7.1); the schema leaves
+	// it out when background is off or forced (S-3.2).
+	RunInBackground *bool `json:"run_in_background,omitempty"`
 }
 
 // JSONSchemaExtend puts the descriptions from package prompts on the
@@ -45,8 +48,9 @@ func (agentInput) JSONSchemaExtend(s *jsonschema.Schema) {
 
 // agentSchema reflects the input schema from agentInput the way tool.Func
 // does for every other tool. modelForced drops the model field (S-3.2);
-// isolation keeps the isolation field, offered only where it can work.
-func agentSchema(modelForced, isolation bool) json.RawMessage {
+// isolation keeps the isolation field, offered only where it can work;
+// noBackground drops run_in_background (background off or forced).
+func agentSchema(modelForced, isolation, noBackground bool) json.RawMessage {
 	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: false}
 	s := r.Reflect(&agentInput{})
 	s.Version, s.ID = "", ""
@@ -55,6 +59,9 @@ func agentSchema(modelForced, isolation bool) json.RawMessage {
 	}
 	if !isolation {
 		s.Properties.Delete("isolation")
+	}
+	if noBackground {
+		s.Properties.Delete("run_in_background")
 	}
 	b, err := json.Marshal(s)
 	if err != nil {
@@ -120,7 +127,8 @@ func (r *Runtime) agentSpec(rules []permission.Rule, allowed []string) *agentToo
 		desc = prompts.AgentTool(strings.TrimRight(listing, "\n")+"\n"+prompts.ForkListingLine(fork.reason), defType)
 	}
 	s := &agentToolSpec{
-		spec:  llm.ToolSpec{Name: AgentToolName, Description: desc, InputSchema: agentSchema(r.cfg.ForceSubagentModel != "", r.isolationOffered())},
+		spec: llm.ToolSpec{Name: AgentToolName, Description: desc,
+			InputSchema: agentSchema(r.cfg.ForceSubagentModel != "", r.isolationOffered(), !r.cfg.Background.offersRunInBackground())},
 		types: types, fork: fork,
 	}
 	r.specs[key] = s

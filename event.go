@@ -44,6 +44,11 @@ const (
 	// EventTaskCompleted carries Subagent: a sub-agent ended (completed,
 	// failed or killed).
 	EventTaskCompleted EventType = "task_completed"
+	// EventNotification carries Notification: a background task's end was
+	// delivered to the agent AgentID ("" for the main agent) with the
+	// request that was just answered (S-7.3); each notification is
+	// delivered exactly once.
+	EventNotification EventType = "notification"
 	// EventResult carries Result; it is the last event, but for the error
 	// that follows the result of a failed run.
 	EventResult EventType = "result"
@@ -67,6 +72,8 @@ type Event struct {
 	Task       *TaskInfo
 	Subagent   *SubagentResult
 	Result     *Result
+	// Notification is set on EventNotification.
+	Notification *task.Notification
 
 	// MessageID is the provider's id of an EventAssistant's answer, Model
 	// the model that gave it, StopReason why it stopped and APIDuration

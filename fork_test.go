@@ -56,8 +56,12 @@ func forkProviders() []forkProvider {
 }
 
 // forkConfig is a runtime config against srv with the fork path on.
+// forkConfig runs forks in the foreground (BackgroundOff) so that the
+// tests read each fork's report in the parent's next request;
+// TestForksRunInTheBackground covers the default.
 func forkConfig(t *testing.T, p forkProvider, srv *llmtest.Server) Config {
-	return Config{Model: p.model(t, srv), ModelID: p.modelID, Cwd: t.TempDir(), StateDir: t.TempDir(), ForkSubagent: true, Permissions: AllowAll()}
+	return Config{Model: p.model(t, srv), ModelID: p.modelID, Cwd: t.TempDir(), StateDir: t.TempDir(), ForkSubagent: true,
+		Permissions: AllowAll(), Background: BackgroundOff}
 }
 
 // forkReplies answers the requests of key after its fixed turns: a fork
@@ -281,6 +285,7 @@ func TestForkRouting(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
 			cfg := h.config()
+			cfg.Background = BackgroundOff // reports come back in the call (forkConfig)
 			cfg.ForkSubagent, cfg.Permissions = c.fork, c.perms
 			if c.agents != nil {
 				cfg.Agents = append(agentdef.Builtins(), c.agents...)
@@ -341,6 +346,7 @@ func TestForkCannotFork(t *testing.T) {
 		return llmtest.Text("done")
 	})
 	cfg := h.config()
+	cfg.Background = BackgroundOff // reports come back in the call (forkConfig)
 	cfg.ForkSubagent = true
 	evs, res, _ := mustRun(t, cfg, "MAIN: fork once")
 	if res.Subagents.Spawned != 1 || res.Subagents.Refused[RefusedForkNested] != 1 {
@@ -396,6 +402,7 @@ func TestForkIgnoresModelAndEffort(t *testing.T) {
 	in["model"], in["effort"] = "opus", "high"
 	forkScript(h.srv, in)
 	cfg := h.config()
+	cfg.Background = BackgroundOff // reports come back in the call (forkConfig)
 	cfg.ForkSubagent = true
 	evs, _, _ := mustRun(t, cfg, "MAIN: go")
 	var fork *llmtest.Request
@@ -444,6 +451,7 @@ func TestForkBubblesPrompts(t *testing.T) {
 			})
 			rec := &allowAll{}
 			cfg := h.config()
+			cfg.Background = BackgroundOff // reports come back in the call (forkConfig)
 			cfg.ForkSubagent = true
 			cfg.Permissions = &Permissions{Mode: permission.ModeDefault, Rules: []permission.Rule{{Behavior: permission.Allow, Tool: "Agent"}}}
 			if !headless {
@@ -490,6 +498,7 @@ func TestForkMaxTurns(t *testing.T) {
 		return llmtest.Text("done")
 	})
 	cfg := h.config()
+	cfg.Background = BackgroundOff // reports come back in the call (forkConfig)
 	cfg.ForkSubagent = true
 	evs, _, _ := mustRun(t, cfg, "MAIN: go")
 	for _, ev := range evs {
@@ -512,6 +521,7 @@ func TestForkSubagentStartContextAfterDirective(t *testing.T) {
 	w := newHookWorld(t)
 	ctxScript := w.script("ctx.sh", startContextScript)
 	cfg := w.config(`{"SubagentStart": [{"matcher": "fork", "hooks": [{"type": "command", "command": "` + ctxScript + `"}]}]}`)
+	cfg.Background = BackgroundOff // reports come back in the call (forkConfig)
 	cfg.ForkSubagent = true
 	w.srv.Script("MAIN", llmtest.ToolUses(llmtest.Call{Name: "Agent", Input: agentCall("", "FORK-A: a")}, llmtest.Call{Name: "Agent", Input: agentCall("", "FORK-B: b")}))
 	w.srv.ScriptFunc("MAIN", forkReplies("FORK-A", "FORK-B"))
@@ -546,5 +556,39 @@ func TestForkSubagentStartContextAfterDirective(t *testing.T) {
 	la, lb := a[len(a)-1].Content, b[len(b)-1].Content
 	if diff := cmp.Diff(la[:len(la)-2], lb[:len(lb)-2]); diff != "" {
 		t.Fatalf("forks differ before their directive:\n%s", diff)
+	}
+}
+
+// Forks run in the background by default (S-6, S-7.1): the Agent call
+// returns async_launched at once, and the fork's report reaches the parent
+// as a notification.
+func TestForksRunInTheBackground(t *testing.T) {
+	t.Parallel()
+	p := forkProviders()[0]
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { srv.Check(t) })
+	srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("", "FORK-A: look at part FORK-A")))
+	srv.ScriptFunc("MAIN", forkReplies("FORK-A"))
+	cfg := forkConfig(t, p, srv)
+	cfg.Background = BackgroundOn
+	_, _, rt := mustRun(t, cfg, "MAIN: fork once")
+	drainNotifications(t, rt)
+	var launched, notified bool
+	for _, r := range srv.RequestsFor("MAIN") {
+		if isForkRequest(r) {
+			continue
+		}
+		for _, tr := range r.LastToolResults() {
+			launched = launched || strings.Contains(tr.ResultText(), "async_launched")
+		}
+		for _, m := range r.Messages {
+			for _, b := range m.Content {
+				notified = notified || (b.Type == llm.BlockText && strings.Contains(b.Text, "<task-notification>") && strings.Contains(b.Text, "report on FORK-A"))
+			}
+		}
+	}
+	if !launched || !notified {
+		t.Fatalf("launched %v, notified %v: the fork did not run in the background", launched, notified)
 	}
 }

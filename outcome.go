@@ -23,9 +23,12 @@ import (
 // cancelled run still reports how it and its sub-agents ended. It cannot
 // block for good, because Run reads the stream until the producer closes
 // it (draining it after the consumer breaks out).
+//
+// It goes through the session's hub like every event (background.go): an
+// agent that outlived its run reports to the stream open now, or to none.
 func (s *runState) sendFinal(ev Event) {
 	s.note(ev)
-	s.events <- item{ev: ev}
+	_ = s.rt.bg.hub.send(context.Background(), ev)
 }
 
 // note counts the main agent's turns and tool calls from its events, so a
@@ -77,7 +80,7 @@ func (s *runState) finish(ctx context.Context, rec *transcript.JournalWriter, re
 		}
 	}
 	if s.journal != nil {
-		if err := s.journal.Close(); err != nil && runErr == nil {
+		if err := s.journal.Sync(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("cadre: the run finished but its transcript is incomplete: %w", err)
 		}
 	}

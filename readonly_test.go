@@ -41,6 +41,7 @@ func TestReadOnlyAgentsByConstruction(t *testing.T) {
 			cfg := h.config()
 			cfg.Permissions = &Permissions{Mode: permission.ModeBypassPermissions}
 			cfg.Agents = append(agentdef.Builtins(), looker)
+			cfg.Background = BackgroundOff // verification is a background agent by definition
 			mustRun(t, cfg, "MAIN")
 			res := h.toolResults("CHILD")
 			_, err := os.Stat(made)

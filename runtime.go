@@ -170,6 +170,12 @@ type Config struct {
 	// isolated agents' directories in place of git (the WorktreeCreate and
 	// WorktreeRemove hooks); nil uses git.
 	WorktreeHooks WorktreeHooks
+
+	// Background sub-agents (issue 11, background.go).
+
+	// Background says when sub-agents run in the background (S-7.1);
+	// the zero value runs one there when its call or definition asks.
+	Background BackgroundMode
 }
 
 // Permissions configures permission checking for the session.
@@ -234,6 +240,8 @@ type Runtime struct {
 	grants permission.Grants
 	// worktrees makes isolated agents' worktrees (worktree.go).
 	worktrees *worktrees
+	// bg is the session's background machinery (background.go).
+	bg *background
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
@@ -295,11 +303,13 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	r.modelID = cfg.ModelID
 	r.system = r.renderSystemFor(cfg.ModelID)
+	r.bg = newBackground(r)
 	r.mainPool = r.base
 	if !cfg.DisableSubagents {
 		if _, denied := spawn.WholeToolDenied(r.rootPerms().Rules, AgentToolName); !denied {
 			r.mainSpec = r.agentSpec(r.rootPerms().Rules, nil)
 			r.mainPool = tool.NewPool(append([]tool.Tool{&agentTool{spec: r.mainSpec}}, r.base.Tools()...)...)
+			r.mainPool = r.withTaskTools(r.mainPool) // tasktools.go
 		}
 	}
 	return r, nil
@@ -317,6 +327,9 @@ func checkConfig(cfg *Config) error {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if !cfg.Background.Valid() {
+		return fmt.Errorf("Config.Background %q: want \"\", %q, %q or %q", cfg.Background, BackgroundDefault, BackgroundForced, BackgroundOff)
 	}
 	if cfg.Cwd == "" {
 		wd, err := os.Getwd()
@@ -453,11 +466,20 @@ func (r *Runtime) Run(ctx context.Context, prompt string) iter.Seq2[Event, error
 			yield(Event{}, errors.New("cadre: empty prompt"))
 			return
 		}
+		r.stream(ctx, prompt, false)(yield)
+	}
+}
+
+// stream runs one turn of the main agent on prompt (after what its inbox
+// holds); with wait it first waits for notifications and runs no turn
+// when none can come (see RunNotifications).
+func (r *Runtime) stream(ctx context.Context, prompt string, wait bool) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		run := &runState{rt: r, events: make(chan item, 64), start: r.cfg.Now(), denials: &permission.DenialLog{},
 			stats: SubagentStats{Refused: map[RefusalReason]int{}}}
-		go run.produce(ctx, prompt)
+		go run.produce(ctx, prompt, wait)
 		for it := range run.events {
 			if !yield(it.ev, it.err) {
 				cancel()
@@ -483,8 +505,12 @@ type runState struct {
 	events  chan item
 	start   time.Time
 	denials *permission.DenialLog
-	// journal writes every transcript of the run; nil when off.
+	// journal writes every transcript of the run; nil when off. The run
+	// and every sub-agent it starts hold it (holdJournal), so agents that
+	// outlive the run keep writing; the last release closes it.
 	journal *transcript.Journal
+	jmu     sync.Mutex
+	jrefs   int
 
 	mu    sync.Mutex
 	usage llm.Usage
@@ -497,15 +523,35 @@ type runState struct {
 	todos                map[string][]tool.Todo // each agent's current todo list (todos.go)
 }
 
-// send delivers an event to the consumer; it fails once the run is
-// cancelled.
+// send delivers an event to the consumer of the stream going on (this
+// run's while it lasts: a background agent's later events go to a later
+// run's stream, see hub); it fails once ctx is cancelled.
 func (s *runState) send(ctx context.Context, ev Event) error {
 	s.note(ev)
-	select {
-	case s.events <- item{ev: ev}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	return s.rt.bg.hub.send(ctx, ev)
+}
+
+// holdJournal takes a reference on the run's transcript journal.
+func (s *runState) holdJournal() {
+	if s.journal == nil {
+		return
+	}
+	s.jmu.Lock()
+	s.jrefs++
+	s.jmu.Unlock()
+}
+
+// releaseJournal drops a reference; the last one closes the journal.
+func (s *runState) releaseJournal() {
+	if s.journal == nil {
+		return
+	}
+	s.jmu.Lock()
+	s.jrefs--
+	last := s.jrefs == 0
+	s.jmu.Unlock()
+	if last {
+		_ = s.journal.Close()
 	}
 }
 
@@ -522,16 +568,22 @@ func (s *runState) count(f func(st *SubagentStats)) {
 }
 
 // produce runs the main agent and closes the stream when it has ended.
-func (s *runState) produce(ctx context.Context, prompt string) {
+func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	defer close(s.events)
 	r := s.rt
+	// Every agent's events reach this stream while it is open, background
+	// agents' included; it is detached (waiting for sends under way)
+	// before the channel closes.
+	r.bg.hub.attach(s.events)
+	defer r.bg.hub.detach()
 	var recorder loop.Recorder
 	var mainRec *transcript.JournalWriter
 	if r.tpath != "" {
 		// Every agent's transcript goes through one journal, so no agent
 		// waits for the disk; it is drained before the result is sent.
 		s.journal = transcript.NewJournal()
-		defer s.journal.Close()
+		s.holdJournal()
+		defer s.releaseJournal()
 		mainRec = s.journal.Transcript(r.tpath, r.session, "", r.cfg.Now)
 		recorder = mainRec
 	}
@@ -544,12 +596,28 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 		defer wg.Wait()
 		defer stopGit()
 	}
+	// Background tasks (background.go): the task journal is replayed on
+	// the first run; RunNotifications waits for a notification first.
+	if err := r.bg.open(); err != nil {
+		s.events <- item{err: fmt.Errorf("cadre: %w", err)}
+		return
+	}
+	if wait && !r.bg.waitForNotes(ctx) {
+		if err := ctx.Err(); err != nil {
+			s.events <- item{err: err}
+		}
+		return
+	}
 	r.StartMCP()                     // in the background: the first request does not wait
 	modelID, system := r.mainModel() // SetModel's choice (model.go)
 	main := &agent{
 		run: s, id: "", typ: "main", modelID: modelID, pool: r.mainPool, spec: r.mainSpec,
 		perms: r.rootPerms(), system: system, maxTurns: r.cfg.MaxTurns, mcp: mainMCP{r},
+		inbox: r.bg.main,
 	}
+	// Notifications taken for a request that was never answered go back
+	// to the queue for the next turn.
+	defer r.bg.main.requeue()
 	shells := builtin.NewShells()
 	defer shells.Close()
 	main.env = &tool.Env{Cwd: r.cfg.Cwd, Dirs: r.cfg.AddDirs, Files: tool.NewFileState(), Shells: shells}
@@ -566,7 +634,7 @@ func (s *runState) produce(ctx context.Context, prompt string) {
 		return
 	}
 	r.mu.Lock()
-	msgs := append(append([]llm.Message(nil), r.messages...), llm.UserText(prompt))
+	msgs := append(append([]llm.Message(nil), r.messages...), r.bg.firstMessage(prompt))
 	r.mu.Unlock()
 	s.startSession(ctx, main, &msgs[len(msgs)-1])
 	res, err := main.runLoop(ctx, msgs, recorder)

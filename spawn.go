@@ -40,7 +40,7 @@ type refusal struct {
 // result the model can read, counted by reason; a Go error is returned
 // only when the run itself is cancelled.
 func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (tool.Output, error) {
-	run := a.run
+	run, rt := a.run, a.run.rt
 	var def *agentdef.Definition
 	var cwd, iso string
 	ref := &refusal{RefusedForkNested, prompts.ForkNested()} // a fork cannot start agents (fork.go)
@@ -65,11 +65,10 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 				return tool.Output{}, err
 			}
 			if ref == nil {
-				// execute releases at the child's own end; this covers a
-				// child that never ran (refused by the gate, killed while
-				// queued).
-				defer child.releaseMCP()
-				return a.admit(ctx, child, in)
+				// execute releases at the child's own end; admit (refused
+				// by the gate) and finish (killed while queued) cover a
+				// child that never ran.
+				return a.admit(ctx, child, in, rt.wantsBackground(bgAsk{Call: in.RunInBackground, Definition: def.Background, Fork: isForkDef(def)}))
 			}
 		}
 	}
@@ -122,22 +121,26 @@ func (a *agent) listedTypes() []string {
 	return a.spec.types
 }
 
-// admit takes the child through the spawn gate and runs it. While the
-// child waits and runs, a gives its own slot back (it does no work while
-// its Agent call waits), so nested spawns never deadlock the queue.
-func (a *agent) admit(ctx context.Context, child *agent, in agentInput) (tool.Output, error) {
+// admit takes the child through the spawn gate and starts it (see
+// lifecycle.go). A foreground child's parent waits for it, giving its own
+// slot back meanwhile (it does no work while its Agent call waits), so
+// nested spawns never deadlock the queue; a background child's call
+// returns at once with async_launched.
+func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool) (tool.Output, error) {
 	run, rt := a.run, a.run.rt
-	a.ticket.Suspend()
-	// Taking the slot back waits its turn ahead of queued spawns; a
-	// cancelled run does not wait.
-	defer func() { _ = a.ticket.Resume(ctx) }()
+	if !bg {
+		a.ticket.Suspend()
+		// Taking the slot back waits its turn ahead of queued spawns; a
+		// cancelled run does not wait.
+		defer func() { _ = a.ticket.Resume(ctx) }()
+	}
 	ticket, ref := rt.gate.Admit(a.depth)
 	if ref != nil {
+		child.releaseMCP() // mcp.go: it never ran
 		reason := refusalReason(ref.Limit)
 		run.count(func(s *SubagentStats) { s.Refused[reason]++ })
 		return errorOutput(ref.Message()), nil
 	}
-	defer ticket.Release()
 	child.ticket = ticket
 	run.count(func(s *SubagentStats) {
 		s.Spawned++
@@ -147,24 +150,13 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput) (tool.Ou
 	})
 	if ticket.Queued() {
 		child.spawnReceipt.Queued, child.spawnReceipt.QueuePosition = true, ticket.Position()
-		queuedAt := rt.cfg.Now()
-		err := run.send(ctx, Event{Type: EventTaskPending, AgentID: child.id, ParentToolUseID: child.toolUseID,
-			Task: child.taskInfo(a, in, task.Pending)})
-		if err == nil {
-			if err = ticket.Wait(ctx); err != nil {
-				// Killed while it waited: it never ran, and says so even
-				// though the run is cancelled (outcome.go).
-				run.sendFinal(Event{Type: EventTaskCompleted, AgentID: child.id, ParentToolUseID: child.toolUseID,
-					Subagent: child.structured(task.Killed, nil, err, 0, "")})
-			}
-		}
-		if err != nil {
-			run.count(func(s *SubagentStats) { s.Killed++ })
-			return tool.Output{}, err
-		}
-		child.spawnReceipt.QueueWait = rt.cfg.Now().Sub(queuedAt)
 	}
-	return child.execute(ctx, a, in)
+	h := rt.bg.start(ctx, a, child, in, bg)
+	if bg {
+		return tool.Output{Text: prompts.AsyncLaunched{AgentID: child.id, AgentType: child.typ, Description: in.Description,
+			OutputFile: child.transcriptPath()}.Render()}, nil
+	}
+	return h.wait(ctx)
 }
 
 // newChild builds a child agent from def: its ceiling, model, tools,
@@ -302,7 +294,7 @@ func (c *agent) warn(msg string) { c.spawnReceipt.Warnings = append(c.spawnRecei
 // taskInfo describes the child for its task events.
 func (c *agent) taskInfo(parent *agent, in agentInput, status task.Status) *TaskInfo {
 	return &TaskInfo{AgentID: c.id, ToolUseID: c.toolUseID, AgentType: c.typ, Description: in.Description, Status: status,
-		Depth: c.depth, Parent: parent.name(), Receipt: c.spawnReceipt}
+		Background: c.background, Depth: c.depth, Parent: parent.name(), Receipt: c.spawnReceipt}
 }
 
 // name is the agent's id, "main" for the main agent.
@@ -358,7 +350,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	defer c.leaveTree(ctx)
 
 	meta := &agentMeta{AgentID: c.id, AgentType: c.typ, Description: in.Description, ToolUseID: c.toolUseID, Depth: c.depth,
-		Parent: parent.name(), Model: c.modelID, StartedAt: start.UTC(), Receipt: c.spawnReceipt, Worktree: c.spawnReceipt.Worktree}
+		Parent: parent.name(), Model: c.modelID, Background: c.background, StartedAt: start.UTC(), Receipt: c.spawnReceipt, Worktree: c.spawnReceipt.Worktree}
 	var tpath, mpath string
 	var rec loop.Recorder
 	status := task.Failed
@@ -422,6 +414,10 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		msgs = c.withHookContext(msgs, hm)
 		res, runErr = c.safeRun(ctx, msgs, rec)
 	}
+	if runErr == nil {
+		// Background children of its own end first (lifecycle.go).
+		res, runErr = c.settle(ctx, res, rec)
+	}
 	switch {
 	case ctx.Err() != nil:
 		status = task.Killed
@@ -432,6 +428,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	}
 	result := c.structured(status, res, runErr, rt.cfg.Now().Sub(start), tpath)
 	result.Worktree = c.leaveTree(ctx)
+	c.final = result
 	if status != task.Killed {
 		if err := run.send(ctx, Event{Type: EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result}); err != nil {
 			status = task.Killed

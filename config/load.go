@@ -128,6 +128,9 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	if len(s.ModelPrices) > 0 {
 		cfg.Prices = pricing.Default().With(s.ModelPrices)
 	}
+	if cfg.Background, err = backgroundSetting(getenv, s); err != nil {
+		return cadre.Config{}, diags, err
+	}
 	fork, err := forkSubagent(getenv, s)
 	if err != nil {
 		return cadre.Config{}, diags, err

@@ -139,7 +139,11 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 				t.Error("forkSubagent: true did not turn the fork path on")
 			}
 		}},
-		"background": {json: `{"background": true}`, warn: "background sub-agents are not supported yet"},
+		"background": {json: `{"background": "default"}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.Background != cadre.BackgroundDefault {
+				t.Errorf("Background %q", cfg.Background)
+			}
+		}},
 		"worktree": {json: `{"worktree": {"base": "default"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if cfg.WorktreeBase != cadre.WorktreeBaseDefault {
 				t.Errorf("WorktreeBase %q", cfg.WorktreeBase)

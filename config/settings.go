@@ -69,6 +69,10 @@ type Settings struct {
 	// WorktreeBase is worktree.base: where isolated agents' worktrees
 	// start ("head" or "default").
 	WorktreeBase Value
+	// Background is when sub-agents run in the background: "on" (when a
+	// call or definition asks), "default" or "off" ("" when no file sets
+	// it).
+	Background Value
 	// ModelAliases maps provider → alias → model id; a higher file
 	// overrides single aliases.
 	ModelAliases map[string]map[string]string
@@ -169,6 +173,7 @@ type fileData struct {
 	MaxConcurrentAgents *int                         `json:"maxConcurrentAgents"`
 	MaxTotalAgents      *int                         `json:"maxTotalAgents"`
 	Worktree            *worktreeData                `json:"worktree"`
+	Background          *string                      `json:"background"`
 	ModelAliases        map[string]map[string]string `json:"modelAliases"`
 	Env                 map[string]string            `json:"env"`
 	Hooks               json.RawMessage              `json:"hooks"`
@@ -496,6 +501,12 @@ func (s *Settings) applyScalars(fd *fileData, path string) error {
 				ErrMalformed, path, b, cadre.WorktreeBaseHead, cadre.WorktreeBaseDefault)
 		}
 		s.WorktreeBase = Value{Value: *fd.Worktree.Base, Source: path}
+	}
+	if v := fd.Background; v != nil {
+		if _, err := backgroundMode(*v); err != nil {
+			return fmt.Errorf("%w: %s: background: %v", ErrMalformed, path, err)
+		}
+		s.Background = Value{Value: *v, Source: path}
 	}
 	for _, lim := range []struct {
 		key string

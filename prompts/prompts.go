@@ -70,6 +70,8 @@ func AgentInputField(name string) string {
 		return "Absolute path of the directory the agent works in; omit for yours."
 	case "isolation":
 		return "worktree runs the agent in its own git worktree on a new branch, so its edits cannot collide with yours or other agents'; a worktree with changes is kept for you to merge, one without is removed. Excludes cwd."
+	case "run_in_background":
+		return RunInBackgroundField
 	}
 	return ""
 }

@@ -38,6 +38,8 @@ type journalOp struct {
 	data    []byte
 	replace bool
 	create  bool
+	// synced, when set, is closed once every op before it was written.
+	synced chan struct{}
 }
 
 // NewJournal starts a journal. Its goroutine ends at Close.
@@ -63,6 +65,15 @@ func (j *Journal) loop() {
 		}
 	}()
 	for op := range j.ops {
+		if op.synced != nil {
+			for _, f := range files {
+				if err := f.Sync(); err != nil {
+					j.fail(fmt.Errorf("sync transcript: %w", err))
+				}
+			}
+			close(op.synced)
+			continue
+		}
 		if op.create {
 			if err := createFile(op.path, op.data); err != nil {
 				j.fail(err)
@@ -166,6 +177,18 @@ func (j *Journal) Create(path string, data []byte) error {
 // Replace queues an atomic rewrite of the file at path (agent metadata).
 func (j *Journal) Replace(path string, data []byte) error {
 	return j.send(journalOp{path: path, data: append([]byte(nil), data...), replace: true})
+}
+
+// Sync waits until everything queued before it was written and synced
+// to disk (the files stay open) and returns the first error any write met. A run syncs its
+// transcripts before its result while background agents keep writing.
+func (j *Journal) Sync() error {
+	synced := make(chan struct{})
+	if err := j.send(journalOp{synced: synced}); err != nil {
+		return err
+	}
+	<-synced
+	return j.Err()
 }
 
 // Close writes everything queued, closes the files and returns the first

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"strings"
 	"time"
@@ -525,47 +526,19 @@ func drive(ctx context.Context, cancel context.CancelCauseFunc, sigs *signals, r
 	// its result (with every number counted) and then its error, and the
 	// result line says why it failed.
 	var held *cadre.Event
-	for ev, err := range rt.Run(ctx, prompt) {
-		if err != nil {
-			f := failure{msg: trimPrefix(err.Error()), subtype: "error_during_execution"}
-			if held != nil {
-				f.result = held.Result
-			}
-			code := ExitFailed
-			switch {
-			case errors.Is(context.Cause(ctx), errBudget):
-				f = failure{msg: fmt.Sprintf("Stopped: the run cost $%.4f, reaching --max-budget-usd $%g.", tl.cost(), budget), subtype: "error_max_budget_usd"}
-			case errors.Is(context.Cause(ctx), errInterrupted):
-				// The program interrupted the turn; the session goes on.
-				f.msg = "interrupted"
-				if n, ok := pr.(interruptNoter); ok {
-					if err := n.interrupted(); err != nil {
-						return ExitFailed, err
-					}
-				}
-			case ctx.Err() != nil:
-				code, f.msg = sigs.exitCode()
-			default:
-				var apiErr *llm.APIError
-				if errors.As(err, &apiErr) {
-					f.apiStatus = apiErr.Status
-				}
-			}
-			if perr := pr.fail(f); perr != nil && code == ExitFailed {
-				return code, perr
-			}
-			return code, nil
+	// A headless run does not end while background tasks run: after the
+	// turn, the main agent runs again on each batch of notifications
+	// (S-7.3), and the last turn's result is the run's.
+	stream := rt.Run(ctx, prompt)
+	for round := 0; ; round++ {
+		answered, failed, code, err := driveTurn(ctx, sigs, stream, pr, tl, budget, cancel, round, &last, &held)
+		if failed {
+			return code, err
 		}
-		if ev.Type == cadre.EventResult {
-			last, held = ev.Result, &ev
-			continue
+		if !answered || last == nil || last.IsError || (rt.RunningTasks() == 0 && !rt.PendingNotifications()) {
+			break
 		}
-		if err := pr.event(ev); err != nil {
-			return ExitFailed, fmt.Errorf("write output: %w", err)
-		}
-		if budget > 0 && ev.Type == cadre.EventAssistant && tl.cost() >= budget {
-			cancel(errBudget)
-		}
+		stream = rt.RunNotifications(ctx)
 	}
 	if last == nil {
 		return ExitFailed, errors.New("the run ended without a result")
@@ -577,6 +550,60 @@ func drive(ctx context.Context, cancel context.CancelCauseFunc, sigs *signals, r
 		return ExitFailed, nil
 	}
 	return ExitOK, nil
+}
+
+// driveTurn writes one turn's stream (the first, or one run for
+// notifications) and holds its result back; it reports whether the turn
+// yielded a result, and whether it failed (then the run ends with code
+// and err). Turns after the first do not repeat the init event.
+func driveTurn(ctx context.Context, sigs *signals, stream iter.Seq2[cadre.Event, error], pr printer, tl *tally, budget float64,
+	cancel context.CancelCauseFunc, round int, last **cadre.Result, held **cadre.Event) (answered, failed bool, code int, err error) {
+	for ev, err := range stream {
+		if err != nil {
+			f := failure{msg: trimPrefix(err.Error()), subtype: "error_during_execution"}
+			if *held != nil {
+				f.result = (*held).Result
+			}
+			code := ExitFailed
+			switch {
+			case errors.Is(context.Cause(ctx), errBudget):
+				f = failure{msg: fmt.Sprintf("Stopped: the run cost $%.4f, reaching --max-budget-usd $%g.", tl.cost(), budget), subtype: "error_max_budget_usd"}
+			case errors.Is(context.Cause(ctx), errInterrupted):
+				// The program interrupted the turn; the session goes on.
+				f.msg = "interrupted"
+				if n, ok := pr.(interruptNoter); ok {
+					if err := n.interrupted(); err != nil {
+						return answered, true, ExitFailed, err
+					}
+				}
+			case ctx.Err() != nil:
+				code, f.msg = sigs.exitCode()
+			default:
+				var apiErr *llm.APIError
+				if errors.As(err, &apiErr) {
+					f.apiStatus = apiErr.Status
+				}
+			}
+			if perr := pr.fail(f); perr != nil && code == ExitFailed {
+				return answered, true, code, perr
+			}
+			return answered, true, code, nil
+		}
+		if ev.Type == cadre.EventResult {
+			*last, *held, answered = ev.Result, &ev, true
+			continue
+		}
+		if ev.Type == cadre.EventInit && round > 0 {
+			continue
+		}
+		if err := pr.event(ev); err != nil {
+			return answered, true, ExitFailed, fmt.Errorf("write output: %w", err)
+		}
+		if budget > 0 && ev.Type == cadre.EventAssistant && tl.cost() >= budget {
+			cancel(errBudget)
+		}
+	}
+	return answered, false, ExitOK, nil
 }
 
 // checkNewSession refuses a --session-id that is not a UUID (it names

@@ -61,6 +61,8 @@ type Config struct {
 	Unavailable map[string]string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Inbox, when set, is read at every tool round (see Inbox).
+	Inbox Inbox
 	// Dynamic, when set, adds tools that may change between turns (MCP
 	// servers' tools); see ToolSource.
 	Dynamic ToolSource
@@ -267,6 +269,9 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		if r.cfg.Inbox != nil {
+			r.cfg.Inbox.Sent()
+		}
 		apiDuration := r.cfg.Now().Sub(sent)
 		r.turns++
 		r.usage = r.usage.Add(resp.Usage)
@@ -307,6 +312,10 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		// Tools see the conversation up to this answer (the Agent tool
 		// forks from it); the clipped slice cannot be appended into.
 		results, runErr := r.runTools(tool.WithConversation(ctx, slices.Clip(r.msgs)), calls)
+		if results != nil && runErr == nil && r.cfg.Inbox != nil {
+			// What arrived meanwhile goes with the results (S-7.3).
+			results = append(results, r.cfg.Inbox.Take()...)
+		}
 		if results != nil {
 			user := llm.Message{Role: llm.RoleUser, Content: results}
 			r.msgs = append(r.msgs, user)

@@ -133,6 +133,10 @@ func (c *Ceiling) grant(in CeilingInput, allowList []agentdef.ToolEntry) {
 		case info.InteractiveOnly:
 			drop(name, "interactive-only tools are not given to sub-agents")
 			continue
+		case name == tool.TaskStop || name == tool.TaskOutput || name == tool.SendMessage:
+			// They act on the session's tasks: the main agent's tools.
+			drop(name, "the task tools are the main agent's")
+			continue
 		case in.Background && !info.Background:
 			drop(name, "not available to agents running in the background")
 			continue

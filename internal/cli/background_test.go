@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cadre-dev/cadre/llm/llmtest"
+)
+
+func bgAgentCall(i int) llmtest.Call {
+	return llmtest.Call{Name: "Agent", Input: map[string]any{"description": fmt.Sprintf("job %d", i), "prompt": fmt.Sprintf("BGCHILD-%d: go", i),
+		"subagent_type": "general-purpose", "run_in_background": true}}
+}
+
+// countIn counts s in the text of every message of r.
+func countIn(r *llmtest.Request, s string) int {
+	n := 0
+	for _, m := range r.Messages {
+		n += strings.Count(m.Text(), s)
+	}
+	return n
+}
+
+// TestHeadlessWaitsForBackgroundTasks: cadre -p does not exit while
+// background children run; the main agent answers their notifications
+// and the last answer is the run's result.
+func TestHeadlessWaitsForBackgroundTasks(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	s.Script("MAIN", llmtest.ToolUses(bgAgentCall(1), bgAgentCall(2), bgAgentCall(3)))
+	s.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+		return llmtest.Text(fmt.Sprintf("heard %d", countIn(r, "<task-notification>")))
+	})
+	for i := 1; i <= 3; i++ {
+		s.Script(fmt.Sprintf("BGCHILD-%d", i), llmtest.Text(fmt.Sprintf("done %d", i)))
+	}
+	p := runCadre(t, env, "", "-p", "MAIN start three", "--output-format", "stream-json", "--verbose")
+	if p.code != 0 {
+		t.Fatalf("code %d stderr %s", p.code, p.stderr)
+	}
+	var inits, bgStarts, notes int
+	sc := bufio.NewScanner(strings.NewReader(p.stdout))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		switch ev["subtype"] {
+		case "init":
+			inits++
+		case "task_started":
+			if ev["is_backgrounded"] == true {
+				bgStarts++
+			}
+		case "task_notification":
+			notes++
+		}
+	}
+	if res := resultOf(t, p.stdout); res["result"] != "heard 3" || inits != 1 || bgStarts != 3 || notes != 3 {
+		t.Fatalf("result %v, %d inits, %d background starts, %d notifications\n%s", res, inits, bgStarts, notes, p.stdout)
+	}
+	reqs := s.RequestsFor("MAIN")
+	for i := 1; i <= 3; i++ {
+		if n := countIn(reqs[len(reqs)-1], fmt.Sprintf("done %d", i)); n != 1 {
+			t.Fatalf("done %d reached the main agent %d times", i, n)
+		}
+	}
+}
+
+// TestResumeAfterCrashReportsInterruptedTasks: a run killed with SIGKILL
+// while a background child works; --resume tells the main agent once that
+// the task was interrupted.
+func TestResumeAfterCrashReportsInterruptedTasks(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	arrived, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	waiting := make(chan struct{})
+	s.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+		last := r.Messages[len(r.Messages)-1].Text()
+		switch {
+		case strings.Contains(last, "RESUMED"):
+			return llmtest.Text(fmt.Sprintf("interrupted %d, in total %d", strings.Count(last, "<status>killed</status>"), countIn(r, "<task-notification>")))
+		case len(r.Messages) == 1:
+			return llmtest.ToolUse("Agent", bgAgentCall(1).Input)
+		default:
+			close(waiting)
+			return llmtest.Text("waiting for it")
+		}
+	})
+	s.ScriptFunc("BGCHILD-1", func(*llmtest.Request) llmtest.Turn {
+		close(arrived)
+		<-release
+		return llmtest.Text("too late")
+	})
+	const id = "5b0c2d4e-1f2a-4b3c-8d4e-5f6a7b8c9d0e"
+	cmd, _, _, _ := cadreCmd(t, env, "", "-p", "MAIN go", "--session-id", id)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-arrived
+	<-waiting
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	once.Do(func() { close(release) })
+
+	for round, want := range []string{"interrupted 1, in total 1", "interrupted 0, in total 1"} {
+		again := exec.Command(cmd.Path, "-p", "--resume", id, "RESUMED")
+		again.Dir, again.Env = cmd.Dir, cmd.Env
+		var out, errb bytes.Buffer
+		again.Stdout, again.Stderr = &out, &errb
+		if err := again.Run(); err != nil {
+			t.Fatalf("round %d: %v\n%s", round, err, errb.String())
+		}
+		if got := strings.TrimSpace(out.String()); got != want {
+			t.Fatalf("round %d: %q, want %q\n%s", round, got, want, errb.String())
+		}
+	}
+}
