@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/cadre-dev/cadre/hooks"
 )
@@ -54,6 +55,16 @@ func (s *Settings) hookPolicyDiagnostics(fd *fileData, path string, data []byte,
 // hooksUntrusted is HooksConfig's warning for a project file's hooks the
 // trust function refused (Load's Trust reports them in more detail).
 const hooksUntrusted = "hooks ignored: the workspace is not trusted"
+
+// GatedHooksConfig is HooksConfig under the workspace trust the settings
+// were loaded with (and extra, when not nil): an untrusted workspace's
+// hooks are left out and reported once, by s.Trust, as config.Load does.
+func (s *Settings) GatedHooksConfig(extra TrustProject) (*hooks.Config, []Diagnostic, error) {
+	cfg, diags, err := s.HooksConfig(func(file string) bool {
+		return s.Trust.Allow(file, "hooks") && (extra == nil || extra(file))
+	})
+	return cfg, slices.DeleteFunc(diags, func(d Diagnostic) bool { return d.Message == hooksUntrusted }), err
+}
 
 // TrustProject decides whether hooks from a project's settings files may
 // run (workspace trust); nil trusts every project.

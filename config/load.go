@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
@@ -154,10 +153,8 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	// workspace trust can gate them.
 	// Workspace trust (issue 9) decides first: an untrusted workspace's
 	// hooks were dropped and reported while loading (Trust.filter).
-	hk, hdiags, err := s.HooksConfig(func(file string) bool {
-		return s.Trust.Allow(file, "hooks") && (opts.TrustProjectHooks == nil || opts.TrustProjectHooks(file))
-	})
-	diags = append(diags, slices.DeleteFunc(hdiags, func(d Diagnostic) bool { return d.Message == hooksUntrusted })...) // Trust reports them
+	hk, hdiags, err := s.GatedHooksConfig(opts.TrustProjectHooks)
+	diags = append(diags, hdiags...)
 	if err != nil {
 		return cadre.Config{}, diags, err
 	}

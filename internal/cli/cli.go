@@ -477,9 +477,6 @@ func runInfoOf(p procIO, cfg cadre.Config) runInfo {
 			info.Agents = append(info.Agents, d.Name)
 		}
 	}
-	for _, s := range cfg.Skills.Active() {
-		info.Skills = append(info.Skills, s.Name)
-	}
 	return info
 }
 

@@ -125,7 +125,8 @@ func list(ctx context.Context, o listOptions) ([]Hook, []string, error) {
 	if err != nil {
 		return nil, warnings, err
 	}
-	cfg, hdiags, err := s.HooksConfig(nil)
+	// Workspace trust gates the project's hooks, as config.Load does.
+	cfg, hdiags, err := s.GatedHooksConfig(nil)
 	for _, d := range hdiags {
 		warnings = append(warnings, d.String())
 	}
