@@ -245,6 +245,8 @@ func TestTerminalUI(t *testing.T) {
 		llmtest.ToolUse("Bash", map[string]any{"command": "touch notes.txt", "description": "Create the notes file"}),
 		llmtest.Text("Created **notes.txt** for you."),
 		llmtest.ToolUse("Agent", map[string]any{"subagent_type": "Explore", "description": "survey the repo", "prompt": "child-survey: list every file"}),
+		llmtest.Text("The survey goes on in the background."),
+		llmtest.Text("never sent").WithDelay(10*time.Minute),
 	)
 	srv.Script("child-survey", llmtest.Text("never sent").WithDelay(10*time.Minute))
 
@@ -271,12 +273,16 @@ func TestTerminalUI(t *testing.T) {
 	tm.typeText("now survey the repo")
 	tm.keys("Enter")
 	tm.waitFor("Agents", "Explore", "running", "survey the repo")
-	// Ctrl+B on the running child: the runtime cannot move it yet.
+	// Ctrl+B on the running child moves it to the background: the main
+	// agent's call returns and its turn goes on (S-7.4).
 	tm.keys("C-b")
-	tm.waitFor("not available yet")
-	// Esc interrupts the turn; the child is killed with it.
+	tm.waitFor("runs in the background now.", "The survey goes on in the background.")
+	// Esc interrupts a turn that waits on the model.
+	tm.typeText("and then wait")
+	tm.keys("Enter")
+	tm.waitFor("and then wait")
 	tm.keys("Escape")
-	tm.waitFor("Interrupted", "killed")
+	tm.waitFor("Interrupted")
 
 	// /agents lists the definitions with their sources.
 	tm.typeText("/agents")

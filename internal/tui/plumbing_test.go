@@ -287,14 +287,14 @@ func (c *controlRuntime) SetPermissionMode(m permission.Mode) error {
 	return nil
 }
 
-func (c *controlRuntime) Background(id string) error {
+func (c *controlRuntime) Background(_ context.Context, id string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.bg = append(c.bg, id)
 	return nil
 }
 
-func (c *controlRuntime) Stop(id string) error {
+func (c *controlRuntime) Stop(_ context.Context, id string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stop = append(c.stop, id)

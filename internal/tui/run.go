@@ -32,12 +32,12 @@ type ModeSetter interface {
 
 // TaskControl is a Runtime that can move a running foreground sub-agent
 // to the background and stop a task with its descendants and shells
-// (S-7.4): Ctrl+B and x in the tree. The root package implements it with
-// background tasks (issue 11); until then both keys say they are not
-// available.
+// (S-7.4): Ctrl+B and x in the tree. *cadre.Runtime is one (a sub-agent's
+// task id is its agent id); with a Runtime that is not, both keys say they
+// are not available.
 type TaskControl interface {
-	Background(agentID string) error
-	Stop(taskID string) error
+	Background(ctx context.Context, agentID string) error
+	Stop(ctx context.Context, taskID string) error
 }
 
 // Options configure the terminal UI.
@@ -90,7 +90,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	closed := make(chan struct{})
 	pr := &prompter{done: closed, send: func(tea.Msg) {}}
 	a := &app{ctx: ctx, opts: o, queue: newEventQueue(), prompter: pr}
-	defer a.shutdown()
+	defer func() { err = errors.Join(err, a.shutdown()) }()
 	rt, err := o.New(pr)
 	if err != nil {
 		return err
@@ -146,6 +146,7 @@ type app struct {
 
 	mu        sync.Mutex
 	rt        Runtime
+	retired   []Runtime // runtimes /clear or /resume replaced; closed at shutdown
 	cancelRun context.CancelFunc
 	closed    bool
 	wg        sync.WaitGroup
@@ -177,13 +178,13 @@ func (a *app) actions() actions {
 	if _, ok := a.runtime().(TaskControl); ok {
 		act.background = func(id string) tea.Cmd {
 			return func() tea.Msg {
-				err := a.runtime().(TaskControl).Background(id)
+				err := a.runtime().(TaskControl).Background(a.ctx, id)
 				return controlMsg{what: "background", agentID: id, err: err}
 			}
 		}
 		act.stop = func(id string) tea.Cmd {
 			return func() tea.Msg {
-				err := a.runtime().(TaskControl).Stop(id)
+				err := a.runtime().(TaskControl).Stop(a.ctx, id)
 				return controlMsg{what: "stop", agentID: id, err: err}
 			}
 		}
@@ -244,6 +245,10 @@ func (a *app) open(rt Runtime, err error, h *historyMsg) tea.Msg {
 		return runtimeMsg{err: fmt.Errorf("open session: %w", err)}
 	}
 	a.mu.Lock()
+	if a.rt != nil && a.rt != rt {
+		// Closed at shutdown, once no turn of it can still be running.
+		a.retired = append(a.retired, a.rt)
+	}
 	a.rt = rt
 	a.mu.Unlock()
 	return runtimeMsg{sessionID: rt.SessionID(), resumed: h}
@@ -285,8 +290,10 @@ func (a *app) interrupt() {
 	}
 }
 
-// shutdown cancels the running turn and waits for its pump to end.
-func (a *app) shutdown() {
+// shutdown cancels the running turn, waits for its pump to end, and
+// closes every runtime the UI opened (their background tasks, MCP servers
+// and SessionEnd hooks end with them).
+func (a *app) shutdown() error {
 	a.mu.Lock()
 	a.closed = true
 	if a.cancelRun != nil {
@@ -294,6 +301,18 @@ func (a *app) shutdown() {
 	}
 	a.mu.Unlock()
 	a.wg.Wait()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var errs []error
+	for _, rt := range append(a.retired, a.rt) {
+		if c, ok := rt.(interface{ Close() error }); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("close session %s: %w", rt.SessionID(), err))
+			}
+		}
+	}
+	a.retired, a.rt = nil, nil
+	return errors.Join(errs...)
 }
 
 // pump reads one run to its end into q. It never waits for the UI.
@@ -358,3 +377,6 @@ func (q *eventQueue) next(ctx context.Context) tea.Cmd {
 		}
 	}
 }
+
+// The library's runtime drives Ctrl+B and x.
+var _ TaskControl = (*cadre.Runtime)(nil)
