@@ -102,11 +102,22 @@ func dirs(t *testing.T) (work, outside string) {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	wd, err := os.Getwd()
+	// The outside directory must not be under /tmp, which the sandbox
+	// replaces with a private one: the package directory serves, unless
+	// the checkout itself lives under /tmp, then the user's cache does.
+	base, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if outside, err = os.MkdirTemp(wd, ".sandbox-test-"); err != nil {
+	if base == "/tmp" || strings.HasPrefix(base, "/tmp/") {
+		if base, err = os.UserCacheDir(); err != nil {
+			t.Skipf("no directory outside /tmp to test with: %v", err)
+		}
+		if err := os.MkdirAll(base, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if outside, err = os.MkdirTemp(base, ".sandbox-test-"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(outside) })
