@@ -146,7 +146,7 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 		return cadre.Config{}, diags, err
 	}
 	cfg.MCPServers, cfg.MCPOptions = servers, mcpx.OptionsFromEnv(getenv)
-	cfg.Sandbox = sandboxConfig(s, opts.Sandbox, getenv) // sandbox.go (issue 9)
+	cfg.Sandbox = s.SandboxConfig(opts.Sandbox, getenv) // sandbox.go (issue 9)
 	managed := cmp.Or(opts.ManagedDir, DefaultManagedDir)
 	defs, err := agentdef.Load(ctx, agentdef.LoadOptions{Cwd: cwd, Home: home, FlagAgents: opts.Agents, ManagedDir: filepath.Join(managed, "agents")})
 	if err != nil {

@@ -161,9 +161,10 @@ func sandboxLevelText(enabled, backgroundOnly *bool) string {
 	return "sandbox.backgroundOnly false"
 }
 
-// sandboxConfig is the session's sandbox: the settings' sandbox object,
-// turned on for every agent by --sandbox (flag); nil when off.
-func sandboxConfig(s *Settings, flag bool, getenv func(string) string) *cadre.SandboxConfig {
+// SandboxConfig is the session's sandbox: the settings' sandbox object,
+// turned on for every agent by --sandbox (flag); nil when off. getenv
+// locates the tool caches (cadre.SandboxToolCaches).
+func (s *Settings) SandboxConfig(flag bool, getenv func(string) string) *cadre.SandboxConfig {
 	sb := s.Sandbox
 	if !flag && !sb.Enabled.Value {
 		return nil
