@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -285,7 +286,7 @@ func (e *env) insideReal(real string) bool {
 // allow, with the deciding rule and its source. It never prompts.
 func (c *Checker) Check(req Request) Decision {
 	if k := caseVariant(req.Tool); k != "" {
-		return Decision{Behavior: Deny, Reason: fmt.Sprintf("tool names are case-sensitive: %q is not the %s tool", req.Tool, k)}
+		return Decision{Behavior: Deny, Reason: prompts.PermCaseVariant(req.Tool, k)}
 	}
 	e := c.env(req)
 	var f facts
@@ -306,52 +307,48 @@ func (c *Checker) decide(f facts) Decision {
 		if c.cfg.NoPrompt {
 			d.Behavior = Deny
 			if mode == ModeDontAsk {
-				d.Reason += " (dontAsk mode denies what would need approval)"
+				d.Reason += prompts.PermDontAskDenies
 			} else {
-				d.Reason += " (no prompts are possible here, so it is denied)"
+				d.Reason += prompts.PermNoPrompts
 			}
 		}
 		return d
 	}
 	if f.deny != nil {
-		reason := "denied by rule " + f.deny.Label()
-		if f.denyNote != "" {
-			reason += ": " + f.denyNote
-		}
-		return Decision{Behavior: Deny, Rule: f.deny.String(), Source: f.deny.Source, Reason: reason}
+		return Decision{Behavior: Deny, Rule: f.deny.String(), Source: f.deny.Source, Reason: prompts.PermDeniedByRule(f.deny.Label(), f.denyNote)}
 	}
 	if mode == ModePlan && f.write {
-		return Decision{Behavior: Deny, Reason: "plan mode is read-only: no file writes and no Bash commands that are not read-only"}
+		return Decision{Behavior: Deny, Reason: prompts.PermPlanReadOnly}
 	}
 	if c.cfg.ReadOnly && f.write {
-		return Decision{Behavior: Deny, Reason: "this agent is read-only: it may not write files or run Bash commands that are not read-only, whatever the permission mode"}
+		return Decision{Behavior: Deny, Reason: prompts.PermAgentReadOnly}
 	}
 	if f.unsure != "" {
-		return ask(Decision{Behavior: Ask, Reason: "needs approval: " + f.unsure})
+		return ask(Decision{Behavior: Ask, Reason: prompts.PermNeedsApproval(f.unsure)})
 	}
 	if f.exposed != "" {
-		return ask(Decision{Behavior: Ask, Reason: "needs approval: " + f.exposed})
+		return ask(Decision{Behavior: Ask, Reason: prompts.PermNeedsApproval(f.exposed)})
 	}
 	if f.ask != nil {
-		return ask(Decision{Behavior: Ask, Rule: f.ask.String(), Source: f.ask.Source, Reason: "rule " + f.ask.Label() + " requires approval"})
+		return ask(Decision{Behavior: Ask, Rule: f.ask.String(), Source: f.ask.Source, Reason: prompts.PermAskRule(f.ask.Label())})
 	}
 	if mode == ModeBypassPermissions {
-		return Decision{Behavior: Allow, Reason: "bypassPermissions mode allows every call no deny rule forbids"}
+		return Decision{Behavior: Allow, Reason: prompts.PermBypassAllows}
 	}
 	if f.allowed && len(f.allowRules) > 0 {
-		return Decision{Behavior: Allow, Rule: joinRules(f.allowRules), Source: joinSources(f.allowRules), Reason: "allowed by rule " + joinLabels(f.allowRules)}
+		return Decision{Behavior: Allow, Rule: joinRules(f.allowRules), Source: joinSources(f.allowRules), Reason: prompts.PermAllowedByRule(joinLabels(f.allowRules))}
 	}
 	if f.auto {
-		return Decision{Behavior: Allow, Reason: fmt.Sprintf("%s mode runs read-only calls inside the working directories", mode)}
+		return Decision{Behavior: Allow, Reason: prompts.PermModeReadOnly(string(mode))}
 	}
 	if f.autoEdit && mode == ModeAcceptEdits {
-		return Decision{Behavior: Allow, Reason: "acceptEdits mode runs file edits inside the working directories"}
+		return Decision{Behavior: Allow, Reason: prompts.PermAcceptEdits}
 	}
 	why := f.why
 	if why == "" {
-		why = "no rule allows this call"
+		why = prompts.PermNoRule
 	}
-	return ask(Decision{Behavior: Ask, Reason: "needs approval: " + why})
+	return ask(Decision{Behavior: Ask, Reason: prompts.PermNeedsApproval(why)})
 }
 
 func joinRules(rs []Rule) string {

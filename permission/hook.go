@@ -3,6 +3,8 @@ package permission
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/cadre-dev/cadre/prompts"
 )
 
 // SourceHook is the source of decisions a PreToolUse hook made.
@@ -42,7 +44,7 @@ func (s *Session) AuthorizeHooked(ctx context.Context, req Request, v HookVerdic
 	case Deny:
 		d := Decision{Behavior: Deny, Source: SourceHook, Reason: v.Reason}
 		if d.Reason == "" {
-			d.Reason = "denied by a PreToolUse hook"
+			d.Reason = prompts.PermHookDenied
 		}
 		s.record(req, d, false)
 		return Outcome{Allowed: false, Message: v.Message, Decision: d}, nil
@@ -61,7 +63,7 @@ func (s *Session) AuthorizeHooked(ctx context.Context, req Request, v HookVerdic
 		return s.deny(req, d, "", false), nil
 	}
 	if v.Behavior == Allow {
-		reason := "allowed by a PreToolUse hook"
+		reason := prompts.PermHookAllowed
 		if v.Reason != "" {
 			reason += ": " + v.Reason
 		}
@@ -69,7 +71,7 @@ func (s *Session) AuthorizeHooked(ctx context.Context, req Request, v HookVerdic
 	}
 	d = Decision{Behavior: Ask, Source: SourceHook, Reason: v.Reason}
 	if d.Reason == "" {
-		d.Reason = "a PreToolUse hook asks for confirmation"
+		d.Reason = prompts.PermHookAsks
 	}
 	if checker.cfg.NoPrompt {
 		return s.deny(req, d, "No prompts are possible here, so the call was denied.", false), nil

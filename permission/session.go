@@ -5,8 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"sync"
+
+	"github.com/cadre-dev/cadre/prompts"
 )
 
 // Denial is one denied tool call, as reported in the run's
@@ -156,7 +157,7 @@ func (s *Session) ask(ctx context.Context, req Request, d Decision) (Outcome, er
 	checker := s.Checker()
 	suggested, hasSuggestion := SuggestRule(req)
 	if req.Background && (checker.Mode() != ModeBubble || s.cfg.Prompter == nil) {
-		return s.deny(req, d, "This agent runs in the background, where no one can answer a permission prompt, so the call was denied automatically.", true), nil
+		return s.deny(req, d, prompts.PermDeniedInBackground, true), nil
 	}
 	p := s.cfg.Prompter
 	if p == nil {
@@ -167,11 +168,11 @@ func (s *Session) ask(ctx context.Context, req Request, d Decision) (Outcome, er
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return Outcome{}, ctxErr
 		}
-		return s.deny(req, d, fmt.Sprintf("The permission prompt failed (%v), so the call was denied.", err), false), nil
+		return s.deny(req, d, prompts.PermPromptFailed(err), false), nil
 	}
 	switch reply.Choice {
 	case ChoiceAllowOnce:
-		d.Behavior, d.Reason = Allow, "approved once by the user"
+		d.Behavior, d.Reason = Allow, prompts.PermApprovedOnce
 		return Outcome{Allowed: true, Decision: d, UpdatedInput: reply.UpdatedInput}, nil
 	case ChoiceAllowSession:
 		grant := reply.Rules
@@ -190,12 +191,12 @@ func (s *Session) ask(ctx context.Context, req Request, d Decision) (Outcome, er
 			s.mu.Unlock()
 			d.Rule, d.Source = r.String(), r.Source
 		}
-		d.Behavior, d.Reason = Allow, "approved for this session by the user"
+		d.Behavior, d.Reason = Allow, prompts.PermApprovedSession
 		return Outcome{Allowed: true, Decision: d, UpdatedInput: reply.UpdatedInput}, nil
 	}
 	msg := reply.Message
 	if msg == "" {
-		msg = "The user denied this call."
+		msg = prompts.PermUserDenied
 	}
 	return s.deny(req, d, msg, false), nil
 }
@@ -211,44 +212,19 @@ func (s *Session) deny(req Request, d Decision, why string, background bool) Out
 	n := s.counts[key]
 	s.mu.Unlock()
 
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "Permission denied: the %s call was not run. ", req.Tool)
+	text := prompts.PermissionDenial{Tool: req.Tool, Times: n}
 	if byDenyRule {
-		fmt.Fprintf(&b, "Rule %s from %s forbids it; no allow rule can override a deny rule.", d.Rule, orUnnamed(d.Source))
+		text.Rule, text.Source = d.Rule, d.Source
 	} else {
-		b.WriteString(sentence(d.Reason))
-		if why != "" {
-			b.WriteString(" " + why)
-		}
+		text.Reason, text.Why = d.Reason, why
 		// Name the rule that would allow the call, but only when adding it
 		// really would (not in plan mode, not past an ask rule, not when
 		// a hook asked).
 		if r, ok := SuggestRule(req); ok && d.Source != SourceHook && s.Checker().WithRules(r).Check(req).Behavior == Allow {
-			fmt.Fprintf(&b, " To allow calls like this, the user can add %q to permissions.allow in .cadre/settings.json or pass --allowedTools %q.", r.String(), r.String())
+			text.Suggest = r.String()
 		}
 	}
-	if n >= 2 {
-		fmt.Fprintf(&b, " This same request has now been denied %d times: do not retry it. Stop and report to your caller that you need this permission.", n)
-	}
-	return Outcome{Allowed: false, Message: b.String(), Decision: d}
-}
-
-func orUnnamed(src string) string {
-	if src == "" {
-		return "an unnamed source"
-	}
-	return src
-}
-
-func sentence(s string) string {
-	if s == "" {
-		return ""
-	}
-	s = string(bytes.ToUpper([]byte(s[:1]))) + s[1:]
-	if s[len(s)-1] != '.' {
-		s += "."
-	}
-	return s
+	return Outcome{Allowed: false, Message: text.Render(), Decision: d}
 }
 
 // requestKey identifies "the same request" for denial tracking: the tool
