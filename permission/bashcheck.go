@@ -1,10 +1,10 @@
 package permission
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 
+	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -32,7 +32,7 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 	// bypassPermissions with no rule that binds Bash, files or agents'
 	// reads and writes, a dynamic command is no worse than a literal one.
 	if len(script.Uncertain) > 0 && (c.cfg.Mode != ModeBypassPermissions || c.hasBindingRules()) {
-		f.unsure = "the command cannot be fully analysed: " + strings.Join(script.Uncertain, "; ")
+		f.unsure = prompts.PermUncertain(script.Uncertain)
 		return f
 	}
 	if f.exposed = c.bashExposure(script, sf, envs, dirsKnown); f.exposed != "" {
@@ -50,19 +50,19 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 func parseBashRequest(req Request) (script *Script, f facts, ok bool) {
 	in, err := decodeInput(req.Input)
 	if err != nil {
-		f.unsure = "the tool input is not a JSON object"
+		f.unsure = prompts.PermInputNotObject
 		f.write = true
 		return nil, f, false
 	}
 	cmd, has := str(in, "command")
 	if !has || strings.TrimSpace(cmd) == "" {
-		f.unsure = "the call has no command"
+		f.unsure = prompts.PermNoCommand
 		f.write = true
 		return nil, f, false
 	}
 	script, err = SplitBash(cmd)
 	if err != nil {
-		f.unsure = "the command could not be analysed (" + err.Error() + ")"
+		f.unsure = prompts.PermUnparsable(err)
 		f.write = true
 		return nil, f, false
 	}
@@ -75,7 +75,7 @@ func (c *Checker) bashDenyRule(script *Script) (*Rule, string) {
 	for _, sc := range script.Commands {
 		if r := c.firstMatch(Deny, tool.Bash, func(r Rule) bool { return c.bashPattern(r).mayMatch(sc) }); r != nil {
 			if r.Content != "" && !c.bashPattern(*r).mustMatch(baseNamed(sc)) {
-				return r, fmt.Sprintf("`%s` has words only known when the shell runs, and it could be what the rule forbids", sc.String())
+				return r, prompts.PermDynamicWords(sc.String())
 			}
 			return r, ""
 		}
@@ -206,13 +206,13 @@ func (c *Checker) bashAllow(f *facts, script *Script, sf scriptFacts, envs []*en
 	if readsRelative || !all(func(be *env) bool { return c.readPathsOK(script.Reads, be) || c.readsAllowed(script.Reads, be) }) {
 		f.allowed = false
 		if f.why == "" {
-			f.why = "the command reads a file outside the working directories"
+			f.why = prompts.PermReadsOutside
 		}
 	}
 	for _, w := range script.Writes {
 		if relative(w) || !all(func(be *env) bool { return c.redirectOK(w, be) }) {
 			f.allowed = false
-			f.why = fmt.Sprintf("the command writes to %s, outside the working directories", w.Value)
+			f.why = prompts.PermWritesOutside(w.Value)
 		}
 	}
 	switch {
@@ -221,7 +221,7 @@ func (c *Checker) bashAllow(f *facts, script *Script, sf scriptFacts, envs []*en
 		// runs them, other modes ask.
 		f.allowed = false
 		f.autoEdit = true
-		f.why = "the command changes files"
+		f.why = prompts.PermChangesFiles
 	case f.allowed && len(f.allowRules) == 0:
 		// Nothing but read-only commands: the mode decides.
 		f.allowed = false
@@ -229,11 +229,11 @@ func (c *Checker) bashAllow(f *facts, script *Script, sf scriptFacts, envs []*en
 			f.auto = true
 		} else {
 			f.autoEdit = true
-			f.why = "the command writes files"
+			f.why = prompts.PermWritesFiles
 		}
 	}
 	if f.why == "" && !f.allowed && !f.auto {
-		f.why = "the command is not read-only"
+		f.why = prompts.PermNotReadOnly
 	}
 }
 
@@ -241,11 +241,11 @@ func (c *Checker) bashAllow(f *facts, script *Script, sf scriptFacts, envs []*en
 func notAllowedWhy(sc Command, readOnly, dirsKnown bool) string {
 	switch {
 	case isCd(sc) || !dirsKnown:
-		return fmt.Sprintf("`%s` changes to a directory outside the working directories or not known in advance", sc.String())
+		return prompts.PermCommandLeaves(sc.String())
 	case readOnly:
-		return fmt.Sprintf("`%s` reads outside the working directories", sc.String())
+		return prompts.PermCommandReadsOutside(sc.String())
 	}
-	return fmt.Sprintf("no rule allows `%s`", sc.String())
+	return prompts.PermNoRuleForCommand(sc.String())
 }
 
 func isCd(c Command) bool {

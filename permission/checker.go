@@ -450,7 +450,7 @@ func (c *Checker) toolFacts(req Request, tname string) facts {
 	var f facts
 	in, err := decodeInput(req.Input)
 	if err != nil {
-		f.unsure = "the tool input is not a JSON object"
+		f.unsure = prompts.PermInputNotObject
 		return f
 	}
 	var match func(Rule) bool
@@ -476,7 +476,7 @@ func (c *Checker) toolFacts(req Request, tname string) facts {
 		f.auto = true
 	case tool.IsMCP(tname), tname == tool.WebFetch, tname == tool.WebSearch:
 		f.write = !req.ReadOnly
-		f.why = "no rule allows " + tname
+		f.why = prompts.PermNoRuleFor(tname)
 	default:
 		f.auto = req.ReadOnly
 		f.write = !req.ReadOnly
@@ -532,7 +532,7 @@ func (c *Checker) pathFacts(req Request, e *env, tname string) facts {
 	var f facts
 	in, err := decodeInput(req.Input)
 	if err != nil {
-		f.unsure = "the tool input is not a JSON object"
+		f.unsure = prompts.PermInputNotObject
 		return f
 	}
 	f.write = isEditTool(tname)
@@ -549,7 +549,7 @@ func (c *Checker) pathFacts(req Request, e *env, tname string) facts {
 				dir, _ := resolvePath(raw, e.cwd, e.home)
 				root, bounded := globRoot(pat, dir)
 				if !bounded {
-					f.unsure = "the glob pattern climbs out of its directory with `..` after a wildcard"
+					f.unsure = prompts.PermGlobClimbs
 					return f
 				}
 				raw = root
@@ -561,7 +561,7 @@ func (c *Checker) pathFacts(req Request, e *env, tname string) facts {
 		raw, ok = str(in, "file_path")
 	}
 	if !ok || raw == "" {
-		f.unsure = "the call names no file path"
+		f.unsure = prompts.PermNoFilePath
 		return f
 	}
 	lex, real := resolvePath(raw, e.cwd, e.home)
@@ -583,16 +583,16 @@ func (c *Checker) pathFacts(req Request, e *env, tname string) facts {
 			if f.allowed && f.allowRules[0].Content == "" {
 				f.allowed, f.allowRules = false, nil
 			}
-			f.why = fmt.Sprintf("%s is protected: writes to .git, .cadre and .claude always need approval", real)
+			f.why = prompts.PermProtectedPath(real)
 		case in2:
-			f.why = "file edits need approval in " + string(c.cfg.Mode) + " mode"
+			f.why = prompts.PermEditsNeedApproval(string(c.cfg.Mode))
 		default:
-			f.why = fmt.Sprintf("%s is outside the working directories", real)
+			f.why = prompts.PermOutsideDirs(real)
 		}
 	} else {
 		f.auto = in2
 		if !in2 {
-			f.why = fmt.Sprintf("%s is outside the working directories", real)
+			f.why = prompts.PermOutsideDirs(real)
 		}
 	}
 	return f

@@ -1,11 +1,11 @@
 package permission
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -98,7 +98,7 @@ func (c *Checker) bashExposure(script *Script, sf scriptFacts, envs []*env, dirs
 	if x.historyRule != nil {
 		for _, sc := range script.Commands {
 			if !dirsKnown && sc.Name() == "git" && gitPrintsContent(sc) {
-				return x.say(x.historyRule, false, fmt.Sprintf("`%s` prints file contents from a repository cadre cannot tell in advance (the command changes directory)", sc.String()))
+				return x.say(x.historyRule, false, prompts.PermGitUnknownRepo(sc.String()))
 			}
 			if msg := x.gitContent(sc); msg != "" {
 				return msg
@@ -109,19 +109,19 @@ func (c *Checker) bashExposure(script *Script, sf scriptFacts, envs []*env, dirs
 		return ""
 	}
 	if !dirsKnown {
-		return x.say(x.anyRule(), false, "the command changes to a directory not known in advance, so cadre cannot tell which files it reads or writes")
+		return x.say(x.anyRule(), false, prompts.PermUnknownDirectory)
 	}
 	if x.readRule != nil {
 		for _, a := range script.Reads {
 			if !a.Static || indirectPath(a.Value) {
-				return x.say(x.readRule, false, fmt.Sprintf("the command reads from `%s`, a file cadre cannot resolve before the shell runs", a.Value))
+				return x.say(x.readRule, false, prompts.PermReadsUnresolved(a.Value))
 			}
 		}
 	}
 	if x.editRule != nil {
 		for _, w := range append(append([]Arg(nil), script.Writes...), sf.editPaths...) {
 			if !w.Static || w.Glob {
-				return x.say(x.editRule, false, fmt.Sprintf("the command writes to `%s`, a path only known when the shell runs", w.Value))
+				return x.say(x.editRule, false, prompts.PermWritesUnresolved(w.Value))
 			}
 		}
 	}
@@ -144,15 +144,7 @@ func (x exposureCheck) anyRule() *Rule {
 // say builds the reason: what the command may do, the rule at stake, and
 // the ways to run it.
 func (x exposureCheck) say(r *Rule, opaque bool, what string) string {
-	var b strings.Builder
-	b.WriteString(what)
-	fmt.Fprintf(&b, ", and deny rule %s protects paths it could reach; a command that may get around a deny rule is never run unconfined without approval", r.Label())
-	b.WriteString(" (with the sandbox on — sandbox.enabled in settings — it would run with the denied paths masked")
-	if opaque {
-		b.WriteString("; or allow this command with a Bash rule that names it")
-	}
-	b.WriteString(")")
-	return b.String()
+	return prompts.PermExposure(what, r.Label(), opaque)
 }
 
 // command says why one simple command may get around a deny rule, or "".
@@ -164,7 +156,7 @@ func (x exposureCheck) command(sc Command) string {
 				continue
 			}
 			if r := x.ruleFor(sc); r != nil {
-				return x.say(r, false, fmt.Sprintf("%s has `%s`, a word only known when the shell runs, which could name any file", quoted, a.Value))
+				return x.say(r, false, prompts.PermDynamicWord(quoted, a.Value))
 			}
 		}
 		if msg := x.namedPaths(sc, quoted); msg != "" {
@@ -173,7 +165,7 @@ func (x exposureCheck) command(sc Command) string {
 	}
 	if x.readRule != nil {
 		if code := inlineCode(sc); code != "" {
-			return x.say(x.readRule, false, fmt.Sprintf("%s runs %s, which can read any file", quoted, code))
+			return x.say(x.readRule, false, prompts.PermInlineCode(quoted, code))
 		}
 		if msg := x.recursive(sc, quoted); msg != "" {
 			return msg
@@ -191,7 +183,7 @@ func (x exposureCheck) command(sc Command) string {
 	if x.readRule == nil {
 		what = "write"
 	}
-	return x.say(x.anyRule(), true, fmt.Sprintf("%s is a program cadre cannot see into: it may %s any file", quoted, what))
+	return x.say(x.anyRule(), true, prompts.PermOpaqueProgram(quoted, what))
 }
 
 // namedByAllowRule reports a Bash allow rule with content that matches
@@ -234,16 +226,16 @@ func (x exposureCheck) namedPaths(sc Command, quoted string) string {
 			}
 			for _, p := range x.c.wordPaths(v, e) {
 				if indirectPath(p.lexical) {
-					return x.say(x.anyRule(), false, fmt.Sprintf("%s names %s, a path through /proc or /dev/fd that can lead anywhere", quoted, p.lexical))
+					return x.say(x.anyRule(), false, prompts.PermIndirectPath(quoted, p.lexical))
 				}
 				if x.readRule != nil {
 					if r := x.c.contentRule(Deny, tool.Read, e, p); r != nil {
-						return x.say(r, false, fmt.Sprintf("%s names %s", quoted, p.lexical))
+						return x.say(r, false, prompts.PermNamesPath(quoted, p.lexical))
 					}
 				}
 				if x.editRule != nil && !knownCommand(sc) {
 					if r := x.c.contentRule(Deny, tool.Edit, e, p); r != nil {
-						return x.say(r, false, fmt.Sprintf("%s names %s", quoted, p.lexical))
+						return x.say(r, false, prompts.PermNamesPath(quoted, p.lexical))
 					}
 				}
 			}
@@ -268,7 +260,7 @@ func (x exposureCheck) recursive(sc Command, quoted string) string {
 			for _, p := range x.c.wordPaths(a, e) {
 				for _, d := range []string{p.lexical, p.real} {
 					if r := x.c.readRuleUnder(d, e, true); r != nil {
-						return x.say(r, false, fmt.Sprintf("%s reads every file under %s", quoted, d))
+						return x.say(r, false, prompts.PermReadsTree(quoted, d))
 					}
 				}
 			}
@@ -293,7 +285,7 @@ func (x exposureCheck) gitContent(sc Command) string {
 		}
 		root := gitRoot(dir)
 		if r := x.c.readRuleUnder(root, e, false); r != nil {
-			return fmt.Sprintf("%s prints file contents from the repository at %s, whose history may hold files deny rule %s protects; the sandbox masks files, not their copies in git history, so this needs approval in every mode", quoted, root, r.Label())
+			return prompts.PermGitHistory(quoted, root, r.Label())
 		}
 	}
 	return ""

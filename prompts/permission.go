@@ -126,3 +126,135 @@ func PermAllowedByRule(rules string) string { return "allowed by rule " + rules 
 func PermModeReadOnly(mode string) string {
 	return mode + " mode runs read-only calls inside the working directories"
 }
+
+// The details of why a call needs approval (filled into
+// PermNeedsApproval) or how a deny rule covers it (PermDeniedByRule).
+const (
+	PermInputNotObject   = "the tool input is not a JSON object"
+	PermGlobClimbs       = "the glob pattern climbs out of its directory with `..` after a wildcard"
+	PermNoFilePath       = "the call names no file path"
+	PermNoCommand        = "the call has no command"
+	PermReadsOutside     = "the command reads a file outside the working directories"
+	PermChangesFiles     = "the command changes files"
+	PermWritesFiles      = "the command writes files"
+	PermNotReadOnly      = "the command is not read-only"
+	PermUnknownDirectory = "the command changes to a directory not known in advance, so cadre cannot tell which files it reads or writes"
+)
+
+// PermNoRuleFor: no rule allows the tool.
+func PermNoRuleFor(tool string) string { return "no rule allows " + tool }
+
+// PermProtectedPath: writes to .git, .cadre and .claude.
+func PermProtectedPath(path string) string {
+	return path + " is protected: writes to .git, .cadre and .claude always need approval"
+}
+
+// PermEditsNeedApproval: the mode does not run file edits.
+func PermEditsNeedApproval(mode string) string {
+	return "file edits need approval in " + mode + " mode"
+}
+
+// PermOutsideDirs: a path outside the working directories.
+func PermOutsideDirs(path string) string { return path + " is outside the working directories" }
+
+// PermUncertain: parts of the command only the shell can know.
+func PermUncertain(what []string) string {
+	return "the command cannot be fully analysed: " + strings.Join(what, "; ")
+}
+
+// PermUnparsable: the command could not be split.
+func PermUnparsable(err error) string {
+	return "the command could not be analysed (" + err.Error() + ")"
+}
+
+// PermWritesOutside: a redirection outside the working directories.
+func PermWritesOutside(target string) string {
+	return fmt.Sprintf("the command writes to %s, outside the working directories", target)
+}
+
+// PermCommandLeaves: a simple command that is not allowed; cmd is its
+// text.
+func PermCommandLeaves(cmd string) string {
+	return fmt.Sprintf("`%s` changes to a directory outside the working directories or not known in advance", cmd)
+}
+
+// PermCommandReadsOutside: a read-only command reading outside.
+func PermCommandReadsOutside(cmd string) string {
+	return fmt.Sprintf("`%s` reads outside the working directories", cmd)
+}
+
+// PermNoRuleForCommand: no rule allows the command.
+func PermNoRuleForCommand(cmd string) string { return fmt.Sprintf("no rule allows `%s`", cmd) }
+
+// PermDynamicWords: a command with words only the shell knows, which a
+// deny rule's pattern could match.
+func PermDynamicWords(cmd string) string {
+	return fmt.Sprintf("`%s` has words only known when the shell runs, and it could be what the rule forbids", cmd)
+}
+
+// PermExposure says why a Bash command may get around a deny rule (what
+// it may do, the rule at stake, and the ways to run it); opaque adds that
+// a Bash rule naming the program allows it.
+func PermExposure(what, rule string, opaque bool) string {
+	var b strings.Builder
+	b.WriteString(what)
+	fmt.Fprintf(&b, ", and deny rule %s protects paths it could reach; a command that may get around a deny rule is never run unconfined without approval", rule)
+	b.WriteString(" (with the sandbox on — --sandbox, or sandbox.enabled in settings — it would run with the denied paths masked")
+	if opaque {
+		b.WriteString("; or allow this command with a Bash rule that names it")
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// What a command may do that gets around a deny rule (PermExposure's
+// what); quoted is the command in backticks.
+func PermGitUnknownRepo(cmd string) string {
+	return fmt.Sprintf("`%s` prints file contents from a repository cadre cannot tell in advance (the command changes directory)", cmd)
+}
+
+// PermReadsUnresolved: an input redirection from a file only the shell
+// resolves.
+func PermReadsUnresolved(file string) string {
+	return fmt.Sprintf("the command reads from `%s`, a file cadre cannot resolve before the shell runs", file)
+}
+
+// PermWritesUnresolved: an output only the shell resolves.
+func PermWritesUnresolved(path string) string {
+	return fmt.Sprintf("the command writes to `%s`, a path only known when the shell runs", path)
+}
+
+// PermDynamicWord: an argument only the shell knows.
+func PermDynamicWord(quoted, word string) string {
+	return fmt.Sprintf("%s has `%s`, a word only known when the shell runs, which could name any file", quoted, word)
+}
+
+// PermInlineCode: an interpreter given code inline.
+func PermInlineCode(quoted, code string) string {
+	return fmt.Sprintf("%s runs %s, which can read any file", quoted, code)
+}
+
+// PermOpaqueProgram: a program cadre cannot see into; what is "read" or
+// "write".
+func PermOpaqueProgram(quoted, what string) string {
+	return fmt.Sprintf("%s is a program cadre cannot see into: it may %s any file", quoted, what)
+}
+
+// PermIndirectPath: a path through /proc or /dev/fd.
+func PermIndirectPath(quoted, path string) string {
+	return fmt.Sprintf("%s names %s, a path through /proc or /dev/fd that can lead anywhere", quoted, path)
+}
+
+// PermNamesPath: the command names a protected path.
+func PermNamesPath(quoted, path string) string { return fmt.Sprintf("%s names %s", quoted, path) }
+
+// PermReadsTree: a recursive reader over a tree holding a protected path.
+func PermReadsTree(quoted, dir string) string {
+	return fmt.Sprintf("%s reads every file under %s", quoted, dir)
+}
+
+// PermGitHistory: git printing content from history the sandbox cannot
+// mask.
+func PermGitHistory(quoted, root, rule string) string {
+	return fmt.Sprintf("%s prints file contents from the repository at %s, whose history may hold files deny rule %s protects; the sandbox masks files, not their copies in git history, so this needs approval in every mode", quoted, root, rule)
+}

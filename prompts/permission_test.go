@@ -24,6 +24,20 @@ func TestPermissionTextsGolden(t *testing.T) {
 		PermAcceptEdits, PermBypassAllows, PermApprovedOnce, PermApprovedSession, PermHookAllowed, PermHookAsks,
 	}, "\n")
 	golden(t, "permission_texts", got)
+	q := "`cat $F`"
+	details := strings.Join([]string{
+		PermInputNotObject, PermGlobClimbs, PermNoFilePath, PermNoCommand, PermReadsOutside, PermChangesFiles, PermWritesFiles,
+		PermNotReadOnly, PermUnknownDirectory, PermNoRuleFor("WebFetch"), PermProtectedPath("/p/.git/config"), PermEditsNeedApproval("default"),
+		PermOutsideDirs("/etc/hosts"), PermUncertain([]string{"`$(ls)` is a command substitution", "`eval` runs a string"}),
+		PermUnparsable(errors.New("unterminated quote")), PermWritesOutside("/etc/x"), PermCommandLeaves("cd /"), PermCommandReadsOutside("cat /etc/hosts"),
+		PermNoRuleForCommand("make"), PermDynamicWords("rm $X"),
+		PermExposure(PermDynamicWord(q, "$F"), "Read(./secrets/**)", false),
+		PermExposure(PermOpaqueProgram("`make`", "read"), "Read(./secrets/**)", true),
+		PermGitUnknownRepo("git show HEAD:x"), PermReadsUnresolved("$F"), PermWritesUnresolved("$OUT"), PermInlineCode("`python -c x`", "inline Python"),
+		PermIndirectPath("`cat /proc/self/root/x`", "/proc/self/root/x"), PermNamesPath("`cat secrets/key.txt`", "secrets/key.txt"),
+		PermReadsTree("`grep -r TOP .`", "/p"), PermGitHistory("`git show HEAD:secrets/key.txt`", "/p", "Read(./secrets/**)"),
+	}, "\n")
+	golden(t, "permission_details", details)
 	if Sentence("") != "" || Sentence("done.") != "Done." || Sentence("été") != "Été." {
 		t.Errorf("Sentence: %q %q", Sentence(""), Sentence("done."))
 	}
