@@ -2,6 +2,8 @@ package cadre
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/cadre-dev/cadre/internal/sandbox"
@@ -76,6 +78,11 @@ func (r *Runtime) openSandbox() error {
 	sc := r.cfg.Sandbox
 	if sc == nil {
 		return nil
+	}
+	for _, w := range sc.Writable {
+		if !filepath.IsAbs(w) {
+			return fmt.Errorf("Config.Sandbox.Writable: %q is not an absolute path", w)
+		}
 	}
 	sb, warning, err := sandbox.Open(context.Background(), sandbox.Config{
 		BwrapPath: sc.BwrapPath, Writable: slices.Clone(sc.Writable), Network: !sc.NoNetwork}, sc.FailIfUnavailable)

@@ -134,6 +134,10 @@ func TestSandboxUnavailableRuntime(t *testing.T) {
 	if st := rt.SandboxStatus(); st == nil || st.Enabled || !strings.Contains(st.Unavailable, "run without it") {
 		t.Errorf("status %+v", st)
 	}
+	cfg.Sandbox = &SandboxConfig{Writable: []string{"relative/cache"}}
+	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "relative/cache") {
+		t.Errorf("relative writable path: err = %v", err)
+	}
 	cfg.Sandbox = nil
 	if st := newRuntime(t, cfg).SandboxStatus(); st != nil {
 		t.Errorf("no sandbox asked for: status %+v", st)
