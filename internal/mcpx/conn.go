@@ -35,6 +35,10 @@ const (
 	StateConnected State = "connected"
 	// StateFailed: the connection could not be made or was lost.
 	StateFailed State = "failed"
+	// StateUntrusted: configured by a workspace that is not trusted, so
+	// never started; a session leaves such a server out, and `cadre mcp`
+	// reports it with this state.
+	StateUntrusted State = "untrusted"
 )
 
 // Options tune a Manager. The zero value is usable.
