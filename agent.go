@@ -58,6 +58,9 @@ type agent struct {
 	fork       bool
 	start      []llm.Message
 	cacheHints []llm.CacheHint
+	// resumed is set on a finished agent continued with SendMessage: its
+	// start is the history read back from its transcript (resume.go).
+	resumed *resumedFrom
 
 	// Worktree isolation (worktree.go): isolation is the kind asked for;
 	// tree the lease the agent holds on a worktree (its own when ownsTree,

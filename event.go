@@ -138,6 +138,10 @@ type SubagentResult struct {
 	// Worktree is what became of the agent's own worktree (isolation:
 	// worktree); nil without one.
 	Worktree *WorktreeOutcome `json:"worktree,omitempty"`
+	// Continuable is true when SendMessage can continue the agent once it
+	// has ended (S-8.2): it keeps a transcript and is neither one-shot nor
+	// a fork (resume.go).
+	Continuable bool `json:"continuable"`
 }
 
 // SubagentStats counts the sub-agents of a run. Every spawned sub-agent

@@ -306,9 +306,6 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, errors.New("cadre: Config.History must start with a user message")
 	}
 	r.messages = append([]llm.Message(nil), cfg.History...)
-	if err := r.initMCP(); err != nil { // mcp.go
-		return nil, fmt.Errorf("cadre: %w", err)
-	}
 	r.session = cmp.Or(cfg.SessionID, newSessionID())
 	if !cfg.NoTranscript {
 		// A session id names files: a UUID, and the path stays in StateDir (issue 9).
@@ -317,6 +314,10 @@ func New(cfg Config) (*Runtime, error) {
 			return nil, fmt.Errorf("cadre: Config.SessionID: %w", err)
 		}
 		r.tpath = tpath
+	}
+	// After the session id: the servers' logs go beside its transcripts.
+	if err := r.initMCP(); err != nil { // mcp.go
+		return nil, fmt.Errorf("cadre: %w", err)
 	}
 	r.modelID = cfg.ModelID
 	r.system = r.renderSystemFor(cfg.ModelID)

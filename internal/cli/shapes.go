@@ -170,6 +170,8 @@ type agentToolResult struct {
 	TotalTokens       int64       `json:"totalTokens"`
 	TotalToolUseCount int         `json:"totalToolUseCount"`
 	Usage             llm.Usage   `json:"usage"`
+	// CanContinueAgent: SendMessage can continue the agent (S-8.2).
+	CanContinueAgent bool `json:"canContinueAgent"`
 }
 
 // taskUsage is the usage of task events: the tokens of the agent's latest

@@ -226,6 +226,7 @@ func (p *streamPrinter) toolUseResult(b llm.Block) any {
 			Status: string(r.Status), Prompt: p.tally.calls[b.ToolUseID].Prompt, AgentID: r.AgentID, AgentType: r.AgentType,
 			Content: []llm.Block{llm.TextBlock(r.Text)}, ToolsUsed: sortedKeys(r.ToolStats), ResolvedModel: r.Model, TotalDurationMS: r.Duration.Milliseconds(),
 			TotalTokens: p.tally.progress(r.AgentID).TotalTokens, TotalToolUseCount: r.ToolUses, Usage: r.Usage,
+			CanContinueAgent: r.Continuable,
 		}
 	}
 	if u := p.tally.todos[b.ToolUseID]; u != nil && !b.IsError {
