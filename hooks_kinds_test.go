@@ -1,0 +1,341 @@
+package cadre
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/permission"
+)
+
+// agentTurnsSince counts the assistant messages of r after its last
+// message whose text contains mark ("" counts them all): how many turns
+// the agent the request belongs to has taken.
+func agentTurnsSince(r *llmtest.Request, mark string) int {
+	start := 0
+	if mark != "" {
+		for i, m := range r.Messages {
+			if strings.Contains(m.Text(), mark) {
+				start = i
+			}
+		}
+	}
+	n := 0
+	for _, m := range r.Messages[start:] {
+		if m.Role == llm.RoleAssistant {
+			n++
+		}
+	}
+	return n
+}
+
+// isForkOf reports whether r is a fork's request: its conversation holds
+// a fork directive.
+func isForkOf(r *llmtest.Request) bool {
+	for _, m := range r.Messages {
+		if m.Role == llm.RoleUser && strings.Contains(m.Text(), "from Agent call") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestHookMatrixEveryAgentKind is the one-table proof of S-14.3: every
+// event cadre fires, in every agent kind that exists — the main agent, a
+// foreground (sync) child, a background child and a fork (which runs in
+// the background) — through one real script that appends its stdin to a
+// file. Each fires once per occasion with the agent's own agent_id and
+// agent_type and the event's payload.
+func TestHookMatrixEveryAgentKind(t *testing.T) {
+	t.Parallel()
+	w := newHookWorld(t)
+	if err := os.WriteFile(filepath.Join(w.dir, "notes.txt"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := w.config(every(filepath.Join(w.scripts, "log.sh")))
+	person := &allowAll{}
+	cfg.Permissions = &Permissions{Mode: permission.ModeDefault, Prompter: person,
+		Rules: []permission.Rule{{Behavior: permission.Ask, Tool: "Bash", Source: "test"}}}
+	cfg.ForkSubagent = true // forks run in the background (Background is the default)
+	// Every agent: a Read that works and one that fails in one turn, a
+	// Bash call someone is asked about, then its report. The main agent
+	// also starts one child of each kind in one turn.
+	steps := func(key string, n int, children bool) llmtest.Turn {
+		switch {
+		case n == 0:
+			return llmtest.ToolUses(llmtest.Call{Name: "Read", Input: map[string]any{"file_path": filepath.Join(w.dir, "notes.txt")}},
+				llmtest.Call{Name: "Read", Input: map[string]any{"file_path": filepath.Join(w.dir, "missing-"+key)}})
+		case n == 1:
+			return llmtest.ToolUse("Bash", map[string]any{"command": "echo " + key})
+		case n == 2 && children:
+			return llmtest.ToolUses(
+				llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", "SYNC: go on")},
+				llmtest.Call{Name: "Agent", Input: bgCall("BGKID: go on")},
+				llmtest.Call{Name: "Agent", Input: agentCall("", "FORKKID: go on")})
+		}
+		return llmtest.Text(key + " done")
+	}
+	// The fork's requests carry the main conversation, so they come to
+	// MAIN's key too.
+	w.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+		if isForkOf(r) {
+			return steps("FORKKID", agentTurnsSince(r, "from Agent call"), false)
+		}
+		return steps("MAIN", agentTurnsSince(r, ""), true)
+	})
+	for _, key := range []string{"SYNC", "BGKID"} {
+		w.srv.ScriptFunc(key, func(r *llmtest.Request) llmtest.Turn { return steps(key, agentTurnsSince(r, ""), false) })
+	}
+	rt := newRuntime(t, cfg)
+	evs, res, err := runAll(t, context.Background(), rt, "MAIN: start")
+	if err != nil || res == nil || res.Text != "MAIN done" {
+		t.Fatalf("result %+v %v", res, err)
+	}
+	evs = append(evs, drainNotifications(t, rt)...)
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The kinds by id, from the task events.
+	name := map[string]string{"": "main"}
+	for _, ev := range evs {
+		if ev.Type != EventTaskStarted {
+			continue
+		}
+		switch {
+		case ev.Task.AgentType == "fork":
+			name[ev.AgentID] = "fork"
+		case ev.Task.Background:
+			name[ev.AgentID] = "background"
+		default:
+			name[ev.AgentID] = "sync"
+		}
+	}
+	if len(name) != 4 {
+		t.Fatalf("agents %v", name)
+	}
+	results := 0 // the main agent's runs: the prompt's and the notifications'
+	for _, ev := range evs {
+		if ev.Type == EventResult {
+			results++
+		}
+	}
+	typeOf := map[string]string{"main": "", "sync": "general-purpose", "background": "general-purpose", "fork": "fork"}
+	log := w.entries()
+	type key struct{ event, agent, tool string }
+	counts := map[key]int{}
+	for _, e := range log {
+		id, _ := e["agent_id"].(string)
+		kind, ok := name[id]
+		if !ok {
+			t.Errorf("hook input of an unknown agent: %v", e)
+			continue
+		}
+		tool, _ := e["tool_name"].(string)
+		counts[key{e["hook_event_name"].(string), kind, tool}]++
+		if e["session_id"] != rt.SessionID() || e["transcript_path"] != rt.TranscriptPath() || e["cwd"] != w.dir || e["project_dir"] != w.dir {
+			t.Errorf("common fields of %v", e)
+		}
+		if typ, _ := e["agent_type"].(string); typ != typeOf[kind] {
+			t.Errorf("agent_type %q for %s: %v", typ, kind, e)
+		}
+	}
+	want := map[key]int{
+		{"SessionStart", "main", ""}: 1, {"UserPromptSubmit", "main", ""}: 1, {"SessionEnd", "main", ""}: 1,
+		// The main agent stops once per run: its prompt's and each run on
+		// notifications of the background children.
+		{"Stop", "main", ""}:            results,
+		{"PreToolUse", "main", "Agent"}: 3, {"PostToolUse", "main", "Agent"}: 3,
+	}
+	for _, kind := range []string{"main", "sync", "background", "fork"} {
+		want[key{"PreToolUse", kind, "Read"}] = 2
+		want[key{"PostToolUse", kind, "Read"}] = 1
+		want[key{"PostToolUseFailure", kind, "Read"}] = 1
+		want[key{"PreToolUse", kind, "Bash"}] = 1
+		if kind == "background" {
+			// A background agent can show no prompt: the call is denied
+			// before anyone is asked, so no PermissionRequest, no
+			// Notification and no PostToolUse (S-7.5).
+			continue
+		}
+		want[key{"PermissionRequest", kind, "Bash"}] = 1
+		want[key{"Notification", kind, ""}] = 1
+		want[key{"PostToolUse", kind, "Bash"}] = 1
+		if kind != "main" {
+			want[key{"SubagentStart", kind, ""}] = 1
+			want[key{"SubagentStop", kind, ""}] = 1
+		}
+	}
+	want[key{"SubagentStart", "background", ""}] = 1
+	want[key{"SubagentStop", "background", ""}] = 1
+	for k, n := range want {
+		if counts[k] != n {
+			t.Errorf("%v fired %d times, want %d", k, counts[k], n)
+		}
+	}
+	for k, n := range counts {
+		if want[k] == 0 {
+			t.Errorf("%v fired %d times, want never", k, n)
+		}
+	}
+	if len(person.asked) != 3 {
+		t.Errorf("the person was asked %v", person.asked)
+	}
+	// Each kind's own payloads.
+	find := func(event, kind string) map[string]any {
+		t.Helper()
+		for _, e := range log {
+			if id, _ := e["agent_id"].(string); e["hook_event_name"] == event && name[id] == kind {
+				return e
+			}
+		}
+		t.Fatalf("no %s of %s", event, kind)
+		return nil
+	}
+	for kind, key := range map[string]string{"sync": "SYNC", "background": "BGKID", "fork": "FORKKID"} {
+		e := find("SubagentStop", kind)
+		tpath, _ := e["agent_transcript_path"].(string)
+		id, _ := e["agent_id"].(string)
+		if e["last_assistant_message"] != key+" done" || !strings.HasSuffix(tpath, id+".jsonl") || e["stop_hook_active"] != false {
+			t.Errorf("SubagentStop of %s: %v", kind, e)
+		}
+		if _, err := os.Stat(tpath); err != nil {
+			t.Errorf("agent_transcript_path of %s: %v", kind, err)
+		}
+		if e := find("SubagentStart", kind); e["agent_id"] != id || e["agent_type"] != typeOf[kind] || e["permission_mode"] != nil {
+			t.Errorf("SubagentStart of %s: %v", kind, e)
+		}
+		if e := find("PostToolUseFailure", kind); !strings.Contains(e["tool_input"].(map[string]any)["file_path"].(string), "missing-"+key) {
+			t.Errorf("PostToolUseFailure of %s: %v", kind, e)
+		}
+	}
+	if e := find("PreToolUse", "background"); e["tool_name"] == "Bash" && e["tool_input"].(map[string]any)["command"] != "echo BGKID" {
+		t.Errorf("PreToolUse of background: %v", e)
+	}
+	for _, kind := range []string{"sync", "fork"} {
+		if e := find("PermissionRequest", kind); e["tool_input"].(map[string]any)["command"] != "echo "+map[string]string{"sync": "SYNC", "fork": "FORKKID"}[kind] {
+			t.Errorf("PermissionRequest of %s: %v", kind, e)
+		}
+	}
+	if e := find("Stop", "main"); e["last_assistant_message"] != "MAIN done" {
+		t.Errorf("Stop of main: %v", e)
+	}
+}
+
+// TestUserPromptSubmitOnlyForPrompts: a run of the main agent on
+// background notifications alone submits no prompt, so UserPromptSubmit
+// does not fire for it (the notification is not the user's words); its
+// Stop does.
+func TestUserPromptSubmitOnlyForPrompts(t *testing.T) {
+	t.Parallel()
+	w := newHookWorld(t)
+	cfg := w.config(every(filepath.Join(w.scripts, "log.sh")))
+	w.srv.Script("MAIN", llmtest.ToolUse("Agent", bgCall("BG-1: count a")), llmtest.Text("started"), llmtest.Text("got it"))
+	// The child ends after the main agent's first turn has (its Stop hook
+	// ran), so its notification needs a run of its own.
+	w.srv.Script("BG-1", llmtest.ToolUse("Bash", map[string]any{"command": `until grep -q '"hook_event_name":"Stop"' ` + w.log + `; do sleep 0.05; done`}),
+		llmtest.Text("done 1"))
+	rt := newRuntime(t, cfg)
+	if _, _, err := runAll(t, context.Background(), rt, "MAIN go"); err != nil {
+		t.Fatal(err)
+	}
+	runs := 1
+	for rt.RunningTasks() > 0 || rt.PendingNotifications() {
+		for ev, err := range rt.RunNotifications(context.Background()) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Type == EventResult {
+				runs++
+			}
+		}
+	}
+	if runs != 2 {
+		t.Fatalf("%d runs of the main agent, want the prompt's and the notification's", runs)
+	}
+	var prompts []any
+	stops := 0
+	for _, e := range w.entries() {
+		switch e["hook_event_name"] {
+		case "UserPromptSubmit":
+			prompts = append(prompts, e["prompt"])
+		case "Stop":
+			stops++
+		}
+	}
+	if len(prompts) != 1 || prompts[0] != "MAIN go" || stops != 2 {
+		t.Errorf("UserPromptSubmit for %q, %d Stops", prompts, stops)
+	}
+}
+
+// TestSubagentStopSeesLiveBackgroundTasks: a SubagentStop hook gets, in
+// background_tasks, what the child leaves running when its model stops —
+// its background child (from the task registry) and its background shell
+// — and nothing once they have ended.
+func TestSubagentStopSeesLiveBackgroundTasks(t *testing.T) {
+	t.Parallel()
+	w := newHookWorld(t)
+	release := filepath.Join(w.dir, "release")
+	// The logger also lets the leaf go on, so the leaf is still running
+	// when MID first stops.
+	cfg := w.config(`{"SubagentStop": [{"hooks": [{"type": "command", "command": "` + filepath.Join(w.scripts, "log.sh") + ` && touch ` + release + `"}]}],
+	  "Stop": [{"hooks": [{"type": "command", "command": "` + filepath.Join(w.scripts, "log.sh") + `"}]}]}`)
+	w.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("general-purpose", "MID: delegate")), llmtest.Text("all done"))
+	w.srv.Script("MID", llmtest.ToolUses(
+		llmtest.Call{Name: "Agent", Input: bgCall("LEAF: work")},
+		llmtest.Call{Name: "Bash", Input: map[string]any{"command": "sleep 600", "description": "wait a while", "run_in_background": true}}),
+		llmtest.Text("mid waiting"), llmtest.Text("mid done after leaf"))
+	w.srv.Script("LEAF", llmtest.ToolUse("Bash", map[string]any{"command": "until [ -e " + release + " ]; do sleep 0.05; done"}), llmtest.Text("leaf result"))
+	rt := newRuntime(t, cfg)
+	evs, res, err := runAll(t, context.Background(), rt, "MAIN go")
+	if err != nil || res == nil {
+		t.Fatal(err)
+	}
+	ids := taskIDs(evs)
+	if len(ids) != 2 {
+		t.Fatalf("tasks %v", ids)
+	}
+	mid, leaf := ids[0], ids[1]
+	type stop struct {
+		event, agent string
+		tasks        []any
+	}
+	var stops []stop
+	for _, e := range w.entries() {
+		id, _ := e["agent_id"].(string)
+		tasks, ok := e["background_tasks"].([]any)
+		if !ok {
+			t.Fatalf("background_tasks of %v", e)
+		}
+		stops = append(stops, stop{e["hook_event_name"].(string), id, tasks})
+	}
+	var midStops []stop
+	for _, s := range stops {
+		switch s.agent {
+		case mid:
+			midStops = append(midStops, s)
+		case leaf, "":
+			if len(s.tasks) != 0 {
+				t.Errorf("%s of %q left %v running", s.event, s.agent, s.tasks)
+			}
+		}
+	}
+	if len(midStops) != 2 {
+		t.Fatalf("MID stopped %d times: %v", len(midStops), stops)
+	}
+	first, _ := json.Marshal(midStops[0].tasks)
+	want := `[{"agent_type":"general-purpose","description":"bg LEAF","id":"` + leaf + `","status":"running","type":"subagent"},` +
+		`{"description":"wait a while","id":"bash_1","status":"running","type":"shell"}]`
+	if string(first) != want {
+		t.Errorf("MID's first SubagentStop background_tasks\n%s\nwant\n%s", first, want)
+	}
+	// After the leaf ended, only the shell runs on.
+	second, _ := json.Marshal(midStops[1].tasks)
+	if want := `[{"description":"wait a while","id":"bash_1","status":"running","type":"shell"}]`; string(second) != want {
+		t.Errorf("MID's second SubagentStop background_tasks %s, want %s", second, want)
+	}
+}
