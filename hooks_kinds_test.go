@@ -3,8 +3,15 @@ package cadre
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/task"
+	"iter"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -337,5 +344,188 @@ func TestSubagentStopSeesLiveBackgroundTasks(t *testing.T) {
 	second, _ := json.Marshal(midStops[1].tasks)
 	if want := `[{"description":"wait a while","id":"bash_1","status":"running","type":"shell"}]`; string(second) != want {
 		t.Errorf("MID's second SubagentStop background_tasks %s, want %s", second, want)
+	}
+}
+
+// laterPanicModel is a real model client that panics, as a buggy adapter
+// would, on a request of the agent whose prompt holds key once that agent
+// has taken a turn.
+type laterPanicModel struct {
+	llm.Model
+	key string
+}
+
+func (m laterPanicModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
+	if len(req.Messages) > 1 && strings.Contains(req.Messages[0].Text(), m.key) {
+		panic("adapter bug")
+	}
+	return m.Model.Stream(ctx, req)
+}
+
+// TestFrontmatterHooksGoneOnEveryExitPath: an agent file's hooks fire for
+// that agent only, in the background as in the foreground, and are
+// removed however it ends — here by a background child that completes and
+// a foreground one whose model adapter panics (success, error and cancel:
+// TestFrontmatterHooksOnlyWhileTheirAgentRuns and
+// TestFrontmatterHooksRemovedWhenTheRunIsCancelled).
+func TestFrontmatterHooksGoneOnEveryExitPath(t *testing.T) {
+	t.Parallel()
+	w := newHookWorld(t)
+	logger := filepath.Join(w.scripts, "log.sh")
+	def, diags := agentdef.ParseFile("/defs/hooked.md", []byte(`---
+name: hooked
+description: has hooks
+hooks:
+  PreToolUse:
+    - matcher: Bash
+      hooks:
+        - type: command
+          command: `+logger+`
+  Stop:
+    - hooks:
+        - type: command
+          command: `+logger+`
+---
+You are hooked.
+`), agentdef.SourceProject)
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	cfg := w.config(`{}`)
+	cfg.Agents = append(agentdef.Builtins(), def)
+	cfg.Model = laterPanicModel{Model: cfg.Model, key: "PANIC-1"}
+	bg := bgCall("BGOK: work")
+	bg["subagent_type"] = "hooked"
+	w.srv.Script("MAIN",
+		llmtest.ToolUses(llmtest.Call{Name: "Agent", Input: bg}, llmtest.Call{Name: "Agent", Input: agentCall("hooked", "PANIC-1: work")}),
+		llmtest.ToolUse("Bash", map[string]any{"command": "true"}),
+		llmtest.Text("main done"))
+	w.srv.ScriptFunc("MAIN", func(*llmtest.Request) llmtest.Turn { return llmtest.Text("noted") })
+	w.srv.Script("BGOK", llmtest.ToolUse("Bash", map[string]any{"command": "true"}), llmtest.Text("bg done"))
+	w.srv.Script("PANIC-1", llmtest.ToolUse("Bash", map[string]any{"command": "true"}))
+	rt := newRuntime(t, cfg)
+	evs, res, err := runAll(t, context.Background(), rt, "MAIN: go")
+	if err != nil || res == nil {
+		t.Fatal(err)
+	}
+	evs = append(evs, drainNotifications(t, rt)...)
+	kids := map[string]string{}
+	for _, ev := range evs {
+		if ev.Type == EventTaskStarted {
+			kids[ev.Task.Description] = ev.AgentID
+		}
+	}
+	bgID, panicID := kids["bg BGOK"], kids["a task"]
+	for _, ev := range evs {
+		if ev.Type == EventTaskCompleted && ev.AgentID == panicID && (ev.Subagent.Status != task.Failed || !strings.Contains(ev.Subagent.Error, "crashed")) {
+			t.Errorf("the panicking child ended %s: %q", ev.Subagent.Status, ev.Subagent.Error)
+		}
+	}
+	if bgID == "" || panicID == "" {
+		t.Fatalf("children %v", kids)
+	}
+	got := map[string]int{}
+	for _, e := range w.entries() {
+		got[fmt.Sprint(e["hook_event_name"], " ", e["agent_id"])]++
+	}
+	want := map[string]int{"PreToolUse " + bgID: 1, "SubagentStop " + bgID: 1, "PreToolUse " + panicID: 1}
+	if !maps.Equal(got, want) {
+		t.Errorf("frontmatter hook runs %v, want %v", got, want)
+	}
+	for _, id := range []string{bgID, panicID} {
+		if n := rt.Hooks().Registered(id).Len(); n != 0 {
+			t.Errorf("%s: %d hooks left registered", id, n)
+		}
+	}
+}
+
+// TestWorktreeHooksFromSettingsServeAnIsolatedChild: WorktreeCreate and
+// WorktreeRemove hooks from settings are the worktree seam of the runtime
+// (S-9.1): an isolated child runs in the tree the create script made with
+// git, and the remove script takes it away when the child ends. The
+// scripts get Claude Code's input: name for the create, worktree_path
+// for the remove, with the common fields.
+func TestWorktreeHooksFromSettingsServeAnIsolatedChild(t *testing.T) {
+	t.Parallel()
+	w := newHookWorld(t)
+	w.dir = gitRepo(t)
+	trees, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := w.script("wt-create.sh", `#!/bin/sh
+in=$(cat)
+printf '%s\n' "$in" >> "$HOOK_LOG"
+name=$(printf '%s' "$in" | jq -r .name)
+repo=$(printf '%s' "$in" | jq -r .cwd)
+dir="`+trees+`/$name"
+git -C "$repo" worktree add -q -b "hook-$name" "$dir" HEAD >&2 || exit 1
+echo "$dir"
+`)
+	remove := w.script("wt-remove.sh", `#!/bin/sh
+in=$(cat)
+printf '%s\n' "$in" >> "$HOOK_LOG"
+path=$(printf '%s' "$in" | jq -r .worktree_path)
+repo=$(printf '%s' "$in" | jq -r .cwd)
+git -C "$repo" worktree remove --force "$path" && git -C "$repo" branch -q -D "hook-$(basename "$path")"
+`)
+	cfg := w.config(`{"WorktreeCreate": [{"hooks": [{"type": "command", "command": "` + create + `"}]}],
+	  "WorktreeRemove": [{"hooks": [{"type": "command", "command": "` + remove + `"}]}]}`)
+	cfg.Cwd = w.dir
+	cfg.HookEnv = append(cfg.HookEnv, gitTestEnv...)
+	w.srv.Script("MAIN", llmtest.ToolUse("Agent", isolated("CHILD-WT: look around")), llmtest.Text("done"))
+	var cwd, branch string
+	w.srv.ScriptFunc("CHILD-WT", func(r *llmtest.Request) llmtest.Turn {
+		if m := regexp.MustCompile(`Working directory: (\S+)`).FindStringSubmatch(r.System); m != nil {
+			cwd = m[1]
+			// The tree is a real checkout of the repository while the
+			// child runs.
+			branch = strings.TrimSpace(runGit(t, cwd, "rev-parse", "--abbrev-ref", "HEAD"))
+		}
+		return llmtest.Text("nothing to change")
+	})
+	evs, res, rt := mustRun(t, cfg, "MAIN: go")
+	if res.Subagents.Completed != 1 {
+		t.Fatalf("stats %+v", res.Subagents)
+	}
+	ids := taskIDs(evs)
+	if len(ids) != 1 {
+		t.Fatalf("tasks %v", ids)
+	}
+	want := filepath.Join(trees, "agent-"+ids[0])
+	if cwd != want || branch != "hook-agent-"+ids[0] {
+		t.Fatalf("the child ran in %q on %q, want the hook's tree %q", cwd, branch, want)
+	}
+	if _, err := os.Stat(want); !os.IsNotExist(err) {
+		t.Errorf("the remove hook left the tree: %v", err)
+	}
+	if b := branches(t, w.dir); !slices.Equal(b, []string{"main"}) {
+		t.Errorf("branches %v", b)
+	}
+	contains(t, w.toolResults("MAIN")[0], "worktree: "+want+" was removed.")
+	var got []string
+	for _, e := range w.entries() {
+		keys := slices.Sorted(maps.Keys(e))
+		got = append(got, strings.Join(keys, ","))
+		if e["session_id"] != rt.SessionID() || e["transcript_path"] != rt.TranscriptPath() || e["cwd"] != w.dir {
+			t.Errorf("common fields of %v", e)
+		}
+		switch e["hook_event_name"] {
+		case "WorktreeCreate":
+			if e["name"] != "agent-"+ids[0] {
+				t.Errorf("create input %v", e)
+			}
+		case "WorktreeRemove":
+			if e["worktree_path"] != want {
+				t.Errorf("remove input %v", e)
+			}
+		}
+	}
+	// Exactly Claude Code's fields, create then remove.
+	if !slices.Equal(got, []string{
+		"cwd,hook_event_name,name,session_id,transcript_path",
+		"cwd,hook_event_name,session_id,transcript_path,worktree_path",
+	}) {
+		t.Errorf("hook inputs carried %q", got)
 	}
 }
