@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/cadre-dev/cadre/agentdef"
-	"github.com/cadre-dev/cadre/task"
-	"iter"
 	"maps"
 	"os"
 	"path/filepath"
@@ -14,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/task"
 
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/llmtest"
@@ -54,8 +54,8 @@ func isForkOf(r *llmtest.Request) bool {
 
 // TestHookMatrixEveryAgentKind is the one-table proof of S-14.3: every
 // event cadre fires, in every agent kind that exists — the main agent, a
-// foreground (sync) child, a background child and a fork (which runs in
-// the background) — through one real script that appends its stdin to a
+// foreground (sync) child, its nested child, a background child and a
+// fork (which runs in the background) — through one real script that appends its stdin to a
 // file. Each fires once per occasion with the agent's own agent_id and
 // agent_type and the event's payload.
 func TestHookMatrixEveryAgentKind(t *testing.T) {
@@ -70,20 +70,18 @@ func TestHookMatrixEveryAgentKind(t *testing.T) {
 		Rules: []permission.Rule{{Behavior: permission.Ask, Tool: "Bash", Source: "test"}}}
 	cfg.ForkSubagent = true // forks run in the background (Background is the default)
 	// Every agent: a Read that works and one that fails in one turn, a
-	// Bash call someone is asked about, then its report. The main agent
-	// also starts one child of each kind in one turn.
-	steps := func(key string, n int, children bool) llmtest.Turn {
+	// Bash call someone is asked about, then the children it starts in
+	// one turn, if any, then its report. The main agent starts one child
+	// of each kind; the sync child starts a nested one.
+	steps := func(key string, n int, children ...llmtest.Call) llmtest.Turn {
 		switch {
 		case n == 0:
 			return llmtest.ToolUses(llmtest.Call{Name: "Read", Input: map[string]any{"file_path": filepath.Join(w.dir, "notes.txt")}},
 				llmtest.Call{Name: "Read", Input: map[string]any{"file_path": filepath.Join(w.dir, "missing-"+key)}})
 		case n == 1:
 			return llmtest.ToolUse("Bash", map[string]any{"command": "echo " + key})
-		case n == 2 && children:
-			return llmtest.ToolUses(
-				llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", "SYNC: go on")},
-				llmtest.Call{Name: "Agent", Input: bgCall("BGKID: go on")},
-				llmtest.Call{Name: "Agent", Input: agentCall("", "FORKKID: go on")})
+		case n == 2 && len(children) > 0:
+			return llmtest.ToolUses(children...)
 		}
 		return llmtest.Text(key + " done")
 	}
@@ -91,12 +89,18 @@ func TestHookMatrixEveryAgentKind(t *testing.T) {
 	// MAIN's key too.
 	w.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
 		if isForkOf(r) {
-			return steps("FORKKID", agentTurnsSince(r, "from Agent call"), false)
+			return steps("FORKKID", agentTurnsSince(r, "from Agent call"))
 		}
-		return steps("MAIN", agentTurnsSince(r, ""), true)
+		return steps("MAIN", agentTurnsSince(r, ""),
+			llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", "SYNC: go on")},
+			llmtest.Call{Name: "Agent", Input: bgCall("BGKID: go on")},
+			llmtest.Call{Name: "Agent", Input: agentCall("", "FORKKID: go on")})
 	})
-	for _, key := range []string{"SYNC", "BGKID"} {
-		w.srv.ScriptFunc(key, func(r *llmtest.Request) llmtest.Turn { return steps(key, agentTurnsSince(r, ""), false) })
+	w.srv.ScriptFunc("SYNC", func(r *llmtest.Request) llmtest.Turn {
+		return steps("SYNC", agentTurnsSince(r, ""), llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", "NESTED: go on")})
+	})
+	for _, key := range []string{"BGKID", "NESTED"} {
+		w.srv.ScriptFunc(key, func(r *llmtest.Request) llmtest.Turn { return steps(key, agentTurnsSince(r, "")) })
 	}
 	rt := newRuntime(t, cfg)
 	evs, res, err := runAll(t, context.Background(), rt, "MAIN: start")
@@ -118,11 +122,13 @@ func TestHookMatrixEveryAgentKind(t *testing.T) {
 			name[ev.AgentID] = "fork"
 		case ev.Task.Background:
 			name[ev.AgentID] = "background"
+		case ev.Task.Depth == 2:
+			name[ev.AgentID] = "nested"
 		default:
 			name[ev.AgentID] = "sync"
 		}
 	}
-	if len(name) != 4 {
+	if len(name) != 5 {
 		t.Fatalf("agents %v", name)
 	}
 	results := 0 // the main agent's runs: the prompt's and the notifications'
@@ -131,7 +137,7 @@ func TestHookMatrixEveryAgentKind(t *testing.T) {
 			results++
 		}
 	}
-	typeOf := map[string]string{"main": "", "sync": "general-purpose", "background": "general-purpose", "fork": "fork"}
+	typeOf := map[string]string{"main": "", "sync": "general-purpose", "nested": "general-purpose", "background": "general-purpose", "fork": "fork"}
 	log := w.entries()
 	type key struct{ event, agent, tool string }
 	counts := map[key]int{}
@@ -157,8 +163,9 @@ func TestHookMatrixEveryAgentKind(t *testing.T) {
 		// notifications of the background children.
 		{"Stop", "main", ""}:            results,
 		{"PreToolUse", "main", "Agent"}: 3, {"PostToolUse", "main", "Agent"}: 3,
+		{"PreToolUse", "sync", "Agent"}: 1, {"PostToolUse", "sync", "Agent"}: 1,
 	}
-	for _, kind := range []string{"main", "sync", "background", "fork"} {
+	for _, kind := range []string{"main", "sync", "nested", "background", "fork"} {
 		want[key{"PreToolUse", kind, "Read"}] = 2
 		want[key{"PostToolUse", kind, "Read"}] = 1
 		want[key{"PostToolUseFailure", kind, "Read"}] = 1
@@ -189,7 +196,7 @@ func TestHookMatrixEveryAgentKind(t *testing.T) {
 			t.Errorf("%v fired %d times, want never", k, n)
 		}
 	}
-	if len(person.asked) != 3 {
+	if len(person.asked) != 4 {
 		t.Errorf("the person was asked %v", person.asked)
 	}
 	// Each kind's own payloads.
@@ -203,7 +210,7 @@ func TestHookMatrixEveryAgentKind(t *testing.T) {
 		t.Fatalf("no %s of %s", event, kind)
 		return nil
 	}
-	for kind, key := range map[string]string{"sync": "SYNC", "background": "BGKID", "fork": "FORKKID"} {
+	for kind, key := range map[string]string{"sync": "SYNC", "nested": "NESTED", "background": "BGKID", "fork": "FORKKID"} {
 		e := find("SubagentStop", kind)
 		tpath, _ := e["agent_transcript_path"].(string)
 		id, _ := e["agent_id"].(string)
@@ -223,13 +230,42 @@ func TestHookMatrixEveryAgentKind(t *testing.T) {
 	if e := find("PreToolUse", "background"); e["tool_name"] == "Bash" && e["tool_input"].(map[string]any)["command"] != "echo BGKID" {
 		t.Errorf("PreToolUse of background: %v", e)
 	}
-	for _, kind := range []string{"sync", "fork"} {
-		if e := find("PermissionRequest", kind); e["tool_input"].(map[string]any)["command"] != "echo "+map[string]string{"sync": "SYNC", "fork": "FORKKID"}[kind] {
+	for kind, key := range map[string]string{"main": "MAIN", "sync": "SYNC", "nested": "NESTED", "fork": "FORKKID"} {
+		if e := find("PermissionRequest", kind); e["tool_input"].(map[string]any)["command"] != "echo "+key {
 			t.Errorf("PermissionRequest of %s: %v", kind, e)
 		}
+		if e := find("Notification", kind); e["notification_type"] != "permission_prompt" || !strings.Contains(e["message"].(string), "Bash") {
+			t.Errorf("Notification of %s: %v", kind, e)
+		}
 	}
-	if e := find("Stop", "main"); e["last_assistant_message"] != "MAIN done" {
+	if e := find("SessionStart", "main"); e["source"] != "startup" || e["permission_mode"] != nil {
+		t.Errorf("SessionStart %v", e)
+	}
+	if e := find("UserPromptSubmit", "main"); e["prompt"] != "MAIN: start" || e["permission_mode"] != "default" {
+		t.Errorf("UserPromptSubmit %v", e)
+	}
+	if e := find("Stop", "main"); e["last_assistant_message"] != "MAIN done" || e["stop_hook_active"] != false {
 		t.Errorf("Stop of main: %v", e)
+	}
+	if e := find("SessionEnd", "main"); e["reason"] != "other" {
+		t.Errorf("SessionEnd %v", e)
+	}
+	// Every hook run is in the stream, started and finished, under the
+	// agent whose event fired it; SessionEnd runs in Close, outside it.
+	started, finished := 0, 0
+	for _, ev := range evs {
+		switch ev.Type {
+		case EventHookStarted:
+			started++
+		case EventHookFinished:
+			finished++
+			if ev.Hook.ExitCode != 0 || ev.Hook.AgentID != ev.AgentID {
+				t.Errorf("hook run %+v", ev.Hook)
+			}
+		}
+	}
+	if started != len(log)-1 || finished != started {
+		t.Errorf("%d started and %d finished hook events for %d runs", started, finished, len(log)-1)
 	}
 }
 
@@ -347,21 +383,6 @@ func TestSubagentStopSeesLiveBackgroundTasks(t *testing.T) {
 	}
 }
 
-// laterPanicModel is a real model client that panics, as a buggy adapter
-// would, on a request of the agent whose prompt holds key once that agent
-// has taken a turn.
-type laterPanicModel struct {
-	llm.Model
-	key string
-}
-
-func (m laterPanicModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
-	if len(req.Messages) > 1 && strings.Contains(req.Messages[0].Text(), m.key) {
-		panic("adapter bug")
-	}
-	return m.Model.Stream(ctx, req)
-}
-
 // TestFrontmatterHooksGoneOnEveryExitPath: an agent file's hooks fire for
 // that agent only, in the background as in the foreground, and are
 // removed however it ends — here by a background child that completes and
@@ -371,29 +392,10 @@ func (m laterPanicModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2
 func TestFrontmatterHooksGoneOnEveryExitPath(t *testing.T) {
 	t.Parallel()
 	w := newHookWorld(t)
-	logger := filepath.Join(w.scripts, "log.sh")
-	def, diags := agentdef.ParseFile("/defs/hooked.md", []byte(`---
-name: hooked
-description: has hooks
-hooks:
-  PreToolUse:
-    - matcher: Bash
-      hooks:
-        - type: command
-          command: `+logger+`
-  Stop:
-    - hooks:
-        - type: command
-          command: `+logger+`
----
-You are hooked.
-`), agentdef.SourceProject)
-	if len(diags) > 0 {
-		t.Fatal(diags)
-	}
+	def := w.hookedAgent()
 	cfg := w.config(`{}`)
 	cfg.Agents = append(agentdef.Builtins(), def)
-	cfg.Model = laterPanicModel{Model: cfg.Model, key: "PANIC-1"}
+	cfg.Model = crashingModel{Model: cfg.Model, key: "PANIC-1"}
 	bg := bgCall("BGOK: work")
 	bg["subagent_type"] = "hooked"
 	w.srv.Script("MAIN",
