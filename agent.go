@@ -48,6 +48,10 @@ type agent struct {
 	// hooks is the agent's binding of the session's hook dispatcher
 	// (hooks.go); nil until it is bound.
 	hooks *hooks.Agent
+	// prompt is what a person submitted for the main agent's run ("" for
+	// a run on notifications alone); nil for sub-agents (issue 15:
+	// UserPromptSubmit fires for it, not for notifications).
+	prompt *string
 	// mcp offers the agent's MCP tools turn by turn; mcpLease holds the
 	// servers its definition asks for (mcp.go).
 	mcp      loop.ToolSource
@@ -148,6 +152,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		Dynamic:    a.mcp,
 		CacheHints: a.cacheHints, // a fork's shared prefix (fork.go)
 		Background: a.background,
+		Prompt:     a.prompt, // issue 15: UserPromptSubmit's text
 	}
 	if a.inbox != nil {
 		cfg.Inbox = a.inbox

@@ -87,6 +87,8 @@ func (a *agent) bindHooks(tpath string) {
 		SessionID: rt.session, TranscriptPath: rt.tpath, Cwd: a.env.Cwd,
 		AgentID: a.id, AgentType: agentTypeOf(a), AgentTranscriptPath: tpath,
 		PermissionMode: func() string { return mode },
+		// What it leaves running when it stops (hooktasks.go).
+		BackgroundTasks: a.liveBackgroundTasks,
 	})
 }
 

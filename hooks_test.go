@@ -63,6 +63,34 @@ func (w *hookWorld) config(settings string) Config {
 	return cfg
 }
 
+// hookedAgent is an agent file whose frontmatter logs its Bash calls
+// (PreToolUse) and its end (a Stop hook, which acts as its SubagentStop)
+// through log.sh.
+func (w *hookWorld) hookedAgent() *agentdef.Definition {
+	w.t.Helper()
+	logger := filepath.Join(w.scripts, "log.sh")
+	def, diags := agentdef.ParseFile("/defs/hooked.md", []byte(`---
+name: hooked
+description: has hooks
+hooks:
+  PreToolUse:
+    - matcher: Bash
+      hooks:
+        - type: command
+          command: `+logger+`
+  Stop:
+    - hooks:
+        - type: command
+          command: `+logger+`
+---
+You are hooked.
+`), agentdef.SourceProject)
+	if len(diags) > 0 {
+		w.t.Fatal(diags)
+	}
+	return def
+}
+
 // entries reads the log: every hook input, in the order written.
 func (w *hookWorld) entries() []map[string]any {
 	w.t.Helper()
@@ -109,181 +137,13 @@ func (a *allowAll) Prompt(_ context.Context, p permission.Prompt) (permission.Re
 	return permission.Reply{Choice: permission.ChoiceAllowOnce}, nil
 }
 
-// TestHookMatrix fires every event cadre fires in every agent kind that
-// exists — the main agent, a foreground child, and its own (nested) child —
-// through real scripts, and checks that each fires exactly once per
-// occasion with the right agent_id and agent_type and the event's payload.
-func TestHookMatrix(t *testing.T) {
-	t.Parallel()
-	w := newHookWorld(t)
-	if err := os.WriteFile(filepath.Join(w.dir, "notes.txt"), []byte("hello\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg := w.config(every(filepath.Join(w.scripts, "log.sh")))
-	person := &allowAll{}
-	cfg.Permissions = &Permissions{Mode: permission.ModeDefault, Prompter: person,
-		Rules: []permission.Rule{{Behavior: permission.Ask, Tool: "Bash", Source: "test"}}}
-	// Every agent: a Read that works and one that fails in one turn, a
-	// Bash call someone is asked about, then (but the deepest) a child.
-	turns := func(key, child string) []llmtest.Turn {
-		ts := []llmtest.Turn{
-			llmtest.ToolUses(llmtest.Call{Name: "Read", Input: map[string]any{"file_path": filepath.Join(w.dir, "notes.txt")}},
-				llmtest.Call{Name: "Read", Input: map[string]any{"file_path": filepath.Join(w.dir, "missing-"+key)}}),
-			llmtest.ToolUse("Bash", map[string]any{"command": "echo " + key}),
-		}
-		if child != "" {
-			ts = append(ts, llmtest.ToolUse("Agent", agentCall("general-purpose", child+": go on")))
-		}
-		return append(ts, llmtest.Text(key+" done"))
-	}
-	w.srv.Script("MAIN", turns("MAIN", "CHILD")...)
-	w.srv.Script("CHILD", turns("CHILD", "GRAND")...)
-	w.srv.Script("GRAND", turns("GRAND", "")...)
-	evs, res, rt := mustRun(t, cfg, "MAIN: start")
-	if res.Text != "MAIN done" {
-		t.Fatalf("result %q", res.Text)
-	}
-	if err := rt.Close(); err != nil {
-		t.Fatal(err)
-	}
-	ids := map[string]string{"main": ""}
-	for _, ev := range evs {
-		if ev.Type == EventTaskStarted {
-			ids[map[int]string{1: "child", 2: "grand"}[ev.Task.Depth]] = ev.AgentID
-		}
-	}
-	if ids["child"] == "" || ids["grand"] == "" {
-		t.Fatalf("agents %v", ids)
-	}
-	log := w.entries()
-	type key struct{ event, agent, tool string }
-	counts := map[key]int{}
-	name := map[string]string{"": "main", ids["child"]: "child", ids["grand"]: "grand"}
-	for _, e := range log {
-		id, _ := e["agent_id"].(string)
-		tool, _ := e["tool_name"].(string)
-		counts[key{e["hook_event_name"].(string), name[id], tool}]++
-		// What every input carries.
-		if e["session_id"] != rt.SessionID() || e["transcript_path"] != rt.TranscriptPath() || e["cwd"] != w.dir || e["project_dir"] != w.dir {
-			t.Errorf("common fields of %v", e)
-		}
-		if typ, _ := e["agent_type"].(string); (id == "") != (typ == "") || id != "" && typ != "general-purpose" {
-			t.Errorf("agent_type of %v", e)
-		}
-	}
-	want := map[key]int{
-		{"SessionStart", "main", ""}: 1, {"UserPromptSubmit", "main", ""}: 1, {"Stop", "main", ""}: 1, {"SessionEnd", "main", ""}: 1,
-		{"SubagentStart", "child", ""}: 1, {"SubagentStop", "child", ""}: 1,
-		{"SubagentStart", "grand", ""}: 1, {"SubagentStop", "grand", ""}: 1,
-	}
-	for _, a := range []string{"main", "child", "grand"} {
-		want[key{"PreToolUse", a, "Read"}] = 2
-		want[key{"PostToolUse", a, "Read"}] = 1
-		want[key{"PostToolUseFailure", a, "Read"}] = 1
-		want[key{"PreToolUse", a, "Bash"}] = 1
-		want[key{"PermissionRequest", a, "Bash"}] = 1
-		want[key{"Notification", a, ""}] = 1
-		want[key{"PostToolUse", a, "Bash"}] = 1
-		if a != "grand" {
-			want[key{"PreToolUse", a, "Agent"}] = 1
-			want[key{"PostToolUse", a, "Agent"}] = 1
-		}
-	}
-	for k, n := range want {
-		if counts[k] != n {
-			t.Errorf("%v fired %d times, want %d", k, counts[k], n)
-		}
-	}
-	for k, n := range counts {
-		if want[k] == 0 {
-			t.Errorf("%v fired %d times, want never", k, n)
-		}
-	}
-	if len(person.asked) != 3 {
-		t.Errorf("the person was asked %v", person.asked)
-	}
-	// The events' own payloads.
-	find := func(event, agent string) map[string]any {
-		for _, e := range log {
-			if id, _ := e["agent_id"].(string); e["hook_event_name"] == event && name[id] == agent {
-				return e
-			}
-		}
-		t.Fatalf("no %s of %s", event, agent)
-		return nil
-	}
-	if e := find("SessionStart", "main"); e["source"] != "startup" || e["permission_mode"] != nil {
-		t.Errorf("SessionStart %v", e)
-	}
-	if e := find("UserPromptSubmit", "main"); e["prompt"] != "MAIN: start" || e["permission_mode"] != "default" {
-		t.Errorf("UserPromptSubmit %v", e)
-	}
-	if e := find("Stop", "main"); e["last_assistant_message"] != "MAIN done" || e["stop_hook_active"] != false {
-		t.Errorf("Stop %v", e)
-	}
-	for _, a := range []string{"child", "grand"} {
-		e := find("SubagentStop", a)
-		upper := strings.ToUpper(a)
-		tpath, _ := e["agent_transcript_path"].(string)
-		if e["last_assistant_message"] != upper+" done" || !strings.HasSuffix(tpath, ids[a]+".jsonl") || e["background_tasks"] == nil {
-			t.Errorf("SubagentStop of %s: %v", a, e)
-		}
-		if _, err := os.Stat(tpath); err != nil {
-			t.Errorf("agent_transcript_path: %v", err)
-		}
-	}
-	if e := find("Notification", "child"); e["notification_type"] != "permission_prompt" || !strings.Contains(e["message"].(string), "Bash") {
-		t.Errorf("Notification %v", e)
-	}
-	if e := find("SessionEnd", "main"); e["reason"] != "other" {
-		t.Errorf("SessionEnd %v", e)
-	}
-	// Every hook run is in the stream, started and finished, under the
-	// agent whose event fired it.
-	started, finished := 0, 0
-	for _, ev := range evs {
-		switch ev.Type {
-		case EventHookStarted:
-			started++
-		case EventHookFinished:
-			finished++
-			if ev.Hook.ExitCode != 0 || ev.Hook.AgentID != ev.AgentID {
-				t.Errorf("hook run %+v", ev.Hook)
-			}
-		}
-	}
-	// SessionEnd runs in Close, outside the stream.
-	if started != len(log)-1 || finished != started {
-		t.Errorf("%d started and %d finished hook events for %d runs", started, finished, len(log)-1)
-	}
-}
-
 // TestFrontmatterHooksOnlyWhileTheirAgentRuns: an agent file's hooks fire
 // for that agent's events only, its Stop hook as its SubagentStop, and are
 // gone once it ends, whatever way it ends.
 func TestFrontmatterHooksOnlyWhileTheirAgentRuns(t *testing.T) {
 	t.Parallel()
 	w := newHookWorld(t)
-	logger := filepath.Join(w.scripts, "log.sh")
-	def, diags := agentdef.ParseFile("/defs/hooked.md", []byte(`---
-name: hooked
-description: has hooks
-hooks:
-  PreToolUse:
-    - matcher: Bash
-      hooks:
-        - type: command
-          command: `+logger+`
-  Stop:
-    - hooks:
-        - type: command
-          command: `+logger+`
----
-You are hooked.
-`), agentdef.SourceProject)
-	if len(diags) > 0 {
-		t.Fatal(diags)
-	}
+	def := w.hookedAgent()
 	cfg := w.config(`{}`)
 	cfg.Agents = append(agentdef.Builtins(), def)
 	w.srv.Script("MAIN",

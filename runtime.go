@@ -631,7 +631,8 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	main := &agent{
 		run: s, id: "", typ: "main", modelID: modelID, pool: r.mainPool, spec: r.mainSpec,
 		perms: r.rootPerms(), system: system, maxTurns: r.cfg.MaxTurns, mcp: mainMCP{r},
-		inbox: r.bg.main,
+		inbox:  r.bg.main,
+		prompt: &prompt, // issue 15: UserPromptSubmit fires for it alone
 	}
 	// Notifications taken for a request that was never answered go back
 	// to the queue for the next turn.

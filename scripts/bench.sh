@@ -9,6 +9,8 @@
 #   scripts/bench.sh peer       # only the peerbench runs
 #   scripts/bench.sh attr       # peerbench with --no-transcript and a stub git
 #   scripts/bench.sh fork       # peerbench fan-out 16: fresh children, forks, Claude Code
+#   scripts/bench.sh hooks      # peerbench with hooks (scripts/peerbench/*.json): the fan-out 8
+#                               # hook log check and fan-out 16 with and without a no-op hook
 #
 # Environment: OUT, COUNT (repetitions of each Go benchmark, default 5),
 # RUNS (peerbench runs per fan-out, default 5), FANOUTS (peerbench fan-outs,
@@ -153,6 +155,40 @@ for peer in sorted(os.listdir(out)):
 PY
 }
 
+# hooks runs peerbench with the adapters in scripts/peerbench (issue 15):
+# fan-out 8 with logging hooks on SubagentStart, SubagentStop and
+# PreToolUse(Read) — every child's start, stop and Read must be logged
+# exactly once with its agent id, the ids being the session's sub-agents —
+# then fan-out 16 with no hook (cadre) and with one no-op hook on every
+# tool call (cadre-noop-hook), interleaved.
+hooks() {
+	[[ -x $OUT/cadre ]] || build
+	[[ -x $OUT/peerbench ]] || (cd "$PEERBENCH_DIR" && go build -o "$OUT/peerbench" ./cmd/peerbench)
+	log "peerbench fan-out 8 with logging hooks"
+	rm -rf "$OUT/pb-hooks8"
+	(cd "$PEERBENCH_DIR" && CADRE_BIN=$OUT/cadre "$OUT/peerbench" once -adapter "$ROOT/scripts/peerbench/cadre-hooks.json" -n 8 \
+		-out "$OUT/pb-hooks8" >"$OUT/pb-hooks8.log" 2>&1) || { cat "$OUT/pb-hooks8.log"; exit 1; }
+	python3 - "$OUT/pb-hooks8/cadre-hooks" 8 <<'PY'
+import collections, glob, json, os, sys
+run, n = sys.argv[1], int(sys.argv[2])
+log = [json.loads(l) for l in open(os.path.join(run, "n%d-run0" % n, "hooks.log")) if l.strip()]
+ids = {os.path.basename(p)[len("agent-"):-len(".meta.json")] for p in glob.glob(os.path.join(run, "home", ".local", "state", "cadre", "projects", "*", "*", "agent-*.meta.json"))}
+counts = collections.Counter((e["event"], e["agent_id"]) for e in log)
+want = collections.Counter({(ev, i): 1 for i in ids for ev in ("SubagentStart", "SubagentStop", "PreToolUse")})
+bad = [e for e in log if e["agent_type"] != "general-purpose" or (e["event"] == "PreToolUse") != (e["tool"] == "Read")]
+print("children %d, log lines %d, every child's start, stop and Read logged once: %s" % (len(ids), len(log), len(ids) == n and counts == want and not bad))
+sys.exit(0 if len(ids) == n and counts == want and not bad else 1)
+PY
+	log "peerbench fan-out 16: cadre, cadre-noop-hook ($RUNS runs each)"
+	local ad=$OUT/adapters-hooks
+	mkdir -p "$ad"
+	cp "$PEERBENCH_DIR/adapters/cadre.json" "$ROOT/scripts/peerbench/cadre-noop-hook.json" "$ad/"
+	rm -rf "$OUT/pb-hooks16"
+	(cd "$PEERBENCH_DIR" && CADRE_BIN=$OUT/cadre "$OUT/peerbench" bench -adapters "$ad" -peers cadre,cadre-noop-hook -n 16 -runs "$RUNS" \
+		-startup-runs 1 -out "$OUT/pb-hooks16" -md "$OUT/pb-hooks16/tables.md" >"$OUT/pb-hooks16.log" 2>&1) || { cat "$OUT/pb-hooks16.log"; exit 1; }
+	cat "$OUT/pb-hooks16/tables.md"
+}
+
 case $what in
 all) build; gobench; startup; peer; attr; fork ;;
 go) gobench ;;
@@ -160,6 +196,7 @@ startup) startup ;;
 peer) peer ;;
 attr) attr ;;
 fork) fork ;;
-*) echo "usage: $0 [all|go|startup|peer|attr|fork]" >&2; exit 2 ;;
+hooks) hooks ;;
+*) echo "usage: $0 [all|go|startup|peer|attr|fork|hooks]" >&2; exit 2 ;;
 esac
 log "done; outputs in $OUT (repository: $ROOT)"

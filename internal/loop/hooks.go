@@ -44,6 +44,9 @@ func (r *runner) stoppedByHook() *HookStop {
 func (r *runner) promptHooks(ctx context.Context) (bool, error) {
 	last := &r.msgs[len(r.msgs)-1]
 	prompt := messageText(*last)
+	if r.cfg.Prompt != nil {
+		prompt = *r.cfg.Prompt
+	}
 	if prompt == "" {
 		// Only tool results or attachments: no prompt was submitted.
 		return true, nil

@@ -76,6 +76,12 @@ type Config struct {
 	// Stop when the model ends its turn; the binding turns Stop into
 	// SubagentStop for a sub-agent.
 	Hooks hooks.Firer
+	// Prompt, when set, is the prompt a person submitted for this run
+	// (issue 15): UserPromptSubmit fires for it alone, not for the
+	// notifications that share its message, and not at all when it is
+	// empty (a run on notifications only). Unset, the text of the last
+	// message is the prompt.
+	Prompt *string
 }
 
 // EventKind names a loop event.
