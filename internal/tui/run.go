@@ -40,6 +40,16 @@ type TaskControl interface {
 	Stop(ctx context.Context, taskID string) error
 }
 
+// Notifier is a Runtime whose background tasks report back while the
+// main agent is idle (S-7.3): between turns the UI runs the main agent on
+// each batch of notifications, streaming the background agents' events
+// meanwhile. *cadre.Runtime is one.
+type Notifier interface {
+	RunNotifications(ctx context.Context) iter.Seq2[cadre.Event, error]
+	RunningTasks() int
+	PendingNotifications() bool
+}
+
 // Options configure the terminal UI.
 type Options struct {
 	// New makes the runtime of a new session, with the prompter through
@@ -150,6 +160,10 @@ type app struct {
 	cancelRun context.CancelFunc
 	closed    bool
 	wg        sync.WaitGroup
+	// The watcher runs the main agent on notifications between turns
+	// (notifications.go); stopWatch ends it before anything else runs.
+	cancelWatch context.CancelFunc
+	watchDone   chan struct{}
 }
 
 func (a *app) actions() actions {
@@ -159,6 +173,7 @@ func (a *app) actions() actions {
 		interrupt: func() tea.Cmd {
 			return func() tea.Msg { a.interrupt(); return nil }
 		},
+		watch: a.watch,
 		setMode: func(mode permission.Mode) tea.Cmd {
 			return func() tea.Msg {
 				ms, ok := a.runtime().(ModeSetter)
@@ -245,6 +260,7 @@ func (a *app) open(rt Runtime, err error, h *historyMsg) tea.Msg {
 		return runtimeMsg{err: fmt.Errorf("open session: %w", err)}
 	}
 	a.mu.Lock()
+	a.stopWatchLocked() // the watcher belongs to the runtime being replaced
 	if a.rt != nil && a.rt != rt {
 		// Closed at shutdown, once no turn of it can still be running.
 		a.retired = append(a.retired, a.rt)
@@ -269,6 +285,8 @@ func (a *app) start(prompt string) tea.Cmd {
 		if a.closed {
 			return nil
 		}
+		// Run must not overlap RunNotifications: the watcher ends first.
+		a.stopWatchLocked()
 		ctx, cancel := context.WithCancel(a.ctx)
 		a.cancelRun = cancel
 		rt := a.rt
@@ -288,6 +306,11 @@ func (a *app) interrupt() {
 	if a.cancelRun != nil {
 		a.cancelRun()
 	}
+	// A turn answering notifications is the watcher's: Esc ends it, and
+	// the watcher with it until the next turn of the user's ends.
+	if a.cancelWatch != nil {
+		a.cancelWatch()
+	}
 }
 
 // shutdown cancels the running turn, waits for its pump to end, and
@@ -298,6 +321,9 @@ func (a *app) shutdown() error {
 	a.closed = true
 	if a.cancelRun != nil {
 		a.cancelRun()
+	}
+	if a.cancelWatch != nil {
+		a.cancelWatch()
 	}
 	a.mu.Unlock()
 	a.wg.Wait()
