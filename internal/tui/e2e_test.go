@@ -238,7 +238,7 @@ func TestTerminalUI(t *testing.T) {
 	p := newProject(t, srv)
 
 	// An earlier session of the project, for /resume.
-	srv.Script("earlier-session", llmtest.Text("The earlier answer."))
+	srv.Script("earlier-session", llmtest.Text("The earlier answer."), llmtest.Text("The follow-up answer."))
 	p.headless(t, bin, "earlier-session: what is in this repo?")
 
 	srv.Script("tui-session",
@@ -289,14 +289,25 @@ func TestTerminalUI(t *testing.T) {
 	tm.keys("Enter")
 	tm.waitFor("NAME", "SOURCE", "Explore", "builtin")
 
-	// /resume lists the earlier session and opens it read-only.
+	// /model shows the main agent's model and switches it.
+	tm.typeText("/model haiku")
+	tm.keys("Enter")
+	tm.waitFor("Main agent: claude-haiku")
+
+	// /resume lists the earlier session with its first prompt and
+	// continues it: its conversation is back, and the model gets it with
+	// the next prompt.
 	tm.typeText("/resume")
 	tm.keys("Enter")
 	tm.waitFor("Resume a session of this project", "earlier-session: what is in this repo?")
 	tm.keys("Enter")
-	tm.waitFor("saved session", "The earlier answer.")
-	tm.keys("Escape")
-	tm.waitGone("saved session")
+	tm.waitFor("Resumed session", "The earlier answer.")
+	tm.typeText("and what else?")
+	tm.keys("Enter")
+	tm.waitFor("The follow-up answer.")
+	if reqs := srv.RequestsFor("earlier-session"); len(reqs) != 2 || len(reqs[1].Messages) != 3 || !strings.Contains(reqs[1].Messages[1].Text(), "The earlier answer.") {
+		t.Errorf("the resumed session's request does not carry its conversation: %d requests", len(reqs))
+	}
 
 	// Ctrl+C twice leaves; the terminal is back to normal.
 	tm.keys("C-c")
@@ -319,6 +330,52 @@ func TestTerminalUI(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("the transcripts lack %q", want)
 		}
+	}
+}
+
+// TestTerminalUIContinues: cadre --continue opens the UI on the project's
+// latest session, its conversation shown, and the next prompt continues
+// it; --resume ID does the same for a named one.
+func TestTerminalUIContinues(t *testing.T) {
+	needTmux(t)
+	t.Parallel()
+	bin := cadreBinary(t)
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { srv.Check(t) })
+	p := newProject(t, srv)
+	srv.Script("saved-session", llmtest.Text("Saved **answer**."), llmtest.Text("Continued answer."), llmtest.Text("Resumed answer."))
+	p.headless(t, bin, "saved-session: remember this")
+
+	tm := p.launch(t, bin, "--continue")
+	tm.waitFor("Resumed session", "› saved-session: remember this", "Saved answer.")
+	tm.typeText("go on")
+	tm.keys("Enter")
+	tm.waitFor("Continued answer.")
+	tm.keys("C-d")
+	tm.waitFor("cadre exited 0, tty: icanon echo end")
+	reqs := srv.RequestsFor("saved-session")
+	if len(reqs) != 2 || len(reqs[1].Messages) != 3 {
+		t.Fatalf("--continue did not carry the conversation: %d requests", len(reqs))
+	}
+	files, err := filepath.Glob(filepath.Join(p.home, "state", "cadre", "projects", "*", "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 {
+		t.Fatalf("--continue wrote to another session: %v", files)
+	}
+	id := strings.TrimSuffix(filepath.Base(files[0]), ".jsonl")
+
+	tm = p.launch(t, bin, "--resume", id)
+	tm.waitFor("Resumed session "+id, "Continued answer.")
+	tm.typeText("once more")
+	tm.keys("Enter")
+	tm.waitFor("Resumed answer.")
+	tm.keys("C-d")
+	tm.waitFor("cadre exited 0, tty: icanon echo end")
+	if reqs := srv.RequestsFor("saved-session"); len(reqs) != 3 || len(reqs[2].Messages) != 5 {
+		t.Fatalf("--resume did not carry the conversation: %d requests", len(reqs))
 	}
 }
 

@@ -42,6 +42,13 @@ type modeMsg struct {
 	err  error
 }
 
+// modelMsg reports the outcome of /model NAME: the model id the main
+// agent's next turn uses.
+type modelMsg struct {
+	asked, model string
+	err          error
+}
+
 // controlMsg reports the outcome of Ctrl+B or x.
 type controlMsg struct {
 	what    string // "background" or "stop"
@@ -71,6 +78,8 @@ type actions struct {
 	watch func(stream int) tea.Cmd
 	// setMode changes the main agent's permission mode (modeMsg).
 	setMode func(permission.Mode) tea.Cmd
+	// setModel changes the main agent's model (modelMsg).
+	setModel func(name string) tea.Cmd
 	// background and stop act on a sub-agent (controlMsg).
 	background func(agentID string) tea.Cmd
 	stop       func(agentID string) tea.Cmd
@@ -249,6 +258,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.dropPrompt(msg.id, false)
 	case modeMsg:
 		m.modeChanged(msg)
+	case modelMsg:
+		m.modelChanged(msg)
 	case controlMsg:
 		m.controlled(msg)
 	case textMsg:

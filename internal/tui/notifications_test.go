@@ -161,17 +161,7 @@ func TestIdleNotificationsThroughTheRuntime(t *testing.T) {
 		<-release
 		return llmtest.Text("42 files.")
 	})
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	model, err := anthropic.New(anthropic.Config{APIKey: "k", BaseURL: srv.URL(), HTTPClient: &http.Client{Transport: tr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt, err := cadre.New(cadre.Config{Model: model, ModelID: "claude-sonnet-4-5", Cwd: t.TempDir(), NoTranscript: true,
-		Permissions: &cadre.Permissions{Mode: permission.ModeDefault}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt := realRuntime(t, srv)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a := &app{ctx: ctx, queue: newEventQueue(), prompter: &prompter{}, rt: rt}
@@ -236,4 +226,22 @@ func lastUserText(req *llmtest.Request) string {
 		b.WriteString(bl.Text)
 	}
 	return b.String()
+}
+
+// realRuntime is a session of the library against srv, in a temporary
+// directory, without transcripts; the caller closes it.
+func realRuntime(t *testing.T, srv *llmtest.Server) *cadre.Runtime {
+	t.Helper()
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	model, err := anthropic.New(anthropic.Config{APIKey: "k", BaseURL: srv.URL(), HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := cadre.New(cadre.Config{Model: model, ModelID: "claude-sonnet-4-5", Cwd: t.TempDir(), NoTranscript: true,
+		Permissions: &cadre.Permissions{Mode: permission.ModeDefault}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
 }

@@ -30,6 +30,13 @@ type ModeSetter interface {
 	SetPermissionMode(mode permission.Mode) error
 }
 
+// ModelSetter is a Runtime whose main agent's model can change between
+// turns (/model); *cadre.Runtime is one.
+type ModelSetter interface {
+	SetModel(model string) error
+	Model() string
+}
+
 // TaskControl is a Runtime that can move a running foreground sub-agent
 // to the background and stop a task with its descendants and shells
 // (S-7.4): Ctrl+B and x in the tree. *cadre.Runtime is one (a sub-agent's
@@ -61,7 +68,9 @@ type Options struct {
 	// (issue 11): /resume then shows the saved session read-only.
 	Resume func(sessionID string, p permission.Prompter) (Runtime, error)
 	// ResumeID opens the UI on that saved session (cadre --resume,
-	// --continue).
+	// --continue): when New's first runtime is that session (its
+	// conversation loaded), the UI shows its conversation; otherwise
+	// Resume opens it.
 	ResumeID string
 	// Cwd is the project directory; Model the main agent's model id;
 	// Mode its starting permission mode; Rules the rules in force, for
@@ -183,6 +192,18 @@ func (a *app) actions() actions {
 				return modeMsg{mode: mode, err: ms.SetPermissionMode(mode)}
 			}
 		},
+		setModel: func(name string) tea.Cmd {
+			return func() tea.Msg {
+				ms, ok := a.runtime().(ModelSetter)
+				if !ok {
+					return modelMsg{asked: name, err: errNotAvailable}
+				}
+				if err := ms.SetModel(name); err != nil {
+					return modelMsg{asked: name, err: err}
+				}
+				return modelMsg{asked: name, model: ms.Model()}
+			}
+		},
 		fresh: func() tea.Cmd {
 			return func() tea.Msg {
 				rt, err := a.opts.New(a.prompter)
@@ -246,6 +267,12 @@ func readHistory(s sessionInfo) historyMsg {
 // openAtStart opens the session named on the command line.
 func (a *app) openAtStart(id string) tea.Msg {
 	s := sessionInfo{ID: id, Path: transcript.SessionPath(a.opts.StateDir, a.opts.Cwd, id)}
+	if rt := a.runtime(); rt != nil && rt.SessionID() == id {
+		// New made the session's runtime with its conversation loaded
+		// (the CLI's --resume): show the conversation.
+		h := readHistory(s)
+		return runtimeMsg{sessionID: id, resumed: &h}
+	}
 	if a.opts.Resume != nil {
 		h := readHistory(s)
 		rt, err := a.opts.Resume(id, a.prompter)
@@ -404,5 +431,10 @@ func (q *eventQueue) next(ctx context.Context) tea.Cmd {
 	}
 }
 
-// The library's runtime drives Ctrl+B and x.
-var _ TaskControl = (*cadre.Runtime)(nil)
+// The library's runtime drives Ctrl+B and x, /model, and the turns on
+// notifications between the user's.
+var (
+	_ TaskControl = (*cadre.Runtime)(nil)
+	_ ModelSetter = (*cadre.Runtime)(nil)
+	_ Notifier    = (*cadre.Runtime)(nil)
+)
