@@ -379,6 +379,47 @@ func TestTerminalUIContinues(t *testing.T) {
 	}
 }
 
+// TestTerminalUINotifiesWhileIdle: a background child that ends after the
+// main agent's turn reaches the idle UI as a notification, and the main
+// agent answers it without a prompt.
+func TestTerminalUINotifiesWhileIdle(t *testing.T) {
+	needTmux(t)
+	t.Parallel()
+	bin := cadreBinary(t)
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { srv.Check(t) })
+	p := newProject(t, srv)
+	srv.Script("bg-session", llmtest.ToolUse("Agent", map[string]any{"subagent_type": "general-purpose", "description": "count the files",
+		"prompt": "bg-child: count the files", "run_in_background": true}),
+		llmtest.Text("Counting in the background."), llmtest.Text("The background count is done: 1 file."))
+	// The child answers once the test lets it: after the main turn ended.
+	release := make(chan struct{})
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(letGo)
+	srv.ScriptFunc("bg-child", func(*llmtest.Request) llmtest.Turn {
+		<-release
+		return llmtest.Text("1 file: README.md")
+	})
+
+	tm := p.launch(t, bin)
+	tm.waitFor("Ask anything")
+	tm.typeText("bg-session: count the files in the background")
+	tm.keys("Enter")
+	tm.waitFor("Counting in the background.", "background")
+	tm.waitGone("esc to interrupt")
+	letGo()
+	tm.waitFor(`notification: general-purpose`, `"count the files" completed`, "The background count is done: 1 file.")
+	tm.waitGone("esc to interrupt")
+	tm.keys("C-d")
+	tm.waitFor("cadre exited 0, tty: icanon echo end")
+	reqs := srv.RequestsFor("bg-session")
+	if len(reqs) != 3 || !strings.Contains(reqs[2].Messages[len(reqs[2].Messages)-1].Text(), "<task-notification>") {
+		t.Fatalf("the main agent was not run on the notification: %d requests", len(reqs))
+	}
+}
+
 // TestTerminalUIKeepsScrollback: with --no-alt-screen the conversation is
 // written to the terminal's scrollback and stays there after exit (Ctrl+D);
 // with NO_COLOR the screen has no colour.
