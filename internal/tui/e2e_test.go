@@ -212,6 +212,20 @@ func (p *project) headless(t *testing.T, bin, prompt string) {
 	}
 }
 
+// setup is the start of every end-to-end test against the scripted
+// model: tmux is there, the binary built, the server up (checked at the
+// end) and a project made.
+func setup(t *testing.T) (string, *llmtest.Server, *project) {
+	t.Helper()
+	needTmux(t)
+	t.Parallel()
+	bin := cadreBinary(t)
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { srv.Check(t) })
+	return bin, srv, newProject(t, srv)
+}
+
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // launch runs cadre with args in the project in a new terminal; when it
@@ -229,13 +243,7 @@ func (p *project) launch(t *testing.T, bin string, args ...string) *term {
 // whose Bash call asks permission, a turn with a running sub-agent in the
 // tree, Ctrl+B on it, Esc mid-turn, /agents, /resume, and Ctrl+C twice.
 func TestTerminalUI(t *testing.T) {
-	needTmux(t)
-	t.Parallel()
-	bin := cadreBinary(t)
-	srv := llmtest.NewServer()
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { srv.Check(t) })
-	p := newProject(t, srv)
+	bin, srv, p := setup(t)
 
 	// An earlier session of the project, for /resume.
 	srv.Script("earlier-session", llmtest.Text("The earlier answer."), llmtest.Text("The follow-up answer."))
@@ -337,13 +345,7 @@ func TestTerminalUI(t *testing.T) {
 // latest session, its conversation shown, and the next prompt continues
 // it; --resume ID does the same for a named one.
 func TestTerminalUIContinues(t *testing.T) {
-	needTmux(t)
-	t.Parallel()
-	bin := cadreBinary(t)
-	srv := llmtest.NewServer()
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { srv.Check(t) })
-	p := newProject(t, srv)
+	bin, srv, p := setup(t)
 	srv.Script("saved-session", llmtest.Text("Saved **answer**."), llmtest.Text("Continued answer."), llmtest.Text("Resumed answer."))
 	p.headless(t, bin, "saved-session: remember this")
 
@@ -383,13 +385,7 @@ func TestTerminalUIContinues(t *testing.T) {
 // main agent's turn reaches the idle UI as a notification, and the main
 // agent answers it without a prompt.
 func TestTerminalUINotifiesWhileIdle(t *testing.T) {
-	needTmux(t)
-	t.Parallel()
-	bin := cadreBinary(t)
-	srv := llmtest.NewServer()
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { srv.Check(t) })
-	p := newProject(t, srv)
+	bin, srv, p := setup(t)
 	srv.Script("bg-session", llmtest.ToolUse("Agent", map[string]any{"subagent_type": "general-purpose", "description": "count the files",
 		"prompt": "bg-child: count the files", "run_in_background": true}),
 		llmtest.Text("Counting in the background."), llmtest.Text("The background count is done: 1 file."))
@@ -424,13 +420,7 @@ func TestTerminalUINotifiesWhileIdle(t *testing.T) {
 // written to the terminal's scrollback and stays there after exit (Ctrl+D);
 // with NO_COLOR the screen has no colour.
 func TestTerminalUIKeepsScrollback(t *testing.T) {
-	needTmux(t)
-	t.Parallel()
-	bin := cadreBinary(t)
-	srv := llmtest.NewServer()
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { srv.Check(t) })
-	p := newProject(t, srv)
+	bin, srv, p := setup(t)
 	srv.Script("inline-session", llmtest.Text("First **answer**."), llmtest.Text("Second answer."))
 	p.env = append(p.env, "NO_COLOR=1")
 
