@@ -45,8 +45,12 @@ func runUI(ctx context.Context, p procIO, o *options) error {
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
-	// The flags the print path applies too: --fallback-model, thinking,
-	// and --resume/--continue, which load the saved conversation into cfg.
+	// What the print path checks and applies too: a new --session-id,
+	// --fallback-model, thinking, and --resume/--continue, which load the
+	// saved conversation into cfg.
+	if err := checkNewSession(o.sessionID, cfg); err != nil {
+		return &exitError{ExitUsage, err}
+	}
 	if err := applyFlags(p, o, &cfg); err != nil {
 		return &exitError{ExitUsage, err}
 	}

@@ -379,6 +379,10 @@ func TestTerminalUIContinues(t *testing.T) {
 	if reqs := srv.RequestsFor("saved-session"); len(reqs) != 3 || len(reqs[2].Messages) != 5 {
 		t.Fatalf("--resume did not carry the conversation: %d requests", len(reqs))
 	}
+
+	// A session that is not there is a usage error, before any UI.
+	tm = p.launch(t, bin, "--resume", "0b7e5a8e-0000-4000-8000-000000000000")
+	tm.waitFor("no session 0b7e5a8e-0000-4000-8000-000000000000", "cadre exited 2")
 }
 
 // TestTerminalUINotifiesWhileIdle: a background child that ends after the
