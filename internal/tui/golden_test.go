@@ -8,6 +8,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/permission"
 	tasks "github.com/cadre-dev/cadre/task"
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // scenarios build the states the golden views show.
@@ -20,6 +21,7 @@ var scenarios = []struct {
 	{"prompt", buildPrompt},
 	{"tree", buildTree},
 	{"notification", buildNotification},
+	{"todos", buildTodos},
 }
 
 func TestGoldenViews(t *testing.T) {
@@ -182,4 +184,28 @@ func buildNotification(t *testing.T, m *Model) {
 		cadre.Event{Type: cadre.EventResult, Result: &cadre.Result{Text: "ok", Subtype: "success", Usage: usage(2300, 30)}},
 	)
 	f.watchTurnEnd(1)
+}
+
+// buildTodos: the main agent wrote its todo list and works on its second
+// item.
+func buildTodos(t *testing.T, m *Model) {
+	typeText(m, "fix the rounding in cart totals")
+	press(m, "enter")
+	f := &feeder{m: m, at: t0}
+	list := []tool.Todo{
+		{Content: "Read the cart code", Status: tool.TodoCompleted, ActiveForm: "Reading the cart code"},
+		{Content: "Run the tests", Status: tool.TodoInProgress, ActiveForm: "Running the tests"},
+		{Content: "Fix the rounding", Status: tool.TodoPending, ActiveForm: "Fixing the rounding"},
+	}
+	write := call("toolu_t", "TodoWrite", map[string]any{"todos": list})
+	test := call("toolu_b", "Bash", map[string]any{"command": "go test ./cart"})
+	f.ev(initEvent(),
+		cadre.Event{Type: cadre.EventAssistant, Message: assistant("", write), Usage: usage(2000, 90)},
+		cadre.Event{Type: cadre.EventToolStart, Call: write},
+		cadre.Event{Type: cadre.EventToolEnd, Call: write, ToolResult: &cadre.ToolResult{Text: "Todos have been modified successfully."}},
+		cadre.Event{Type: cadre.EventTodos, Todos: &cadre.TodoUpdate{ToolUseID: "toolu_t", Old: []tool.Todo{}, New: list, Current: list}},
+		cadre.Event{Type: cadre.EventAssistant, Message: assistant("", test), Usage: usage(2200, 30)},
+		cadre.Event{Type: cadre.EventToolStart, Call: test},
+	)
+	f.tick(700 * time.Millisecond)
 }
