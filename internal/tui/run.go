@@ -64,8 +64,8 @@ type Options struct {
 	// it again.
 	New func(p permission.Prompter) (Runtime, error)
 	// Resume makes the runtime of a saved session, its conversation
-	// loaded, to continue it. Nil while the library cannot resume
-	// (issue 11): /resume then shows the saved session read-only.
+	// loaded, to continue it. Nil when sessions cannot be continued:
+	// /resume then shows the saved session read-only.
 	Resume func(sessionID string, p permission.Prompter) (Runtime, error)
 	// ResumeID opens the UI on that saved session (cadre --resume,
 	// --continue): when New's first runtime is that session (its
@@ -170,7 +170,8 @@ type app struct {
 	closed    bool
 	wg        sync.WaitGroup
 	// The watcher runs the main agent on notifications between turns
-	// (notifications.go); stopWatch ends it before anything else runs.
+	// (notifications.go); stopWatchLocked ends it before anything else
+	// runs.
 	cancelWatch context.CancelFunc
 	watchDone   chan struct{}
 }
