@@ -44,6 +44,13 @@ func resumeSession(p procIO, o *options, cfg *cadre.Config) error {
 			return err
 		}
 	}
+	return loadSession(cfg, path)
+}
+
+// loadSession loads the saved session at path into cfg: its conversation
+// as History and its id, so the transcript goes on where it ended. The
+// print path and the terminal UI's /resume share it.
+func loadSession(cfg *cadre.Config, path string) error {
 	entries, err := transcript.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("resume %s: %w", path, err)

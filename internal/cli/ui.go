@@ -13,6 +13,7 @@ import (
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/tui"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/transcript"
 )
 
 // The UI changes the mode with Shift+Tab through this.
@@ -44,29 +45,62 @@ func runUI(ctx context.Context, p procIO, o *options) error {
 	if err != nil {
 		return &exitError{ExitUsage, err}
 	}
-	// Where the runtime writes transcripts is where /resume looks.
+	// What the print path checks and applies too: a new --session-id,
+	// --fallback-model, thinking, and --resume/--continue, which load the
+	// saved conversation into cfg.
+	if err := checkNewSession(o.sessionID, cfg); err != nil {
+		return &exitError{ExitUsage, err}
+	}
+	if err := applyFlags(p, o, &cfg); err != nil {
+		return &exitError{ExitUsage, err}
+	}
+	// Where the runtime writes transcripts is where /resume looks; none
+	// are listed when they are off.
 	stateDir := cfg.StateDir
-	// The first runtime takes --session-id; /clear starts new sessions.
+	if cfg.NoTranscript {
+		stateDir = ""
+	}
+	resumeID := ""
+	if o.continueLast || o.resume != "" {
+		resumeID = cfg.SessionID
+	}
+	// The first runtime takes --session-id (or the resumed session, its
+	// conversation loaded); /clear starts new sessions.
 	var first sync.Once
-	newRuntime := func(pr permission.Prompter) (tui.Runtime, error) {
-		c := cfg
+	withPrompter := func(c cadre.Config, pr permission.Prompter) cadre.Config {
 		perms := *cfg.Permissions
 		perms.Prompter = pr
 		c.Permissions = &perms
-		c.SessionID = ""
-		first.Do(func() { c.SessionID = cfg.SessionID })
+		return c
+	}
+	newRuntime := func(pr permission.Prompter) (tui.Runtime, error) {
+		c := withPrompter(cfg, pr)
+		c.SessionID, c.History = "", nil
+		first.Do(func() { c.SessionID, c.History = cfg.SessionID, cfg.History })
 		return cadre.New(c)
 	}
-	home := p.getenv("HOME")
-	err = tui.Run(ctx, tui.Options{
-		New: newRuntime, Cwd: cfg.Cwd, Model: cfg.ModelID, Mode: cfg.Permissions.Mode, Rules: cfg.Permissions.Rules,
+	// /resume continues a saved session of the project the way
+	// --resume does: its conversation is the new runtime's History.
+	resume := func(id string, pr permission.Prompter) (tui.Runtime, error) {
+		c := withPrompter(cfg, pr)
+		if err := loadSession(&c, transcript.SessionPath(cfg.StateDir, cfg.Cwd, id)); err != nil {
+			return nil, err
+		}
+		return cadre.New(c)
+	}
+	opts := tui.Options{
+		New: newRuntime, ResumeID: resumeID, Cwd: cfg.Cwd, Model: cfg.ModelID, Mode: cfg.Permissions.Mode, Rules: cfg.Permissions.Rules,
 		StateDir: stateDir,
 		Agents: func(ctx context.Context) (*agentdef.Set, error) {
-			return agentdef.Load(ctx, agentdef.LoadOptions{Cwd: cfg.Cwd, Home: home, FlagAgents: o.agents})
+			return agentdef.Load(ctx, agentdef.LoadOptions{Cwd: cfg.Cwd, Home: p.getenv("HOME"), FlagAgents: o.agents})
 		},
 		AltScreen: !o.ui.noAltScreen, Mouse: o.ui.mouse,
 		Input: p.stdin, Output: p.stdout,
-	})
+	}
+	if stateDir != "" {
+		opts.Resume = resume
+	}
+	err = tui.Run(ctx, opts)
 	switch {
 	case ctx.Err() != nil:
 		return &exitError{ExitInterrupted, nil}

@@ -420,7 +420,24 @@ func TestSlashCommands(t *testing.T) {
 	}
 	has(t, slash("/help"), "shift+tab", "/resume", "ctrl+b")
 	has(t, slash("/permissions"), "Mode: default", "deny", "Bash(rm:*)", "settings.json", "Read", "--allowedTools")
-	has(t, slash("/model"), "Main agent: claude-sonnet-4-5")
+	has(t, slash("/model"), "Main agent: claude-sonnet-4-5", "/model NAME switches")
+	has(t, slash("/model opus"), "cannot be switched here")
+	var asked []string
+	m.act.setModel = func(name string) tea.Cmd {
+		asked = append(asked, name)
+		return func() tea.Msg {
+			if name == "bad model" {
+				return modelMsg{asked: name, err: errors.New("a model id has no spaces")}
+			}
+			return modelMsg{asked: name, model: "claude-opus-4-1"}
+		}
+	}
+	has(t, slash("/model opus"), "Main agent: claude-opus-4-1 from the next turn.")
+	has(t, slash("/model bad model"), "/model bad model: a model id has no spaces")
+	if len(asked) != 2 || asked[0] != "opus" || m.cfg.model != "claude-opus-4-1" || m.tree.Main().Model != "claude-opus-4-1" {
+		t.Fatalf("/model asked %v; the session's model is %s", asked, m.cfg.model)
+	}
+	has(t, slash("/model"), "Main agent: claude-opus-4-1")
 	has(t, slash("/agnets"), "Unknown command /agnets. Did you mean /agents?")
 	has(t, slash("/agents"), "cannot be listed")
 	m.act.agents = func() tea.Cmd {

@@ -45,6 +45,8 @@ type item struct {
 	duration time.Duration
 
 	note *Notification
+	// todos is the list a TodoWrite call wrote (todos.go).
+	todos []tool.Todo
 
 	// ver counts changes; the render cache is valid while it matches.
 	ver   int
@@ -70,6 +72,8 @@ type convo struct {
 	// streaming is the answer being streamed, thinking its thinking.
 	streaming *item
 	thinking  *item
+	// todos is the agent's current todo list (todos.go).
+	todos []tool.Todo
 	// printed counts the items already written to the terminal's
 	// scrollback (inline mode); they are not drawn again.
 	printed int
@@ -129,6 +133,8 @@ func (c *convo) apply(ev cadre.Event) {
 		if ev.Call != nil && ev.ToolResult != nil {
 			c.endTool(ev.Call, ev.ToolResult)
 		}
+	case cadre.EventTodos:
+		c.applyTodos(ev.Todos)
 	}
 }
 

@@ -212,6 +212,20 @@ func (p *project) headless(t *testing.T, bin, prompt string) {
 	}
 }
 
+// setup is the start of every end-to-end test against the scripted
+// model: tmux is there, the binary built, the server up (checked at the
+// end) and a project made.
+func setup(t *testing.T) (string, *llmtest.Server, *project) {
+	t.Helper()
+	needTmux(t)
+	t.Parallel()
+	bin := cadreBinary(t)
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { srv.Check(t) })
+	return bin, srv, newProject(t, srv)
+}
+
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // launch runs cadre with args in the project in a new terminal; when it
@@ -229,16 +243,10 @@ func (p *project) launch(t *testing.T, bin string, args ...string) *term {
 // whose Bash call asks permission, a turn with a running sub-agent in the
 // tree, Ctrl+B on it, Esc mid-turn, /agents, /resume, and Ctrl+C twice.
 func TestTerminalUI(t *testing.T) {
-	needTmux(t)
-	t.Parallel()
-	bin := cadreBinary(t)
-	srv := llmtest.NewServer()
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { srv.Check(t) })
-	p := newProject(t, srv)
+	bin, srv, p := setup(t)
 
 	// An earlier session of the project, for /resume.
-	srv.Script("earlier-session", llmtest.Text("The earlier answer."))
+	srv.Script("earlier-session", llmtest.Text("The earlier answer."), llmtest.Text("The follow-up answer."))
 	p.headless(t, bin, "earlier-session: what is in this repo?")
 
 	srv.Script("tui-session",
@@ -289,14 +297,25 @@ func TestTerminalUI(t *testing.T) {
 	tm.keys("Enter")
 	tm.waitFor("NAME", "SOURCE", "Explore", "builtin")
 
-	// /resume lists the earlier session and opens it read-only.
+	// /model shows the main agent's model and switches it.
+	tm.typeText("/model haiku")
+	tm.keys("Enter")
+	tm.waitFor("Main agent: claude-haiku")
+
+	// /resume lists the earlier session with its first prompt and
+	// continues it: its conversation is back, and the model gets it with
+	// the next prompt.
 	tm.typeText("/resume")
 	tm.keys("Enter")
 	tm.waitFor("Resume a session of this project", "earlier-session: what is in this repo?")
 	tm.keys("Enter")
-	tm.waitFor("saved session", "The earlier answer.")
-	tm.keys("Escape")
-	tm.waitGone("saved session")
+	tm.waitFor("Resumed session", "The earlier answer.")
+	tm.typeText("and what else?")
+	tm.keys("Enter")
+	tm.waitFor("The follow-up answer.")
+	if reqs := srv.RequestsFor("earlier-session"); len(reqs) != 2 || len(reqs[1].Messages) != 3 || !strings.Contains(reqs[1].Messages[1].Text(), "The earlier answer.") {
+		t.Errorf("the resumed session's request does not carry its conversation: %d requests", len(reqs))
+	}
 
 	// Ctrl+C twice leaves; the terminal is back to normal.
 	tm.keys("C-c")
@@ -322,17 +341,90 @@ func TestTerminalUI(t *testing.T) {
 	}
 }
 
+// TestTerminalUIContinues: cadre --continue opens the UI on the project's
+// latest session, its conversation shown, and the next prompt continues
+// it; --resume ID does the same for a named one.
+func TestTerminalUIContinues(t *testing.T) {
+	bin, srv, p := setup(t)
+	srv.Script("saved-session", llmtest.Text("Saved **answer**."), llmtest.Text("Continued answer."), llmtest.Text("Resumed answer."))
+	p.headless(t, bin, "saved-session: remember this")
+
+	tm := p.launch(t, bin, "--continue")
+	tm.waitFor("Resumed session", "› saved-session: remember this", "Saved answer.")
+	tm.typeText("go on")
+	tm.keys("Enter")
+	tm.waitFor("Continued answer.")
+	tm.keys("C-d")
+	tm.waitFor("cadre exited 0, tty: icanon echo end")
+	reqs := srv.RequestsFor("saved-session")
+	if len(reqs) != 2 || len(reqs[1].Messages) != 3 {
+		t.Fatalf("--continue did not carry the conversation: %d requests", len(reqs))
+	}
+	files, err := filepath.Glob(filepath.Join(p.home, "state", "cadre", "projects", "*", "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 {
+		t.Fatalf("--continue wrote to another session: %v", files)
+	}
+	id := strings.TrimSuffix(filepath.Base(files[0]), ".jsonl")
+
+	tm = p.launch(t, bin, "--resume", id)
+	tm.waitFor("Resumed session "+id, "Continued answer.")
+	tm.typeText("once more")
+	tm.keys("Enter")
+	tm.waitFor("Resumed answer.")
+	tm.keys("C-d")
+	tm.waitFor("cadre exited 0, tty: icanon echo end")
+	if reqs := srv.RequestsFor("saved-session"); len(reqs) != 3 || len(reqs[2].Messages) != 5 {
+		t.Fatalf("--resume did not carry the conversation: %d requests", len(reqs))
+	}
+
+	// A session that is not there is a usage error, before any UI.
+	tm = p.launch(t, bin, "--resume", "0b7e5a8e-0000-4000-8000-000000000000")
+	tm.waitFor("no session 0b7e5a8e-0000-4000-8000-000000000000", "cadre exited 2")
+}
+
+// TestTerminalUINotifiesWhileIdle: a background child that ends after the
+// main agent's turn reaches the idle UI as a notification, and the main
+// agent answers it without a prompt.
+func TestTerminalUINotifiesWhileIdle(t *testing.T) {
+	bin, srv, p := setup(t)
+	srv.Script("bg-session", llmtest.ToolUse("Agent", map[string]any{"subagent_type": "general-purpose", "description": "count the files",
+		"prompt": "bg-child: count the files", "run_in_background": true}),
+		llmtest.Text("Counting in the background."), llmtest.Text("The background count is done: 1 file."))
+	// The child answers once the test lets it: after the main turn ended.
+	release := make(chan struct{})
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(letGo)
+	srv.ScriptFunc("bg-child", func(*llmtest.Request) llmtest.Turn {
+		<-release
+		return llmtest.Text("1 file: README.md")
+	})
+
+	tm := p.launch(t, bin)
+	tm.waitFor("Ask anything")
+	tm.typeText("bg-session: count the files in the background")
+	tm.keys("Enter")
+	tm.waitFor("Counting in the background.", "background")
+	tm.waitGone("esc to interrupt")
+	letGo()
+	tm.waitFor(`notification: general-purpose`, `"count the files" completed`, "The background count is done: 1 file.")
+	tm.waitGone("esc to interrupt")
+	tm.keys("C-d")
+	tm.waitFor("cadre exited 0, tty: icanon echo end")
+	reqs := srv.RequestsFor("bg-session")
+	if len(reqs) != 3 || !strings.Contains(reqs[2].Messages[len(reqs[2].Messages)-1].Text(), "<task-notification>") {
+		t.Fatalf("the main agent was not run on the notification: %d requests", len(reqs))
+	}
+}
+
 // TestTerminalUIKeepsScrollback: with --no-alt-screen the conversation is
 // written to the terminal's scrollback and stays there after exit (Ctrl+D);
 // with NO_COLOR the screen has no colour.
 func TestTerminalUIKeepsScrollback(t *testing.T) {
-	needTmux(t)
-	t.Parallel()
-	bin := cadreBinary(t)
-	srv := llmtest.NewServer()
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { srv.Check(t) })
-	p := newProject(t, srv)
+	bin, srv, p := setup(t)
 	srv.Script("inline-session", llmtest.Text("First **answer**."), llmtest.Text("Second answer."))
 	p.env = append(p.env, "NO_COLOR=1")
 

@@ -15,6 +15,10 @@ func (m *Model) applyRun(items []runItem) []tea.Cmd {
 	var cmds []tea.Cmd
 	for _, it := range items {
 		m.advance(it.at)
+		if it.notify {
+			cmds = append(cmds, m.notifyItem(it))
+			continue
+		}
 		if it.end {
 			cmds = append(cmds, m.endRun(it))
 			continue
@@ -41,6 +45,9 @@ func (m *Model) applyEvent(ev cadre.Event, at time.Time) {
 		return
 	case cadre.EventTaskCompleted:
 		m.taskEnded(ev)
+		return
+	case cadre.EventNotification:
+		m.notificationEvent(ev, at)
 		return
 	case cadre.EventResult:
 		if r := ev.Result; r != nil {
@@ -108,7 +115,8 @@ func (m *Model) taskEnded(ev cadre.Event) {
 // endRun closes a turn: open calls end, the tree settles, a queued prompt
 // goes next.
 func (m *Model) endRun(it runItem) tea.Cmd {
-	m.running = false
+	userTurn := !m.notifyTurn
+	m.running, m.notifyTurn = false, false
 	why := ""
 	switch {
 	case it.interrupted:
@@ -117,7 +125,7 @@ func (m *Model) endRun(it runItem) tea.Cmd {
 		why = it.err.Error()
 	}
 	for id, c := range m.convos {
-		if n := m.tree.Get(id); id == "" || (n != nil && (n.state == StateRunning || n.state == StatePending)) {
+		if n := m.tree.Get(id); id == "" || (n != nil && (n.state == StateRunning || n.state == StatePending) && !m.tree.underBackground(n)) {
 			c.closeOpen(orText(why, "The turn ended before this call finished."))
 		}
 	}
@@ -141,6 +149,11 @@ func (m *Model) endRun(it runItem) tea.Cmd {
 		next := m.queued[0]
 		m.queued = m.queued[1:]
 		return m.send(next)
+	}
+	if userTurn {
+		// Background tasks of the session report back while it is idle;
+		// a notification turn's watcher goes on by itself.
+		return m.startWatch()
 	}
 	return nil
 }

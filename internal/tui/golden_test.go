@@ -7,6 +7,8 @@ import (
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/permission"
+	tasks "github.com/cadre-dev/cadre/task"
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // scenarios build the states the golden views show.
@@ -19,6 +21,7 @@ var scenarios = []struct {
 	{"prompt", buildPrompt},
 	{"tree", buildTree},
 	{"notification", buildNotification},
+	{"todos", buildTodos},
 }
 
 func TestGoldenViews(t *testing.T) {
@@ -144,8 +147,9 @@ func buildTree(t *testing.T, m *Model) {
 	press(m, "tab", "down", "down")
 }
 
-// buildNotification: a background child ended and its notification was
-// delivered.
+// buildNotification: a background child ended while the main agent was
+// idle; the watcher ran the main agent on the notification, which the UI
+// showed as it was delivered.
 func buildNotification(t *testing.T, m *Model) {
 	typeText(m, "benchmark the cart in the background, then tell me")
 	press(m, "enter")
@@ -160,11 +164,48 @@ func buildNotification(t *testing.T, m *Model) {
 		cadre.Event{Type: cadre.EventAssistant, Message: assistant("The benchmark runs in the background; I'll report when it ends."), Usage: usage(2100, 20)},
 		cadre.Event{Type: cadre.EventResult, Result: &cadre.Result{Text: "ok", Subtype: "success", Usage: usage(4100, 100)}},
 	)
-	f.ev()
-	m.Update(eventsMsg{items: []runItem{{end: true, at: f.at}}})
-	f.at = f.at.Add(40 * time.Second)
-	m.Update(NotificationMsg{At: f.at, Notification: Notification{
-		TaskID: "abf0000000000001", ToolUseID: "toolu_b1", AgentType: "general-purpose", Description: "benchmark the cart",
-		Status: "completed", Summary: "BenchmarkTotal: 412 ns/op, 3 allocs/op", Result: "BenchmarkTotal-2  2900000  412 ns/op  3 allocs/op",
-		Usage: usage(9000, 700), ToolUses: 4, Duration: 38 * time.Second, OutputFile: "/state/agent-abf0000000000001.jsonl"}})
+	f.end()
+	// The watcher's stream: the child's last events, then the main
+	// agent's turn on its notification.
+	bench := call("toolu_x", "Bash", map[string]any{"command": "go test -bench . ./cart"})
+	f.watch(1,
+		cadre.Event{Type: cadre.EventToolStart, AgentID: "abf0000000000001", Call: bench},
+		cadre.Event{Type: cadre.EventAssistant, AgentID: "abf0000000000001", Message: assistant("", bench), Usage: usage(8000, 600)},
+		cadre.Event{Type: cadre.EventTaskCompleted, AgentID: "abf0000000000001", Subagent: &cadre.SubagentResult{AgentID: "abf0000000000001", AgentType: "general-purpose",
+			ToolUseID: "toolu_b1", Status: "completed", Text: "BenchmarkTotal-2  2900000  412 ns/op  3 allocs/op", ToolUses: 4, Usage: usage(9000, 700), Duration: 38 * time.Second}},
+	)
+	f.at = f.at.Add(30 * time.Second)
+	f.watch(1, initEvent(),
+		cadre.Event{Type: cadre.EventNotification, Notification: &tasks.Notification{Seq: 1, To: "main", TaskID: "abf0000000000001", ToolUseID: "toolu_b1",
+			AgentType: "general-purpose", Description: "benchmark the cart", Status: tasks.Completed, OutputFile: "/state/agent-abf0000000000001.jsonl",
+			Summary: `Agent "benchmark the cart" completed`}},
+		cadre.Event{Type: cadre.EventText, Text: "The cart benchmark finished: **412 ns/op**, 3 allocations."},
+		cadre.Event{Type: cadre.EventAssistant, Message: assistant("The cart benchmark finished: **412 ns/op**, 3 allocations."), Usage: usage(2300, 30)},
+		cadre.Event{Type: cadre.EventResult, Result: &cadre.Result{Text: "ok", Subtype: "success", Usage: usage(2300, 30)}},
+	)
+	f.watchTurnEnd(1)
+}
+
+// buildTodos: the main agent wrote its todo list and works on its second
+// item.
+func buildTodos(t *testing.T, m *Model) {
+	typeText(m, "fix the rounding in cart totals")
+	press(m, "enter")
+	f := &feeder{m: m, at: t0}
+	list := []tool.Todo{
+		{Content: "Read the cart code", Status: tool.TodoCompleted, ActiveForm: "Reading the cart code"},
+		{Content: "Run the tests", Status: tool.TodoInProgress, ActiveForm: "Running the tests"},
+		{Content: "Fix the rounding", Status: tool.TodoPending, ActiveForm: "Fixing the rounding"},
+	}
+	write := call("toolu_t", "TodoWrite", map[string]any{"todos": list})
+	test := call("toolu_b", "Bash", map[string]any{"command": "go test ./cart"})
+	f.ev(initEvent(),
+		cadre.Event{Type: cadre.EventAssistant, Message: assistant("", write), Usage: usage(2000, 90)},
+		cadre.Event{Type: cadre.EventToolStart, Call: write},
+		cadre.Event{Type: cadre.EventToolEnd, Call: write, ToolResult: &cadre.ToolResult{Text: "Todos have been modified successfully."}},
+		cadre.Event{Type: cadre.EventTodos, Todos: &cadre.TodoUpdate{ToolUseID: "toolu_t", Old: []tool.Todo{}, New: list, Current: list}},
+		cadre.Event{Type: cadre.EventAssistant, Message: assistant("", test), Usage: usage(2200, 30)},
+		cadre.Event{Type: cadre.EventToolStart, Call: test},
+	)
+	f.tick(700 * time.Millisecond)
 }

@@ -22,6 +22,11 @@ type runItem struct {
 	// err ends the run in error; interrupted says the user cancelled it.
 	err         error
 	interrupted bool
+	// notify marks the items of a watcher (RunNotifications between the
+	// user's turns), stream naming which; watchEnd is the watcher's last.
+	notify   bool
+	stream   int
+	watchEnd bool
 }
 
 // eventsMsg carries every run item that arrived since the last one: the
@@ -35,6 +40,13 @@ type tickMsg struct{ at time.Time }
 type modeMsg struct {
 	mode permission.Mode
 	err  error
+}
+
+// modelMsg reports the outcome of /model NAME: the model id the main
+// agent's next turn uses.
+type modelMsg struct {
+	asked, model string
+	err          error
 }
 
 // controlMsg reports the outcome of Ctrl+B or x.
@@ -61,8 +73,13 @@ type actions struct {
 	// start begins a turn with the prompt; interrupt cancels it.
 	start     func(prompt string) tea.Cmd
 	interrupt func() tea.Cmd
+	// watch runs the main agent on background tasks' notifications until
+	// none is running or a turn starts; its items carry stream.
+	watch func(stream int) tea.Cmd
 	// setMode changes the main agent's permission mode (modeMsg).
 	setMode func(permission.Mode) tea.Cmd
+	// setModel changes the main agent's model (modelMsg).
+	setModel func(name string) tea.Cmd
 	// background and stop act on a sub-agent (controlMsg).
 	background func(agentID string) tea.Cmd
 	stop       func(agentID string) tea.Cmd
@@ -117,13 +134,18 @@ type Model struct {
 	pastes  map[int]string
 	pasteN  int
 
-	running   bool
-	runStart  time.Time
-	runOutput int64 // output tokens of the turn's finished answers
-	streamed  int   // bytes streamed since the last answer
-	queued    []string
-	tokens    int64 // every token of the session
-	mode      permission.Mode
+	running bool
+	// notifyTurn is set while the running turn answers notifications:
+	// stream names its watcher, watchN numbers the watchers started.
+	notifyTurn bool
+	stream     int
+	watchN     int
+	runStart   time.Time
+	runOutput  int64 // output tokens of the turn's finished answers
+	streamed   int   // bytes streamed since the last answer
+	queued     []string
+	tokens     int64 // every token of the session
+	mode       permission.Mode
 
 	prompts []*pendingPrompt
 	modal   promptModal
@@ -236,6 +258,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.dropPrompt(msg.id, false)
 	case modeMsg:
 		m.modeChanged(msg)
+	case modelMsg:
+		m.modelChanged(msg)
 	case controlMsg:
 		m.controlled(msg)
 	case textMsg:
@@ -246,9 +270,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.showHistory(msg)
 	case runtimeMsg:
 		m.runtimeChanged(msg)
-	case NotificationMsg:
-		m.advance(msg.At)
-		m.applyNotification(msg.Notification, msg.At)
 	}
 	cmds = append(cmds, m.flushPrinted(), m.keepTicking())
 	if m.quitting {

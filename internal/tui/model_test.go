@@ -32,12 +32,14 @@ type recorder struct {
 	modes       []permission.Mode
 	background  []string
 	stopped     []string
+	watched     []int
 }
 
 func (r *recorder) actions() actions {
 	return actions{
 		start:     func(p string) tea.Cmd { r.started = append(r.started, p); return nil },
 		interrupt: func() tea.Cmd { r.interrupted++; return nil },
+		watch:     func(stream int) tea.Cmd { r.watched = append(r.watched, stream); return nil },
 		setMode: func(m permission.Mode) tea.Cmd {
 			r.modes = append(r.modes, m)
 			return func() tea.Msg { return modeMsg{mode: m} }
@@ -72,6 +74,28 @@ func (f *feeder) ev(evs ...cadre.Event) {
 		items = append(items, runItem{ev: e, at: f.at})
 	}
 	f.m.Update(eventsMsg{items: items})
+}
+
+// end ends the user's turn.
+func (f *feeder) end() {
+	f.at = f.at.Add(time.Second)
+	f.m.Update(eventsMsg{items: []runItem{{end: true, at: f.at}}})
+}
+
+// watch applies events of the watcher numbered stream.
+func (f *feeder) watch(stream int, evs ...cadre.Event) {
+	var items []runItem
+	for _, e := range evs {
+		f.at = f.at.Add(time.Second)
+		items = append(items, runItem{ev: e, at: f.at, notify: true, stream: stream})
+	}
+	f.m.Update(eventsMsg{items: items})
+}
+
+// watchTurnEnd ends the notification turn of the watcher stream.
+func (f *feeder) watchTurnEnd(stream int) {
+	f.at = f.at.Add(time.Second)
+	f.m.Update(eventsMsg{items: []runItem{{end: true, notify: true, stream: stream, at: f.at}}})
 }
 
 func (f *feeder) tick(d time.Duration) {

@@ -9,9 +9,8 @@ import (
 )
 
 // Notification is a background task's end as it is delivered to its
-// parent (S-7.3): what the UI shows when it arrives. The runtime's event
-// for it comes with background tasks (issue 11); until then the view is
-// driven by NotificationMsg.
+// parent (S-7.3, cadre.EventNotification), with what the tree counted of
+// the task: what the UI shows when it arrives.
 type Notification struct {
 	// TaskID is the task (the agent id); ToolUseID the Agent call that
 	// started it.
@@ -22,7 +21,8 @@ type Notification struct {
 	Description string
 	// Status is completed, failed or killed.
 	Status string
-	// Summary is one line on what happened; Result the child's report.
+	// Summary is the runtime's one line on what happened; Result the
+	// child's report.
 	Summary string
 	Result  string
 	Usage   llm.Usage
@@ -31,24 +31,6 @@ type Notification struct {
 	Duration time.Duration
 	// OutputFile is the child's transcript.
 	OutputFile string
-}
-
-// NotificationMsg tells the UI a notification was delivered.
-type NotificationMsg struct {
-	Notification
-	At time.Time
-}
-
-// applyNotification shows a delivered notification in the main
-// conversation and moves the task's agent to its end state.
-func (m *Model) applyNotification(n Notification, at time.Time) {
-	m.tree.SetStatus(n.TaskID, n.Status, at)
-	if node := m.tree.Get(n.TaskID); node != nil {
-		node.ToolUses = max(node.ToolUses, n.ToolUses)
-		node.Tokens = max(node.Tokens, n.Usage.Total())
-	}
-	note := n
-	m.main().add(&item{kind: itemNotification, note: &note, done: true})
 }
 
 func (m *Model) renderNotification(it *item, width int) []string {
@@ -63,7 +45,7 @@ func (m *Model) renderNotification(it *item, width int) []string {
 		style = st.warn
 	}
 	who := strings.TrimSpace(n.AgentType + " " + shortID(n.TaskID))
-	head := fmt.Sprintf("Background task %s", who)
+	head := "notification: " + who
 	if n.Description != "" {
 		head += fmt.Sprintf(" %q", n.Description)
 	}
@@ -77,11 +59,13 @@ func (m *Model) renderNotification(it *item, width int) []string {
 	if n.Duration > 0 {
 		stats = append(stats, formatElapsed(n.Duration))
 	}
-	line := st.info.Render("◆") + " " + clip(st.bold.Render(head)+" "+style.Render(status), width)
+	// Dim, like the system's other words, so it does not read as the
+	// model's or the user's; the status keeps its colour.
+	line := st.dim.Render("◆") + " " + clip(st.dim.Render(head)+" "+style.Render(status), width)
 	lines := []string{line}
-	detail := n.Summary
+	detail := firstLine(strings.TrimSpace(n.Result))
 	if detail == "" {
-		detail = firstLine(n.Result)
+		detail = n.Summary
 	}
 	sub := strings.Join(stats, " · ")
 	if detail != "" && sub != "" {

@@ -271,10 +271,11 @@ func TestMouse(t *testing.T) {
 // controlRuntime is a fake runtime with every optional ability.
 type controlRuntime struct {
 	fakeRuntime
-	mu   sync.Mutex
-	mode permission.Mode
-	bg   []string
-	stop []string
+	mu    sync.Mutex
+	mode  permission.Mode
+	model string
+	bg    []string
+	stop  []string
 }
 
 func (c *controlRuntime) SetPermissionMode(m permission.Mode) error {
@@ -285,6 +286,22 @@ func (c *controlRuntime) SetPermissionMode(m permission.Mode) error {
 	}
 	c.mode = m
 	return nil
+}
+
+func (c *controlRuntime) SetModel(name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if name == "" {
+		return errors.New("no model")
+	}
+	c.model = "id-of-" + name
+	return nil
+}
+
+func (c *controlRuntime) Model() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.model
 }
 
 func (c *controlRuntime) Background(_ context.Context, id string) error {
@@ -320,6 +337,12 @@ func TestAppActions(t *testing.T) {
 	if msg := act.setMode(permission.ModeBypassPermissions)().(modeMsg); msg.err == nil {
 		t.Fatal("a refused mode reported no error")
 	}
+	if msg := act.setModel("opus")().(modelMsg); msg.err != nil || msg.model != "id-of-opus" {
+		t.Fatalf("setModel: %+v", msg)
+	}
+	if msg := act.setModel("")().(modelMsg); msg.err == nil {
+		t.Fatal("a refused model reported no error")
+	}
 	if msg := act.background("a1")().(controlMsg); msg.err != nil || rt.bg[0] != "a1" {
 		t.Fatalf("background: %+v", msg)
 	}
@@ -349,6 +372,9 @@ func TestAppActions(t *testing.T) {
 	if msg := a2.actions().setMode(permission.ModePlan)().(modeMsg); !errors.Is(msg.err, errNotAvailable) {
 		t.Fatalf("setMode without ModeSetter: %v", msg.err)
 	}
+	if msg := a2.actions().setModel("opus")().(modelMsg); !errors.Is(msg.err, errNotAvailable) {
+		t.Fatalf("setModel without ModelSetter: %v", msg.err)
+	}
 }
 
 func TestOpenAtStart(t *testing.T) {
@@ -376,4 +402,20 @@ func TestOpenAtStart(t *testing.T) {
 	m := testModel(t, 80, 24, nil)
 	m.Update(rm)
 	has(t, view(t, m), "saved prompt", "Resumed session s")
+	// New already made that session's runtime (cadre --resume): no other
+	// is opened, the conversation is shown.
+	resumed = ""
+	a.rt = &namedRuntime{id: "s-1"}
+	rm, ok = a.openAtStart("s-1").(runtimeMsg)
+	if !ok || rm.err != nil || resumed != "" || rm.sessionID != "s-1" || rm.resumed == nil || len(rm.resumed.entries) != 1 || a.runtime().SessionID() != "s-1" {
+		t.Fatalf("the first runtime is the session: %+v, Resume called for %q", rm, resumed)
+	}
 }
+
+// namedRuntime is a fake runtime of the session id.
+type namedRuntime struct {
+	fakeRuntime
+	id string
+}
+
+func (n *namedRuntime) SessionID() string { return n.id }

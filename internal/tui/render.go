@@ -216,6 +216,9 @@ func (m *Model) toolResultLines(it *item, width int, extra string) []string {
 	case it.isError:
 		style = st.errText
 	}
+	if it.todos != nil && !it.isError {
+		return m.todoLines(it.todos, width)
+	}
 	if isAgent && !it.isError && extra != "" {
 		// The child's framed report is in its own view; the call shows
 		// how it went.

@@ -30,6 +30,13 @@ type ModeSetter interface {
 	SetPermissionMode(mode permission.Mode) error
 }
 
+// ModelSetter is a Runtime whose main agent's model can change between
+// turns (/model); *cadre.Runtime is one.
+type ModelSetter interface {
+	SetModel(model string) error
+	Model() string
+}
+
 // TaskControl is a Runtime that can move a running foreground sub-agent
 // to the background and stop a task with its descendants and shells
 // (S-7.4): Ctrl+B and x in the tree. *cadre.Runtime is one (a sub-agent's
@@ -40,6 +47,16 @@ type TaskControl interface {
 	Stop(ctx context.Context, taskID string) error
 }
 
+// Notifier is a Runtime whose background tasks report back while the
+// main agent is idle (S-7.3): between turns the UI runs the main agent on
+// each batch of notifications, streaming the background agents' events
+// meanwhile. *cadre.Runtime is one.
+type Notifier interface {
+	RunNotifications(ctx context.Context) iter.Seq2[cadre.Event, error]
+	RunningTasks() int
+	PendingNotifications() bool
+}
+
 // Options configure the terminal UI.
 type Options struct {
 	// New makes the runtime of a new session, with the prompter through
@@ -47,11 +64,13 @@ type Options struct {
 	// it again.
 	New func(p permission.Prompter) (Runtime, error)
 	// Resume makes the runtime of a saved session, its conversation
-	// loaded, to continue it. Nil while the library cannot resume
-	// (issue 11): /resume then shows the saved session read-only.
+	// loaded, to continue it. Nil when sessions cannot be continued:
+	// /resume then shows the saved session read-only.
 	Resume func(sessionID string, p permission.Prompter) (Runtime, error)
 	// ResumeID opens the UI on that saved session (cadre --resume,
-	// --continue).
+	// --continue): when New's first runtime is that session (its
+	// conversation loaded), the UI shows its conversation; otherwise
+	// Resume opens it.
 	ResumeID string
 	// Cwd is the project directory; Model the main agent's model id;
 	// Mode its starting permission mode; Rules the rules in force, for
@@ -150,6 +169,11 @@ type app struct {
 	cancelRun context.CancelFunc
 	closed    bool
 	wg        sync.WaitGroup
+	// The watcher runs the main agent on notifications between turns
+	// (notifications.go); stopWatchLocked ends it before anything else
+	// runs.
+	cancelWatch context.CancelFunc
+	watchDone   chan struct{}
 }
 
 func (a *app) actions() actions {
@@ -159,6 +183,7 @@ func (a *app) actions() actions {
 		interrupt: func() tea.Cmd {
 			return func() tea.Msg { a.interrupt(); return nil }
 		},
+		watch: a.watch,
 		setMode: func(mode permission.Mode) tea.Cmd {
 			return func() tea.Msg {
 				ms, ok := a.runtime().(ModeSetter)
@@ -166,6 +191,18 @@ func (a *app) actions() actions {
 					return modeMsg{mode: mode, err: errNotAvailable}
 				}
 				return modeMsg{mode: mode, err: ms.SetPermissionMode(mode)}
+			}
+		},
+		setModel: func(name string) tea.Cmd {
+			return func() tea.Msg {
+				ms, ok := a.runtime().(ModelSetter)
+				if !ok {
+					return modelMsg{asked: name, err: errNotAvailable}
+				}
+				if err := ms.SetModel(name); err != nil {
+					return modelMsg{asked: name, err: err}
+				}
+				return modelMsg{asked: name, model: ms.Model()}
 			}
 		},
 		fresh: func() tea.Cmd {
@@ -231,6 +268,12 @@ func readHistory(s sessionInfo) historyMsg {
 // openAtStart opens the session named on the command line.
 func (a *app) openAtStart(id string) tea.Msg {
 	s := sessionInfo{ID: id, Path: transcript.SessionPath(a.opts.StateDir, a.opts.Cwd, id)}
+	if rt := a.runtime(); rt != nil && rt.SessionID() == id {
+		// New made the session's runtime with its conversation loaded
+		// (the CLI's --resume): show the conversation.
+		h := readHistory(s)
+		return runtimeMsg{sessionID: id, resumed: &h}
+	}
 	if a.opts.Resume != nil {
 		h := readHistory(s)
 		rt, err := a.opts.Resume(id, a.prompter)
@@ -245,6 +288,7 @@ func (a *app) open(rt Runtime, err error, h *historyMsg) tea.Msg {
 		return runtimeMsg{err: fmt.Errorf("open session: %w", err)}
 	}
 	a.mu.Lock()
+	a.stopWatchLocked() // the watcher belongs to the runtime being replaced
 	if a.rt != nil && a.rt != rt {
 		// Closed at shutdown, once no turn of it can still be running.
 		a.retired = append(a.retired, a.rt)
@@ -269,6 +313,8 @@ func (a *app) start(prompt string) tea.Cmd {
 		if a.closed {
 			return nil
 		}
+		// Run must not overlap RunNotifications: the watcher ends first.
+		a.stopWatchLocked()
 		ctx, cancel := context.WithCancel(a.ctx)
 		a.cancelRun = cancel
 		rt := a.rt
@@ -288,6 +334,11 @@ func (a *app) interrupt() {
 	if a.cancelRun != nil {
 		a.cancelRun()
 	}
+	// A turn answering notifications is the watcher's: Esc ends it, and
+	// the watcher with it until the next turn of the user's ends.
+	if a.cancelWatch != nil {
+		a.cancelWatch()
+	}
 }
 
 // shutdown cancels the running turn, waits for its pump to end, and
@@ -298,6 +349,9 @@ func (a *app) shutdown() error {
 	a.closed = true
 	if a.cancelRun != nil {
 		a.cancelRun()
+	}
+	if a.cancelWatch != nil {
+		a.cancelWatch()
 	}
 	a.mu.Unlock()
 	a.wg.Wait()
@@ -378,5 +432,10 @@ func (q *eventQueue) next(ctx context.Context) tea.Cmd {
 	}
 }
 
-// The library's runtime drives Ctrl+B and x.
-var _ TaskControl = (*cadre.Runtime)(nil)
+// The library's runtime drives Ctrl+B and x, /model, and the turns on
+// notifications between the user's.
+var (
+	_ TaskControl = (*cadre.Runtime)(nil)
+	_ ModelSetter = (*cadre.Runtime)(nil)
+	_ Notifier    = (*cadre.Runtime)(nil)
+)

@@ -223,7 +223,7 @@ func (m *Model) pickerView(width, rows int) string {
 	inner := max(width-4, 20)
 	lines := []string{st.title.Render("Resume a session of this project"), ""}
 	if !m.cfg.canResume {
-		for _, l := range wrapLines("Continuing a saved session needs resume in the runtime (issue 11): the one you pick opens read-only.", inner) {
+		for _, l := range wrapLines("Saved sessions cannot be continued here: the one you pick opens read-only.", inner) {
 			lines = append(lines, st.warn.Render(l))
 		}
 		lines = append(lines, "")

@@ -21,7 +21,7 @@ type slashCommand struct {
 func slashCommands() []slashCommand {
 	return []slashCommand{
 		{"/agents", "list the agent definitions, their sources and what shadows what", (*Model).cmdAgents},
-		{"/model", "show the models of the session and its agents", (*Model).cmdModel},
+		{"/model", "show the models of the session and its agents; /model NAME switches the main agent's", (*Model).cmdModel},
 		{"/clear", "start a new conversation (the old one stays in its transcript)", (*Model).cmdClear},
 		{"/resume", "pick a saved session of this project", (*Model).cmdResume},
 		{"/permissions", "show the permission mode and the rules in force, with their sources", (*Model).cmdPermissions},
@@ -79,6 +79,13 @@ func (m *Model) cmdAgents(string) tea.Cmd {
 }
 
 func (m *Model) cmdModel(arg string) tea.Cmd {
+	if arg != "" {
+		if m.act.setModel == nil {
+			m.main().addError("The model cannot be switched here: start cadre with --model " + arg + ".")
+			return nil
+		}
+		return m.act.setModel(arg)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Main agent: %s\n", orText(m.cfg.model, "(unknown until the first turn)"))
 	models := map[string][]string{}
@@ -95,13 +102,27 @@ func (m *Model) cmdModel(arg string) tea.Cmd {
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s: %s\n", k, strings.Join(models[k], ", "))
 	}
-	if arg != "" {
-		fmt.Fprintf(&b, "Switching the model inside a session is not available yet: start cadre with --model %s.", arg)
-	} else {
-		b.WriteString("Sub-agents take the model of their Agent call, their definition, CADRE_SUBAGENT_MODEL or their parent.")
-	}
-	m.main().addInfo(strings.TrimSpace(b.String()))
+	b.WriteString("/model NAME switches the main agent's model (an alias such as sonnet, opus, haiku, or a model id; default goes back).\n")
+	b.WriteString("Sub-agents take the model of their Agent call, their definition, CADRE_SUBAGENT_MODEL or their parent.")
+	m.main().addInfo(b.String())
 	return nil
+}
+
+// modelChanged shows the outcome of /model NAME.
+func (m *Model) modelChanged(msg modelMsg) {
+	if msg.err != nil {
+		m.main().addError(fmt.Sprintf("/model %s: %v", msg.asked, msg.err))
+		return
+	}
+	m.cfg.model = msg.model
+	if !m.running {
+		m.tree.Main().Model = msg.model
+	}
+	text := fmt.Sprintf("Main agent: %s from the next turn.", msg.model)
+	if m.running {
+		text += " The running turn keeps its model."
+	}
+	m.main().addInfo(text)
 }
 
 func (m *Model) cmdClear(string) tea.Cmd {

@@ -77,6 +77,12 @@ func summarizeCall(name string, input json.RawMessage, cwd string) string {
 		arg = field(m, "task_id")
 	case tool.SendMessage:
 		arg = field(m, "to")
+	case tool.TodoWrite:
+		n := 0
+		if list, ok := m["todos"].([]any); ok {
+			n = len(list)
+		}
+		arg = plural(n, "todo")
 	default:
 		arg = compactJSON(input)
 	}

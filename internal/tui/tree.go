@@ -108,8 +108,10 @@ type Node struct {
 	// Started and Ended bound the agent's life (the main agent's current
 	// or last turn); Ended is zero while it lives.
 	Started, Ended time.Time
-	// Error says why a failed agent failed.
-	Error string
+	// Error says why a failed agent failed; Report is an ended agent's
+	// final text.
+	Error  string
+	Report string
 	// Children are the ids of the agents it started, in start order.
 	Children []string
 	// TranscriptPath is the agent's transcript when the runtime said.
@@ -290,7 +292,7 @@ func (t *Tree) endTask(ev cadre.Event, at time.Time) {
 	if s, ok := stateFromStatus(string(res.Status)); ok {
 		n.state = s
 	}
-	n.Error = res.Error
+	n.Error, n.Report = res.Error, res.Text
 	if res.Model != "" {
 		n.Model = res.Model
 	}
@@ -335,10 +337,21 @@ func (t *Tree) EndTurn(interrupted bool, errText string, at time.Time) {
 		m.state = StateIdle
 	}
 	for _, n := range t.nodes {
-		if n.ID != "" && (n.state == StateRunning || n.state == StatePending) {
+		if n.ID != "" && (n.state == StateRunning || n.state == StatePending) && !t.underBackground(n) {
 			n.state, n.Ended = StateKilled, at
 		}
 	}
+}
+
+// underBackground reports whether an ancestor of n runs in the
+// background: n then outlives the turn with it.
+func (t *Tree) underBackground(n *Node) bool {
+	for p := t.nodes[n.Parent]; p != nil && p.ID != ""; p = t.nodes[p.Parent] {
+		if p.Background {
+			return true
+		}
+	}
+	return false
 }
 
 // Waiting adds delta to the count of prompts an agent has waiting.

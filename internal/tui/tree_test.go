@@ -114,9 +114,11 @@ func TestTreeShapeProgressAndClear(t *testing.T) {
 	tr.Apply(task("a5", "X", "", "main", "c5", 1, ""), t0)
 	tr.SetStatus("a5", "backgrounded", t0)
 	tr.Apply(task("a6", "X", "", "main", "c6", 1, ""), t0)
+	tr.Apply(task("a7", "X", "", "a5", "c7", 2, ""), t0) // the background agent's foreground child
 	tr.EndTurn(true, "", t0.Add(5*time.Second))
-	if tr.State(tr.Get("a5")) != StateBackground || tr.State(tr.Get("a6")) != StateKilled || tr.State(tr.Main()) != StateInterrupted {
-		t.Fatalf("after the turn: a5 %s a6 %s main %s", tr.State(tr.Get("a5")), tr.State(tr.Get("a6")), tr.State(tr.Main()))
+	if tr.State(tr.Get("a5")) != StateBackground || tr.State(tr.Get("a6")) != StateKilled || tr.State(tr.Main()) != StateInterrupted ||
+		tr.State(tr.Get("a7")) != StateRunning {
+		t.Fatalf("after the turn: a5 %s a6 %s a7 %s main %s", tr.State(tr.Get("a5")), tr.State(tr.Get("a6")), tr.State(tr.Get("a7")), tr.State(tr.Main()))
 	}
 	if d := tr.Get("a6").Elapsed(t0.Add(time.Hour)); d != 5*time.Second {
 		t.Fatalf("a killed agent's elapsed keeps running: %v", d)

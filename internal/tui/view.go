@@ -270,10 +270,17 @@ func (m *Model) spinnerLine() string {
 	frames := []rune(spinnerFrames)
 	frame := string(frames[int(el/tickEvery)%len(frames)])
 	what := "Working…"
+	doing, progress := m.todoProgress() // todos.go
+	if doing != "" {
+		what = doing + "…"
+	}
 	if len(m.prompts) > 0 {
 		what = "Waiting for your answer…"
 	}
-	detail := fmt.Sprintf(" (%s · ↓ %s tokens · esc to interrupt)", formatElapsed(el), formatTokens(m.turnTokens()))
+	if progress != "" {
+		progress += " · "
+	}
+	detail := fmt.Sprintf(" (%s · %s↓ %s tokens · esc to interrupt)", formatElapsed(el), progress, formatTokens(m.turnTokens()))
 	return clip(st.accent.Render(frame+" "+what)+st.dim.Render(detail), m.width)
 }
 

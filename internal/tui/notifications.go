@@ -1,0 +1,161 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/cadre-dev/cadre"
+	tasks "github.com/cadre-dev/cadre/task"
+)
+
+// Between the user's turns the main agent still hears from its background
+// tasks (S-7.3): a watcher, owned by the app, runs
+// Runtime.RunNotifications while tasks run or notifications wait. Each
+// batch becomes a turn of the main agent that the UI shows like one of the
+// user's (spinner, prompts queue behind it, Esc interrupts it). A prompt
+// of the user's ends the watcher first, since a Run must not overlap
+// RunNotifications; notifications a cancelled turn took go back to the
+// runtime's queue and reach the model with the user's turn.
+
+// watch starts the watcher of stream; it does nothing for a runtime that
+// is not a Notifier.
+func (a *app) watch(stream int) tea.Cmd {
+	return func() tea.Msg {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		n, ok := a.rt.(Notifier)
+		if a.closed || !ok {
+			return nil
+		}
+		a.stopWatchLocked()
+		ctx, cancel := context.WithCancel(a.ctx)
+		done := make(chan struct{})
+		a.cancelWatch, a.watchDone = cancel, done
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			defer close(done)
+			defer cancel()
+			watchNotifications(ctx, n, stream, a.queue)
+		}()
+		return nil
+	}
+}
+
+// stopWatchLocked ends the watcher and waits for it; a.mu is held (the
+// watcher never takes it).
+func (a *app) stopWatchLocked() {
+	if a.cancelWatch == nil {
+		return
+	}
+	a.cancelWatch()
+	<-a.watchDone
+	a.cancelWatch, a.watchDone = nil, nil
+}
+
+// watchNotifications runs n's notification turns into q until no task
+// runs and nothing is queued, or ctx ends. Every turn it streams ends with
+// an end item; the watcher's last item is a watchEnd.
+func watchNotifications(ctx context.Context, n Notifier, stream int, q *eventQueue) {
+	var failed error
+	defer func() {
+		if r := recover(); r != nil {
+			failed = fmt.Errorf("the notification turn crashed: %v", r)
+		}
+		q.push(runItem{watchEnd: true, notify: true, stream: stream, err: failed, at: time.Now()})
+	}()
+	for ctx.Err() == nil && (n.RunningTasks() > 0 || n.PendingNotifications()) {
+		turn := false
+		var last error
+		for ev, err := range n.RunNotifications(ctx) {
+			if err != nil {
+				last = err
+				continue
+			}
+			turn = turn || ev.Type == cadre.EventInit
+			q.push(runItem{ev: ev, at: time.Now(), notify: true, stream: stream})
+		}
+		if turn {
+			q.push(runItem{end: true, err: last, interrupted: ctx.Err() != nil && last != nil, notify: true, stream: stream, at: time.Now()})
+			if last != nil {
+				// A failed turn gave its notifications back: another would
+				// fail the same way. The next turn of the user's takes them.
+				return
+			}
+		}
+		if last != nil && !turn && ctx.Err() == nil {
+			// It failed before a turn: going round again would fail again.
+			failed = fmt.Errorf("background tasks: %w", last)
+			return
+		}
+	}
+}
+
+// startWatch asks for a watcher once a turn of the user's has ended.
+func (m *Model) startWatch() tea.Cmd {
+	if m.act.watch == nil {
+		return nil
+	}
+	m.watchN++
+	return m.act.watch(m.watchN)
+}
+
+// notifyItem folds a watcher's item into the model: its first event opens
+// a notification turn, its end closes it. Items of a watcher a prompt of
+// the user's ended are shown, but leave the turn alone.
+func (m *Model) notifyItem(it runItem) tea.Cmd {
+	switch {
+	case it.watchEnd:
+		if it.err != nil {
+			m.main().addError(it.err.Error())
+		}
+		return nil
+	case it.end:
+		if m.running && m.notifyTurn && m.stream == it.stream {
+			return m.endRun(it)
+		}
+		// A stale turn's open calls end with it.
+		m.main().closeOpen("Interrupted by the prompt that followed.")
+		return nil
+	}
+	if it.ev.Type == cadre.EventInit && !m.running {
+		m.running, m.notifyTurn, m.stream = true, true, it.stream
+		m.runStart, m.runOutput, m.streamed = it.at, 0, 0
+	}
+	m.applyEvent(it.ev, it.at)
+	return nil
+}
+
+// noteOf is the UI's account of a delivered notification: the runtime's,
+// with the tool uses, tokens and run time the tree counted.
+func (m *Model) noteOf(n *tasks.Notification) Notification {
+	out := Notification{TaskID: n.TaskID, ToolUseID: n.ToolUseID, AgentType: n.AgentType, Description: n.Description,
+		Status: string(n.Status), Summary: n.Summary, OutputFile: n.OutputFile}
+	if node := m.tree.Get(n.TaskID); node != nil {
+		out.ToolUses = node.ToolUses
+		out.Usage.OutputTokens = node.Tokens // shown as a total only
+		out.Duration = node.Elapsed(m.now)
+		if out.AgentType == "" {
+			out.AgentType = node.Type
+		}
+		if out.Description == "" {
+			out.Description = node.Description
+		}
+		out.Result = node.Report
+	}
+	return out
+}
+
+// notificationEvent shows a notification the runtime delivered: in the
+// main conversation for the main agent, in the agent's own otherwise.
+func (m *Model) notificationEvent(ev cadre.Event, at time.Time) {
+	if ev.Notification == nil {
+		return
+	}
+	note := m.noteOf(ev.Notification)
+	m.tree.SetStatus(note.TaskID, note.Status, at)
+	m.convoOf(ev.AgentID).add(&item{kind: itemNotification, note: &note, done: true})
+}

@@ -1,0 +1,247 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/llm/anthropic"
+	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/permission"
+	tasks "github.com/cadre-dev/cadre/task"
+)
+
+// TestNotificationTurns: a turn of the user's that ends asks for a
+// watcher; the watcher's turn shows as running, queues what the user
+// types, and sends it when it ends; a watcher a prompt ended leaves the
+// user's turn alone.
+func TestNotificationTurns(t *testing.T) {
+	t.Parallel()
+	rec := &recorder{}
+	m := testModel(t, 80, 24, rec)
+	typeText(m, "start a background survey")
+	press(m, "enter")
+	f := &feeder{m: m, at: t0}
+	f.ev(initEvent(), cadre.Event{Type: cadre.EventResult, Result: &cadre.Result{Subtype: "success"}})
+	_, cmd := m.Update(eventsMsg{items: []runItem{{end: true, at: f.at}}})
+	run(t, m, cmd)
+	if len(rec.watched) != 1 || rec.watched[0] != 1 || m.running {
+		t.Fatalf("the end of the user's turn started watchers %v (running %v)", rec.watched, m.running)
+	}
+	// The watcher's stream: the notification turn opens with its init.
+	f.watch(1, initEvent(), cadre.Event{Type: cadre.EventNotification, Notification: &tasks.Notification{TaskID: "a1", Status: tasks.Failed,
+		AgentType: "Explore", Description: "survey", Summary: `Agent "survey" failed`}})
+	if !m.running || !m.notifyTurn {
+		t.Fatal("a notification turn did not show as running")
+	}
+	has(t, view(t, m), `notification: Explore a1 "survey" failed`, `Agent "survey" failed`, "esc to interrupt")
+	typeText(m, "next question")
+	press(m, "enter")
+	if len(rec.started) != 1 {
+		t.Fatalf("a prompt started during a notification turn: %v", rec.started)
+	}
+	f.watch(1, cadre.Event{Type: cadre.EventText, Text: "The survey failed."})
+	_, cmd = m.Update(eventsMsg{items: []runItem{{end: true, notify: true, stream: 1, at: f.at}}})
+	run(t, m, cmd)
+	if len(rec.started) != 2 || rec.started[1] != "next question" || !m.running || m.notifyTurn {
+		t.Fatalf("the queued prompt did not follow the notification turn: %v", rec.started)
+	}
+	if len(rec.watched) != 1 {
+		t.Fatal("a notification turn's end started another watcher")
+	}
+	// Items of a watcher the prompt ended: shown, but the user's turn runs on.
+	_, cmd = m.Update(eventsMsg{items: []runItem{{ev: initEvent(), notify: true, stream: 1, at: f.at},
+		{end: true, notify: true, stream: 1, interrupted: true, err: context.Canceled, at: f.at}, {watchEnd: true, notify: true, stream: 1, at: f.at}}})
+	run(t, m, cmd)
+	if !m.running || m.notifyTurn {
+		t.Fatal("a stale watcher's end ended the user's turn")
+	}
+	// A watcher that fails says so.
+	m.Update(eventsMsg{items: []runItem{{watchEnd: true, notify: true, stream: 2, err: errors.New("background tasks: journal unreadable"), at: f.at}}})
+	has(t, view(t, m), "journal unreadable")
+}
+
+// scriptedNotifier is a Notifier whose RunNotifications replays turns.
+type scriptedNotifier struct {
+	fakeRuntime
+	mu    sync.Mutex
+	turns [][]cadre.Event
+	fail  error
+	calls int
+}
+
+func (s *scriptedNotifier) RunNotifications(ctx context.Context) iter.Seq2[cadre.Event, error] {
+	return func(yield func(cadre.Event, error) bool) {
+		s.mu.Lock()
+		s.calls++
+		if s.fail != nil {
+			s.mu.Unlock()
+			yield(cadre.Event{}, s.fail)
+			return
+		}
+		turn := s.turns[0]
+		s.turns = s.turns[1:]
+		s.mu.Unlock()
+		for _, ev := range turn {
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (s *scriptedNotifier) RunningTasks() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.turns)
+}
+
+func (s *scriptedNotifier) PendingNotifications() bool { return s.fail != nil && s.calls == 0 }
+
+func TestWatchNotifications(t *testing.T) {
+	t.Parallel()
+	q := newEventQueue()
+	n := &scriptedNotifier{turns: [][]cadre.Event{
+		{{Type: cadre.EventText, AgentID: "a1", Text: "child streams"}}, // events of a background agent, no turn
+		{initEvent(), {Type: cadre.EventResult, Result: &cadre.Result{}}},
+	}}
+	watchNotifications(context.Background(), n, 7, q)
+	items := q.take()
+	var kinds []string
+	for _, it := range items {
+		if !it.notify || it.stream != 7 {
+			t.Fatalf("item %+v is not the watcher's", it)
+		}
+		switch {
+		case it.watchEnd:
+			kinds = append(kinds, "watchEnd")
+		case it.end:
+			kinds = append(kinds, "end")
+		default:
+			kinds = append(kinds, string(it.ev.Type))
+		}
+	}
+	if got := strings.Join(kinds, " "); got != "text init result end watchEnd" {
+		t.Fatalf("the watcher queued %s", got)
+	}
+	// A RunNotifications that fails before a turn stops the watcher.
+	bad := &scriptedNotifier{fail: errors.New("journal unreadable")}
+	watchNotifications(context.Background(), bad, 8, q)
+	items = q.take()
+	if len(items) != 1 || !items[0].watchEnd || items[0].err == nil || bad.calls != 1 {
+		t.Fatalf("a failing watcher queued %+v after %d calls", items, bad.calls)
+	}
+}
+
+// TestIdleNotificationsThroughTheRuntime: a real session whose main agent
+// starts a background child and ends its turn; the watcher the model asks
+// for runs the main agent on the child's notification, and the UI shows
+// the notification and the answer.
+func TestIdleNotificationsThroughTheRuntime(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { srv.Check(t) })
+	srv.Script("MAIN", llmtest.ToolUse("Agent", map[string]any{"description": "count files", "prompt": "BG: count the files",
+		"subagent_type": "general-purpose", "run_in_background": true}),
+		llmtest.Text("Counting in the background."), llmtest.Text("The count is in: 42 files."))
+	// The child answers once the main agent's turn has ended, so its
+	// notification can only reach the main agent between turns.
+	release := make(chan struct{})
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(letGo) // before the server closes, should the test fail first
+	srv.ScriptFunc("BG", func(*llmtest.Request) llmtest.Turn {
+		<-release
+		return llmtest.Text("42 files.")
+	})
+	rt := realRuntime(t, srv)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := &app{ctx: ctx, queue: newEventQueue(), prompter: &prompter{}, rt: rt}
+	defer func() {
+		if err := a.shutdown(); err != nil {
+			t.Error(err)
+		}
+	}()
+	act := a.actions()
+	act.nextEvents = nil // until takes the queue
+	m := newModel(config{cwd: cwd, model: "claude-sonnet-4-5", dark: true, altScreen: true}, act)
+	m.Update(tickMsg{at: time.Now()})
+	typeText(m, "MAIN count the files")
+	_, cmd := m.Update(keyMsg("enter"))
+	run(t, m, cmd) // starts the turn
+	// Take the queue until the turn ends; its end asks for a watcher,
+	// which run starts.
+	until(t, m, a, func(it runItem) bool { return it.end && !it.notify })
+	if m.watchN != 1 {
+		t.Fatalf("the turn's end started %d watchers", m.watchN)
+	}
+	letGo()
+	until(t, m, a, func(it runItem) bool { return it.watchEnd })
+	if m.running {
+		t.Fatal("the notification turn is still running")
+	}
+	has(t, view(t, m), "Counting in the background.", `notification: general-purpose`, `"count files" completed`, "42 files.", "The count is in: 42 files.")
+	reqs := srv.RequestsFor("MAIN")
+	if last := reqs[len(reqs)-1]; !strings.Contains(lastUserText(last), "<task-notification>") {
+		t.Fatalf("the main agent's last request carries no notification: %q", lastUserText(last))
+	}
+}
+
+// until feeds the queue's items to the model, running the commands its
+// updates return, up to the first item done accepts.
+func until(t *testing.T, m *Model, a *app, done func(runItem) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // bounds a failing test only
+	defer cancel()
+	for {
+		msg, ok := a.queue.next(ctx)().(eventsMsg)
+		if !ok {
+			t.Fatal("the run never got there")
+		}
+		for i, it := range msg.items {
+			_, cmd := m.Update(eventsMsg{items: []runItem{it}})
+			run(t, m, cmd)
+			if done(it) {
+				if rest := msg.items[i+1:]; len(rest) > 0 {
+					t.Fatalf("items after the awaited one: %+v", rest)
+				}
+				return
+			}
+		}
+	}
+}
+
+// lastUserText joins the text of the last message of req.
+func lastUserText(req *llmtest.Request) string {
+	var b strings.Builder
+	for _, bl := range req.Messages[len(req.Messages)-1].Content {
+		b.WriteString(bl.Text)
+	}
+	return b.String()
+}
+
+// realRuntime is a session of the library against srv, in a temporary
+// directory, without transcripts; the caller closes it.
+func realRuntime(t *testing.T, srv *llmtest.Server) *cadre.Runtime {
+	t.Helper()
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	model, err := anthropic.New(anthropic.Config{APIKey: "k", BaseURL: srv.URL(), HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := cadre.New(cadre.Config{Model: model, ModelID: "claude-sonnet-4-5", Cwd: t.TempDir(), NoTranscript: true,
+		Permissions: &cadre.Permissions{Mode: permission.ModeDefault}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
