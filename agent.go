@@ -143,7 +143,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		MaxTurns: a.maxTurns, MaxTokens: a.run.rt.cfg.MaxTokens, Thinking: a.run.rt.cfg.Thinking, Effort: a.effort, Recorder: rec,
 		AgentID: a.id, AgentType: a.typ, Unavailable: a.unavailable, Now: a.run.rt.cfg.Now,
 		Hooks:      a.hookFirer(),
-		Dynamic:    a.mcp,
+		Dynamic:    a.dynamicTools(), // none for the coordinator (coordinator.go)
 		CacheHints: a.cacheHints, // a fork's shared prefix (fork.go)
 		Background: a.background,
 	}

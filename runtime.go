@@ -176,6 +176,14 @@ type Config struct {
 	// Background says when sub-agents run in the background (S-7.1);
 	// the zero value runs one there when its call or definition asks.
 	Background BackgroundMode
+
+	// Coordinator mode (issue 11, S-11.2; coordinator.go).
+
+	// Coordinator makes the main agent a coordinator: it keeps only the
+	// Agent, SendMessage, TaskStop and ListAgents tools, every worker it
+	// starts runs in the background (Background is forced; off is an
+	// error) and is continued with SendMessage, and the fork path is off.
+	Coordinator bool
 }
 
 // Permissions configures permission checking for the session.
@@ -310,6 +318,7 @@ func New(cfg Config) (*Runtime, error) {
 			r.mainSpec = r.agentSpec(r.rootPerms().Rules, nil)
 			r.mainPool = tool.NewPool(append([]tool.Tool{&agentTool{spec: r.mainSpec}}, r.base.Tools()...)...)
 			r.mainPool = r.withTaskTools(r.mainPool) // tasktools.go
+			r.mainPool = r.coordinatorPool(r.mainPool) // coordinator.go
 		}
 	}
 	return r, nil
@@ -330,6 +339,9 @@ func checkConfig(cfg *Config) error {
 	}
 	if !cfg.Background.Valid() {
 		return fmt.Errorf("Config.Background %q: want \"\", %q, %q or %q", cfg.Background, BackgroundDefault, BackgroundForced, BackgroundOff)
+	}
+	if err := applyCoordinator(cfg); err != nil { // coordinator.go
+		return err
 	}
 	if cfg.Cwd == "" {
 		wd, err := os.Getwd()
@@ -418,6 +430,9 @@ func (r *Runtime) renderSystemFor(modelID string) string {
 		}
 	}
 	if block := r.skillListing(r.base); block != "" { // tools.go
+		parts = append(parts, block)
+	}
+	if block := r.coordinatorBlock(); block != "" { // coordinator.go
 		parts = append(parts, block)
 	}
 	if r.cfg.AppendSystemPrompt != "" {
