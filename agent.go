@@ -144,7 +144,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		AgentID: a.id, AgentType: a.typ, Unavailable: a.unavailable, Now: a.run.rt.cfg.Now,
 		Hooks:      a.hookFirer(),
 		Dynamic:    a.dynamicTools(), // none for the coordinator (coordinator.go)
-		CacheHints: a.cacheHints, // a fork's shared prefix (fork.go)
+		CacheHints: a.cacheHints,     // a fork's shared prefix (fork.go)
 		Background: a.background,
 	}
 	if a.inbox != nil {

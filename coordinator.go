@@ -136,4 +136,3 @@ func (b *background) continuable(id string) bool {
 	h.mu.Unlock()
 	return info != nil && info.transcript != "" && info.typ != agentdef.ForkName && !b.oneShot(h)
 }
-

@@ -317,7 +317,7 @@ func New(cfg Config) (*Runtime, error) {
 		if _, denied := spawn.WholeToolDenied(r.rootPerms().Rules, AgentToolName); !denied {
 			r.mainSpec = r.agentSpec(r.rootPerms().Rules, nil)
 			r.mainPool = tool.NewPool(append([]tool.Tool{&agentTool{spec: r.mainSpec}}, r.base.Tools()...)...)
-			r.mainPool = r.withTaskTools(r.mainPool) // tasktools.go
+			r.mainPool = r.withTaskTools(r.mainPool)   // tasktools.go
 			r.mainPool = r.coordinatorPool(r.mainPool) // coordinator.go
 		}
 	}
