@@ -177,6 +177,9 @@ type Init struct {
 	// earlier sessions left (unchanged ones removed, changed ones listed);
 	// nil when there were none.
 	Worktrees *WorktreeHousekeeping
+	// Sandbox is what the Bash sandbox does (Config.Sandbox); nil when
+	// none was asked for (issue 9).
+	Sandbox *SandboxStatus
 }
 
 // ToolResult is how one tool call ended.

@@ -135,7 +135,7 @@ func (p *streamPrinter) init(in *cadre.Init) error {
 		SlashCommands: nonNil(p.info.Skills), APIKeySource: p.info.APIKeySource, ClaudeCodeVersion: protocolVersion, AddDirs: nonNil(p.info.AddDirs),
 		OutputStyle: "default", Agents: nonNil(p.info.Agents), Skills: nonNil(p.info.Skills), Plugins: []pluginJSON{},
 		UUID: newUUID(), Cadre: initExtra{Version: Version, Provider: p.info.Provider, TranscriptPath: in.TranscriptPath,
-			Trust: trustOf(cmp.Or(p.info.PermissionMode, in.PermissionMode), in.Provenance)},
+			Trust: trustOf(cmp.Or(p.info.PermissionMode, in.PermissionMode), in.Provenance), Sandbox: sandboxOf(in.Sandbox)},
 	}
 	if ev.MCPServers == nil {
 		ev.MCPServers = mcpServersJSON(in.MCPServers) // mcp.go
