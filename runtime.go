@@ -607,7 +607,7 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	// Every agent's events reach this stream while it is open, background
 	// agents' included; it is detached (waiting for sends under way)
 	// before the channel closes.
-	r.bg.hub.attach(s.events)
+	r.bg.hub.attach(ctx, s.events) // with the task events held since the last stream (background.go)
 	defer r.bg.hub.detach()
 	var recorder loop.Recorder
 	var mainRec *transcript.JournalWriter
