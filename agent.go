@@ -149,8 +149,8 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		MaxTurns: a.maxTurns, MaxTokens: a.run.rt.cfg.MaxTokens, Thinking: a.run.rt.cfg.Thinking, Effort: a.effort, Recorder: rec,
 		AgentID: a.id, AgentType: a.typ, Unavailable: a.unavailable, Now: a.run.rt.cfg.Now,
 		Hooks:      a.hookFirer(),
-		Dynamic:    a.mcp,
-		CacheHints: a.cacheHints, // a fork's shared prefix (fork.go)
+		Dynamic:    a.dynamicTools(), // none for the coordinator (coordinator.go)
+		CacheHints: a.cacheHints,     // a fork's shared prefix (fork.go)
 		Background: a.background,
 		Prompt:     a.prompt, // issue 15: UserPromptSubmit's text
 	}
@@ -181,10 +181,10 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 			out.Type, out.Message, out.Usage = EventAssistant, ev.Message, ev.Usage
 			out.MessageID, out.Model, out.StopReason, out.APIDuration = ev.MessageID, ev.Model, ev.StopReason, ev.APIDuration
 		case loop.ToolStart:
+			a.progress(ev.Call.Name, 0) // a call made counts as a tool use (Claude Code's task_progress)
 			out.Type, out.Call = EventToolStart, ev.Call
 		case loop.ToolEnd:
 			a.noteTool(ev.Call.Name)
-			a.progress(ev.Call.Name, 0)
 			o := ev.ToolResult.Output
 			out.Type, out.Call = EventToolEnd, ev.Call
 			out.ToolResult = &ToolResult{Text: o.Text, IsError: o.IsError, Denied: ev.ToolResult.Denied, Duration: ev.ToolResult.Duration}
@@ -198,6 +198,11 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		}
 		if err := a.run.send(ctx, out); err != nil {
 			return nil, err
+		}
+		if ev.Kind == loop.ToolStart {
+			if err := a.sendProgress(ctx); err != nil { // lifecycle.go
+				return nil, err
+			}
 		}
 		if err := a.sendTodos(ctx, ev); err != nil { // todos.go
 			return nil, err

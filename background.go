@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/cadre-dev/cadre/llm"
@@ -193,20 +194,44 @@ func (b *background) taskJournal() *task.Journal {
 }
 
 // hub is where events of agents that may outlive a turn go: to the stream
-// of the Run (or RunNotifications) going on, or nowhere between runs (a
-// task's state is always in the registry). Sends never meet a closed
-// channel: a stream detaches (waiting for sends under way) before its
-// channel is closed.
+// of the Run (or RunNotifications) going on. Between runs, the task
+// lifecycle events (pending, started, progress, completed) wait for the
+// next stream, so a consumer sees every task start and end; progress is
+// kept only as each task's latest, so what waits stays a few events per
+// task. Other events between runs go nowhere (a task's state is always in
+// the registry). Sends never meet a closed channel: a stream detaches
+// (waiting for sends under way) before its channel is closed.
 type hub struct {
-	mu sync.RWMutex
-	ch chan item
+	mu   sync.RWMutex
+	ch   chan item
+	held []Event // events sent while no stream was attached, or while attach flushed
+	// flushing is true while attach sends what was held: every event
+	// is held then, so the stream gets them in order.
+	flushing bool
 }
 
-// attach makes ch the stream events go to.
-func (h *hub) attach(ch chan item) {
-	h.mu.Lock()
-	h.ch = ch
-	h.mu.Unlock()
+// attach makes ch the stream events go to, first sending it what was
+// held. It sends without the lock, so an agent's send never waits behind
+// a consumer that waits for that agent.
+func (h *hub) attach(ctx context.Context, ch chan item) {
+	for {
+		h.mu.Lock()
+		batch := h.held
+		h.held = nil
+		if len(batch) == 0 || ctx.Err() != nil {
+			h.ch, h.flushing = ch, false
+			h.mu.Unlock()
+			return
+		}
+		h.flushing = true
+		h.mu.Unlock()
+		for _, ev := range batch {
+			select {
+			case ch <- item{ev: ev}:
+			case <-ctx.Done():
+			}
+		}
+	}
 }
 
 // detach stops sending to the stream; sends under way finish first.
@@ -216,20 +241,52 @@ func (h *hub) detach() {
 	h.mu.Unlock()
 }
 
-// send delivers ev to the attached stream, or drops it when none is; it
-// fails only when ctx ends first.
+// send delivers ev to the attached stream, or holds a lifecycle event
+// when none is; it fails only when ctx ends first.
 func (h *hub) send(ctx context.Context, ev Event) error {
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	if h.ch == nil {
-		return ctx.Err()
+	for {
+		h.mu.RLock()
+		if ch := h.ch; ch != nil {
+			defer h.mu.RUnlock()
+			select {
+			case ch <- item{ev: ev}:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		h.mu.RUnlock()
+		if h.hold(ev) {
+			return ctx.Err()
+		}
+		// A stream attached meanwhile: send it there.
 	}
-	select {
-	case h.ch <- item{ev: ev}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+}
+
+// hold keeps a lifecycle event for the next stream (see hub), drops any
+// other event, and reports true; false when a stream is attached (the
+// caller sends ev there).
+func (h *hub) hold(ev Event) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ch != nil {
+		return false
 	}
+	if h.flushing {
+		h.held = append(h.held, ev)
+		return true
+	}
+	switch ev.Type {
+	case EventTaskPending, EventTaskStarted, EventTaskProgress, EventTaskCompleted:
+	default:
+		return true
+	}
+	if ev.Type == EventTaskProgress || ev.Type == EventTaskCompleted {
+		// Only the latest progress of a task is worth showing.
+		h.held = slices.DeleteFunc(h.held, func(x Event) bool { return x.Type == EventTaskProgress && x.AgentID == ev.AgentID })
+	}
+	h.held = append(h.held, ev)
+	return true
 }
 
 // inboxItem is one thing waiting for an agent: a task notification, or a

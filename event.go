@@ -44,6 +44,10 @@ const (
 	// EventTaskCompleted carries Subagent: a sub-agent ended (completed,
 	// failed or killed).
 	EventTaskCompleted EventType = "task_completed"
+	// EventTaskProgress carries Task with its Progress as the task
+	// registry has it, each time a sub-agent makes a tool call (S-7.2,
+	// S-7.6; lifecycle.go).
+	EventTaskProgress EventType = "task_progress"
 	// EventNotification carries Notification: a background task's end was
 	// delivered to the agent AgentID ("" for the main agent) with the
 	// request that was just answered (S-7.3); each notification is
@@ -104,6 +108,9 @@ type TaskInfo struct {
 	// main agent).
 	Parent  string  `json:"parent"`
 	Receipt Receipt `json:"receipt"`
+	// Progress is set on EventTaskProgress: tool uses, last tool, tokens
+	// and elapsed time so far (issue 11).
+	Progress task.Progress `json:"progress"`
 }
 
 // SubagentResult is the structured result of one sub-agent (S-3.6), for

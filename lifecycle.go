@@ -331,3 +331,19 @@ func (a *agent) progress(tool string, tokens int64) {
 		p.Tokens += tokens
 	})
 }
+
+// sendProgress streams the sub-agent's progress as the registry has it
+// (EventTaskProgress, stream-json's task_progress); nothing for the main
+// agent.
+func (a *agent) sendProgress(ctx context.Context) error {
+	if a.id == "" {
+		return nil
+	}
+	info, ok := a.run.rt.bg.reg.Get(a.id)
+	if !ok {
+		return nil
+	}
+	return a.run.send(ctx, Event{Type: EventTaskProgress, AgentID: a.id, ParentToolUseID: a.toolUseID,
+		Task: &TaskInfo{AgentID: a.id, ToolUseID: a.toolUseID, AgentType: a.typ, Description: info.Description, Status: info.Status,
+			Background: info.Background, Depth: a.depth, Parent: info.Parent, Receipt: a.spawnReceipt, Progress: info.Progress}})
+}

@@ -186,6 +186,14 @@ type Config struct {
 	// that bubblewrap can run; see SandboxConfig for what happens when it
 	// cannot. Nil runs commands unconfined.
 	Sandbox *SandboxConfig
+
+	// Coordinator mode (issue 11, S-11.2; coordinator.go).
+
+	// Coordinator makes the main agent a coordinator: it keeps only the
+	// Agent, SendMessage, TaskStop and ListAgents tools, every worker it
+	// starts runs in the background (Background is forced; off is an
+	// error) and is continued with SendMessage, and the fork path is off.
+	Coordinator bool
 }
 
 // Permissions configures permission checking for the session.
@@ -327,7 +335,8 @@ func New(cfg Config) (*Runtime, error) {
 		if _, denied := spawn.WholeToolDenied(r.rootPerms().Rules, AgentToolName); !denied {
 			r.mainSpec = r.agentSpec(r.rootPerms().Rules, nil)
 			r.mainPool = tool.NewPool(append([]tool.Tool{&agentTool{spec: r.mainSpec}}, r.base.Tools()...)...)
-			r.mainPool = r.withTaskTools(r.mainPool) // tasktools.go
+			r.mainPool = r.withTaskTools(r.mainPool)   // tasktools.go
+			r.mainPool = r.coordinatorPool(r.mainPool) // coordinator.go
 		}
 	}
 	return r, nil
@@ -348,6 +357,9 @@ func checkConfig(cfg *Config) error {
 	}
 	if !cfg.Background.Valid() {
 		return fmt.Errorf("Config.Background %q: want \"\", %q, %q or %q", cfg.Background, BackgroundDefault, BackgroundForced, BackgroundOff)
+	}
+	if err := applyCoordinator(cfg); err != nil { // coordinator.go
+		return err
 	}
 	if cfg.Cwd == "" {
 		wd, err := os.Getwd()
@@ -436,6 +448,9 @@ func (r *Runtime) renderSystemFor(modelID string) string {
 		}
 	}
 	if block := r.skillListing(r.base); block != "" { // tools.go
+		parts = append(parts, block)
+	}
+	if block := r.coordinatorBlock(); block != "" { // coordinator.go
 		parts = append(parts, block)
 	}
 	if r.cfg.AppendSystemPrompt != "" {
@@ -592,7 +607,7 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	// Every agent's events reach this stream while it is open, background
 	// agents' included; it is detached (waiting for sends under way)
 	// before the channel closes.
-	r.bg.hub.attach(s.events)
+	r.bg.hub.attach(ctx, s.events) // with the task events held since the last stream (background.go)
 	defer r.bg.hub.detach()
 	var recorder loop.Recorder
 	var mainRec *transcript.JournalWriter

@@ -177,7 +177,8 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 		limits = rt.cfg.Permissions.Limits
 	}
 	c := spawn.ComputeCeiling(spawn.CeilingInput{
-		ParentTools: a.pool.Names(), ParentTypes: a.types, ParentPerms: a.perms, Limits: limits,
+		// ceilingPool: the coordinator's workers draw on every tool (coordinator.go).
+		ParentTools: a.ceilingPool().Names(), ParentTypes: a.types, ParentPerms: a.perms, Limits: limits,
 		Def: def, Depth: depth, MaxDepth: maxDepth,
 	})
 	if len(c.Tools) == 0 {
@@ -207,7 +208,7 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 			tools = append(tools, &agentTool{spec: child.spec})
 			continue
 		}
-		t, _ := a.pool.Get(name)
+		t, _ := a.ceilingPool().Get(name)
 		if entries := c.Narrow[name]; entries != nil {
 			nt, err := spawn.Narrow(t, entries, rt.cfg.Home)
 			if err != nil {

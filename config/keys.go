@@ -67,6 +67,7 @@ var topKeys = []Key{
 	{Name: "agents", Unsupported: "agent definitions in settings are not supported; put them in .cadre/agents/ or pass --agents"},
 	{Name: "forkSubagent", Drives: "the fork path: an Agent call without subagent_type forks the caller (Config.ForkSubagent), below CADRE_FORK_SUBAGENT"},
 	{Name: "background", Drives: `when sub-agents run in the background: "on" (when asked), "default" or "off" (Config.Background), below CADRE_DISABLE_BACKGROUND_TASKS`},
+	{Name: "coordinatorMode", Drives: "coordinator mode: the main agent keeps only Agent, SendMessage, TaskStop and ListAgents, and its workers run in the background (Config.Coordinator), below CADRE_COORDINATOR_MODE"},
 	{Name: "worktree", Drives: `worktree.base: where isolated agents' worktrees start, "head" or "default" (Config.WorktreeBase), below CADRE_WORKTREE_BASE`},
 	{Name: "teams", Unsupported: "agent teams are not supported yet; ignored"},
 	{Name: "sandbox", Drives: "the Bash sandbox (Config.Sandbox; see sandbox.*)"},

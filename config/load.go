@@ -21,7 +21,7 @@ type Options struct {
 	// Getenv is the environment Load reads: HOME, XDG_STATE_HOME, the
 	// provider's keys and base URLs (ANTHROPIC_*, OPENAI_*), CADRE_PROVIDER,
 	// CADRE_MODEL, CADRE_SUBAGENT_MODEL, CADRE_SUBAGENT_MODEL_FORCE and
-	// CADRE_FORK_SUBAGENT, and for the web tools CADRE_SMALL_MODEL,
+	// CADRE_FORK_SUBAGENT, CADRE_COORDINATOR_MODE, and for the web tools CADRE_SMALL_MODEL,
 	// CADRE_SEARXNG_URL and BRAVE_SEARCH_API_KEY.
 	// Settings files' env values are read over it. Nil means an empty
 	// environment; the cadre command passes os.Getenv.
@@ -142,6 +142,9 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 		return cadre.Config{}, diags, err
 	}
 	cfg.ForkSubagent = fork
+	if cfg.Coordinator, err = coordinatorMode(getenv, s); err != nil { // config/coordinator.go
+		return cadre.Config{}, diags, err
+	}
 	if err := setModel(&cfg, opts, s, getenv); err != nil {
 		return cadre.Config{}, diags, err
 	}

@@ -144,6 +144,11 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 				t.Errorf("Background %q", cfg.Background)
 			}
 		}},
+		"coordinatorMode": {json: `{"coordinatorMode": true}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if !cfg.Coordinator {
+				t.Error("coordinatorMode: true did not turn coordinator mode on")
+			}
+		}},
 		"worktree": {json: `{"worktree": {"base": "default"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if cfg.WorktreeBase != cadre.WorktreeBaseDefault {
 				t.Errorf("WorktreeBase %q", cfg.WorktreeBase)

@@ -66,6 +66,9 @@ type Settings struct {
 	MaxDepth, MaxConcurrentAgents, MaxTotalAgents IntValue
 	// ForkSubagent is forkSubagent: the fork path (S-6.1).
 	ForkSubagent BoolValue
+	// CoordinatorMode is coordinatorMode: the main agent only delegates
+	// (S-11.2; config/coordinator.go).
+	CoordinatorMode BoolValue
 	// WorktreeBase is worktree.base: where isolated agents' worktrees
 	// start ("head" or "default").
 	WorktreeBase Value
@@ -187,6 +190,8 @@ type fileData struct {
 	MCPServers            json.RawMessage `json:"mcpServers"`
 	// The fork path (config/fork.go).
 	ForkSubagent *bool `json:"forkSubagent"`
+	// Coordinator mode (config/coordinator.go).
+	CoordinatorMode *bool `json:"coordinatorMode"`
 }
 
 // worktreeData is the `worktree` object: how isolated agents' worktrees
@@ -501,6 +506,9 @@ func (s *Settings) applyScalars(fd *fileData, path string) error {
 	}
 	if fd.ForkSubagent != nil {
 		s.ForkSubagent = BoolValue{Value: *fd.ForkSubagent, Source: path}
+	}
+	if fd.CoordinatorMode != nil {
+		s.CoordinatorMode = BoolValue{Value: *fd.CoordinatorMode, Source: path}
 	}
 	if fd.Worktree != nil && fd.Worktree.Base != nil {
 		if b := *fd.Worktree.Base; b != cadre.WorktreeBaseHead && b != cadre.WorktreeBaseDefault {

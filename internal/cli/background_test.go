@@ -49,13 +49,18 @@ func TestHeadlessWaitsForBackgroundTasks(t *testing.T) {
 		return llmtest.Text(fmt.Sprintf("heard %d", countIn(r, "<task-notification>")))
 	})
 	for i := 1; i <= 3; i++ {
-		s.Script(fmt.Sprintf("BGCHILD-%d", i), llmtest.Text(fmt.Sprintf("done %d", i)))
+		s.Script(fmt.Sprintf("BGCHILD-%d", i), llmtest.ToolUse("Glob", map[string]any{"pattern": "*.none"}), llmtest.Text(fmt.Sprintf("done %d", i)))
 	}
 	p := runCadre(t, env, "", "-p", "MAIN start three", "--output-format", "stream-json", "--verbose")
 	if p.code != 0 {
 		t.Fatalf("code %d stderr %s", p.code, p.stderr)
 	}
-	var inits, bgStarts, notes int
+	// S-7.6 in Claude Code's names: task_started with is_backgrounded,
+	// task_progress from the task registry, task_notification with the
+	// report; every child message keeps parent_tool_use_id and agent_id.
+	var inits int
+	started := map[string]string{} // task id → tool-use id
+	progress, notes := map[string]int{}, map[string]string{}
 	sc := bufio.NewScanner(strings.NewReader(p.stdout))
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -63,19 +68,42 @@ func TestHeadlessWaitsForBackgroundTasks(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("line %q: %v", sc.Text(), err)
 		}
+		id, _ := ev["task_id"].(string)
 		switch ev["subtype"] {
 		case "init":
 			inits++
 		case "task_started":
-			if ev["is_backgrounded"] == true {
-				bgStarts++
+			if ev["is_backgrounded"] != true {
+				t.Fatalf("not backgrounded: %s", sc.Text())
 			}
+			started[id], _ = ev["tool_use_id"].(string)
+		case "task_progress":
+			u, _ := ev["usage"].(map[string]any)
+			if _, ok := started[id]; !ok || ev["last_tool_name"] != "Glob" || u["tool_uses"] != 1.0 || ev["tool_use_id"] != started[id] {
+				t.Fatalf("progress before its start or wrong: %s", sc.Text())
+			}
+			progress[id]++
 		case "task_notification":
-			notes++
+			if ev["status"] != "completed" || ev["tool_use_id"] != started[id] {
+				t.Fatalf("notification: %s", sc.Text())
+			}
+			notes[id], _ = ev["summary"].(string)
+		}
+		if ev["type"] == "assistant" || ev["type"] == "user" {
+			if parent, ok := ev["parent_tool_use_id"].(string); ok {
+				if aid, _ := ev["agent_id"].(string); started[aid] != parent {
+					t.Fatalf("child message without its agent: %s", sc.Text())
+				}
+			}
 		}
 	}
-	if res := resultOf(t, p.stdout); res["result"] != "heard 3" || inits != 1 || bgStarts != 3 || notes != 3 {
-		t.Fatalf("result %v, %d inits, %d background starts, %d notifications\n%s", res, inits, bgStarts, notes, p.stdout)
+	if res := resultOf(t, p.stdout); res["result"] != "heard 3" || inits != 1 || len(started) != 3 || len(progress) != 3 || len(notes) != 3 {
+		t.Fatalf("result %v, %d inits, %d background starts, progress %v, notifications %v\n%s", res, inits, len(started), progress, notes, p.stdout)
+	}
+	for id, n := range progress {
+		if n != 1 || !strings.HasPrefix(notes[id], "done ") {
+			t.Fatalf("task %s: %d progress lines, summary %q", id, n, notes[id])
+		}
 	}
 	reqs := s.RequestsFor("MAIN")
 	for i := 1; i <= 3; i++ {

@@ -93,6 +93,8 @@ func (p *streamPrinter) event(ev cadre.Event) error {
 		return p.taskStarted(ev)
 	case cadre.EventTaskCompleted:
 		return p.taskCompleted(ev.Subagent)
+	case cadre.EventTaskProgress:
+		return p.taskProgress(ev)
 	case cadre.EventResult:
 		return p.write(p.tally.result(ev.Result))
 	case cadre.EventHookStarted, cadre.EventHookFinished:
@@ -178,15 +180,24 @@ func (p *streamPrinter) assistant(ev cadre.Event, parent *string) error {
 	if task != nil {
 		out.SubagentType, out.TaskDescription = task.info.AgentType, task.info.Description
 	}
-	if err := p.write(out); err != nil {
-		return err
+	return p.write(out)
+}
+
+// taskProgress writes system/task_progress from the runtime's
+// EventTaskProgress (the task registry's progress, sent as a sub-agent
+// makes each tool call): tool uses, last tool and elapsed time from the
+// registry, total_tokens as Claude Code counts it (the agent's latest
+// request).
+func (p *streamPrinter) taskProgress(ev cadre.Event) error {
+	in := ev.Task
+	if in == nil || p.task(in.AgentID) == nil {
+		return nil // a task this stream never saw start
 	}
-	if task != nil && len(ev.Message.ToolUses()) > 0 {
-		return p.write(taskProgressJSON{Type: "system", Subtype: "task_progress", TaskID: ev.AgentID,
-			ToolUseID: task.info.ToolUseID, Description: task.info.Description, SubagentType: task.info.AgentType,
-			Usage: p.tally.progress(ev.AgentID), LastToolName: task.lastTool, UUID: newUUID(), SessionID: p.session})
-	}
-	return nil
+	usage := p.tally.progress(in.AgentID)
+	usage.ToolUses, usage.DurationMS = in.Progress.ToolUses, in.Progress.Elapsed.Milliseconds()
+	return p.write(taskProgressJSON{Type: "system", Subtype: "task_progress", TaskID: in.AgentID,
+		ToolUseID: in.ToolUseID, Description: in.Description, SubagentType: in.AgentType,
+		Usage: usage, LastToolName: in.Progress.LastTool, UUID: newUUID(), SessionID: p.session})
 }
 
 // user writes one user event per tool result, as Claude Code does, each
