@@ -47,15 +47,20 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 	if !a.inFork(ctx) {
 		def, cwd, ref = a.check(in)
 	}
-	if ref == nil && !isForkDef(def) {
-		// isolation: worktree (worktree.go); a fork works in its parent's
-		// directory (S-6.4's worktree note is not built).
-		iso, ref = a.checkIsolation(isolationRequest{call: in.Isolation, def: def.Isolation, cwd: in.Cwd})
+	if ref == nil {
+		// isolation: worktree (worktree.go). A fork takes the call's
+		// isolation (it ignores cwd) and is told about its tree after its
+		// directive (fork.go, S-6.4).
+		q := isolationRequest{call: in.Isolation, def: def.Isolation, cwd: in.Cwd}
+		if isForkDef(def) {
+			q.cwd = ""
+		}
+		iso, ref = a.checkIsolation(q)
 	}
 	if ref == nil {
 		var child *agent
 		if isForkDef(def) {
-			child, ref = a.newFork(ctx, in, toolUseID)
+			child, ref = a.newFork(ctx, in, toolUseID, iso)
 		} else {
 			child, ref = a.newChild(def, in, toolUseID, cwd, iso)
 		}
