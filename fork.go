@@ -125,7 +125,7 @@ func (a *agent) newFork(ctx context.Context, in agentInput, toolUseID, isolation
 	def := agentdef.Fork()
 	req, err := spawn.BuildFork(spawn.ForkInput{
 		Parent: llm.Request{
-			Model: a.modelID, System: a.system, Tools: a.pool.Specs(), Effort: a.effort,
+			Model: a.modelID, System: a.system, SystemPrefix: a.systemPrefix, Tools: a.pool.Specs(), Effort: a.effort,
 			MaxTokens: rt.cfg.MaxTokens, Thinking: rt.cfg.Thinking, Messages: tool.Conversation(ctx),
 		},
 		ToolUseID: toolUseID, Placeholder: prompts.ForkPlaceholder,
@@ -147,7 +147,7 @@ func (a *agent) newFork(ctx context.Context, in agentInput, toolUseID, isolation
 		run: a.run, id: id, typ: def.Name, toolUseID: toolUseID, depth: depth, def: def,
 		modelID: a.modelID, types: a.types, perms: ceiling.Perms, env: a.env.Clone(id), maxTurns: def.MaxTurns,
 		effort: a.effort, spawnReceipt: receipt, pool: a.pool, spec: a.spec, unavailable: a.unavailable,
-		system: a.system, fork: true, start: req.Messages, cacheHints: req.CacheHints, isolation: isolation,
+		system: a.system, systemPrefix: a.systemPrefix, fork: true, start: req.Messages, cacheHints: req.CacheHints, isolation: isolation,
 	}
 	for _, arg := range []struct{ field, value, kept string }{
 		{"model", in.Model, a.modelID}, {"effort", in.Effort, a.effort}, {"cwd", in.Cwd, a.env.Cwd},

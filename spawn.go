@@ -226,18 +226,23 @@ func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd
 	}
 	if isolation == "" {
 		// An isolated child's prompt is rendered in its tree (enterTree).
-		child.system = child.renderSystem(cwd)
+		child.systemPrefix, child.system = child.renderSystem(cwd)
 	}
 	return child, nil
 }
 
-// renderSystem renders a sub-agent's system prompt (S-5.2): the
-// definition's body, the fixed sub-agent block, the environment, git
-// status and the project instructions unless the definition omits them,
-// and its memory (S-4.7). What it could not include is a receipt warning.
-func (c *agent) renderSystem(cwd string) string {
+// renderSystem renders a sub-agent's system prompt (S-5.2) in two parts
+// (llm.Request.SystemPrefix). shared is what sibling sub-agents of any
+// type with the same model see alike: the fixed sub-agent block, the
+// environment, git status and the project instructions unless the
+// definition omits them, and the skill listing (the same for the same
+// tools). own is its type's: the definition's body, its memory (S-4.7)
+// and the skills it preloads. shared goes first, so a fan-out of mixed
+// types with one tool list shares the tools and shared as one cached
+// prefix (issue 12). What it could not include is a receipt warning.
+func (c *agent) renderSystem(cwd string) (shared, own string) {
 	rt, def := c.run.rt, c.def
-	parts := []string{strings.TrimSpace(def.Body), prompts.Subagent(), rt.environment(cwd, c.modelID).Render()}
+	parts := []string{prompts.Subagent(), rt.environment(cwd, c.modelID).Render()}
 	if !def.OmitGitStatus {
 		gs, ready := rt.git.Get(cwd)
 		if !ready {
@@ -251,21 +256,22 @@ func (c *agent) renderSystem(cwd string) string {
 			parts = append(parts, block)
 		}
 	}
-	if block := c.memory(); block != "" {
-		parts = append(parts, block)
-	}
-	// Skills (tools.go): the listing when the child has the Skill tool,
-	// and the skills its definition preloads.
+	// Skills (tools.go): the listing when the child has the Skill tool.
 	if block := rt.skillListing(c.pool); block != "" {
 		parts = append(parts, block)
 	}
+	var mine []string
+	if body := strings.TrimSpace(def.Body); body != "" {
+		mine = append(mine, body)
+	}
+	if block := c.memory(); block != "" {
+		mine = append(mine, block)
+	}
+	// The skills its definition preloads.
 	if block := c.preloadSkills(); block != "" {
-		parts = append(parts, block)
+		mine = append(mine, block)
 	}
-	if parts[0] == "" {
-		parts = parts[1:]
-	}
-	return strings.Join(parts, "\n\n")
+	return strings.Join(parts, "\n\n"), strings.Join(mine, "\n\n")
 }
 
 // memory makes the agent's memory directory one of its working

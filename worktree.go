@@ -341,8 +341,13 @@ func (c *agent) enterTree(ctx context.Context, parent *agent) (string, bool) {
 		c.tellTree(info.Path, info.Branch, parentTop(parent.env.Cwd), cwd)
 	} else {
 		// Rendered first: the agent's memory directory joins its working
-		// directories there, and stays writable.
-		c.system = c.renderSystem(cwd) + "\n\n" + prompts.Worktree(info.Path, info.Branch, parentTop(parent.env.Cwd))
+		// directories there, and stays writable. The worktree block is
+		// the agent's own: after its type's part.
+		shared, own := c.renderSystem(cwd)
+		if own != "" {
+			own += "\n\n"
+		}
+		c.systemPrefix, c.system = shared, own+prompts.Worktree(info.Path, info.Branch, parentTop(parent.env.Cwd))
 	}
 	if info.Root != "" {
 		rules, err := confinement(info.Root, info.Path, c.env.Dirs)
