@@ -60,8 +60,10 @@ func TestMixedTypeSiblingsShareTheirPrefix(t *testing.T) {
 					t.Fatalf("tool lists differ: %v / %v", r.ToolNames(), firsts[0].ToolNames())
 				}
 			}
-			// Accounted in arrival order: the first wrote, the others read.
-			slices.SortFunc(firsts, func(a, b *llmtest.Request) int { return a.Seq - b.Seq })
+			// The child the server accounted first (not necessarily the
+			// first to arrive: children run concurrently) wrote the shared
+			// prefix and read the least; the others read it.
+			slices.SortFunc(firsts, func(a, b *llmtest.Request) int { return int(a.Usage.CacheReadTokens - b.Usage.CacheReadTokens) })
 			for _, r := range firsts[1:] {
 				u := r.Usage
 				total := u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
