@@ -32,15 +32,19 @@ type agent struct {
 	// ticket is the child's place in the spawn gate (nil for the main
 	// agent): it holds a running slot, and gives it back while the agent
 	// waits for its own children.
-	ticket   *spawn.Ticket
-	pool     *tool.Pool
-	spec     *agentToolSpec // nil when the agent cannot spawn
-	types    []string       // spawnable types; nil means any
-	perms    permission.Effective
-	env      *tool.Env
-	system   string
-	maxTurns int
-	effort   string
+	ticket *spawn.Ticket
+	pool   *tool.Pool
+	spec   *agentToolSpec // nil when the agent cannot spawn
+	types  []string       // spawnable types; nil means any
+	perms  permission.Effective
+	env    *tool.Env
+	system string
+	// systemPrefix is the part of a sub-agent's system prompt siblings of
+	// any type share, sent ahead of system (renderSystem); "" for the main
+	// agent.
+	systemPrefix string
+	maxTurns     int
+	effort       string
 	// unavailable maps withheld tool names to the message a call gets.
 	unavailable map[string]string
 	// spawnReceipt is what the spawn granted (sub-agents only).
@@ -145,7 +149,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		return nil, err
 	}
 	cfg := loop.Config{
-		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, Tools: a.pool, Env: a.env,
+		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, SystemPrefix: a.systemPrefix, Tools: a.pool, Env: a.env,
 		MaxTurns: a.maxTurns, MaxTokens: a.run.rt.cfg.MaxTokens, Thinking: a.run.rt.cfg.Thinking, Effort: a.effort, Recorder: rec,
 		AgentID: a.id, AgentType: a.typ, Unavailable: a.unavailable, Now: a.run.rt.cfg.Now,
 		Hooks:      a.hookFirer(),

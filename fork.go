@@ -117,14 +117,15 @@ func (a *agent) inFork(ctx context.Context) bool {
 
 // newFork builds the fork of a for its Agent call toolUseID: a's model,
 // effort, system prompt, tool pool and Agent tool spec as they are, its
-// conversation from ctx, bubble mode and 200 turns. Arguments a fork does
-// not take are receipt warnings.
-func (a *agent) newFork(ctx context.Context, in agentInput, toolUseID string) (*agent, *refusal) {
+// conversation from ctx, bubble mode and 200 turns; isolation is the
+// worktree isolation the call asked for ("" for none). Arguments a fork
+// does not take are receipt warnings.
+func (a *agent) newFork(ctx context.Context, in agentInput, toolUseID, isolation string) (*agent, *refusal) {
 	rt := a.run.rt
 	def := agentdef.Fork()
 	req, err := spawn.BuildFork(spawn.ForkInput{
 		Parent: llm.Request{
-			Model: a.modelID, System: a.system, Tools: a.pool.Specs(), Effort: a.effort,
+			Model: a.modelID, System: a.system, SystemPrefix: a.systemPrefix, Tools: a.pool.Specs(), Effort: a.effort,
 			MaxTokens: rt.cfg.MaxTokens, Thinking: rt.cfg.Thinking, Messages: tool.Conversation(ctx),
 		},
 		ToolUseID: toolUseID, Placeholder: prompts.ForkPlaceholder,
@@ -146,7 +147,7 @@ func (a *agent) newFork(ctx context.Context, in agentInput, toolUseID string) (*
 		run: a.run, id: id, typ: def.Name, toolUseID: toolUseID, depth: depth, def: def,
 		modelID: a.modelID, types: a.types, perms: ceiling.Perms, env: a.env.Clone(id), maxTurns: def.MaxTurns,
 		effort: a.effort, spawnReceipt: receipt, pool: a.pool, spec: a.spec, unavailable: a.unavailable,
-		system: a.system, fork: true, start: req.Messages, cacheHints: req.CacheHints,
+		system: a.system, systemPrefix: a.systemPrefix, fork: true, start: req.Messages, cacheHints: req.CacheHints, isolation: isolation,
 	}
 	for _, arg := range []struct{ field, value, kept string }{
 		{"model", in.Model, a.modelID}, {"effort", in.Effort, a.effort}, {"cwd", in.Cwd, a.env.Cwd},
@@ -207,4 +208,14 @@ func (c *agent) withHookContext(msgs []llm.Message, m *llm.Message) []llm.Messag
 	last := &out[len(out)-1]
 	last.Content = append(slices.Clip(last.Content), m.Content...)
 	return out
+}
+
+// tellTree tells a fork that runs in its own worktree where it is (S-6.4):
+// a block after its directive, so its system prompt and every byte it
+// shares with its parent and siblings stay as they are.
+func (c *agent) tellTree(tree, branch, parentRoot, cwd string) {
+	msgs := slices.Clone(c.start)
+	last := &msgs[len(msgs)-1]
+	last.Content = append(slices.Clip(last.Content), llm.TextBlock(prompts.ForkWorktree(tree, branch, parentRoot, cwd)))
+	c.start = msgs
 }

@@ -11,17 +11,19 @@ import (
 	"testing"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/llm/anthropic"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 )
 
 // forkBenchRun runs one fan-out of n children against a fresh scripted
 // server (a cold prompt cache): forks (no subagent_type, the fork path on)
-// or fresh general-purpose children. With ctxFile (a file path), the
+// or fresh children, general-purpose or, with mixed, four user-defined
+// types in turn (the same tools, bodies of their own). With ctxFile (a file path), the
 // parent reads that file before it fans out, and every child needs it: a
 // fork has it in its inherited conversation and answers at once, a fresh
 // child reads it again first. It returns every child request.
-func forkBenchRun(b *testing.B, n int, fork bool, ctxFile string) []*llmtest.Request {
+func forkBenchRun(b *testing.B, n int, fork, mixed bool, ctxFile string) []*llmtest.Request {
 	srv := llmtest.NewServer()
 	defer srv.Close()
 	srv.ScriptFunc("", func(r *llmtest.Request) llmtest.Turn {
@@ -46,8 +48,11 @@ func forkBenchRun(b *testing.B, n int, fork bool, ctxFile string) []*llmtest.Req
 		var calls []llmtest.Call
 		for i := 1; i <= n; i++ {
 			in := childTask(i, "/nonexistent")
-			if fork {
+			switch {
+			case fork:
 				delete(in, "subagent_type")
+			case mixed:
+				in["subagent_type"] = benchTypes[i%len(benchTypes)].Name
 			}
 			calls = append(calls, llmtest.Call{Name: "Agent", Input: in})
 		}
@@ -59,8 +64,18 @@ func forkBenchRun(b *testing.B, n int, fork bool, ctxFile string) []*llmtest.Req
 	if err != nil {
 		b.Fatal(err)
 	}
-	rt, err := cadre.New(cadre.Config{Model: m, ModelID: "claude-sonnet-4-5", Cwd: b.TempDir(), NoTranscript: true,
-		ForkSubagent: fork, Limits: cadre.Limits{MaxRunning: n}})
+	var agents []*agentdef.Definition
+	if mixed {
+		agents = append(agentdef.Builtins(), benchTypes...)
+	}
+	cwd := b.TempDir()
+	if ctxFile != "" {
+		cwd = filepath.Dir(ctxFile) // the file is the workspace's, readable without a prompt
+	}
+	rt, err := cadre.New(cadre.Config{Model: m, ModelID: "claude-sonnet-4-5", Cwd: cwd, NoTranscript: true,
+		// Foreground: the run ends when every child has reported (forks
+		// run in the background by default; the cache figures are the same).
+		ForkSubagent: fork, Limits: cadre.Limits{MaxRunning: n}, Background: cadre.BackgroundOff, Agents: agents})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -79,6 +94,11 @@ func forkBenchRun(b *testing.B, n int, fork bool, ctxFile string) []*llmtest.Req
 		if isFork || !strings.Contains(r.FirstUserText(), benchMain) {
 			children = append(children, r)
 		}
+		for _, tr := range r.LastToolResults() {
+			if tr.IsError {
+				b.Fatalf("request %d: a tool call failed: %s", r.Seq, tr.ResultText())
+			}
+		}
 	}
 	want := n
 	if ctxFile != "" && !fork {
@@ -89,6 +109,17 @@ func forkBenchRun(b *testing.B, n int, fork bool, ctxFile string) []*llmtest.Req
 	}
 	return children
 }
+
+// benchTypes are four agent types with the tools of general-purpose (all)
+// and bodies of their own, for the mixed fan-out.
+var benchTypes = func() []*agentdef.Definition {
+	var out []*agentdef.Definition
+	for _, name := range []string{"reviewer", "tester", "documenter", "refactorer"} {
+		out = append(out, &agentdef.Definition{Name: name, Description: "the " + name, Source: agentdef.SourceProject,
+			Body: "You are the " + name + " of this project. " + strings.Repeat("Work on what the task names, as a "+name+" would, and report what you found with absolute paths. ", 6)})
+	}
+	return out
+}()
 
 // BenchmarkForkFanout measures what the children of one fan-out send and
 // what the prompt cache saves them, forks against fresh general-purpose
@@ -106,11 +137,9 @@ func BenchmarkForkFanout(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, ctx := range []string{"bare", "context"} {
-		for _, fork := range []bool{true, false} {
-			name := ctx + "/fresh"
-			if fork {
-				name = ctx + "/fork"
-			}
+		for _, kind := range []string{"fork", "fresh", "mixed"} {
+			fork, mixed := kind == "fork", kind == "mixed"
+			name := ctx + "/" + kind
 			path := ""
 			if ctx == "context" {
 				path = file
@@ -119,7 +148,7 @@ func BenchmarkForkFanout(b *testing.B) {
 				var bytes, full int64
 				var fracs []float64
 				for b.Loop() {
-					for _, r := range forkBenchRun(b, n, fork, path) {
+					for _, r := range forkBenchRun(b, n, fork, mixed, path) {
 						u := r.Usage
 						bytes += int64(len(r.Body))
 						full += u.InputTokens + u.CacheWriteTokens

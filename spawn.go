@@ -47,15 +47,20 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 	if !a.inFork(ctx) {
 		def, cwd, ref = a.check(in)
 	}
-	if ref == nil && !isForkDef(def) {
-		// isolation: worktree (worktree.go); a fork works in its parent's
-		// directory (S-6.4's worktree note is not built).
-		iso, ref = a.checkIsolation(isolationRequest{call: in.Isolation, def: def.Isolation, cwd: in.Cwd})
+	if ref == nil {
+		// isolation: worktree (worktree.go). A fork takes the call's
+		// isolation (it ignores cwd) and is told about its tree after its
+		// directive (fork.go, S-6.4).
+		q := isolationRequest{call: in.Isolation, def: def.Isolation, cwd: in.Cwd}
+		if isForkDef(def) {
+			q.cwd = ""
+		}
+		iso, ref = a.checkIsolation(q)
 	}
 	if ref == nil {
 		var child *agent
 		if isForkDef(def) {
-			child, ref = a.newFork(ctx, in, toolUseID)
+			child, ref = a.newFork(ctx, in, toolUseID, iso)
 		} else {
 			child, ref = a.newChild(def, in, toolUseID, cwd, iso)
 		}
@@ -227,18 +232,23 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 	}
 	if isolation == "" {
 		// An isolated child's prompt is rendered in its tree (enterTree).
-		child.system = child.renderSystem(cwd)
+		child.systemPrefix, child.system = child.renderSystem(cwd)
 	}
 	return child, nil
 }
 
-// renderSystem renders a sub-agent's system prompt (S-5.2): the
-// definition's body, the fixed sub-agent block, the environment, git
-// status and the project instructions unless the definition omits them,
-// and its memory (S-4.7). What it could not include is a receipt warning.
-func (c *agent) renderSystem(cwd string) string {
+// renderSystem renders a sub-agent's system prompt (S-5.2) in two parts
+// (llm.Request.SystemPrefix). shared is what sibling sub-agents of any
+// type with the same model see alike: the fixed sub-agent block, the
+// environment, git status and the project instructions unless the
+// definition omits them, and the skill listing (the same for the same
+// tools). own is its type's: the definition's body, its memory (S-4.7)
+// and the skills it preloads. shared goes first, so a fan-out of mixed
+// types with one tool list shares the tools and shared as one cached
+// prefix (issue 12). What it could not include is a receipt warning.
+func (c *agent) renderSystem(cwd string) (shared, own string) {
 	rt, def := c.run.rt, c.def
-	parts := []string{strings.TrimSpace(def.Body), prompts.Subagent(), rt.environment(cwd, c.modelID).Render()}
+	parts := []string{prompts.Subagent(), rt.environment(cwd, c.modelID).Render()}
 	if !def.OmitGitStatus {
 		gs, ready := rt.git.Get(cwd)
 		if !ready {
@@ -252,21 +262,22 @@ func (c *agent) renderSystem(cwd string) string {
 			parts = append(parts, block)
 		}
 	}
-	if block := c.memory(); block != "" {
-		parts = append(parts, block)
-	}
-	// Skills (tools.go): the listing when the child has the Skill tool,
-	// and the skills its definition preloads.
+	// Skills (tools.go): the listing when the child has the Skill tool.
 	if block := rt.skillListing(c.pool); block != "" {
 		parts = append(parts, block)
 	}
+	var mine []string
+	if body := strings.TrimSpace(def.Body); body != "" {
+		mine = append(mine, body)
+	}
+	if block := c.memory(); block != "" {
+		mine = append(mine, block)
+	}
+	// The skills its definition preloads.
 	if block := c.preloadSkills(); block != "" {
-		parts = append(parts, block)
+		mine = append(mine, block)
 	}
-	if parts[0] == "" {
-		parts = parts[1:]
-	}
-	return strings.Join(parts, "\n\n")
+	return strings.Join(parts, "\n\n"), strings.Join(mine, "\n\n")
 }
 
 // memory makes the agent's memory directory one of its working

@@ -335,9 +335,20 @@ func (c *agent) enterTree(ctx context.Context, parent *agent) (string, bool) {
 	}
 	// The parent's file-state cache names the parent's files, not these.
 	c.env.Files = tool.NewFileState()
-	// Rendered first: the agent's memory directory joins its working
-	// directories there, and stays writable.
-	c.system = c.renderSystem(cwd) + "\n\n" + prompts.Worktree(info.Path, info.Branch, parentTop(parent.env.Cwd))
+	if c.fork {
+		// A fork keeps its parent's system prompt bytes; it is told
+		// about its tree after its directive (fork.go).
+		c.tellTree(info.Path, info.Branch, parentTop(parent.env.Cwd), cwd)
+	} else {
+		// Rendered first: the agent's memory directory joins its working
+		// directories there, and stays writable. The worktree block is
+		// the agent's own: after its type's part.
+		shared, own := c.renderSystem(cwd)
+		if own != "" {
+			own += "\n\n"
+		}
+		c.systemPrefix, c.system = shared, own+prompts.Worktree(info.Path, info.Branch, parentTop(parent.env.Cwd))
+	}
 	if info.Root != "" {
 		rules, err := confinement(info.Root, info.Path, c.env.Dirs)
 		if err != nil {

@@ -175,6 +175,13 @@ type Request struct {
 	Model string
 	// System is the system prompt, sent verbatim.
 	System string
+	// SystemPrefix, when set, is a leading part of the system prompt that
+	// requests of other agents share (sibling sub-agents of different
+	// types): the model reads SystemPrefix, a blank line, then System.
+	// Adapters send it as a part of its own — a system block ending a
+	// cached prefix (Anthropic), a system message of its own (OpenAI) — so
+	// the prefix it closes is one cache entry whatever follows it.
+	SystemPrefix string
 	// Tools are offered in this order.
 	Tools []ToolSpec
 	// ServerTools are run by the provider itself, after Tools.

@@ -93,3 +93,23 @@ var forkTool string
 func ForkNotAllowedReason() string {
 	return "this agent's definition limits the agent types it may start, and fork is not one of them"
 }
+
+// ForkWorktree is the block after a fork's directive when the fork runs in
+// its own git worktree (S-6.4): the fork keeps its parent's system prompt
+// bytes and history, whose paths name the parent's tree, so it is told
+// both roots and that every inherited path must be translated and the file
+// read again. tree is the worktree, branch its branch ("" for a tree a
+// WorktreeCreate hook made), parentRoot the top of the parent's tree and
+// cwd the fork's working directory in its tree.
+func ForkWorktree(tree, branch, parentRoot, cwd string) string {
+	if branch == "" {
+		branch = "(none known)"
+	}
+	return fmt.Sprintf(`<fork-worktree>
+You do not work in your parent's tree: you run in your own git worktree at %s, on branch %s, made from the parent's tree at %s. Your working directory is %s, not the one the system prompt above names.
+- Every path in the conversation above (files read, edited or listed, command output, the working directory) refers to the parent's tree at %s. Translate each to the same relative path under %s: %s/<path> is %s/<path>.
+- Read a file again in your tree before you rely on it or edit it: what the conversation shows is the parent's copy, which may differ from yours.
+- Read and change files only under %s. The parent's tree is not yours: writes there are refused.
+- Commit your work on your branch when it is done (git add, git commit), or leave the changes in the tree: either way the worktree is kept for the parent to merge. A worktree without changes is removed when you finish. Do not check out other branches, and do not remove or move the worktree.
+</fork-worktree>`, tree, branch, parentRoot, cwd, parentRoot, tree, parentRoot, tree, tree)
+}

@@ -29,6 +29,8 @@ func TestForkTextsGolden(t *testing.T) {
 		b.WriteString(s + "\n---\n")
 	}
 	golden(t, "fork-messages", b.String())
+	golden(t, "fork-worktree", ForkWorktree("/r/.cadre/worktrees/agent-a1", "worktree-agent-a1", "/r", "/r/.cadre/worktrees/agent-a1/sub")+
+		"\n---\n"+ForkWorktree("/hooks/agent-a1", "", "/r", "/hooks/agent-a1"))
 	// The fork description is the usual one with the fork default and
 	// section: the listing and the rest stay the same bytes.
 	plain := AgentTool("L", "general-purpose")

@@ -104,9 +104,9 @@ PY
 }
 
 # fork runs peerbench at fan-out 16 with fresh general-purpose children
-# (cadre), with forks (cadre-fork: CADRE_FORK_SUBAGENT=1 and no
-# subagent_type in the Agent calls) and, when it is installed under
-# $PEERS_DIR/claude, Claude Code; then sums, from requests.jsonl, the
+# (cadre), with forks (cadre-fork, scripts/peerbench/cadre-fork.json:
+# CADRE_FORK_SUBAGENT=1 and no subagent_type in the Agent calls) and,
+# when it is installed under $PEERS_DIR/claude, Claude Code; then sums, from requests.jsonl, the
 # children's input tokens billed at full price (canonical prompt bytes not
 # read from the cache, / 4).
 fork() {
@@ -115,16 +115,7 @@ fork() {
 	local ad=$OUT/adapters-fork peers=cadre,cadre-fork
 	mkdir -p "$ad"
 	cp "$PEERBENCH_DIR/adapters/cadre.json" "$ad/cadre.json"
-	python3 - "$ad" <<'PY'
-import json, sys
-ad = sys.argv[1]
-a = json.load(open(ad + "/cadre.json"))
-a["name"] = "cadre-fork"
-a["env"]["CADRE_FORK_SUBAGENT"] = "1"
-a["scenario"]["overrides"] = {"subagent_type": None, "run_in_background": False}
-a["notes"] = "cadre with the fork path: Agent calls without subagent_type fork the main agent"
-json.dump(a, open(ad + "/cadre-fork.json", "w"), indent=1)
-PY
+	cp scripts/peerbench/cadre-fork.json "$ad/cadre-fork.json"
 	if [[ -x ${PEERS_DIR:-${TMPDIR:-/tmp}/peers}/claude/node_modules/.bin/claude ]]; then
 		cp "$PEERBENCH_DIR/adapters/claude-code.json" "$ad/"
 		peers=$peers,claude-code

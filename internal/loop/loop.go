@@ -35,8 +35,10 @@ type Config struct {
 	// Model answers; ModelID names the model in requests.
 	Model   llm.Model
 	ModelID string
-	// System is the rendered system prompt, sent verbatim every turn.
-	System string
+	// System is the rendered system prompt, sent verbatim every turn;
+	// SystemPrefix a leading part of it that other agents share
+	// (llm.Request.SystemPrefix).
+	System, SystemPrefix string
 	// Tools are offered to the model in pool order.
 	Tools *tool.Pool
 	// Env is the agent's tool environment.
@@ -260,13 +262,15 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 		req := &llm.Request{
-			Model:     r.cfg.ModelID,
-			System:    r.cfg.System,
-			Tools:     r.turnTools(ctx).specs, // dynamic.go
-			Messages:  r.msgs,
-			MaxTokens: r.cfg.MaxTokens,
-			Thinking:  r.cfg.Thinking,
-			Effort:    r.cfg.Effort,
+			Model:  r.cfg.ModelID,
+			System: r.cfg.System,
+			// A sub-agent's part shared with siblings of any type.
+			SystemPrefix: r.cfg.SystemPrefix,
+			Tools:        r.turnTools(ctx).specs, // dynamic.go
+			Messages:     r.msgs,
+			MaxTokens:    r.cfg.MaxTokens,
+			Thinking:     r.cfg.Thinking,
+			Effort:       r.cfg.Effort,
 			// Hints index the starting messages, which are never rewritten.
 			CacheHints: r.cfg.CacheHints,
 		}

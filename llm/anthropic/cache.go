@@ -20,8 +20,10 @@ type BlockRef struct {
 type Breakpoints struct {
 	// Tool is the index in Request.Tools of the marked tool, -1 for none.
 	Tool int
-	// System marks the (single) system prompt block.
-	System bool
+	// SystemPrefix marks the block of Request.SystemPrefix; System the
+	// block of Request.System.
+	SystemPrefix bool
+	System       bool
 	// Blocks are the marked message blocks, earlier message first.
 	Blocks []BlockRef
 }
@@ -30,6 +32,9 @@ type Breakpoints struct {
 func (b Breakpoints) Count() int {
 	n := len(b.Blocks)
 	if b.Tool >= 0 {
+		n++
+	}
+	if b.SystemPrefix {
 		n++
 	}
 	if b.System {
@@ -57,23 +62,26 @@ func (b Breakpoints) marks(m, i int) bool {
 // none. Thinking, redacted thinking and empty text blocks cannot carry a
 // marker, so the marker goes on the last block before them that can.
 //
-// req.CacheHints (the end of the prefix sibling forks share) come first
-// after the system prompt: with hints, the tool marker is dropped when a
-// system marker closes the same prefix anyway, and the last messages take
-// what budget is left, the last message first. Hints that point at no
-// cacheable block are ignored.
+// req.SystemPrefix (the part of the system prompt sibling sub-agents of
+// any type share) gets a marker of its own, which closes the tools and that
+// part as one prefix; the tool marker is then dropped, so the last two
+// messages keep theirs. req.CacheHints (the end of the prefix sibling forks
+// share) come first after the system prompt: with hints, the tool marker is
+// dropped when a system marker closes the same prefix anyway, and the last
+// messages take what budget is left, the last message first. Hints that
+// point at no cacheable block are ignored.
 func PlaceBreakpoints(req *llm.Request) Breakpoints {
 	bp := Breakpoints{Tool: -1}
 	if req == nil || req.NoCache {
 		return bp
 	}
 	hints := validHints(req)
-	if len(req.Tools) > 0 && (len(hints) == 0 || req.System == "") {
+	systemMarked := req.System != "" || req.SystemPrefix != ""
+	if len(req.Tools) > 0 && req.SystemPrefix == "" && (len(hints) == 0 || !systemMarked) {
 		bp.Tool = len(req.Tools) - 1
 	}
-	if req.System != "" {
-		bp.System = true
-	}
+	bp.SystemPrefix = req.SystemPrefix != ""
+	bp.System = req.System != ""
 	for _, h := range hints {
 		if bp.Count() == MaxBreakpoints {
 			break

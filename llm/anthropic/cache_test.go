@@ -68,6 +68,16 @@ func TestPlaceBreakpoints(t *testing.T) {
 			CacheHints: []llm.CacheHint{{Message: 9, Block: 0}, {Message: -1, Block: 0}, {Message: 0, Block: 5}, {Message: 1, Block: 0}},
 			Messages:   []llm.Message{user, {Role: llm.RoleAssistant, Content: []llm.Block{thinking, llm.TextBlock("a")}}}},
 			Breakpoints{Tool: 0, System: true, Blocks: []BlockRef{{0, 0}, {1, 1}}}},
+		// A sub-agent's system prompt in two parts: the part siblings of
+		// any type share takes the tool marker's place, so the last two
+		// messages keep theirs.
+		{"system prefix", &llm.Request{SystemPrefix: "shared", System: "s", Tools: []llm.ToolSpec{tool}, Messages: []llm.Message{user, asst, user}},
+			Breakpoints{Tool: -1, SystemPrefix: true, System: true, Blocks: []BlockRef{{1, 0}, {2, 0}}}},
+		{"system prefix alone", &llm.Request{SystemPrefix: "shared", Tools: []llm.ToolSpec{tool}, Messages: []llm.Message{user}},
+			Breakpoints{Tool: -1, SystemPrefix: true, Blocks: []BlockRef{{0, 0}}}},
+		{"system prefix and a fork hint", &llm.Request{SystemPrefix: "shared", System: "s", Tools: []llm.ToolSpec{tool}, CacheHints: []llm.CacheHint{{Message: 0, Block: 0}},
+			Messages: []llm.Message{user, asst, user}},
+			Breakpoints{Tool: -1, SystemPrefix: true, System: true, Blocks: []BlockRef{{0, 0}, {2, 0}}}},
 		{"no cache wins over hints", &llm.Request{NoCache: true, CacheHints: []llm.CacheHint{{Message: 0, Block: 0}}, Messages: []llm.Message{user}},
 			Breakpoints{Tool: -1}},
 	}

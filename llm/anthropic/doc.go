@@ -49,7 +49,9 @@
 // PlaceBreakpoints decides where cache_control markers go: the last tool,
 // the end of the system prompt (sent as a one-block text list so it can
 // carry the marker) and the last cacheable block of each of the last two
-// messages — never more than four. Everything else is rendered the same way
+// messages — never more than four. A Request.SystemPrefix is a system
+// block of its own, marked in place of the last tool, so sub-agents of
+// different types share the tools and that prefix. Everything else is rendered the same way
 // on every turn, so the prefix the API hashed last turn is still there.
 //
 // # Thinking and effort

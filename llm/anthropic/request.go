@@ -101,12 +101,19 @@ func buildParams(req *llm.Request, defMax int64) (sdk.MessageNewParams, error) {
 		}
 		p.Tools = append(p.Tools, tp)
 	}
+	if req.SystemPrefix != "" {
+		sys := sdk.TextBlockParam{Text: req.SystemPrefix}
+		if bp.SystemPrefix {
+			sys.CacheControl = sdk.NewCacheControlEphemeralParam()
+		}
+		p.System = append(p.System, sys)
+	}
 	if req.System != "" {
 		sys := sdk.TextBlockParam{Text: req.System}
 		if bp.System {
 			sys.CacheControl = sdk.NewCacheControlEphemeralParam()
 		}
-		p.System = []sdk.TextBlockParam{sys}
+		p.System = append(p.System, sys)
 	}
 
 	p.Messages = make([]sdk.MessageParam, 0, len(req.Messages))

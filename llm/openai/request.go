@@ -85,8 +85,13 @@ func buildParams(req *llm.Request, maxField string) (sdk.ChatCompletionNewParams
 	}
 
 	p.Messages = make([]sdk.ChatCompletionMessageParamUnion, 0, len(req.Messages)+1)
-	if req.System != "" {
-		p.Messages = append(p.Messages, sdk.SystemMessage(req.System))
+	// A shared system prefix is a system message of its own, so the
+	// prefix it closes ends on a message boundary (as a cache hint's does,
+	// appendUser); servers that cache by tokens are unaffected.
+	for _, s := range []string{req.SystemPrefix, req.System} {
+		if s != "" {
+			p.Messages = append(p.Messages, sdk.SystemMessage(s))
+		}
 	}
 	for i, m := range req.Messages {
 		var err error
