@@ -265,7 +265,9 @@ func (c *agent) acquireMCP(ctx context.Context, parent *agent) (*refusal, error)
 			for _, d := range diags {
 				c.warn(d.Message)
 			}
+			began := rt.cfg.Now()
 			lease, err := rt.mcp.m.Acquire(ctx, req)
+			c.spawnReceipt.MCPStart = rt.cfg.Now().Sub(began)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()

@@ -4,24 +4,46 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 )
 
 // BenchmarkMCPLaunchToFirstRequest measures a run from New to its result
-// (one model request) with 0 and 3 stdio MCP servers configured: servers
-// connect in the background, so the figure should not grow with them.
+// (one model request) with 0 and 3 stdio MCP servers configured (go-sdk
+// test binaries, or the real npm servers under Node.js): servers connect
+// in the background, so the figure should not grow with them.
 func BenchmarkMCPLaunchToFirstRequest(b *testing.B) {
-	for _, n := range []int{0, 3} {
-		b.Run(fmt.Sprintf("servers=%d", n), func(b *testing.B) {
+	for _, kind := range []string{"servers=0", "servers=3", "servers=3-npm"} {
+		b.Run(kind, func(b *testing.B) {
 			t := &testing.T{}
 			h := &harness{t: t, srv: llmtest.NewServer(), dir: b.TempDir()}
 			b.Cleanup(h.srv.Close)
 			var servers []MCPServer
-			for i := range n {
-				servers = append(servers, testServer(t, fmt.Sprintf("s%d", i), nil))
+			switch kind {
+			case "servers=3":
+				for i := range 3 {
+					servers = append(servers, testServer(t, fmt.Sprintf("s%d", i), nil))
+				}
+			case "servers=3-npm":
+				for _, bin := range []string{"mcp-server-everything", "mcp-server-memory", "mcp-server-filesystem"} {
+					p, err := filepath.Abs(filepath.Join(".ci", "mcp-servers", "node_modules", ".bin", bin))
+					if err == nil {
+						_, err = os.Stat(p)
+					}
+					if err != nil {
+						b.Fatalf("%s is not installed (%v): run .ci/run", bin, err)
+					}
+					sv := MCPServer{Name: bin, Transport: MCPStdio, Command: p}
+					if bin == "mcp-server-filesystem" {
+						sv.Args = []string{h.dir} // the directory it serves
+					}
+					servers = append(servers, sv)
+				}
 			}
 			for b.Loop() {
 				h.srv.Script("MAIN", llmtest.Text("ok"))
@@ -58,6 +80,7 @@ func BenchmarkMCPSpawnInlineServer(b *testing.B) {
 				fm = "mcpServers: " + string(raw)
 			}
 			def := defineAgent(t, "helper", fm)
+			var serverStart time.Duration
 			for b.Loop() {
 				h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("helper", "CHILD: go")), llmtest.Text("done"))
 				h.srv.Script("CHILD", llmtest.Text("child done"))
@@ -68,13 +91,24 @@ func BenchmarkMCPSpawnInlineServer(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, res, err := runAll(t, context.Background(), rt, "MAIN"); err != nil || res == nil {
+				evs, res, err := runAll(t, context.Background(), rt, "MAIN")
+				if err != nil || res == nil {
 					b.Fatal(err)
+				}
+				for _, ev := range evs {
+					if ev.Type == EventTaskStarted {
+						serverStart += ev.Task.Receipt.MCPStart
+					}
 				}
 				b.StopTimer()
 				_ = rt.Close()
 				b.StartTimer()
 			}
+			// The inline server's own start (process and handshake, the
+			// receipt's MCPStart) apart from the rest of the run.
+			n := time.Duration(b.N)
+			b.ReportMetric(float64(serverStart/n), "server-start-ns/op")
+			b.ReportMetric(float64((b.Elapsed()-serverStart)/n), "rest-ns/op")
 		})
 	}
 }

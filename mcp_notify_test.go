@@ -69,3 +69,34 @@ func TestMCPServerNotificationsAreLogged(t *testing.T) {
 		t.Errorf("a debug message was logged at level info:\n%s", log)
 	}
 }
+
+// The model lists and reads a real server's resources through
+// ListMcpResources and ReadMcpResource (server-everything from npm); a
+// result over the size cap reaches it cut, with a note saying so.
+func TestMCPResourcesAndSizeCap(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cfg := h.mcpConfig(MCPServer{Name: "everything", Transport: MCPStdio, Command: npmServer(t, "mcp-server-everything")})
+	cfg.MCPOptions.MaxOutputChars = 300
+	rt := newRuntime(t, cfg)
+	waitMCP(t, rt)
+	h.srv.Script("MAIN",
+		llmtest.ToolUse("ListMcpResources", map[string]any{"server": "everything"}),
+		llmtest.ToolUse("ReadMcpResource", map[string]any{"server": "everything", "uri": "demo://resource/static/document/features.md"}),
+		llmtest.Text("read"))
+	run(t, rt, "MAIN: resources")
+	reqs := h.srv.RequestsFor("MAIN")
+	for _, n := range []string{"ListMcpResources", "ReadMcpResource"} {
+		if !slices.Contains(reqs[0].ToolNames(), n) {
+			t.Fatalf("%s not offered: %v", n, reqs[0].ToolNames())
+		}
+	}
+	list := reqs[1].LastToolResults()[0]
+	if list.IsError || !strings.Contains(list.ResultText(), `"server":"everything"`) || !strings.Contains(list.ResultText(), "demo://resource/") {
+		t.Fatalf("ListMcpResources %+v", list)
+	}
+	read := reqs[2].LastToolResults()[0]
+	if read.IsError || !strings.Contains(read.ResultText(), "first 300 of") || len(read.ResultText()) > 600 {
+		t.Fatalf("ReadMcpResource %q", read.ResultText())
+	}
+}

@@ -412,7 +412,7 @@ func TestMCPInlineServerEndsWithTheAgent(t *testing.T) {
 			if how == "success" {
 				contains(t, h.toolResults("CHILD")[0], "echo: ping")
 				contains(t, h.toolResults("MAIN")[0], "child done")
-				if receipt == nil || !slices.Equal(receipt.MCPServers, []string{"own"}) || !slices.Contains(receipt.Tools, "mcp__own__echo") {
+				if receipt == nil || !slices.Equal(receipt.MCPServers, []string{"own"}) || !slices.Contains(receipt.Tools, "mcp__own__echo") || receipt.MCPStart <= 0 {
 					t.Fatalf("receipt %+v", receipt)
 				}
 			}

@@ -48,6 +48,11 @@ type Receipt struct {
 	// (isolation: worktree).
 	Worktree       string `json:"worktree,omitempty"`
 	WorktreeBranch string `json:"worktree_branch,omitempty"`
+	// MCPStart is how long the spawn waited for the child's own MCP
+	// servers (issue 14): its inline servers starting and its required
+	// servers connecting. It is the servers' start-up, apart from
+	// cadre's part of the spawn.
+	MCPStart time.Duration `json:"mcp_start_ns,omitempty"`
 }
 
 // DroppedTool is a tool a child did not get.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"github.com/cadre-dev/cadre/llm"
 	"os"
 	"path/filepath"
@@ -330,12 +331,29 @@ func TestTruncation(t *testing.T) {
 	mcp.AddTool(s, &mcp.Tool{Name: "big"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}}}, nil, nil
 	})
+	// A resource as big, and enough resources to make their list big.
+	for i := range 5 {
+		uri := fmt.Sprintf("file:///big/%d.txt", i)
+		s.AddResource(&mcp.Resource{URI: uri, Name: fmt.Sprintf("big-%d", i), MIMEType: "text/plain"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: big}}}, nil
+		})
+	}
 	m := newManager(t, []ServerConfig{{Name: "b", Transport: HTTP, URL: goServer(t, HTTP, s, "")}}, Options{MaxOutputChars: 101})
 	m.Start()
 	waitConnected(t, m)
-	out := run(t, m.Tools(context.Background()), "mcp__b__big", `{}`)
-	head, note, ok := strings.Cut(out.Text, "\n\n")
-	if !ok || head != strings.Repeat("é", 50) || !strings.Contains(note, "first 100 of 2000 characters") {
-		t.Errorf("truncated = %q", out.Text)
+	tools := m.Tools(context.Background())
+	for _, c := range []struct{ tool, in string }{
+		{"mcp__b__big", `{}`},
+		{tool.ReadMcpResource, `{"server":"b","uri":"file:///big/0.txt"}`},
+	} {
+		out := run(t, tools, c.tool, c.in)
+		head, note, ok := strings.Cut(out.Text, "\n\n")
+		if !ok || head != strings.Repeat("é", 50) || !strings.Contains(note, "first 100 of 2000 characters") {
+			t.Errorf("%s truncated = %q", c.tool, out.Text)
+		}
+	}
+	list := run(t, tools, tool.ListMcpResources, `{}`)
+	if !strings.HasPrefix(list.Text, `[{"server":"b"`) || !strings.Contains(list.Text, "first 101 of") {
+		t.Errorf("ListMcpResources truncated = %q", list.Text)
 	}
 }

@@ -99,6 +99,9 @@ func (rs resourceSet) list(ctx context.Context, _ *tool.Env, in listResourcesIn)
 	if len(problems) > 0 {
 		text += "\n" + strings.Join(problems, "\n")
 	}
+	if len(rs) > 0 { // one Options per Manager
+		text = truncate(text, rs[0].opts.MaxOutputChars)
+	}
 	return tool.Output{Text: text}, nil
 }
 
