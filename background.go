@@ -185,20 +185,43 @@ func (b *background) taskJournal() *task.Journal {
 }
 
 // hub is where events of agents that may outlive a turn go: to the stream
-// of the Run (or RunNotifications) going on, or nowhere between runs (a
-// task's state is always in the registry). Sends never meet a closed
-// channel: a stream detaches (waiting for sends under way) before its
-// channel is closed.
+// of the Run (or RunNotifications, or Idle) going on. Between streams
+// they are kept (all but streaming text pieces) and the next stream gets
+// them first, in order, so a task's messages and its notification event
+// are not lost in the moment between two streams (headless3: an SDK
+// session switches streams while children run). Sends never meet a
+// closed channel: a stream detaches (waiting for sends under way) before
+// its channel is closed.
 type hub struct {
 	mu sync.RWMutex
 	ch chan item
+	// bmu guards backlog, what was sent while no stream was attached;
+	// senders append under mu's read lock, attach takes it under the
+	// write lock.
+	bmu     sync.Mutex
+	backlog []item
 }
 
-// attach makes ch the stream events go to.
+// attach makes ch the stream events go to, after what was kept for it.
 func (h *hub) attach(ch chan item) {
-	h.mu.Lock()
-	h.ch = ch
-	h.mu.Unlock()
+	for {
+		h.mu.Lock()
+		h.bmu.Lock()
+		batch := h.backlog
+		h.backlog = nil
+		h.bmu.Unlock()
+		if len(batch) == 0 {
+			h.ch = ch
+			h.mu.Unlock()
+			return
+		}
+		h.mu.Unlock()
+		// Outside the lock: senders meanwhile add to the backlog, which
+		// the next round delivers, so the order holds.
+		for _, it := range batch {
+			ch <- it
+		}
+	}
 }
 
 // detach stops sending to the stream; sends under way finish first.
@@ -208,12 +231,18 @@ func (h *hub) detach() {
 	h.mu.Unlock()
 }
 
-// send delivers ev to the attached stream, or drops it when none is; it
-// fails only when ctx ends first.
+// send delivers ev to the attached stream, or keeps it for the next one
+// when none is (streaming text pieces are dropped then: the message they
+// make up is kept); it fails only when ctx ends first.
 func (h *hub) send(ctx context.Context, ev Event) error {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if h.ch == nil {
+		if ev.Type != EventText && ev.Type != EventThinking {
+			h.bmu.Lock()
+			h.backlog = append(h.backlog, item{ev: ev})
+			h.bmu.Unlock()
+		}
 		return ctx.Err()
 	}
 	select {
