@@ -58,6 +58,9 @@ type agent struct {
 	fork       bool
 	start      []llm.Message
 	cacheHints []llm.CacheHint
+	// resumed is set on a finished agent continued with SendMessage: its
+	// start is the history read back from its transcript (resume.go).
+	resumed *resumedFrom
 
 	// Worktree isolation (worktree.go): isolation is the kind asked for;
 	// tree the lease the agent holds on a worktree (its own when ownsTree,
@@ -100,11 +103,13 @@ func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
 	p := a.run.rt.cfg.Permissions
 	cc := a.perms.CheckerConfig(a.env.Cwd, a.env.Dirs, a.run.rt.cfg.Home)
 	cc.DisableBypass = p.Limits.DisableBypass
-	cc.Tools = a.run.rt.extraToolNames() // rules may name the embedder's tools
+	cc.Tools = a.run.rt.extraToolNames()                        // rules may name the embedder's tools
+	confined := a.confine(a.run.rt.sandboxFor(background), &cc) // sandbox.go (issue 9)
 	checker, err := permission.NewChecker(cc)
 	if err != nil {
 		return nil, fmt.Errorf("permissions of agent %s: %w", a.label(), err)
 	}
+	confined(checker)
 	// A WebFetch(domain:host) allow rule lets WebFetch reach that host on
 	// a private address; no rule, no private addresses (no SSRF).
 	a.env.AllowPrivateHost = checker.AllowsPrivateHost

@@ -97,6 +97,10 @@ type background struct {
 
 	mu     sync.Mutex
 	agents map[string]*childRun // every sub-agent of the session by id
+
+	// resumeMu makes SendMessage deliveries to sub-agents one at a time
+	// (resume.go).
+	resumeMu sync.Mutex
 }
 
 // newBackground prepares the machinery and registers its stop with
@@ -158,6 +162,10 @@ func (b *background) open() error {
 	for _, n := range rep.Undelivered {
 		n.To = "main" // every agent of the earlier process is gone
 		b.main.push(inboxItem{note: &n, text: n.Text})
+	}
+	for _, t := range rep.Ended {
+		// Background agents of earlier processes can be continued.
+		b.agents[t.ID] = &childRun{id: t.ID, resumable: &resumeInfo{typ: t.AgentType, description: t.Description, transcript: t.OutputFile}}
 	}
 	for _, t := range rep.Interrupted {
 		tn := prompts.TaskNotification{TaskID: t.ID, ToolUseID: t.ToolUseID, AgentType: t.AgentType, Description: t.Description,
@@ -284,11 +292,18 @@ func newInbox(owner string, parent *inbox, b *background) *inbox {
 
 // push queues it, or hands it up once the inbox is closed.
 func (x *inbox) push(it inboxItem) {
-	x.mu.Lock()
-	if x.closed {
-		x.mu.Unlock()
+	if !x.tryPush(it) {
 		x.parent.push(it)
-		return
+	}
+}
+
+// tryPush queues it unless the inbox is closed (its agent has ended),
+// and reports whether it did.
+func (x *inbox) tryPush(it inboxItem) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return false
 	}
 	if it.note != nil {
 		it.note.To = x.owner
@@ -296,7 +311,7 @@ func (x *inbox) push(it inboxItem) {
 	x.queue = append(x.queue, it)
 	close(x.signal)
 	x.signal = make(chan struct{})
-	x.mu.Unlock()
+	return true
 }
 
 // pending reports whether anything is queued.

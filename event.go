@@ -138,6 +138,10 @@ type SubagentResult struct {
 	// Worktree is what became of the agent's own worktree (isolation:
 	// worktree); nil without one.
 	Worktree *WorktreeOutcome `json:"worktree,omitempty"`
+	// Continuable is true when SendMessage can continue the agent once it
+	// has ended (S-8.2): it keeps a transcript and is neither one-shot nor
+	// a fork (resume.go).
+	Continuable bool `json:"continuable"`
 }
 
 // SubagentStats counts the sub-agents of a run. Every spawned sub-agent
@@ -173,6 +177,9 @@ type Init struct {
 	// earlier sessions left (unchanged ones removed, changed ones listed);
 	// nil when there were none.
 	Worktrees *WorktreeHousekeeping
+	// Sandbox is what the Bash sandbox does (Config.Sandbox); nil when
+	// none was asked for (issue 9).
+	Sandbox *SandboxStatus
 }
 
 // ToolResult is how one tool call ended.

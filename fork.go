@@ -166,7 +166,7 @@ func (c *agent) startMessages(prompt string, rec loop.Recorder) ([]llm.Message, 
 	if c.start == nil {
 		return []llm.Message{llm.UserText(prompt)}, nil
 	}
-	if rec != nil {
+	if rec != nil && c.resumed == nil { // a continued agent's history is in its transcript (resume.go)
 		for _, m := range c.start[:len(c.start)-1] {
 			if err := rec.AppendMessage(m, c.modelID, nil); err != nil {
 				return nil, err

@@ -73,6 +73,8 @@ type childRun struct {
 // resumeInfo is what continuing a finished agent needs.
 type resumeInfo struct {
 	typ, description, transcript string
+	// cwd is where the agent worked (resume.go uses it while it exists).
+	cwd string
 }
 
 // start registers child as a task and runs it in a goroutine owned by
@@ -219,7 +221,7 @@ func (b *background) finish(h *childRun, out tool.Output, err error) {
 	h.mu.Lock()
 	bg := h.background
 	h.ended, h.out, h.err = true, out, err
-	h.resumable = &resumeInfo{typ: c.typ, description: h.in.Description, transcript: c.transcriptPath()}
+	h.resumable = &resumeInfo{typ: c.typ, description: h.in.Description, transcript: c.transcriptPath(), cwd: c.env.Cwd}
 	h.mu.Unlock()
 	if bg {
 		b.notify(h.parent.inbox, c.notification(h, status, errText))

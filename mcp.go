@@ -3,6 +3,7 @@ package cadre
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/tool"
+	"github.com/cadre-dev/cadre/transcript"
 )
 
 // MCP servers (issue 14). The configured servers are shared by the whole
@@ -94,6 +96,11 @@ func (r *Runtime) initMCP() error {
 	if opts.Dir == "" {
 		opts.Dir = r.cfg.Cwd
 	}
+	if opts.LogDir == "" && !r.cfg.NoTranscript {
+		// Each server's stderr and the log and progress notifications it
+		// sends: <server>.log beside the session's transcripts.
+		opts.LogDir = MCPLogDir(r.cfg.StateDir, r.cfg.Cwd, r.session)
+	}
 	m, err := mcpx.New(r.cfg.MCPServers, opts)
 	if err != nil {
 		return fmt.Errorf("mcp: %w", err)
@@ -101,6 +108,13 @@ func (r *Runtime) initMCP() error {
 	r.mcp = &mcpRuntime{m: m}
 	r.onClose(m.Close)
 	return nil
+}
+
+// MCPLogDir is where a session keeps its MCP servers' logs when
+// MCPOptions.LogDir is not set: <server>.log in the session's directory
+// of stateDir, beside its sub-agents' transcripts.
+func MCPLogDir(stateDir, cwd, sessionID string) string {
+	return filepath.Join(filepath.Dir(transcript.AgentPath(stateDir, cwd, sessionID, "x")), "mcp-logs")
 }
 
 // StartMCP begins connecting the configured MCP servers in the

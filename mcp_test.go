@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -70,8 +72,55 @@ func serveTestMCP() {
 	mcp.AddTool(s, &mcp.Tool{Name: "image", Description: "an image"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a red dot"}, &mcp.ImageContent{MIMEType: "image/png", Data: onePixelPNG}}}, nil, nil
 	})
+	if os.Getenv("CADRE_TEST_MCP_DYNAMIC") != "" {
+		addDynamicTools(s)
+	}
 	_ = s.Run(context.Background(), &mcp.StdioTransport{})
 	os.Exit(0)
+}
+
+// addDynamicTools gives the test server (with CADRE_TEST_MCP_DYNAMIC set)
+// two more tools. grow adds a tool "grown", which sends
+// notifications/tools/list_changed, and answers only once the client has
+// asked for the tool list again, so the answer proves the client acted on
+// the notification before its next turn. chatty sends a log message and a
+// progress notification before it answers.
+func addDynamicTools(s *mcp.Server) {
+	relisted := make(chan struct{})
+	var armed atomic.Bool
+	var once sync.Once
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" && armed.Load() {
+				once.Do(func() { close(relisted) })
+			}
+			return next(ctx, method, req)
+		}
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "adds a tool"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		armed.Store(true)
+		mcp.AddTool(s, &mcp.Tool{Name: "grown", Description: "a tool added mid-run"}, func(_ context.Context, _ *mcp.CallToolRequest, in testEchoIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "grown: " + in.Text}}}, nil, nil
+		})
+		guard := time.NewTimer(2 * time.Minute) // a safety net: the client never asked
+		defer guard.Stop()
+		select {
+		case <-relisted:
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "grew"}}}, nil, nil
+		case <-guard.C:
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the client never listed the tools again"}}}, nil, nil
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "chatty", Description: "logs and reports progress"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "cadre-test", Data: "warming up the flux"})
+		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "debug", Data: "below the level asked for"})
+		if tok := req.Params.GetProgressToken(); tok != nil {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 2, Message: "half way"})
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "chatted"}}}, nil, nil
+	})
 }
 
 func cmpOr(a, b string) string {
@@ -128,7 +177,7 @@ func npmServer(t *testing.T, bin string) string {
 func (h *harness) mcpConfig(servers ...MCPServer) Config {
 	cfg := h.config()
 	cfg.MCPServers = servers
-	cfg.MCPOptions = MCPOptions{ConnectTimeout: 2 * time.Minute, LogDir: h.t.TempDir()}
+	cfg.MCPOptions = MCPOptions{ConnectTimeout: 2 * time.Minute, RefreshWait: 2 * time.Minute, LogDir: h.t.TempDir()}
 	return cfg
 }
 

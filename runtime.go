@@ -24,6 +24,7 @@ import (
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/sandbox"
 	"github.com/cadre-dev/cadre/internal/spawn"
 	"github.com/cadre-dev/cadre/internal/workspace"
 	"github.com/cadre-dev/cadre/llm"
@@ -176,6 +177,15 @@ type Config struct {
 	// Background says when sub-agents run in the background (S-7.1);
 	// the zero value runs one there when its call or definition asks.
 	Background BackgroundMode
+
+	// The Bash sandbox (issue 9, sandbox.go).
+
+	// Sandbox, when set, runs agents' Bash commands in the OS sandbox
+	// (bubblewrap): writes only in the working directories, denied paths
+	// masked, the network on or off, nothing outliving cadre. New checks
+	// that bubblewrap can run; see SandboxConfig for what happens when it
+	// cannot. Nil runs commands unconfined.
+	Sandbox *SandboxConfig
 }
 
 // Permissions configures permission checking for the session.
@@ -242,6 +252,10 @@ type Runtime struct {
 	worktrees *worktrees
 	// bg is the session's background machinery (background.go).
 	bg *background
+	// sandbox confines agents' Bash (nil: none, or unavailable);
+	// sandboxStatus is what init reports (sandbox.go, issue 9).
+	sandbox       *sandbox.Sandbox
+	sandboxStatus *SandboxStatus
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
@@ -254,6 +268,9 @@ func New(cfg Config) (*Runtime, error) {
 	r.initHooks()
 
 	var err error
+	if err := r.openSandbox(); err != nil { // sandbox.go (issue 9)
+		return nil, fmt.Errorf("cadre: %w", err)
+	}
 	if r.worktrees, err = r.newWorktrees(); err != nil {
 		return nil, fmt.Errorf("cadre: %w", err)
 	}
@@ -289,9 +306,6 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, errors.New("cadre: Config.History must start with a user message")
 	}
 	r.messages = append([]llm.Message(nil), cfg.History...)
-	if err := r.initMCP(); err != nil { // mcp.go
-		return nil, fmt.Errorf("cadre: %w", err)
-	}
 	r.session = cmp.Or(cfg.SessionID, newSessionID())
 	if !cfg.NoTranscript {
 		// A session id names files: a UUID, and the path stays in StateDir (issue 9).
@@ -300,6 +314,10 @@ func New(cfg Config) (*Runtime, error) {
 			return nil, fmt.Errorf("cadre: Config.SessionID: %w", err)
 		}
 		r.tpath = tpath
+	}
+	// After the session id: the servers' logs go beside its transcripts.
+	if err := r.initMCP(); err != nil { // mcp.go
+		return nil, fmt.Errorf("cadre: %w", err)
 	}
 	r.modelID = cfg.ModelID
 	r.system = r.renderSystemFor(cfg.ModelID)
@@ -630,7 +648,7 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	house := r.housekeepWorktrees(ctx)
 	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: modelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
 		MCPServers: r.mcpInit(), PermissionMode: string(main.perms.Mode), Provenance: r.cfg.Provenance, // PermissionMode, Provenance: issue 9
-		Worktrees: house}}); err != nil {
+		Worktrees: house, Sandbox: r.SandboxStatus()}}); err != nil {
 		return
 	}
 	r.mu.Lock()

@@ -163,6 +163,12 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool)
 // prompt and environment. It refuses a child that would have no tools or
 // whose definition cannot be applied.
 func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd, isolation string) (*agent, *refusal) {
+	return a.newChildID(def, in, toolUseID, cwd, isolation, newAgentID())
+}
+
+// newChildID is newChild with the child's id given: a finished agent
+// continued with SendMessage keeps its id (resume.go).
+func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, cwd, isolation, id string) (*agent, *refusal) {
 	rt := a.run.rt
 	depth := a.depth + 1
 	maxDepth := rt.gate.Limits().MaxDepth
@@ -187,7 +193,6 @@ func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd
 		Default: rt.cfg.SubagentModel, Parent: a.modelID, Resolve: rt.cfg.ResolveModel,
 	})
 	receipt.Model, receipt.ModelRule = modelID, ModelRule(rule)
-	id := newAgentID()
 	env := a.env.Clone(id)
 	env.Cwd = cwd
 	child := &agent{
@@ -363,6 +368,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		}
 		mpath = strings.TrimSuffix(tpath, ".jsonl") + ".meta.json"
 		rec = run.journal.Transcript(tpath, rt.session, c.id, rt.cfg.Now)
+		rec = c.resumeRecorder(rec) // a continued agent's history is in the file already (resume.go)
 		if err := writeMeta(run.journal, mpath, meta); err != nil {
 			mpath = ""
 			run.count(func(s *SubagentStats) { s.Failed++ })
@@ -475,6 +481,7 @@ func (c *agent) structured(status task.Status, res *loop.Result, runErr error, d
 		AgentID: c.id, AgentType: c.typ, ToolUseID: c.toolUseID, Status: status, Model: c.modelID, ModelRule: c.spawnReceipt.ModelRule,
 		ModelsUsed: slices.Clone(c.models), ToolUses: uses, ToolStats: stats, Usage: c.usage,
 		Duration: d, TranscriptPath: tpath, Receipt: c.spawnReceipt,
+		Continuable: tpath != "" && !c.fork && (c.def == nil || !c.def.OneShot), // resume.go
 	}
 	if runErr != nil {
 		out.Error = runErr.Error()

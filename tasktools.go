@@ -30,7 +30,7 @@ type taskOutputInput struct {
 }
 
 type sendMessageInput struct {
-	To      string `json:"to" jsonschema:"description=The agent id of a running agent, or main."`
+	To      string `json:"to" jsonschema:"description=The agent id of a sub-agent (running or finished), or main."`
 	Message string `json:"message" jsonschema:"description=The message."`
 	Summary string `json:"summary,omitempty" jsonschema:"description=A few words saying what the message is about."`
 }
@@ -83,7 +83,7 @@ func taskTools() []tool.Tool {
 			if a == nil {
 				return errorOutput(prompts.AgentOutsideSession()), nil
 			}
-			return a.run.rt.bg.send(a, in), nil
+			return a.run.rt.bg.send(ctx, a, in)
 		}),
 	}
 }
@@ -120,29 +120,28 @@ func (b *background) waitEnded(ctx context.Context, id string) {
 }
 
 // send delivers a SendMessage (S-8.2): to main, queued for the main
-// agent's next turn; to a running agent, queued for its next tool round.
-func (b *background) send(from *agent, in sendMessageInput) tool.Output {
+// agent's next turn; to a running agent, queued for its next tool round;
+// to a finished one, it continues the agent in the background (resume.go).
+// One-shot types get an error, and so does an unknown id, with the list
+// of known ones.
+func (b *background) send(ctx context.Context, from *agent, in sendMessageInput) (tool.Output, error) {
 	text := prompts.AgentMessage(from.name(), in.Summary, in.Message)
-	if in.To == "main" {
+	to := strings.TrimSpace(in.To)
+	if to == "main" {
 		b.main.push(inboxItem{text: text})
-		return tool.Output{Text: prompts.MessageQueued("main")}
+		return tool.Output{Text: prompts.MessageQueued("main")}, nil
 	}
-	h := b.handle(in.To)
-	if h == nil || h.child == nil {
-		known := append([]string{"main"}, b.ids()...)
-		return errorOutput(prompts.UnknownRecipient(in.To, known))
+	h := b.handle(to)
+	if h == nil || (h.child == nil && h.resumable == nil) {
+		return errorOutput(prompts.UnknownRecipient(to, b.known())), nil
 	}
-	if h.child.def != nil && h.child.def.OneShot {
-		return errorOutput(prompts.OneShotNoMessages(in.To, h.child.typ))
+	if b.oneShot(h) {
+		return errorOutput(prompts.OneShotNoMessages(to, h.agentType())), nil
 	}
-	h.mu.Lock()
-	ended := h.ended
-	h.mu.Unlock()
-	if ended {
-		return errorOutput(prompts.RecipientEnded(in.To))
+	if h.child == from {
+		return errorOutput(prompts.MessageToSelf()), nil
 	}
-	h.child.inbox.push(inboxItem{text: text})
-	return tool.Output{Text: prompts.MessageQueued(in.To)}
+	return b.deliver(ctx, from, h, text)
 }
 
 // withTaskTools adds the task tools to the main agent's pool when

@@ -23,7 +23,8 @@ type keyPos struct {
 }
 
 // scanKeys walks the JSON tokens and returns the keys of the top-level
-// object and of its "permissions" object with their offsets. It also
+// object and of the objects two levels below it (such as "permissions"
+// and "sandbox.network"), each with its dotted parent and offset. It also
 // rejects a document that is not a single object.
 func scanKeys(data []byte) ([]keyPos, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -65,10 +66,10 @@ func scanKeys(data []byte) ([]keyPos, error) {
 			}
 			k, _ := tok.(string)
 			parent := ""
-			if len(stack) == 2 {
-				parent = stack[1].name
+			for _, f := range stack[1:] {
+				parent = strings.TrimPrefix(parent+"."+f.name, ".")
 			}
-			if len(stack) <= 2 {
+			if len(stack) <= 3 {
 				keys = append(keys, keyPos{parent: parent, name: k, offset: skipSpace(data, off)})
 			}
 			top.lastKey = k
@@ -81,7 +82,7 @@ func scanKeys(data []byte) ([]keyPos, error) {
 			case '{':
 				stack = append(stack, frame{kind: '{', name: top.lastKey, expectKey: true})
 			case '[':
-				stack = append(stack, frame{kind: '['})
+				stack = append(stack, frame{kind: '[', name: "[]"}) // keys below are no object's keys
 			case ']':
 				stack = stack[:len(stack)-1]
 				if len(stack) > 0 && stack[len(stack)-1].kind == '{' {

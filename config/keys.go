@@ -20,8 +20,30 @@ type Key struct {
 }
 
 // Keys lists every settings key cadre knows, top-level keys first, then
-// the keys of the permissions object.
-func Keys() []Key { return slices.Concat(topKeys, permKeys) }
+// the keys of the permissions object and of the sandbox object.
+func Keys() []Key { return slices.Concat(topKeys, permKeys, sandboxKeys) }
+
+// keyObjects are the objects whose keys checkKeys checks: the top level
+// ("") and the objects Keys lists keys of.
+var keyObjects = []string{"", "permissions", "sandbox", "sandbox.network", "sandbox.filesystem"}
+
+// sandboxKeys are the keys of the sandbox object (sandbox.go): Claude
+// Code's that cadre applies or reports, and cadre's own.
+var sandboxKeys = []Key{
+	{Name: "sandbox.enabled", Drives: "runs Bash commands in the bubblewrap sandbox (Config.Sandbox), as --sandbox does"},
+	{Name: "sandbox.backgroundOnly", Drives: "with enabled: only background sub-agents' Bash runs sandboxed (Config.Sandbox.BackgroundOnly)"},
+	{Name: "sandbox.failIfUnavailable", Drives: "bubblewrap missing or unusable stops the run instead of a warning (Config.Sandbox.FailIfUnavailable)"},
+	{Name: "sandbox.network", Drives: "the sandbox's network (see sandbox.network.*)"},
+	{Name: "sandbox.network.enabled", Drives: "false cuts sandboxed commands off the network (Config.Sandbox.NoNetwork); on by default"},
+	{Name: "sandbox.network.allowedDomains", Drives: "cadre cannot filter hosts: a list cuts the network unless network.enabled is true (with a warning)"},
+	{Name: "sandbox.filesystem", Drives: "the sandbox's file system (see sandbox.filesystem.*)"},
+	{Name: "sandbox.filesystem.allowWrite", Drives: "further paths sandboxed commands may write (Config.Sandbox.Writable)"},
+	{Name: "sandbox.autoAllowBashIfSandboxed", Unsupported: "cadre does not auto-approve sandboxed commands; permission rules decide them (deny rules that read-protect paths are masked); ignored"},
+	{Name: "sandbox.excludedCommands", Unsupported: "every Bash command of a sandboxed agent runs in the sandbox; ignored"},
+	{Name: "sandbox.allowUnsandboxedCommands", Unsupported: "commands cannot leave the sandbox; ignored"},
+	{Name: "sandbox.filesystem.denyRead", Unsupported: "use Read deny rules (permissions.deny), which the sandbox masks; ignored"},
+	{Name: "sandbox.filesystem.denyWrite", Unsupported: "use Edit deny rules (permissions.deny), which the sandbox keeps read-only; ignored"},
+}
 
 var topKeys = []Key{
 	{Name: "$schema", Drives: "nothing: a JSON schema reference for editors"},
@@ -47,7 +69,7 @@ var topKeys = []Key{
 	{Name: "background", Drives: `when sub-agents run in the background: "on" (when asked), "default" or "off" (Config.Background), below CADRE_DISABLE_BACKGROUND_TASKS`},
 	{Name: "worktree", Drives: `worktree.base: where isolated agents' worktrees start, "head" or "default" (Config.WorktreeBase), below CADRE_WORKTREE_BASE`},
 	{Name: "teams", Unsupported: "agent teams are not supported yet; ignored"},
-	{Name: "sandbox", Unsupported: "sandboxing is not supported yet; ignored"},
+	{Name: "sandbox", Drives: "the Bash sandbox (Config.Sandbox; see sandbox.*)"},
 	{Name: "outputStyle", Unsupported: "a Claude Code display setting cadre does not use; ignored"},
 	{Name: "statusLine", Unsupported: "a Claude Code display setting cadre does not use; ignored"},
 	{Name: "cleanupPeriodDays", Unsupported: "cadre does not delete old transcripts; ignored"},
@@ -66,9 +88,9 @@ var permKeys = []Key{
 // lookupKey returns the known key name under parent ("" for the top
 // level).
 func lookupKey(parent, name string) (Key, bool) {
-	full, list := name, topKeys
+	full, list := name, keyList(parent)
 	if parent != "" {
-		full, list = parent+"."+name, permKeys
+		full = parent + "." + name
 	}
 	i := slices.IndexFunc(list, func(k Key) bool { return k.Name == full })
 	if i < 0 {
@@ -80,13 +102,16 @@ func lookupKey(parent, name string) (Key, bool) {
 // didYouMean returns the known key under parent closest to name, if close
 // enough.
 func didYouMean(parent, name string) string {
-	list, prefix := topKeys, ""
+	list, prefix := keyList(parent), ""
 	if parent != "" {
-		list, prefix = permKeys, parent+"."
+		prefix = parent + "."
 	}
 	best, bestD := "", 1<<30
 	for _, k := range list {
-		c := strings.TrimPrefix(k.Name, prefix)
+		c, ok := strings.CutPrefix(k.Name, prefix)
+		if !ok || strings.Contains(c, ".") {
+			continue // a key of another object
+		}
 		if d := textdist.Distance(strings.ToLower(name), strings.ToLower(c)); d < bestD {
 			best, bestD = c, d
 		}
@@ -95,4 +120,15 @@ func didYouMean(parent, name string) string {
 		return best
 	}
 	return ""
+}
+
+// keyList is the table the keys of parent are in.
+func keyList(parent string) []Key {
+	switch {
+	case parent == "":
+		return topKeys
+	case parent == "permissions":
+		return permKeys
+	}
+	return sandboxKeys
 }

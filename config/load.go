@@ -65,6 +65,13 @@ type Options struct {
 	// their servers, not .mcp.json's or the settings files'.
 	MCPConfigs      []string
 	StrictMCPConfig bool
+
+	// The Bash sandbox (issue 9, sandbox.go).
+
+	// Sandbox is --sandbox: Bash runs in the sandbox for every agent,
+	// whatever the settings' sandbox.enabled and backgroundOnly say (their
+	// other sandbox keys apply).
+	Sandbox bool
 }
 
 // Load builds the configuration of a session in cwd ("" means the
@@ -139,6 +146,7 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 		return cadre.Config{}, diags, err
 	}
 	cfg.MCPServers, cfg.MCPOptions = servers, mcpx.OptionsFromEnv(getenv)
+	cfg.Sandbox = s.SandboxConfig(opts.Sandbox, getenv) // sandbox.go (issue 9)
 	managed := cmp.Or(opts.ManagedDir, DefaultManagedDir)
 	defs, err := agentdef.Load(ctx, agentdef.LoadOptions{Cwd: cwd, Home: home, FlagAgents: opts.Agents, ManagedDir: filepath.Join(managed, "agents")})
 	if err != nil {

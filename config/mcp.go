@@ -42,10 +42,21 @@ func (s *Settings) scopeMCP(n int, scope mcpx.Scope) {
 // --mcp-config ones with StrictMCPConfig. A malformed file is an error
 // naming file and line; problems in single entries are diagnostics.
 func mcpServers(cwd string, opts Options, s *Settings, getenv func(string) string) ([]cadre.MCPServer, []Diagnostic, error) {
+	servers, _, diags, err := MCPServers(cwd, s, opts.MCPConfigs, opts.StrictMCPConfig, getenv)
+	return servers, diags, err
+}
+
+// MCPServers reads the MCP servers a session in cwd uses, exactly as Load
+// does (see mcpServers for the precedence), from the settings s that
+// LoadSettings returned, the --mcp-config values configs and
+// --strict-mcp-config. It returns apart the servers workspace trust keeps
+// out — those of an untrusted workspace's .mcp.json or project settings —
+// which must not be started (issue 9); each is recorded in s.Trust, so
+// s.Trust.Report() names them. `cadre mcp` shows them as not trusted.
+func MCPServers(cwd string, s *Settings, configs []string, strict bool, getenv func(string) string) (servers, untrusted []cadre.MCPServer, diags []Diagnostic, err error) {
 	servers, mdiags, err := mcpx.Load(mcpx.LoadOptions{
-		Cwd: cwd, Settings: s.MCPServers, Flags: opts.MCPConfigs, Strict: opts.StrictMCPConfig, Getenv: getenv,
+		Cwd: cwd, Settings: s.MCPServers, Flags: configs, Strict: strict, Getenv: getenv,
 	})
-	var diags []Diagnostic
 	for _, d := range mdiags {
 		sev := SeverityWarning
 		if d.Severity == mcpx.Error {
@@ -54,12 +65,16 @@ func mcpServers(cwd string, opts Options, s *Settings, getenv func(string) strin
 		diags = append(diags, Diagnostic{File: d.File, Line: d.Line, Severity: sev, Topic: TopicMCP, Message: d.Message})
 	}
 	if err != nil {
-		return nil, diags, fmt.Errorf("mcp servers: %w", err)
+		return nil, nil, diags, fmt.Errorf("mcp servers: %w", err)
 	}
 	// Issue 9: a server from the workspace's own files (.mcp.json, project
 	// settings) starts a command or reaches a host, so it needs trust.
 	servers = slices.DeleteFunc(servers, func(sv cadre.MCPServer) bool {
-		return !s.Trust.Allow(sv.Source.File, "mcpServers."+sv.Name)
+		if s.Trust.Allow(sv.Source.File, "mcpServers."+sv.Name) {
+			return false
+		}
+		untrusted = append(untrusted, sv)
+		return true
 	})
-	return servers, diags, nil
+	return servers, untrusted, diags, nil
 }

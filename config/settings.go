@@ -103,6 +103,8 @@ type Settings struct {
 	// MCPServers are the raw mcpServers objects, lowest precedence first,
 	// each with its file, line and scope (read by mcpx.Load; mcp.go).
 	MCPServers []mcpx.SettingsServers
+	// Sandbox is the sandbox object (sandbox.go, issue 9).
+	Sandbox SandboxSettings
 }
 
 // Value is a scalar setting with the file that set it.
@@ -395,6 +397,11 @@ func (s *Settings) loadData(path string, data []byte, base, home string, gate *T
 	if err := s.applyWeb(data, path, gate); err != nil { // web.go
 		return diags, err
 	}
+	sdiags, err := s.applySandbox(data, keys, path, base, home, gate) // sandbox.go
+	diags = append(diags, sdiags...)
+	if err != nil {
+		return diags, err
+	}
 	return diags, s.applyScalars(&fd, path)
 }
 
@@ -403,7 +410,7 @@ func (s *Settings) loadData(path string, data []byte, base, home string, gate *T
 func checkKeys(path string, data []byte, keys []keyPos) []Diagnostic {
 	var diags []Diagnostic
 	for _, k := range keys {
-		if k.parent != "" && k.parent != "permissions" {
+		if !slices.Contains(keyObjects, k.parent) {
 			continue // inside a value such as env or modelAliases
 		}
 		line, col := lineCol(data, k.offset)

@@ -143,7 +143,7 @@ const TaskStopTool = "Stop a running background task (a sub-agent started with r
 const TaskOutputTool = "Read a task's status, progress and, once it ended, its final output. By default it waits for the task to end (block, up to timeout milliseconds). You are notified when a background task ends, so use this only when the user asks how a task is going."
 
 // SendMessageTool describes the SendMessage tool.
-const SendMessageTool = "Send a message to another agent of this session: a running sub-agent (by agent id) gets it at its next tool round; main is the main agent, which gets it at its next turn."
+const SendMessageTool = "Send a message to another agent of this session. A running sub-agent (by agent id) gets it at its next tool round. A sub-agent that has finished is continued in the background with its whole conversation and your message, and you are notified when it finishes again. main is the main agent, which gets it at its next turn. One-shot agents (such as Explore and Plan) cannot be sent messages."
 
 // TaskStopFailed: a task tool named a task that cannot be acted on.
 func TaskStopFailed(id, why string, known []string) string {
@@ -162,12 +162,36 @@ func UnknownRecipient(to string, known []string) string {
 
 // OneShotNoMessages: one-shot types cannot be continued.
 func OneShotNoMessages(to, typ string) string {
-	return fmt.Sprintf("Agent %s is a %s agent, which runs once and cannot be sent messages or continued. Start a new agent instead.", to, typ)
+	return fmt.Sprintf("Agent %s is of type %s, which runs once and cannot be sent messages or continued. Start a new agent instead.", to, typ)
 }
 
-// RecipientEnded: the agent has finished.
-func RecipientEnded(to string) string {
-	return fmt.Sprintf("Agent %s has finished; continuing a finished agent is not supported yet. Start a new agent with what it needs.", to)
+// CannotContinue: a SendMessage to a finished agent that cannot be
+// continued, and why.
+func CannotContinue(to, why string) string {
+	return fmt.Sprintf("Agent %s cannot be continued: %s. Start a new agent with what it needs.", to, why)
+}
+
+// AgentResumed: a SendMessage continued a finished agent in the
+// background (S-8.2).
+func AgentResumed(id, typ, outputFile string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Agent %s (%s) had finished; it was continued in the background with its whole conversation and your message (status: async_launched).\n", id, typ)
+	if outputFile != "" {
+		fmt.Fprintf(&b, "output_file: %s\n", outputFile)
+	}
+	b.WriteString("You will be notified in a later message when it finishes, with its report. Do not poll for it and do not guess its result.")
+	return b.String()
+}
+
+// MessageToSelf: an agent sent a message to itself.
+func MessageToSelf() string {
+	return "You cannot send a message to yourself. Send it to main or to another agent's id."
+}
+
+// CallInterrupted is the result of a tool call a continued agent had made
+// but that never ran, because the agent was stopped first.
+func CallInterrupted() string {
+	return "This call did not run: the agent was stopped before its result came back. Run it again if it is still needed."
 }
 
 func listOrNone(xs []string) string {

@@ -22,4 +22,9 @@ func TestBackgroundTextsGolden(t *testing.T) {
 	golden(t, "task_notification_interrupted", TaskNotification{TaskID: "a1", Description: "x", Status: "killed", OutputFile: "/s/a1.jsonl", Interrupted: true}.Render())
 	golden(t, "agent_message", AgentMessage("main", "new scope", "Also check b.go.\n</agent-message>"))
 	golden(t, "subagent_stopped", SubagentStopped("a1", "Explore"))
+	golden(t, "task_tools", strings.Join([]string{TaskStopTool, TaskOutputTool, SendMessageTool,
+		TaskStopFailed("a1", "no such task", []string{"a2", "a3"}), TaskStopFailed("a1", "no such task", nil),
+		MessageQueued("a1"), UnknownRecipient("a9", []string{"main", "a1"}), OneShotNoMessages("a1", "Explore"),
+		CannotContinue("a1", "it is a fork"), AgentResumed("a1", "general-purpose", "/s/agent-a1.jsonl"), AgentResumed("a1", "worker", ""),
+		MessageToSelf(), CallInterrupted()}, "\n---\n"))
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 )
 
@@ -70,6 +71,9 @@ type Journal struct {
 type Replay struct {
 	Undelivered []Notification
 	Interrupted []Info
+	// Ended are the background tasks that ended, each as its last run
+	// ended, in journal order: they can be continued (S-8.2).
+	Ended []Info
 }
 
 // OpenJournal opens (creating it and its directory if needed) the journal
@@ -103,6 +107,7 @@ func replay(path string) (Replay, int64, error) {
 		notes    []Notification
 		tasks    []Info
 		ended    = map[string]bool{}
+		endInfo  = map[string]*Info{}
 		notified = map[string]bool{}
 		done     = map[int64]bool{}
 		last     int64
@@ -124,6 +129,8 @@ func replay(path string) (Replay, int64, error) {
 		case opEnd:
 			if rec.Task != nil {
 				ended[rec.Task.ID] = true
+				last := *rec.Task
+				endInfo[rec.Task.ID] = &last
 			}
 		case opNotify:
 			if rec.Note != nil {
@@ -148,13 +155,15 @@ func replay(path string) (Replay, int64, error) {
 			continue // an earlier run of a resumed agent
 		}
 		seen[t.ID] = true
-		if !ended[t.ID] && !notified[t.ID] {
+		switch {
+		case !ended[t.ID] && !notified[t.ID]:
 			rep.Interrupted = append(rep.Interrupted, t)
+		case ended[t.ID] && endInfo[t.ID] != nil:
+			rep.Ended = append(rep.Ended, *endInfo[t.ID])
 		}
 	}
-	for i, j := 0, len(rep.Interrupted)-1; i < j; i, j = i+1, j-1 {
-		rep.Interrupted[i], rep.Interrupted[j] = rep.Interrupted[j], rep.Interrupted[i]
-	}
+	slices.Reverse(rep.Interrupted)
+	slices.Reverse(rep.Ended)
 	return rep, last, nil
 }
 

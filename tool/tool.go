@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"sync"
 	"time"
 
@@ -69,6 +70,21 @@ type Env struct {
 	// Todos is the agent's own todo list (TodoWrite); a clone starts with
 	// an empty one.
 	Todos TodoList
+	// Sandbox, when set, confines the agent's Bash commands in place of
+	// the Bash tool's own configured sandbox (issue 9: the runtime gives
+	// each agent one with its own masks). A clone does not inherit it.
+	Sandbox Sandbox
+}
+
+// Sandbox confines shell commands (internal/sandbox implements it with
+// bubblewrap).
+type Sandbox interface {
+	// Command returns the process that runs `bash -c command` confined,
+	// for an agent whose working directories are cwd and dirs, and a
+	// function that reads the command's output for refusals of the
+	// sandbox and returns notes for the model ("" for none). The caller
+	// closes the process's ExtraFiles once it has started.
+	Command(cwd string, dirs []string, command string) (cmd *exec.Cmd, explain func(output string) string, err error)
 }
 
 // IsHidden reports whether path is hidden from the agent.

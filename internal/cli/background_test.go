@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 )
 
@@ -25,6 +27,15 @@ func countIn(r *llmtest.Request, s string) int {
 		n += strings.Count(m.Text(), s)
 	}
 	return n
+}
+
+// allText joins the text of every message of r.
+func allText(r *llmtest.Request) string {
+	var b strings.Builder
+	for _, m := range r.Messages {
+		b.WriteString(m.Text())
+	}
+	return b.String()
 }
 
 // TestHeadlessWaitsForBackgroundTasks: cadre -p does not exit while
@@ -84,19 +95,35 @@ func TestResumeAfterCrashReportsInterruptedTasks(t *testing.T) {
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(release) }) })
 	waiting := make(chan struct{})
+	taskID := regexp.MustCompile(`<task-id>(a[0-9a-f]{16})</task-id>`)
 	s.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
 		last := r.Messages[len(r.Messages)-1].Text()
 		switch {
+		case countIn(r, "finished after resume") > 0:
+			return llmtest.Text(fmt.Sprintf("continued: %d", countIn(r, "finished after resume")))
+		case strings.Contains(last, "CONTINUE"):
+			m := taskID.FindStringSubmatch(allText(r))
+			if m == nil {
+				return llmtest.Text("no task id to continue")
+			}
+			return llmtest.ToolUse("SendMessage", map[string]any{"to": m[1], "message": "FINISH-IT now", "summary": "finish"})
 		case strings.Contains(last, "RESUMED"):
 			return llmtest.Text(fmt.Sprintf("interrupted %d, in total %d", strings.Count(last, "<status>killed</status>"), countIn(r, "<task-notification>")))
 		case len(r.Messages) == 1:
 			return llmtest.ToolUse("Agent", bgAgentCall(1).Input)
+		case r.Messages[len(r.Messages)-1].Content[0].Type == llm.BlockToolResult &&
+			strings.Contains(allText(r), "CONTINUE"):
+			return llmtest.Text("sent: " + r.Messages[len(r.Messages)-1].Content[0].ResultText())
 		default:
 			close(waiting)
 			return llmtest.Text("waiting for it")
 		}
 	})
-	s.ScriptFunc("BGCHILD-1", func(*llmtest.Request) llmtest.Turn {
+	s.ScriptFunc("BGCHILD-1", func(r *llmtest.Request) llmtest.Turn {
+		if strings.Contains(r.LastUserText(), "FINISH-IT") {
+			// Continued after the crash, with its first turn read back.
+			return llmtest.Text(fmt.Sprintf("finished after resume (%d messages, prompt %q)", len(r.Messages), r.FirstUserText()))
+		}
 		close(arrived)
 		<-release
 		return llmtest.Text("too late")
@@ -125,5 +152,34 @@ func TestResumeAfterCrashReportsInterruptedTasks(t *testing.T) {
 		if got := strings.TrimSpace(out.String()); got != want {
 			t.Fatalf("round %d: %q, want %q\n%s", round, got, want, errb.String())
 		}
+	}
+
+	// Continuing the interrupted task with SendMessage finishes it: the
+	// run waits for it and answers its one notification.
+	again := exec.Command(cmd.Path, "-p", "--resume", id, "CONTINUE it", "--settings", `{"background":"default"}`)
+	again.Dir, again.Env = cmd.Dir, cmd.Env
+	var out, errb bytes.Buffer
+	again.Stdout, again.Stderr = &out, &errb
+	if err := again.Run(); err != nil {
+		t.Fatalf("continue: %v\n%s", err, errb.String())
+	}
+	if got := strings.TrimSpace(out.String()); got != "continued: 1" {
+		t.Fatalf("continue: %q\n%s", got, errb.String())
+	}
+	kids := s.RequestsFor("BGCHILD-1")
+	last := kids[len(kids)-1]
+	contains := func(sub string) {
+		if !strings.Contains(last.LastUserText(), sub) {
+			t.Fatalf("continued child's last turn %q lacks %q", last.LastUserText(), sub)
+		}
+	}
+	contains("FINISH-IT now")
+	contains("BGCHILD-1: go") // its first turn, never answered, read back from its transcript
+	if len(last.Messages) != 1 {
+		t.Fatalf("continued child sent %d messages", len(last.Messages))
+	}
+	mains := s.RequestsFor("MAIN")
+	if n := countIn(mains[len(mains)-1], "<task-notification>"); n != 2 {
+		t.Fatalf("%d notifications in the main conversation, want the interruption and the continuation's end", n)
 	}
 }

@@ -92,6 +92,7 @@ type options struct {
 	replayUserMessages     bool
 	includeHookEvents      bool
 	trustProject           bool
+	sandbox                bool // --sandbox (issue 9, sandbox.go)
 	ui                     uiOptions
 }
 
@@ -222,6 +223,7 @@ terminated (SIGTERM).`,
 	f.BoolVar(&o.ui.noAltScreen, "no-alt-screen", false, "terminal UI: draw below the prompt and keep the conversation in the terminal's scrollback")
 	f.BoolVar(&o.ui.mouse, "mouse", false, "terminal UI: scroll with the wheel and click agents in the tree")
 	f.BoolVar(&o.trustProject, "trust-project", false, "trust this workspace for this run: its settings may widen what cadre does (see cadre trust)")
+	f.BoolVar(&o.sandbox, "sandbox", false, "run every agent's Bash commands in the bubblewrap sandbox: writes only in the working directories, denied paths masked (settings: sandbox.*)")
 	// The Agent SDK passes --await-initialize when its initialize request
 	// carries settings the session needs (its in-process MCP servers):
 	// cadre always builds an SDK session from the initialize request that
@@ -420,6 +422,7 @@ func build(ctx context.Context, p procIO, o *options) (*cadre.Runtime, cadre.Con
 	if err != nil {
 		return nil, cfg, &exitError{ExitUsage, err}
 	}
+	warnSandbox(p.stderr, rt) // sandbox.go (issue 9)
 	return rt, cfg, nil
 }
 

@@ -61,7 +61,6 @@ var notActionable = map[string]map[string]string{
 		"tool_use_result.harnessNoteCount":            "Claude Code's report-frame internals",
 		"tool_use_result.harnessTailCount":            "Claude Code's report-frame internals",
 		"tool_use_result.harnessSectionHash":          "Claude Code's report-frame internals",
-		"tool_use_result.canContinueAgent":            "SendMessage to a finished agent is not built yet",
 		"tool_use_result.toolStats":                   "Claude Code's tool categories with line counts cadre does not measure; cadre's per-tool counts are in task_notification's cadre.tool_stats",
 		"tool_use_result.usage.output_tokens_details": "thinking tokens are not reported apart by the providers cadre reads",
 		"tool_use_result.usage.server_tool_use":       "per-agent server tool counts: in the result's usage",

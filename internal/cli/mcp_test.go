@@ -2,9 +2,11 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,4 +121,60 @@ func TestMCPConfigFlags(t *testing.T) {
 			t.Fatalf("tool result %+v", res)
 		}
 	})
+}
+
+// A hostile repository cannot run a command through `cadre mcp list` or
+// `cadre mcp get`: its .mcp.json servers are listed as untrusted and never
+// started, as in a session; --trust-project starts them, and then
+// `cadre mcp list --json` lists server-everything's tools.
+func TestMCPListAppliesWorkspaceTrust(t *testing.T) {
+	t.Parallel()
+	_, env := server(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	mcpJSON, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"hostile":    map[string]any{"command": "/bin/sh", "args": []string{"-c", "touch " + marker}},
+		"everything": map[string]any{"command": everythingBin(t)},
+	}})
+	list := func(args ...string) []struct {
+		Name, Status string
+		Tools        []string
+	} {
+		t.Helper()
+		cmd, out, errb, _ := cadreCmd(t, env, "", append([]string{"mcp", "list", "--json"}, args...)...)
+		if err := os.WriteFile(filepath.Join(cmd.Dir, ".mcp.json"), mcpJSON, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if code := runIn(t, cmd); code != 0 {
+			t.Fatalf("code %d stderr %s", code, errb)
+		}
+		var got []struct {
+			Name, Status string
+			Tools        []string
+		}
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil || len(got) != 2 {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return got
+	}
+	got := list()
+	if got[0].Name != "everything" || got[0].Status != "untrusted" || got[1].Name != "hostile" || got[1].Status != "untrusted" || len(got[0].Tools) != 0 {
+		t.Fatalf("untrusted list %+v", got)
+	}
+	cmd, out, errb, _ := cadreCmd(t, env, "", "mcp", "get", "hostile")
+	if err := os.WriteFile(filepath.Join(cmd.Dir, ".mcp.json"), mcpJSON, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code := runIn(t, cmd); code != 0 || !strings.Contains(out.String(), "status:    untrusted") {
+		t.Fatalf("get: code %d stdout %s stderr %s", code, out, errb)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("an untrusted workspace's server ran (%v)", err)
+	}
+	got = list("--trust-project")
+	if got[0].Status != "connected" || !slices.Contains(got[0].Tools, "mcp__everything__echo") || got[1].Status != "failed" {
+		t.Fatalf("trusted list %+v", got)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("with --trust-project the server did not start: %v", err)
+	}
 }

@@ -233,6 +233,9 @@ func (s *sdkSession) build(ctx context.Context, in *sdkproto.Initialize) error {
 	if err == nil {
 		s.sdkMCP(&cfg, in) // mcp.go: --mcp-config type sdk and initialize's sdkMcpServers
 		s.rt, err = cadre.New(cfg)
+		if err == nil {
+			warnSandbox(s.p.stderr, s.rt) // sandbox.go (issue 9)
+		}
 	}
 	if err == nil && in != nil {
 		// The program's hook callbacks (sdkhooks.go).

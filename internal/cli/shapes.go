@@ -65,6 +65,20 @@ type initExtra struct {
 	// Trust says where the permission mode and each widening setting came
 	// from, and what an untrusted workspace did not get (issue 9).
 	Trust *trustJSON `json:"trust,omitempty"`
+	// Sandbox says whether Bash runs in the sandbox, for which agents and
+	// with the network or not (issue 9).
+	Sandbox sandboxJSON `json:"sandbox"`
+}
+
+// sandboxJSON is init's account of the Bash sandbox.
+type sandboxJSON struct {
+	Enabled bool `json:"enabled"`
+	// Agents is "all" or "background" (only background sub-agents).
+	Agents   string   `json:"agents,omitempty"`
+	Network  *bool    `json:"network,omitempty"`
+	Writable []string `json:"writable,omitempty"`
+	// Unavailable says why a sandbox asked for is not running.
+	Unavailable string `json:"unavailable,omitempty"`
 }
 
 // trustJSON is init's account of workspace trust and widening settings.
@@ -156,6 +170,8 @@ type agentToolResult struct {
 	TotalTokens       int64       `json:"totalTokens"`
 	TotalToolUseCount int         `json:"totalToolUseCount"`
 	Usage             llm.Usage   `json:"usage"`
+	// CanContinueAgent: SendMessage can continue the agent (S-8.2).
+	CanContinueAgent bool `json:"canContinueAgent"`
 }
 
 // taskUsage is the usage of task events: the tokens of the agent's latest

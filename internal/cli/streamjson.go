@@ -135,7 +135,7 @@ func (p *streamPrinter) init(in *cadre.Init) error {
 		SlashCommands: nonNil(p.info.Skills), APIKeySource: p.info.APIKeySource, ClaudeCodeVersion: protocolVersion, AddDirs: nonNil(p.info.AddDirs),
 		OutputStyle: "default", Agents: nonNil(p.info.Agents), Skills: nonNil(p.info.Skills), Plugins: []pluginJSON{},
 		UUID: newUUID(), Cadre: initExtra{Version: Version, Provider: p.info.Provider, TranscriptPath: in.TranscriptPath,
-			Trust: trustOf(cmp.Or(p.info.PermissionMode, in.PermissionMode), in.Provenance)},
+			Trust: trustOf(cmp.Or(p.info.PermissionMode, in.PermissionMode), in.Provenance), Sandbox: sandboxOf(in.Sandbox)},
 	}
 	if ev.MCPServers == nil {
 		ev.MCPServers = mcpServersJSON(in.MCPServers) // mcp.go
@@ -226,6 +226,7 @@ func (p *streamPrinter) toolUseResult(b llm.Block) any {
 			Status: string(r.Status), Prompt: p.tally.calls[b.ToolUseID].Prompt, AgentID: r.AgentID, AgentType: r.AgentType,
 			Content: []llm.Block{llm.TextBlock(r.Text)}, ToolsUsed: sortedKeys(r.ToolStats), ResolvedModel: r.Model, TotalDurationMS: r.Duration.Milliseconds(),
 			TotalTokens: p.tally.progress(r.AgentID).TotalTokens, TotalToolUseCount: r.ToolUses, Usage: r.Usage,
+			CanContinueAgent: r.Continuable,
 		}
 	}
 	if u := p.tally.todos[b.ToolUseID]; u != nil && !b.IsError {

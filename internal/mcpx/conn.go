@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,6 +35,10 @@ const (
 	StateConnected State = "connected"
 	// StateFailed: the connection could not be made or was lost.
 	StateFailed State = "failed"
+	// StateUntrusted: configured by a workspace that is not trusted, so
+	// never started; a session leaves such a server out, and `cadre mcp`
+	// reports it with this state.
+	StateUntrusted State = "untrusted"
 )
 
 // Options tune a Manager. The zero value is usable.
@@ -60,6 +65,10 @@ type Options struct {
 	// closes, and again after SIGTERM, before its group is killed;
 	// default 500 ms.
 	StopGrace time.Duration
+	// RefreshWait bounds how long a turn waits for the tool list that a
+	// server's tools/list_changed asked for; a slower server's change
+	// shows a turn later. Default 5 s.
+	RefreshWait time.Duration
 	// ClientName and ClientVersion identify cadre to servers.
 	ClientName, ClientVersion string
 }
@@ -82,6 +91,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.StopGrace <= 0 {
 		o.StopGrace = 500 * time.Millisecond
+	}
+	if o.RefreshWait <= 0 {
+		o.RefreshWait = 5 * time.Second
 	}
 	if o.ClientName == "" {
 		o.ClientName = "cadre"
@@ -127,6 +139,7 @@ type conn struct {
 	listed    chan struct{} // closed and replaced after every refresh
 	refresh   chan struct{}
 	wg        sync.WaitGroup
+	calls     atomic.Int64 // numbers the progress tokens of calls
 }
 
 func newConn(cfg ServerConfig, opts *Options, onChange func()) *conn {
@@ -168,6 +181,10 @@ func (c *conn) connect(life context.Context) {
 	client := mcp.NewClient(&mcp.Implementation{Name: c.opts.ClientName, Version: c.opts.ClientVersion}, &mcp.ClientOptions{
 		Capabilities:           &mcp.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.markDirty() },
+		// Log and progress notifications go to the server's log
+		// (serverlog.go) rather than nowhere.
+		LoggingMessageHandler:       func(_ context.Context, r *mcp.LoggingMessageRequest) { c.noteLog(r.Params) },
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { c.noteProgress(r.Params) },
 	})
 	// The connect context lives as long as the session (the SSE stream is
 	// read under it); the timeout cancels it only while connecting.
@@ -317,8 +334,17 @@ func (c *conn) markDirty() {
 	}
 }
 
-// refresher lists the tools again after each tools/list_changed.
+// refresher lists the tools again after each tools/list_changed. It first
+// asks a server of an older protocol version that logs to log at
+// logLevel (newer versions take the level with each request).
 func (c *conn) refresher(life context.Context, s *mcp.ClientSession) {
+	if init := s.InitializeResult(); init != nil && init.Capabilities != nil && init.Capabilities.Logging != nil && !perRequestLogLevel(init) {
+		ctx, cancel := context.WithTimeout(life, c.opts.ConnectTimeout)
+		if err := s.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: logLevel}); err != nil && life.Err() == nil {
+			c.note("logging/setLevel failed: " + err.Error())
+		}
+		cancel()
+	}
 	c.mu.Lock()
 	ch := c.refresh
 	c.mu.Unlock()
@@ -346,16 +372,11 @@ func (c *conn) refresher(life context.Context, s *mcp.ClientSession) {
 	}
 }
 
-// refreshWait bounds how long a turn waits for a tool list that a
-// tools/list_changed asked for; a slower server's change shows a turn
-// later.
-const refreshWait = 5 * time.Second
-
 // snapshot returns the server's current tools, first waiting (bounded by
-// ctx and refreshWait) for a refresh that a tools/list_changed asked for,
+// ctx and Options.RefreshWait) for a refresh that a tools/list_changed asked for,
 // so a change is seen at the next turn.
 func (c *conn) snapshot(ctx context.Context) []tool.Tool {
-	ctx, cancel := context.WithTimeout(ctx, refreshWait)
+	ctx, cancel := context.WithTimeout(ctx, c.opts.RefreshWait)
 	defer cancel()
 	for {
 		c.mu.Lock()
@@ -434,7 +455,13 @@ func (c *conn) call(ctx context.Context, remote string, args json.RawMessage) (t
 	}
 	cctx, cancel := context.WithTimeoutCause(ctx, timeout, errCallTimeout)
 	defer cancel()
-	res, err := s.CallTool(cctx, &mcp.CallToolParams{Name: remote, Arguments: args})
+	params := &mcp.CallToolParams{Name: remote, Arguments: args}
+	// A progress token, so the server may report progress (to its log).
+	params.SetProgressToken(fmt.Sprintf("cadre-%d", c.calls.Add(1)))
+	if init := s.InitializeResult(); perRequestLogLevel(init) {
+		params.Meta[mcp.MetaKeyLogLevel] = logLevel
+	}
+	res, err := s.CallTool(cctx, params)
 	if err != nil {
 		if ctx.Err() != nil {
 			return tool.Output{}, context.Cause(ctx)

@@ -127,10 +127,8 @@ func (p *process) start() (err error) {
 	p.exited, p.copied = make(chan struct{}), make(chan struct{})
 	p.mu.Unlock()
 	var log io.WriteCloser = nopClose{io.Discard}
-	if p.logPath != "" {
-		if f, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
-			log = f
-		}
+	if f := openLog(p.logPath); f != nil { // serverlog.go
+		log = f
 	}
 	go func() { // owned by the process: ends when the group closes stderr
 		defer close(p.copied)

@@ -105,6 +105,10 @@ func Open(ctx context.Context, cfg Config, required bool) (sb *Sandbox, warning 
 // Network reports whether commands may use the network.
 func (s *Sandbox) Network() bool { return s.cfg.Network }
 
+// Writable returns the configured writable paths besides each command's
+// working directories.
+func (s *Sandbox) Writable() []string { return append([]string(nil), s.cfg.Writable...) }
+
 // Policy is what one command may see and change, besides what the
 // Sandbox's Config allows every command.
 type Policy struct {

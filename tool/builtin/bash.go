@@ -56,15 +56,16 @@ func runBash(ctx context.Context, cfg Config, env *tool.Env, in bashInput) tool.
 		}
 	}
 	var dirs []string
+	var sb Sandbox
 	if env != nil {
-		dirs = env.Dirs
+		dirs, sb = env.Dirs, env.Sandbox
 	}
 	if in.RunInBackground {
 		shells := shellsOf(env)
 		if shells == nil {
 			return tool.Errorf("background shells are not available here")
 		}
-		cmd, _, err := shellCommand(cfg, dir, dirs, in.Command)
+		cmd, _, err := shellCommand(cfg, sb, dir, dirs, in.Command)
 		if err != nil {
 			return tool.Errorf("cannot start background shell: %v", err)
 		}
@@ -78,7 +79,7 @@ func runBash(ctx context.Context, cfg Config, env *tool.Env, in bashInput) tool.
 	if err := ctx.Err(); err != nil {
 		return tool.Errorf("command not run: %v", err)
 	}
-	cmd, explain, err := shellCommand(cfg, dir, dirs, in.Command)
+	cmd, explain, err := shellCommand(cfg, sb, dir, dirs, in.Command)
 	if err != nil {
 		return tool.Errorf("cannot run command: %v", err)
 	}

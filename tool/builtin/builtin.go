@@ -74,19 +74,13 @@ type Config struct {
 	// Sandbox, when set, runs every Bash command, foreground and
 	// background, confined by it (internal/sandbox implements it with
 	// bubblewrap). Nil runs commands unconfined; they still lead their own
-	// process group and are killed when cadre dies.
+	// process group and are killed when cadre dies. An agent's own
+	// sandbox (tool.Env.Sandbox) takes its place.
 	Sandbox Sandbox
 }
 
-// Sandbox confines Bash commands.
-type Sandbox interface {
-	// Command returns the process that runs `bash -c command` confined,
-	// for an agent whose working directories are cwd and dirs, and a
-	// function that reads the command's output for refusals of the
-	// sandbox and returns notes for the model ("" for none). The caller
-	// closes the process's ExtraFiles once it has started.
-	Command(cwd string, dirs []string, command string) (cmd *exec.Cmd, explain func(output string) string, err error)
-}
+// Sandbox confines Bash commands (see tool.Sandbox).
+type Sandbox = tool.Sandbox
 
 func (c Config) withDefaults() Config {
 	if c.BashDefaultTimeout <= 0 {

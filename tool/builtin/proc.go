@@ -27,10 +27,14 @@ type proc struct {
 // confined by the sandbox when one is configured, otherwise as is. It
 // leads a new process group, so the group can be signalled as a whole,
 // and gets SIGKILL should cadre die first (a parent-death signal).
-// explain is nil without a sandbox.
-func shellCommand(cfg Config, dir string, dirs []string, command string) (cmd *exec.Cmd, explain func(string) string, err error) {
-	if cfg.Sandbox != nil {
-		cmd, explain, err = cfg.Sandbox.Command(dir, dirs, command)
+// explain is nil without a sandbox. sb is the agent's own sandbox
+// (tool.Env.Sandbox); nil falls back to cfg.Sandbox.
+func shellCommand(cfg Config, sb Sandbox, dir string, dirs []string, command string) (cmd *exec.Cmd, explain func(string) string, err error) {
+	if sb == nil {
+		sb = cfg.Sandbox
+	}
+	if sb != nil {
+		cmd, explain, err = sb.Command(dir, dirs, command)
 		if err != nil {
 			return nil, nil, fmt.Errorf("sandbox: %w", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -23,10 +24,11 @@ import (
 
 // options are the flags shared by the subcommands.
 type options struct {
-	cwd     string
-	configs []string
-	strict  bool
-	json    bool
+	cwd          string
+	configs      []string
+	strict       bool
+	json         bool
+	trustProject bool
 }
 
 // New returns the `mcp` command with `list` and `get`.
@@ -35,8 +37,13 @@ func New() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "List the MCP servers of this project and their tools",
-		Long: `List the MCP servers this project configures (.mcp.json at the project root
-and --mcp-config files or JSON), connect to each, and show its status and tools.`,
+		Long: `List the MCP servers this project configures (.mcp.json at the project root,
+the settings files' mcpServers, and --mcp-config files or JSON), connect to
+each, and show its status and tools.
+
+As in a session, the servers of a workspace that is not trusted (its
+.mcp.json and project settings) are never started: they are listed with
+status "untrusted". Trust it with ` + "`cadre trust`" + `, or pass --trust-project.`,
 		Args: cobra.NoArgs,
 	}
 	pf := cmd.PersistentFlags()
@@ -44,6 +51,7 @@ and --mcp-config files or JSON), connect to each, and show its status and tools.
 	pf.StringArrayVar(&o.configs, "mcp-config", nil, "MCP servers from a JSON file or a JSON string (repeatable)")
 	pf.BoolVar(&o.strict, "strict-mcp-config", false, "only use the servers of --mcp-config")
 	pf.BoolVar(&o.json, "json", false, "print JSON")
+	pf.BoolVar(&o.trustProject, "trust-project", false, "start the workspace's own servers as if it were trusted (as the root command's --trust-project)")
 	cmd.AddCommand(&cobra.Command{
 		Use:          "list",
 		Short:        "List servers: source, transport, status, tool count",
@@ -65,29 +73,63 @@ and --mcp-config files or JSON), connect to each, and show its status and tools.
 	return cmd
 }
 
-// configured reads the configuration and prints its diagnostics.
-func configured(stderr io.Writer, o options) ([]mcpx.ServerConfig, string, error) {
+// mcpConfig is what `cadre mcp` reads: the servers a session would start,
+// those workspace trust keeps out, and the project root.
+type mcpConfig struct {
+	servers, untrusted []mcpx.ServerConfig
+	cwd                string
+	root               string // the workspace trust was decided for
+}
+
+// configured reads the configuration as a session does, workspace trust
+// included, and prints its diagnostics.
+func configured(stderr io.Writer, o options) (*mcpConfig, error) {
 	cwd := o.cwd
 	if cwd == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			return nil, "", &agentscmd.ExitError{Code: 2, Err: err}
+			return nil, &agentscmd.ExitError{Code: 2, Err: err}
 		}
 		cwd = wd
 	}
-	// The settings files' mcpServers count too, as in a run.
-	settings, _, err := config.LoadSettings(config.SettingsOptions{Cwd: cwd, Home: os.Getenv("HOME")})
+	cwd, err := filepath.Abs(cwd)
 	if err != nil {
-		return nil, "", &agentscmd.ExitError{Code: 2, Err: err}
+		return nil, &agentscmd.ExitError{Code: 2, Err: fmt.Errorf("--cwd: %w", err)}
 	}
-	servers, diags, err := mcpx.Load(mcpx.LoadOptions{Cwd: cwd, Settings: settings.MCPServers, Flags: o.configs, Strict: o.strict, Getenv: os.Getenv})
+	// The settings files' mcpServers count too, as in a run, under the
+	// same workspace trust.
+	settings, _, err := config.LoadSettings(config.SettingsOptions{Cwd: cwd, Home: os.Getenv("HOME"), TrustProject: o.trustProject})
 	if err != nil {
-		return nil, "", &agentscmd.ExitError{Code: 2, Err: err}
+		return nil, &agentscmd.ExitError{Code: 2, Err: err}
 	}
+	getenv := os.Getenv
+	if len(settings.Env) > 0 {
+		// Settings env values fill ${VAR} as in a run.
+		getenv = func(k string) string {
+			if v, ok := settings.Env[k]; ok {
+				return v
+			}
+			return os.Getenv(k)
+		}
+	}
+	servers, untrusted, diags, err := config.MCPServers(cwd, settings, o.configs, o.strict, getenv)
 	for _, d := range diags {
 		fmt.Fprintln(stderr, d.String())
 	}
-	return servers, cwd, nil
+	if err != nil {
+		return nil, &agentscmd.ExitError{Code: 2, Err: err}
+	}
+	c := &mcpConfig{servers: servers, untrusted: untrusted, cwd: cwd}
+	if settings.Trust != nil {
+		c.root = settings.Trust.Root
+	}
+	return c, nil
+}
+
+// untrustedStatus reports a server workspace trust kept from starting.
+func (c *mcpConfig) untrustedStatus(sv mcpx.ServerConfig) mcpx.ServerStatus {
+	return mcpx.ServerStatus{Name: sv.Name, Source: sv.Source, Transport: sv.Transport, State: mcpx.StateUntrusted, Tools: []string{},
+		Error: fmt.Sprintf("not started: the workspace %s is not trusted (run `cadre trust %s`, or pass --trust-project)", c.root, c.root)}
 }
 
 // connect connects the servers, waiting for every one to connect or fail.
@@ -110,16 +152,20 @@ func connect(ctx context.Context, servers []mcpx.ServerConfig, cwd string) (*mcp
 }
 
 func runList(ctx context.Context, stdout, stderr io.Writer, o options) error {
-	servers, cwd, err := configured(stderr, o)
+	c, err := configured(stderr, o)
 	if err != nil {
 		return err
 	}
-	m, err := connect(ctx, servers, cwd)
+	m, err := connect(ctx, c.servers, c.cwd)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
 	st := m.Status()
+	for _, sv := range c.untrusted {
+		st = append(st, c.untrustedStatus(sv))
+	}
+	slices.SortFunc(st, func(a, b mcpx.ServerStatus) int { return strings.Compare(a.Name, b.Name) })
 	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
@@ -155,14 +201,19 @@ type toolInfo struct {
 }
 
 func runGet(ctx context.Context, stdout, stderr io.Writer, o options, name string) error {
-	servers, cwd, err := configured(stderr, o)
+	c, err := configured(stderr, o)
 	if err != nil {
 		return err
 	}
+	servers := c.servers
 	i := slices.IndexFunc(servers, func(s mcpx.ServerConfig) bool { return s.Name == name })
+	if j := slices.IndexFunc(c.untrusted, func(s mcpx.ServerConfig) bool { return s.Name == name }); i < 0 && j >= 0 {
+		// Shown, never started.
+		return printGet(stdout, o, c.untrustedStatus(c.untrusted[j]), nil)
+	}
 	if i < 0 {
 		var names []string
-		for _, s := range servers {
+		for _, s := range slices.SortedFunc(slices.Values(append(slices.Clone(servers), c.untrusted...)), func(a, b mcpx.ServerConfig) int { return strings.Compare(a.Name, b.Name) }) {
 			names = append(names, fmt.Sprintf("%q", s.Name))
 		}
 		have := "none is configured"
@@ -171,7 +222,7 @@ func runGet(ctx context.Context, stdout, stderr io.Writer, o options, name strin
 		}
 		return &agentscmd.ExitError{Code: 1, Err: fmt.Errorf("no MCP server named %q (%s)", name, have)}
 	}
-	m, err := connect(ctx, servers[i:i+1], cwd)
+	m, err := connect(ctx, servers[i:i+1], c.cwd)
 	if err != nil {
 		return err
 	}
@@ -185,6 +236,11 @@ func runGet(ctx context.Context, stdout, stderr io.Writer, o options, name strin
 		s := t.Spec()
 		tools = append(tools, toolInfo{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema, ReadOnly: t.ReadOnly()})
 	}
+	return printGet(stdout, o, st[0], tools)
+}
+
+// printGet prints one server and its tools.
+func printGet(stdout io.Writer, o options, s mcpx.ServerStatus, tools []toolInfo) error {
 	if o.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetEscapeHTML(false)
@@ -192,9 +248,8 @@ func runGet(ctx context.Context, stdout, stderr io.Writer, o options, name strin
 		return enc.Encode(struct {
 			mcpx.ServerStatus
 			Tools []toolInfo `json:"tools"`
-		}{st[0], append([]toolInfo{}, tools...)})
+		}{s, append([]toolInfo{}, tools...)})
 	}
-	s := st[0]
 	fmt.Fprintf(stdout, "%s\n  source:    %s\n  transport: %s\n  status:    %s\n", s.Name, s.Source, s.Transport, s.State)
 	if s.Error != "" {
 		fmt.Fprintf(stdout, "  error:     %s\n", s.Error)

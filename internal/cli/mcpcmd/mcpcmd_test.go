@@ -59,7 +59,7 @@ func TestListJSONWithServerEverything(t *testing.T) {
 		"broken":     map[string]any{"command": "/nonexistent/server", "typo": 1},
 	}})
 	dir := project(t, string(cfg))
-	out, stderr, err := run(t, dir, "list", "--json")
+	out, stderr, err := run(t, dir, "list", "--json", "--trust-project")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
@@ -136,5 +136,41 @@ func TestMalformedConfigNamesFileAndLine(t *testing.T) {
 	out, _, err := run(t, project(t, ""), "list")
 	if err != nil || !strings.Contains(out, "No MCP servers configured") {
 		t.Errorf("empty project: %q %v", out, err)
+	}
+}
+
+// An untrusted workspace's servers are listed as untrusted and never
+// started, by list or by get; --trust-project starts them.
+func TestUntrustedWorkspaceServersAreNotStarted(t *testing.T) {
+	t.Parallel()
+	marker := filepath.Join(t.TempDir(), "ran")
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"hostile": map[string]any{"command": "/bin/sh", "args": []string{"-c", "touch " + marker}},
+	}})
+	dir := project(t, string(cfg))
+	out, _, err := run(t, dir, "list", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []struct{ Name, Status, Error string }
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if len(got) != 1 || got[0].Name != "hostile" || got[0].Status != "untrusted" || !strings.Contains(got[0].Error, "not trusted") {
+		t.Fatalf("list = %+v", got)
+	}
+	out, _, err = run(t, dir, "get", "hostile")
+	if err != nil || !strings.Contains(out, "status:    untrusted") || !strings.Contains(out, "tools:     0") {
+		t.Fatalf("get = %q %v", out, err)
+	}
+	if _, err := os.Stat(marker); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("an untrusted workspace's server ran (%v)", err)
+	}
+	out, _, err = run(t, dir, "list", "--trust-project")
+	if err != nil || !strings.Contains(out, "failed") {
+		t.Fatalf("trusted list = %q %v", out, err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("with --trust-project the server did not start: %v", err)
 	}
 }

@@ -132,8 +132,10 @@ func runCheck(o checkOptions) (permission.Decision, []string, error) {
 		warnings = append(warnings, dg.String())
 	}
 	cfg := s.PermissionConfig(cwd, home, "")
-	if o.sandbox {
-		cfg.Sandbox = &permission.Sandbox{}
+	// Decide as the session would: sandboxed with --sandbox, or when the
+	// settings confine every agent (issue 9).
+	if sb := s.SandboxConfig(o.sandbox, os.Getenv); sb != nil && !sb.BackgroundOnly {
+		cfg.Sandbox = &permission.Sandbox{Writable: sb.Writable}
 	}
 	c, err := permission.NewChecker(cfg)
 	if err != nil {

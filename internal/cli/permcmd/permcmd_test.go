@@ -269,3 +269,29 @@ func TestCheckCommandReadsEveryLayer(t *testing.T) {
 		t.Errorf("--settings: %+v %v", got, err)
 	}
 }
+
+// The check decides as the session would: settings that turn the sandbox
+// on for every agent count like --sandbox, background-only ones do not.
+func TestCheckCommandSandboxSettings(t *testing.T) {
+	for _, c := range []struct {
+		sandbox string
+		want    string
+	}{
+		{`{"enabled": true}`, "allow"},
+		{`{"enabled": true, "backgroundOnly": true}`, "ask"},
+		{`{"enabled": false}`, "ask"},
+	} {
+		cwd, home, managed := project(t, `{"permissions": {"deny": ["Read(./secrets/**)"]}, "sandbox": `+c.sandbox+`}`)
+		if err := os.MkdirAll(filepath.Join(cwd, "secrets"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(cwd, "secrets", "key.txt"), []byte("k"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"--cwd", cwd, "--home", home, "--managed-dir", managed, "--mode", "bypassPermissions", "--tool", "Bash", "--input", `{"command":"grep -r TOP ."}`}
+		r, _, err := run(t, args...)
+		if err != nil || r.Decision != c.want {
+			t.Errorf("sandbox %s: %+v %v, want %s", c.sandbox, r, err, c.want)
+		}
+	}
+}
