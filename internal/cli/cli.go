@@ -114,7 +114,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	defer sigs.stop()
 	p := procIO{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
 	cmd := newRootCmd(ctx, p, sigs)
-	cmd.SetArgs(args)
+	cmd.SetArgs(joinDebugFilter(args)) // --debug's optional value (debug.go)
 	cmd.SetIn(stdin)
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
