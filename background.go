@@ -194,13 +194,17 @@ func (b *background) taskJournal() *task.Journal {
 }
 
 // hub is where events of agents that may outlive a turn go: to the stream
-// of the Run (or RunNotifications) going on. Between runs, the task
-// lifecycle events (pending, started, progress, completed) wait for the
-// next stream, so a consumer sees every task start and end; progress is
-// kept only as each task's latest, so what waits stays a few events per
-// task. Other events between runs go nowhere (a task's state is always in
-// the registry). Sends never meet a closed channel: a stream detaches
-// (waiting for sends under way) before its channel is closed.
+// of the Run (or RunNotifications, or Idle) going on. Between streams the
+// events wait for the next stream, which gets them first and in order, so
+// a consumer sees every task start, progress and end, and a task's
+// messages and notification are not lost in the moment between two
+// streams (an SDK session switches streams while children run). What
+// waits stays bounded: streaming text pieces are dropped (the message they
+// make up is kept), progress is kept only as each task's latest, and past
+// maxHeld events the oldest that is not a task lifecycle event or a
+// notification goes first (a task's state is always in the registry).
+// Sends never meet a closed channel: a stream detaches (waiting for sends
+// under way) before its channel is closed.
 type hub struct {
 	mu   sync.RWMutex
 	ch   chan item
@@ -209,6 +213,9 @@ type hub struct {
 	// is held then, so the stream gets them in order.
 	flushing bool
 }
+
+// maxHeld bounds the events a hub keeps between streams.
+const maxHeld = 2048
 
 // attach makes ch the stream events go to, first sending it what was
 // held. It sends without the lock, so an agent's send never waits behind
@@ -241,8 +248,8 @@ func (h *hub) detach() {
 	h.mu.Unlock()
 }
 
-// send delivers ev to the attached stream, or holds a lifecycle event
-// when none is; it fails only when ctx ends first.
+// send delivers ev to the attached stream, or holds it when none is; it
+// fails only when ctx ends first.
 func (h *hub) send(ctx context.Context, ev Event) error {
 	for {
 		h.mu.RLock()
@@ -263,9 +270,8 @@ func (h *hub) send(ctx context.Context, ev Event) error {
 	}
 }
 
-// hold keeps a lifecycle event for the next stream (see hub), drops any
-// other event, and reports true; false when a stream is attached (the
-// caller sends ev there).
+// hold keeps ev for the next stream as the hub's doc says and reports
+// true; false when a stream is attached (the caller sends ev there).
 func (h *hub) hold(ev Event) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -277,16 +283,29 @@ func (h *hub) hold(ev Event) bool {
 		return true
 	}
 	switch ev.Type {
-	case EventTaskPending, EventTaskStarted, EventTaskProgress, EventTaskCompleted:
-	default:
+	case EventText, EventThinking:
 		return true
-	}
-	if ev.Type == EventTaskProgress || ev.Type == EventTaskCompleted {
+	case EventTaskProgress, EventTaskCompleted:
 		// Only the latest progress of a task is worth showing.
 		h.held = slices.DeleteFunc(h.held, func(x Event) bool { return x.Type == EventTaskProgress && x.AgentID == ev.AgentID })
 	}
 	h.held = append(h.held, ev)
+	if len(h.held) > maxHeld {
+		if i := slices.IndexFunc(h.held, func(x Event) bool { return !keptAlways(x.Type) }); i >= 0 {
+			h.held = slices.Delete(h.held, i, i+1)
+		}
+	}
 	return true
+}
+
+// keptAlways reports whether a held event of type t survives the hub's
+// bound: task lifecycle events and notifications.
+func keptAlways(t EventType) bool {
+	switch t {
+	case EventTaskPending, EventTaskStarted, EventTaskProgress, EventTaskCompleted, EventNotification:
+		return true
+	}
+	return false
 }
 
 // inboxItem is one thing waiting for an agent: a task notification, or a

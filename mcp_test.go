@@ -600,7 +600,7 @@ func TestMCPCorpusAgent(t *testing.T) {
 	path := "../shared/corpus/claude-agents/vanzan01__claude-code-sub-agent-collective/templates__agents__research-agent.md"
 	data, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("the shared corpus is needed beside the repository: %v", err)
+		t.Skipf("needs the agent corpus (../shared/corpus beside the repository, which .ci/run requires): %v", err)
 	}
 	for _, configured := range []bool{true, false} {
 		t.Run(fmt.Sprint("configured=", configured), func(t *testing.T) {

@@ -3,6 +3,7 @@ package agentdef
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 )
@@ -54,14 +55,16 @@ func ParsePaths(ctx context.Context, paths []string, source Source) (*CheckResul
 			files = []string{p}
 		}
 		for _, f := range files {
-			data, err := os.ReadFile(f)
+			data, tooBig, err := readChecked(f)
 			if err != nil {
 				res.Diagnostics = append(res.Diagnostics, Diagnostic{File: f, Severity: SeverityError, Message: fmt.Sprintf("cannot read: %v", err)})
 				continue
 			}
 			res.Files++
-			if len(data) > MaxFileSize {
+			if tooBig {
+				// Not read to the end, and not parsed: loading skips it too.
 				res.Diagnostics = append(res.Diagnostics, Diagnostic{File: f, Severity: SeverityWarning, Message: "file is over the 1 MiB limit; agent loading skips it"})
+				continue
 			}
 			if strings.HasSuffix(f, ".json") {
 				defs, ds, err := ParseJSON(f, data, source)
@@ -88,4 +91,30 @@ func ParsePaths(ctx context.Context, paths []string, source Source) (*CheckResul
 	}
 	sortDiagnostics(res.Diagnostics)
 	return res, nil
+}
+
+// readChecked reads a file for Check: only a regular file (a FIFO or a
+// device would block or never end), and at most MaxFileSize bytes; tooBig
+// reports a larger one, which is not read further.
+func readChecked(path string) (data []byte, tooBig bool, err error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, false, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("%s is not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	data, err = io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, false, err
+	}
+	if len(data) > MaxFileSize {
+		return nil, true, nil
+	}
+	return data, false, nil
 }

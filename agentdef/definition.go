@@ -4,8 +4,9 @@
 // namespaces plugin agents (S-4.4), and renders the agent listing the model
 // sees (S-3.5).
 //
-// The parser follows what Claude Code does with the same files (see
-// ../shared/corpus/ORACLE.md) so that existing .claude/agents folders load
+// The parser follows what Claude Code does with the same files (as
+// recorded in the agent corpus's oracle, which the corpus tests check) so
+// that existing .claude/agents folders load
 // as their authors meant, and it departs from it where Claude Code silently
 // loses work: a file with frontmatter but no name loads under its file
 // name, a misspelled tools key narrows instead of widening, and lines that

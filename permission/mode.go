@@ -9,9 +9,10 @@ import (
 const ModeManual Mode = "manual"
 
 // UserModes returns the modes a person may choose with --permission-mode
-// or defaultMode (bubble is internal).
+// or defaultMode (bubble is internal; auto is parsed, so that it gets its
+// own clear refusal, but not offered: cadre has no classifier for it).
 func UserModes() []Mode {
-	return []Mode{ModeDefault, ModeAcceptEdits, ModePlan, ModeDontAsk, ModeBypassPermissions, ModeAuto}
+	return []Mode{ModeDefault, ModeAcceptEdits, ModePlan, ModeDontAsk, ModeBypassPermissions}
 }
 
 // ParseMode parses a mode name; "" and "manual" mean default. The error

@@ -24,7 +24,7 @@ func corpusAgent(t *testing.T, rel string) *agentdef.Definition {
 	path := filepath.Join("..", "..", "shared", "corpus", "claude-agents", rel)
 	data, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("corpus agent (expected ../shared/corpus beside the repository root): %v", err)
+		t.Skipf("needs the agent corpus (../shared/corpus beside the repository, which .ci/run requires): %v", err)
 	}
 	def, diags := agentdef.ParseFile(rel, data, agentdef.SourceProject)
 	if def == nil {

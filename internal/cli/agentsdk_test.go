@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -378,5 +379,79 @@ func TestClaudeAgentSDKInProcessMCP(t *testing.T) {
 	}
 	if res := reqs[1].LastToolResults(); len(res) != 1 || res[0].IsError || !strings.Contains(res[0].ResultText(), "SUM=42") {
 		t.Fatalf("the model got %+v", res)
+	}
+}
+
+// A single-prompt query() whose sub-agent runs in the background: the
+// turn's result comes when the main agent's turn ends; the child goes on,
+// its Bash call after that result still reaches the SDK's hook callback
+// (whose deny reaches the child), and the main agent's answer to the
+// child's notification reaches query() as a second result. Without
+// callbacks the SDK closes cadre's input after the first result, and the
+// answer still comes.
+func TestClaudeAgentSDKBackgroundChild(t *testing.T) {
+	for _, scenario := range []string{"background", "background-plain"} {
+		t.Run(scenario, func(t *testing.T) {
+			t.Parallel()
+			s := sdkServer(t)
+			answered := make(chan struct{})
+			var once sync.Once
+			s.ScriptFunc("SDK-BG", func(r *llmtest.Request) llmtest.Turn {
+				last := r.Messages[len(r.Messages)-1].Text()
+				switch {
+				case len(r.Messages) == 1:
+					return llmtest.ToolUse("Agent", map[string]any{"description": "a job", "prompt": "SDK-BGCHILD: run it",
+						"subagent_type": "general-purpose", "run_in_background": true})
+				case strings.Contains(last, "<task-notification>"):
+					return llmtest.Text(fmt.Sprintf("heard %d", countIn(r, "<task-notification>")))
+				default:
+					once.Do(func() { close(answered) })
+					return llmtest.Text("started it")
+				}
+			})
+			s.ScriptFunc("SDK-BGCHILD", func(r *llmtest.Request) llmtest.Turn {
+				if len(r.Messages) == 1 {
+					// The child's tool call comes once the main agent has
+					// ended its turn.
+					<-answered
+					return llmtest.ToolUse("Bash", map[string]string{"command": "touch from-bg.txt"})
+				}
+				res := r.LastToolResults()
+				if len(res) != 1 {
+					return llmtest.Text("no tool result")
+				}
+				return llmtest.Text("child saw: " + res[0].ResultText())
+			})
+			lines, work := runSDKScenario(t, s, scenario)
+			var results []map[string]any
+			hooks, notes := 0, 0
+			for _, l := range lines {
+				switch {
+				case l.Callback == "hook":
+					hooks++
+				case l.Message != nil && l.Message["type"] == "result":
+					results = append(results, l.Message)
+				case l.Message != nil && l.Message["subtype"] == "task_notification":
+					notes++
+				}
+			}
+			kinds, _ := messages(lines)
+			if len(results) != 2 || results[0]["result"] != "started it" || results[1]["result"] != "heard 1" || notes != 1 {
+				t.Fatalf("results %v, %d notifications; messages %v", results, notes, kinds)
+			}
+			child := s.RequestsFor("SDK-BGCHILD")
+			if len(child) != 2 {
+				t.Fatalf("%d child requests", len(child))
+			}
+			saw := child[1].LastToolResults()[0].ResultText()
+			if scenario == "background" {
+				if hooks != 1 || !strings.Contains(saw, "SDK-BG-HOOK") {
+					t.Fatalf("%d hook callbacks; the child saw %q", hooks, saw)
+				}
+				if _, err := os.Stat(filepath.Join(work, "from-bg.txt")); err == nil {
+					t.Fatal("the command the hook denied ran")
+				}
+			}
+		})
 	}
 }

@@ -114,7 +114,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	defer sigs.stop()
 	p := procIO{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
 	cmd := newRootCmd(ctx, p, sigs)
-	cmd.SetArgs(args)
+	cmd.SetArgs(joinDebugFilter(args)) // --debug's optional value (debug.go)
 	cmd.SetIn(stdin)
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
@@ -492,6 +492,7 @@ func runPrint(ctx context.Context, p procIO, sigs *signals, o *options, prompt s
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	tl := newTally(nil, cfg.Prices)
+	tl.taskList = rt.Tasks
 	pr, err := newPrinter(o.outputFormat, printerConfig{out: writerLines{p.stdout}, errOut: p.stderr, verbose: o.verbose,
 		partial: o.includePartial, info: runInfoOf(p, cfg), tally: tl, hookEvents: o.includeHookEvents})
 	if err != nil {
@@ -518,9 +519,19 @@ func closeRuntime(p procIO, rt *cadre.Runtime) {
 // errBudget ends a run whose cost reached --max-budget-usd.
 var errBudget = errors.New("the run reached its --max-budget-usd")
 
-// drive runs one prompt through rt and writes it with pr. It returns the
-// exit code, and an error only when the output could not be written.
+// drive runs one prompt through rt and writes it with pr, and then what
+// background tasks report until none runs. It returns the exit code, and
+// an error only when the output could not be written.
 func drive(ctx context.Context, cancel context.CancelCauseFunc, sigs *signals, rt *cadre.Runtime, prompt string, pr printer, tl *tally, budget float64) (int, error) {
+	return driveStream(ctx, cancel, sigs, rt, rt.Run(ctx, prompt), true, pr, tl, budget)
+}
+
+// driveStream writes one turn's stream with pr; with waitTasks it goes on
+// with the main agent's turns on its background tasks' notifications
+// until none runs (a print run), without it the turn's result is written
+// when the turn ends (an SDK session runs the notifications later).
+func driveStream(ctx context.Context, cancel context.CancelCauseFunc, sigs *signals, rt *cadre.Runtime, stream iter.Seq2[cadre.Event, error],
+	waitTasks bool, pr printer, tl *tally, budget float64) (int, error) {
 	var last *cadre.Result
 	// The result is held back until the stream ends: a failed run yields
 	// its result (with every number counted) and then its error, and the
@@ -529,13 +540,12 @@ func drive(ctx context.Context, cancel context.CancelCauseFunc, sigs *signals, r
 	// A headless run does not end while background tasks run: after the
 	// turn, the main agent runs again on each batch of notifications
 	// (S-7.3), and the last turn's result is the run's.
-	stream := rt.Run(ctx, prompt)
 	for round := 0; ; round++ {
 		answered, failed, code, err := driveTurn(ctx, sigs, stream, pr, tl, budget, cancel, round, &last, &held)
 		if failed {
 			return code, err
 		}
-		if !answered || last == nil || last.IsError || (rt.RunningTasks() == 0 && !rt.PendingNotifications()) {
+		if !waitTasks || !answered || last == nil || last.IsError || (rt.RunningTasks() == 0 && !rt.PendingNotifications()) {
 			break
 		}
 		stream = rt.RunNotifications(ctx)

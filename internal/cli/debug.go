@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/cadre-dev/cadre"
@@ -70,3 +71,37 @@ func (d *debugPrinter) event(ev cadre.Event) error {
 }
 
 func (d *debugPrinter) fail(f failure) error { return d.next.fail(f) }
+
+// debugFilters are the kinds --debug takes.
+var debugFilters = []string{"all", "api", "tools", "tasks", "hooks"}
+
+// joinDebugFilter rewrites "--debug api,tools" (or -d) as
+// "--debug=api,tools": the flag's value is optional, so the flag parser
+// would take the filter for the prompt. Only a value made of known kinds
+// is joined; anything else stays an argument (the prompt).
+func joinDebugFilter(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if (a == "--debug" || a == "-d") && i+1 < len(args) && isDebugFilter(args[i+1]) {
+			out = append(out, "--debug="+args[i+1])
+			i++
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// isDebugFilter reports whether v is a comma-separated list of kinds.
+func isDebugFilter(v string) bool {
+	for _, f := range strings.Split(v, ",") {
+		if !slices.Contains(debugFilters, strings.TrimSpace(f)) {
+			return false
+		}
+	}
+	return v != ""
+}

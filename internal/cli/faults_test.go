@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -134,11 +136,16 @@ func resultOf(t *testing.T, out string) map[string]any {
 
 func TestFaultsThroughTheCLI(t *testing.T) {
 	t.Parallel()
-	quick := map[string]string{"CADRE_STREAM_IDLE_TIMEOUT_MS": "300", "CADRE_HEADER_TIMEOUT_MS": "300"}
-	// The stall tests bound only the silence inside a stream: the wait for
-	// the headers of the retry that goes through stays long, so a busy
-	// machine's slow answer is not taken for a fault.
-	stalls := map[string]string{"CADRE_STREAM_IDLE_TIMEOUT_MS": "1000", "CADRE_HEADER_TIMEOUT_MS": "60000"}
+	// The faulty server is silent forever, so a bound only has to be
+	// short enough for the test to end soon; it is kept generous (seconds,
+	// not milliseconds) so that on a busy machine a slow but working answer
+	// is never taken for a fault, and the tests check what happened, not
+	// when. The wait for headers of an answer that goes through stays
+	// long in the stall tests; the silence inside a working stream is
+	// bounded by the same generous idle bound.
+	const bound = "4000"
+	quick := map[string]string{"CADRE_STREAM_IDLE_TIMEOUT_MS": "60000", "CADRE_HEADER_TIMEOUT_MS": bound}
+	stalls := map[string]string{"CADRE_STREAM_IDLE_TIMEOUT_MS": bound, "CADRE_HEADER_TIMEOUT_MS": "60000"}
 	with := func(env map[string]string, extra map[string]string) map[string]string {
 		out := map[string]string{}
 		for k, v := range env {
@@ -205,7 +212,7 @@ func TestFaultsThroughTheCLI(t *testing.T) {
 		env["ANTHROPIC_BASE_URL"] = faultFront(t, s, noHeaders, noHeaders)
 		p := runBounded(t, env, "-p", "hi", "--output-format", "json")
 		res := resultOf(t, p.stdout)
-		if p.code != ExitFailed || !strings.Contains(res["result"].(string), "no response headers after 300ms") {
+		if p.code != ExitFailed || !strings.Contains(res["result"].(string), "no response headers after 4s") || !strings.Contains(p.stderr, "(no response), retry 1 of 1") {
 			t.Fatalf("code %d result %v", p.code, res)
 		}
 	})
@@ -223,12 +230,7 @@ func TestFaultsThroughTheCLI(t *testing.T) {
 
 	t.Run("connection refused", func(t *testing.T) {
 		t.Parallel()
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := l.Addr().String()
-		l.Close()
+		addr := refusingAddr(t)
 		p := runBounded(t, map[string]string{"ANTHROPIC_BASE_URL": "http://" + addr, "ANTHROPIC_API_KEY": "k"}, "-p", "hi", "--output-format", "json")
 		res := resultOf(t, p.stdout)
 		if p.code != ExitFailed || !strings.Contains(res["result"].(string), "connection refused") || !strings.Contains(p.stderr, "retry 2 of 2") {
@@ -253,4 +255,24 @@ func TestFaultsThroughTheCLI(t *testing.T) {
 func isNotFound(err error) bool {
 	e, ok := err.(*net.DNSError)
 	return ok && e.IsNotFound
+}
+
+// refusingAddr is an address that refuses connections for the whole test:
+// a socket bound to it that does not listen, so no other test's server
+// can take the port meanwhile.
+func refusingAddr(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
 }

@@ -35,7 +35,17 @@ type sdkSession struct {
 	queue    []sdkproto.UserMessage
 	wake     chan struct{}
 	inputEnd bool
+	// serveErr is why reading the input stopped (nil: it ended).
+	serveErr error
 	cancel   context.CancelCauseFunc // the running turn's
+	// idleCancel ends the wait for background tasks when a message
+	// arrives or the input ends (sdkidle.go).
+	idleCancel context.CancelFunc
+	// state is the last session_state_changed sent (sdkidle.go).
+	state string
+	// tasks follows sub-agents across the session's turns (each turn's
+	// tally shares its maps, tasksjson.go).
+	tasks *tally
 	// hooksApplied is set once the program's hook callbacks are
 	// registered with the session (sdkhooks.go).
 	hooksApplied bool
@@ -47,12 +57,20 @@ type sdkSession struct {
 
 // runSDK serves the Claude Agent SDK protocol on stdin and stdout.
 func runSDK(ctx context.Context, p procIO, sigs *signals, o *options) error {
-	s := &sdkSession{p: p, o: o, conn: sdkproto.NewConn(p.stdin, p.stdout), ready: make(chan struct{}), wake: make(chan struct{}, 1)}
+	s := &sdkSession{p: p, o: o, conn: sdkproto.NewConn(p.stdin, p.stdout), ready: make(chan struct{}), wake: make(chan struct{}, 1),
+		tasks: newTally(nil, nil)}
 	serveCtx, stopServe := context.WithCancel(ctx)
 	defer stopServe()
 	served := make(chan error, 1)
-	go func() { served <- s.conn.Serve(serveCtx, s) }()
-	code, err := s.loop(ctx, sigs, served)
+	go func() {
+		err := s.conn.Serve(serveCtx, s)
+		s.mu.Lock()
+		s.inputEnd, s.serveErr = true, err
+		s.mu.Unlock()
+		s.kick(err != nil)
+		served <- err
+	}()
+	code, err := s.loop(ctx, sigs)
 	if s.rt != nil {
 		closeRuntime(p, s.rt)
 	}
@@ -66,64 +84,58 @@ func runSDK(ctx context.Context, p procIO, sigs *signals, o *options) error {
 	return &exitError{code, err}
 }
 
-// loop runs the queued messages one turn at a time. A turn that fails or
-// is interrupted does not end the session: the program reads how it ended
-// from its result, and the process exits 0 when the input ends.
-func (s *sdkSession) loop(ctx context.Context, sigs *signals, served chan error) (int, error) {
+// loop runs the queued messages one turn at a time, and between them the
+// main agent on what its background tasks report (sdkidle.go). A turn
+// that fails or is interrupted does not end the session: the program
+// reads how it ended from its result. The session ends when the input
+// has ended and nothing runs any more; the process then exits 0.
+func (s *sdkSession) loop(ctx context.Context, sigs *signals) (int, error) {
 	for {
-		msg, ok, err := s.next(ctx, served)
-		if err != nil {
-			return ExitUsage, err
-		}
-		if !ok {
-			if ctx.Err() != nil {
-				c, _ := sigs.exitCode()
-				return c, nil
-			}
-			return ExitOK, nil
-		}
-		if err := s.build(ctx, nil); err != nil {
-			return ExitUsage, err
-		}
-		c, err := s.turn(ctx, sigs, msg)
-		if err != nil {
-			return c, err
-		}
 		if ctx.Err() != nil {
+			c, _ := sigs.exitCode()
 			return c, nil
 		}
-	}
-}
-
-// next waits for the next queued message; ok is false once the input has
-// ended and the queue is empty, or ctx is done. A malformed input is an
-// error.
-func (s *sdkSession) next(ctx context.Context, served chan error) (sdkproto.UserMessage, bool, error) {
-	for {
 		s.mu.Lock()
+		var msg *sdkproto.UserMessage
 		if len(s.queue) > 0 {
 			m := s.queue[0]
 			s.queue = s.queue[1:]
-			s.mu.Unlock()
-			return m, true, nil
+			msg = &m
 		}
-		end := s.inputEnd
+		end, serveErr, rt := s.inputEnd, s.serveErr, s.rt
 		s.mu.Unlock()
-		if end {
-			return sdkproto.UserMessage{}, false, nil
-		}
-		select {
-		case <-s.wake:
-		case err := <-served:
-			served <- err // runSDK reads it again
-			if err != nil {
-				return sdkproto.UserMessage{}, false, err
+		switch {
+		case msg != nil:
+			if err := s.build(ctx, nil); err != nil {
+				return ExitUsage, err
 			}
-			s.mu.Lock()
-			s.inputEnd = true
-			s.mu.Unlock()
-		case <-ctx.Done():
-			return sdkproto.UserMessage{}, false, nil
+			if c, err := s.turn(ctx, sigs, msg); err != nil {
+				return c, err
+			}
+		case serveErr != nil:
+			// A malformed input ends the session once what came before
+			// it has run.
+			return ExitUsage, serveErr
+		case rt != nil && rt.PendingNotifications():
+			// Background tasks reported while no turn ran: the main
+			// agent answers them now, not at the next message.
+			if c, err := s.turn(ctx, sigs, nil); err != nil {
+				return c, err
+			}
+		case rt != nil && rt.RunningTasks() > 0:
+			if err := s.idle(ctx, rt); err != nil {
+				return ExitFailed, err
+			}
+		case end:
+			return ExitOK, s.setState(stateIdle)
+		default:
+			if err := s.setState(stateIdle); err != nil {
+				return ExitFailed, err
+			}
+			select {
+			case <-s.wake:
+			case <-ctx.Done():
+			}
 		}
 	}
 }
@@ -133,10 +145,7 @@ func (s *sdkSession) User(m sdkproto.UserMessage) {
 	s.mu.Lock()
 	s.queue = append(s.queue, m)
 	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
+	s.kick(true)
 }
 
 // Request answers one control request of the program.
@@ -358,9 +367,15 @@ func (s *sdkSession) readyOrBuild(ctx context.Context) chan struct{} {
 	return s.ready
 }
 
-// turn runs one message and writes its events; the session goes on after
-// an interrupt or a failed turn.
-func (s *sdkSession) turn(ctx context.Context, sigs *signals, msg sdkproto.UserMessage) (int, error) {
+// turn runs one message, or with msg nil the main agent on the
+// notifications its background tasks sent, and writes its events; the
+// session goes on after an interrupt or a failed turn. The turn's result
+// is written when the main agent's turn ends: background tasks go on, and
+// what they report is run as a turn of its own (sdkidle.go).
+func (s *sdkSession) turn(ctx context.Context, sigs *signals, msg *sdkproto.UserMessage) (int, error) {
+	if err := s.setState(stateRunning); err != nil {
+		return ExitFailed, err
+	}
 	tctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	s.mu.Lock()
@@ -377,12 +392,12 @@ func (s *sdkSession) turn(ctx context.Context, sigs *signals, msg sdkproto.UserM
 		s.cancel = nil
 		s.mu.Unlock()
 	}()
-	if s.o.replayUserMessages {
-		if err := s.replay(rt, msg); err != nil {
+	if msg != nil && s.o.replayUserMessages {
+		if err := s.replay(rt, *msg); err != nil {
 			return ExitFailed, err
 		}
 	}
-	tl := newTally(nil, cfg.Prices)
+	tl := s.turnTally(rt, cfg)
 	info := runInfoOf(s.p, cfg)
 	info.PermissionMode = string(rt.PermissionMode())
 	pr := newStreamPrinter(s.conn, tl, info, s.o.includePartial)
@@ -391,7 +406,11 @@ func (s *sdkSession) turn(ctx context.Context, sigs *signals, msg sdkproto.UserM
 	if s.o.debug != "" {
 		out = &debugPrinter{next: pr, out: s.p.stderr, filter: s.o.debug}
 	}
-	return drive(tctx, cancel, sigs, rt, msg.Text, out, tl, s.o.maxBudgetUSD)
+	stream := rt.RunNotifications(tctx)
+	if msg != nil {
+		stream = rt.Run(tctx, msg.Text)
+	}
+	return driveStream(tctx, cancel, sigs, rt, stream, false, out, tl, s.o.maxBudgetUSD)
 }
 
 // replay echoes a user message back, as --replay-user-messages asks.

@@ -35,6 +35,7 @@ func TestSDKProtocolThroughTheCommand(t *testing.T) {
 	var kinds []string
 	responses := map[string]map[string]any{}
 	var inits []map[string]any
+	var states []string
 	sc := bufio.NewScanner(strings.NewReader(p.stdout))
 	for sc.Scan() {
 		var m map[string]any
@@ -55,6 +56,10 @@ func TestSDKProtocolThroughTheCommand(t *testing.T) {
 			continue
 		case "stream_event":
 			k += ":" + m["event"].(map[string]any)["type"].(string)
+		}
+		if k == "system/session_state_changed" {
+			states = append(states, m["state"].(string))
+			continue
 		}
 		if k == "system/init" {
 			inits = append(inits, m)
@@ -80,6 +85,10 @@ func TestSDKProtocolThroughTheCommand(t *testing.T) {
 	want := "user(replay) system/init stream_event:message_start stream_event:content_block_start"
 	if got := strings.Join(kinds, " "); !strings.HasPrefix(got, want) || !strings.Contains(got, "stream_event:message_stop assistant result/success user(replay) system/init") {
 		t.Fatalf("lines:\n%s", got)
+	}
+	// The session runs from the first message until nothing runs.
+	if strings.Join(states, " ") != "running idle" {
+		t.Fatalf("session states %v", states)
 	}
 	// The mode change came before the second message, so the second turn
 	// has it; the first may or may not (it may start before the change is

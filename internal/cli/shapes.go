@@ -399,6 +399,8 @@ type resultExtra struct {
 	// Todos are the agents' todo lists at the end, by agent id ("main"
 	// for the main agent), when any is not empty (todos.go).
 	Todos map[string][]tool.Todo `json:"todos,omitempty"`
+	// Tasks lists every sub-agent task of the session (tasksjson.go).
+	Tasks []taskJSON `json:"tasks,omitzero"`
 }
 
 // todoToolResult is tool_use_result of a TodoWrite call, as Claude Code

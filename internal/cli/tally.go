@@ -40,6 +40,9 @@ type tally struct {
 	stats   subagentStatsJSON
 	// todos holds each TodoWrite call's change, by tool-use id (todos.go).
 	todos map[string]*cadre.TodoUpdate
+	// taskList lists the session's tasks for the result's cadre.tasks
+	// (tasksjson.go); nil leaves the key out.
+	taskList taskLister
 }
 
 // modelTally is one model's usage.
@@ -254,7 +257,7 @@ func (t *tally) base(session string) resultJSON {
 		NumTurns: t.mainTurns, TotalCostUSD: cost, ModelUsage: usage, SubagentStats: t.stats,
 		PermissionDenials: []permission.Denial{},
 		UUID:              newUUID(),
-		Cadre:             resultExtra{Version: Version, ToolUses: t.mainTools, UnpricedModels: unpriced},
+		Cadre:             resultExtra{Version: Version, ToolUses: t.mainTools, UnpricedModels: unpriced, Tasks: t.tasksJSON()},
 	}
 	out.Usage.InputTokens = t.mainUsage.InputTokens
 	out.Usage.OutputTokens = t.mainUsage.OutputTokens

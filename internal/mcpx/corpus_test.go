@@ -20,7 +20,7 @@ func TestCorpusAgentSelectsItsServers(t *testing.T) {
 	path := "../../../shared/corpus/claude-agents/HamzaAlayed__laravel-claude-agents/agents__mobile-developer.md"
 	data, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("the shared corpus is needed beside the repository: %v", err)
+		t.Skipf("needs the agent corpus (../shared/corpus beside the repository, which .ci/run requires): %v", err)
 	}
 	def, _ := agentdef.ParseFile(path, data, agentdef.SourceProject)
 	if def == nil {

@@ -132,6 +132,28 @@ switch (scenario) {
     };
     break;
   }
+  case 'background':
+    // A single-prompt query whose sub-agent runs in the background and
+    // calls Bash after the main turn's result: the SDK's hook callback
+    // must still be answered (the SDK keeps its input open until cadre
+    // says the session is idle), and the main agent's answer to the
+    // child's notification reaches query() as a second result.
+    prompt = 'SDK-BG: start a job';
+    options.hooks = {
+      PreToolUse: [{
+        matcher: 'Bash',
+        hooks: [async (input) => {
+          out({ callback: 'hook', input });
+          return { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: 'SDK-BG-HOOK: not from the background' } };
+        }],
+      }],
+    };
+    break;
+  case 'background-plain':
+    // The same without callbacks: the SDK closes cadre's input right
+    // after the first result, and cadre goes on until nothing runs.
+    prompt = 'SDK-BG: start a job';
+    break;
   default:
     throw new Error('unknown scenario ' + scenario);
 }
