@@ -221,3 +221,55 @@ func TestNotificationToAnEndedParent(t *testing.T) {
 		t.Fatalf("%d notifications delivered; work left behind", delivered)
 	}
 }
+
+// TestTaskOutputBlocks: TaskOutput with block waits for a running task to
+// end and returns its output; with a timeout on a task that goes on, it
+// returns the running status when the timeout passes.
+func TestTaskOutputBlocks(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	var rt *Runtime
+	asked, hold := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	var quick, stuck string
+	h.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+		switch len(r.Messages) {
+		case 1:
+			return llmtest.ToolUses(llmtest.Call{Name: "Agent", Input: bgCall("QUICK: answer")}, llmtest.Call{Name: "Agent", Input: bgCall("STUCK: wait")})
+		case 3:
+			quick, stuck = taskByDescription(t, rt, "bg QUIC"), taskByDescription(t, rt, "bg STUC")
+			close(asked) // QUICK answers only now: it runs when the call is made
+			return llmtest.ToolUse("TaskOutput", map[string]any{"task_id": quick, "block": true, "timeout": 600000})
+		case 5:
+			return llmtest.ToolUse("TaskOutput", map[string]any{"task_id": stuck, "block": true, "timeout": 1})
+		case 7:
+			return llmtest.ToolUse("TaskStop", map[string]any{"task_id": stuck})
+		}
+		return llmtest.Text("ok")
+	})
+	h.srv.ScriptFunc("QUICK", func(*llmtest.Request) llmtest.Turn {
+		<-asked
+		return llmtest.Text("quick output")
+	})
+	h.srv.ScriptFunc("STUCK", func(*llmtest.Request) llmtest.Turn {
+		<-hold
+		return llmtest.Text("never read")
+	})
+	cfg := h.config()
+	cfg.Background = BackgroundDefault // the task tools are offered
+	rt = newRuntime(t, cfg)
+	if _, _, err := runAll(t, context.Background(), rt, "MAIN go"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := h.srv.RequestsFor("MAIN")
+	waited := reqs[2].LastToolResults()[0].ResultText()
+	contains(t, waited, `"status":"completed"`)
+	contains(t, waited, `"output":"quick output"`)
+	timedOut := reqs[3].LastToolResults()[0].ResultText()
+	contains(t, timedOut, `"status":"running"`)
+	contains(t, timedOut, stuck)
+	drainNotifications(t, rt)
+	if info, _ := rt.Task(stuck); info.Status != task.Killed {
+		t.Fatalf("stuck task %+v", info)
+	}
+}
