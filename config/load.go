@@ -158,7 +158,7 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	for _, d := range defs.Diagnostics() {
 		diags = append(diags, Diagnostic{File: d.File, Line: d.Line, Severity: Severity(d.Severity), Topic: TopicAgents, Message: d.Message})
 	}
-	cfg.Agents = gateAgents(defs.Active(), s.Trust) // issue 9: workspace agents' hooks and servers need trust
+	cfg.Agents = gateAgents(defs.Active(), s.Trust)                                     // issue 9: workspace agents' hooks and servers need trust
 	rdiags, err := checkMCPRules(perms.Rules, servers, untrustedServers, defs.Active()) // issue 9: mcp__ rules once servers are known
 	diags = append(diags, rdiags...)
 	if err != nil {
