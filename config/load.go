@@ -158,8 +158,10 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	for _, d := range defs.Diagnostics() {
 		diags = append(diags, Diagnostic{File: d.File, Line: d.Line, Severity: Severity(d.Severity), Topic: TopicAgents, Message: d.Message})
 	}
-	cfg.Agents = gateAgents(defs.Active(), s.Trust)                                     // issue 9: workspace agents' hooks and servers need trust
-	rdiags, err := checkMCPRules(perms.Rules, servers, untrustedServers, defs.Active()) // issue 9: mcp__ rules once servers are known
+	// Issue 9: workspace agents' hooks and servers need trust, and the
+	// mcp__ rules are checked now that the servers are known.
+	cfg.Agents = gateAgents(defs.Active(), s.Trust)
+	rdiags, err := checkMCPRules(perms.Rules, servers, untrustedServers, defs.Active())
 	diags = append(diags, rdiags...)
 	if err != nil {
 		return cadre.Config{}, diags, err
