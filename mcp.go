@@ -2,9 +2,11 @@ package cadre
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/cadre-dev/cadre/agentdef"
@@ -152,9 +154,11 @@ func (s mainMCP) rules() []permission.Rule { return s.r.rootPerms().Rules }
 // Tools implements loop.ToolSource.
 func (s mainMCP) Tools(ctx context.Context) []tool.Tool {
 	rules := s.rules()
+	all := s.r.mcp.m.Tools(ctx)
+	bad := misnamedServers(rules, all)
 	var out []tool.Tool
-	for _, t := range s.r.mcp.m.Tools(ctx) {
-		if _, denied := spawn.WholeToolDenied(rules, t.Spec().Name); !denied {
+	for _, t := range all {
+		if _, denied := spawn.WholeToolDenied(rules, t.Spec().Name); !denied && bad[mcpServerOf(t.Spec().Name)] == "" {
 			out = append(out, t)
 		}
 	}
@@ -171,9 +175,61 @@ func (s mainMCP) Resolve(ctx context.Context, name string) (tool.Tool, string) {
 		return nil, prompts.MCPToolWithheld(name, "denied by rule "+rule.Label())
 	}
 	if t := s.r.mcp.m.AwaitTool(ctx, name); t != nil {
+		if why := misnamedServers(s.rules(), s.r.mcp.m.Tools(ctx))[mcpServerOf(name)]; why != "" {
+			return nil, prompts.MCPToolWithheld(name, why)
+		}
 		return t, ""
 	}
 	return nil, ""
+}
+
+// mcpServerOf returns the server part of an MCP tool name
+// (mcp__<server>__<tool>), or "".
+func mcpServerOf(name string) string {
+	if !tool.IsMCP(name) {
+		return ""
+	}
+	server, _, _ := strings.Cut(strings.TrimPrefix(name, tool.MCPPrefix), "__")
+	return server
+}
+
+// misnamedServers checks the deny and ask rules against the tools the
+// connected servers really have (issue 9, Build 4: mcp__ names are
+// checked once the servers are known). A rule that names a tool its
+// server does not have (`mcp__github__delete_repos` where the tool is
+// delete_repo) protects nothing while the real tool runs, so that
+// server's tools are withheld, failing closed; the result maps each such
+// server to why. Rules naming servers not among tools are left alone
+// (config reports those when it loads).
+func misnamedServers(rules []permission.Rule, tools []tool.Tool) map[string]string {
+	servers := map[string][]string{}
+	for _, t := range tools {
+		name := t.Spec().Name
+		if server := mcpServerOf(name); server != "" {
+			servers[server] = append(servers[server], strings.TrimPrefix(name, tool.MCPPrefix+server+"__"))
+		}
+	}
+	var check []permission.Rule
+	for _, r := range rules {
+		if r.Behavior != permission.Allow && tool.IsMCP(r.Tool) {
+			if _, ok := servers[mcpServerOf(r.Tool)]; ok {
+				check = append(check, r)
+			}
+		}
+	}
+	if len(check) == 0 {
+		return nil
+	}
+	bad := map[string]string{}
+	for _, err := range permission.CheckMCPRuleNames(check, servers) {
+		var ue *permission.UnknownToolError
+		if errors.As(err, &ue) {
+			if server := mcpServerOf(ue.Rule.Tool); bad[server] == "" {
+				bad[server] = err.Error() + "; the server's tools are withheld until the rule names a tool it has"
+			}
+		}
+	}
+	return bad
 }
 
 // isMCPToolName reports names the MCP layer offers: server tools and the
@@ -221,12 +277,34 @@ func (s *childMCP) Tools(ctx context.Context) []tool.Tool {
 			add(t, false)
 		}
 	}
-	return out
+	bad := misnamedServers(s.c.perms.Rules, s.serverTools(ctx))
+	return slices.DeleteFunc(out, func(t tool.Tool) bool { return bad[mcpServerOf(t.Spec().Name)] != "" })
+}
+
+// serverTools are every tool of the servers the child can reach (its
+// lease's and the session's), before any rule or ceiling filters them:
+// what misnamedServers checks rule names against.
+func (s *childMCP) serverTools(ctx context.Context) []tool.Tool {
+	var all []tool.Tool
+	if s.lease != nil {
+		all = s.lease.Tools(ctx)
+	}
+	return append(all, s.c.run.rt.mcp.m.Tools(ctx)...)
 }
 
 // Resolve implements loop.ToolSource: the lease's servers first, then
 // the parent's, each through the child's ceiling.
 func (s *childMCP) Resolve(ctx context.Context, name string) (tool.Tool, string) {
+	t, why := s.resolve(ctx, name)
+	if t != nil {
+		if bad := misnamedServers(s.c.perms.Rules, s.serverTools(ctx))[mcpServerOf(name)]; bad != "" {
+			return nil, prompts.MCPToolWithheld(name, bad)
+		}
+	}
+	return t, why
+}
+
+func (s *childMCP) resolve(ctx context.Context, name string) (tool.Tool, string) {
 	if !isMCPToolName(name) {
 		return nil, ""
 	}
