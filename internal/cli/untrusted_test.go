@@ -168,3 +168,47 @@ func TestReadOnlyAgentsThroughCLI(t *testing.T) {
 		})
 	}
 }
+
+// Issue 9, Build 7: at every exit cadre controls — here SIGTERM and
+// SIGINT in the middle of a Bash call — it ends every process it started,
+// the daemonised ones (`setsid`, `nohup`, a subshell's `&`) included,
+// without the sandbox.
+func TestDaemonsEndWhenCadreIsSignalled(t *testing.T) {
+	t.Parallel()
+	for i, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			s, env := server(t)
+			marker := fmt.Sprintf("%d.%d%d", 8000+os.Getpid()%1000, time.Now().UnixNano()%100000, i)
+			markers := []string{marker, marker + "1", marker + "2", marker + "3"}
+			t.Cleanup(func() {
+				for _, m := range markers {
+					for _, pid := range liveWithArg("sleep", m) {
+						_ = syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			})
+			bashCalls(s, "setsid sleep "+marker+" >/dev/null 2>&1 & nohup sleep "+marker+"1 >/dev/null 2>&1 & (sleep "+marker+"2 >/dev/null 2>&1 &) ; sleep "+marker+"3")
+			cmd, _, errb, _ := cadreCmd(t, env, "", "-p", "start the daemons", "--dangerously-skip-permissions")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan struct{})
+			go func() {
+				defer close(exited)
+				_ = cmd.Wait()
+			}()
+			waitProcs(t, markers, exited)
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			<-exited
+			// cadre has returned: what it started must be gone already.
+			for _, m := range markers {
+				if pids := liveWithArg("sleep", m); len(pids) > 0 {
+					t.Errorf("sleep %s (pids %v) outlived cadre's exit on %v; stderr %s", m, pids, sig, errb)
+				}
+			}
+		})
+	}
+}
