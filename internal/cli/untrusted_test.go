@@ -212,3 +212,53 @@ func TestDaemonsEndWhenCadreIsSignalled(t *testing.T) {
 		})
 	}
 }
+
+// Issue 9, Build 7: the other processes cadre starts — a hook command and
+// a stdio MCP server — get a parent-death signal too: after kill -9 of
+// cadre, in the middle of both, neither is left. (As for Bash without the
+// sandbox, what such a process forks in turn is ended at cadre's own
+// exits, not after kill -9: /bin/sh forks a hook's command, hence exec.)
+func TestHooksAndServersDieWithKilledCadre(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	marker := fmt.Sprintf("%d.%d", 9000+os.Getpid()%1000, time.Now().UnixNano()%100000)
+	markers := []string{marker + "1", marker + "2"}
+	t.Cleanup(func() {
+		for _, m := range markers {
+			for _, pid := range liveWithArg("sleep", m) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	bashCalls(s, "echo hi")
+	settings := `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "exec sleep ` + markers[0] + `"}]}]}}`
+	servers := `{"mcpServers": {"stuck": {"command": "sleep", "args": ["` + markers[1] + `"]}}}`
+	cmd, _, errb, _ := cadreCmd(t, env, "", "-p", "go", "--dangerously-skip-permissions", "--settings", settings, "--mcp-config", servers)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		_ = cmd.Wait()
+	}()
+	pids := waitProcs(t, markers, exited)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	deadline := time.Now().Add(30 * time.Second) // a safety net, not a timing assumption
+	for {
+		var left []int
+		for _, m := range markers {
+			left = append(left, liveWithArg("sleep", m)...)
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes %v (of %v) outlived the kill -9 of cadre; stderr %s", left, pids, errb)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cadre-dev/cadre/internal/proclife"
 )
 
 // transportFor returns the SDK transport for a server. For stdio it also
@@ -111,6 +113,7 @@ func (p *process) start() (err error) {
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	proclife.SetParentDeathSignal(cmd.SysProcAttr) // issue 9: a server dies with cadre, even after kill -9
 	startErr := cmd.Start()
 	// The child has its own copies now.
 	inR.Close()
