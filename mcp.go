@@ -2,7 +2,6 @@ package cadre
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -158,7 +157,7 @@ func (s mainMCP) Tools(ctx context.Context) []tool.Tool {
 	bad := misnamedServers(rules, all)
 	var out []tool.Tool
 	for _, t := range all {
-		if _, denied := spawn.WholeToolDenied(rules, t.Spec().Name); !denied && bad[mcpServerOf(t.Spec().Name)] == "" {
+		if _, denied := spawn.WholeToolDenied(rules, t.Spec().Name); !denied && bad[mcpServerOf(t)] == "" {
 			out = append(out, t)
 		}
 	}
@@ -175,7 +174,7 @@ func (s mainMCP) Resolve(ctx context.Context, name string) (tool.Tool, string) {
 		return nil, prompts.MCPToolWithheld(name, "denied by rule "+rule.Label())
 	}
 	if t := s.r.mcp.m.AwaitTool(ctx, name); t != nil {
-		if why := misnamedServers(s.rules(), s.r.mcp.m.Tools(ctx))[mcpServerOf(name)]; why != "" {
+		if why := misnamedServers(s.rules(), s.r.mcp.m.Tools(ctx))[mcpServerOf(t)]; why != "" {
 			return nil, prompts.MCPToolWithheld(name, why)
 		}
 		return t, ""
@@ -183,14 +182,29 @@ func (s mainMCP) Resolve(ctx context.Context, name string) (tool.Tool, string) {
 	return nil, ""
 }
 
-// mcpServerOf returns the server part of an MCP tool name
-// (mcp__<server>__<tool>), or "".
-func mcpServerOf(name string) string {
-	if !tool.IsMCP(name) {
-		return ""
+// mcpServerOf returns the (normalised) server of an MCP server tool, or
+// "" for any other tool.
+func mcpServerOf(t tool.Tool) string {
+	if st, ok := t.(mcpx.Tool); ok {
+		return st.Server()
 	}
-	server, _, _ := strings.Cut(strings.TrimPrefix(name, tool.MCPPrefix), "__")
-	return server
+	return ""
+}
+
+// ruleServer returns the server among servers that an mcp__ rule names
+// (the longest that fits, since a server name may hold "__") and the
+// rest of the rule's name after it ("" for a server-level rule).
+func ruleServer(name string, servers map[string][]string) (server, rest string, ok bool) {
+	for s := range servers {
+		p := tool.MCPPrefix + s
+		switch {
+		case name == p && len(s) > len(server):
+			server, rest, ok = s, "", true
+		case strings.HasPrefix(name, p+"__") && len(s) > len(server):
+			server, rest, ok = s, strings.TrimPrefix(name, p+"__"), true
+		}
+	}
+	return server, rest, ok
 }
 
 // misnamedServers checks the deny and ask rules against the tools the
@@ -204,30 +218,32 @@ func mcpServerOf(name string) string {
 func misnamedServers(rules []permission.Rule, tools []tool.Tool) map[string]string {
 	servers := map[string][]string{}
 	for _, t := range tools {
-		name := t.Spec().Name
-		if server := mcpServerOf(name); server != "" {
-			servers[server] = append(servers[server], strings.TrimPrefix(name, tool.MCPPrefix+server+"__"))
+		if server := mcpServerOf(t); server != "" {
+			servers[server] = append(servers[server], strings.TrimPrefix(t.Spec().Name, tool.MCPPrefix+server+"__"))
 		}
 	}
-	var check []permission.Rule
+	var bad map[string]string
 	for _, r := range rules {
-		if r.Behavior != permission.Allow && tool.IsMCP(r.Tool) {
-			if _, ok := servers[mcpServerOf(r.Tool)]; ok {
-				check = append(check, r)
+		if r.Behavior == permission.Allow || !tool.IsMCP(r.Tool) {
+			continue
+		}
+		server, rest, ok := ruleServer(r.Tool, servers)
+		if !ok || rest == "" || rest == "*" || slices.Contains(servers[server], rest) {
+			continue
+		}
+		if bad == nil {
+			bad = map[string]string{}
+		}
+		if bad[server] != "" {
+			continue
+		}
+		why := fmt.Sprintf("%s rule %s: MCP server %q has no tool %q", r.Behavior, r.Label(), server, rest)
+		if !strings.Contains(server, "__") { // the checker's own message, with its did-you-mean
+			if errs := permission.CheckMCPRuleNames([]permission.Rule{r}, map[string][]string{server: servers[server]}); len(errs) > 0 {
+				why = errs[0].Error()
 			}
 		}
-	}
-	if len(check) == 0 {
-		return nil
-	}
-	bad := map[string]string{}
-	for _, err := range permission.CheckMCPRuleNames(check, servers) {
-		var ue *permission.UnknownToolError
-		if errors.As(err, &ue) {
-			if server := mcpServerOf(ue.Rule.Tool); bad[server] == "" {
-				bad[server] = err.Error() + "; the server's tools are withheld until the rule names a tool it has"
-			}
-		}
+		bad[server] = why + "; the server's tools are withheld until the rule names a tool it has"
 	}
 	return bad
 }
@@ -278,7 +294,7 @@ func (s *childMCP) Tools(ctx context.Context) []tool.Tool {
 		}
 	}
 	bad := misnamedServers(s.c.perms.Rules, s.serverTools(ctx))
-	return slices.DeleteFunc(out, func(t tool.Tool) bool { return bad[mcpServerOf(t.Spec().Name)] != "" })
+	return slices.DeleteFunc(out, func(t tool.Tool) bool { return bad[mcpServerOf(t)] != "" })
 }
 
 // serverTools are every tool of the servers the child can reach (its
@@ -297,7 +313,7 @@ func (s *childMCP) serverTools(ctx context.Context) []tool.Tool {
 func (s *childMCP) Resolve(ctx context.Context, name string) (tool.Tool, string) {
 	t, why := s.resolve(ctx, name)
 	if t != nil {
-		if bad := misnamedServers(s.c.perms.Rules, s.serverTools(ctx))[mcpServerOf(name)]; bad != "" {
+		if bad := misnamedServers(s.c.perms.Rules, s.serverTools(ctx))[mcpServerOf(t)]; bad != "" {
 			return nil, prompts.MCPToolWithheld(name, bad)
 		}
 	}

@@ -12,7 +12,8 @@ import (
 // known. A deny rule that misnames a tool of a connected server
 // (mcp__a__echoo) protects nothing while mcp__a__echo would run, so the
 // server's tools are withheld, from the main agent and from a sub-agent,
-// with a did-you-mean; a server the rules name correctly (b) is untouched.
+// with a did-you-mean; servers the rules name correctly (b, and x__y
+// whose name holds the separator) are untouched.
 // The control runs the same calls with the right name.
 func TestMisnamedMCPDenyRuleWithholdsTheServer(t *testing.T) {
 	t.Parallel()
@@ -23,8 +24,8 @@ func TestMisnamedMCPDenyRuleWithholdsTheServer(t *testing.T) {
 		t.Run(tc.deny, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
-			cfg := h.mcpConfig(testServer(t, "a", map[string]string{"CADRE_TEST_MCP_TOOLS": "echo,ping"}), testServer(t, "b", nil))
-			rules, err := permission.ParseRules(permission.Deny, "test", h.dir, []string{tc.deny, "mcp__b__crash"})
+			cfg := h.mcpConfig(testServer(t, "a", map[string]string{"CADRE_TEST_MCP_TOOLS": "echo,ping"}), testServer(t, "b", nil), testServer(t, "x__y", nil))
+			rules, err := permission.ParseRules(permission.Deny, "test", h.dir, []string{tc.deny, "mcp__b__crash", "mcp__x__y__crash"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,6 +52,11 @@ func TestMisnamedMCPDenyRuleWithholdsTheServer(t *testing.T) {
 				}
 				if !slices.Contains(names, "mcp__b__echo") || slices.Contains(names, "mcp__b__crash") {
 					t.Errorf("%s: server b offered %v", key, names)
+				}
+				// A server whose name holds "__" is told apart by name, not
+				// by splitting the rule.
+				if !slices.Contains(names, "mcp__x__y__echo") || slices.Contains(names, "mcp__x__y__crash") {
+					t.Errorf("%s: server x__y offered %v", key, names)
 				}
 				contains(t, out[2], "echo: 3")
 				if !tc.withheld {

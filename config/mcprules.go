@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/mcpx"
 	"github.com/cadre-dev/cadre/permission"
 )
 
@@ -24,20 +26,32 @@ import (
 // (the runtime withholds the tools of a server a deny or ask rule
 // misnames).
 func checkMCPRules(rules []permission.Rule, servers, untrusted []cadre.MCPServer, defs []*agentdef.Definition) ([]Diagnostic, error) {
+	// Names as rules write them: normalised, as in the tools' names.
 	known := map[string][]string{}
 	for _, sv := range slices.Concat(servers, untrusted) {
-		known[sv.Name] = nil
+		known[mcpx.Normalize(sv.Name)] = nil
 	}
 	for _, d := range defs {
 		for _, raw := range d.MCPServers {
 			var inline map[string]json.RawMessage
 			if json.Unmarshal(raw, &inline) == nil {
 				for name := range inline {
-					known[name] = nil
+					known[mcpx.Normalize(name)] = nil
 				}
 			}
 		}
 	}
+	// A rule naming a known server is fine here (its tool is checked when
+	// the server connects); testing the prefix keeps servers whose names
+	// hold "__" whole.
+	rules = slices.DeleteFunc(slices.Clone(rules), func(r permission.Rule) bool {
+		for s := range known {
+			if r.Tool == "mcp__"+s || strings.HasPrefix(r.Tool, "mcp__"+s+"__") {
+				return true
+			}
+		}
+		return false
+	})
 	var diags []Diagnostic
 	var fatal []error
 	for _, err := range permission.CheckMCPRuleNames(rules, known) {

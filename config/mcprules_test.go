@@ -12,18 +12,18 @@ import (
 // out by workspace trust or configured inline by an agent counts as known.
 func TestMCPRuleNamesChecked(t *testing.T) {
 	t.Parallel()
-	user := `{"mcpServers": {"github": {"command": "gh-mcp"}}, "permissions": {%s}}`
+	user := `{"mcpServers": {"github": {"command": "gh-mcp"}, "my server": {"command": "m"}, "a__b": {"command": "ab"}}, "permissions": {%s}}`
 	cases := []struct {
 		name, perms string
 		files       map[string]string
 		err, warn   string
 	}{
 		{name: "deny typo", perms: `"deny": ["mcp__githb__delete_repo"]`,
-			err: `deny rule mcp__githb__delete_repo from ` + "HOME" + `/.config/cadre/settings.json: no MCP server "githb" is configured (servers: github) (did you mean mcp__github__delete_repo?)`},
+			err: `deny rule mcp__githb__delete_repo from ` + "HOME" + `/.config/cadre/settings.json: no MCP server "githb" is configured (servers: a__b, github, my_server) (did you mean mcp__github__delete_repo?)`},
 		{name: "ask typo", perms: `"ask": ["mcp__Github"]`, err: `did you mean mcp__github?`},
-		{name: "deny elsewhere", perms: `"deny": ["mcp__jira__delete"]`, warn: `no MCP server "jira" is configured (servers: github); it applies to nothing in this session`},
+		{name: "deny elsewhere", perms: `"deny": ["mcp__jira__delete"]`, warn: `no MCP server "jira" is configured (servers: a__b, github, my_server); it applies to nothing in this session`},
 		{name: "allow typo", perms: `"allow": ["mcp__githb"]`, warn: `did you mean mcp__github?); it allows nothing`},
-		{name: "right names", perms: `"deny": ["mcp__github__delete_repo", "mcp__github", "mcp__*"]`},
+		{name: "right names", perms: `"deny": ["mcp__github__delete_repo", "mcp__github", "mcp__*", "mcp__my_server__x", "mcp__a__b", "mcp__a__b__c"]`},
 		{name: "untrusted server", perms: `"deny": ["mcp__repo__x"]`, files: map[string]string{"CWD/.mcp.json": `{"mcpServers": {"repo": {"command": "r"}}}`}},
 		{name: "agent inline server", perms: `"deny": ["mcp__own__x"]`,
 			files: map[string]string{"HOME/.config/cadre/agents/a.md": "---\nname: a\ndescription: d\nmcpServers:\n  - own:\n      command: o\n---\nx\n"}},
