@@ -5,10 +5,14 @@ import (
 	"errors"
 	"iter"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/llm/anthropic"
@@ -232,16 +236,105 @@ func lastUserText(req *llmtest.Request) string {
 // directory, without transcripts; the caller closes it.
 func realRuntime(t *testing.T, srv *llmtest.Server) *cadre.Runtime {
 	t.Helper()
+	return realRuntimeAt(t, srv, t.TempDir())
+}
+
+// realRuntimeAt is realRuntime working in dir.
+func realRuntimeAt(t *testing.T, srv *llmtest.Server, dir string) *cadre.Runtime {
+	t.Helper()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	model, err := anthropic.New(anthropic.Config{APIKey: "k", BaseURL: srv.URL(), HTTPClient: &http.Client{Transport: tr}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := cadre.New(cadre.Config{Model: model, ModelID: "claude-sonnet-4-5", Cwd: t.TempDir(), NoTranscript: true,
+	rt, err := cadre.New(cadre.Config{Model: model, ModelID: "claude-sonnet-4-5", Cwd: dir, NoTranscript: true,
 		Permissions: &cadre.Permissions{Mode: permission.ModeDefault}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rt
+}
+
+// TestEventsWhileNoStreamIsAttachedReachTheUI: a background child that
+// works and ends while nothing streams the runtime's events (the user's
+// turn is over and no watcher runs yet) is not lost to the UI: the
+// runtime holds its events (tool call, progress, end) and the next
+// stream — here the watcher's — gets them first, so the tree, the
+// child's conversation and the notification show its work.
+func TestEventsWhileNoStreamIsAttachedReachTheUI(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { srv.Check(t) })
+	srv.Script("MAIN", llmtest.ToolUse("Agent", map[string]any{"description": "read the notes", "prompt": "BG: read the notes",
+		"subagent_type": "general-purpose", "run_in_background": true}),
+		llmtest.Text("Reading in the background."), llmtest.Text("The notes say hello."))
+	release := make(chan struct{})
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(letGo)
+	dir := t.TempDir()
+	rt := realRuntimeAt(t, srv, dir)
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv.ScriptFunc("BG", func(r *llmtest.Request) llmtest.Turn {
+		if len(r.Messages) == 1 {
+			<-release
+			return llmtest.ToolUse("Read", map[string]any{"file_path": notes})
+		}
+		return llmtest.Text("The notes say hello.")
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := &app{ctx: ctx, queue: newEventQueue(), prompter: &prompter{}, rt: rt}
+	defer func() {
+		if err := a.shutdown(); err != nil {
+			t.Error(err)
+		}
+	}()
+	act := a.actions()
+	act.nextEvents = nil // until takes the queue
+	var asked []int
+	act.watch = func(stream int) tea.Cmd { asked = append(asked, stream); return nil } // started by hand below
+	m := newModel(config{cwd: cwd, model: "claude-sonnet-4-5", dark: true, altScreen: true}, act)
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 48})
+	m.Update(tickMsg{at: time.Now()})
+	typeText(m, "MAIN read the notes")
+	_, cmd := m.Update(keyMsg("enter"))
+	run(t, m, cmd)
+	until(t, m, a, func(it runItem) bool { return it.end && !it.notify })
+	if len(asked) != 1 {
+		t.Fatalf("the turn's end asked for watchers %v", asked)
+	}
+	// No stream is attached: the child runs to its end unseen.
+	letGo()
+	deadline := time.Now().Add(time.Minute) // bounds a failing test only
+	for rt.RunningTasks() > 0 || !rt.PendingNotifications() {
+		if time.Now().After(deadline) {
+			t.Fatal("the child never ended")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if strings.Contains(view(t, m), "1 tool use") {
+		t.Fatal("the screen shows the child's work before any stream carried it")
+	}
+	run(t, m, a.watch(asked[0]))
+	until(t, m, a, func(it runItem) bool { return it.watchEnd })
+	screen := view(t, m)
+	has(t, screen, "Reading in the background.", `"read the notes" completed`, "The notes say hello.", "completed · 1 tool use")
+	// The child's own conversation holds the call it made unseen.
+	node := m.tree.Get(rt.Tasks()[0].ID)
+	if node == nil || node.ToolUses != 1 || node.LastTool != "Read" {
+		t.Fatalf("the tree's node of the child: %+v", node)
+	}
+	read := false
+	for _, it := range m.convos[node.ID].items {
+		read = read || (it.name == "Read" && it.done && !it.isError && strings.Contains(it.result, "hello"))
+	}
+	if !read {
+		t.Fatal("the child's conversation lacks its Read")
+	}
 }
