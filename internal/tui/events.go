@@ -153,7 +153,7 @@ func (m *Model) endRun(it runItem) tea.Cmd {
 	if userTurn {
 		// Background tasks of the session report back while it is idle;
 		// a notification turn's watcher goes on by itself.
-		return m.startWatch()
+		return m.startWatch(false)
 	}
 	return nil
 }

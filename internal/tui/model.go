@@ -74,8 +74,11 @@ type actions struct {
 	start     func(prompt string) tea.Cmd
 	interrupt func() tea.Cmd
 	// watch runs the main agent on background tasks' notifications until
-	// none is running or a turn starts; its items carry stream.
-	watch func(stream int) tea.Cmd
+	// none is running or a turn starts; its items carry stream. opened
+	// says a saved session was just opened: the watcher then looks at
+	// least once, so what its earlier process left (notifications not
+	// delivered, tasks a crash interrupted) shows without a prompt.
+	watch func(stream int, opened bool) tea.Cmd
 	// setMode changes the main agent's permission mode (modeMsg).
 	setMode func(permission.Mode) tea.Cmd
 	// setModel changes the main agent's model (modelMsg).
@@ -269,7 +272,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case historyMsg:
 		m.showHistory(msg)
 	case runtimeMsg:
-		m.runtimeChanged(msg)
+		cmds = append(cmds, m.runtimeChanged(msg))
 	}
 	cmds = append(cmds, m.flushPrinted(), m.keepTicking())
 	if m.quitting {

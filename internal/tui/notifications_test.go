@@ -78,6 +78,9 @@ type scriptedNotifier struct {
 	turns [][]cadre.Event
 	fail  error
 	calls int
+	// pendingOnly hides the turns from RunningTasks, as a runtime that
+	// has not read its task journal yet does.
+	pendingOnly bool
 }
 
 func (s *scriptedNotifier) RunNotifications(ctx context.Context) iter.Seq2[cadre.Event, error] {
@@ -103,6 +106,9 @@ func (s *scriptedNotifier) RunNotifications(ctx context.Context) iter.Seq2[cadre
 func (s *scriptedNotifier) RunningTasks() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.pendingOnly {
+		return 0
+	}
 	return len(s.turns)
 }
 
@@ -115,7 +121,7 @@ func TestWatchNotifications(t *testing.T) {
 		{{Type: cadre.EventText, AgentID: "a1", Text: "child streams"}}, // events of a background agent, no turn
 		{initEvent(), {Type: cadre.EventResult, Result: &cadre.Result{}}},
 	}}
-	watchNotifications(context.Background(), n, 7, q)
+	watchNotifications(context.Background(), n, 7, false, q)
 	items := q.take()
 	var kinds []string
 	for _, it := range items {
@@ -136,10 +142,24 @@ func TestWatchNotifications(t *testing.T) {
 	}
 	// A RunNotifications that fails before a turn stops the watcher.
 	bad := &scriptedNotifier{fail: errors.New("journal unreadable")}
-	watchNotifications(context.Background(), bad, 8, q)
+	watchNotifications(context.Background(), bad, 8, false, q)
 	items = q.take()
 	if len(items) != 1 || !items[0].watchEnd || items[0].err == nil || bad.calls != 1 {
 		t.Fatalf("a failing watcher queued %+v after %d calls", items, bad.calls)
+	}
+	// With nothing running or queued a watcher does not ask, unless a
+	// saved session was just opened: then it asks once, and shows the turn
+	// the runtime ran on what the earlier process left.
+	idle := &scriptedNotifier{}
+	watchNotifications(context.Background(), idle, 9, false, q)
+	if items = q.take(); len(items) != 1 || !items[0].watchEnd || idle.calls != 0 {
+		t.Fatalf("an idle watcher queued %+v after %d calls", items, idle.calls)
+	}
+	opened := &scriptedNotifier{turns: [][]cadre.Event{{initEvent(), {Type: cadre.EventResult, Result: &cadre.Result{}}}}}
+	opened.pendingOnly = true
+	watchNotifications(context.Background(), opened, 10, true, q)
+	if items = q.take(); len(items) != 4 || !items[2].end || !items[3].watchEnd || opened.calls != 1 {
+		t.Fatalf("a watcher of an opened session queued %+v after %d calls", items, opened.calls)
 	}
 }
 
@@ -298,7 +318,7 @@ func TestEventsWhileNoStreamIsAttachedReachTheUI(t *testing.T) {
 	act := a.actions()
 	act.nextEvents = nil // until takes the queue
 	var asked []int
-	act.watch = func(stream int) tea.Cmd { asked = append(asked, stream); return nil } // started by hand below
+	act.watch = func(stream int, _ bool) tea.Cmd { asked = append(asked, stream); return nil } // started by hand below
 	m := newModel(config{cwd: cwd, model: "claude-sonnet-4-5", dark: true, altScreen: true}, act)
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 48})
 	m.Update(tickMsg{at: time.Now()})
@@ -321,7 +341,7 @@ func TestEventsWhileNoStreamIsAttachedReachTheUI(t *testing.T) {
 	if strings.Contains(view(t, m), "1 tool use") {
 		t.Fatal("the screen shows the child's work before any stream carried it")
 	}
-	run(t, m, a.watch(asked[0]))
+	run(t, m, a.watch(asked[0], false))
 	until(t, m, a, func(it runItem) bool { return it.watchEnd })
 	screen := view(t, m)
 	has(t, screen, "Reading in the background.", `"read the notes" completed`, "The notes say hello.", "completed · 1 tool use")
