@@ -523,8 +523,11 @@ func TestTerminalUIResumeShowsInterruptedTasks(t *testing.T) {
 	letGo()
 
 	tm := p.launch(t, bin, "--resume", id)
-	tm.waitFor("Resumed session "+id, "crash-main: index the shop", `"index the shop" killed`,
+	screen := tm.waitFor("Resumed session "+id, "crash-main: index the shop", `"index the shop" killed`,
 		"The index was interrupted by a crash; I will redo it.")
+	if strings.Index(screen, `"index the shop" killed`) > strings.Index(screen, "The index was interrupted") {
+		t.Fatalf("the notification shows after the answer to it:\n%s", screen)
+	}
 	tm.waitGone("esc to interrupt")
 	tm.keys("C-d")
 	tm.waitFor("cadre exited 0, tty: icanon echo end")

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -160,5 +161,14 @@ func (m *Model) notificationEvent(ev cadre.Event, at time.Time) {
 	}
 	note := m.noteOf(ev.Notification)
 	m.tree.SetStatus(note.TaskID, note.Status, at)
-	m.convoOf(ev.AgentID).add(&item{kind: itemNotification, note: &note, done: true})
+	c, it := m.convoOf(ev.AgentID), &item{kind: itemNotification, note: &note, done: true}
+	if ev.AgentID == "" && m.running && m.noteAt >= c.printed && m.noteAt <= len(c.items) {
+		// The runtime reports notifications delivered once the request
+		// that carried them was answered, after the answer streamed: show
+		// them before that answer, in the order delivered.
+		c.items = slices.Insert(c.items, m.noteAt, it)
+		m.noteAt++
+		return
+	}
+	c.add(it)
 }
