@@ -146,13 +146,13 @@ type Model struct {
 	// noteAt is where notifications the main agent is told of go in its
 	// conversation: after what it did before the request that carried
 	// them, before the answer to them (notifications.go).
-	noteAt int
-	runStart   time.Time
-	runOutput  int64 // output tokens of the turn's finished answers
-	streamed   int   // bytes streamed since the last answer
-	queued     []string
-	tokens     int64 // every token of the session
-	mode       permission.Mode
+	noteAt    int
+	runStart  time.Time
+	runOutput int64 // output tokens of the turn's finished answers
+	streamed  int   // bytes streamed since the last answer
+	queued    []string
+	tokens    int64 // every token of the session
+	mode      permission.Mode
 
 	prompts []*pendingPrompt
 	modal   promptModal
