@@ -175,6 +175,7 @@ type Model struct {
 	scroll   int
 	// Renders kept between frames.
 	treeCache  treeView
+	treeRows   map[*Node]treeRow // the rows of the tree last drawn (treeview.go)
 	inputCache inputRender
 	quitAt     time.Time
 	status     string
