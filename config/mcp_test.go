@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/mcpx"
@@ -169,5 +170,20 @@ func TestMCPConfigRepeatable(t *testing.T) {
 	_, _, err, tr = loadIn(t, files, anthropicKey, Options{MCPConfigs: []string{"tools/mcp.json", "bad.json"}})
 	if err == nil || !strings.Contains(err.Error(), tr.cwd+"/bad.json: line 2, column") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// MCP_TIMEOUT, MCP_TOOL_TIMEOUT and MAX_MCP_OUTPUT_TOKENS from the
+// environment reach the session's MCP options.
+func TestMCPOptionsFromTheEnvironment(t *testing.T) {
+	t.Parallel()
+	env := withDefault(anthropicKey, "MCP_TIMEOUT", "4000")
+	env["MCP_TOOL_TIMEOUT"], env["MAX_MCP_OUTPUT_TOKENS"] = "90000", "5000"
+	cfg, _, err, _ := loadIn(t, nil, env, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := cfg.MCPOptions; o.ConnectTimeout != 4*time.Second || o.CallTimeout != 90*time.Second || o.MaxOutputChars != 20000 {
+		t.Fatalf("MCP options %+v", o)
 	}
 }

@@ -392,3 +392,29 @@ func TestStructuredResults(t *testing.T) {
 		t.Errorf("structured error = %+v", out)
 	}
 }
+
+// The session-wide call timeout (MCP_TOOL_TIMEOUT) bounds a call to a
+// server that sets none; a server's own "timeout" wins over it.
+func TestSessionCallTimeout(t *testing.T) {
+	t.Parallel()
+	s := newGoServer("echo")
+	mcp.AddTool(s, &mcp.Tool{Name: "block"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	})
+	url := goServer(t, HTTP, s, "")
+	own := ServerConfig{Name: "own", Transport: HTTP, URL: url, CallTimeout: 2 * time.Second}
+	m := newManager(t, []ServerConfig{{Name: "plain", Transport: HTTP, URL: url}, own}, OptionsFromEnv(env(map[string]string{"MCP_TOOL_TIMEOUT": "1000"})))
+	m.Start()
+	waitConnected(t, m)
+	tools := m.Tools(context.Background())
+	if out := run(t, tools, "mcp__plain__block", `{}`); !out.IsError || !strings.Contains(out.Text, `"plain"`) || !strings.Contains(out.Text, "within 1s") {
+		t.Errorf("plain = %+v", out)
+	}
+	if out := run(t, tools, "mcp__own__block", `{}`); !out.IsError || !strings.Contains(out.Text, "within 2s") {
+		t.Errorf("own = %+v", out)
+	}
+	if out := run(t, tools, "mcp__plain__echo", `{"text":"still here"}`); out.IsError || out.Text != "echo: still here" {
+		t.Errorf("echo after the timeout = %+v", out)
+	}
+}
