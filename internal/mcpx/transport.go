@@ -254,6 +254,14 @@ func (p *process) exitedChan() <-chan struct{} {
 	return p.exited
 }
 
+// copiedChan is closed when the process's stderr has been drained (nil
+// before start).
+func (p *process) copiedChan() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.copied
+}
+
 // stderrTail returns the last lines the server wrote to stderr.
 func (p *process) stderrTail() string { return p.stderr.String() }
 
