@@ -41,9 +41,9 @@ func (s *Settings) scopeMCP(n int, scope mcpx.Scope) {
 // settings < --settings and --mcp-config < managed settings), or only the
 // --mcp-config ones with StrictMCPConfig. A malformed file is an error
 // naming file and line; problems in single entries are diagnostics.
-func mcpServers(cwd string, opts Options, s *Settings, getenv func(string) string) ([]cadre.MCPServer, []Diagnostic, error) {
-	servers, _, diags, err := MCPServers(cwd, s, opts.MCPConfigs, opts.StrictMCPConfig, getenv)
-	return servers, diags, err
+// The servers workspace trust keeps out come back apart.
+func mcpServers(cwd string, opts Options, s *Settings, getenv func(string) string) (servers, untrusted []cadre.MCPServer, diags []Diagnostic, err error) {
+	return MCPServers(cwd, s, opts.MCPConfigs, opts.StrictMCPConfig, getenv)
 }
 
 // MCPServers reads the MCP servers a session in cwd uses, exactly as Load
@@ -68,9 +68,11 @@ func MCPServers(cwd string, s *Settings, configs []string, strict bool, getenv f
 		return nil, nil, diags, fmt.Errorf("mcp servers: %w", err)
 	}
 	// Issue 9: a server from the workspace's own files (.mcp.json, project
-	// settings) starts a command or reaches a host, so it needs trust.
+	// settings) starts a command or reaches a host, so it needs trust. A
+	// --mcp-config value is the user's own choice on the command line,
+	// even when the file it names lies in the workspace.
 	servers = slices.DeleteFunc(servers, func(sv cadre.MCPServer) bool {
-		if s.Trust.Allow(sv.Source.File, "mcpServers."+sv.Name) {
+		if sv.Source.Scope == mcpx.ScopeFlag || s.Trust.Allow(sv.Source.File, "mcpServers."+sv.Name) {
 			return false
 		}
 		untrusted = append(untrusted, sv)

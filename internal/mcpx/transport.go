@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cadre-dev/cadre/internal/proclife"
 )
 
 // transportFor returns the SDK transport for a server. For stdio it also
@@ -111,6 +113,7 @@ func (p *process) start() (err error) {
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	proclife.SetParentDeathSignal(cmd.SysProcAttr) // issue 9: a server dies with cadre, even after kill -9
 	startErr := cmd.Start()
 	// The child has its own copies now.
 	inR.Close()
@@ -212,16 +215,36 @@ func (p *process) stop() {
 		}
 	}
 	// Whatever the leader left behind in its group goes with it.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	p.killGroup()
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-p.copied:
 	case <-t.C:
 	}
+	p.closeStdout()
+}
+
+// killGroup kills what is left of the process group once its leader
+// has exited (before start it does nothing).
+func (p *process) killGroup() {
 	p.mu.Lock()
-	p.stdoutR.Close()
+	cmd := p.cmd
 	p.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// closeStdout closes cadre's end of the server's stdout, which ends the
+// session reading it (stop closes it too; a second close is harmless).
+func (p *process) closeStdout() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stdoutR != nil {
+		_ = p.stdoutR.Close()
+	}
 }
 
 // exitedChan is closed when the process has exited (nil before start).
@@ -229,6 +252,14 @@ func (p *process) exitedChan() <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.exited
+}
+
+// copiedChan is closed when the process's stderr has been drained (nil
+// before start).
+func (p *process) copiedChan() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.copied
 }
 
 // stderrTail returns the last lines the server wrote to stderr.
