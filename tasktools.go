@@ -144,12 +144,11 @@ func (b *background) send(ctx context.Context, from *agent, in sendMessageInput)
 	return b.deliver(ctx, from, h, text)
 }
 
-// withTaskTools adds the task tools to the main agent's pool when
-// sub-agents run in the background by default or always.
+// withTaskTools adds the task tools to the main agent's pool whenever a
+// sub-agent can run in the background: a model that can start one can
+// also read, message and stop it.
 func (r *Runtime) withTaskTools(p *tool.Pool) *tool.Pool {
-	if r.cfg.Background != BackgroundDefault && r.cfg.Background != BackgroundForced {
-		// Offered where background is the rule; NOT DONE: offering them
-		// in BackgroundOn too (the corpus tool tables must learn them).
+	if r.cfg.Background == BackgroundOff {
 		return p
 	}
 	tools := p.Tools()
