@@ -47,13 +47,16 @@ func TestInlineServerStopsOnEveryExitPath(t *testing.T) {
 			defer cancel()
 			pids := make(chan int, 1)
 			done := make(chan error, 1)
+			// In the test's goroutine: a missing server skips (or fails)
+			// the test, which a goroutine of its own cannot do.
+			mine := everything(t, "mine")
 			go func() {
 				defer func() {
 					if r := recover(); r != nil {
 						done <- fmt.Errorf("panic: %v", r)
 					}
 				}()
-				done <- agentRun(ctx, m, AgentServers{Inline: []ServerConfig{everything(t, "mine")}}, pids, end)
+				done <- agentRun(ctx, m, AgentServers{Inline: []ServerConfig{mine}}, pids, end)
 			}()
 			pid, ok := <-pids
 			if !ok || pid == 0 {
