@@ -130,7 +130,8 @@ func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
 	}
 	return permission.NewSession(permission.SessionConfig{
 		Checker: checker, Prompter: forkPrompter(a.perms.Mode, a.hookPrompter(p.Prompter)), AgentID: a.id, AgentType: a.typ, Background: background, Log: a.run.denials,
-		Grants: &a.run.rt.grants, // shared by the session's agents (issue 9)
+		Answerer: a.hookAnswerer(), // PermissionRequest hooks of an agent that cannot prompt
+		Grants:   &a.run.rt.grants, // shared by the session's agents (issue 9)
 	})
 }
 

@@ -212,6 +212,18 @@ func (a *agent) hookPrompter(next permission.Prompter) permission.Prompter {
 	return hooks.Prompter{Hooks: a.hooks, Next: next}
 }
 
+// hookAnswerer lets the PermissionRequest hooks decide a background
+// agent's calls that would be asked about, before the session denies them
+// for want of a prompt (S-7.5): Claude Code runs these hooks for agents
+// that cannot show prompts too. Hooks added later (a frontmatter's) are
+// seen, since the dispatcher is asked at every call.
+func (a *agent) hookAnswerer() permission.Answerer {
+	if a.hooks == nil {
+		return nil
+	}
+	return hooks.Prompter{Hooks: a.hooks}
+}
+
 // notifyingPrompter fires Notification while a person is being asked.
 type notifyingPrompter struct {
 	hooks *hooks.Agent

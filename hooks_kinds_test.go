@@ -170,13 +170,14 @@ func TestHookMatrixEveryAgentKind(t *testing.T) {
 		want[key{"PostToolUse", kind, "Read"}] = 1
 		want[key{"PostToolUseFailure", kind, "Read"}] = 1
 		want[key{"PreToolUse", kind, "Bash"}] = 1
+		want[key{"PermissionRequest", kind, "Bash"}] = 1
 		if kind == "background" {
-			// A background agent can show no prompt: the call is denied
-			// before anyone is asked, so no PermissionRequest, no
+			// A background agent can show no prompt: its PermissionRequest
+			// hooks still answer first (this one does not decide), then
+			// the call is denied without asking anyone, so no
 			// Notification and no PostToolUse (S-7.5).
 			continue
 		}
-		want[key{"PermissionRequest", kind, "Bash"}] = 1
 		want[key{"Notification", kind, ""}] = 1
 		want[key{"PostToolUse", kind, "Bash"}] = 1
 		if kind != "main" {
@@ -230,9 +231,12 @@ func TestHookMatrixEveryAgentKind(t *testing.T) {
 	if e := find("PreToolUse", "background"); e["tool_name"] == "Bash" && e["tool_input"].(map[string]any)["command"] != "echo BGKID" {
 		t.Errorf("PreToolUse of background: %v", e)
 	}
-	for kind, key := range map[string]string{"main": "MAIN", "sync": "SYNC", "nested": "NESTED", "fork": "FORKKID"} {
+	for kind, key := range map[string]string{"main": "MAIN", "sync": "SYNC", "nested": "NESTED", "fork": "FORKKID", "background": "BGKID"} {
 		if e := find("PermissionRequest", kind); e["tool_input"].(map[string]any)["command"] != "echo "+key {
 			t.Errorf("PermissionRequest of %s: %v", kind, e)
+		}
+		if kind == "background" {
+			continue
 		}
 		if e := find("Notification", kind); e["notification_type"] != "permission_prompt" || !strings.Contains(e["message"].(string), "Bash") {
 			t.Errorf("Notification of %s: %v", kind, e)
@@ -529,5 +533,79 @@ git -C "$repo" worktree remove --force "$path" && git -C "$repo" branch -q -D "h
 		"cwd,hook_event_name,session_id,transcript_path,worktree_path",
 	}) {
 		t.Errorf("hook inputs carried %q", got)
+	}
+}
+
+// TestPermissionRequestHooksDecideForBackgroundAgents: a background child
+// can show no prompt (S-7.5), but as in Claude Code its PermissionRequest
+// hooks still answer a call the rules would ask about before it is
+// denied: a hook's allow runs the call, its deny is the model's message,
+// and with no decision the call is denied as a background call. The
+// person at the terminal is never asked.
+func TestPermissionRequestHooksDecideForBackgroundAgents(t *testing.T) {
+	t.Parallel()
+	w := newHookWorld(t)
+	decide := w.script("decide.sh", `#!/bin/sh
+in=$(cat)
+printf '%s\n' "$in" | jq -c . >> "$HOOK_LOG"
+case $(printf '%s' "$in" | jq -r .tool_input.command) in
+*allowed*) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}' ;;
+*denied*) echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"not from the background"}}}' ;;
+esac
+`)
+	cfg := w.config(`{"PermissionRequest": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "` + decide + `"}]}]}`)
+	person := &allowAll{}
+	cfg.Permissions = &Permissions{Mode: permission.ModeDefault, Prompter: person,
+		Rules: []permission.Rule{{Behavior: permission.Ask, Tool: "Bash", Source: "test"}}}
+	file := func(name string) string { return filepath.Join(w.dir, name) }
+	w.srv.Script("MAIN", llmtest.ToolUse("Agent", bgCall("BGKID: go on")), llmtest.Text("MAIN waits"), llmtest.Text("MAIN done"))
+	w.srv.Script("BGKID", llmtest.ToolUses(
+		llmtest.Call{Name: "Bash", Input: map[string]any{"command": "touch " + file("allowed")}},
+		llmtest.Call{Name: "Bash", Input: map[string]any{"command": "touch " + file("denied")}},
+		llmtest.Call{Name: "Bash", Input: map[string]any{"command": "touch " + file("ignored")}},
+	), llmtest.Text("BGKID done"))
+	rt := newRuntime(t, cfg)
+	evs, _, err := runAll(t, context.Background(), rt, "MAIN: start")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs = append(evs, drainNotifications(t, rt)...)
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ids := taskIDs(evs)
+	if len(ids) != 1 {
+		t.Fatalf("tasks %v", ids)
+	}
+	if _, err := os.Stat(file("allowed")); err != nil {
+		t.Errorf("the call the hook allowed did not run: %v", err)
+	}
+	for _, name := range []string{"denied", "ignored"} {
+		if _, err := os.Stat(file(name)); err == nil {
+			t.Errorf("the %s call ran", name)
+		}
+	}
+	res := w.toolResults("BGKID")
+	if len(res) != 3 {
+		t.Fatalf("tool results %q", res)
+	}
+	if strings.Contains(res[0], "denied") {
+		t.Errorf("allowed call: %q", res[0])
+	}
+	contains(t, res[1], "A PermissionRequest hook denied this call: not from the background")
+	contains(t, res[2], "runs in the background")
+	if len(person.asked) != 0 {
+		t.Errorf("the person was asked %v", person.asked)
+	}
+	var seen []string
+	for _, e := range w.entries() {
+		if e["hook_event_name"] != "PermissionRequest" || e["agent_id"] != ids[0] || e["agent_type"] != "general-purpose" || e["tool_name"] != "Bash" {
+			t.Errorf("hook input %v", e)
+			continue
+		}
+		seen = append(seen, e["tool_input"].(map[string]any)["command"].(string))
+	}
+	if want := []string{"touch " + file("allowed"), "touch " + file("denied"), "touch " + file("ignored")}; !slices.Equal(seen, want) {
+		t.Errorf("PermissionRequest fired for %q, want %q", seen, want)
 	}
 }

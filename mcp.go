@@ -1,6 +1,7 @@
 package cadre
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -291,8 +292,20 @@ func (c *agent) acquireMCP(ctx context.Context, parent *agent) (*refusal, error)
 	}
 	// The receipt: what the child gets now (servers still connecting add
 	// their tools at a later turn) and what it does not.
+	// Servers by their model-facing (normalised) names, for the servers
+	// whose tools the child gets through its parent.
+	byTool := map[string]string{}
+	for _, n := range configured {
+		byTool[mcpx.Normalize(n)] = n
+	}
 	for _, t := range src.Tools(ctx) {
 		c.spawnReceipt.Tools = append(c.spawnReceipt.Tools, t.Spec().Name)
+		if st, ok := t.(mcpx.Tool); ok {
+			n := cmp.Or(byTool[st.Server()], st.Server())
+			if !slices.Contains(c.spawnReceipt.MCPServers, n) {
+				c.spawnReceipt.MCPServers = append(c.spawnReceipt.MCPServers, n)
+			}
+		}
 	}
 	if parent.mcp != nil {
 		for _, t := range parent.mcp.Tools(ctx) {

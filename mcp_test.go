@@ -507,6 +507,10 @@ func TestMCPDisallowedServer(t *testing.T) {
 			if !slices.Equal(dropped, mainA) {
 				t.Fatalf("dropped %v", dropped)
 			}
+			// The receipt's servers: b, whose tools the child got; not a.
+			if !slices.Equal(r.MCPServers, []string{"b"}) {
+				t.Fatalf("receipt servers %v", r.MCPServers)
+			}
 		}
 	}
 }
@@ -625,10 +629,10 @@ func TestMCPCorpusAgent(t *testing.T) {
 					got = append(got, n)
 				}
 			}
-			var warnings []string
+			var warnings, gotServers []string
 			for _, ev := range evs {
 				if ev.Type == EventTaskStarted {
-					warnings = ev.Task.Receipt.Warnings
+					warnings, gotServers = ev.Task.Receipt.Warnings, ev.Task.Receipt.MCPServers
 				}
 			}
 			if configured {
@@ -636,10 +640,13 @@ func TestMCPCorpusAgent(t *testing.T) {
 				if !slices.Equal(got, []string{"mcp__context7__get-library-docs", "mcp__context7__resolve-library-id"}) {
 					t.Fatalf("child MCP tools %v", got)
 				}
+				if !slices.Equal(gotServers, []string{"context7"}) {
+					t.Fatalf("receipt servers %v", gotServers)
+				}
 				return
 			}
-			if len(got) != 0 || !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, `"context7"`) }) {
-				t.Fatalf("tools %v warnings %q", got, warnings)
+			if len(got) != 0 || len(gotServers) != 0 || !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, `"context7"`) }) {
+				t.Fatalf("tools %v servers %v warnings %q", got, gotServers, warnings)
 			}
 		})
 	}

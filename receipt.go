@@ -41,8 +41,11 @@ type Receipt struct {
 	QueuePosition int           `json:"queue_position,omitempty"`
 	QueueWait     time.Duration `json:"queue_wait_ns,omitempty"`
 	Warnings      []string      `json:"warnings,omitempty"`
-	// MCPServers are the servers the child's definition holds for it
-	// (named and inline mcpServers); its MCP tools are in Tools.
+	// MCPServers are the MCP servers the child got: those its definition
+	// holds for it (named and inline mcpServers), then the servers whose
+	// tools it gets through its parent. Its MCP tools are in Tools, the
+	// ones it did not get in Dropped, and servers its tools name that
+	// nobody configured in Warnings.
 	MCPServers []string `json:"mcp_servers,omitempty"`
 	// Worktree and WorktreeBranch are the agent's own git worktree
 	// (isolation: worktree).

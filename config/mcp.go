@@ -68,9 +68,11 @@ func MCPServers(cwd string, s *Settings, configs []string, strict bool, getenv f
 		return nil, nil, diags, fmt.Errorf("mcp servers: %w", err)
 	}
 	// Issue 9: a server from the workspace's own files (.mcp.json, project
-	// settings) starts a command or reaches a host, so it needs trust.
+	// settings) starts a command or reaches a host, so it needs trust. A
+	// --mcp-config value is the user's own choice on the command line,
+	// even when the file it names lies in the workspace.
 	servers = slices.DeleteFunc(servers, func(sv cadre.MCPServer) bool {
-		if s.Trust.Allow(sv.Source.File, "mcpServers."+sv.Name) {
+		if sv.Source.Scope == mcpx.ScopeFlag || s.Trust.Allow(sv.Source.File, "mcpServers."+sv.Name) {
 			return false
 		}
 		untrusted = append(untrusted, sv)

@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/mcpx"
@@ -137,5 +138,52 @@ func TestMCPServersNeedTrust(t *testing.T) {
 	}
 	if len(warned) != 2 || len(cfg.Provenance.Ignored) < 2 {
 		t.Fatalf("warnings %q, provenance %+v", warned, cfg.Provenance.Ignored)
+	}
+}
+
+// --mcp-config is repeatable and takes a file (relative to the project)
+// or inline JSON; on a name clash the later value wins, and a malformed
+// file among them is an error naming it and its line. A file the flag
+// names is the user's choice: it needs no workspace trust even inside the
+// (here untrusted) project.
+func TestMCPConfigRepeatable(t *testing.T) {
+	t.Parallel()
+	files := map[string]string{
+		"CWD/tools/mcp.json": "{\"mcpServers\": {\n  \"files\": {\"command\": \"from-file\"},\n  \"both\": {\"command\": \"file-both\"}\n}}\n",
+		"CWD/bad.json":       "{\"mcpServers\": {\n  \"x\": {\"command\": }\n}}\n",
+	}
+	cfg, _, err, tr := loadIn(t, files, anthropicKey, Options{MCPConfigs: []string{
+		"tools/mcp.json",
+		`{"mcpServers": {"inline": {"type": "http", "url": "http://localhost:1/mcp"}, "both": {"command": "json-both"}}}`,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]cadre.MCPServer{}
+	for _, s := range cfg.MCPServers {
+		got[s.Name] = s
+	}
+	if len(got) != 3 || got["files"].Command != "from-file" || got["files"].Source.File != tr.cwd+"/tools/mcp.json" || got["files"].Source.Line != 2 ||
+		got["inline"].URL != "http://localhost:1/mcp" || got["inline"].Source.File != "--mcp-config" || got["both"].Command != "json-both" {
+		t.Fatalf("servers %+v", cfg.MCPServers)
+	}
+	_, _, err, tr = loadIn(t, files, anthropicKey, Options{MCPConfigs: []string{"tools/mcp.json", "bad.json"}})
+	if err == nil || !strings.Contains(err.Error(), tr.cwd+"/bad.json: line 2, column") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// MCP_TIMEOUT, MCP_TOOL_TIMEOUT and MAX_MCP_OUTPUT_TOKENS from the
+// environment reach the session's MCP options.
+func TestMCPOptionsFromTheEnvironment(t *testing.T) {
+	t.Parallel()
+	env := withDefault(anthropicKey, "MCP_TIMEOUT", "4000")
+	env["MCP_TOOL_TIMEOUT"], env["MAX_MCP_OUTPUT_TOKENS"] = "90000", "5000"
+	cfg, _, err, _ := loadIn(t, nil, env, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := cfg.MCPOptions; o.ConnectTimeout != 4*time.Second || o.CallTimeout != 90*time.Second || o.MaxOutputChars != 20000 {
+		t.Fatalf("MCP options %+v", o)
 	}
 }

@@ -16,7 +16,9 @@ const (
 	// PostToolUseFailure fires after a tool call failed.
 	PostToolUseFailure Event = "PostToolUseFailure"
 	// PermissionRequest fires when the rules say ask, before anyone is
-	// prompted; its hooks can answer in the person's place.
+	// prompted; its hooks can answer in the person's place. It fires for
+	// a background agent too, which can show no prompt: its hooks decide
+	// before the call is denied (Prompter.Answer).
 	PermissionRequest Event = "PermissionRequest"
 	// UserPromptSubmit fires when a prompt reaches the main agent.
 	UserPromptSubmit Event = "UserPromptSubmit"

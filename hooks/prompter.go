@@ -32,41 +32,56 @@ var _ permission.Prompter = Prompter{}
 // updatedInput is refused: the prompt cannot change a call's input, and
 // running the unchanged call would ignore what the hook asked for.
 func (p Prompter) Prompt(ctx context.Context, pr permission.Prompt) (permission.Reply, error) {
-	if p.Hooks != nil {
-		in := &Input{
-			HookEventName: PermissionRequest,
-			ToolName:      pr.Request.Tool,
-			ToolInput:     pr.Request.Input,
-			Cwd:           pr.Request.Cwd,
-		}
-		if pr.Request.AgentID != "" {
-			// The main agent's requests name its type too; hooks see
-			// agent_id and agent_type only inside a sub-agent.
-			in.AgentID, in.AgentType = pr.Request.AgentID, pr.Request.AgentType
-		}
-		if pr.HasSuggestion {
-			in.PermissionSuggestions = suggestion(pr.Suggested)
-		}
-		o := p.Hooks.Fire(ctx, in)
-		if err := ctx.Err(); err != nil {
-			return permission.Reply{}, err
-		}
-		switch {
-		case o.Request == permission.Deny:
-			return permission.Reply{Choice: permission.ChoiceDeny, Message: prompts.HookPermissionDenied(o.RequestMessage)}, nil
-		case o.Blocked:
-			return permission.Reply{Choice: permission.ChoiceDeny, Message: prompts.HookPermissionDenied(strings.Join(o.Feedback, "\n"))}, nil
-		case o.Request == permission.Allow && o.UpdatedInput != nil:
-			return permission.Reply{Choice: permission.ChoiceDeny, Message: prompts.HookUpdatedInputRefused()}, nil
-		case o.Request == permission.Allow:
-			return permission.Reply{Choice: permission.ChoiceAllowOnce}, nil
-		}
+	reply, ok, err := p.Answer(ctx, pr)
+	if err != nil || ok {
+		return reply, err
 	}
 	next := p.Next
 	if next == nil {
 		next = permission.NoPrompter{}
 	}
 	return next.Prompt(ctx, pr)
+}
+
+var _ permission.Answerer = Prompter{}
+
+// Answer fires PermissionRequest and reports the hooks' decision, ok
+// false when none decided. It never asks Next: a permission.Session uses
+// it for a background agent, which cannot prompt but whose calls the
+// hooks may still allow or deny, as in Claude Code.
+func (p Prompter) Answer(ctx context.Context, pr permission.Prompt) (permission.Reply, bool, error) {
+	if p.Hooks == nil {
+		return permission.Reply{}, false, nil
+	}
+	in := &Input{
+		HookEventName: PermissionRequest,
+		ToolName:      pr.Request.Tool,
+		ToolInput:     pr.Request.Input,
+		Cwd:           pr.Request.Cwd,
+	}
+	if pr.Request.AgentID != "" {
+		// The main agent's requests name its type too; hooks see
+		// agent_id and agent_type only inside a sub-agent.
+		in.AgentID, in.AgentType = pr.Request.AgentID, pr.Request.AgentType
+	}
+	if pr.HasSuggestion {
+		in.PermissionSuggestions = suggestion(pr.Suggested)
+	}
+	o := p.Hooks.Fire(ctx, in)
+	if err := ctx.Err(); err != nil {
+		return permission.Reply{}, false, err
+	}
+	switch {
+	case o.Request == permission.Deny:
+		return permission.Reply{Choice: permission.ChoiceDeny, Message: prompts.HookPermissionDenied(o.RequestMessage)}, true, nil
+	case o.Blocked:
+		return permission.Reply{Choice: permission.ChoiceDeny, Message: prompts.HookPermissionDenied(strings.Join(o.Feedback, "\n"))}, true, nil
+	case o.Request == permission.Allow && o.UpdatedInput != nil:
+		return permission.Reply{Choice: permission.ChoiceDeny, Message: prompts.HookUpdatedInputRefused()}, true, nil
+	case o.Request == permission.Allow:
+		return permission.Reply{Choice: permission.ChoiceAllowOnce}, true, nil
+	}
+	return permission.Reply{}, false, nil
 }
 
 // suggestion renders the rule "always allow" would add as Claude Code's

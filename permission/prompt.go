@@ -55,6 +55,14 @@ type Prompter interface {
 	Prompt(ctx context.Context, p Prompt) (Reply, error)
 }
 
+// Answerer answers a prompt without asking anyone, or reports that it has
+// no answer (ok false). Claude Code's PermissionRequest hooks are one: a
+// Session consults its Answerer for a call of a background agent that
+// cannot show a prompt, before denying it (S-7.5).
+type Answerer interface {
+	Answer(ctx context.Context, p Prompt) (reply Reply, ok bool, err error)
+}
+
 // NoPrompter is the prompter of a headless run: nobody can answer, so every
 // prompt is a denial that tells the model why.
 type NoPrompter struct{}

@@ -59,6 +59,13 @@ type SessionConfig struct {
 	// Background marks an agent that can never show a prompt (S-7.5)
 	// unless its mode is bubble and Prompter can reach a terminal.
 	Background bool
+	// Answerer, when set, decides a background agent's call that would
+	// be asked about before it is denied for want of a prompt: as in
+	// Claude Code, PermissionRequest hooks still answer for an agent that
+	// cannot prompt. When it has no answer the call is denied as before.
+	// (With a Prompter to ask, the Prompter is expected to consult the
+	// hooks itself; see hooks.Prompter.)
+	Answerer Answerer
 	// Log, when set, also receives this agent's denials (the run's list).
 	Log *DenialLog
 	// Grants, when set, is shared with the session's other agents: rules
@@ -156,24 +163,44 @@ func (s *Session) fill(req Request) Request {
 func (s *Session) ask(ctx context.Context, req Request, d Decision) (Outcome, error) {
 	checker := s.Checker()
 	suggested, hasSuggestion := SuggestRule(req)
+	pr := Prompt{Request: req, Decision: d, Suggested: suggested, HasSuggestion: hasSuggestion}
 	if req.Background && (checker.Mode() != ModeBubble || s.cfg.Prompter == nil) {
-		return s.deny(req, d, prompts.PermDeniedInBackground, true), nil
+		if s.cfg.Answerer == nil {
+			return s.deny(req, d, prompts.PermDeniedInBackground, true), nil
+		}
+		reply, ok, err := s.cfg.Answerer.Answer(ctx, pr)
+		switch {
+		case err != nil:
+			if ctxErr := ctx.Err(); ctxErr != nil {
+				return Outcome{}, ctxErr
+			}
+			return s.deny(req, d, prompts.PermPromptFailed(err), false), nil
+		case !ok:
+			return s.deny(req, d, prompts.PermDeniedInBackground, true), nil
+		}
+		return s.apply(req, d, reply, suggested, hasSuggestion), nil
 	}
 	p := s.cfg.Prompter
 	if p == nil {
 		p = NoPrompter{}
 	}
-	reply, err := p.Prompt(ctx, Prompt{Request: req, Decision: d, Suggested: suggested, HasSuggestion: hasSuggestion})
+	reply, err := p.Prompt(ctx, pr)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return Outcome{}, ctxErr
 		}
 		return s.deny(req, d, prompts.PermPromptFailed(err), false), nil
 	}
+	return s.apply(req, d, reply, suggested, hasSuggestion), nil
+}
+
+// apply turns the answer to a prompt about req into its outcome: a grant
+// "always for this session" adds its rules (or the suggested one).
+func (s *Session) apply(req Request, d Decision, reply Reply, suggested Rule, hasSuggestion bool) Outcome {
 	switch reply.Choice {
 	case ChoiceAllowOnce:
 		d.Behavior, d.Reason = Allow, prompts.PermApprovedOnce
-		return Outcome{Allowed: true, Decision: d, UpdatedInput: reply.UpdatedInput}, nil
+		return Outcome{Allowed: true, Decision: d, UpdatedInput: reply.UpdatedInput}
 	case ChoiceAllowSession:
 		grant := reply.Rules
 		if len(grant) == 0 && hasSuggestion {
@@ -192,13 +219,13 @@ func (s *Session) ask(ctx context.Context, req Request, d Decision) (Outcome, er
 			d.Rule, d.Source = r.String(), r.Source
 		}
 		d.Behavior, d.Reason = Allow, prompts.PermApprovedSession
-		return Outcome{Allowed: true, Decision: d, UpdatedInput: reply.UpdatedInput}, nil
+		return Outcome{Allowed: true, Decision: d, UpdatedInput: reply.UpdatedInput}
 	}
 	msg := reply.Message
 	if msg == "" {
 		msg = prompts.PermUserDenied
 	}
-	return s.deny(req, d, msg, false), nil
+	return s.deny(req, d, msg, false)
 }
 
 // deny records a denial and builds the message the model reads.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -227,5 +228,76 @@ func TestSessionConcurrent(t *testing.T) {
 func TestNewSessionNeedsChecker(t *testing.T) {
 	if _, err := NewSession(SessionConfig{}); err == nil {
 		t.Error("no error")
+	}
+}
+
+// answerer answers every prompt with reply (ok says whether it decided)
+// and counts the prompts it saw.
+type answerer struct {
+	reply Reply
+	ok    bool
+	err   error
+	seen  []Prompt
+}
+
+func (a *answerer) Answer(_ context.Context, p Prompt) (Reply, bool, error) {
+	a.seen = append(a.seen, p)
+	return a.reply, a.ok, a.err
+}
+
+// TestSessionAnswererDecidesForBackground: a background agent's call that
+// would be asked about goes to the Answerer (the PermissionRequest hooks)
+// before it is denied for want of a prompt; its decision stands, and
+// without one the denial is the background denial.
+func TestSessionAnswererDecidesForBackground(t *testing.T) {
+	f := newFixture(t)
+	tests := []struct {
+		name       string
+		a          *answerer
+		allowed    bool
+		message    string
+		background bool
+	}{
+		{"allow", &answerer{reply: Reply{Choice: ChoiceAllowOnce}, ok: true}, true, "", false},
+		{"deny", &answerer{reply: Reply{Choice: ChoiceDeny, Message: "hook says no"}, ok: true}, false, "hook says no", false},
+		{"no decision", &answerer{}, false, "background", true},
+		{"failure", &answerer{err: errors.New("boom")}, false, "boom", false},
+	}
+	for _, tt := range tests {
+		c, err := NewChecker(Config{Mode: ModeDefault, Cwd: f.cwd, Home: f.home})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := NewSession(SessionConfig{Checker: c, AgentID: "a1", AgentType: "worker", Background: true, Answerer: tt.a})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := s.Authorize(context.Background(), writeReq(f, "new.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Allowed != tt.allowed || !strings.Contains(out.Message, tt.message) {
+			t.Errorf("%s: %+v", tt.name, out)
+		}
+		if len(tt.a.seen) != 1 || tt.a.seen[0].Request.AgentID != "a1" || !tt.a.seen[0].Request.Background {
+			t.Errorf("%s: answerer saw %+v", tt.name, tt.a.seen)
+		}
+		den := s.Denials()
+		if tt.allowed != (len(den) == 0) || (len(den) == 1 && den[0].Background != tt.background) {
+			t.Errorf("%s: denials %+v", tt.name, den)
+		}
+	}
+	// A foreground agent's prompt goes to its Prompter, not the Answerer.
+	a := &answerer{reply: Reply{Choice: ChoiceAllowOnce}, ok: true}
+	c, err := NewChecker(Config{Mode: ModeDefault, Cwd: f.cwd, Home: f.home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSession(SessionConfig{Checker: c, Answerer: a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := s.Authorize(context.Background(), writeReq(f, "new.txt")); err != nil || out.Allowed || len(a.seen) != 0 {
+		t.Errorf("foreground: %+v %v, answerer saw %d", out, err, len(a.seen))
 	}
 }

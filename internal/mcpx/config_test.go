@@ -274,3 +274,18 @@ func TestParseAgentServers(t *testing.T) {
 		t.Errorf("diags = %v", diags)
 	}
 }
+
+// Claude Code's variables: MCP_TIMEOUT (connect) and MCP_TOOL_TIMEOUT
+// (one call) in milliseconds, MAX_MCP_OUTPUT_TOKENS (about four
+// characters a token); unset or bad values keep the defaults.
+func TestOptionsFromEnv(t *testing.T) {
+	t.Parallel()
+	got := OptionsFromEnv(env(map[string]string{"MCP_TIMEOUT": "1500", "MCP_TOOL_TIMEOUT": " 2500 ", "MAX_MCP_OUTPUT_TOKENS": "100"}))
+	if got.ConnectTimeout != 1500*time.Millisecond || got.CallTimeout != 2500*time.Millisecond || got.MaxOutputChars != 400 {
+		t.Errorf("options %+v", got)
+	}
+	bad := OptionsFromEnv(env(map[string]string{"MCP_TIMEOUT": "soon", "MCP_TOOL_TIMEOUT": "-3", "MAX_MCP_OUTPUT_TOKENS": "0"}))
+	if d := bad.withDefaults(); bad != (Options{}) || d.ConnectTimeout != 30*time.Second || d.CallTimeout != 10*time.Minute || d.MaxOutputChars != 100_000 {
+		t.Errorf("bad values: %+v, defaults %+v", bad, d)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -238,6 +239,15 @@ func (c *conn) connect(life context.Context) {
 	// (close, or the runtime's session context).
 	stop := context.AfterFunc(life, func() { _ = session.Close() })
 	defer stop()
+	if proc != nil {
+		watched := make(chan struct{})
+		defer close(watched)
+		c.wg.Add(1)
+		go func() { // owned by the connection: ends with this watch
+			defer c.wg.Done()
+			c.watchExit(proc, watched)
+		}()
+	}
 	waitErr := session.Wait()
 	ccancel(nil)
 	if life.Err() != nil {
@@ -258,6 +268,29 @@ func (c *conn) connect(life context.Context) {
 		err = withStderr(err, proc)
 	}
 	c.fail(err)
+}
+
+// watchExit ends the session of a stdio server whose process has exited
+// (crashed, or quit on its own): the rest of its process group is killed,
+// since a helper it left behind may hold its stdout open and the session
+// would wait for an end of file that never comes; if a descendant that
+// left the group still holds it after the grace period, cadre's end of
+// the pipe is closed, which fails the calls in flight as a lost server.
+// done closes when the session has ended anyway.
+func (c *conn) watchExit(proc *process, done <-chan struct{}) {
+	select {
+	case <-proc.exitedChan():
+	case <-done:
+		return
+	}
+	proc.killGroup()
+	t := time.NewTimer(c.opts.StopGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		proc.closeStdout()
+	}
 }
 
 func exitText(err error) string {
@@ -469,7 +502,8 @@ func (c *conn) call(ctx context.Context, remote string, args json.RawMessage) (t
 		if errors.Is(context.Cause(cctx), errCallTimeout) {
 			return tool.Errorf("%s", prompts.MCPCallTimeout(c.cfg.Name, remote, timeout)), nil
 		}
-		if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) {
+		// os.ErrClosed: watchExit closed the pipe of a server that exited.
+		if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
 			return tool.Errorf("%s", prompts.MCPServerLost(c.cfg.Name, remote, c.lostReason(err))), nil
 		}
 		return tool.Errorf("%s", prompts.MCPCallFailed(c.cfg.Name, remote, err.Error())), nil

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -218,5 +221,71 @@ func TestCloseStopsEverything(t *testing.T) {
 	l.Release() // after Close: harmless
 	if _, err := m.Acquire(context.Background(), AgentServers{}); err == nil {
 		t.Error("Acquire after Close succeeded")
+	}
+}
+
+// A stdio server runs in its own process group and is stopped with it: a
+// helper the server left running (here a sleep started by the wrapper
+// script that then execs the server) is gone once the lease is released,
+// and once the server has crashed. A helper that left the group (setsid)
+// and holds the server's stdout open does not hang the call that crashed
+// the server: it ends as an error result naming the server.
+func TestServerProcessGroupIsStopped(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, end := range []string{"release", "crash", "crash-escaped"} {
+		t.Run(end, func(t *testing.T) {
+			t.Parallel()
+			script, members := `sleep 600 & exec "$0"`, 2
+			helperPid := filepath.Join(t.TempDir(), "helper")
+			if end == "crash-escaped" {
+				script, members = `setsid sh -c 'echo $$ >"$0"; exec sleep 600' "$1" & exec "$0"`, 1
+			}
+			srv := ServerConfig{Name: "grp", Transport: Stdio, Command: "sh",
+				Args: []string{"-c", script, exe, helperPid}, Env: map[string]string{"MCPX_TEST_SERVER": "1"}}
+			m := newManager(t, nil, Options{})
+			ctx := context.Background()
+			l, err := m.Acquire(ctx, AgentServers{Inline: []ServerConfig{srv}, Required: []string{"grp"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Release()
+			if end == "crash-escaped" {
+				var pid int
+				for deadline := time.Now().Add(time.Minute); pid == 0 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+					b, _ := os.ReadFile(helperPid)
+					pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+				}
+				if pid == 0 {
+					t.Fatal("the escaped helper wrote no pid")
+				}
+				t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+			}
+			pgid := l.inline[0].proc.Pid()
+			if got := groupAlive(t, pgid); len(got) != members {
+				t.Fatalf("process group %d holds %v, want %d members", pgid, got, members)
+			}
+			switch end {
+			case "release":
+				l.Release()
+			default:
+				out := run(t, l.Tools(ctx), "mcp__grp__crash", `{}`)
+				if !out.IsError || !strings.Contains(out.Text, `"grp"`) || !strings.Contains(out.Text, "about to fall over") {
+					t.Fatalf("crash = %+v", out)
+				}
+				// The crash is noticed in the background; the group is
+				// killed once the server's exit is seen.
+				deadline := time.Now().Add(time.Minute)
+				for len(groupAlive(t, pgid)) != 0 && time.Now().Before(deadline) {
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			if got := groupAlive(t, pgid); len(got) != 0 {
+				t.Fatalf("process group %d still holds %v after %s", pgid, got, end)
+			}
+		})
 	}
 }

@@ -357,3 +357,64 @@ func TestTruncation(t *testing.T) {
 		t.Errorf("ListMcpResources truncated = %q", list.Text)
 	}
 }
+
+// Structured results: a result with only structuredContent reaches the
+// model as its JSON; one with text as well keeps the text (the server's own
+// rendering of the same data); an error result stays an error.
+func TestStructuredResults(t *testing.T) {
+	t.Parallel()
+	s := newGoServer()
+	obj := map[string]any{"type": "object"}
+	weather := map[string]any{"temperature": 21.5, "conditions": "sunny"}
+	s.AddTool(&mcp.Tool{Name: "only-structured", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{}, StructuredContent: weather}, nil
+	})
+	s.AddTool(&mcp.Tool{Name: "both", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "21.5 degrees and sunny"}}, StructuredContent: weather}, nil
+	})
+	s.AddTool(&mcp.Tool{Name: "failing", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{}, StructuredContent: map[string]any{"code": 7}}, nil
+	})
+	m := newManager(t, []ServerConfig{{Name: "wx", Transport: HTTP, URL: goServer(t, HTTP, s, "")}}, Options{})
+	m.Start()
+	waitConnected(t, m)
+	tools := m.Tools(context.Background())
+
+	out := run(t, tools, "mcp__wx__only-structured", `{}`)
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out.Text), &got); err != nil || out.IsError || got["temperature"] != 21.5 || got["conditions"] != "sunny" {
+		t.Errorf("only structured = %+v (%v)", out, err)
+	}
+	if out := run(t, tools, "mcp__wx__both", `{}`); out.IsError || out.Text != "21.5 degrees and sunny" {
+		t.Errorf("text and structured = %+v", out)
+	}
+	if out := run(t, tools, "mcp__wx__failing", `{}`); !out.IsError || out.Text != `{"code":7}` {
+		t.Errorf("structured error = %+v", out)
+	}
+}
+
+// The session-wide call timeout (MCP_TOOL_TIMEOUT) bounds a call to a
+// server that sets none; a server's own "timeout" wins over it.
+func TestSessionCallTimeout(t *testing.T) {
+	t.Parallel()
+	s := newGoServer("echo")
+	mcp.AddTool(s, &mcp.Tool{Name: "block"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		<-ctx.Done()
+		return nil, nil, ctx.Err()
+	})
+	url := goServer(t, HTTP, s, "")
+	own := ServerConfig{Name: "own", Transport: HTTP, URL: url, CallTimeout: 2 * time.Second}
+	m := newManager(t, []ServerConfig{{Name: "plain", Transport: HTTP, URL: url}, own}, OptionsFromEnv(env(map[string]string{"MCP_TOOL_TIMEOUT": "1000"})))
+	m.Start()
+	waitConnected(t, m)
+	tools := m.Tools(context.Background())
+	if out := run(t, tools, "mcp__plain__block", `{}`); !out.IsError || !strings.Contains(out.Text, `"plain"`) || !strings.Contains(out.Text, "within 1s") {
+		t.Errorf("plain = %+v", out)
+	}
+	if out := run(t, tools, "mcp__own__block", `{}`); !out.IsError || !strings.Contains(out.Text, "within 2s") {
+		t.Errorf("own = %+v", out)
+	}
+	if out := run(t, tools, "mcp__plain__echo", `{"text":"still here"}`); out.IsError || out.Text != "echo: still here" {
+		t.Errorf("echo after the timeout = %+v", out)
+	}
+}

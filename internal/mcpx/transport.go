@@ -212,16 +212,36 @@ func (p *process) stop() {
 		}
 	}
 	// Whatever the leader left behind in its group goes with it.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	p.killGroup()
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-p.copied:
 	case <-t.C:
 	}
+	p.closeStdout()
+}
+
+// killGroup kills what is left of the process group once its leader
+// has exited (before start it does nothing).
+func (p *process) killGroup() {
 	p.mu.Lock()
-	p.stdoutR.Close()
+	cmd := p.cmd
 	p.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// closeStdout closes cadre's end of the server's stdout, which ends the
+// session reading it (stop closes it too; a second close is harmless).
+func (p *process) closeStdout() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stdoutR != nil {
+		_ = p.stdoutR.Close()
+	}
 }
 
 // exitedChan is closed when the process has exited (nil before start).

@@ -478,3 +478,61 @@ func TestTerminalRestoredAfterPanic(t *testing.T) {
 		t.Error("the alternate screen is still on after the panic")
 	}
 }
+
+// TestTerminalUIResumeShowsInterruptedTasks: a headless run is killed
+// (SIGKILL) while its background child works; cadre --resume opens the UI
+// on that session and, without a prompt, shows the child's "killed"
+// notification and the main agent's answer to it.
+func TestTerminalUIResumeShowsInterruptedTasks(t *testing.T) {
+	bin, srv, p := setup(t)
+	arrived, waiting, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var once, waitOnce sync.Once
+	letGo := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(letGo)
+	srv.ScriptFunc("crash-main", func(r *llmtest.Request) llmtest.Turn {
+		last := r.Messages[len(r.Messages)-1].Text()
+		switch {
+		case len(r.Messages) == 1:
+			return llmtest.ToolUse("Agent", map[string]any{"subagent_type": "general-purpose", "description": "index the shop",
+				"prompt": "crash-child: index the shop", "run_in_background": true})
+		case strings.Contains(last, "<task-notification>") && strings.Contains(last, "<status>killed</status>"):
+			return llmtest.Text("The index was interrupted by a crash; I will redo it.")
+		}
+		waitOnce.Do(func() { close(waiting) })
+		return llmtest.Text("Indexing in the background.")
+	})
+	srv.ScriptFunc("crash-child", func(*llmtest.Request) llmtest.Turn {
+		close(arrived)
+		<-release
+		return llmtest.Text("too late")
+	})
+	const id = "7c1d2e3f-4a5b-4c6d-8e7f-8091a2b3c4d5"
+	cmd := exec.Command(bin, "-p", "crash-main: index the shop", "--session-id", id)
+	cmd.Dir, cmd.Env = p.dir, p.env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-arrived
+	<-waiting
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	letGo()
+
+	tm := p.launch(t, bin, "--resume", id)
+	screen := tm.waitFor("Resumed session "+id, "crash-main: index the shop", `"index the shop" killed`,
+		"The index was interrupted by a crash; I will redo it.")
+	if strings.Index(screen, `"index the shop" killed`) > strings.Index(screen, "The index was interrupted") {
+		t.Fatalf("the notification shows after the answer to it:\n%s", screen)
+	}
+	tm.waitGone("esc to interrupt")
+	tm.keys("C-d")
+	tm.waitFor("cadre exited 0, tty: icanon echo end")
+	reqs := srv.RequestsFor("crash-main")
+	if n := strings.Count(reqs[len(reqs)-1].Messages[len(reqs[len(reqs)-1].Messages)-1].Text(), "<task-notification>"); n != 1 {
+		t.Fatalf("the main agent heard of %d notifications:\n%s", n, out.String())
+	}
+}

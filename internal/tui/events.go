@@ -33,6 +33,9 @@ func (m *Model) applyEvent(ev cadre.Event, at time.Time) {
 	switch ev.Type {
 	case cadre.EventInit:
 		m.runStart = at
+		if ev.AgentID == "" {
+			m.noteAt = len(m.main().items)
+		}
 		if ev.Init != nil {
 			m.cfg.sessionID = ev.Init.SessionID
 			if ev.Init.Model != "" {
@@ -69,6 +72,13 @@ func (m *Model) applyEvent(ev cadre.Event, at time.Time) {
 		}
 	}
 	m.convoOf(ev.AgentID).apply(ev)
+	switch ev.Type {
+	case cadre.EventAssistant, cadre.EventToolStart, cadre.EventToolEnd:
+		if ev.AgentID == "" {
+			// What the main agent's next request brings comes after.
+			m.noteAt = len(m.main().items)
+		}
+	}
 }
 
 func resultProblem(r *cadre.Result) string {
@@ -153,7 +163,7 @@ func (m *Model) endRun(it runItem) tea.Cmd {
 	if userTurn {
 		// Background tasks of the session report back while it is idle;
 		// a notification turn's watcher goes on by itself.
-		return m.startWatch()
+		return m.startWatch(false)
 	}
 	return nil
 }

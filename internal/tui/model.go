@@ -74,8 +74,11 @@ type actions struct {
 	start     func(prompt string) tea.Cmd
 	interrupt func() tea.Cmd
 	// watch runs the main agent on background tasks' notifications until
-	// none is running or a turn starts; its items carry stream.
-	watch func(stream int) tea.Cmd
+	// none is running or a turn starts; its items carry stream. opened
+	// says a saved session was just opened: the watcher then looks at
+	// least once, so what its earlier process left (notifications not
+	// delivered, tasks a crash interrupted) shows without a prompt.
+	watch func(stream int, opened bool) tea.Cmd
 	// setMode changes the main agent's permission mode (modeMsg).
 	setMode func(permission.Mode) tea.Cmd
 	// setModel changes the main agent's model (modelMsg).
@@ -140,12 +143,16 @@ type Model struct {
 	notifyTurn bool
 	stream     int
 	watchN     int
-	runStart   time.Time
-	runOutput  int64 // output tokens of the turn's finished answers
-	streamed   int   // bytes streamed since the last answer
-	queued     []string
-	tokens     int64 // every token of the session
-	mode       permission.Mode
+	// noteAt is where notifications the main agent is told of go in its
+	// conversation: after what it did before the request that carried
+	// them, before the answer to them (notifications.go).
+	noteAt    int
+	runStart  time.Time
+	runOutput int64 // output tokens of the turn's finished answers
+	streamed  int   // bytes streamed since the last answer
+	queued    []string
+	tokens    int64 // every token of the session
+	mode      permission.Mode
 
 	prompts []*pendingPrompt
 	modal   promptModal
@@ -168,6 +175,7 @@ type Model struct {
 	scroll   int
 	// Renders kept between frames.
 	treeCache  treeView
+	treeRows   map[*Node]treeRow // the rows of the tree last drawn (treeview.go)
 	inputCache inputRender
 	quitAt     time.Time
 	status     string
@@ -269,7 +277,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case historyMsg:
 		m.showHistory(msg)
 	case runtimeMsg:
-		m.runtimeChanged(msg)
+		cmds = append(cmds, m.runtimeChanged(msg))
 	}
 	cmds = append(cmds, m.flushPrinted(), m.keepTicking())
 	if m.quitting {

@@ -39,7 +39,7 @@ func (r *recorder) actions() actions {
 	return actions{
 		start:     func(p string) tea.Cmd { r.started = append(r.started, p); return nil },
 		interrupt: func() tea.Cmd { r.interrupted++; return nil },
-		watch:     func(stream int) tea.Cmd { r.watched = append(r.watched, stream); return nil },
+		watch:     func(stream int, _ bool) tea.Cmd { r.watched = append(r.watched, stream); return nil },
 		setMode: func(m permission.Mode) tea.Cmd {
 			r.modes = append(r.modes, m)
 			return func() tea.Msg { return modeMsg{mode: m} }

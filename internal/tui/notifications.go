@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -22,7 +23,7 @@ import (
 
 // watch starts the watcher of stream; it does nothing for a runtime that
 // is not a Notifier.
-func (a *app) watch(stream int) tea.Cmd {
+func (a *app) watch(stream int, opened bool) tea.Cmd {
 	return func() tea.Msg {
 		a.mu.Lock()
 		defer a.mu.Unlock()
@@ -39,7 +40,7 @@ func (a *app) watch(stream int) tea.Cmd {
 			defer a.wg.Done()
 			defer close(done)
 			defer cancel()
-			watchNotifications(ctx, n, stream, a.queue)
+			watchNotifications(ctx, n, stream, opened, a.queue)
 		}()
 		return nil
 	}
@@ -58,8 +59,10 @@ func (a *app) stopWatchLocked() {
 
 // watchNotifications runs n's notification turns into q until no task
 // runs and nothing is queued, or ctx ends. Every turn it streams ends with
-// an end item; the watcher's last item is a watchEnd.
-func watchNotifications(ctx context.Context, n Notifier, stream int, q *eventQueue) {
+// an end item; the watcher's last item is a watchEnd. With opened (a
+// saved session was just opened) it asks n at least once, since only
+// then does the runtime read what an earlier process left undelivered.
+func watchNotifications(ctx context.Context, n Notifier, stream int, opened bool, q *eventQueue) {
 	var failed error
 	defer func() {
 		if r := recover(); r != nil {
@@ -67,7 +70,7 @@ func watchNotifications(ctx context.Context, n Notifier, stream int, q *eventQue
 		}
 		q.push(runItem{watchEnd: true, notify: true, stream: stream, err: failed, at: time.Now()})
 	}()
-	for ctx.Err() == nil && (n.RunningTasks() > 0 || n.PendingNotifications()) {
+	for first := opened; ctx.Err() == nil && (first || n.RunningTasks() > 0 || n.PendingNotifications()); first = false {
 		turn := false
 		var last error
 		for ev, err := range n.RunNotifications(ctx) {
@@ -94,13 +97,14 @@ func watchNotifications(ctx context.Context, n Notifier, stream int, q *eventQue
 	}
 }
 
-// startWatch asks for a watcher once a turn of the user's has ended.
-func (m *Model) startWatch() tea.Cmd {
+// startWatch asks for a watcher once a turn of the user's has ended, or
+// a saved session was opened (opened).
+func (m *Model) startWatch(opened bool) tea.Cmd {
 	if m.act.watch == nil {
 		return nil
 	}
 	m.watchN++
-	return m.act.watch(m.watchN)
+	return m.act.watch(m.watchN, opened)
 }
 
 // notifyItem folds a watcher's item into the model: its first event opens
@@ -157,5 +161,14 @@ func (m *Model) notificationEvent(ev cadre.Event, at time.Time) {
 	}
 	note := m.noteOf(ev.Notification)
 	m.tree.SetStatus(note.TaskID, note.Status, at)
-	m.convoOf(ev.AgentID).add(&item{kind: itemNotification, note: &note, done: true})
+	c, it := m.convoOf(ev.AgentID), &item{kind: itemNotification, note: &note, done: true}
+	if ev.AgentID == "" && m.running && m.noteAt >= c.printed && m.noteAt <= len(c.items) {
+		// The runtime reports notifications delivered once the request
+		// that carried them was answered, after the answer streamed: show
+		// them before that answer, in the order delivered.
+		c.items = slices.Insert(c.items, m.noteAt, it)
+		m.noteAt++
+		return
+	}
+	c.add(it)
 }

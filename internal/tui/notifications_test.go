@@ -5,10 +5,14 @@ import (
 	"errors"
 	"iter"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/llm/anthropic"
@@ -74,6 +78,9 @@ type scriptedNotifier struct {
 	turns [][]cadre.Event
 	fail  error
 	calls int
+	// pendingOnly hides the turns from RunningTasks, as a runtime that
+	// has not read its task journal yet does.
+	pendingOnly bool
 }
 
 func (s *scriptedNotifier) RunNotifications(ctx context.Context) iter.Seq2[cadre.Event, error] {
@@ -99,6 +106,9 @@ func (s *scriptedNotifier) RunNotifications(ctx context.Context) iter.Seq2[cadre
 func (s *scriptedNotifier) RunningTasks() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.pendingOnly {
+		return 0
+	}
 	return len(s.turns)
 }
 
@@ -111,7 +121,7 @@ func TestWatchNotifications(t *testing.T) {
 		{{Type: cadre.EventText, AgentID: "a1", Text: "child streams"}}, // events of a background agent, no turn
 		{initEvent(), {Type: cadre.EventResult, Result: &cadre.Result{}}},
 	}}
-	watchNotifications(context.Background(), n, 7, q)
+	watchNotifications(context.Background(), n, 7, false, q)
 	items := q.take()
 	var kinds []string
 	for _, it := range items {
@@ -132,10 +142,24 @@ func TestWatchNotifications(t *testing.T) {
 	}
 	// A RunNotifications that fails before a turn stops the watcher.
 	bad := &scriptedNotifier{fail: errors.New("journal unreadable")}
-	watchNotifications(context.Background(), bad, 8, q)
+	watchNotifications(context.Background(), bad, 8, false, q)
 	items = q.take()
 	if len(items) != 1 || !items[0].watchEnd || items[0].err == nil || bad.calls != 1 {
 		t.Fatalf("a failing watcher queued %+v after %d calls", items, bad.calls)
+	}
+	// With nothing running or queued a watcher does not ask, unless a
+	// saved session was just opened: then it asks once, and shows the turn
+	// the runtime ran on what the earlier process left.
+	idle := &scriptedNotifier{}
+	watchNotifications(context.Background(), idle, 9, false, q)
+	if items = q.take(); len(items) != 1 || !items[0].watchEnd || idle.calls != 0 {
+		t.Fatalf("an idle watcher queued %+v after %d calls", items, idle.calls)
+	}
+	opened := &scriptedNotifier{turns: [][]cadre.Event{{initEvent(), {Type: cadre.EventResult, Result: &cadre.Result{}}}}}
+	opened.pendingOnly = true
+	watchNotifications(context.Background(), opened, 10, true, q)
+	if items = q.take(); len(items) != 4 || !items[2].end || !items[3].watchEnd || opened.calls != 1 {
+		t.Fatalf("a watcher of an opened session queued %+v after %d calls", items, opened.calls)
 	}
 }
 
@@ -188,7 +212,13 @@ func TestIdleNotificationsThroughTheRuntime(t *testing.T) {
 	if m.running {
 		t.Fatal("the notification turn is still running")
 	}
-	has(t, view(t, m), "Counting in the background.", `notification: general-purpose`, `"count files" completed`, "42 files.", "The count is in: 42 files.")
+	screen := view(t, m)
+	has(t, screen, "Counting in the background.", `notification: general-purpose`, `"count files" completed`, "42 files.", "The count is in: 42 files.")
+	// The runtime reports the notification delivered after the answer to
+	// it streamed; the UI shows it before that answer.
+	if strings.Index(screen, "notification: general-purpose") > strings.Index(screen, "The count is in") {
+		t.Fatalf("the notification shows after the answer to it:\n%s", screen)
+	}
 	reqs := srv.RequestsFor("MAIN")
 	if last := reqs[len(reqs)-1]; !strings.Contains(lastUserText(last), "<task-notification>") {
 		t.Fatalf("the main agent's last request carries no notification: %q", lastUserText(last))
@@ -232,16 +262,105 @@ func lastUserText(req *llmtest.Request) string {
 // directory, without transcripts; the caller closes it.
 func realRuntime(t *testing.T, srv *llmtest.Server) *cadre.Runtime {
 	t.Helper()
+	return realRuntimeAt(t, srv, t.TempDir())
+}
+
+// realRuntimeAt is realRuntime working in dir.
+func realRuntimeAt(t *testing.T, srv *llmtest.Server, dir string) *cadre.Runtime {
+	t.Helper()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	model, err := anthropic.New(anthropic.Config{APIKey: "k", BaseURL: srv.URL(), HTTPClient: &http.Client{Transport: tr}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := cadre.New(cadre.Config{Model: model, ModelID: "claude-sonnet-4-5", Cwd: t.TempDir(), NoTranscript: true,
+	rt, err := cadre.New(cadre.Config{Model: model, ModelID: "claude-sonnet-4-5", Cwd: dir, NoTranscript: true,
 		Permissions: &cadre.Permissions{Mode: permission.ModeDefault}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rt
+}
+
+// TestEventsWhileNoStreamIsAttachedReachTheUI: a background child that
+// works and ends while nothing streams the runtime's events (the user's
+// turn is over and no watcher runs yet) is not lost to the UI: the
+// runtime holds its events (tool call, progress, end) and the next
+// stream — here the watcher's — gets them first, so the tree, the
+// child's conversation and the notification show its work.
+func TestEventsWhileNoStreamIsAttachedReachTheUI(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { srv.Check(t) })
+	srv.Script("MAIN", llmtest.ToolUse("Agent", map[string]any{"description": "read the notes", "prompt": "BG: read the notes",
+		"subagent_type": "general-purpose", "run_in_background": true}),
+		llmtest.Text("Reading in the background."), llmtest.Text("The notes say hello."))
+	release := make(chan struct{})
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(letGo)
+	dir := t.TempDir()
+	rt := realRuntimeAt(t, srv, dir)
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv.ScriptFunc("BG", func(r *llmtest.Request) llmtest.Turn {
+		if len(r.Messages) == 1 {
+			<-release
+			return llmtest.ToolUse("Read", map[string]any{"file_path": notes})
+		}
+		return llmtest.Text("The notes say hello.")
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := &app{ctx: ctx, queue: newEventQueue(), prompter: &prompter{}, rt: rt}
+	defer func() {
+		if err := a.shutdown(); err != nil {
+			t.Error(err)
+		}
+	}()
+	act := a.actions()
+	act.nextEvents = nil // until takes the queue
+	var asked []int
+	act.watch = func(stream int, _ bool) tea.Cmd { asked = append(asked, stream); return nil } // started by hand below
+	m := newModel(config{cwd: cwd, model: "claude-sonnet-4-5", dark: true, altScreen: true}, act)
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 48})
+	m.Update(tickMsg{at: time.Now()})
+	typeText(m, "MAIN read the notes")
+	_, cmd := m.Update(keyMsg("enter"))
+	run(t, m, cmd)
+	until(t, m, a, func(it runItem) bool { return it.end && !it.notify })
+	if len(asked) != 1 {
+		t.Fatalf("the turn's end asked for watchers %v", asked)
+	}
+	// No stream is attached: the child runs to its end unseen.
+	letGo()
+	deadline := time.Now().Add(time.Minute) // bounds a failing test only
+	for rt.RunningTasks() > 0 || !rt.PendingNotifications() {
+		if time.Now().After(deadline) {
+			t.Fatal("the child never ended")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if strings.Contains(view(t, m), "1 tool use") {
+		t.Fatal("the screen shows the child's work before any stream carried it")
+	}
+	run(t, m, a.watch(asked[0], false))
+	until(t, m, a, func(it runItem) bool { return it.watchEnd })
+	screen := view(t, m)
+	has(t, screen, "Reading in the background.", `"read the notes" completed`, "The notes say hello.", "completed · 1 tool use")
+	// The child's own conversation holds the call it made unseen.
+	node := m.tree.Get(rt.Tasks()[0].ID)
+	if node == nil || node.ToolUses != 1 || node.LastTool != "Read" {
+		t.Fatalf("the tree's node of the child: %+v", node)
+	}
+	read := false
+	for _, it := range m.convos[node.ID].items {
+		read = read || (it.name == "Read" && it.done && !it.isError && strings.Contains(it.result, "hello"))
+	}
+	if !read {
+		t.Fatal("the child's conversation lacks its Read")
+	}
 }

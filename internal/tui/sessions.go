@@ -203,10 +203,10 @@ func (m *Model) showHistory(msg historyMsg) {
 }
 
 // runtimeChanged switches to another session.
-func (m *Model) runtimeChanged(msg runtimeMsg) {
+func (m *Model) runtimeChanged(msg runtimeMsg) tea.Cmd {
 	if msg.err != nil {
 		m.main().addError(msg.err.Error())
-		return
+		return nil
 	}
 	m.resetConversation()
 	m.cfg.sessionID = msg.sessionID
@@ -214,6 +214,13 @@ func (m *Model) runtimeChanged(msg runtimeMsg) {
 		m.convos[""] = historyConvo(h.entries, m.cfg.cwd)
 		m.main().addInfo("Resumed session " + msg.sessionID + ".")
 	}
+	if msg.resumed == nil || m.running {
+		return nil
+	}
+	// A saved session may hold notifications its earlier process never
+	// delivered, and tasks a crash interrupted: a watcher looks at once,
+	// so they show (and the main agent hears of them) without a prompt.
+	return m.startWatch(true)
 }
 
 // pickerView renders the session list.

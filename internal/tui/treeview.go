@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"charm.land/lipgloss/v2"
 )
@@ -76,14 +77,12 @@ func (m *Model) renderTree(width, height int, side bool) []string {
 		labelW = max(labelW, cellWidth(rows[i].Guide+nodeLabel(rows[i].Node))+2)
 	}
 	labelW = min(labelW, max(inner*2/5, 20))
+	drawn := make(map[*Node]treeRow, fit)
 	for i := start; i < len(rows) && i < start+fit; i++ {
 		sel := m.focus == focusTree && i == m.treeSel
-		if side {
-			lines = append(lines, m.treeRowWide(rows[i], inner, sel)...)
-		} else {
-			lines = append(lines, m.treeRowNarrow(rows[i], inner, labelW, sel))
-		}
+		lines = append(lines, m.treeRow(drawn, rows[i], inner, labelW, sel, side)...)
 	}
+	m.treeRows = drawn // the rows not on screen now are forgotten
 	if hidden := len(rows) - fit; hidden > 0 {
 		lines[0] = clip(title+st.dim.Render(fmt.Sprintf(" · %d–%d of %d", start+1, min(start+fit, len(rows)), len(rows))), inner)
 	}
@@ -123,6 +122,48 @@ func nodeLabel(n *Node) string {
 // nodeStats are the figures of an agent: tool uses, tokens, elapsed.
 func (m *Model) nodeStats(n *Node) string {
 	return fmt.Sprintf("%s · %s tok · %s", plural(n.ToolUses, "tool"), formatTokens(n.Tokens), formatElapsed(n.Elapsed(m.now)))
+}
+
+// treeRow is one agent's rendered row, with everything it shows: it is
+// drawn again only when that changes. At fan-out 50 an event changes one
+// row of 51, and formatting the others again was most of a frame's CPU.
+type treeRow struct {
+	key   treeRowKey
+	lines []string
+}
+
+type treeRowKey struct {
+	id, typ, desc, model, lastTool, guide string
+	toolUses                              int
+	tokens                                int64
+	seconds                               int64 // the elapsed time shows whole seconds
+	state                                 State
+	children, sel, side, dark             bool
+	width, labelW                         int
+}
+
+// treeRow returns r's lines, from the last frame's when nothing they show
+// changed; drawn collects this frame's rows.
+func (m *Model) treeRow(drawn map[*Node]treeRow, r Row, width, labelW int, sel, side bool) []string {
+	n := r.Node
+	key := treeRowKey{id: n.ID, typ: n.Type, desc: n.Description, model: n.Model, lastTool: n.LastTool, guide: r.Guide,
+		toolUses: n.ToolUses, tokens: n.Tokens, seconds: int64(n.Elapsed(m.now) / time.Second), state: m.tree.State(n),
+		children: len(n.Children) > 0, sel: sel, side: side, dark: m.st.dark, width: width}
+	if !side {
+		key.labelW = labelW
+	}
+	if old, ok := m.treeRows[n]; ok && old.key == key {
+		drawn[n] = old
+		return old.lines
+	}
+	var lines []string
+	if side {
+		lines = m.treeRowWide(r, width, sel)
+	} else {
+		lines = []string{m.treeRowNarrow(r, width, labelW, sel)}
+	}
+	drawn[n] = treeRow{key: key, lines: lines}
+	return lines
 }
 
 func (m *Model) treeRowNarrow(r Row, width, labelW int, sel bool) string {
