@@ -47,6 +47,10 @@ type agent struct {
 	effort       string
 	// unavailable maps withheld tool names to the message a call gets.
 	unavailable map[string]string
+	// denialsFrom marks where this agent's denials begin in the
+	// session's log (set with its authorizer): a continued agent's
+	// notification lists only the calls denied since it was continued.
+	denialsFrom int
 	// spawnReceipt is what the spawn granted (sub-agents only).
 	spawnReceipt Receipt
 	// hooks is the agent's binding of the session's hook dispatcher
@@ -128,8 +132,9 @@ func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
 			return denied
 		}
 	}
+	a.denialsFrom = a.run.rt.denials.Len()
 	return permission.NewSession(permission.SessionConfig{
-		Checker: checker, Prompter: forkPrompter(a.perms.Mode, a.hookPrompter(p.Prompter)), AgentID: a.id, AgentType: a.typ, Background: background, Log: a.run.denials,
+		Checker: checker, Prompter: forkPrompter(a.perms.Mode, a.hookPrompter(p.Prompter)), AgentID: a.id, AgentType: a.typ, Background: background, Log: &a.run.rt.denials,
 		Answerer: a.hookAnswerer(), // PermissionRequest hooks of an agent that cannot prompt
 		Grants:   &a.run.rt.grants, // shared by the session's agents (issue 9)
 	})

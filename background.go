@@ -160,7 +160,17 @@ func (b *background) open() error {
 		return err
 	}
 	b.journal = j
+	inHistory := b.historyTexts()
 	for _, n := range rep.Undelivered {
+		if inHistory[n.Text] {
+			// The process died while the main agent's request carrying
+			// it was in flight: the restored conversation holds it
+			// already, so it is delivered.
+			if err := j.Delivered(n.Seq); err != nil {
+				return err
+			}
+			continue
+		}
 		n.To = "main" // every agent of the earlier process is gone
 		b.main.push(inboxItem{note: &n, text: n.Text})
 	}
@@ -181,6 +191,26 @@ func (b *background) open() error {
 		b.agents[t.ID] = &childRun{id: t.ID, resumable: &resumeInfo{typ: t.AgentType, description: t.Description, transcript: t.OutputFile}}
 	}
 	return nil
+}
+
+// historyTexts is the set of the text blocks of the main agent's user
+// messages in the conversation the session starts from.
+func (b *background) historyTexts() map[string]bool {
+	r := b.rt
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	texts := map[string]bool{}
+	for _, m := range r.messages {
+		if m.Role != llm.RoleUser {
+			continue
+		}
+		for _, c := range m.Content {
+			if c.Type == llm.BlockText {
+				texts[c.Text] = true
+			}
+		}
+	}
+	return texts
 }
 
 // taskJournal returns the journal (opened by the first Run).

@@ -259,7 +259,7 @@ func (c *agent) notification(h *childRun, status task.Status, errText string) *t
 	if status == task.Killed && errText == context.Canceled.Error() {
 		tn.Error = "The agent was stopped before it finished."
 	}
-	for _, d := range c.run.denials.All() {
+	for _, d := range c.run.rt.denials.Since(c.denialsFrom) {
 		if d.AgentID == c.id && d.Background {
 			tn.Denied = append(tn.Denied, denialLine(d))
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/cadre-dev/cadre/agentdef"
@@ -153,9 +154,11 @@ func (s mainMCP) rules() []permission.Rule { return s.r.rootPerms().Rules }
 // Tools implements loop.ToolSource.
 func (s mainMCP) Tools(ctx context.Context) []tool.Tool {
 	rules := s.rules()
+	all := s.r.mcp.m.Tools(ctx)
+	bad := misnamedServers(rules, all)
 	var out []tool.Tool
-	for _, t := range s.r.mcp.m.Tools(ctx) {
-		if _, denied := spawn.WholeToolDenied(rules, t.Spec().Name); !denied {
+	for _, t := range all {
+		if _, denied := spawn.WholeToolDenied(rules, t.Spec().Name); !denied && bad[mcpServerOf(t)] == "" {
 			out = append(out, t)
 		}
 	}
@@ -172,9 +175,78 @@ func (s mainMCP) Resolve(ctx context.Context, name string) (tool.Tool, string) {
 		return nil, prompts.MCPToolWithheld(name, "denied by rule "+rule.Label())
 	}
 	if t := s.r.mcp.m.AwaitTool(ctx, name); t != nil {
+		if why := misnamedServers(s.rules(), s.r.mcp.m.Tools(ctx))[mcpServerOf(t)]; why != "" {
+			return nil, prompts.MCPToolWithheld(name, why)
+		}
 		return t, ""
 	}
 	return nil, ""
+}
+
+// mcpServerOf returns the (normalised) server of an MCP server tool, or
+// "" for any other tool.
+func mcpServerOf(t tool.Tool) string {
+	if st, ok := t.(mcpx.Tool); ok {
+		return st.Server()
+	}
+	return ""
+}
+
+// ruleServer returns the server among servers that an mcp__ rule names
+// (the longest that fits, since a server name may hold "__") and the
+// rest of the rule's name after it ("" for a server-level rule).
+func ruleServer(name string, servers map[string][]string) (server, rest string, ok bool) {
+	for s := range servers {
+		p := tool.MCPPrefix + s
+		switch {
+		case name == p && len(s) > len(server):
+			server, rest, ok = s, "", true
+		case strings.HasPrefix(name, p+"__") && len(s) > len(server):
+			server, rest, ok = s, strings.TrimPrefix(name, p+"__"), true
+		}
+	}
+	return server, rest, ok
+}
+
+// misnamedServers checks the deny and ask rules against the tools the
+// connected servers really have (issue 9, Build 4: mcp__ names are
+// checked once the servers are known). A rule that names a tool its
+// server does not have (`mcp__github__delete_repos` where the tool is
+// delete_repo) protects nothing while the real tool runs, so that
+// server's tools are withheld, failing closed; the result maps each such
+// server to why. Rules naming servers not among tools are left alone
+// (config reports those when it loads).
+func misnamedServers(rules []permission.Rule, tools []tool.Tool) map[string]string {
+	servers := map[string][]string{}
+	for _, t := range tools {
+		if server := mcpServerOf(t); server != "" {
+			servers[server] = append(servers[server], strings.TrimPrefix(t.Spec().Name, tool.MCPPrefix+server+"__"))
+		}
+	}
+	var bad map[string]string
+	for _, r := range rules {
+		if r.Behavior == permission.Allow || !tool.IsMCP(r.Tool) {
+			continue
+		}
+		server, rest, ok := ruleServer(r.Tool, servers)
+		if !ok || rest == "" || rest == "*" || slices.Contains(servers[server], rest) {
+			continue
+		}
+		if bad == nil {
+			bad = map[string]string{}
+		}
+		if bad[server] != "" {
+			continue
+		}
+		why := fmt.Sprintf("%s rule %s: MCP server %q has no tool %q", r.Behavior, r.Label(), server, rest)
+		if !strings.Contains(server, "__") { // the checker's own message, with its did-you-mean
+			if errs := permission.CheckMCPRuleNames([]permission.Rule{r}, map[string][]string{server: servers[server]}); len(errs) > 0 {
+				why = errs[0].Error()
+			}
+		}
+		bad[server] = why + "; the server's tools are withheld until the rule names a tool it has"
+	}
+	return bad
 }
 
 // isMCPToolName reports names the MCP layer offers: server tools and the
@@ -222,12 +294,34 @@ func (s *childMCP) Tools(ctx context.Context) []tool.Tool {
 			add(t, false)
 		}
 	}
-	return out
+	bad := misnamedServers(s.c.perms.Rules, s.serverTools(ctx))
+	return slices.DeleteFunc(out, func(t tool.Tool) bool { return bad[mcpServerOf(t)] != "" })
+}
+
+// serverTools are every tool of the servers the child can reach (its
+// lease's and the session's), before any rule or ceiling filters them:
+// what misnamedServers checks rule names against.
+func (s *childMCP) serverTools(ctx context.Context) []tool.Tool {
+	var all []tool.Tool
+	if s.lease != nil {
+		all = s.lease.Tools(ctx)
+	}
+	return append(all, s.c.run.rt.mcp.m.Tools(ctx)...)
 }
 
 // Resolve implements loop.ToolSource: the lease's servers first, then
 // the parent's, each through the child's ceiling.
 func (s *childMCP) Resolve(ctx context.Context, name string) (tool.Tool, string) {
+	t, why := s.resolve(ctx, name)
+	if t != nil {
+		if bad := misnamedServers(s.c.perms.Rules, s.serverTools(ctx))[mcpServerOf(t)]; bad != "" {
+			return nil, prompts.MCPToolWithheld(name, bad)
+		}
+	}
+	return t, why
+}
+
+func (s *childMCP) resolve(ctx context.Context, name string) (tool.Tool, string) {
 	if !isMCPToolName(name) {
 		return nil, ""
 	}

@@ -66,6 +66,7 @@ func (s *runState) finish(ctx context.Context, rec *transcript.JournalWriter, re
 		// Cancelled: report the cancellation, not what it broke.
 		runErr = ctx.Err()
 	}
+	s.takeDenials()
 	out := s.result(res, runErr)
 	if rec != nil {
 		end := transcript.RunEnd{Subtype: out.Subtype, IsError: out.IsError, Error: out.Error, NumTurns: out.NumTurns,
@@ -97,6 +98,16 @@ func (s *runState) finish(ctx context.Context, rec *transcript.JournalWriter, re
 	}
 }
 
+// takeDenials claims for this run's Result the session's denials that no
+// earlier Result reported.
+func (s *runState) takeDenials() {
+	r := s.rt
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s.denied = r.denials.Since(r.denialsReported)
+	r.denialsReported += len(s.denied)
+}
+
 // result builds the run's Result: from the loop's result when the run
 // finished, from the counters when it failed with err.
 func (s *runState) result(res *loop.Result, err error) *Result {
@@ -107,7 +118,7 @@ func (s *runState) result(res *loop.Result, err error) *Result {
 	out := &Result{
 		Subtype: "error_during_execution", IsError: true, NumTurns: s.mainTurns, ToolUses: s.mainTools,
 		Duration: r.cfg.Now().Sub(s.start), Usage: s.usage, SessionID: r.session, TranscriptPath: r.tpath,
-		PermissionDenials: s.denials.All(), Subagents: s.stats, Todos: todos,
+		PermissionDenials: s.denied, Subagents: s.stats, Todos: todos,
 	}
 	out.Subagents.Refused = maps.Clone(s.stats.Refused)
 	if out.Subagents.Refused == nil {

@@ -263,6 +263,13 @@ type Runtime struct {
 	// grants are the "always for this session" approvals, shared by every
 	// agent and run of the session (issue 9, grants.go).
 	grants permission.Grants
+	// denials logs every denied call of the session, in order. Each
+	// run's Result reports those no earlier Result did (denialsReported
+	// of them were, guarded by mu), so a background agent's denial made
+	// after one run's Result is in the next run's: never lost, never
+	// reported twice.
+	denials         permission.DenialLog
+	denialsReported int
 	// worktrees makes isolated agents' worktrees (worktree.go).
 	worktrees *worktrees
 	// bg is the session's background machinery (background.go).
@@ -525,7 +532,7 @@ func (r *Runtime) stream(ctx context.Context, prompt string, wait bool) iter.Seq
 	return func(yield func(Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		run := &runState{rt: r, events: make(chan item, 64), start: r.cfg.Now(), denials: &permission.DenialLog{},
+		run := &runState{rt: r, events: make(chan item, 64), start: r.cfg.Now(),
 			stats: SubagentStats{Refused: map[RefusalReason]int{}}}
 		go run.produce(ctx, prompt, wait)
 		for it := range run.events {
@@ -549,10 +556,12 @@ type item struct {
 // runState is one Run: the merged event stream of every agent, the run's
 // counters and the denial log.
 type runState struct {
-	rt      *Runtime
-	events  chan item
-	start   time.Time
-	denials *permission.DenialLog
+	rt     *Runtime
+	events chan item
+	start  time.Time
+	// denied is what the run's Result reports of the session's denials
+	// (takeDenials).
+	denied []permission.Denial
 	// journal writes every transcript of the run; nil when off. The run
 	// and every sub-agent it starts hold it (holdJournal), so agents that
 	// outlive the run keep writing; the last release closes it.

@@ -4,15 +4,19 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/anthropic"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/task"
 )
@@ -42,7 +46,14 @@ func TestBackgroundStress(t *testing.T) {
 	h := newHarness(t)
 	kinds := []string{"ok", "fail", "nest", "stop", "panic", "shell", "cancel"}
 	hold := make(chan struct{})
+	release := sync.OnceFunc(func() { close(hold) })
+	// A failure before the release must not leave the held requests
+	// blocking the model server's Close (cleanups run last first).
+	t.Cleanup(release)
 	pidDir := t.TempDir()
+	// The held children whose request reached the server ("stop i", or
+	// "cancel i" once cancel child i's own child is in its request).
+	arrived := make(chan string, n)
 	var early atomic.Int64 // notifications seen before their shell ended
 	var calls []llmtest.Call
 	for i := range n {
@@ -69,6 +80,7 @@ func TestBackgroundStress(t *testing.T) {
 		case "fail":
 			return llmtest.HTTPError(400, "invalid request")
 		case "stop", "cancel-leaf":
+			arrived <- fmt.Sprintf("%s %d", strings.TrimSuffix(kind, "-leaf"), i)
 			<-hold
 			return llmtest.Text("too late")
 		case "cancel":
@@ -107,7 +119,17 @@ func TestBackgroundStress(t *testing.T) {
 		return llmtest.Text(fmt.Sprintf("done %d", i))
 	})
 	cfg := h.config()
-	cfg.Model = panicky{cfg.Model}
+	// Held requests (stop, cancel-leaf) wait until every child has
+	// started — minutes for 1,000 under -race — so the client's header
+	// timeout must not cut them first.
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	m, err := anthropic.New(anthropic.Config{APIKey: "test", BaseURL: h.srv.URL(), HTTPClient: &http.Client{Transport: tr},
+		RetryBase: 1, RetryMax: 2, HeaderTimeout: time.Hour, IdleTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Model = panicky{m}
 	cfg.Limits = Limits{MaxRunning: 50, MaxTotal: 10 * n}
 	rt := newRuntime(t, cfg)
 	evs, res, err := runAll(t, context.Background(), rt, "MAIN go")
@@ -123,26 +145,24 @@ func TestBackgroundStress(t *testing.T) {
 	if len(top) != n {
 		t.Fatalf("%d children registered, want %d (events %d)", len(top), n, len(evs))
 	}
-	// A cancel child stops once its own background child is running.
+	// A held child is stopped once its request is at the server, a
+	// cancel child once its own background child's request is: one at a
+	// time, as they arrive, so that the children queued behind the gate's
+	// 50 running slots get theirs.
+	byDesc := map[string]string{}
+	held := 0
 	for id, d := range top {
-		if strings.HasPrefix(d, "cancel ") {
-			for rt.bg.reg.LiveChildren(id) == 0 {
-				ch := rt.bg.reg.Changed()
-				if rt.bg.reg.LiveChildren(id) > 0 {
-					break
-				}
-				<-ch
-			}
-		}
-	}
-	for id, d := range top {
+		byDesc[d] = id
 		if strings.HasPrefix(d, "stop ") || strings.HasPrefix(d, "cancel ") {
-			if err := rt.Stop(context.Background(), id); err != nil {
-				t.Fatal(err)
-			}
+			held++
 		}
 	}
-	close(hold)
+	for range held {
+		if err := rt.Stop(context.Background(), byDesc[<-arrived]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release()
 	drainNotifications(t, rt)
 
 	reqs := h.srv.RequestsFor("MAIN")

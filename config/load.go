@@ -118,7 +118,7 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	}
 	// Before the provenance: MCP servers trust ignores are among its
 	// ignored items.
-	servers, mdiags, err := mcpServers(cwd, opts, s, getenv) // mcp.go
+	servers, untrustedServers, mdiags, err := mcpServers(cwd, opts, s, getenv) // mcp.go
 	diags = append(diags, mdiags...)
 	if err != nil {
 		return cadre.Config{}, diags, err
@@ -158,7 +158,14 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	for _, d := range defs.Diagnostics() {
 		diags = append(diags, Diagnostic{File: d.File, Line: d.Line, Severity: Severity(d.Severity), Topic: TopicAgents, Message: d.Message})
 	}
-	cfg.Agents = gateAgents(defs.Active(), s.Trust) // issue 9: workspace agents' hooks and servers need trust
+	// Issue 9: workspace agents' hooks and servers need trust, and the
+	// mcp__ rules are checked now that the servers are known.
+	cfg.Agents = gateAgents(defs.Active(), s.Trust)
+	rdiags, err := checkMCPRules(perms.Rules, servers, untrustedServers, defs.Active())
+	diags = append(diags, rdiags...)
+	if err != nil {
+		return cadre.Config{}, diags, err
+	}
 	// Hooks (issue 15): every settings file's, under the hook policy.
 	// Project files' hooks are kept apart (HooksConfig's trust) so
 	// workspace trust can gate them.

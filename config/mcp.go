@@ -41,9 +41,9 @@ func (s *Settings) scopeMCP(n int, scope mcpx.Scope) {
 // settings < --settings and --mcp-config < managed settings), or only the
 // --mcp-config ones with StrictMCPConfig. A malformed file is an error
 // naming file and line; problems in single entries are diagnostics.
-func mcpServers(cwd string, opts Options, s *Settings, getenv func(string) string) ([]cadre.MCPServer, []Diagnostic, error) {
-	servers, _, diags, err := MCPServers(cwd, s, opts.MCPConfigs, opts.StrictMCPConfig, getenv)
-	return servers, diags, err
+// The servers workspace trust keeps out come back apart.
+func mcpServers(cwd string, opts Options, s *Settings, getenv func(string) string) (servers, untrusted []cadre.MCPServer, diags []Diagnostic, err error) {
+	return MCPServers(cwd, s, opts.MCPConfigs, opts.StrictMCPConfig, getenv)
 }
 
 // MCPServers reads the MCP servers a session in cwd uses, exactly as Load

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/cadre-dev/cadre/internal/proclife"
 )
 
 // runCommand runs one command hook: /bin/sh -c command in its own process
@@ -31,6 +33,7 @@ func (d *Dispatcher) runCommand(ctx context.Context, h Handler, dir string, inpu
 	stderr := &cappedBuffer{limit: d.opts.MaxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	proclife.SetParentDeathSignal(cmd.SysProcAttr) // issue 9: a hook dies with cadre, even after kill -9
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = d.opts.WaitDelay
 

@@ -42,9 +42,22 @@ func (l *DenialLog) Add(d Denial) {
 
 // All returns the denials recorded so far, in order.
 func (l *DenialLog) All() []Denial {
+	return l.Since(0)
+}
+
+// Len is how many denials were recorded so far: a mark for Since.
+func (l *DenialLog) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]Denial(nil), l.list...)
+	return len(l.list)
+}
+
+// Since returns the denials recorded after mark (a Len taken earlier), in
+// order.
+func (l *DenialLog) Since(mark int) []Denial {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Denial(nil), l.list[min(mark, len(l.list)):]...)
 }
 
 // SessionConfig configures one agent's Session.

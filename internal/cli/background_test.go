@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -209,5 +210,105 @@ func TestResumeAfterCrashReportsInterruptedTasks(t *testing.T) {
 	mains := s.RequestsFor("MAIN")
 	if n := countIn(mains[len(mains)-1], "<task-notification>"); n != 2 {
 		t.Fatalf("%d notifications in the main conversation, want the interruption and the continuation's end", n)
+	}
+}
+
+// TestHeadlessReportsEveryDenial: the result of a cadre -p run that waited
+// for background tasks lists every call denied during it — the main
+// agent's in its first turn, and a background child's (denied because it
+// cannot prompt) — each once, not only the last turn's.
+func TestHeadlessReportsEveryDenial(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	never := "/tmp/cadre-never-" + filepath.Base(t.TempDir())
+	mainAnswered := make(chan struct{})
+	s.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+		switch len(r.Messages) {
+		case 1:
+			return llmtest.ToolUses(llmtest.Call{Name: "Write", Input: map[string]any{"file_path": never + "-main", "content": "x"}}, bgAgentCall(1))
+		case 3:
+			close(mainAnswered)
+			return llmtest.Text("waiting")
+		}
+		return llmtest.Text("heard it")
+	})
+	s.ScriptFunc("BGCHILD-1", func(r *llmtest.Request) llmtest.Turn {
+		if len(r.Messages) == 1 {
+			<-mainAnswered // most likely denied after the first turn's result
+			return llmtest.ToolUse("Write", map[string]any{"file_path": never + "-child", "content": "x"})
+		}
+		return llmtest.Text("done 1")
+	})
+	p := runCadre(t, env, "", "-p", "MAIN go", "--output-format", "json")
+	if p.code != 0 {
+		t.Fatalf("code %d stderr %s", p.code, p.stderr)
+	}
+	var out struct {
+		Result  string           `json:"result"`
+		Denials []map[string]any `json:"permission_denials"`
+	}
+	if err := json.Unmarshal([]byte(p.stdout), &out); err != nil {
+		t.Fatalf("%v: %s", err, p.stdout)
+	}
+	if out.Result != "heard it" || len(out.Denials) != 2 {
+		t.Fatalf("result %q, denials %v", out.Result, out.Denials)
+	}
+	main, child := out.Denials[0], out.Denials[1]
+	if main["tool_name"] != "Write" || main["agent_id"] != nil || main["background"] != nil {
+		t.Fatalf("main's denial %v", main)
+	}
+	if child["tool_name"] != "Write" || child["agent_id"] == nil || child["background"] != true {
+		t.Fatalf("the background child's denial %v", child)
+	}
+}
+
+// TestCrashWithANotificationInFlight: the process dies (SIGKILL) while the
+// main agent's request carrying a task notification is in flight, so the
+// notification was journaled but never marked delivered; --resume
+// delivers it, and the resumed conversation holds it exactly once.
+func TestCrashWithANotificationInFlight(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	inflight, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	s.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+		last := r.Messages[len(r.Messages)-1].Text()
+		switch {
+		case strings.Contains(last, "RESUMED"):
+			return llmtest.Text(fmt.Sprintf("heard it %d times", countIn(r, "child finished")))
+		case len(r.Messages) == 1:
+			return llmtest.ToolUse("Agent", bgAgentCall(1).Input)
+		case strings.Contains(last, "child finished"):
+			close(inflight)
+			<-release // the process is killed meanwhile
+			return llmtest.Text("too late")
+		}
+		return llmtest.Text("waiting for it")
+	})
+	s.Script("BGCHILD-1", llmtest.Text("child finished"))
+	const id = "6c1d3e5f-2a3b-4c4d-9e5f-6a7b8c9d0e1f"
+	cmd, _, _, _ := cadreCmd(t, env, "", "-p", "MAIN go", "--session-id", id)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-inflight
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	once.Do(func() { close(release) })
+
+	for round := range 2 {
+		again := exec.Command(cmd.Path, "-p", "--resume", id, "RESUMED")
+		again.Dir, again.Env = cmd.Dir, cmd.Env
+		var out, errb bytes.Buffer
+		again.Stdout, again.Stderr = &out, &errb
+		if err := again.Run(); err != nil {
+			t.Fatalf("round %d: %v\n%s", round, err, errb.String())
+		}
+		if got := strings.TrimSpace(out.String()); got != "heard it 1 times" {
+			t.Fatalf("round %d: %q, want the notification once\n%s", round, got, errb.String())
+		}
 	}
 }

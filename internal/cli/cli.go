@@ -549,8 +549,15 @@ func driveStream(ctx context.Context, cancel context.CancelCauseFunc, sigs *sign
 	// A headless run does not end while background tasks run: after the
 	// turn, the main agent runs again on each batch of notifications
 	// (S-7.3), and the last turn's result is the run's.
+	// Each turn's result lists the calls denied while it ran (a
+	// background agent's among them); the run's result lists them all.
+	var denials []permission.Denial
 	for round := 0; ; round++ {
+		prev := last
 		answered, failed, code, err := driveTurn(ctx, sigs, stream, pr, tl, budget, cancel, round, &last, &held)
+		if last != nil && last != prev {
+			denials = append(denials, last.PermissionDenials...)
+		}
 		if failed {
 			return code, err
 		}
@@ -561,6 +568,13 @@ func driveStream(ctx context.Context, cancel context.CancelCauseFunc, sigs *sign
 	}
 	if last == nil {
 		return ExitFailed, errors.New("the run ended without a result")
+	}
+	if len(denials) > len(last.PermissionDenials) {
+		res := *last
+		res.PermissionDenials = denials
+		final := *held
+		final.Result = &res
+		held = &final
 	}
 	if err := pr.event(*held); err != nil {
 		return ExitFailed, fmt.Errorf("write output: %w", err)

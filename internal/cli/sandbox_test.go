@@ -58,7 +58,8 @@ func bashCalls(s *llmtest.Server, commands ...string) {
 func TestSandboxFlagKeepsSecrets(t *testing.T) {
 	t.Parallel()
 	needBwrap(t)
-	commands := []string{"cat secrets/key.txt", "cat secr*/key.txt", "cat s*/*", "grep -r TOP . ; echo grep-ran", "rg TOP ; echo rg-ran", "git grep TOP", "git show HEAD:secrets/key.txt"}
+	commands := []string{"cat secrets/key.txt", "cat secr*/key.txt", "cat s*/*", "grep -r TOP . ; echo grep-ran", "rg TOP ; echo rg-ran", "git grep TOP", "git show HEAD:secrets/key.txt",
+		"find . -path ./.git -prune -o -print ; echo find-ran"}
 	for _, mode := range []string{"default", "bypassPermissions"} {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
@@ -94,10 +95,15 @@ func TestSandboxFlagKeepsSecrets(t *testing.T) {
 			}
 			// A glob that expands to the secret is refused by the rule; the
 			// recursive searches ran, confined, instead of being refused.
-			for i, w := range map[int]string{3: "grep-ran", 4: "rg-ran"} {
+			for i, w := range map[int]string{3: "grep-ran", 4: "rg-ran", 7: "find-ran"} {
 				if strings.Contains(results[i], "Permission denied: the Bash call") || !strings.Contains(results[i], w) {
 					t.Errorf("%s did not run in the sandbox: %s", commands[i], results[i])
 				}
+			}
+			// In the sandbox the masked file is absent: find lists the
+			// directory that held it, and nothing in it.
+			if !strings.Contains(results[7], "./secrets\n") || strings.Contains(results[7], "key.txt") {
+				t.Errorf("find in the sandbox: want ./secrets listed empty, the key absent: %s", results[7])
 			}
 		})
 	}

@@ -36,10 +36,12 @@ type sessionStateJSON struct {
 
 // setState writes a session_state_changed message when the state changes:
 // running from a turn's start until nothing runs any more (background
-// tasks included), then idle.
+// tasks included), then idle. A session that has not run yet is not
+// reported idle: the first change is to running, whenever the program's
+// first message is read.
 func (s *sdkSession) setState(state string) error {
 	s.mu.Lock()
-	if s.state == state || s.rt == nil {
+	if s.state == state || s.rt == nil || (s.state == "" && state == stateIdle) {
 		s.mu.Unlock()
 		return nil
 	}

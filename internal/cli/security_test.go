@@ -54,6 +54,8 @@ func TestDenyRuleTypoStopsRun(t *testing.T) {
 		{name: "flag", args: []string{"--disallowedTools", "Bsh(rm:*)"}, want: []string{"Bsh(rm:*)", "did you mean Bash?"}},
 		{name: "settings", files: map[string]string{".cadre/settings.json": `{"permissions": {"deny": ["Bsh(rm:*)"]}}`},
 			want: []string{"deny rule Bsh(rm:*) from", filepath.Join(".cadre", "settings.json"), "did you mean Bash?", "protects nothing"}},
+		{name: "mcp server typo", args: []string{"--mcp-config", `{"mcpServers": {"github": {"command": "gh-mcp"}}}`, "--disallowedTools", "mcp__githb__delete_repo"},
+			want: []string{`deny rule mcp__githb__delete_repo from --disallowedTools: no MCP server "githb" is configured (servers: github)`, "did you mean mcp__github__delete_repo?"}},
 		{name: "settings ask", files: map[string]string{".cadre/settings.json": `{"permissions": {"ask": ["Bash(git push:*)", "Wrte"]}}`},
 			want: []string{"ask rule Wrte", "did you mean Write?"}},
 	}

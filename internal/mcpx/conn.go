@@ -526,6 +526,12 @@ func (c *conn) lostReason(err error) string {
 	defer t.Stop()
 	select {
 	case <-proc.exitedChan():
+		// And for its stderr to be drained, so the message carries its
+		// last words (the group is killed on exit, which closes it).
+		select {
+		case <-proc.copiedChan():
+		case <-t.C:
+		}
 	case <-t.C:
 	}
 	if exited, perr := proc.exitState(); exited {

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cadre-dev/cadre/internal/proclife"
 )
 
 // transportFor returns the SDK transport for a server. For stdio it also
@@ -111,6 +113,7 @@ func (p *process) start() (err error) {
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	proclife.SetParentDeathSignal(cmd.SysProcAttr) // issue 9: a server dies with cadre, even after kill -9
 	startErr := cmd.Start()
 	// The child has its own copies now.
 	inR.Close()
@@ -249,6 +252,14 @@ func (p *process) exitedChan() <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.exited
+}
+
+// copiedChan is closed when the process's stderr has been drained (nil
+// before start).
+func (p *process) copiedChan() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.copied
 }
 
 // stderrTail returns the last lines the server wrote to stderr.
