@@ -158,12 +158,13 @@ func inlineServer(t *testing.T, name string, env map[string]string) json.RawMess
 }
 
 // npmServer returns the bin of a real MCP server from .ci/mcp-servers
-// (installed by .ci/run; a missing one fails the test).
+// (installed by .ci/run, which always runs these tests; a fresh clone
+// without them skips in one line).
 func npmServer(t *testing.T, bin string) string {
 	t.Helper()
 	p := filepath.Join(".ci", "mcp-servers", "node_modules", ".bin", bin)
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("MCP server %s is not installed (%v): run .ci/run, or `npm ci --prefix .ci/mcp-servers`", bin, err)
+		t.Skipf("needs the MCP server %s from npm (.ci/run installs it, or `npm ci --prefix .ci/mcp-servers`): %v", bin, err)
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {

@@ -207,6 +207,13 @@ type Permissions struct {
 	// Prompter asks a person; nil means nobody can be asked (headless),
 	// so what would be asked is denied with an explanation.
 	Prompter permission.Prompter
+	// PromptTool, when set instead of Prompter, names an MCP tool of a
+	// configured server (mcp__<server>__<tool>) that answers the prompts,
+	// as Claude Code's --permission-prompt-tool: it is called with
+	// {"tool_name", "input", "tool_use_id"} and answers with the JSON text
+	// {"behavior":"allow","updatedInput":{…}} or
+	// {"behavior":"deny","message":"…"} (permprompt.go).
+	PromptTool string
 }
 
 // Runtime is one agent session. Run may be called again to continue the
@@ -334,6 +341,11 @@ func New(cfg Config) (*Runtime, error) {
 	if err := r.initMCP(); err != nil { // mcp.go
 		return nil, fmt.Errorf("cadre: %w", err)
 	}
+	if name := r.cfg.Permissions.PromptTool; name != "" {
+		perms := *r.cfg.Permissions
+		perms.Prompter = &mcpPrompter{r: r, tool: name} // permprompt.go
+		r.cfg.Permissions = &perms
+	}
 	r.modelID = cfg.ModelID
 	r.system = r.renderSystemFor(cfg.ModelID)
 	r.bg = newBackground(r)
@@ -394,6 +406,9 @@ func checkConfig(cfg *Config) error {
 	}
 	if p := cfg.Permissions; p != nil {
 		if _, err := permission.ParseMode(string(p.Mode)); err != nil {
+			return err
+		}
+		if err := checkPromptTool(cfg); err != nil { // permprompt.go
 			return err
 		}
 		for _, rule := range p.Rules {

@@ -169,6 +169,32 @@ func TestClaudeAgentSDK(t *testing.T) {
 		}
 	})
 
+	t.Run("canUseTool rewrites the input and grants a rule for the session", func(t *testing.T) {
+		t.Parallel()
+		s := sdkServer(t)
+		s.Script("SDK-ALLOW", llmtest.ToolUse("Bash", map[string]string{"command": "touch first.txt"}),
+			llmtest.ToolUse("Bash", map[string]string{"command": "touch second.txt"}), llmtest.Text("both made"))
+		lines, work := runSDKScenario(t, s, "allowAlways")
+		asked := 0
+		for _, l := range lines {
+			if l.Callback == "canUseTool" {
+				asked++
+			}
+		}
+		if asked != 1 {
+			t.Fatalf("canUseTool called %d times, want once (the granted rule covers the second call)", asked)
+		}
+		for name, want := range map[string]bool{"first.txt": false, "rewritten.txt": true, "second.txt": true} {
+			if _, err := os.Stat(filepath.Join(work, name)); (err == nil) != want {
+				t.Errorf("%s exists: %v, want %v", name, err == nil, want)
+			}
+		}
+		_, res := messages(lines)
+		if res["result"] != "both made" || len(res["permission_denials"].([]any)) != 0 {
+			t.Fatalf("result %v", res)
+		}
+	})
+
 	t.Run("interrupt ends the turn", func(t *testing.T) {
 		t.Parallel()
 		s := sdkServer(t)

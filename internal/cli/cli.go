@@ -22,6 +22,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/openai"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/transcript"
 )
 
@@ -204,7 +205,7 @@ terminated (SIGTERM).`,
 	f.StringVarP(&o.debug, "debug", "d", "", "write a line per event to stderr (optional filter: api, tools, tasks, hooks)")
 	f.Lookup("debug").NoOptDefVal = "all"
 	f.StringVar(&o.permissionMode, "permission-mode", "", "permission mode: default, acceptEdits, plan, dontAsk, bypassPermissions")
-	f.StringVar(&o.permissionPromptTool, "permission-prompt-tool", "", `who answers permission prompts: "stdio" (the program driving --input-format stream-json)`)
+	f.StringVar(&o.permissionPromptTool, "permission-prompt-tool", "", `who answers permission prompts: "stdio" (the program driving --input-format stream-json) or an MCP tool, mcp__<server>__<tool>, of a configured server`)
 	f.StringArrayVar(&o.allowedTools, "allowedTools", nil, `rules that allow tools without asking, comma- or space-separated, e.g. "Bash(git diff:*) Read"`)
 	f.StringArrayVar(&o.allowedToolsDashed, "allowed-tools", nil, "same as --allowedTools")
 	f.StringArrayVar(&o.disallowedTools, "disallowedTools", nil, `rules that deny tools, comma- or space-separated, e.g. "Bash(rm:*) Write"`)
@@ -351,7 +352,9 @@ func prepare(o *options) error {
 			return errors.New("--permission-prompt-tool stdio needs --input-format stream-json (the program on stdin answers the prompts)")
 		}
 	default:
-		return fmt.Errorf("--permission-prompt-tool %q: an MCP tool as the permission prompt is not supported yet; use stdio with --input-format stream-json", o.permissionPromptTool)
+		if !tool.IsMCP(o.permissionPromptTool) {
+			return fmt.Errorf("invalid --permission-prompt-tool %q: want stdio (with --input-format stream-json) or an MCP tool, mcp__<server>__<tool>", o.permissionPromptTool)
+		}
 	}
 	if o.continueLast && o.resume != "" {
 		return errors.New("--continue and --resume cannot be used together")
@@ -442,6 +445,12 @@ func applyFlags(p procIO, o *options, cfg *cadre.Config) error {
 			return fmt.Errorf("--fallback-model %s is the main model", o.fallbackModel)
 		}
 		cfg.Model = llm.WithFallback(cfg.Model, cfg.ModelID, id)
+	}
+	if tool.IsMCP(o.permissionPromptTool) && cfg.Permissions != nil {
+		// An MCP tool answers the prompts (cadre.Permissions.PromptTool).
+		perms := *cfg.Permissions
+		perms.PromptTool = o.permissionPromptTool
+		cfg.Permissions = &perms
 	}
 	return resumeSession(p, o, cfg)
 }

@@ -21,6 +21,9 @@ import (
 // runs cli.Main, so end-to-end tests exercise the real process (flags,
 // exit codes, signals) without a separate build step.
 func TestMain(m *testing.M) {
+	if os.Getenv(permServerEnv) != "" {
+		servePermissionMCP() // permprompt_test.go
+	}
 	if os.Getenv("CADRE_TEST_MAIN") == "1" {
 		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 	}

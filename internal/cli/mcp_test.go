@@ -14,7 +14,8 @@ import (
 )
 
 // everythingBin is server-everything from .ci/mcp-servers (installed by
-// .ci/run; a missing one fails the test).
+// .ci/run, which always runs these tests; a fresh clone without it skips
+// in one line).
 func everythingBin(t *testing.T) string {
 	t.Helper()
 	p, err := filepath.Abs(filepath.Join("..", "..", ".ci", "mcp-servers", "node_modules", ".bin", "mcp-server-everything"))
@@ -22,7 +23,7 @@ func everythingBin(t *testing.T) string {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("MCP server-everything is not installed (%v): run .ci/run, or `npm ci --prefix .ci/mcp-servers`", err)
+		t.Skipf("needs the MCP server-everything from npm (.ci/run installs it, or `npm ci --prefix .ci/mcp-servers`): %v", err)
 	}
 	return p
 }

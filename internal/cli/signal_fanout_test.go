@@ -118,6 +118,12 @@ func TestSignalMidFanOutKeepsEveryNumber(t *testing.T) {
 			if cost, _ := res["total_cost_usd"].(float64); cost <= 0 {
 				t.Fatalf("cost %v", res["total_cost_usd"])
 			}
+			// The whole run's usage counts the child that finished: more
+			// than the main agent's own.
+			mu, _ := res["modelUsage"].(map[string]any)["claude-sonnet-4-5"].(map[string]any)
+			if d, _ := res["duration_ms"].(float64); d <= 0 || mu == nil || mu["outputTokens"].(float64) <= usage["output_tokens"].(float64) {
+				t.Fatalf("duration %v, modelUsage %v, main usage %v", res["duration_ms"], res["modelUsage"], usage)
+			}
 			path := extra["transcript_path"].(string)
 			if rel, err := filepath.Rel(filepath.Join(home, "state"), path); err != nil || filepath.IsAbs(rel) || rel[:2] == ".." {
 				t.Fatalf("transcript %s outside the state dir", path)

@@ -41,6 +41,9 @@ func isTerminal(f any) bool {
 // runUI configures the session like a headless run and opens the
 // terminal UI on it.
 func runUI(ctx context.Context, p procIO, o *options) error {
+	if o.permissionPromptTool != "" {
+		return &exitError{ExitUsage, errors.New("--permission-prompt-tool is for headless runs (-p): in the terminal UI you answer the prompts")}
+	}
 	cfg, err := configure(ctx, p, o)
 	if err != nil {
 		return &exitError{ExitUsage, err}

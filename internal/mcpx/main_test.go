@@ -58,8 +58,8 @@ func crashServer(t *testing.T, name string) ServerConfig {
 }
 
 // npmBin returns the path of an MCP server installed by .ci/run from
-// .ci/mcp-servers (or $CADRE_MCP_SERVERS). Missing servers fail the test:
-// CI installs them, and so can you (see the message).
+// .ci/mcp-servers (or $CADRE_MCP_SERVERS). A fresh clone without them
+// skips in one line; .ci/run installs them, so CI always runs these tests.
 func npmBin(t testing.TB, name string) string {
 	t.Helper()
 	dir := os.Getenv("CADRE_MCP_SERVERS")
@@ -77,7 +77,7 @@ func npmBin(t testing.TB, name string) string {
 	}
 	p := filepath.Join(dir, "node_modules", ".bin", name)
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("MCP server %s is not installed (%v): run .ci/run, or `npm ci --prefix .ci/mcp-servers` from the repository root", name, err)
+		t.Skipf("needs the MCP server %s from npm (.ci/run installs it, or `npm ci --prefix .ci/mcp-servers` from the repository root): %v", name, err)
 	}
 	return p
 }

@@ -46,14 +46,23 @@ func (p *Prompter) Prompt(ctx context.Context, pr permission.Prompt) (permission
 	if err != nil {
 		return permission.Reply{}, err
 	}
-	return p.reply(raw, input)
+	reply, err := PermissionReply(raw, input, p.Interrupt)
+	if err != nil {
+		return permission.Reply{}, fmt.Errorf("can_use_tool answer: %w", err)
+	}
+	return reply, nil
 }
 
-// reply turns the program's answer into cadre's.
-func (p *Prompter) reply(raw json.RawMessage, input json.RawMessage) (permission.Reply, error) {
+// PermissionReply turns a permission answer in the SDK's form — a
+// PermissionResult: {"behavior":"allow","updatedInput":{…}} or
+// {"behavior":"deny","message":"…"} — into cadre's, for the call whose
+// input was input. It is the answer of a can_use_tool request and of a
+// --permission-prompt-tool MCP tool alike. interrupt, when set, is called
+// when a deny asks to interrupt the turn.
+func PermissionReply(raw, input json.RawMessage, interrupt func()) (permission.Reply, error) {
 	var res PermissionResult
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return permission.Reply{}, fmt.Errorf("can_use_tool answer: %w", err)
+		return permission.Reply{}, err
 	}
 	switch res.Behavior {
 	case "allow":
@@ -79,8 +88,8 @@ func (p *Prompter) reply(raw json.RawMessage, input json.RawMessage) (permission
 		}
 		return reply, nil
 	case "deny":
-		if res.Interrupt && p.Interrupt != nil {
-			p.Interrupt()
+		if res.Interrupt && interrupt != nil {
+			interrupt()
 		}
 		msg := res.Message
 		if msg == "" {
@@ -88,7 +97,7 @@ func (p *Prompter) reply(raw json.RawMessage, input json.RawMessage) (permission
 		}
 		return permission.Reply{Choice: permission.ChoiceDeny, Message: msg}, nil
 	}
-	return permission.Reply{}, fmt.Errorf("can_use_tool answer: unknown behavior %q (want allow or deny)", res.Behavior)
+	return permission.Reply{}, fmt.Errorf("unknown behavior %q (want allow or deny)", res.Behavior)
 }
 
 // rewritten reports whether updated is an input other than input; it must
@@ -99,7 +108,7 @@ func rewritten(updated, input json.RawMessage) (bool, error) {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(updated, &obj); err != nil {
-		return false, fmt.Errorf("can_use_tool answer: updatedInput is not a JSON object: %w", err)
+		return false, fmt.Errorf("updatedInput is not a JSON object: %w", err)
 	}
 	var a, b bytes.Buffer
 	if json.Compact(&a, updated) != nil || json.Compact(&b, input) != nil {

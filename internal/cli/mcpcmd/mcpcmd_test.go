@@ -13,7 +13,8 @@ import (
 	"github.com/cadre-dev/cadre/internal/cli/agentscmd"
 )
 
-// everythingBin is server-everything as .ci/run installs it.
+// everythingBin is server-everything as .ci/run installs it; a fresh
+// clone without it skips in one line.
 func everythingBin(t *testing.T) string {
 	t.Helper()
 	dir := os.Getenv("CADRE_MCP_SERVERS")
@@ -25,7 +26,7 @@ func everythingBin(t *testing.T) string {
 		_, err = os.Stat(p)
 	}
 	if err != nil {
-		t.Fatalf("server-everything is not installed (%v): run .ci/run, or `npm ci --prefix .ci/mcp-servers` from the repository root", err)
+		t.Skipf("needs the MCP server-everything from npm (.ci/run installs it, or `npm ci --prefix .ci/mcp-servers` from the repository root): %v", err)
 	}
 	return p
 }

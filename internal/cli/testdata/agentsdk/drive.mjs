@@ -40,6 +40,15 @@ switch (scenario) {
       return { behavior: 'deny', message: 'SDK-DENIED: the test program says no' };
     };
     break;
+  case 'allowAlways':
+    // An allow that rewrites the input and grants the suggested rule for
+    // the session: the next call the rule covers is not asked about.
+    prompt = 'SDK-ALLOW: make two files';
+    options.canUseTool = async (toolName, input, opts) => {
+      out({ callback: 'canUseTool', toolName, input, suggestions: opts.suggestions });
+      return { behavior: 'allow', updatedInput: { ...input, command: 'touch rewritten.txt' }, updatedPermissions: opts.suggestions };
+    };
+    break;
   case 'interrupt':
     prompt = 'SDK-SLOW: take your time';
     break;
