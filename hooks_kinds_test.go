@@ -609,3 +609,49 @@ esac
 		t.Errorf("PermissionRequest fired for %q, want %q", seen, want)
 	}
 }
+
+// TestPermissionRequestHookRewritesAndGrants: a PermissionRequest hook's
+// allow may change the call's input (updatedInput) and grant a rule for
+// the session (updatedPermissions), as in Claude Code: the call runs with
+// the hook's input, and a later call the granted rule covers is not asked
+// about again (the hook does not fire for it).
+func TestPermissionRequestHookRewritesAndGrants(t *testing.T) {
+	t.Parallel()
+	w := newHookWorld(t)
+	rewritten := filepath.Join(w.dir, "rewritten")
+	decide := w.script("decide.sh", `#!/bin/sh
+in=$(cat)
+printf '%s\n' "$in" | jq -c . >> "$HOOK_LOG"
+echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":{"command":"touch `+rewritten+`"},"updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"touch:*"}],"behavior":"allow","destination":"session"}]}}}'
+`)
+	cfg := w.config(`{"PermissionRequest": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "` + decide + `"}]}]}`)
+	person := &allowAll{}
+	cfg.Permissions = &Permissions{Mode: permission.ModeDefault, Prompter: person}
+	file := func(name string) string { return filepath.Join(w.dir, name) }
+	w.srv.Script("MAIN",
+		llmtest.ToolUse("Bash", map[string]any{"command": "touch " + file("asked")}),
+		llmtest.ToolUse("Bash", map[string]any{"command": "touch " + file("granted")}),
+		llmtest.Text("MAIN done"))
+	rt := newRuntime(t, cfg)
+	if _, _, err := runAll(t, context.Background(), rt, "MAIN: start"); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(rewritten); err != nil {
+		t.Errorf("the call did not run with the hook's input: %v", err)
+	}
+	if _, err := os.Stat(file("asked")); err == nil {
+		t.Error("the call ran with the model's input, not the hook's")
+	}
+	if _, err := os.Stat(file("granted")); err != nil {
+		t.Errorf("the call the granted rule covers did not run: %v", err)
+	}
+	if n := len(w.entries()); n != 1 {
+		t.Errorf("PermissionRequest fired %d times, want once (the grant covers the second call)", n)
+	}
+	if len(person.asked) != 0 {
+		t.Errorf("the person was asked %v", person.asked)
+	}
+}

@@ -90,6 +90,9 @@ type Outcome struct {
 	// denial happened.
 	Request        permission.Behavior
 	RequestMessage string
+	// RequestRules are the allow rules a PermissionRequest allow grants
+	// for the session (its updatedPermissions of type addRules).
+	RequestRules []permission.Rule
 	// WorktreePath is the path a WorktreeCreate hook printed.
 	WorktreePath string
 }
@@ -130,9 +133,21 @@ type specificOutput struct {
 }
 
 type requestDecision struct {
-	Behavior     string          `json:"behavior"`
-	UpdatedInput json.RawMessage `json:"updatedInput"`
-	Message      string          `json:"message"`
+	Behavior           string             `json:"behavior"`
+	UpdatedInput       json.RawMessage    `json:"updatedInput"`
+	UpdatedPermissions []permissionUpdate `json:"updatedPermissions"`
+	Message            string             `json:"message"`
+}
+
+// permissionUpdate is one of Claude Code's permission updates; only
+// addRules with behavior allow is applied (as session rules).
+type permissionUpdate struct {
+	Type     string `json:"type"`
+	Behavior string `json:"behavior"`
+	Rules    []struct {
+		ToolName    string `json:"toolName"`
+		RuleContent string `json:"ruleContent"`
+	} `json:"rules"`
 }
 
 // result is one finished hook before combination.
@@ -253,6 +268,16 @@ func applySpecific(ev Event, s *specificOutput, run *Run, o *Outcome) {
 			if o.Request == "" {
 				o.Request = permission.Allow
 				setUpdatedInput(o, run, s.Decision.UpdatedInput)
+				for _, u := range s.Decision.UpdatedPermissions {
+					if u.Type != "addRules" || u.Behavior != string(permission.Allow) {
+						continue // other updates (modes, directories, removals) are not applied
+					}
+					for _, r := range u.Rules {
+						if r.ToolName != "" {
+							o.RequestRules = append(o.RequestRules, permission.Rule{Behavior: permission.Allow, Tool: r.ToolName, Content: r.RuleContent, Source: permission.SourceSession})
+						}
+					}
+				}
 			}
 		default:
 			run.Err = fmt.Errorf("decision.behavior %q is not allow or deny; ignored", s.Decision.Behavior)

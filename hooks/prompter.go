@@ -28,9 +28,9 @@ type Prompter struct {
 var _ permission.Prompter = Prompter{}
 
 // Prompt fires PermissionRequest, then asks Next if no hook decided. A
-// hook that exits 2 denies with its stderr. A hook that allows only with
-// updatedInput is refused: the prompt cannot change a call's input, and
-// running the unchanged call would ignore what the hook asked for.
+// hook that exits 2 denies with its stderr. A hook's allow may change the
+// call's input (updatedInput) and grant allow rules for the session
+// (updatedPermissions with addRules), as in Claude Code.
 func (p Prompter) Prompt(ctx context.Context, pr permission.Prompt) (permission.Reply, error) {
 	reply, ok, err := p.Answer(ctx, pr)
 	if err != nil || ok {
@@ -76,10 +76,12 @@ func (p Prompter) Answer(ctx context.Context, pr permission.Prompt) (permission.
 		return permission.Reply{Choice: permission.ChoiceDeny, Message: prompts.HookPermissionDenied(o.RequestMessage)}, true, nil
 	case o.Blocked:
 		return permission.Reply{Choice: permission.ChoiceDeny, Message: prompts.HookPermissionDenied(strings.Join(o.Feedback, "\n"))}, true, nil
-	case o.Request == permission.Allow && o.UpdatedInput != nil:
-		return permission.Reply{Choice: permission.ChoiceDeny, Message: prompts.HookUpdatedInputRefused()}, true, nil
 	case o.Request == permission.Allow:
-		return permission.Reply{Choice: permission.ChoiceAllowOnce}, true, nil
+		reply := permission.Reply{Choice: permission.ChoiceAllowOnce, UpdatedInput: o.UpdatedInput}
+		if len(o.RequestRules) > 0 {
+			reply.Choice, reply.Rules = permission.ChoiceAllowSession, o.RequestRules
+		}
+		return reply, true, nil
 	}
 	return permission.Reply{}, false, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,7 +41,8 @@ func TestPrompterAnswersWithPermissionRequestHooks(t *testing.T) {
 		{"allow", out("allow.sh", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}`), permission.ChoiceAllowOnce, "", 0},
 		{"deny with message", out("deny.sh", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"ask ops"}}}`), permission.ChoiceDeny, "A PermissionRequest hook denied this call: ask ops", 0},
 		{"exit 2", script(t, dir, "e2.sh", "cat >/dev/null; echo 'not in CI' >&2; exit 2"), permission.ChoiceDeny, "A PermissionRequest hook denied this call: not in CI", 0},
-		{"allow with input cadre cannot apply", out("upd.sh", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":{"command":"true"}}}}`), permission.ChoiceDeny, "changed input", 0},
+		{"allow with changed input", out("upd.sh", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":{"command":"true"}}}}`), permission.ChoiceAllowOnce, "", 0},
+		{"allow with session rules", out("rules.sh", `{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"touch:*"}],"behavior":"allow","destination":"session"},{"type":"setMode","mode":"bypassPermissions","destination":"session"}]}}}`), permission.ChoiceAllowSession, "", 0},
 		{"no decision asks the person", out("none.sh", `{}`), permission.ChoiceAllowSession, "", 1},
 	}
 	for _, tt := range tests {
@@ -53,6 +55,22 @@ func TestPrompterAnswersWithPermissionRequestHooks(t *testing.T) {
 		}
 		if reply.Choice != tt.choice || !strings.Contains(reply.Message, tt.message) || next.calls != tt.nextCalls {
 			t.Errorf("%s: reply %+v, next asked %d times", tt.name, reply, next.calls)
+		}
+		switch tt.name {
+		case "allow with changed input":
+			if string(reply.UpdatedInput) != `{"command":"true"}` {
+				t.Errorf("%s: updated input %s", tt.name, reply.UpdatedInput)
+			}
+		case "allow with session rules":
+			// Only the addRules update applies; the mode change is not a hook's to make.
+			want := []permission.Rule{{Behavior: permission.Allow, Tool: "Bash", Content: "touch:*", Source: permission.SourceSession}}
+			if !slices.Equal(reply.Rules, want) || reply.UpdatedInput != nil {
+				t.Errorf("%s: rules %+v input %s", tt.name, reply.Rules, reply.UpdatedInput)
+			}
+		default:
+			if reply.UpdatedInput != nil || reply.Rules != nil {
+				t.Errorf("%s: reply %+v", tt.name, reply)
+			}
 		}
 	}
 	lines := readLines(t, log)

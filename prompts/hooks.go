@@ -80,13 +80,6 @@ func HookPermissionDenied(message string) string {
 	return "A PermissionRequest hook denied this call."
 }
 
-// HookUpdatedInputRefused is what the model reads when a PermissionRequest
-// hook approved a call only with changed input, which cadre cannot apply
-// at that point: the call is refused rather than run unchanged.
-func HookUpdatedInputRefused() string {
-	return "A PermissionRequest hook approved this call only with changed input, which cannot be applied at the permission prompt, so the call was not run."
-}
-
 // HookAskUnanswered is what the model reads when a PreToolUse hook asked
 // for confirmation of a call and nobody can be asked.
 func HookAskUnanswered(tool, reason string) string {
