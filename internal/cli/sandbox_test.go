@@ -165,7 +165,7 @@ func TestSandboxNetwork(t *testing.T) {
 	t.Parallel()
 	needBwrap(t)
 	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl is not installed")
+		t.Fatalf("the network test runs curl, which is not on PATH (.ci/run installs it): %v", err)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "hello-from-host") }))
 	t.Cleanup(srv.Close)
