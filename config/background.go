@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/cadre-dev/cadre"
 )
@@ -25,14 +24,12 @@ func backgroundMode(v string) (cadre.BackgroundMode, error) {
 // Claude Code's CLAUDE_CODE_DISABLE_BACKGROUND_TASKS does) over the
 // settings' `background`.
 func backgroundSetting(getenv func(string) string, s *Settings) (cadre.BackgroundMode, error) {
-	if v := getenv("CADRE_DISABLE_BACKGROUND_TASKS"); v != "" {
-		off, err := strconv.ParseBool(v)
-		if err != nil {
-			return "", fmt.Errorf("CADRE_DISABLE_BACKGROUND_TASKS=%q: want true or false", v)
-		}
-		if off {
-			return cadre.BackgroundOff, nil
-		}
+	off, err := envBool(getenv, "CADRE_DISABLE_BACKGROUND_TASKS", false)
+	if err != nil {
+		return "", err
+	}
+	if off {
+		return cadre.BackgroundOff, nil
 	}
 	return backgroundMode(s.Background.Value)
 }

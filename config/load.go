@@ -137,12 +137,13 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	if cfg.Background, err = backgroundSetting(getenv, s); err != nil {
 		return cadre.Config{}, diags, err
 	}
-	fork, err := forkSubagent(getenv, s)
-	if err != nil {
+	// CADRE_FORK_SUBAGENT over the settings' forkSubagent (S-6.1).
+	if cfg.ForkSubagent, err = envBool(getenv, "CADRE_FORK_SUBAGENT", s.ForkSubagent.Value); err != nil {
 		return cadre.Config{}, diags, err
 	}
-	cfg.ForkSubagent = fork
-	if cfg.Coordinator, err = coordinatorMode(getenv, s); err != nil { // config/coordinator.go
+	// CADRE_COORDINATOR_MODE over the settings' coordinatorMode (S-11.2;
+	// Claude Code's variable is CLAUDE_CODE_COORDINATOR_MODE).
+	if cfg.Coordinator, err = envBool(getenv, "CADRE_COORDINATOR_MODE", s.CoordinatorMode.Value); err != nil {
 		return cadre.Config{}, diags, err
 	}
 	if err := setModel(&cfg, opts, s, getenv); err != nil {
