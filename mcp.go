@@ -217,6 +217,9 @@ func ruleServer(name string, servers map[string][]string) (server, rest string, 
 // server to why. Rules naming servers not among tools are left alone
 // (config reports those when it loads).
 func misnamedServers(rules []permission.Rule, tools []tool.Tool) map[string]string {
+	if !slices.ContainsFunc(rules, func(r permission.Rule) bool { return r.Behavior != permission.Allow && tool.IsMCP(r.Tool) }) {
+		return nil // the usual case, on every request: no mcp__ deny or ask rule to check
+	}
 	servers := map[string][]string{}
 	for _, t := range tools {
 		if server := mcpServerOf(t); server != "" {
