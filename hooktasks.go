@@ -4,7 +4,6 @@ import (
 	"cmp"
 
 	"github.com/cadre-dev/cadre/hooks"
-	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool/builtin"
 )
 
@@ -25,7 +24,7 @@ const (
 // the agent's background work.
 func (a *agent) liveBackgroundTasks() []hooks.BackgroundTask {
 	var out []hooks.BackgroundTask
-	for _, t := range liveBelow(a.run.rt.bg.reg.List(), a.name()) {
+	for _, t := range a.run.rt.bg.reg.LiveBelow(a.name()) {
 		out = append(out, hooks.BackgroundTask{ID: t.ID, Type: hookTaskSubagent, Status: string(t.Status),
 			Description: t.Description, AgentType: t.AgentType})
 	}
@@ -35,30 +34,6 @@ func (a *agent) liveBackgroundTasks() []hooks.BackgroundTask {
 				out = append(out, hooks.BackgroundTask{ID: s.ID, Type: hookTaskShell, Status: string(s.Status),
 					Description: cmp.Or(s.Description, s.Command)})
 			}
-		}
-	}
-	return out
-}
-
-// liveBelow returns the live tasks of tasks (a registry's list) that
-// descend from the agent named parent, in the list's order.
-func liveBelow(tasks []task.Info, parent string) []task.Info {
-	below := map[string]bool{parent: true}
-	// Parents are usually listed before their children, but a resumed
-	// agent is listed again at the end: repeat until the subtree stops
-	// growing.
-	for grown := true; grown; {
-		grown = false
-		for _, t := range tasks {
-			if below[t.Parent] && !below[t.ID] {
-				below[t.ID], grown = true, true
-			}
-		}
-	}
-	var out []task.Info
-	for _, t := range tasks {
-		if t.ID != parent && below[t.ID] && !t.Status.Terminal() {
-			out = append(out, t)
 		}
 	}
 	return out

@@ -272,22 +272,46 @@ func (r *Registry) subtreeStops(id string) []func() {
 	if e, ok := r.tasks[id]; ok && e.stop != nil {
 		stops = append(stops, e.stop)
 	}
+	for cid := range r.below(id) {
+		if c := r.tasks[cid]; c.stop != nil {
+			stops = append(stops, c.stop)
+		}
+	}
+	return stops
+}
+
+// below returns the ids of every task below the agent id (not id itself),
+// whatever order they were added in (a resumed agent is added again, after
+// its children). r.mu must be held.
+func (r *Registry) below(id string) map[string]bool {
+	out := map[string]bool{}
 	frontier := []string{id}
 	for len(frontier) > 0 {
 		parent := frontier[0]
 		frontier = frontier[1:]
 		for _, cid := range r.order {
-			c := r.tasks[cid]
-			if c.info.Parent != parent || cid == id {
-				continue
-			}
-			frontier = append(frontier, cid)
-			if c.stop != nil {
-				stops = append(stops, c.stop)
+			if cid != id && !out[cid] && r.tasks[cid].info.Parent == parent {
+				out[cid] = true
+				frontier = append(frontier, cid)
 			}
 		}
 	}
-	return stops
+	return out
+}
+
+// LiveBelow returns the live tasks below the agent id (its children and
+// theirs), in the order they were added.
+func (r *Registry) LiveBelow(id string) []Info {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	below := r.below(id)
+	var out []Info
+	for _, cid := range r.order {
+		if e := r.tasks[cid]; below[cid] && !e.info.Status.Terminal() {
+			out = append(out, r.snapshot(e))
+		}
+	}
+	return out
 }
 
 // StopAll cancels every live task.
