@@ -15,6 +15,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -52,7 +53,7 @@ type agent struct {
 	// notification lists only the calls denied since it was continued.
 	denialsFrom int
 	// spawnReceipt is what the spawn granted (sub-agents only).
-	spawnReceipt Receipt
+	spawnReceipt run.Receipt
 	// hooks is the agent's binding of the session's hook dispatcher
 	// (hooks.go); nil until it is bound.
 	hooks *hooks.Agent
@@ -77,18 +78,18 @@ type agent struct {
 	// Worktree isolation (worktree.go): isolation is the kind asked for;
 	// tree the lease the agent holds on a worktree (its own when ownsTree,
 	// else its parent's), released once by leaveTree.
-	isolation   string
+	isolation   agentdef.Isolation
 	treeMu      sync.Mutex
 	tree        *worktree.Lease
 	ownsTree    bool
-	treeOutcome *WorktreeOutcome
+	treeOutcome *run.WorktreeOutcome
 
 	// Background work (background.go, lifecycle.go): what arrives for the
 	// agent while it works, whether it started in the background, and
 	// how it ended (sub-agents only).
 	inbox      *inbox
 	background bool
-	final      *SubagentResult
+	final      *run.SubagentResult
 
 	mu        sync.Mutex
 	usage     llm.Usage // own requests plus finished children's subtrees
@@ -176,30 +177,30 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		if err != nil {
 			return nil, err
 		}
-		out := Event{AgentID: a.id, ParentToolUseID: a.toolUseID}
+		out := run.Event{AgentID: a.id, ParentToolUseID: a.toolUseID}
 		switch ev.Kind {
 		case loop.TextDelta:
-			out.Type, out.Text = EventText, ev.Text
+			out.Type, out.Text = run.EventText, ev.Text
 		case loop.ThinkingDelta:
-			out.Type, out.Text = EventThinking, ev.Text
+			out.Type, out.Text = run.EventThinking, ev.Text
 		case loop.Retry:
-			out.Type, out.Retry = EventRetry, ev.Retry
+			out.Type, out.Retry = run.EventRetry, ev.Retry
 		case loop.AssistantMessage:
 			a.addUsage(ev.Usage)
 			a.run.addUsage(ev.Usage)
 			a.progress("", ev.Usage.Total())
-			out.Type, out.Message, out.Usage = EventAssistant, ev.Message, ev.Usage
+			out.Type, out.Message, out.Usage = run.EventAssistant, ev.Message, ev.Usage
 			out.MessageID, out.Model, out.StopReason, out.APIDuration = ev.MessageID, ev.Model, ev.StopReason, ev.APIDuration
 		case loop.ToolStart:
 			a.progress(ev.Call.Name, 0) // a call made counts as a tool use (Claude Code's task_progress)
-			out.Type, out.Call = EventToolStart, ev.Call
+			out.Type, out.Call = run.EventToolStart, ev.Call
 		case loop.ToolEnd:
 			a.noteTool(ev.Call.Name)
 			o := ev.ToolResult.Output
-			out.Type, out.Call = EventToolEnd, ev.Call
-			out.ToolResult = &ToolResult{Text: o.Text, IsError: o.IsError, Denied: ev.ToolResult.Denied, Duration: ev.ToolResult.Duration}
+			out.Type, out.Call = run.EventToolEnd, ev.Call
+			out.ToolResult = &run.ToolResult{Text: o.Text, IsError: o.IsError, Denied: ev.ToolResult.Denied, Duration: ev.ToolResult.Duration}
 		case loop.UserMessage:
-			out.Type, out.Message = EventUser, ev.Message
+			out.Type, out.Message = run.EventUser, ev.Message
 		case loop.Done:
 			return ev.Result, nil
 		}

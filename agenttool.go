@@ -25,14 +25,14 @@ const defaultAgentType = "general-purpose"
 // naming the field. The field descriptions the model reads are in package
 // prompts.
 type agentInput struct {
-	Description  string `json:"description"`
-	Prompt       string `json:"prompt"`
-	SubagentType string `json:"subagent_type,omitempty"`
-	Model        string `json:"model,omitempty"`
-	Effort       string `json:"effort,omitempty" jsonschema:"enum=low,enum=medium,enum=high,enum=max"`
-	Cwd          string `json:"cwd,omitempty"`
+	Description  string          `json:"description"`
+	Prompt       string          `json:"prompt"`
+	SubagentType string          `json:"subagent_type,omitempty"`
+	Model        string          `json:"model,omitempty"`
+	Effort       agentdef.Effort `json:"effort,omitempty" jsonschema:"enum=low,enum=medium,enum=high,enum=max"`
+	Cwd          string          `json:"cwd,omitempty"`
 	// Isolation is offered only inside a git repository (worktree.go).
-	Isolation string `json:"isolation,omitempty" jsonschema:"enum=worktree"`
+	Isolation agentdef.Isolation `json:"isolation,omitempty" jsonschema:"enum=worktree"`
 	// RunInBackground asks for the background (S-7.1); the schema leaves
 	// it out when background is off or forced (S-3.2).
 	RunInBackground *bool `json:"run_in_background,omitempty"`

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/transcript"
 )
@@ -180,7 +181,7 @@ func (b *background) open() error {
 	}
 	for _, t := range rep.Interrupted {
 		tn := prompts.TaskNotification{TaskID: t.ID, ToolUseID: t.ToolUseID, AgentType: t.AgentType, Description: t.Description,
-			Status: string(task.Killed), OutputFile: t.OutputFile, Interrupted: true}
+			Status: task.Killed, OutputFile: t.OutputFile, Interrupted: true}
 		n := &task.Notification{To: "main", TaskID: t.ID, ToolUseID: t.ToolUseID, AgentType: t.AgentType, Description: t.Description,
 			Status: task.Killed, OutputFile: t.OutputFile, Summary: tn.Summary(), Text: tn.Render()}
 		if err := j.Notify(n); err != nil {
@@ -238,7 +239,7 @@ func (b *background) taskJournal() *task.Journal {
 type hub struct {
 	mu   sync.RWMutex
 	ch   chan item
-	held []Event // events sent while no stream was attached, or while attach flushed
+	held []run.Event // events sent while no stream was attached, or while attach flushed
 	// flushing is true while attach sends what was held: every event
 	// is held then, so the stream gets them in order.
 	flushing bool
@@ -280,7 +281,7 @@ func (h *hub) detach() {
 
 // send delivers ev to the attached stream, or holds it when none is; it
 // fails only when ctx ends first.
-func (h *hub) send(ctx context.Context, ev Event) error {
+func (h *hub) send(ctx context.Context, ev run.Event) error {
 	for {
 		h.mu.RLock()
 		if ch := h.ch; ch != nil {
@@ -302,7 +303,7 @@ func (h *hub) send(ctx context.Context, ev Event) error {
 
 // hold keeps ev for the next stream as the hub's doc says and reports
 // true; false when a stream is attached (the caller sends ev there).
-func (h *hub) hold(ev Event) bool {
+func (h *hub) hold(ev run.Event) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ch != nil {
@@ -313,15 +314,15 @@ func (h *hub) hold(ev Event) bool {
 		return true
 	}
 	switch ev.Type {
-	case EventText, EventThinking:
+	case run.EventText, run.EventThinking:
 		return true
-	case EventTaskProgress, EventTaskCompleted:
+	case run.EventTaskProgress, run.EventTaskCompleted:
 		// Only the latest progress of a task is worth showing.
-		h.held = slices.DeleteFunc(h.held, func(x Event) bool { return x.Type == EventTaskProgress && x.AgentID == ev.AgentID })
+		h.held = slices.DeleteFunc(h.held, func(x run.Event) bool { return x.Type == run.EventTaskProgress && x.AgentID == ev.AgentID })
 	}
 	h.held = append(h.held, ev)
 	if len(h.held) > maxHeld {
-		if i := slices.IndexFunc(h.held, func(x Event) bool { return !keptAlways(x.Type) }); i >= 0 {
+		if i := slices.IndexFunc(h.held, func(x run.Event) bool { return !keptAlways(x.Type) }); i >= 0 {
 			h.held = slices.Delete(h.held, i, i+1)
 		}
 	}
@@ -330,9 +331,9 @@ func (h *hub) hold(ev Event) bool {
 
 // keptAlways reports whether a held event of type t survives the hub's
 // bound: task lifecycle events and notifications.
-func keptAlways(t EventType) bool {
+func keptAlways(t run.EventType) bool {
 	switch t {
-	case EventTaskPending, EventTaskStarted, EventTaskProgress, EventTaskCompleted, EventNotification:
+	case run.EventTaskPending, run.EventTaskStarted, run.EventTaskProgress, run.EventTaskCompleted, run.EventNotification:
 		return true
 	}
 	return false
@@ -434,7 +435,7 @@ func (x *inbox) Sent() {
 		}
 		_ = x.b.taskJournal().Delivered(it.note.Seq)
 		n := *it.note
-		_ = x.b.hub.send(x.b.ctx, Event{Type: EventNotification, AgentID: agentIDOf(x.owner), Notification: &n})
+		_ = x.b.hub.send(x.b.ctx, run.Event{Type: run.EventNotification, AgentID: agentIDOf(x.owner), Notification: &n})
 	}
 }
 

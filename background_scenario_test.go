@@ -10,6 +10,7 @@ import (
 
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 )
 
@@ -69,7 +70,7 @@ func TestTwoChildrenFinishingTogether(t *testing.T) {
 	}
 	var order []string
 	for _, ev := range drained {
-		if ev.Type == EventNotification {
+		if ev.Type == run.EventNotification {
 			order = append(order, ev.Notification.TaskID)
 		}
 	}
@@ -141,7 +142,7 @@ func TestBackgroundDenialReported(t *testing.T) {
 	// when it was denied, or the next one, and in one only.
 	var denials []permission.Denial
 	for _, ev := range evs {
-		if ev.Type == EventResult {
+		if ev.Type == run.EventResult {
 			denials = append(denials, ev.Result.PermissionDenials...)
 		}
 	}
@@ -210,7 +211,7 @@ func TestNotificationToAnEndedParent(t *testing.T) {
 	contains(t, last.Messages[len(last.Messages)-1].Text(), "orphan result")
 	var delivered int
 	for _, ev := range evs {
-		if ev.Type == EventNotification {
+		if ev.Type == run.EventNotification {
 			delivered++
 			if ev.AgentID != "" || ev.Notification.To != "main" || ev.Notification.TaskID != orphan {
 				t.Fatalf("notification %+v to %q", ev.Notification, ev.AgentID)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 )
 
@@ -18,9 +19,9 @@ func bgCall(prompt string) map[string]any {
 
 // drainNotifications runs the main agent on notifications until no task
 // runs and nothing waits, and returns every event.
-func drainNotifications(t *testing.T, rt *Runtime) []Event {
+func drainNotifications(t *testing.T, rt *Runtime) []run.Event {
 	t.Helper()
-	var evs []Event
+	var evs []run.Event
 	for rt.RunningTasks() > 0 || rt.PendingNotifications() {
 		for ev, err := range rt.RunNotifications(context.Background()) {
 			if err != nil {
@@ -46,10 +47,10 @@ func notesIn(req *llmtest.Request, id string) int {
 }
 
 // taskIDs returns the ids of the sub-agents started, in event order.
-func taskIDs(evs []Event) []string {
+func taskIDs(evs []run.Event) []string {
 	var ids []string
 	for _, ev := range evs {
-		if ev.Type == EventTaskStarted {
+		if ev.Type == run.EventTaskStarted {
 			ids = append(ids, ev.AgentID)
 		}
 	}
@@ -94,7 +95,7 @@ func TestBackgroundChildrenNotifyOnce(t *testing.T) {
 	}
 	var delivered int
 	for _, ev := range evs {
-		if ev.Type == EventNotification {
+		if ev.Type == run.EventNotification {
 			delivered++
 			if ev.Notification.Status != task.Completed || ev.AgentID != "" {
 				t.Fatalf("notification %+v", ev.Notification)
@@ -182,7 +183,7 @@ func TestSubagentWaitsForItsBackgroundChildren(t *testing.T) {
 	// The leaf ended before its parent did.
 	order := map[string]int{}
 	for i, ev := range evs {
-		if ev.Type == EventTaskCompleted {
+		if ev.Type == run.EventTaskCompleted {
 			order[ev.Subagent.AgentType+fmt.Sprint(ev.Subagent.Receipt.Depth)] = i
 		}
 	}
@@ -292,13 +293,13 @@ func TestMoveForegroundChildToBackground(t *testing.T) {
 		return llmtest.Text("long job finished")
 	})
 	rt := newRuntime(t, h.config())
-	var evs []Event
+	var evs []run.Event
 	for ev, err := range rt.Run(context.Background(), "MAIN go") {
 		if err != nil {
 			t.Fatal(err)
 		}
 		evs = append(evs, ev)
-		if ev.Type == EventTaskStarted {
+		if ev.Type == run.EventTaskStarted {
 			<-arrived
 			if err := rt.Background(context.Background(), ev.AgentID); err != nil {
 				t.Fatal(err)

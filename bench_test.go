@@ -21,6 +21,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/anthropic"
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // The benchmark scenario is the one of the neutral harness peerbench: the
@@ -206,12 +207,12 @@ func runOnce(ctx context.Context, cfg cadre.Config, n int) error {
 	if err != nil {
 		return err
 	}
-	var res *cadre.Result
+	var res *run.Result
 	for ev, err := range rt.Run(ctx, benchPrompt(n)) {
 		if err != nil {
 			return err
 		}
-		if ev.Type == cadre.EventResult {
+		if ev.Type == run.EventResult {
 			res = ev.Result
 		}
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/llm/openai"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 )
 
@@ -139,7 +140,7 @@ func (c *conf) path(name string) string { return filepath.Join(c.dir, filepath.F
 
 // run runs prompt to the end and returns every event, the result (nil when
 // the run failed) and the run's error. It checks the server's invariants.
-func (c *conf) run(prompt string) ([]cadre.Event, *cadre.Result, error) {
+func (c *conf) run(prompt string) ([]run.Event, *run.Result, error) {
 	c.t.Helper()
 	rt, err := cadre.New(c.cfg)
 	if err != nil {
@@ -151,8 +152,8 @@ func (c *conf) run(prompt string) ([]cadre.Event, *cadre.Result, error) {
 		ctx, cancel = context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 	}
-	var evs []cadre.Event
-	var res *cadre.Result
+	var evs []run.Event
+	var res *run.Result
 	var runErr error
 	for ev, err := range rt.Run(ctx, prompt) {
 		if err != nil {
@@ -160,7 +161,7 @@ func (c *conf) run(prompt string) ([]cadre.Event, *cadre.Result, error) {
 			break
 		}
 		evs = append(evs, ev)
-		if ev.Type == cadre.EventResult {
+		if ev.Type == run.EventResult {
 			res = ev.Result
 		}
 	}
@@ -169,7 +170,7 @@ func (c *conf) run(prompt string) ([]cadre.Event, *cadre.Result, error) {
 }
 
 // mustRun is run for a scenario that must succeed.
-func (c *conf) mustRun(prompt string) ([]cadre.Event, *cadre.Result) {
+func (c *conf) mustRun(prompt string) ([]run.Event, *run.Result) {
 	c.t.Helper()
 	evs, res, err := c.run(prompt)
 	if err != nil {
@@ -230,7 +231,7 @@ func confContains(t *testing.T, s, sub string) {
 }
 
 // confCount counts the events of type typ.
-func confCount(evs []cadre.Event, typ cadre.EventType) int {
+func confCount(evs []run.Event, typ run.EventType) int {
 	n := 0
 	for _, ev := range evs {
 		if ev.Type == typ {
@@ -297,12 +298,12 @@ func confPlainAnswer(c *conf) {
 	if res.Text != "Hello from the model." || res.IsError || res.Subtype != "success" || res.NumTurns != 1 || res.ToolUses != 0 {
 		t.Fatalf("result %+v", res)
 	}
-	if evs[0].Type != cadre.EventInit || evs[len(evs)-1].Type != cadre.EventResult {
+	if evs[0].Type != run.EventInit || evs[len(evs)-1].Type != run.EventResult {
 		t.Fatalf("stream starts with %s and ends with %s", evs[0].Type, evs[len(evs)-1].Type)
 	}
 	var streamed strings.Builder
 	for _, ev := range evs {
-		if ev.Type == cadre.EventText {
+		if ev.Type == run.EventText {
 			streamed.WriteString(ev.Text)
 		}
 	}
@@ -345,7 +346,7 @@ func confOneToolCall(c *conf) {
 	if res.Text != "The notes list alpha, beta and gamma." || res.NumTurns != 2 || res.ToolUses != 1 {
 		t.Fatalf("result %+v", res)
 	}
-	if confCount(evs, cadre.EventToolStart) != 1 || confCount(evs, cadre.EventToolEnd) != 1 {
+	if confCount(evs, run.EventToolStart) != 1 || confCount(evs, run.EventToolEnd) != 1 {
 		t.Fatal("want one tool_start and one tool_end event")
 	}
 
@@ -510,7 +511,7 @@ func confDenied(c *conf) {
 	}
 	denied := 0
 	for _, ev := range evs {
-		if ev.Type == cadre.EventToolEnd && ev.ToolResult.Denied {
+		if ev.Type == run.EventToolEnd && ev.ToolResult.Denied {
 			denied++
 		}
 	}
@@ -582,7 +583,7 @@ func confFaults(c *conf) {
 	}
 	var retries []int
 	for _, ev := range evs {
-		if ev.Type == cadre.EventRetry {
+		if ev.Type == run.EventRetry {
 			retries = append(retries, ev.Retry.Status)
 		}
 	}
@@ -595,7 +596,7 @@ func confFaults(c *conf) {
 		t.Fatalf("the Write of a cut stream ran: %v", err)
 	}
 	for _, ev := range evs {
-		if ev.Type == cadre.EventToolStart && ev.Call.Name != "Glob" {
+		if ev.Type == run.EventToolStart && ev.Call.Name != "Glob" {
 			t.Fatalf("tool %s started; only the answered Glob calls should run", ev.Call.Name)
 		}
 	}
@@ -645,7 +646,7 @@ func confRetriesExhausted(c *conf) {
 	confContains(t, err.Error(), "503")
 	confContains(t, err.Error(), "llmtest: down for maintenance")
 	c.requests(attempts)
-	if n := confCount(evs, cadre.EventRetry); n != attempts-1 {
+	if n := confCount(evs, run.EventRetry); n != attempts-1 {
 		t.Fatalf("%d retry events, want %d", n, attempts-1)
 	}
 }
@@ -703,11 +704,11 @@ func confThinking(c *conf) {
 	var perMessage []string // the thinking streamed for each assistant message
 	for _, ev := range evs {
 		switch ev.Type {
-		case cadre.EventRetry:
+		case run.EventRetry:
 			streamed.Reset()
-		case cadre.EventThinking:
+		case run.EventThinking:
 			streamed.WriteString(ev.Text)
-		case cadre.EventAssistant:
+		case run.EventAssistant:
 			perMessage = append(perMessage, streamed.String())
 			streamed.Reset()
 		}
@@ -715,8 +716,8 @@ func confThinking(c *conf) {
 	if diff := cmp.Diff([]string{thought, ""}, perMessage); diff != "" {
 		t.Fatalf("thinking streamed per assistant message (-want +got):\n%s", diff)
 	}
-	if confCount(evs, cadre.EventRetry) != 1 {
-		t.Fatalf("%d retry events, want 1", confCount(evs, cadre.EventRetry))
+	if confCount(evs, run.EventRetry) != 1 {
+		t.Fatalf("%d retry events, want 1", confCount(evs, run.EventRetry))
 	}
 	reqs := c.requests(3)
 	if body := string(reqs[2].Body); strings.Contains(body, "abandoned") || strings.Contains(body, "sig-void") || strings.Contains(body, "Doomed") {
@@ -797,7 +798,7 @@ func confUsage(c *conf) {
 	// Each assistant event carries its own request's usage.
 	var perTurn []llm.Usage
 	for _, ev := range evs {
-		if ev.Type == cadre.EventAssistant {
+		if ev.Type == run.EventAssistant {
 			perTurn = append(perTurn, ev.Usage)
 		}
 	}
@@ -828,13 +829,13 @@ func confSubagent(c *conf) {
 	if res.Text != "There is one: notes.txt." || res.Subagents.Spawned != 1 || res.Subagents.Completed != 1 {
 		t.Fatalf("result %+v", res)
 	}
-	var done *cadre.SubagentResult
+	var done *run.SubagentResult
 	childTools := 0
 	for _, ev := range evs {
 		switch {
-		case ev.Type == cadre.EventTaskCompleted:
+		case ev.Type == run.EventTaskCompleted:
 			done = ev.Subagent
-		case ev.Type == cadre.EventToolEnd && ev.AgentID != "":
+		case ev.Type == run.EventToolEnd && ev.AgentID != "":
 			childTools++
 			if ev.ParentToolUseID != c.p.toolID(confKey, 1) {
 				t.Fatalf("child tool event with parent %q", ev.ParentToolUseID)
@@ -892,12 +893,12 @@ func confSubagentFaults(c *conf) {
 	status := map[string]task.Status{}
 	for _, ev := range evs {
 		switch ev.Type {
-		case cadre.EventRetry:
+		case run.EventRetry:
 			if ev.AgentID == "" {
 				t.Fatalf("a sub-agent's retry came without its AgentID: %+v", ev.Retry)
 			}
 			retries = append(retries, ev.Retry.Status)
-		case cadre.EventTaskCompleted:
+		case run.EventTaskCompleted:
 			status[ev.Subagent.AgentType] = ev.Subagent.Status
 			if ev.Subagent.Status == task.Failed {
 				confContains(t, ev.Subagent.Error, "403")
@@ -938,7 +939,7 @@ func confSecondRun(c *conf) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ev.Type == cadre.EventResult {
+			if ev.Type == run.EventResult {
 				texts = append(texts, ev.Result.Text)
 			}
 		}
@@ -965,19 +966,19 @@ func confSecondRun(c *conf) {
 
 // runEach runs the prompts one after the other on one Runtime and returns
 // the result of each.
-func (c *conf) runEach(prompts ...string) []*cadre.Result {
+func (c *conf) runEach(prompts ...string) []*run.Result {
 	c.t.Helper()
 	rt, err := cadre.New(c.cfg)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	var out []*cadre.Result
+	var out []*run.Result
 	for _, prompt := range prompts {
 		for ev, err := range rt.Run(context.Background(), prompt) {
 			if err != nil {
 				c.t.Fatalf("run %q: %v", prompt, err)
 			}
-			if ev.Type == cadre.EventResult {
+			if ev.Type == run.EventResult {
 				out = append(out, ev.Result)
 			}
 		}
@@ -1050,7 +1051,7 @@ func confCancel(c *conf) {
 	if !errors.Is(err, context.Canceled) || res == nil || !res.IsError || res.Subtype != "error_during_execution" || res.Error == "" {
 		t.Fatalf("run ended with %v, result %+v; want an error_during_execution result, then context.Canceled", err, res)
 	}
-	if n := confCount(evs, cadre.EventText); n != 0 {
+	if n := confCount(evs, run.EventText); n != 0 {
 		t.Fatalf("%d text events from a cancelled request", n)
 	}
 	// Not retried: one request.

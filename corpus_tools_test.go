@@ -98,7 +98,7 @@ func TestCorpusAgentsGetTheToolsTheyName(t *testing.T) {
 			t.Errorf("%s: Claude Code loads it, cadre does not: %v", o.File, diags)
 			continue
 		}
-		got := rt.toolsFor(def)
+		got := toolsFor(rt, def)
 		note := o.ToolsNote
 		if note == "All tools" && def.Tools != nil && !def.AllTools() {
 			// Where cadre deliberately differs (S-4.3): a misspelled tools
@@ -176,4 +176,27 @@ func TestCorpusAgentsGetTheToolsTheyName(t *testing.T) {
 			t.Errorf("%s named by %d corpus agents, want at least %d", name, named[name], atLeast)
 		}
 	}
+}
+
+// corpusTools is what a definition gets from the main agent at depth 1:
+// its tools, and its entries that name no tool of the session.
+type corpusTools struct {
+	Tools, Unknown []string
+}
+
+// toolsFor computes what def gets when rt's main agent spawns it.
+func toolsFor(rt *Runtime, def *agentdef.Definition) corpusTools {
+	parent := rt.mainPool.Names()
+	c := spawn.ComputeCeiling(spawn.CeilingInput{ParentTools: parent, ParentPerms: rt.rootPerms(), Def: def, Depth: 1, MaxDepth: rt.gate.Limits().MaxDepth})
+	out := corpusTools{Tools: c.Tools}
+	for _, e := range def.EffectiveTools() {
+		if !slices.ContainsFunc(parent, func(n string) bool { return spawn.EntryMatches(e, n) }) {
+			raw := e.Raw
+			if raw == "" {
+				raw = e.Name
+			}
+			out.Unknown = append(out.Unknown, raw)
+		}
+	}
+	return out
 }

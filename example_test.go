@@ -12,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/llm/anthropic"
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // An embedder runs one prompt and watches the run: the tool calls as they
@@ -60,14 +61,14 @@ func Example() {
 			return
 		}
 		switch ev.Type {
-		case cadre.EventToolStart:
+		case run.EventToolStart:
 			fmt.Printf("tool call: %s %s\n", ev.Call.Name, exampleFilePath(ev.Call.Input, dir))
-		case cadre.EventToolEnd:
+		case run.EventToolEnd:
 			fmt.Printf("tool result (error %v):\n", ev.ToolResult.IsError)
 			for _, line := range strings.Split(strings.TrimSpace(ev.ToolResult.Text), "\n") {
 				fmt.Println("  |", strings.Join(strings.Fields(line), " "))
 			}
-		case cadre.EventResult:
+		case run.EventResult:
 			fmt.Println("answer:", ev.Result.Text)
 			fmt.Printf("%s after %d turns and %d tool uses\n", ev.Result.Subtype, ev.Result.NumTurns, ev.Result.ToolUses)
 		}
@@ -141,14 +142,14 @@ func Example_subagents() {
 			return
 		}
 		switch ev.Type {
-		case cadre.EventToolStart:
+		case run.EventToolStart:
 			fmt.Printf("tool call by %s: %s\n", exampleAgentName(ev.AgentID), ev.Call.Name)
-		case cadre.EventTaskStarted:
+		case run.EventTaskStarted:
 			fmt.Printf("task started: %s %q at depth %d, tools %s\n", ev.Task.AgentType, ev.Task.Description, ev.Task.Depth,
 				strings.Join(ev.Task.Receipt.Tools, ","))
-		case cadre.EventTaskCompleted:
+		case run.EventTaskCompleted:
 			fmt.Printf("task %s: %s reported %q\n", ev.Subagent.Status, ev.Subagent.AgentType, ev.Subagent.Text)
-		case cadre.EventResult:
+		case run.EventResult:
 			fmt.Println("answer:", ev.Result.Text)
 			fmt.Printf("sub-agents: %d spawned, %d completed\n", ev.Result.Subagents.Spawned, ev.Result.Subagents.Completed)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -21,10 +22,6 @@ import (
 // tool results, the fork rules and its directive (spawn.BuildFork). Every
 // fork of one parent turn is byte-identical up to the directive, so the
 // prompt cache serves all but the first almost entirely.
-
-// RefusedForkNested: a fork called Agent; a fork cannot start agents
-// (S-6.3).
-const RefusedForkNested RefusalReason = "fork_nested"
 
 // forkState is whether an agent's Agent calls without subagent_type fork:
 // on, or off with the reason it is unavailable although the session
@@ -90,9 +87,9 @@ func (a *agent) forkRoute(typ string) (*agentdef.Definition, *refusal) {
 	case typ == "" || denied: // a denied fork is refused like any denied type
 		return nil, nil
 	case fs.reason != "":
-		return nil, &refusal{RefusedFork, prompts.ForkUnavailable(fs.reason, defaultAgentType)}
+		return nil, &refusal{run.RefusedFork, prompts.ForkUnavailable(fs.reason, defaultAgentType)}
 	}
-	return nil, &refusal{RefusedFork, prompts.ForkDisabled(defaultAgentType, a.listedTypes())}
+	return nil, &refusal{run.RefusedFork, prompts.ForkDisabled(defaultAgentType, a.listedTypes())}
 }
 
 // inFork reports whether a is a fork (S-6.3): the runtime marker, or —
@@ -120,7 +117,7 @@ func (a *agent) inFork(ctx context.Context) bool {
 // conversation from ctx, bubble mode and 200 turns; isolation is the
 // worktree isolation the call asked for ("" for none). Arguments a fork
 // does not take are receipt warnings.
-func (a *agent) newFork(ctx context.Context, in agentInput, toolUseID, isolation string) (*agent, *refusal) {
+func (a *agent) newFork(ctx context.Context, in agentInput, toolUseID string, isolation agentdef.Isolation) (*agent, *refusal) {
 	rt := a.run.rt
 	def := agentdef.Fork()
 	req, err := spawn.BuildFork(spawn.ForkInput{
@@ -141,7 +138,7 @@ func (a *agent) newFork(ctx context.Context, in agentInput, toolUseID, isolation
 	depth := a.depth + 1
 	ceiling := spawn.Ceiling{Tools: a.pool.Names(), Types: a.types, Perms: permission.Ratchet(a.perms, def.PermissionMode, limits)}
 	receipt := newReceipt(def.Name, depth, false, &ceiling)
-	receipt.Model, receipt.ModelRule = a.modelID, ModelRuleParent
+	receipt.Model, receipt.ModelRule = a.modelID, run.ModelRuleParent
 	id := newAgentID()
 	child := &agent{
 		run: a.run, id: id, typ: def.Name, toolUseID: toolUseID, depth: depth, def: def,
@@ -150,7 +147,7 @@ func (a *agent) newFork(ctx context.Context, in agentInput, toolUseID, isolation
 		system: a.system, systemPrefix: a.systemPrefix, fork: true, start: req.Messages, cacheHints: req.CacheHints, isolation: isolation,
 	}
 	for _, arg := range []struct{ field, value, kept string }{
-		{"model", in.Model, a.modelID}, {"effort", in.Effort, a.effort}, {"cwd", in.Cwd, a.env.Cwd},
+		{"model", in.Model, a.modelID}, {"effort", string(in.Effort), a.effort}, {"cwd", in.Cwd, a.env.Cwd},
 	} {
 		if arg.value != "" && arg.value != arg.kept {
 			child.warn(prompts.ForkIgnoredArgument(arg.field, arg.value, cmp.Or(arg.kept, "default")))

@@ -20,6 +20,7 @@ import (
 	"github.com/cadre-dev/cadre/llm/openai"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/transcript"
 )
 
@@ -189,7 +190,7 @@ func TestForkSiblingsShareTheirPrefix(t *testing.T) {
 			// Task events say fork, with the receipt of a fork.
 			n := 0
 			for _, ev := range evs {
-				if ev.Type == EventTaskStarted {
+				if ev.Type == run.EventTaskStarted {
 					n++
 					if ev.Task.AgentType != agentdef.ForkName || ev.Task.Receipt.PermissionMode != permission.ModeBypassPermissions || !slices.Equal(ev.Task.Receipt.Tools, rt.ToolNames()) {
 						t.Fatalf("task %+v receipt %+v", ev.Task, ev.Task.Receipt)
@@ -263,12 +264,12 @@ func TestForkRouting(t *testing.T) {
 		perms   *Permissions
 		typ     string
 		want    string // in the Agent call's result
-		refused RefusalReason
+		refused run.RefusalReason
 		denied  bool     // by the permission checker, before the tool runs
 		desc    []string // in the Agent tool's description
 	}{
 		{name: "off, no type: general-purpose", typ: "", want: "fresh report", desc: []string{"Without it, general-purpose is used."}},
-		{name: "off, fork: refused", typ: "fork", want: "Forking is not enabled", refused: RefusedFork},
+		{name: "off, fork: refused", typ: "fork", want: "Forking is not enabled", refused: run.RefusedFork},
 		{name: "on, no type: fork", fork: true, typ: "", want: "forked report", desc: []string{"Without it, you fork", "Forking: omit subagent_type"}},
 		{name: "on, fork named: fork", fork: true, typ: "fork", want: "forked report"},
 		{name: "on, a named type: that type", fork: true, typ: "general-purpose", want: "fresh report"},
@@ -349,12 +350,12 @@ func TestForkCannotFork(t *testing.T) {
 	cfg.Background = BackgroundOff // reports come back in the call (forkConfig)
 	cfg.ForkSubagent = true
 	evs, res, _ := mustRun(t, cfg, "MAIN: fork once")
-	if res.Subagents.Spawned != 1 || res.Subagents.Refused[RefusedForkNested] != 1 {
+	if res.Subagents.Spawned != 1 || res.Subagents.Refused[run.RefusedForkNested] != 1 {
 		t.Fatalf("subagents %+v", res.Subagents)
 	}
-	var forkResult *SubagentResult
+	var forkResult *run.SubagentResult
 	for _, ev := range evs {
-		if ev.Type == EventTaskCompleted {
+		if ev.Type == run.EventTaskCompleted {
 			forkResult = ev.Subagent
 		}
 	}
@@ -384,7 +385,7 @@ func TestForkCannotFork(t *testing.T) {
 	cfg2 := h.config()
 	cfg2.ForkSubagent, cfg2.History = true, history
 	_, res2, _ := mustRun(t, cfg2, "RESUMED: fork again")
-	if res2.Subagents.Spawned != 0 || res2.Subagents.Refused[RefusedForkNested] != 1 {
+	if res2.Subagents.Spawned != 0 || res2.Subagents.Refused[run.RefusedForkNested] != 1 {
 		t.Fatalf("restored fork: subagents %+v", res2.Subagents)
 	}
 	all := h.srv.RequestsFor("MAIN")
@@ -416,9 +417,9 @@ func TestForkIgnoresModelAndEffort(t *testing.T) {
 	}
 	var warnings []string
 	for _, ev := range evs {
-		if ev.Type == EventTaskCompleted {
+		if ev.Type == run.EventTaskCompleted {
 			warnings = ev.Subagent.Receipt.Warnings
-			if ev.Subagent.Model != cfg.ModelID || ev.Subagent.ModelRule != ModelRuleParent {
+			if ev.Subagent.Model != cfg.ModelID || ev.Subagent.ModelRule != run.ModelRuleParent {
 				t.Fatalf("result model %s rule %s", ev.Subagent.Model, ev.Subagent.ModelRule)
 			}
 		}
@@ -460,7 +461,7 @@ func TestForkBubblesPrompts(t *testing.T) {
 			evs, res, _ := mustRun(t, cfg, "MAIN: go")
 			var forkID string
 			for _, ev := range evs {
-				if ev.Type == EventTaskStarted {
+				if ev.Type == run.EventTaskStarted {
 					forkID = ev.Task.AgentID
 					if ev.Task.Receipt.PermissionMode != permission.ModeBubble {
 						t.Fatalf("fork mode %s", ev.Task.Receipt.PermissionMode)
@@ -502,7 +503,7 @@ func TestForkMaxTurns(t *testing.T) {
 	cfg.ForkSubagent = true
 	evs, _, _ := mustRun(t, cfg, "MAIN: go")
 	for _, ev := range evs {
-		if ev.Type == EventTaskCompleted {
+		if ev.Type == run.EventTaskCompleted {
 			if !ev.Subagent.MaxTurnsHit || ev.Subagent.Turns != 200 {
 				t.Fatalf("fork turns %d, max turns hit %v", ev.Subagent.Turns, ev.Subagent.MaxTurnsHit)
 			}

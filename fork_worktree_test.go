@@ -10,6 +10,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // TestForkInWorktree: a fork started with isolation: worktree (S-6.4) runs
@@ -39,16 +40,16 @@ func TestForkInWorktree(t *testing.T) {
 	if res.Subagents.Completed != 1 || res.Text != "done" {
 		t.Fatalf("result %q, subagents %+v", res.Text, res.Subagents)
 	}
-	var w *WorktreeOutcome
+	var w *run.WorktreeOutcome
 	for _, ev := range evs {
-		if ev.Type == EventTaskCompleted {
+		if ev.Type == run.EventTaskCompleted {
 			if ev.Subagent.AgentType != agentdef.ForkName {
 				t.Fatalf("completed %s, want a fork", ev.Subagent.AgentType)
 			}
 			w = ev.Subagent.Worktree
 		}
 	}
-	if w == nil || w.State != WorktreeKept || w.CommitCount != 1 || !strings.HasPrefix(w.Path, filepath.Join(h.dir, ".cadre", "worktrees")) {
+	if w == nil || w.State != run.WorktreeKept || w.CommitCount != 1 || !strings.HasPrefix(w.Path, filepath.Join(h.dir, ".cadre", "worktrees")) {
 		t.Fatalf("fork's worktree %+v", w)
 	}
 

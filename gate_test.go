@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -108,13 +109,13 @@ func TestQueuedSpawnsOnEveryPath(t *testing.T) {
 		status := map[string]task.Status{} // by agent id, from the events
 		outcome := map[string]string{}     // by agent id
 		started, ended, fastRunning := 0, 0, 0
-		var res *Result
+		var res *run.Result
 		for ev, err := range rt.Run(ctx, "MAIN") {
 			if err != nil {
 				break
 			}
 			switch ev.Type {
-			case EventTaskPending:
+			case run.EventTaskPending:
 				pendingSeen++
 				if status[ev.Task.AgentID] != "" || !ev.Task.Receipt.Queued || ev.Task.Status != task.Pending {
 					t.Fatalf("pending event %+v after %q", ev.Task, status[ev.Task.AgentID])
@@ -123,7 +124,7 @@ func TestQueuedSpawnsOnEveryPath(t *testing.T) {
 				if pendingInRun++; pendingInRun == perRun-maxRunning {
 					close(model.release)
 				}
-			case EventTaskStarted:
+			case run.EventTaskStarted:
 				if s := status[ev.Task.AgentID]; s != "" && s != task.Pending {
 					t.Fatalf("started after %s", s)
 				}
@@ -142,7 +143,7 @@ func TestQueuedSpawnsOnEveryPath(t *testing.T) {
 				if ctx.Err() == nil && started-ended > maxRunning {
 					t.Fatalf("%d children running at once (cap %d)", started-ended, maxRunning)
 				}
-			case EventTaskCompleted:
+			case run.EventTaskCompleted:
 				if s := ev.Subagent.Status; !task.CanMove(status[ev.Subagent.AgentID], s) {
 					t.Fatalf("%s → %s", status[ev.Subagent.AgentID], s)
 				}
@@ -153,7 +154,7 @@ func TestQueuedSpawnsOnEveryPath(t *testing.T) {
 					}
 				}
 				status[ev.Subagent.AgentID] = ev.Subagent.Status
-			case EventResult:
+			case run.EventResult:
 				res = ev.Result
 			}
 			// Cancel at the chosen moment, or when only hanging children

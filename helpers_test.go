@@ -11,6 +11,7 @@ import (
 
 	"github.com/cadre-dev/cadre/llm/anthropic"
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/run"
 )
 
 func TestMain(m *testing.M) {
@@ -54,23 +55,23 @@ func (h *harness) config() Config {
 
 // runAll runs prompt and returns every event, the result and the error
 // that follows the result of a failed run.
-func runAll(t *testing.T, ctx context.Context, rt *Runtime, prompt string) ([]Event, *Result, error) {
+func runAll(t *testing.T, ctx context.Context, rt *Runtime, prompt string) ([]run.Event, *run.Result, error) {
 	t.Helper()
-	var evs []Event
-	var res *Result
+	var evs []run.Event
+	var res *run.Result
 	for ev, err := range rt.Run(ctx, prompt) {
 		if err != nil {
 			return evs, res, err
 		}
 		evs = append(evs, ev)
-		if ev.Type == EventResult {
+		if ev.Type == run.EventResult {
 			res = ev.Result
 		}
 	}
 	return evs, res, nil
 }
 
-func mustRun(t *testing.T, cfg Config, prompt string) ([]Event, *Result, *Runtime) {
+func mustRun(t *testing.T, cfg Config, prompt string) ([]run.Event, *run.Result, *Runtime) {
 	t.Helper()
 	rt, err := New(cfg)
 	if err != nil {

@@ -13,17 +13,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
-)
-
-// Hook events of a run's stream (issue 15). They come only from hooks that
-// run during a Run; SessionEnd's hooks run in Close, where there is no
-// stream.
-const (
-	// EventHookStarted carries Hook: a hook command or callback started.
-	EventHookStarted EventType = "hook_started"
-	// EventHookFinished carries Hook with its exit code, duration, output
-	// and decision.
-	EventHookFinished EventType = "hook_finished"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // Hooks returns the session's hook dispatcher: the settings' hooks
@@ -49,12 +39,12 @@ type hookSink struct {
 }
 
 // HookStarted sends EventHookStarted to the run in progress.
-func (h *hookSink) HookStarted(run hooks.Run) { h.emit(EventHookStarted, run) }
+func (h *hookSink) HookStarted(hr hooks.Run) { h.emit(run.EventHookStarted, hr) }
 
 // HookFinished sends EventHookFinished to the run in progress.
-func (h *hookSink) HookFinished(run hooks.Run) { h.emit(EventHookFinished, run) }
+func (h *hookSink) HookFinished(hr hooks.Run) { h.emit(run.EventHookFinished, hr) }
 
-func (h *hookSink) emit(t EventType, run hooks.Run) {
+func (h *hookSink) emit(t run.EventType, hr hooks.Run) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if h.run == nil {
@@ -62,7 +52,7 @@ func (h *hookSink) emit(t EventType, run hooks.Run) {
 	}
 	// Like every event, it waits for the consumer, and gives up when the
 	// run is cancelled.
-	_ = h.run.send(h.ctx, Event{Type: t, AgentID: run.AgentID, Hook: &run})
+	_ = h.run.send(h.ctx, run.Event{Type: t, AgentID: hr.AgentID, Hook: &hr})
 }
 
 // attach streams hook runs into s until the returned detach is called

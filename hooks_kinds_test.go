@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 
 	"github.com/cadre-dev/cadre/llm"
@@ -114,7 +115,7 @@ func TestHookMatrixEveryAgentKind(t *testing.T) {
 	// The kinds by id, from the task events.
 	name := map[string]string{"": "main"}
 	for _, ev := range evs {
-		if ev.Type != EventTaskStarted {
+		if ev.Type != run.EventTaskStarted {
 			continue
 		}
 		switch {
@@ -133,7 +134,7 @@ func TestHookMatrixEveryAgentKind(t *testing.T) {
 	}
 	results := 0 // the main agent's runs: the prompt's and the notifications'
 	for _, ev := range evs {
-		if ev.Type == EventResult {
+		if ev.Type == run.EventResult {
 			results++
 		}
 	}
@@ -259,9 +260,9 @@ func TestHookMatrixEveryAgentKind(t *testing.T) {
 	started, finished := 0, 0
 	for _, ev := range evs {
 		switch ev.Type {
-		case EventHookStarted:
+		case run.EventHookStarted:
 			started++
-		case EventHookFinished:
+		case run.EventHookFinished:
 			finished++
 			if ev.Hook.ExitCode != 0 || ev.Hook.AgentID != ev.AgentID {
 				t.Errorf("hook run %+v", ev.Hook)
@@ -296,7 +297,7 @@ func TestUserPromptSubmitOnlyForPrompts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ev.Type == EventResult {
+			if ev.Type == run.EventResult {
 				runs++
 			}
 		}
@@ -417,13 +418,13 @@ func TestFrontmatterHooksGoneOnEveryExitPath(t *testing.T) {
 	evs = append(evs, drainNotifications(t, rt)...)
 	kids := map[string]string{}
 	for _, ev := range evs {
-		if ev.Type == EventTaskStarted {
+		if ev.Type == run.EventTaskStarted {
 			kids[ev.Task.Description] = ev.AgentID
 		}
 	}
 	bgID, panicID := kids["bg BGOK"], kids["a task"]
 	for _, ev := range evs {
-		if ev.Type == EventTaskCompleted && ev.AgentID == panicID && (ev.Subagent.Status != task.Failed || !strings.Contains(ev.Subagent.Error, "crashed")) {
+		if ev.Type == run.EventTaskCompleted && ev.AgentID == panicID && (ev.Subagent.Status != task.Failed || !strings.Contains(ev.Subagent.Error, "crashed")) {
 			t.Errorf("the panicking child ended %s: %q", ev.Subagent.Status, ev.Subagent.Error)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // logScript is a hook in the style users publish: it appends its stdin,
@@ -158,7 +159,7 @@ func TestFrontmatterHooksOnlyWhileTheirAgentRuns(t *testing.T) {
 	evs, _, rt := mustRun(t, cfg, "MAIN: go")
 	var children []string
 	for _, ev := range evs {
-		if ev.Type == EventTaskStarted {
+		if ev.Type == run.EventTaskStarted {
 			children = append(children, ev.AgentID)
 		}
 	}
@@ -203,10 +204,10 @@ func TestFrontmatterHooksRemovedWhenTheRunIsCancelled(t *testing.T) {
 		if err != nil {
 			break
 		}
-		if ev.Type == EventTaskStarted {
+		if ev.Type == run.EventTaskStarted {
 			child = ev.AgentID
 		}
-		if ev.Type == EventToolStart && ev.AgentID != "" {
+		if ev.Type == run.EventToolStart && ev.AgentID != "" {
 			if rt.Hooks().Registered(child).Len() != 1 {
 				t.Error("the child's hooks are not registered while it runs")
 			}
@@ -239,7 +240,7 @@ func TestSubagentStartContextReachesTheChild(t *testing.T) {
 	evs, _, _ := mustRun(t, cfg, "MAIN: go")
 	var child string
 	for _, ev := range evs {
-		if ev.Type == EventTaskStarted {
+		if ev.Type == run.EventTaskStarted {
 			child = ev.AgentID
 		}
 	}
@@ -351,7 +352,7 @@ jq -r '"\(.agent_type) \(.agent_id) finished: \(.last_assistant_message)"' >> "`
 	contains(t, bash[0].ResultText(), "Blocked: rm -rf is not allowed here")
 	var child string
 	for _, ev := range evs {
-		if ev.Type == EventTaskStarted {
+		if ev.Type == run.EventTaskStarted {
 			child = ev.AgentID
 		}
 	}

@@ -3,6 +3,8 @@ package cadre
 import (
 	"context"
 	"iter"
+
+	"github.com/cadre-dev/cadre/run"
 )
 
 // Idle streams what background agents send while the main agent has no
@@ -17,8 +19,8 @@ import (
 //	}
 //
 // Like RunNotifications, it must not run concurrently with Run.
-func (r *Runtime) Idle(ctx context.Context) iter.Seq[Event] {
-	return func(yield func(Event) bool) {
+func (r *Runtime) Idle(ctx context.Context) iter.Seq[run.Event] {
+	return func(yield func(run.Event) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		events := make(chan item, 64)

@@ -10,6 +10,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/transcript"
@@ -130,21 +131,21 @@ func (c *agent) transcriptPath() string {
 
 // live waits for a slot when the child was queued (S-5.7), then runs it.
 func (c *agent) live(ctx context.Context, parent *agent, in agentInput) (tool.Output, error) {
-	run, rt := c.run, c.run.rt
+	rs, rt := c.run, c.run.rt
 	if c.ticket.Queued() {
 		queuedAt := rt.cfg.Now()
-		err := run.send(ctx, Event{Type: EventTaskPending, AgentID: c.id, ParentToolUseID: c.toolUseID,
+		err := rs.send(ctx, run.Event{Type: run.EventTaskPending, AgentID: c.id, ParentToolUseID: c.toolUseID,
 			Task: c.taskInfo(parent, in, task.Pending)})
 		if err == nil {
 			if err = c.ticket.Wait(ctx); err != nil {
 				// Killed while it waited: it never ran, and says so even
 				// though its context is over (outcome.go).
 				c.final = c.structured(task.Killed, nil, err, 0, "")
-				run.sendFinal(Event{Type: EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: c.final})
+				rs.sendFinal(run.Event{Type: run.EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: c.final})
 			}
 		}
 		if err != nil {
-			run.count(func(s *SubagentStats) { s.Killed++ })
+			rs.count(func(s *run.SubagentStats) { s.Killed++ })
 			return tool.Output{}, err
 		}
 		c.spawnReceipt.QueueWait = rt.cfg.Now().Sub(queuedAt)
@@ -249,7 +250,7 @@ func (c *agent) outcome(err error) (task.Status, string) {
 // notification is what the parent of a background child hears of its end.
 func (c *agent) notification(h *childRun, status task.Status, errText string) *task.Notification {
 	tn := prompts.TaskNotification{TaskID: c.id, ToolUseID: c.toolUseID, AgentType: c.typ, Description: h.in.Description,
-		Status: string(status), OutputFile: c.transcriptPath(), Error: errText}
+		Status: status, OutputFile: c.transcriptPath(), Error: errText}
 	if f := c.final; f != nil {
 		tn.Tokens, tn.ToolUses, tn.Duration = f.Usage.Total(), f.ToolUses, f.Duration
 		if status == task.Completed {
@@ -343,7 +344,7 @@ func (a *agent) sendProgress(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	return a.run.send(ctx, Event{Type: EventTaskProgress, AgentID: a.id, ParentToolUseID: a.toolUseID,
-		Task: &TaskInfo{AgentID: a.id, ToolUseID: a.toolUseID, AgentType: a.typ, Description: info.Description, Status: info.Status,
+	return a.run.send(ctx, run.Event{Type: run.EventTaskProgress, AgentID: a.id, ParentToolUseID: a.toolUseID,
+		Task: &run.TaskInfo{AgentID: a.id, ToolUseID: a.toolUseID, AgentType: a.typ, Description: info.Description, Status: info.Status,
 			Background: info.Background, Depth: a.depth, Parent: info.Parent, Receipt: a.spawnReceipt, Progress: info.Progress}})
 }

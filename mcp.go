@@ -13,8 +13,10 @@ import (
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/mcpx"
 	"github.com/cadre-dev/cadre/internal/spawn"
+	"github.com/cadre-dev/cadre/mcp"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/transcript"
 )
@@ -25,64 +27,6 @@ import (
 // each agent at its next turn. An agent definition's mcpServers entries
 // are held for that agent (inline ones start with it and stop when it
 // ends, on every path).
-
-// MCPServer configures one MCP server: Claude Code's .mcp.json entry
-// (stdio command, or http/sse URL), with where it was configured. Package
-// config reads them from .mcp.json, --mcp-config and settings files.
-type MCPServer = mcpx.ServerConfig
-
-// MCPOptions tune the session's MCP connections: connect and call
-// timeouts, the result size cap, the directory of stdio servers' stderr
-// logs. The zero value is usable.
-type MCPOptions = mcpx.Options
-
-// MCPServerStatus is what MCPStatus reports about one server: its source,
-// transport, state (pending, connected, failed, idle), error and tools.
-type MCPServerStatus = mcpx.ServerStatus
-
-// MCPSource says where a server was configured (scope, file and line).
-type MCPSource = mcpx.Source
-
-// MCPScope names the kind of place a server was configured.
-type MCPScope = mcpx.Scope
-
-// MCPTransport is how cadre talks to a server (stdio, http, sse, sdk).
-type MCPTransport = mcpx.Transport
-
-// MCPState is where a server's connection stands.
-type MCPState = mcpx.State
-
-// MCPInitServer is one entry of the init event's mcp_servers list, shaped
-// like Claude Code's (name, status, source).
-type MCPInitServer = mcpx.InitServer
-
-// MCPMessagePipe carries one JSON-RPC message to an in-process server and
-// returns its reply (nil for a notification); see InProcessMCPServer.
-type MCPMessagePipe = mcpx.MessagePipe
-
-// MCP transports and the states of a connection.
-const (
-	MCPStdio     = mcpx.Stdio
-	MCPHTTP      = mcpx.HTTP
-	MCPSSE       = mcpx.SSE
-	MCPInProcess = mcpx.InProcess
-
-	MCPPending   = mcpx.StatePending
-	MCPConnected = mcpx.StateConnected
-	MCPFailed    = mcpx.StateFailed
-	MCPIdle      = mcpx.StateIdle
-)
-
-// RefusedMCP: a server the definition requires (requiredMcpServers) failed,
-// has no tools or did not connect in time.
-const RefusedMCP RefusalReason = "mcp"
-
-// InProcessMCPServer configures a server that lives in the embedding
-// program (the Agent SDK's createSdkMcpServer): every JSON-RPC message goes
-// through send.
-func InProcessMCPServer(name string, send MCPMessagePipe) MCPServer {
-	return mcpx.InProcessServer(name, send)
-}
 
 // mcpRuntime is the session's MCP state: the manager of every server and
 // whether the shared ones were started.
@@ -101,7 +45,7 @@ func (r *Runtime) initMCP() error {
 	if opts.LogDir == "" && !r.cfg.NoTranscript {
 		// Each server's stderr and the log and progress notifications it
 		// sends: <server>.log beside the session's transcripts.
-		opts.LogDir = MCPLogDir(r.cfg.StateDir, r.cfg.Cwd, r.session)
+		opts.LogDir = mcpLogDir(r.cfg.StateDir, r.cfg.Cwd, r.session)
 	}
 	m, err := mcpx.New(r.cfg.MCPServers, opts)
 	if err != nil {
@@ -112,10 +56,10 @@ func (r *Runtime) initMCP() error {
 	return nil
 }
 
-// MCPLogDir is where a session keeps its MCP servers' logs when
+// mcpLogDir is where a session keeps its MCP servers' logs when
 // MCPOptions.LogDir is not set: <server>.log in the session's directory
 // of stateDir, beside its sub-agents' transcripts.
-func MCPLogDir(stateDir, cwd, sessionID string) string {
+func mcpLogDir(stateDir, cwd, sessionID string) string {
 	return filepath.Join(filepath.Dir(transcript.AgentPath(stateDir, cwd, sessionID, "x")), "mcp-logs")
 }
 
@@ -128,7 +72,7 @@ func (r *Runtime) StartMCP() {
 
 // MCPStatus reports the configured MCP servers, sorted by name: source,
 // transport, state and tools. Before StartMCP every server is idle.
-func (r *Runtime) MCPStatus() []MCPServerStatus { return r.mcp.m.Status() }
+func (r *Runtime) MCPStatus() []mcp.ServerStatus { return r.mcp.m.Status() }
 
 // WaitMCP starts the configured servers if needed and waits until none is
 // still connecting, or ctx ends.
@@ -141,7 +85,7 @@ func (r *Runtime) WaitMCP(ctx context.Context) error {
 }
 
 // mcpInit is the init event's mcp_servers list.
-func (r *Runtime) mcpInit() []MCPInitServer { return mcpx.InitServers(r.MCPStatus()) }
+func (r *Runtime) mcpInit() []mcp.InitServer { return mcpx.InitServers(r.MCPStatus()) }
 
 // mainMCP is the main agent's source of MCP tools: the shared servers'
 // tools, less those a deny rule forbids outright.
@@ -370,7 +314,7 @@ func (c *agent) acquireMCP(ctx context.Context, parent *agent) (*refusal, error)
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
-				return &refusal{RefusedMCP, prompts.MCPRequired(def.Name, err.Error())}, nil
+				return &refusal{run.RefusedMCP, prompts.MCPRequired(def.Name, err.Error())}, nil
 			}
 			c.mcpLease = lease
 			src.lease = lease
@@ -407,7 +351,7 @@ func (c *agent) acquireMCP(ctx context.Context, parent *agent) (*refusal, error)
 	if parent.mcp != nil {
 		for _, t := range parent.mcp.Tools(ctx) {
 			if ok, why := src.grant(t, false); !ok && !slices.Contains(c.spawnReceipt.Tools, t.Spec().Name) {
-				c.spawnReceipt.Dropped = append(c.spawnReceipt.Dropped, DroppedTool{Name: t.Spec().Name, Reason: why})
+				c.spawnReceipt.Dropped = append(c.spawnReceipt.Dropped, run.DroppedTool{Name: t.Spec().Name, Reason: why})
 			}
 		}
 	}

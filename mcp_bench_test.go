@@ -11,6 +11,8 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/mcp"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // BenchmarkMCPLaunchToFirstRequest measures a run from New to its result
@@ -25,13 +27,13 @@ func BenchmarkMCPLaunchToFirstRequest(b *testing.B) {
 			t := &testing.T{}
 			h := &harness{t: t, srv: llmtest.NewServer(), dir: b.TempDir()}
 			b.Cleanup(h.srv.Close)
-			var servers []MCPServer
+			var servers []mcp.Server
 			switch kind {
 			case "servers=3-silent":
 				// Processes that start and never answer: the cost of
 				// launching three servers without their own start-up work.
 				for i := range 3 {
-					servers = append(servers, MCPServer{Name: fmt.Sprintf("s%d", i), Transport: MCPStdio, Command: "sleep", Args: []string{"600"}})
+					servers = append(servers, mcp.Server{Name: fmt.Sprintf("s%d", i), Transport: mcp.Stdio, Command: "sleep", Args: []string{"600"}})
 				}
 			case "servers=3":
 				for i := range 3 {
@@ -46,7 +48,7 @@ func BenchmarkMCPLaunchToFirstRequest(b *testing.B) {
 					if err != nil {
 						b.Fatalf("%s is not installed (%v): run .ci/run", bin, err)
 					}
-					sv := MCPServer{Name: bin, Transport: MCPStdio, Command: p}
+					sv := mcp.Server{Name: bin, Transport: mcp.Stdio, Command: p}
 					if bin == "mcp-server-filesystem" {
 						sv.Args = []string{h.dir} // the directory it serves
 					}
@@ -110,7 +112,7 @@ func BenchmarkMCPSpawnInlineServer(b *testing.B) {
 					b.Fatal(err)
 				}
 				for _, ev := range evs {
-					if ev.Type == EventTaskStarted {
+					if ev.Type == run.EventTaskStarted {
 						serverStart += ev.Task.Receipt.MCPStart
 					}
 				}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // A background child's inline server lives as long as the child, not its
@@ -31,7 +32,7 @@ func TestMCPInlineServerOfABackgroundChild(t *testing.T) {
 	h.srv.Script("MAIN", llmtest.ToolUse("Agent", call), llmtest.Text("started"), llmtest.Text("got it"))
 	h.srv.Script("CHILD", llmtest.ToolUse("mcp__own__echo", map[string]any{"text": "later"}), llmtest.Text("child done"))
 	rt := newRuntime(t, cfg)
-	run(t, rt, "MAIN: delegate")
+	runMCP(t, rt, "MAIN: delegate")
 	drainNotifications(t, rt)
 	reqs := h.srv.RequestsFor("CHILD")
 	if len(reqs) != 2 || !slices.Contains(reqs[0].ToolNames(), "mcp__own__echo") {
@@ -60,7 +61,7 @@ func TestMCPPluginAgentStartsNoServer(t *testing.T) {
 	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("plugged", "CHILD: go")), llmtest.Text("main done"))
 	h.srv.Script("CHILD", llmtest.Text("child done"))
 	rt := newRuntime(t, cfg)
-	evs, _ := run(t, rt, "MAIN")
+	evs, _ := runMCP(t, rt, "MAIN")
 	for _, n := range h.srv.RequestsFor("CHILD")[0].ToolNames() {
 		if strings.HasPrefix(n, "mcp__") {
 			t.Fatalf("a plugin agent got %s", n)
@@ -68,7 +69,7 @@ func TestMCPPluginAgentStartsNoServer(t *testing.T) {
 	}
 	var warned bool
 	for _, ev := range evs {
-		if ev.Type == EventTaskStarted {
+		if ev.Type == run.EventTaskStarted {
 			warned = slices.ContainsFunc(ev.Task.Receipt.Warnings, func(w string) bool { return strings.Contains(w, "plugin agent") })
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/mcp"
 )
 
 // A server whose tool list changes mid-run (notifications/tools/list_changed)
@@ -21,7 +22,7 @@ func TestMCPToolListChangedAtTheNextTurn(t *testing.T) {
 		llmtest.ToolUse("mcp__dyn__grow", map[string]any{}),
 		llmtest.ToolUse("mcp__dyn__grown", map[string]any{"text": "fresh"}),
 		llmtest.Text("done"))
-	_, res := run(t, rt, "MAIN: grow")
+	_, res := runMCP(t, rt, "MAIN: grow")
 	if res.Text != "done" {
 		t.Fatal(res.Text)
 	}
@@ -49,13 +50,13 @@ func TestMCPServerNotificationsAreLogged(t *testing.T) {
 	rt := newRuntime(t, cfg)
 	waitMCP(t, rt)
 	h.srv.Script("MAIN", llmtest.ToolUse("mcp__chat__chatty", map[string]any{}), llmtest.Text("done"))
-	run(t, rt, "MAIN: chat")
+	runMCP(t, rt, "MAIN: chat")
 	contains(t, h.toolResults("MAIN")[0], "chatted")
 	// Close waits for the notifications the client had read to be handled.
 	if err := rt.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(MCPLogDir(cfg.StateDir, cfg.Cwd, rt.SessionID()), "chat.log"))
+	b, err := os.ReadFile(filepath.Join(mcpLogDir(cfg.StateDir, cfg.Cwd, rt.SessionID()), "chat.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestMCPServerNotificationsAreLogged(t *testing.T) {
 func TestMCPResourcesAndSizeCap(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	cfg := h.mcpConfig(MCPServer{Name: "everything", Transport: MCPStdio, Command: npmServer(t, "mcp-server-everything")})
+	cfg := h.mcpConfig(mcp.Server{Name: "everything", Transport: mcp.Stdio, Command: npmServer(t, "mcp-server-everything")})
 	cfg.MCPOptions.MaxOutputChars = 300
 	rt := newRuntime(t, cfg)
 	waitMCP(t, rt)
@@ -84,7 +85,7 @@ func TestMCPResourcesAndSizeCap(t *testing.T) {
 		llmtest.ToolUse("ListMcpResources", map[string]any{"server": "everything"}),
 		llmtest.ToolUse("ReadMcpResource", map[string]any{"server": "everything", "uri": "demo://resource/static/document/features.md"}),
 		llmtest.Text("read"))
-	run(t, rt, "MAIN: resources")
+	runMCP(t, rt, "MAIN: resources")
 	reqs := h.srv.RequestsFor("MAIN")
 	for _, n := range []string{"ListMcpResources", "ReadMcpResource"} {
 		if !slices.Contains(reqs[0].ToolNames(), n) {

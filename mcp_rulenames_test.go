@@ -39,7 +39,7 @@ func TestMisnamedMCPDenyRuleWithholdsTheServer(t *testing.T) {
 			h.srv.Script("CHILD", calls, llmtest.Text("child done"))
 			rt := newRuntime(t, cfg)
 			waitMCP(t, rt)
-			run(t, rt, "MAIN")
+			runMCP(t, rt, "MAIN")
 			for _, key := range []string{"MAIN", "CHILD"} {
 				reqs := h.srv.RequestsFor(key)
 				names := reqs[0].ToolNames()

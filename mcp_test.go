@@ -19,13 +19,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/llm/openai"
+	"github.com/cadre-dev/cadre/mcp"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // The test binary doubles as a stdio MCP server (the go-sdk's) when
@@ -53,29 +55,29 @@ func serveTestMCP() {
 	if os.Getenv("CADRE_TEST_MCP_HANG") != "" {
 		select {} // never answers initialize; killed by its client
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: "cadre-test", Version: "1"}, nil)
+	s := sdkmcp.NewServer(&sdkmcp.Implementation{Name: "cadre-test", Version: "1"}, nil)
 	names := strings.Split(cmpOr(os.Getenv("CADRE_TEST_MCP_TOOLS"), "echo"), ",")
 	for _, n := range names {
-		mcp.AddTool(s, &mcp.Tool{Name: n, Description: "echoes its text"}, func(_ context.Context, _ *mcp.CallToolRequest, in testEchoIn) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: n + ": " + in.Text}}}, nil, nil
+		sdkmcp.AddTool(s, &sdkmcp.Tool{Name: n, Description: "echoes its text"}, func(_ context.Context, _ *sdkmcp.CallToolRequest, in testEchoIn) (*sdkmcp.CallToolResult, any, error) {
+			return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: n + ": " + in.Text}}}, nil, nil
 		})
 	}
-	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "crashes"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+	sdkmcp.AddTool(s, &sdkmcp.Tool{Name: "crash", Description: "crashes"}, func(context.Context, *sdkmcp.CallToolRequest, struct{}) (*sdkmcp.CallToolResult, any, error) {
 		fmt.Fprintln(os.Stderr, "cadre-test: falling over")
 		os.Exit(3)
 		return nil, nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "block", Description: "blocks"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	sdkmcp.AddTool(s, &sdkmcp.Tool{Name: "block", Description: "blocks"}, func(ctx context.Context, _ *sdkmcp.CallToolRequest, _ struct{}) (*sdkmcp.CallToolResult, any, error) {
 		<-ctx.Done()
 		return nil, nil, ctx.Err()
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "image", Description: "an image"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a red dot"}, &mcp.ImageContent{MIMEType: "image/png", Data: onePixelPNG}}}, nil, nil
+	sdkmcp.AddTool(s, &sdkmcp.Tool{Name: "image", Description: "an image"}, func(context.Context, *sdkmcp.CallToolRequest, struct{}) (*sdkmcp.CallToolResult, any, error) {
+		return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: "a red dot"}, &sdkmcp.ImageContent{MIMEType: "image/png", Data: onePixelPNG}}}, nil, nil
 	})
 	if os.Getenv("CADRE_TEST_MCP_DYNAMIC") != "" {
 		addDynamicTools(s)
 	}
-	_ = s.Run(context.Background(), &mcp.StdioTransport{})
+	_ = s.Run(context.Background(), &sdkmcp.StdioTransport{})
 	os.Exit(0)
 }
 
@@ -85,41 +87,41 @@ func serveTestMCP() {
 // asked for the tool list again, so the answer proves the client acted on
 // the notification before its next turn. chatty sends a log message and a
 // progress notification before it answers.
-func addDynamicTools(s *mcp.Server) {
+func addDynamicTools(s *sdkmcp.Server) {
 	relisted := make(chan struct{})
 	var armed atomic.Bool
 	var once sync.Once
-	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+	s.AddReceivingMiddleware(func(next sdkmcp.MethodHandler) sdkmcp.MethodHandler {
+		return func(ctx context.Context, method string, req sdkmcp.Request) (sdkmcp.Result, error) {
 			if method == "tools/list" && armed.Load() {
 				once.Do(func() { close(relisted) })
 			}
 			return next(ctx, method, req)
 		}
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "adds a tool"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	sdkmcp.AddTool(s, &sdkmcp.Tool{Name: "grow", Description: "adds a tool"}, func(ctx context.Context, _ *sdkmcp.CallToolRequest, _ struct{}) (*sdkmcp.CallToolResult, any, error) {
 		armed.Store(true)
-		mcp.AddTool(s, &mcp.Tool{Name: "grown", Description: "a tool added mid-run"}, func(_ context.Context, _ *mcp.CallToolRequest, in testEchoIn) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "grown: " + in.Text}}}, nil, nil
+		sdkmcp.AddTool(s, &sdkmcp.Tool{Name: "grown", Description: "a tool added mid-run"}, func(_ context.Context, _ *sdkmcp.CallToolRequest, in testEchoIn) (*sdkmcp.CallToolResult, any, error) {
+			return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: "grown: " + in.Text}}}, nil, nil
 		})
 		guard := time.NewTimer(2 * time.Minute) // a safety net: the client never asked
 		defer guard.Stop()
 		select {
 		case <-relisted:
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "grew"}}}, nil, nil
+			return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: "grew"}}}, nil, nil
 		case <-guard.C:
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the client never listed the tools again"}}}, nil, nil
+			return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: "the client never listed the tools again"}}}, nil, nil
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
 		}
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "chatty", Description: "logs and reports progress"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: "cadre-test", Data: "warming up the flux"})
-		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "debug", Data: "below the level asked for"})
+	sdkmcp.AddTool(s, &sdkmcp.Tool{Name: "chatty", Description: "logs and reports progress"}, func(ctx context.Context, req *sdkmcp.CallToolRequest, _ struct{}) (*sdkmcp.CallToolResult, any, error) {
+		_ = req.Session.Log(ctx, &sdkmcp.LoggingMessageParams{Level: "info", Logger: "cadre-test", Data: "warming up the flux"})
+		_ = req.Session.Log(ctx, &sdkmcp.LoggingMessageParams{Level: "debug", Data: "below the level asked for"})
 		if tok := req.Params.GetProgressToken(); tok != nil {
-			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 2, Message: "half way"})
+			_ = req.Session.NotifyProgress(ctx, &sdkmcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 2, Message: "half way"})
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "chatted"}}}, nil, nil
+		return &sdkmcp.CallToolResult{Content: []sdkmcp.Content{&sdkmcp.TextContent{Text: "chatted"}}}, nil, nil
 	})
 }
 
@@ -132,7 +134,7 @@ func cmpOr(a, b string) string {
 
 // testServer configures the test binary as a stdio MCP server; env adds
 // to the server's settings (see serveTestMCP).
-func testServer(t *testing.T, name string, env map[string]string) MCPServer {
+func testServer(t *testing.T, name string, env map[string]string) mcp.Server {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -142,7 +144,7 @@ func testServer(t *testing.T, name string, env map[string]string) MCPServer {
 	for k, v := range env {
 		e[k] = v
 	}
-	return MCPServer{Name: name, Transport: MCPStdio, Command: exe, Env: e}
+	return mcp.Server{Name: name, Transport: mcp.Stdio, Command: exe, Env: e}
 }
 
 // inlineServer is an agent definition's inline mcpServers entry for the
@@ -175,10 +177,10 @@ func npmServer(t *testing.T, bin string) string {
 
 // mcpConfig is a harness config whose MCP connections wait as long as a
 // loaded machine needs (the timeout is a safety net, not what is tested).
-func (h *harness) mcpConfig(servers ...MCPServer) Config {
+func (h *harness) mcpConfig(servers ...mcp.Server) Config {
 	cfg := h.config()
 	cfg.MCPServers = servers
-	cfg.MCPOptions = MCPOptions{ConnectTimeout: 2 * time.Minute, RefreshWait: 2 * time.Minute, LogDir: h.t.TempDir()}
+	cfg.MCPOptions = mcp.Options{ConnectTimeout: 2 * time.Minute, RefreshWait: 2 * time.Minute, LogDir: h.t.TempDir()}
 	return cfg
 }
 
@@ -200,7 +202,7 @@ func waitMCP(t *testing.T, rt *Runtime) {
 		t.Fatal(err)
 	}
 	for _, st := range rt.MCPStatus() {
-		if st.State != MCPConnected {
+		if st.State != mcp.StateConnected {
 			t.Fatalf("server %s: %s %s", st.Name, st.State, st.Error)
 		}
 	}
@@ -230,7 +232,7 @@ func readPid(t *testing.T, file string) int {
 	return pid
 }
 
-func run(t *testing.T, rt *Runtime, prompt string) ([]Event, *Result) {
+func runMCP(t *testing.T, rt *Runtime, prompt string) ([]run.Event, *run.Result) {
 	t.Helper()
 	evs, res, err := runAll(t, context.Background(), rt, prompt)
 	if err != nil {
@@ -249,15 +251,15 @@ func TestMCPSharedServerTool(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.srv.Script("MAIN", llmtest.ToolUse("mcp__everything__echo", map[string]any{"message": "hi there"}), llmtest.Text("done"))
-	rt := newRuntime(t, h.mcpConfig(MCPServer{Name: "everything", Transport: MCPStdio, Command: npmServer(t, "mcp-server-everything")}))
+	rt := newRuntime(t, h.mcpConfig(mcp.Server{Name: "everything", Transport: mcp.Stdio, Command: npmServer(t, "mcp-server-everything")}))
 	waitMCP(t, rt)
-	evs, res := run(t, rt, "MAIN: echo")
+	evs, res := runMCP(t, rt, "MAIN: echo")
 	if res.Text != "done" {
 		t.Fatalf("result %q", res.Text)
 	}
 	contains(t, h.toolResults("MAIN")[0], "hi there")
 	init := evs[0].Init
-	if len(init.MCPServers) != 1 || init.MCPServers[0] != (MCPInitServer{Name: "everything", Status: "connected", Source: ""}) {
+	if len(init.MCPServers) != 1 || init.MCPServers[0] != (mcp.InitServer{Name: "everything", Status: "connected", Source: ""}) {
 		t.Fatalf("init mcp_servers %+v", init.MCPServers)
 	}
 	req := h.srv.RequestsFor("MAIN")[0]
@@ -288,7 +290,7 @@ func TestMCPServerConnectsInTheBackground(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt := newRuntime(t, h.mcpConfig(testServer(t, "slow", map[string]string{"CADRE_TEST_MCP_HANG": "1", "CADRE_TEST_MCP_PIDFILE": pidfile})))
-	evs, res := run(t, rt, "MAIN")
+	evs, res := runMCP(t, rt, "MAIN")
 	if res.Text != "answered" {
 		t.Fatal(res.Text)
 	}
@@ -298,7 +300,7 @@ func TestMCPServerConnectsInTheBackground(t *testing.T) {
 	if slices.ContainsFunc(h.srv.RequestsFor("MAIN")[0].ToolNames(), func(n string) bool { return strings.HasPrefix(n, "mcp__") }) {
 		t.Fatal("a pending server's tools were offered")
 	}
-	if st := rt.MCPStatus(); st[0].State != MCPPending {
+	if st := rt.MCPStatus(); st[0].State != mcp.StatePending {
 		t.Fatalf("status %+v", st)
 	}
 	pid := readPid(t, pidfile)
@@ -378,21 +380,21 @@ func TestMCPInlineServerEndsWithTheAgent(t *testing.T) {
 			rt := newRuntime(t, cfg)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var res *Result
+			var res *run.Result
 			var runErr error
-			var receipt *Receipt
+			var receipt *run.Receipt
 			for ev, err := range rt.Run(ctx, "MAIN: delegate") {
 				if err != nil {
 					runErr = err
 					break
 				}
-				if ev.Type == EventTaskStarted {
+				if ev.Type == run.EventTaskStarted {
 					receipt = &ev.Task.Receipt
 				}
-				if ev.Type == EventToolStart && ev.Call.Name == "mcp__own__block" {
+				if ev.Type == run.EventToolStart && ev.Call.Name == "mcp__own__block" {
 					cancel()
 				}
-				if ev.Type == EventResult {
+				if ev.Type == run.EventResult {
 					res = ev.Result
 				}
 			}
@@ -437,7 +439,7 @@ func TestMCPRequiredServers(t *testing.T) {
 		h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("needy", "CHILD: go")), llmtest.Text("main done"))
 		h.srv.Script("CHILD", llmtest.ToolUse("mcp__slow__echo", map[string]any{"text": "x"}), llmtest.Text("child done"))
 		rt := newRuntime(t, cfg)
-		_, res := run(t, rt, "MAIN")
+		_, res := runMCP(t, rt, "MAIN")
 		if res.Subagents.Completed != 1 {
 			t.Fatalf("stats %+v", res.Subagents)
 		}
@@ -449,13 +451,13 @@ func TestMCPRequiredServers(t *testing.T) {
 	t.Run("failed server refuses the spawn", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t)
-		broken := MCPServer{Name: "broken", Transport: MCPStdio, Command: filepath.Join(t.TempDir(), "no-such-server")}
+		broken := mcp.Server{Name: "broken", Transport: mcp.Stdio, Command: filepath.Join(t.TempDir(), "no-such-server")}
 		cfg := h.mcpConfig(broken)
 		cfg.Agents = []*agentdef.Definition{defineAgent(t, "needy", "requiredMcpServers: [broken]")}
 		h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("needy", "CHILD: go")), llmtest.Text("main done"))
 		rt := newRuntime(t, cfg)
-		_, res := run(t, rt, "MAIN")
-		if res.Subagents.Refused[RefusedMCP] != 1 || res.Subagents.Spawned != 0 {
+		_, res := runMCP(t, rt, "MAIN")
+		if res.Subagents.Refused[run.RefusedMCP] != 1 || res.Subagents.Spawned != 0 {
 			t.Fatalf("stats %+v", res.Subagents)
 		}
 		contains(t, h.toolResults("MAIN")[0], `required MCP server "broken"`)
@@ -473,7 +475,7 @@ func TestMCPDisallowedServer(t *testing.T) {
 	h.srv.Script("CHILD", llmtest.ToolUse("mcp__a__echo", map[string]any{"text": "x"}), llmtest.Text("child done"))
 	rt := newRuntime(t, cfg)
 	waitMCP(t, rt)
-	evs, _ := run(t, rt, "MAIN")
+	evs, _ := runMCP(t, rt, "MAIN")
 	main := h.srv.RequestsFor("MAIN")[0].ToolNames()
 	child := h.srv.RequestsFor("CHILD")[0].ToolNames()
 	var mainA, childMCP []string
@@ -494,7 +496,7 @@ func TestMCPDisallowedServer(t *testing.T) {
 	}
 	contains(t, h.toolResults("CHILD")[0], "disallowedTools (mcp__a)")
 	for _, ev := range evs {
-		if ev.Type == EventTaskStarted {
+		if ev.Type == run.EventTaskStarted {
 			r := ev.Task.Receipt
 			var dropped []string
 			for _, d := range r.Dropped {
@@ -543,7 +545,7 @@ func TestMCPPermissionRules(t *testing.T) {
 	), llmtest.Text("done"))
 	rt := newRuntime(t, cfg)
 	waitMCP(t, rt)
-	_, res := run(t, rt, "MAIN")
+	_, res := runMCP(t, rt, "MAIN")
 	names := h.srv.RequestsFor("MAIN")[0].ToolNames()
 	if slices.Contains(names, "mcp__a__echo") || !slices.Contains(names, "mcp__a__ping") {
 		t.Fatalf("offered %v", names)
@@ -571,7 +573,7 @@ func TestMCPServerCrashMidCall(t *testing.T) {
 		llmtest.ToolUse("mcp__fragile__crash", map[string]any{}),
 		llmtest.ToolUse("mcp__fragile__echo", map[string]any{"text": "again"}),
 		llmtest.Text("carried on"))
-	_, res := run(t, rt, "MAIN")
+	_, res := runMCP(t, rt, "MAIN")
 	if res.Text != "carried on" {
 		t.Fatal(res.Text)
 	}
@@ -592,7 +594,7 @@ func TestMCPServerCrashMidCall(t *testing.T) {
 	if alive(readPid(t, pidfile)) {
 		t.Fatal("the crashed server is still running")
 	}
-	if st := rt.MCPStatus(); st[0].State != MCPFailed || !strings.Contains(st[0].Error, "falling over") {
+	if st := rt.MCPStatus(); st[0].State != mcp.StateFailed || !strings.Contains(st[0].Error, "falling over") {
 		t.Fatalf("status %+v", st)
 	}
 }
@@ -612,7 +614,7 @@ func TestMCPCorpusAgent(t *testing.T) {
 			t.Parallel()
 			def, _ := agentdef.ParseFile(path, data, agentdef.SourceProject)
 			h := newHarness(t)
-			var servers []MCPServer
+			var servers []mcp.Server
 			if configured {
 				servers = append(servers, testServer(t, "context7", map[string]string{"CADRE_TEST_MCP_TOOLS": "resolve-library-id,get-library-docs,other"}))
 			}
@@ -622,7 +624,7 @@ func TestMCPCorpusAgent(t *testing.T) {
 			h.srv.Script("CHILD", llmtest.Text("child done"))
 			rt := newRuntime(t, cfg)
 			waitMCP(t, rt)
-			evs, _ := run(t, rt, "MAIN")
+			evs, _ := runMCP(t, rt, "MAIN")
 			var got []string
 			for _, n := range h.srv.RequestsFor("CHILD")[0].ToolNames() {
 				if strings.HasPrefix(n, "mcp__") {
@@ -631,7 +633,7 @@ func TestMCPCorpusAgent(t *testing.T) {
 			}
 			var warnings, gotServers []string
 			for _, ev := range evs {
-				if ev.Type == EventTaskStarted {
+				if ev.Type == run.EventTaskStarted {
 					warnings, gotServers = ev.Task.Receipt.Warnings, ev.Task.Receipt.MCPServers
 				}
 			}
@@ -675,7 +677,7 @@ func TestMCPImageResult(t *testing.T) {
 			h.srv.Script("MAIN", llmtest.ToolUse("mcp__pics__image", map[string]any{}), llmtest.Text("a red dot"))
 			rt := newRuntime(t, cfg)
 			waitMCP(t, rt)
-			run(t, rt, "MAIN: look")
+			runMCP(t, rt, "MAIN: look")
 			req := h.srv.RequestsFor("MAIN")[1]
 			var images []llm.Block
 			var resultText string

@@ -10,6 +10,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/pricing"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/transcript"
 )
 
@@ -26,15 +27,15 @@ import (
 //
 // It goes through the session's hub like every event (background.go): an
 // agent that outlived its run reports to the stream open now, or to none.
-func (s *runState) sendFinal(ev Event) {
+func (s *runState) sendFinal(ev run.Event) {
 	s.note(ev)
 	_ = s.rt.bg.hub.send(context.Background(), ev)
 }
 
 // note counts the main agent's turns and tool calls from its events, so a
 // run that fails still reports them.
-func (s *runState) note(ev Event) {
-	if ev.Type == EventAssistant {
+func (s *runState) note(ev run.Event) {
+	if ev.Type == run.EventAssistant {
 		s.mu.Lock()
 		if s.byModel == nil {
 			s.byModel = map[string]llm.Usage{}
@@ -46,11 +47,11 @@ func (s *runState) note(ev Event) {
 		return
 	}
 	switch ev.Type {
-	case EventAssistant:
+	case run.EventAssistant:
 		s.mu.Lock()
 		s.mainTurns++
 		s.mu.Unlock()
-	case EventToolStart:
+	case run.EventToolStart:
 		s.mu.Lock()
 		s.mainTools++
 		s.mu.Unlock()
@@ -69,7 +70,7 @@ func (s *runState) finish(ctx context.Context, rec *transcript.JournalWriter, re
 	s.takeDenials()
 	out := s.result(res, runErr)
 	if rec != nil {
-		end := transcript.RunEnd{Subtype: out.Subtype, IsError: out.IsError, Error: out.Error, NumTurns: out.NumTurns,
+		end := transcript.RunEnd{Subtype: string(out.Subtype), IsError: out.IsError, Error: out.Error, NumTurns: out.NumTurns,
 			ToolUses: out.ToolUses, DurationMS: out.Duration.Milliseconds(), Usage: out.Usage,
 			Subagents: transcript.SubagentCounts{Spawned: out.Subagents.Spawned, Completed: out.Subagents.Completed,
 				Failed: out.Subagents.Failed, Killed: out.Subagents.Killed}}
@@ -92,7 +93,7 @@ func (s *runState) finish(ctx context.Context, rec *transcript.JournalWriter, re
 		r.messages = res.Messages
 		r.mu.Unlock()
 	}
-	s.sendFinal(Event{Type: EventResult, Result: out})
+	s.sendFinal(run.Event{Type: run.EventResult, Result: out})
 	if runErr != nil {
 		s.events <- item{err: runErr}
 	}
@@ -110,19 +111,19 @@ func (s *runState) takeDenials() {
 
 // result builds the run's Result: from the loop's result when the run
 // finished, from the counters when it failed with err.
-func (s *runState) result(res *loop.Result, err error) *Result {
+func (s *runState) result(res *loop.Result, err error) *run.Result {
 	r := s.rt
 	todos := s.todoLists() // todos.go
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := &Result{
-		Subtype: "error_during_execution", IsError: true, NumTurns: s.mainTurns, ToolUses: s.mainTools,
+	out := &run.Result{
+		Subtype: run.ErrorDuringExecution, IsError: true, NumTurns: s.mainTurns, ToolUses: s.mainTools,
 		Duration: r.cfg.Now().Sub(s.start), Usage: s.usage, SessionID: r.session, TranscriptPath: r.tpath,
 		PermissionDenials: s.denied, Subagents: s.stats, Todos: todos,
 	}
 	out.Subagents.Refused = maps.Clone(s.stats.Refused)
 	if out.Subagents.Refused == nil {
-		out.Subagents.Refused = map[RefusalReason]int{}
+		out.Subagents.Refused = map[run.RefusalReason]int{}
 	}
 	out.ModelUsage = maps.Clone(s.byModel)
 	prices := r.cfg.Prices
@@ -140,9 +141,9 @@ func (s *runState) result(res *loop.Result, err error) *Result {
 	case err != nil:
 		out.Error = err.Error()
 	case res.MaxTurnsHit:
-		out.Text, out.Subtype, out.NumTurns, out.ToolUses = res.Text, "error_max_turns", res.Turns, res.ToolUses
+		out.Text, out.Subtype, out.NumTurns, out.ToolUses = res.Text, run.ErrorMaxTurns, res.Turns, res.ToolUses
 	default:
-		out.Text, out.Subtype, out.IsError, out.NumTurns, out.ToolUses = res.Text, "success", false, res.Turns, res.ToolUses
+		out.Text, out.Subtype, out.IsError, out.NumTurns, out.ToolUses = res.Text, run.Success, false, res.Turns, res.ToolUses
 	}
 	return out
 }

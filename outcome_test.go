@@ -12,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/llm/pricing"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/transcript"
 )
@@ -37,8 +38,8 @@ func TestFailedRunYieldsResultThenError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var kinds []EventType
-	var res *Result
+	var kinds []run.EventType
+	var res *run.Result
 	var runErr error
 	for ev, err := range rt.Run(context.Background(), "MAIN: go") {
 		if err != nil {
@@ -46,14 +47,14 @@ func TestFailedRunYieldsResultThenError(t *testing.T) {
 			break
 		}
 		kinds = append(kinds, ev.Type)
-		if ev.Type == EventResult {
+		if ev.Type == run.EventResult {
 			res = ev.Result
 		}
 	}
 	if runErr == nil || !strings.Contains(runErr.Error(), "the request is bad") {
 		t.Fatalf("error %v", runErr)
 	}
-	if res == nil || kinds[len(kinds)-1] != EventResult {
+	if res == nil || kinds[len(kinds)-1] != run.EventResult {
 		t.Fatalf("no result before the error: %v", kinds)
 	}
 	if !res.IsError || res.Subtype != "error_during_execution" || !strings.Contains(res.Error, "the request is bad") {
@@ -115,7 +116,7 @@ func TestCancelledFanOutKeepsItsRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	ended := map[string]task.Status{}
-	var res *Result
+	var res *run.Result
 	var runErr error
 	for ev, err := range rt.Run(ctx, "MAIN: fan out") {
 		if err != nil {
@@ -123,7 +124,7 @@ func TestCancelledFanOutKeepsItsRecord(t *testing.T) {
 			break
 		}
 		switch ev.Type {
-		case EventTaskCompleted:
+		case run.EventTaskCompleted:
 			ended[ev.Subagent.AgentID] = ev.Subagent.Status
 			if ev.Subagent.Status == task.Completed {
 				// The fast child is done: cancel once both slow ones
@@ -132,7 +133,7 @@ func TestCancelledFanOutKeepsItsRecord(t *testing.T) {
 				<-started
 				cancel()
 			}
-		case EventResult:
+		case run.EventResult:
 			res = ev.Result
 		}
 	}

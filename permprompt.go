@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/cadre-dev/cadre/internal/mcpx"
-	"github.com/cadre-dev/cadre/internal/sdkproto"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -81,7 +80,7 @@ func (p *mcpPrompter) Prompt(ctx context.Context, pr permission.Prompt) (permiss
 	if out.IsError {
 		return permission.Reply{}, fmt.Errorf("permission prompt tool %s failed: %s", p.tool, out.Text)
 	}
-	reply, err := sdkproto.PermissionReply(json.RawMessage(strings.TrimSpace(out.Text)), input, nil)
+	reply, err := permission.ParseSDKReply(json.RawMessage(strings.TrimSpace(out.Text)), input, nil)
 	if err != nil {
 		return permission.Reply{}, fmt.Errorf("permission prompt tool %s answered %q: %w", p.tool, out.Text, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/transcript"
 )
@@ -168,7 +169,7 @@ func (b *background) resume(ctx context.Context, from *agent, h *childRun, text 
 	}
 	if ref != nil {
 		if ref.reason != "" {
-			from.run.count(func(s *SubagentStats) { s.Refused[ref.reason]++ })
+			from.run.count(func(s *run.SubagentStats) { s.Refused[ref.reason]++ })
 		}
 		return errorOutput(ref.msg), nil
 	}

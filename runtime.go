@@ -29,12 +29,15 @@ import (
 	"github.com/cadre-dev/cadre/internal/workspace"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/pricing"
+	"github.com/cadre-dev/cadre/mcp"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/skills"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/tool/builtin"
 	"github.com/cadre-dev/cadre/transcript"
+	"github.com/google/uuid"
 )
 
 // Config configures a Runtime. Model and ModelID are required, and so is
@@ -123,16 +126,16 @@ type Config struct {
 	// .mcp.json, --mcp-config and settings files); they connect in the
 	// background when the first Run starts. Agent definitions' mcpServers
 	// name them or configure their own.
-	MCPServers []MCPServer
+	MCPServers []mcp.Server
 	// MCPOptions tune the MCP connections; Dir defaults to Cwd.
-	MCPOptions MCPOptions
+	MCPOptions mcp.Options
 
 	// Security (issue 9).
 
 	// Provenance says where the session's widening settings came from and
 	// what an untrusted workspace did not get; it is reported on EventInit
 	// and changes nothing by itself. config.Load fills it.
-	Provenance *Provenance
+	Provenance *run.Provenance
 	// Tools (issue 16): used with the built-in tool set (Tools nil).
 
 	// SmallModel is the model (alias or id) that applies WebFetch's
@@ -277,7 +280,7 @@ type Runtime struct {
 	// sandbox confines agents' Bash (nil: none, or unavailable);
 	// sandboxStatus is what init reports (sandbox.go, issue 9).
 	sandbox       *sandbox.Sandbox
-	sandboxStatus *SandboxStatus
+	sandboxStatus *run.SandboxStatus
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
@@ -303,7 +306,7 @@ func New(cfg Config) (*Runtime, error) {
 	for _, d := range r.defList {
 		// Issue 9: a definition built in Go skips agentdef's name check;
 		// its memory directory must stay inside its root.
-		if _, err := workspace.CheckedMemoryDir(d.Memory, d.Name, cfg.Home, cfg.Cwd); err != nil {
+		if _, err := workspace.CheckedMemoryDir(string(d.Memory), d.Name, cfg.Home, cfg.Cwd); err != nil {
 			return nil, fmt.Errorf("cadre: agent definition %s: %w", d.Path, err)
 		}
 		r.defs[d.Name] = d
@@ -328,7 +331,7 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, errors.New("cadre: Config.History must start with a user message")
 	}
 	r.messages = append([]llm.Message(nil), cfg.History...)
-	r.session = cmp.Or(cfg.SessionID, newSessionID())
+	r.session = cmp.Or(cfg.SessionID, uuid.NewString())
 	if !cfg.NoTranscript {
 		// A session id names files: a UUID, and the path stays in StateDir (issue 9).
 		tpath, err := transcript.SessionFile(cfg.StateDir, cfg.Cwd, r.session)
@@ -435,16 +438,6 @@ func checkDir(d string) (string, error) {
 	return abs, nil
 }
 
-// newSessionID returns a random UUID (version 4) as text.
-func newSessionID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-}
-
 // newAgentID returns "a" + 16 hex digits (S-3.7).
 func newAgentID() string {
 	var b [8]byte
@@ -515,10 +508,10 @@ func (r *Runtime) SystemPrompt() string {
 // how the run ended either way. The conversation of a finished run carries
 // over to the next Run of the same Runtime. Breaking out of the loop
 // cancels the run and waits for it to wind down.
-func (r *Runtime) Run(ctx context.Context, prompt string) iter.Seq2[Event, error] {
-	return func(yield func(Event, error) bool) {
+func (r *Runtime) Run(ctx context.Context, prompt string) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
 		if strings.TrimSpace(prompt) == "" {
-			yield(Event{}, errors.New("cadre: empty prompt"))
+			yield(run.Event{}, errors.New("cadre: empty prompt"))
 			return
 		}
 		r.stream(ctx, prompt, false)(yield)
@@ -528,17 +521,17 @@ func (r *Runtime) Run(ctx context.Context, prompt string) iter.Seq2[Event, error
 // stream runs one turn of the main agent on prompt (after what its inbox
 // holds); with wait it first waits for notifications and runs no turn
 // when none can come (see RunNotifications).
-func (r *Runtime) stream(ctx context.Context, prompt string, wait bool) iter.Seq2[Event, error] {
-	return func(yield func(Event, error) bool) {
+func (r *Runtime) stream(ctx context.Context, prompt string, wait bool) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		run := &runState{rt: r, events: make(chan item, 64), start: r.cfg.Now(),
-			stats: SubagentStats{Refused: map[RefusalReason]int{}}}
-		go run.produce(ctx, prompt, wait)
-		for it := range run.events {
+		rs := &runState{rt: r, events: make(chan item, 64), start: r.cfg.Now(),
+			stats: run.SubagentStats{Refused: map[run.RefusalReason]int{}}}
+		go rs.produce(ctx, prompt, wait)
+		for it := range rs.events {
 			if !yield(it.ev, it.err) {
 				cancel()
-				for range run.events {
+				for range rs.events {
 					// Drain until the producer has wound down.
 				}
 				return
@@ -549,7 +542,7 @@ func (r *Runtime) stream(ctx context.Context, prompt string, wait bool) iter.Seq
 
 // item is one element of a run's merged event stream.
 type item struct {
-	ev  Event
+	ev  run.Event
 	err error
 }
 
@@ -571,7 +564,7 @@ type runState struct {
 
 	mu    sync.Mutex
 	usage llm.Usage
-	stats SubagentStats
+	stats run.SubagentStats
 	// mainTurns and mainTools count the main agent's answers and tool
 	// calls as they stream, for the Result of a run that fails; byModel
 	// sums every agent's usage per model, for the cost (outcome.go).
@@ -583,7 +576,7 @@ type runState struct {
 // send delivers an event to the consumer of the stream going on (this
 // run's while it lasts: a background agent's later events go to a later
 // run's stream, see hub); it fails once ctx is cancelled.
-func (s *runState) send(ctx context.Context, ev Event) error {
+func (s *runState) send(ctx context.Context, ev run.Event) error {
 	s.note(ev)
 	return s.rt.bg.hub.send(ctx, ev)
 }
@@ -618,7 +611,7 @@ func (s *runState) addUsage(u llm.Usage) {
 	s.mu.Unlock()
 }
 
-func (s *runState) count(f func(st *SubagentStats)) {
+func (s *runState) count(f func(st *run.SubagentStats)) {
 	s.mu.Lock()
 	f(&s.stats)
 	s.mu.Unlock()
@@ -686,8 +679,8 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	// The worktrees earlier sessions left: unchanged ones of ended agents
 	// are removed, changed ones reported (worktree.go).
 	house := r.housekeepWorktrees(ctx)
-	if err := s.send(ctx, Event{Type: EventInit, Init: &Init{SessionID: r.session, Model: modelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
-		MCPServers: r.mcpInit(), PermissionMode: string(main.perms.Mode), Provenance: r.cfg.Provenance, // PermissionMode, Provenance: issue 9
+	if err := s.send(ctx, run.Event{Type: run.EventInit, Init: &run.Init{SessionID: r.session, Model: modelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
+		MCPServers: r.mcpInit(), PermissionMode: main.perms.Mode, Provenance: r.cfg.Provenance, // PermissionMode, Provenance: issue 9
 		Worktrees: house, Sandbox: r.SandboxStatus()}}); err != nil {
 		return
 	}

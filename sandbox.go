@@ -8,6 +8,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/sandbox"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -34,9 +35,8 @@ type SandboxConfig struct {
 	// only loopback. The zero value leaves the network on.
 	NoNetwork bool
 	// Writable are paths besides the working directories commands may
-	// write; SandboxToolCaches lists the usual tool caches (Go, npm, pip,
-	// cargo), which config.Load puts here. Paths that do not exist are
-	// skipped.
+	// write (config.Load puts the usual tool caches here: Go's, npm's,
+	// pip's and cargo's). Paths that do not exist are skipped.
 	Writable []string
 	// FailIfUnavailable makes New fail when bubblewrap is missing or
 	// cannot run here. Otherwise New succeeds, commands run unconfined,
@@ -44,31 +44,6 @@ type SandboxConfig struct {
 	FailIfUnavailable bool
 	// BwrapPath is the bwrap binary; "" looks "bwrap" up on PATH.
 	BwrapPath string
-}
-
-// SandboxStatus is what the session's sandbox does, as reported on the
-// init event and by Runtime.SandboxStatus.
-type SandboxStatus struct {
-	// Enabled reports that Bash commands run confined (all of them, or
-	// with BackgroundOnly those of background sub-agents).
-	Enabled        bool
-	BackgroundOnly bool
-	// Network reports that confined commands may use the network.
-	Network bool
-	// Writable are the configured writable paths besides the working
-	// directories.
-	Writable []string
-	// Unavailable, when the sandbox was asked for but bubblewrap cannot
-	// run, says why and that commands run without it.
-	Unavailable string
-}
-
-// SandboxToolCaches returns the tool caches sandboxed commands need to
-// write so that common toolchains work: Go's build and module caches,
-// npm's, pip's and cargo's, as the environment names them (getenv is
-// os.Getenv in a program).
-func SandboxToolCaches(getenv func(string) string) []string {
-	return sandbox.DefaultWritable(getenv)
 }
 
 // openSandbox starts the sandbox Config.Sandbox asks for, once per
@@ -90,14 +65,14 @@ func (r *Runtime) openSandbox() error {
 		return err
 	}
 	r.sandbox = sb
-	r.sandboxStatus = &SandboxStatus{Enabled: sb != nil, BackgroundOnly: sc.BackgroundOnly, Network: !sc.NoNetwork,
+	r.sandboxStatus = &run.SandboxStatus{Enabled: sb != nil, BackgroundOnly: sc.BackgroundOnly, Network: !sc.NoNetwork,
 		Writable: slices.Clone(sc.Writable), Unavailable: warning}
 	return nil
 }
 
 // SandboxStatus reports what the session's sandbox does; nil when
 // Config.Sandbox asked for none.
-func (r *Runtime) SandboxStatus() *SandboxStatus {
+func (r *Runtime) SandboxStatus() *run.SandboxStatus {
 	if r.sandboxStatus == nil {
 		return nil
 	}

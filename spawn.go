@@ -18,6 +18,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/tool/builtin"
@@ -30,7 +31,7 @@ const memoryLines = 200
 // refusal is an Agent call that starts nothing: the reason it is counted
 // under and the message the model reads.
 type refusal struct {
-	reason RefusalReason
+	reason run.RefusalReason
 	msg    string
 }
 
@@ -40,10 +41,11 @@ type refusal struct {
 // result the model can read, counted by reason; a Go error is returned
 // only when the run itself is cancelled.
 func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (tool.Output, error) {
-	run, rt := a.run, a.run.rt
+	rs, rt := a.run, a.run.rt
 	var def *agentdef.Definition
-	var cwd, iso string
-	ref := &refusal{RefusedForkNested, prompts.ForkNested()} // a fork cannot start agents (fork.go)
+	var cwd string
+	var iso agentdef.Isolation
+	ref := &refusal{run.RefusedForkNested, prompts.ForkNested()} // a fork cannot start agents (fork.go)
 	if !a.inFork(ctx) {
 		def, cwd, ref = a.check(in)
 	}
@@ -78,7 +80,7 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 		}
 	}
 	if ref.reason != "" {
-		run.count(func(s *SubagentStats) { s.Refused[ref.reason]++ })
+		rs.count(func(s *run.SubagentStats) { s.Refused[ref.reason]++ })
 	}
 	return errorOutput(ref.msg), nil
 }
@@ -97,14 +99,14 @@ func (a *agent) check(in agentInput) (*agentdef.Definition, string, *refusal) {
 	}
 	typ = cmp.Or(typ, defaultAgentType)
 	if rule, denied := permission.AgentTypeDenied(a.perms.Rules, typ); denied {
-		return nil, "", &refusal{RefusedPermission, prompts.AgentTypeDenied(typ, rule.String(), rule.Source)}
+		return nil, "", &refusal{run.RefusedPermission, prompts.AgentTypeDenied(typ, rule.String(), rule.Source)}
 	}
 	def := rt.defs[typ]
 	if def == nil {
-		return nil, "", &refusal{RefusedUnknownType, prompts.UnknownAgentType(typ, a.listedTypes())}
+		return nil, "", &refusal{run.RefusedUnknownType, prompts.UnknownAgentType(typ, a.listedTypes())}
 	}
 	if a.types != nil && !slices.Contains(a.types, typ) {
-		return nil, "", &refusal{RefusedPermission, prompts.AgentTypeNotAllowed(typ, a.types)}
+		return nil, "", &refusal{run.RefusedPermission, prompts.AgentTypeNotAllowed(typ, a.types)}
 	}
 	if in.Cwd == "" {
 		return def, a.env.Cwd, nil
@@ -132,7 +134,7 @@ func (a *agent) listedTypes() []string {
 // nested spawns never deadlock the queue; a background child's call
 // returns at once with async_launched.
 func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool) (tool.Output, error) {
-	run, rt := a.run, a.run.rt
+	rs, rt := a.run, a.run.rt
 	if !bg {
 		a.ticket.Suspend()
 		// Taking the slot back waits its turn ahead of queued spawns; a
@@ -143,11 +145,11 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool)
 	if ref != nil {
 		child.releaseMCP() // mcp.go: it never ran
 		reason := refusalReason(ref.Limit)
-		run.count(func(s *SubagentStats) { s.Refused[reason]++ })
+		rs.count(func(s *run.SubagentStats) { s.Refused[reason]++ })
 		return errorOutput(ref.Message()), nil
 	}
 	child.ticket = ticket
-	run.count(func(s *SubagentStats) {
+	rs.count(func(s *run.SubagentStats) {
 		s.Spawned++
 		if ticket.Queued() {
 			s.Queued++
@@ -167,13 +169,13 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool)
 // newChild builds a child agent from def: its ceiling, model, tools,
 // prompt and environment. It refuses a child that would have no tools or
 // whose definition cannot be applied.
-func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd, isolation string) (*agent, *refusal) {
+func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd string, isolation agentdef.Isolation) (*agent, *refusal) {
 	return a.newChildID(def, in, toolUseID, cwd, isolation, newAgentID())
 }
 
 // newChildID is newChild with the child's id given: a finished agent
 // continued with SendMessage keeps its id (resume.go).
-func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, cwd, isolation, id string) (*agent, *refusal) {
+func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, cwd string, isolation agentdef.Isolation, id string) (*agent, *refusal) {
 	rt := a.run.rt
 	depth := a.depth + 1
 	maxDepth := rt.gate.Limits().MaxDepth
@@ -191,20 +193,20 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 		for _, d := range c.Dropped {
 			why = append(why, d.Name+": "+d.Reason)
 		}
-		return nil, &refusal{RefusedNoTools, prompts.NoTools(def.Name, why)}
+		return nil, &refusal{run.RefusedNoTools, prompts.NoTools(def.Name, why)}
 	}
 	receipt := newReceipt(def.Name, depth, false, &c)
 	modelID, rule := spawn.ChooseModel(spawn.ModelChoice{
 		Forced: rt.cfg.ForceSubagentModel, Call: in.Model, Definition: def.Model,
 		Default: rt.cfg.SubagentModel, Parent: a.modelID, Resolve: rt.cfg.ResolveModel,
 	})
-	receipt.Model, receipt.ModelRule = modelID, ModelRule(rule)
+	receipt.Model, receipt.ModelRule = modelID, run.ModelRule(rule)
 	env := a.env.Clone(id)
 	env.Cwd = cwd
 	child := &agent{
 		run: a.run, id: id, typ: def.Name, toolUseID: toolUseID, depth: depth, def: def,
 		modelID: modelID, types: c.Types, perms: c.Perms, env: env, maxTurns: def.MaxTurns,
-		effort: cmp.Or(in.Effort, def.Effort), spawnReceipt: receipt, isolation: isolation,
+		effort: string(cmp.Or(in.Effort, def.Effort)), spawnReceipt: receipt, isolation: isolation,
 	}
 	tools := make([]tool.Tool, 0, len(c.Tools))
 	for _, name := range c.Tools {
@@ -217,7 +219,7 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 		if entries := c.Narrow[name]; entries != nil {
 			nt, err := spawn.Narrow(t, entries, rt.cfg.Home)
 			if err != nil {
-				return nil, &refusal{RefusedDefinition, prompts.BadDefinition(def.Name, err, def.Path)}
+				return nil, &refusal{run.RefusedDefinition, prompts.BadDefinition(def.Name, err, def.Path)}
 			}
 			t = nt
 		}
@@ -288,7 +290,7 @@ func (c *agent) memory() string {
 	if def.Memory == "" {
 		return ""
 	}
-	dir, err := workspace.CheckedMemoryDir(def.Memory, def.Name, rt.cfg.Home, rt.cfg.Cwd)
+	dir, err := workspace.CheckedMemoryDir(string(def.Memory), def.Name, rt.cfg.Home, rt.cfg.Cwd)
 	if err != nil { // New refuses such definitions; kept for any path around it
 		c.warn(err.Error() + "; the agent runs without memory")
 		return ""
@@ -309,8 +311,8 @@ func (c *agent) memory() string {
 func (c *agent) warn(msg string) { c.spawnReceipt.Warnings = append(c.spawnReceipt.Warnings, msg) }
 
 // taskInfo describes the child for its task events.
-func (c *agent) taskInfo(parent *agent, in agentInput, status task.Status) *TaskInfo {
-	return &TaskInfo{AgentID: c.id, ToolUseID: c.toolUseID, AgentType: c.typ, Description: in.Description, Status: status,
+func (c *agent) taskInfo(parent *agent, in agentInput, status task.Status) *run.TaskInfo {
+	return &run.TaskInfo{AgentID: c.id, ToolUseID: c.toolUseID, AgentType: c.typ, Description: in.Description, Status: status,
 		Background: c.background, Depth: c.depth, Parent: parent.name(), Receipt: c.spawnReceipt}
 }
 
@@ -332,7 +334,7 @@ type agentMeta struct {
 	Finished    bool        `json:"finished"`
 	Status      task.Status `json:"status,omitempty"`
 	FinishedAt  time.Time   `json:"finished_at,omitzero"`
-	Receipt     Receipt     `json:"receipt"`
+	Receipt     run.Receipt `json:"receipt"`
 }
 
 // writeMeta queues the agent's .meta.json on the session's journal: a plain
@@ -352,7 +354,7 @@ func writeMeta(j *transcript.Journal, path string, m *agentMeta) error {
 // tool's result. Cleanup (shells, transcript, meta, counters) runs on every
 // path.
 func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool.Output, error) {
-	run, rt := c.run, c.run.rt
+	rs, rt := c.run, c.run.rt
 	start := rt.cfg.Now()
 	shells := builtin.NewShells()
 	defer shells.Close()
@@ -361,7 +363,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	// on every path, and before the report so that the report can say
 	// what became of it (worktree.go).
 	if msg, ok := c.enterTree(ctx, parent); !ok {
-		run.count(func(s *SubagentStats) { s.Failed++ })
+		rs.count(func(s *run.SubagentStats) { s.Failed++ })
 		return errorOutput(msg), nil
 	}
 	defer c.leaveTree(ctx)
@@ -371,19 +373,19 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	var tpath, mpath string
 	var rec loop.Recorder
 	status := task.Failed
-	if run.journal != nil {
+	if rs.journal != nil {
 		var err error
 		if tpath, err = transcript.AgentFile(rt.cfg.StateDir, rt.cfg.Cwd, rt.session, c.id); err != nil {
 			// Issue 9: ids are checked and the path stays in StateDir.
-			run.count(func(s *SubagentStats) { s.Failed++ })
+			rs.count(func(s *run.SubagentStats) { s.Failed++ })
 			return errorOutput(prompts.SubagentNotStarted(err)), nil
 		}
 		mpath = strings.TrimSuffix(tpath, ".jsonl") + ".meta.json"
-		rec = run.journal.Transcript(tpath, rt.session, c.id, rt.cfg.Now)
+		rec = rs.journal.Transcript(tpath, rt.session, c.id, rt.cfg.Now)
 		rec = c.resumeRecorder(rec) // a continued agent's history is in the file already (resume.go)
-		if err := writeMeta(run.journal, mpath, meta); err != nil {
+		if err := writeMeta(rs.journal, mpath, meta); err != nil {
 			mpath = ""
-			run.count(func(s *SubagentStats) { s.Failed++ })
+			rs.count(func(s *run.SubagentStats) { s.Failed++ })
 			return errorOutput(prompts.SubagentNotStarted(err)), nil
 		}
 	}
@@ -391,7 +393,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	defer func() {
 		// Runs on every exit path: the slot is released by the caller;
 		// here the record is closed and counted.
-		run.count(func(s *SubagentStats) {
+		rs.count(func(s *run.SubagentStats) {
 			switch status {
 			case task.Completed:
 				s.Completed++
@@ -404,15 +406,15 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		parent.absorb(c)
 		if mpath != "" {
 			meta.Finished, meta.Status, meta.FinishedAt = true, status, rt.cfg.Now().UTC()
-			_ = writeMeta(run.journal, mpath, meta)
+			_ = writeMeta(rs.journal, mpath, meta)
 		}
 	}()
 
-	if err := run.send(ctx, Event{Type: EventTaskStarted, AgentID: c.id, ParentToolUseID: c.toolUseID, Task: c.taskInfo(parent, in, task.Running)}); err != nil {
+	if err := rs.send(ctx, run.Event{Type: run.EventTaskStarted, AgentID: c.id, ParentToolUseID: c.toolUseID, Task: c.taskInfo(parent, in, task.Running)}); err != nil {
 		status = task.Killed
 		if c.spawnReceipt.Queued {
 			// Its EventTaskPending went out: say it ended.
-			run.sendFinal(Event{Type: EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID,
+			rs.sendFinal(run.Event{Type: run.EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID,
 				Subagent: c.structured(task.Killed, nil, err, 0, "")})
 		}
 		return tool.Output{}, err
@@ -448,7 +450,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	result.Worktree = c.leaveTree(ctx)
 	c.final = result
 	if status != task.Killed {
-		if err := run.send(ctx, Event{Type: EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result}); err != nil {
+		if err := rs.send(ctx, run.Event{Type: run.EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result}); err != nil {
 			status = task.Killed
 		}
 	}
@@ -456,12 +458,12 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		// A killed agent still reports how it ended, with its numbers,
 		// though the run is cancelled (outcome.go).
 		result.Status = task.Killed
-		run.sendFinal(Event{Type: EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result})
+		rs.sendFinal(run.Event{Type: run.EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result})
 		return tool.Output{}, ctx.Err()
 	}
 	if runErr != nil {
 		msg := prompts.SubagentFailed(c.id, c.typ, runErr)
-		if w := result.Worktree.report(); w != nil {
+		if w := worktreeReport(result.Worktree); w != nil {
 			msg += "\n" + w.Render()
 		}
 		return errorOutput(msg), nil
@@ -481,7 +483,7 @@ func (c *agent) safeRun(ctx context.Context, msgs []llm.Message, rec loop.Record
 }
 
 // structured builds the SubagentResult of a finished child.
-func (c *agent) structured(status task.Status, res *loop.Result, runErr error, d time.Duration, tpath string) *SubagentResult {
+func (c *agent) structured(status task.Status, res *loop.Result, runErr error, d time.Duration, tpath string) *run.SubagentResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	stats, uses := map[string]int{}, 0
@@ -489,7 +491,7 @@ func (c *agent) structured(status task.Status, res *loop.Result, runErr error, d
 		stats[k] = v
 		uses += v
 	}
-	out := &SubagentResult{
+	out := &run.SubagentResult{
 		AgentID: c.id, AgentType: c.typ, ToolUseID: c.toolUseID, Status: status, Model: c.modelID, ModelRule: c.spawnReceipt.ModelRule,
 		ModelsUsed: slices.Clone(c.models), ToolUses: uses, ToolStats: stats, Usage: c.usage,
 		Duration: d, TranscriptPath: tpath, Receipt: c.spawnReceipt,
@@ -517,9 +519,9 @@ func lastAssistantText(msgs []llm.Message) string {
 }
 
 // report is the Agent tool's result text for a finished child (S-3.6).
-func (c *agent) report(res *SubagentResult) string {
+func (c *agent) report(res *run.SubagentResult) string {
 	r := prompts.Report{AgentID: c.id, AgentType: c.typ, Text: res.Text, OneShot: c.def.OneShot, TranscriptPath: res.TranscriptPath,
-		Tokens: res.Usage.Total(), ToolUses: res.ToolUses, Duration: res.Duration, Worktree: res.Worktree.report()}
+		Tokens: res.Usage.Total(), ToolUses: res.ToolUses, Duration: res.Duration, Worktree: worktreeReport(res.Worktree)}
 	if res.MaxTurnsHit {
 		r.MaxTurns = c.maxTurns
 	}

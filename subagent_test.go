@@ -20,6 +20,7 @@ import (
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -65,13 +66,13 @@ func TestNamedAgent(t *testing.T) {
 		}
 	}
 
-	var started *TaskInfo
-	var done *SubagentResult
+	var started *run.TaskInfo
+	var done *run.SubagentResult
 	for _, ev := range evs {
 		switch ev.Type {
-		case EventTaskStarted:
+		case run.EventTaskStarted:
 			started = ev.Task
-		case EventTaskCompleted:
+		case run.EventTaskCompleted:
 			done = ev.Subagent
 		}
 	}
@@ -81,7 +82,7 @@ func TestNamedAgent(t *testing.T) {
 	if !strings.HasPrefix(started.AgentID, "a") || len(started.AgentID) != 17 || started.Depth != 1 || started.AgentType != "Explore" {
 		t.Fatalf("task started %+v", started)
 	}
-	if started.ToolUseID != llmtest.ToolUseID("MAIN", 1) || started.Receipt.ModelRule != ModelRuleParent {
+	if started.ToolUseID != llmtest.ToolUseID("MAIN", 1) || started.Receipt.ModelRule != run.ModelRuleParent {
 		t.Fatalf("task started %+v", started)
 	}
 	if done.Status != "completed" || done.Model != "claude-sonnet-4-5" || done.Turns != 1 || done.Usage.OutputTokens == 0 {
@@ -128,11 +129,11 @@ func TestRefusals(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name, typ, want string
-		reason          RefusalReason
+		reason          run.RefusalReason
 		perms           *Permissions
 	}{
-		{"unknown type", "Nope", `Unknown agent type "Nope". Available agent types: general-purpose, Explore, Plan, verification.`, RefusedUnknownType, nil},
-		{"fork off", "fork", "Forking is not enabled", RefusedFork, nil},
+		{"unknown type", "Nope", `Unknown agent type "Nope". Available agent types: general-purpose, Explore, Plan, verification.`, run.RefusedUnknownType, nil},
+		{"fork off", "fork", "Forking is not enabled", run.RefusedFork, nil},
 		{"denied type", "Explore", "Agent(Explore) from settings.json", "", &Permissions{Mode: permission.ModeBypassPermissions,
 			Rules: []permission.Rule{{Behavior: permission.Deny, Tool: "Agent", Content: "Explore", Source: "settings.json"}}}},
 	}
@@ -295,7 +296,7 @@ func TestChildMaxTurnsAndModel(t *testing.T) {
 	contains(t, report, "I found something so far")
 	contains(t, report, "stopped at its limit of 1 turns")
 	for _, ev := range evs {
-		if ev.Type == EventTaskCompleted && (ev.Subagent.Receipt.ModelRule != ModelRuleDefinition || !ev.Subagent.MaxTurnsHit) {
+		if ev.Type == run.EventTaskCompleted && (ev.Subagent.Receipt.ModelRule != run.ModelRuleDefinition || !ev.Subagent.MaxTurnsHit) {
 			t.Fatalf("completed %+v", ev.Subagent)
 		}
 	}
@@ -310,12 +311,12 @@ func TestSubagentModelConfig(t *testing.T) {
 	cases := []struct {
 		name, forced, sessionDefault, call string
 		wantModel                          string
-		wantRule                           ModelRule
+		wantRule                           run.ModelRule
 	}{
-		{"forced beats the call", "opus", "haiku", "haiku", "claude-opus-4-1", ModelRuleForced},
-		{"the call beats the session default", "", "haiku", "opus", "claude-opus-4-1", ModelRuleCall},
-		{"session default", "", "haiku", "", "claude-haiku-4-5", ModelRuleSubagentModel},
-		{"parent", "", "", "", "claude-sonnet-4-5", ModelRuleParent},
+		{"forced beats the call", "opus", "haiku", "haiku", "claude-opus-4-1", run.ModelRuleForced},
+		{"the call beats the session default", "", "haiku", "opus", "claude-opus-4-1", run.ModelRuleCall},
+		{"session default", "", "haiku", "", "claude-haiku-4-5", run.ModelRuleSubagentModel},
+		{"parent", "", "", "", "claude-sonnet-4-5", run.ModelRuleParent},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -335,7 +336,7 @@ func TestSubagentModelConfig(t *testing.T) {
 				t.Fatalf("child model %s, want %s", got, c.wantModel)
 			}
 			for _, ev := range evs {
-				if ev.Type == EventTaskCompleted && (ev.Subagent.ModelRule != c.wantRule || ev.Subagent.Receipt.ModelRule != c.wantRule) {
+				if ev.Type == run.EventTaskCompleted && (ev.Subagent.ModelRule != c.wantRule || ev.Subagent.Receipt.ModelRule != c.wantRule) {
 					t.Fatalf("rule %s, want %s", ev.Subagent.ModelRule, c.wantRule)
 				}
 			}
@@ -347,9 +348,9 @@ func TestSubagentModelConfig(t *testing.T) {
 // internal/spawn returns (the runtime converts one to the other).
 func TestModelRulesMatchSpawn(t *testing.T) {
 	t.Parallel()
-	pairs := map[ModelRule]spawn.ModelRule{
-		ModelRuleForced: spawn.ModelForced, ModelRuleCall: spawn.ModelCall, ModelRuleDefinition: spawn.ModelDefinition,
-		ModelRuleSubagentModel: spawn.ModelSessionDefault, ModelRuleParent: spawn.ModelParent,
+	pairs := map[run.ModelRule]spawn.ModelRule{
+		run.ModelRuleForced: spawn.ModelForced, run.ModelRuleCall: spawn.ModelCall, run.ModelRuleDefinition: spawn.ModelDefinition,
+		run.ModelRuleSubagentModel: spawn.ModelSessionDefault, run.ModelRuleParent: spawn.ModelParent,
 	}
 	for pub, internal := range pairs {
 		if string(pub) != string(internal) {
@@ -428,7 +429,7 @@ func TestParentCancelEndsChildren(t *testing.T) {
 			runErr = err
 			break
 		}
-		if ev.Type == EventTaskStarted {
+		if ev.Type == run.EventTaskStarted {
 			started++
 			metas = append(metas, ev.Task.AgentID)
 			if started == len(calls) {
@@ -482,23 +483,23 @@ func TestRunningCapQueues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var queued *TaskInfo
-	var started []*TaskInfo
-	var res *Result
+	var queued *run.TaskInfo
+	var started []*run.TaskInfo
+	var res *run.Result
 	for ev, err := range rt.Run(context.Background(), "MAIN") {
 		if err != nil {
 			t.Fatal(err)
 		}
 		switch ev.Type {
-		case EventTaskPending:
+		case run.EventTaskPending:
 			if queued != nil {
 				t.Fatal("two calls queued with one over the cap")
 			}
 			queued = ev.Task
 			close(pending)
-		case EventTaskStarted:
+		case run.EventTaskStarted:
 			started = append(started, ev.Task)
-		case EventResult:
+		case run.EventResult:
 			res = ev.Result
 		}
 	}
@@ -551,7 +552,7 @@ func TestReceiptNamesDroppedTools(t *testing.T) {
 	h.srv.Script("CHILD-R", llmtest.Text("found"))
 	evs, _, _ := mustRun(t, h.config(), "MAIN")
 	for _, ev := range evs {
-		if ev.Type != EventTaskStarted {
+		if ev.Type != run.EventTaskStarted {
 			continue
 		}
 		r := ev.Task.Receipt
@@ -664,7 +665,7 @@ func TestToolsEntryWithRuleNarrows(t *testing.T) {
 	}
 	contains(t, res[2], "content")
 	for _, ev := range evs {
-		if ev.Type == EventTaskStarted {
+		if ev.Type == run.EventTaskStarted {
 			contains(t, strings.Join(ev.Task.Receipt.Warnings, "\n"), `"Bash(echo hi:*)" limits Bash`)
 		}
 	}
@@ -729,7 +730,7 @@ func TestUserMemoryNeedsHome(t *testing.T) {
 	cfg.Agents = []*agentdef.Definition{def}
 	evs, _, _ := mustRun(t, cfg, "MAIN")
 	for _, ev := range evs {
-		if ev.Type == EventTaskStarted {
+		if ev.Type == run.EventTaskStarted {
 			contains(t, strings.Join(ev.Task.Receipt.Warnings, "\n"), "memory: user needs the user's home directory (Config.Home)")
 		}
 	}

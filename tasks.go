@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 )
 
@@ -38,7 +39,7 @@ func (r *Runtime) PendingNotifications() bool { return r.bg.main.pending() }
 //	}
 //
 // Like Run, it must not run concurrently with Run.
-func (r *Runtime) RunNotifications(ctx context.Context) iter.Seq2[Event, error] {
+func (r *Runtime) RunNotifications(ctx context.Context) iter.Seq2[run.Event, error] {
 	return r.stream(ctx, "", true)
 }
 

@@ -1,14 +1,9 @@
 package cadre
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"strings"
 
-	"github.com/cadre-dev/cadre/agentdef"
-	"github.com/cadre-dev/cadre/internal/spawn"
-	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/skills"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/tool/builtin"
@@ -87,69 +82,4 @@ func (c *agent) preloadSkills() string {
 		c.warn(fmt.Sprintf("skills: no skill named %q is installed; it was not preloaded", name))
 	}
 	return text
-}
-
-// AgentTools is what an agent definition gets from the main agent's tools
-// when it is spawned at depth 1 (S-5.1): the tools it would really run
-// with, the main agent's tools it does not get with why, and its `tools`
-// entries that name no tool this session has.
-type AgentTools struct {
-	// Tools are the granted tools, in the order the model sees them.
-	Tools []string
-	// Dropped are the main agent's tools the agent does not get, each
-	// with the reason.
-	Dropped []DroppedTool
-	// Unknown are `tools` entries (as written) that match no tool of the
-	// session: a misspelling, a tool cadre does not have, or an MCP tool
-	// of a server that is not connected.
-	Unknown []string
-}
-
-// AgentTools computes the tools the agent type name would get if the main
-// agent spawned it now (false when there is no such type). `cadre agents
-// show` prints it as the agent's effective tools.
-func (r *Runtime) AgentTools(name string) (AgentTools, bool) {
-	def := r.defs[name]
-	if def == nil {
-		return AgentTools{}, false
-	}
-	return r.toolsFor(def), true
-}
-
-func (r *Runtime) toolsFor(def *agentdef.Definition) AgentTools {
-	return computeAgentTools(def, r.mainPool.Names(), r.rootPerms(), r.gate.Limits().MaxDepth)
-}
-
-// ToolsFor computes what def gets from a main agent whose tools are
-// parentTools, with no permission rules and the default nesting limit.
-// Tools that need a session (MCP servers) are Unknown unless parentTools
-// names them. BuiltinToolNames gives the main agent's tools of a Runtime
-// with the built-in tool set.
-func ToolsFor(def *agentdef.Definition, parentTools []string) AgentTools {
-	return computeAgentTools(def, parentTools, permission.Effective{Mode: permission.ModeBypassPermissions}, DefaultMaxDepth)
-}
-
-// BuiltinToolNames lists the main agent's tools of a Runtime configured
-// with the built-in tools (Config.Tools nil) and sub-agents on: the Agent
-// tool, then the built-in tools and Skill.
-func BuiltinToolNames() []string {
-	names := []string{AgentToolName}
-	for _, t := range builtin.Tools(builtin.Config{}) {
-		names = append(names, t.Spec().Name)
-	}
-	return append(names, tool.Skill)
-}
-
-func computeAgentTools(def *agentdef.Definition, parentTools []string, perms permission.Effective, maxDepth int) AgentTools {
-	c := spawn.ComputeCeiling(spawn.CeilingInput{ParentTools: parentTools, ParentPerms: perms, Def: def, Depth: 1, MaxDepth: maxDepth})
-	out := AgentTools{Tools: c.Tools}
-	for _, d := range c.Dropped {
-		out.Dropped = append(out.Dropped, DroppedTool{Name: d.Name, Reason: d.Reason})
-	}
-	for _, e := range def.EffectiveTools() {
-		if !slices.ContainsFunc(parentTools, func(n string) bool { return spawn.EntryMatches(e, n) }) {
-			out.Unknown = append(out.Unknown, cmp.Or(e.Raw, e.Name))
-		}
-	}
-	return out
 }

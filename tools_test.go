@@ -17,6 +17,7 @@ import (
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/skills"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/tool/builtin"
@@ -208,7 +209,7 @@ func TestWebSearchThroughTheRuntime(t *testing.T) {
 				t.Errorf("a blocked domain came through: %q", out[0])
 			}
 			for _, ev := range evs {
-				if ev.Type == EventToolEnd && ev.ToolResult.IsError != c.isError {
+				if ev.Type == run.EventToolEnd && ev.ToolResult.IsError != c.isError {
 					t.Errorf("IsError %v, want %v", ev.ToolResult.IsError, c.isError)
 				}
 			}
@@ -287,7 +288,7 @@ func TestSkillsThroughTheRuntime(t *testing.T) {
 	}
 	var warnings []string
 	for _, ev := range evs {
-		if ev.Type == EventTaskStarted {
+		if ev.Type == run.EventTaskStarted {
 			warnings = ev.Task.Receipt.Warnings
 		}
 	}
@@ -366,10 +367,10 @@ func TestTodosPerAgent(t *testing.T) {
 	var got []change
 	childID := ""
 	for _, ev := range evs {
-		if ev.Type == EventTaskStarted {
+		if ev.Type == run.EventTaskStarted {
 			childID = ev.AgentID
 		}
-		if ev.Type == EventTodos {
+		if ev.Type == run.EventTodos {
 			got = append(got, change{agent: ev.AgentID, old: names(ev.Todos.Old), new: names(ev.Todos.New)})
 		}
 	}

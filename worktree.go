@@ -29,18 +29,15 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
+	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/workspace"
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/tool"
 )
-
-// IsolationWorktree is the isolation kind that gives an agent its own git
-// worktree.
-const IsolationWorktree = "worktree"
 
 // IsolationRuleSource is the source of the deny rules that keep an agent
 // in a worktree from writing the parent's tree.
@@ -133,77 +130,6 @@ func (s sessionWorktreeHooks) RemoveWorktree(ctx context.Context, req WorktreeHo
 	return s.h.RemoveWorktree(ctx, worktree.HookRequest(req))
 }
 
-// Worktree states of a WorktreeOutcome.
-const (
-	// WorktreeRemoved: the agent changed nothing; tree and branch are gone.
-	WorktreeRemoved = string(worktree.Removed)
-	// WorktreeKept: the tree holds work (or could not be proved not to).
-	WorktreeKept = string(worktree.Kept)
-	// WorktreeHeld: an agent the child started still works in the tree.
-	WorktreeHeld = string(worktree.Held)
-)
-
-// WorktreeOutcome is what became of an isolated agent's worktree when it
-// ended (SubagentResult.Worktree).
-type WorktreeOutcome struct {
-	Path   string `json:"path"`
-	Branch string `json:"branch,omitempty"`
-	// State is removed, kept or held.
-	State string `json:"state"`
-	// BaseCommit is where the tree started.
-	BaseCommit string `json:"base_commit,omitempty"`
-	// CommitCount counts the commits made in the tree; Commits lists the
-	// newest of them.
-	CommitCount int              `json:"commit_count,omitempty"`
-	Commits     []WorktreeCommit `json:"commits,omitempty"`
-	// Committed are the files the commits changed; Uncommitted the files
-	// left changed (untracked included) in the tree.
-	Committed   []string       `json:"committed,omitempty"`
-	Uncommitted []WorktreeFile `json:"uncommitted,omitempty"`
-	// Omitted counts files not listed.
-	Omitted int `json:"omitted,omitempty"`
-	// Reason says why a tree was kept without known changes, or what went
-	// wrong finishing it.
-	Reason string `json:"reason,omitempty"`
-}
-
-// WorktreeCommit is one commit in a worktree.
-type WorktreeCommit struct {
-	Hash    string `json:"hash"`
-	Subject string `json:"subject"`
-}
-
-// WorktreeFile is a file with uncommitted changes: untracked, modified,
-// added, deleted, unmerged or type changed.
-type WorktreeFile struct {
-	Path   string `json:"path"`
-	Status string `json:"status"`
-}
-
-// LeftWorktree is a worktree an earlier session left behind with work in
-// it (Init.Worktrees): nobody will remove it; merge it (MergeWorktree,
-// `cadre worktrees merge`) or remove it by hand.
-type LeftWorktree struct {
-	Path      string    `json:"path"`
-	Branch    string    `json:"branch"`
-	AgentID   string    `json:"agent_id"`
-	SessionID string    `json:"session_id,omitempty"`
-	EndedAt   time.Time `json:"ended_at,omitzero"`
-	// Commits and Files count the work in it.
-	Commits int `json:"commits"`
-	Files   int `json:"files"`
-}
-
-// WorktreeHousekeeping is what the start of a session did about the
-// worktrees of earlier sessions (Init.Worktrees): unchanged trees whose
-// agents are gone were removed; trees with work are listed.
-type WorktreeHousekeeping struct {
-	Removed []string       `json:"removed,omitempty"`
-	Left    []LeftWorktree `json:"left,omitempty"`
-	// Error says what went wrong (the session goes on).
-	Error string `json:"error,omitempty"`
-}
-
 // worktrees is the Runtime's worktree machinery: the managers and the
 // session-start housekeeping, done once.
 type worktrees struct {
@@ -213,7 +139,7 @@ type worktrees struct {
 	hooked *worktree.Manager // trees made by Config.WorktreeHooks; nil without
 
 	houseOnce sync.Once
-	house     *WorktreeHousekeeping
+	house     *run.WorktreeHousekeeping
 }
 
 // newWorktrees prepares the managers. A missing git binary is not an
@@ -264,14 +190,14 @@ func (r *Runtime) isolationOffered() bool {
 // checkIsolation validates the isolation a call or definition asks for; a
 // refusal starts nothing (S-3.1: cwd excludes isolation: worktree; outside
 // a git repository a clear error, no spawn).
-func (a *agent) checkIsolation(q isolationRequest) (string, *refusal) {
+func (a *agent) checkIsolation(q isolationRequest) (agentdef.Isolation, *refusal) {
 	kind := q.kind()
 	switch kind {
 	case "":
 		return "", nil
-	case IsolationWorktree:
+	case agentdef.IsolationWorktree:
 	default:
-		return "", &refusal{msg: prompts.IsolationUnsupported(kind)}
+		return "", &refusal{msg: prompts.IsolationUnsupported(string(kind))}
 	}
 	if q.cwd != "" {
 		return "", &refusal{msg: prompts.IsolationWithCwd()}
@@ -284,9 +210,14 @@ func (a *agent) checkIsolation(q isolationRequest) (string, *refusal) {
 
 // isolationRequest is what decides a child's isolation: the call's
 // argument over the definition's key, and the call's cwd.
-type isolationRequest struct{ call, def, cwd string }
+type isolationRequest struct {
+	call, def agentdef.Isolation
+	cwd       string
+}
 
-func (q *isolationRequest) kind() string { return strings.TrimSpace(cmp.Or(q.call, q.def)) }
+func (q *isolationRequest) kind() agentdef.Isolation {
+	return agentdef.Isolation(strings.TrimSpace(string(cmp.Or(q.call, q.def))))
+}
 
 // enterTree puts the child in its worktree before it runs: a new tree
 // when it is isolated, else a lease on its parent's tree when the parent
@@ -367,7 +298,7 @@ func (c *agent) enterTree(ctx context.Context, parent *agent) (string, bool) {
 // and returns what became of a tree the agent owns, nil otherwise. Every
 // path that ends an agent calls it: a background child calls it at its
 // own end, not its parent's turn's.
-func (c *agent) leaveTree(ctx context.Context) *WorktreeOutcome {
+func (c *agent) leaveTree(ctx context.Context) *run.WorktreeOutcome {
 	c.treeMu.Lock()
 	defer c.treeMu.Unlock()
 	if c.tree == nil {
@@ -388,27 +319,27 @@ func (c *agent) leaveTree(ctx context.Context) *WorktreeOutcome {
 }
 
 // outcomeOf converts the worktree package's outcome.
-func outcomeOf(o worktree.Outcome) *WorktreeOutcome {
-	out := &WorktreeOutcome{Path: o.Path, Branch: o.Branch, State: string(o.State), BaseCommit: o.BaseCommit, Reason: o.Reason}
+func outcomeOf(o worktree.Outcome) *run.WorktreeOutcome {
+	out := &run.WorktreeOutcome{Path: o.Path, Branch: o.Branch, State: run.WorktreeState(o.State), BaseCommit: o.BaseCommit, Reason: o.Reason}
 	if c := o.Changes; c != nil {
 		out.CommitCount, out.Omitted = c.CommitCount, c.Omitted
 		for _, cm := range c.Commits {
-			out.Commits = append(out.Commits, WorktreeCommit(cm))
+			out.Commits = append(out.Commits, run.WorktreeCommit(cm))
 		}
 		out.Committed = c.Committed
 		for _, f := range c.Uncommitted {
-			out.Uncommitted = append(out.Uncommitted, WorktreeFile(f))
+			out.Uncommitted = append(out.Uncommitted, run.WorktreeFile(f))
 		}
 	}
 	return out
 }
 
-// reportWorktree is the report's worktree paragraph.
-func (o *WorktreeOutcome) report() *prompts.ReportWorktree {
+// worktreeReport is the report's worktree paragraph about o.
+func worktreeReport(o *run.WorktreeOutcome) *prompts.ReportWorktree {
 	if o == nil {
 		return nil
 	}
-	r := &prompts.ReportWorktree{Path: o.Path, Branch: o.Branch, State: o.State, CommitCount: o.CommitCount,
+	r := &prompts.ReportWorktree{Path: o.Path, Branch: o.Branch, State: string(o.State), CommitCount: o.CommitCount,
 		Committed: o.Committed, Omitted: o.Omitted, Reason: o.Reason}
 	for _, c := range o.Commits {
 		r.Commits = append(r.Commits, shortHash(c.Hash)+" "+c.Subject)
@@ -516,7 +447,7 @@ func escapeGlob(p string) string {
 // event: it removes the unchanged trees of agents whose process is gone
 // and lists the trees earlier sessions left with work in them. It costs
 // nothing outside a repository with a .cadre/worktrees directory.
-func (r *Runtime) housekeepWorktrees(ctx context.Context) *WorktreeHousekeeping {
+func (r *Runtime) housekeepWorktrees(ctx context.Context) *run.WorktreeHousekeeping {
 	w := r.worktrees
 	w.houseOnce.Do(func() {
 		repo, ok := workspace.FindRepo(r.cfg.Cwd)
@@ -534,8 +465,8 @@ func (r *Runtime) housekeepWorktrees(ctx context.Context) *WorktreeHousekeeping 
 }
 
 // housekeep prunes and lists the worktrees of the repository dir is in.
-func housekeep(ctx context.Context, m *worktree.Manager, dir string) *WorktreeHousekeeping {
-	h := &WorktreeHousekeeping{}
+func housekeep(ctx context.Context, m *worktree.Manager, dir string) *run.WorktreeHousekeeping {
+	h := &run.WorktreeHousekeeping{}
 	pruned, err := m.Prune(ctx, dir, false)
 	for _, e := range pruned {
 		h.Removed = append(h.Removed, e.Path)
@@ -551,7 +482,7 @@ func housekeep(ctx context.Context, m *worktree.Manager, dir string) *WorktreeHo
 		if e.State != worktree.StateChanged {
 			continue
 		}
-		l := LeftWorktree{Path: e.Path, Branch: e.Branch, AgentID: e.AgentID, SessionID: e.SessionID, EndedAt: e.EndedAt}
+		l := run.LeftWorktree{Path: e.Path, Branch: e.Branch, AgentID: e.AgentID, SessionID: e.SessionID, EndedAt: e.EndedAt}
 		if c := e.Changes; c != nil {
 			l.Commits, l.Files = c.CommitCount, len(c.Committed)+len(c.Uncommitted)+c.Omitted
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cadre-dev/cadre/llm/anthropic"
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // benchRepo makes a repository of 10,000 files (100 directories of 100
@@ -88,7 +89,7 @@ func BenchmarkWorktreeSpawn(b *testing.B) {
 						if err != nil {
 							b.Fatal(err)
 						}
-						if ev.Type == EventToolStart && ev.AgentID == "" && asked.IsZero() {
+						if ev.Type == run.EventToolStart && ev.AgentID == "" && asked.IsZero() {
 							asked = time.Now()
 						}
 					}

@@ -20,6 +20,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // gitRepo makes a repository with one commit (a.txt) in a fresh temp dir
@@ -144,9 +145,9 @@ func TestWorktreeUnchangedChildLeavesNothing(t *testing.T) {
 	contains(t, req.System, "Paths in your instructions or in any conversation you inherited refer to the parent's tree")
 	contains(t, req.System, "Working directory: "+seen)
 	for _, ev := range evs {
-		if ev.Type == EventTaskCompleted {
+		if ev.Type == run.EventTaskCompleted {
 			w := ev.Subagent.Worktree
-			if w == nil || w.State != WorktreeRemoved || w.Path != seen || ev.Subagent.Receipt.Worktree != seen {
+			if w == nil || w.State != run.WorktreeRemoved || w.Path != seen || ev.Subagent.Receipt.Worktree != seen {
 				t.Fatalf("structured result %+v", ev.Subagent)
 			}
 		}
@@ -271,7 +272,7 @@ func TestWorktreeKeptOnErrorPanicAndCancel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var res *Result
+			var res *run.Result
 			for ev, err := range rt.Run(ctx, "MAIN: go") {
 				if err != nil {
 					if how != "cancel" {
@@ -279,10 +280,10 @@ func TestWorktreeKeptOnErrorPanicAndCancel(t *testing.T) {
 					}
 					break
 				}
-				if how == "cancel" && ev.Type == EventToolEnd && ev.AgentID != "" {
+				if how == "cancel" && ev.Type == run.EventToolEnd && ev.AgentID != "" {
 					cancel() // the Write is done; the child is cancelled mid-run
 				}
-				if ev.Type == EventResult {
+				if ev.Type == run.EventResult {
 					res = ev.Result
 				}
 			}

@@ -161,6 +161,44 @@ func (e ToolEntry) AgentTypes() (types []string, ok bool) {
 	return splitOutsideParens(e.Content), true
 }
 
+// Effort is a reasoning-effort level (S-4.1's effort key, the Agent
+// call's effort field).
+type Effort string
+
+// Effort levels.
+const (
+	EffortLow    Effort = "low"
+	EffortMedium Effort = "medium"
+	EffortHigh   Effort = "high"
+	EffortXHigh  Effort = "xhigh"
+	EffortMax    Effort = "max"
+)
+
+// MemoryScope is where an agent's memory directory lives (S-4.7).
+type MemoryScope string
+
+// Memory scopes.
+const (
+	// MemoryUser: in the user's home, shared by every project.
+	MemoryUser MemoryScope = "user"
+	// MemoryProject: in the project, meant to be committed.
+	MemoryProject MemoryScope = "project"
+	// MemoryLocal: in the project, kept out of version control.
+	MemoryLocal MemoryScope = "local"
+)
+
+// Isolation is how a sub-agent is kept apart from its parent's working
+// tree (S-9).
+type Isolation string
+
+// Isolation kinds.
+const (
+	// IsolationWorktree: the agent works in its own git worktree.
+	IsolationWorktree Isolation = "worktree"
+	// IsolationRemote: the agent runs on another machine (not built yet).
+	IsolationRemote Isolation = "remote"
+)
+
 // Definition is one agent definition (S-4.1) with where it came from.
 // Optional fields hold their zero value when the key is absent or its
 // value was invalid (a Diagnostic then says so).
@@ -178,8 +216,8 @@ type Definition struct {
 	// Model is an alias (sonnet, opus, haiku), a model id or "inherit";
 	// empty means the default.
 	Model string `json:"model"`
-	// Effort is low, medium, high or max; empty means the default.
-	Effort string `json:"effort,omitempty"`
+	// Effort is low, medium, high, xhigh or max; empty means the default.
+	Effort Effort `json:"effort,omitempty"`
 	// PermissionMode is one of the permission modes of S-10.1 (never
 	// bubble, which is internal); empty means the default.
 	PermissionMode permission.Mode `json:"permissionMode"`
@@ -195,11 +233,11 @@ type Definition struct {
 	// Skills lists skill names the agent preloads.
 	Skills []string `json:"skills,omitempty"`
 	// Memory is the memory scope: user, project or local; empty for none.
-	Memory string `json:"memory,omitempty"`
+	Memory MemoryScope `json:"memory,omitempty"`
 	// Background makes the agent run in the background by default.
 	Background bool `json:"background,omitempty"`
 	// Isolation is worktree or remote; empty for none.
-	Isolation string `json:"isolation,omitempty"`
+	Isolation Isolation `json:"isolation,omitempty"`
 	// Color is the display colour.
 	Color string `json:"color,omitempty"`
 	// InitialPrompt is prepended to the first user turn.

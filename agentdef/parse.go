@@ -68,9 +68,9 @@ func normKey(k string) string {
 
 // Valid values of the enumerated fields.
 var (
-	validEffort     = []string{"low", "medium", "high", "xhigh", "max"}
-	validMemory     = []string{"user", "project", "local"}
-	validIsolation  = []string{"worktree", "remote"}
+	validEffort     = []string{string(EffortLow), string(EffortMedium), string(EffortHigh), string(EffortXHigh), string(EffortMax)}
+	validMemory     = []string{string(MemoryUser), string(MemoryProject), string(MemoryLocal)}
+	validIsolation  = []string{string(IsolationWorktree), string(IsolationRemote)}
 	validPermission = []string{
 		string(permission.ModeDefault), string(permission.ModeAcceptEdits), string(permission.ModePlan),
 		string(permission.ModeDontAsk), string(permission.ModeBypassPermissions), string(permission.ModeAuto),
@@ -407,7 +407,7 @@ func (b *builder) options(def *Definition, fs fieldSet) {
 			b.warn(f.line, "\"model\" must be a string (an alias such as sonnet, opus, haiku, a model id, or inherit), not a %s; ignored", kind(v))
 		}
 	}
-	def.Effort = b.enum(fs.byKey, "effort", validEffort)
+	def.Effort = Effort(b.enum(fs.byKey, "effort", validEffort))
 	if f, ok := fs.byKey["permissionMode"]; ok {
 		s, isS := f.value.(string)
 		switch {
@@ -428,8 +428,8 @@ func (b *builder) options(def *Definition, fs fieldSet) {
 			b.warn(f.line, "invalid maxTurns %s; ignored — it must be a positive whole number", show(f.value))
 		}
 	}
-	def.Memory = b.enum(fs.byKey, "memory", validMemory)
-	def.Isolation = b.enum(fs.byKey, "isolation", validIsolation)
+	def.Memory = MemoryScope(b.enum(fs.byKey, "memory", validMemory))
+	def.Isolation = Isolation(b.enum(fs.byKey, "isolation", validIsolation))
 	def.Background = b.boolean(fs.byKey, "background")
 	if f, ok := fs.byKey["color"]; ok {
 		s, isS := f.value.(string)

@@ -9,6 +9,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/config"
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // A Go program configures itself the way `cadre -p` does: the project's
@@ -45,7 +46,7 @@ func ExampleLoad() {
 			fmt.Println(err)
 			return
 		}
-		if ev.Type == cadre.EventResult {
+		if ev.Type == run.EventResult {
 			fmt.Println(ev.Result.Text)
 		}
 	}

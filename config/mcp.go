@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/mcpx"
+	"github.com/cadre-dev/cadre/mcp"
 )
 
 // TopicMCP: an MCP server configuration (.mcp.json, --mcp-config, the
@@ -42,7 +42,7 @@ func (s *Settings) scopeMCP(n int, scope mcpx.Scope) {
 // --mcp-config ones with StrictMCPConfig. A malformed file is an error
 // naming file and line; problems in single entries are diagnostics.
 // The servers workspace trust keeps out come back apart.
-func mcpServers(cwd string, opts Options, s *Settings, getenv func(string) string) (servers, untrusted []cadre.MCPServer, diags []Diagnostic, err error) {
+func mcpServers(cwd string, opts Options, s *Settings, getenv func(string) string) (servers, untrusted []mcp.Server, diags []Diagnostic, err error) {
 	return MCPServers(cwd, s, opts.MCPConfigs, opts.StrictMCPConfig, getenv)
 }
 
@@ -53,7 +53,7 @@ func mcpServers(cwd string, opts Options, s *Settings, getenv func(string) strin
 // out — those of an untrusted workspace's .mcp.json or project settings —
 // which must not be started (issue 9); each is recorded in s.Trust, so
 // s.Trust.Report() names them. `cadre mcp` shows them as not trusted.
-func MCPServers(cwd string, s *Settings, configs []string, strict bool, getenv func(string) string) (servers, untrusted []cadre.MCPServer, diags []Diagnostic, err error) {
+func MCPServers(cwd string, s *Settings, configs []string, strict bool, getenv func(string) string) (servers, untrusted []mcp.Server, diags []Diagnostic, err error) {
 	servers, mdiags, err := mcpx.Load(mcpx.LoadOptions{
 		Cwd: cwd, Settings: s.MCPServers, Flags: configs, Strict: strict, Getenv: getenv,
 	})
@@ -71,7 +71,7 @@ func MCPServers(cwd string, s *Settings, configs []string, strict bool, getenv f
 	// settings) starts a command or reaches a host, so it needs trust. A
 	// --mcp-config value is the user's own choice on the command line,
 	// even when the file it names lies in the workspace.
-	servers = slices.DeleteFunc(servers, func(sv cadre.MCPServer) bool {
+	servers = slices.DeleteFunc(servers, func(sv mcp.Server) bool {
 		if sv.Source.Scope == mcpx.ScopeFlag || s.Trust.Allow(sv.Source.File, "mcpServers."+sv.Name) {
 			return false
 		}

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/mcpx"
+	"github.com/cadre-dev/cadre/mcp"
 )
 
 // MCP servers come from the user's settings, the project's .mcp.json, the
@@ -35,7 +35,7 @@ func TestMCPServersPrecedence(t *testing.T) {
 			t.Errorf("diagnostic %v", d)
 		}
 	}
-	got := map[string]cadre.MCPServer{}
+	got := map[string]mcp.Server{}
 	for _, s := range cfg.MCPServers {
 		got[s.Name] = s
 	}
@@ -159,7 +159,7 @@ func TestMCPConfigRepeatable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]cadre.MCPServer{}
+	got := map[string]mcp.Server{}
 	for _, s := range cfg.MCPServers {
 		got[s.Name] = s
 	}

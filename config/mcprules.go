@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/mcpx"
+	"github.com/cadre-dev/cadre/mcp"
 	"github.com/cadre-dev/cadre/permission"
 )
 
@@ -25,7 +25,7 @@ import (
 // names no server. Tool names are checked when the servers connect
 // (the runtime withholds the tools of a server a deny or ask rule
 // misnames).
-func checkMCPRules(rules []permission.Rule, servers, untrusted []cadre.MCPServer, defs []*agentdef.Definition) ([]Diagnostic, error) {
+func checkMCPRules(rules []permission.Rule, servers, untrusted []mcp.Server, defs []*agentdef.Definition) ([]Diagnostic, error) {
 	// Names as rules write them: normalised, as in the tools' names.
 	known := map[string][]string{}
 	for _, sv := range slices.Concat(servers, untrusted) {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/sandbox"
 )
 
 // The Bash sandbox's settings (issue 9, S-10.5), in the shape of Claude
@@ -22,7 +23,7 @@ import (
 // bubblewrap cuts the network as a whole, and cadre has no proxy that
 // filters by domain, so Claude Code's network.allowedDomains cuts the
 // network (unless network.enabled says otherwise) and warns. The Go, npm,
-// pip and cargo caches are writable in any case (cadre.SandboxToolCaches).
+// pip and cargo caches are writable in any case (internal/sandbox.DefaultWritable).
 //
 // Workspace trust (S-10.4): a project file may turn the sandbox on, widen
 // it to every agent, cut the network and make an unavailable sandbox an
@@ -163,7 +164,7 @@ func sandboxLevelText(enabled, backgroundOnly *bool) string {
 
 // SandboxConfig is the session's sandbox: the settings' sandbox object,
 // turned on for every agent by --sandbox (flag); nil when off. getenv
-// locates the tool caches (cadre.SandboxToolCaches).
+// locates the tool caches (internal/sandbox.DefaultWritable).
 func (s *Settings) SandboxConfig(flag bool, getenv func(string) string) *cadre.SandboxConfig {
 	sb := s.Sandbox
 	if !flag && !sb.Enabled.Value {
@@ -173,7 +174,7 @@ func (s *Settings) SandboxConfig(flag bool, getenv func(string) string) *cadre.S
 		BackgroundOnly:    sb.BackgroundOnly.Value && !flag,
 		NoNetwork:         sb.NetworkSet && !sb.Network.Value,
 		FailIfUnavailable: sb.FailIfUnavailable.Value,
-		Writable:          cadre.SandboxToolCaches(getenv),
+		Writable:          sandbox.DefaultWritable(getenv),
 	}
 	for _, d := range sb.AllowWrite {
 		if !slices.Contains(cfg.Writable, d.Path) {

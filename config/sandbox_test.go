@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/sandbox"
 )
 
 // The sandbox keys under workspace trust (S-10.4): a workspace file may
@@ -81,7 +81,7 @@ func TestSandboxSettingsTrust(t *testing.T) {
 			}
 			if sb != nil {
 				got := want{on: true, bgOnly: sb.BackgroundOnly, noNet: sb.NoNetwork, fail: sb.FailIfUnavailable}
-				caches := cadre.SandboxToolCaches(envOf(map[string]string{"HOME": tr.home}))
+				caches := sandbox.DefaultWritable(envOf(map[string]string{"HOME": tr.home}))
 				for _, w := range sb.Writable {
 					if !slices.Contains(caches, w) {
 						got.writable = append(got.writable, w)

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // Workspace trust (S-10.4). A repository's own files — .cadre/settings.json,
@@ -82,7 +82,7 @@ type Trust struct {
 	own []string
 
 	mu       sync.Mutex
-	ignored  []cadre.Setting
+	ignored  []run.Setting
 	reported int
 }
 
@@ -96,7 +96,7 @@ type TrustOptions struct {
 	Flag bool
 	// Listed are trustedWorkspaces entries from files the user controls
 	// (user, --settings, managed), each with its file.
-	Listed []cadre.Setting
+	Listed []run.Setting
 	// ManagedDir is never part of the workspace.
 	ManagedDir string
 }
@@ -122,7 +122,7 @@ func ResolveTrust(opts TrustOptions) (*Trust, error) {
 			return nil, err
 		}
 		for _, d := range dirs {
-			listed = append(listed, cadre.Setting{What: d, Source: TrustFile(opts.Home)})
+			listed = append(listed, run.Setting{What: d, Source: TrustFile(opts.Home)})
 		}
 	}
 	cwd := realPath(opts.Cwd)
@@ -168,7 +168,7 @@ func (t *Trust) Allow(file, what string) bool {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := cadre.Setting{What: what, Source: file}
+	s := run.Setting{What: what, Source: file}
 	if !slices.Contains(t.ignored, s) {
 		t.ignored = append(t.ignored, s)
 	}
@@ -176,7 +176,7 @@ func (t *Trust) Allow(file, what string) bool {
 }
 
 // Ignored returns every item Allow refused, in order.
-func (t *Trust) Ignored() []cadre.Setting {
+func (t *Trust) Ignored() []run.Setting {
 	if t == nil {
 		return nil
 	}

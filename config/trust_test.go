@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // Issue 9: a checked-in .cadre/settings.json controlled a headless run
@@ -97,7 +97,7 @@ func TestUntrustedWorkspaceCannotWiden(t *testing.T) {
 				if cfg.Permissions.Mode != permission.ModeBypassPermissions || !hasAllow || s.Env["ANTHROPIC_BASE_URL"] == "" || cfg.Hooks.Len() != 1 || !slices.Contains(cfg.AddDirs, "/etc") {
 					t.Errorf("trusted workspace did not get its settings: mode %s rules %v env %v hooks %d dirs %v", cfg.Permissions.Mode, cfg.Permissions.Rules, s.Env, cfg.Hooks.Len(), cfg.AddDirs)
 				}
-				if p.ModeSource != filepath.Join(tr.cwd, ".cadre", "settings.json") || !slices.ContainsFunc(p.Widenings, func(w cadre.Setting) bool { return w.What == "permission mode bypassPermissions" }) {
+				if p.ModeSource != filepath.Join(tr.cwd, ".cadre", "settings.json") || !slices.ContainsFunc(p.Widenings, func(w run.Setting) bool { return w.What == "permission mode bypassPermissions" }) {
 					t.Errorf("provenance %+v", p)
 				}
 				// trustedWorkspaces in a workspace file is never honoured.

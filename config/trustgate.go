@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // settingsTrust decides the trust LoadSettings gates workspace files with:
@@ -21,7 +21,7 @@ func settingsTrust(opts SettingsOptions) (*Trust, error) {
 	if opts.Cwd == "" {
 		return &Trust{}, nil
 	}
-	var listed []cadre.Setting
+	var listed []run.Setting
 	var files []layer
 	for _, l := range userLayers(opts) {
 		if !l.project {
@@ -51,7 +51,7 @@ func settingsTrust(opts SettingsOptions) (*Trust, error) {
 			if !filepath.IsAbs(p) {
 				p = filepath.Join(l.base, p)
 			}
-			listed = append(listed, cadre.Setting{What: filepath.Clean(p), Source: l.path})
+			listed = append(listed, run.Setting{What: filepath.Clean(p), Source: l.path})
 		}
 	}
 	return ResolveTrust(TrustOptions{Cwd: opts.Cwd, Home: opts.Home, Flag: opts.TrustProject, Listed: listed,
@@ -101,7 +101,7 @@ func (t *Trust) filter(fd *fileData, path, base, home string) {
 	if len(fd.TrustedWorkspaces) > 0 {
 		// A workspace cannot vouch for itself, trusted or not.
 		t.mu.Lock()
-		s := cadre.Setting{What: "trustedWorkspaces", Source: path}
+		s := run.Setting{What: "trustedWorkspaces", Source: path}
 		if !slices.Contains(t.ignored, s) {
 			t.ignored = append(t.ignored, s)
 		}
@@ -112,8 +112,8 @@ func (t *Trust) filter(fd *fileData, path, base, home string) {
 
 // provenance says where the mode and each widening setting came from,
 // and what the workspace did not get.
-func provenance(s *Settings, mode permission.Mode, opts Options) *cadre.Provenance {
-	p := &cadre.Provenance{Ignored: s.Trust.Ignored()}
+func provenance(s *Settings, mode permission.Mode, opts Options) *run.Provenance {
+	p := &run.Provenance{Ignored: s.Trust.Ignored()}
 	if s.Trust != nil {
 		p.Trusted, p.TrustSource = s.Trust.Trusted, s.Trust.Source
 	}
@@ -126,18 +126,18 @@ func provenance(s *Settings, mode permission.Mode, opts Options) *cadre.Provenan
 		p.ModeSource = s.Permissions.DefaultMode.Source
 	}
 	if permission.Rank(mode) > permission.Rank(permission.ModeDefault) {
-		p.Widenings = append(p.Widenings, cadre.Setting{What: "permission mode " + string(mode), Source: cmpOr(p.ModeSource, "default")})
+		p.Widenings = append(p.Widenings, run.Setting{What: "permission mode " + string(mode), Source: cmpOr(p.ModeSource, "default")})
 	}
 	for _, r := range s.Permissions.Rules {
 		if r.Behavior == permission.Allow {
-			p.Widenings = append(p.Widenings, cadre.Setting{What: fmt.Sprintf("allow %s", r), Source: r.Source})
+			p.Widenings = append(p.Widenings, run.Setting{What: fmt.Sprintf("allow %s", r), Source: r.Source})
 		}
 	}
 	for _, d := range s.Permissions.AdditionalDirectories {
 		if s.Trust != nil && within(d.Path, s.Trust.Root) {
 			continue // inside the workspace: widens nothing
 		}
-		p.Widenings = append(p.Widenings, cadre.Setting{What: "directory " + d.Path, Source: d.Source})
+		p.Widenings = append(p.Widenings, run.Setting{What: "directory " + d.Path, Source: d.Source})
 	}
 	return p
 }

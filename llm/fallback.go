@@ -34,7 +34,7 @@ func (f *fallbackModel) Stream(ctx context.Context, req *Request) iter.Seq2[Even
 					yield(ev, err)
 					return
 				}
-				note := Event{Kind: EventRetry, Retry: &Retry{Status: apiErr.Status, Cause: "fallback",
+				note := Event{Kind: EventRetry, Retry: &Retry{Status: apiErr.Status, Cause: RetryFallback,
 					Err: fmt.Sprintf("%s is overloaded; switching to the fallback model %s: %v", f.primary, f.fallback, err)}}
 				if !yield(note, nil) {
 					return

@@ -32,7 +32,7 @@ func TestFallbackModelWhenOverloaded(t *testing.T) {
 		}
 		switch ev.Kind {
 		case llm.EventRetry:
-			causes = append(causes, ev.Retry.Cause)
+			causes = append(causes, string(ev.Retry.Cause))
 		case llm.EventDone:
 			text = ev.Response.Message.Text()
 		}

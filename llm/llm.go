@@ -275,11 +275,34 @@ type Retry struct {
 	MaxRetries int
 	Status     int           // HTTP status, 0 for a cut stream or a connection error
 	Wait       time.Duration // the delay before the next attempt
-	// Cause names why the attempt failed: status, cut, stalled,
-	// no_headers, connection_refused, network.
-	Cause string
+	// Cause names why the attempt failed.
+	Cause RetryCause
 	Err   string
 }
+
+// RetryCause names why a model request's attempt failed (Retry.Cause).
+type RetryCause string
+
+// Retry causes.
+const (
+	// RetryStatus: an HTTP error status or an error event in the stream.
+	RetryStatus RetryCause = "status"
+	// RetryCut: the stream ended before the answer was complete.
+	RetryCut RetryCause = "cut"
+	// RetryStalled: the stream went silent past the idle timeout.
+	RetryStalled RetryCause = "stalled"
+	// RetryNoHeaders: the server sent no headers within the header timeout.
+	RetryNoHeaders RetryCause = "no_headers"
+	// RetryRefused: the connection was refused (nothing listens there).
+	RetryRefused RetryCause = "connection_refused"
+	// RetryDNS: the host name does not resolve.
+	RetryDNS RetryCause = "dns"
+	// RetryNetwork: any other transport error (reset, EOF, TLS).
+	RetryNetwork RetryCause = "network"
+	// RetryFallback: the model was overloaded and the request goes to the
+	// fallback model (llm.WithFallback).
+	RetryFallback RetryCause = "fallback"
+)
 
 // Response is a complete model answer.
 type Response struct {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/cadre-dev/cadre/task"
 )
 
 // RunInBackgroundField describes the Agent tool's run_in_background field.
@@ -43,7 +45,7 @@ func (a AsyncLaunched) Render() string {
 type TaskNotification struct {
 	TaskID, ToolUseID, AgentType, Description string
 	// Status is completed, failed or killed.
-	Status     string
+	Status     task.Status
 	OutputFile string
 	// Report is the framed report (see Report) of a task that completed;
 	// Error says why one failed or was killed.
@@ -64,9 +66,9 @@ func (n TaskNotification) Summary() string {
 	switch {
 	case n.Interrupted:
 		return fmt.Sprintf("Agent %q was interrupted when the session stopped", n.Description)
-	case n.Status == "completed":
+	case n.Status == task.Completed:
 		return fmt.Sprintf("Agent %q completed", n.Description)
-	case n.Status == "killed":
+	case n.Status == task.Killed:
 		return fmt.Sprintf("Agent %q was stopped", n.Description)
 	}
 	return fmt.Sprintf("Agent %q failed", n.Description)

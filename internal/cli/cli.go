@@ -22,6 +22,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/openai"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/transcript"
 )
@@ -539,13 +540,13 @@ func drive(ctx context.Context, cancel context.CancelCauseFunc, sigs *signals, r
 // with the main agent's turns on its background tasks' notifications
 // until none runs (a print run), without it the turn's result is written
 // when the turn ends (an SDK session runs the notifications later).
-func driveStream(ctx context.Context, cancel context.CancelCauseFunc, sigs *signals, rt *cadre.Runtime, stream iter.Seq2[cadre.Event, error],
+func driveStream(ctx context.Context, cancel context.CancelCauseFunc, sigs *signals, rt *cadre.Runtime, stream iter.Seq2[run.Event, error],
 	waitTasks bool, pr printer, tl *tally, budget float64) (int, error) {
-	var last *cadre.Result
+	var last *run.Result
 	// The result is held back until the stream ends: a failed run yields
 	// its result (with every number counted) and then its error, and the
 	// result line says why it failed.
-	var held *cadre.Event
+	var held *run.Event
 	// A headless run does not end while background tasks run: after the
 	// turn, the main agent runs again on each batch of notifications
 	// (S-7.3), and the last turn's result is the run's.
@@ -589,18 +590,18 @@ func driveStream(ctx context.Context, cancel context.CancelCauseFunc, sigs *sign
 // notifications) and holds its result back; it reports whether the turn
 // yielded a result, and whether it failed (then the run ends with code
 // and err). Turns after the first do not repeat the init event.
-func driveTurn(ctx context.Context, sigs *signals, stream iter.Seq2[cadre.Event, error], pr printer, tl *tally, budget float64,
-	cancel context.CancelCauseFunc, round int, last **cadre.Result, held **cadre.Event) (answered, failed bool, code int, err error) {
+func driveTurn(ctx context.Context, sigs *signals, stream iter.Seq2[run.Event, error], pr printer, tl *tally, budget float64,
+	cancel context.CancelCauseFunc, round int, last **run.Result, held **run.Event) (answered, failed bool, code int, err error) {
 	for ev, err := range stream {
 		if err != nil {
-			f := failure{msg: trimPrefix(err.Error()), subtype: "error_during_execution"}
+			f := failure{msg: trimPrefix(err.Error()), subtype: run.ErrorDuringExecution}
 			if *held != nil {
 				f.result = (*held).Result
 			}
 			code := ExitFailed
 			switch {
 			case errors.Is(context.Cause(ctx), errBudget):
-				f = failure{msg: fmt.Sprintf("Stopped: the run cost $%.4f, reaching --max-budget-usd $%g.", tl.cost(), budget), subtype: "error_max_budget_usd"}
+				f = failure{msg: fmt.Sprintf("Stopped: the run cost $%.4f, reaching --max-budget-usd $%g.", tl.cost(), budget), subtype: run.ErrorMaxBudget}
 			case errors.Is(context.Cause(ctx), errInterrupted):
 				// The program interrupted the turn; the session goes on.
 				f.msg = "interrupted"
@@ -622,17 +623,17 @@ func driveTurn(ctx context.Context, sigs *signals, stream iter.Seq2[cadre.Event,
 			}
 			return answered, true, code, nil
 		}
-		if ev.Type == cadre.EventResult {
+		if ev.Type == run.EventResult {
 			*last, *held, answered = ev.Result, &ev, true
 			continue
 		}
-		if ev.Type == cadre.EventInit && round > 0 {
+		if ev.Type == run.EventInit && round > 0 {
 			continue
 		}
 		if err := pr.event(ev); err != nil {
 			return answered, true, ExitFailed, fmt.Errorf("write output: %w", err)
 		}
-		if budget > 0 && ev.Type == cadre.EventAssistant && tl.cost() >= budget {
+		if budget > 0 && ev.Type == run.EventAssistant && tl.cost() >= budget {
 			cancel(errBudget)
 		}
 	}

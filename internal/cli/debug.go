@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // debugPrinter writes a line per event to stderr (--debug), then hands the
@@ -30,39 +30,39 @@ func (d *debugPrinter) wants(kind string) bool {
 	return false
 }
 
-func (d *debugPrinter) event(ev cadre.Event) error {
+func (d *debugPrinter) event(ev run.Event) error {
 	who := "main"
 	if ev.AgentID != "" {
 		who = ev.AgentID
 	}
 	switch ev.Type {
-	case cadre.EventAssistant:
+	case run.EventAssistant:
 		if d.wants("api") {
 			fmt.Fprintf(d.out, "[debug] %s: %s answered in %dms (stop %s; tokens in %d, out %d, cache read %d, cache write %d)\n",
 				who, ev.Model, ev.APIDuration.Milliseconds(), ev.StopReason, ev.Usage.InputTokens, ev.Usage.OutputTokens,
 				ev.Usage.CacheReadTokens, ev.Usage.CacheWriteTokens)
 		}
-	case cadre.EventRetry:
+	case run.EventRetry:
 		if d.wants("api") {
 			fmt.Fprintf(d.out, "[debug] %s: retry %d (%s, status %d) in %s: %s\n", who, ev.Retry.Attempt, ev.Retry.Cause, ev.Retry.Status, ev.Retry.Wait, ev.Retry.Err)
 		}
-	case cadre.EventToolStart:
+	case run.EventToolStart:
 		if d.wants("tools") {
 			fmt.Fprintf(d.out, "[debug] %s: tool %s %s %s\n", who, ev.Call.ID, ev.Call.Name, oneLine(string(ev.Call.Input), 200))
 		}
-	case cadre.EventToolEnd:
+	case run.EventToolEnd:
 		if d.wants("tools") {
 			fmt.Fprintf(d.out, "[debug] %s: tool %s ended in %dms (error %v, denied %v)\n", who, ev.Call.ID, ev.ToolResult.Duration.Milliseconds(), ev.ToolResult.IsError, ev.ToolResult.Denied)
 		}
-	case cadre.EventTaskStarted:
+	case run.EventTaskStarted:
 		if d.wants("tasks") {
 			fmt.Fprintf(d.out, "[debug] %s: started %s %s (depth %d, model %s)\n", who, ev.Task.AgentType, ev.Task.AgentID, ev.Task.Depth, ev.Task.Receipt.Model)
 		}
-	case cadre.EventHookFinished:
+	case run.EventHookFinished:
 		if d.wants("hooks") {
 			printHook(d.out, "[debug] "+who+": ", ev.Hook)
 		}
-	case cadre.EventTaskCompleted:
+	case run.EventTaskCompleted:
 		if d.wants("tasks") {
 			fmt.Fprintf(d.out, "[debug] %s: %s %s\n", who, ev.Subagent.AgentID, ev.Subagent.Status)
 		}

@@ -5,8 +5,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/hooks"
+	"github.com/cadre-dev/cadre/run"
+	"github.com/google/uuid"
 )
 
 // hookStartedJSON is system/hook_started, as Claude Code writes it with
@@ -76,7 +77,7 @@ func hookOutcome(r *hooks.Run) string {
 
 // hookEvent writes a hook run as stream-json: with --include-hook-events
 // every run, without it only SessionStart's (as Claude Code does).
-func (p *streamPrinter) hookEvent(ev cadre.Event) error {
+func (p *streamPrinter) hookEvent(ev run.Event) error {
 	r := ev.Hook
 	if !p.hookEvents && r.Event != hooks.SessionStart {
 		return nil
@@ -84,16 +85,16 @@ func (p *streamPrinter) hookEvent(ev cadre.Event) error {
 	// Claude Code's hook ids are UUIDs; a run's start and end share one.
 	id, ok := p.hookIDs[r.ID]
 	if !ok {
-		id = newUUID()
+		id = uuid.NewString()
 		p.hookIDs[r.ID] = id
 	}
-	if ev.Type == cadre.EventHookStarted {
+	if ev.Type == run.EventHookStarted {
 		return p.write(hookStartedJSON{Type: "system", Subtype: "hook_started", HookID: id, HookName: hookName(r),
-			HookEvent: string(r.Event), UUID: newUUID(), SessionID: p.session})
+			HookEvent: string(r.Event), UUID: uuid.NewString(), SessionID: p.session})
 	}
 	delete(p.hookIDs, r.ID)
 	out := hookResponseJSON{Type: "system", Subtype: "hook_response", HookID: id, HookName: hookName(r), HookEvent: string(r.Event),
-		Output: r.Stdout + r.Stderr, Stdout: r.Stdout, Stderr: r.Stderr, Outcome: hookOutcome(r), UUID: newUUID(), SessionID: p.session,
+		Output: r.Stdout + r.Stderr, Stdout: r.Stdout, Stderr: r.Stderr, Outcome: hookOutcome(r), UUID: uuid.NewString(), SessionID: p.session,
 		Cadre: hookRespExtra{Command: r.Command, Source: r.Source, AgentID: r.AgentID, DurationMS: r.Duration.Milliseconds(),
 			Decision: r.Decision, TimedOut: r.TimedOut}}
 	if r.ExitCode >= 0 {

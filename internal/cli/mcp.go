@@ -9,6 +9,7 @@ import (
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/sdkproto"
+	"github.com/cadre-dev/cadre/mcp"
 )
 
 // mcpFlags are the MCP flags of the root command, Claude Code's.
@@ -23,7 +24,7 @@ func (m *mcpFlags) register(f *pflag.FlagSet) {
 }
 
 // mcpServersJSON is the init event's mcp_servers list.
-func mcpServersJSON(in []cadre.MCPInitServer) []mcpServerJSON {
+func mcpServersJSON(in []mcp.InitServer) []mcpServerJSON {
 	out := make([]mcpServerJSON, 0, len(in))
 	for _, s := range in {
 		out = append(out, mcpServerJSON{Name: s.Name, Status: s.Status})
@@ -41,18 +42,18 @@ func (s *sdkSession) sdkMCP(cfg *cadre.Config, in *sdkproto.Initialize) {
 		names = append(names, in.SDKMCPServers...)
 	}
 	for i, sv := range cfg.MCPServers {
-		if sv.Transport == cadre.MCPInProcess {
+		if sv.Transport == mcp.InProcess {
 			cfg.MCPServers[i].Pipe = s.mcpPipe(sv.Name)
 			names = slices.DeleteFunc(names, func(n string) bool { return n == sv.Name })
 		}
 	}
 	for _, n := range names {
-		cfg.MCPServers = slices.DeleteFunc(cfg.MCPServers, func(sv cadre.MCPServer) bool { return sv.Name == n })
-		cfg.MCPServers = append(cfg.MCPServers, cadre.InProcessMCPServer(n, s.mcpPipe(n)))
+		cfg.MCPServers = slices.DeleteFunc(cfg.MCPServers, func(sv mcp.Server) bool { return sv.Name == n })
+		cfg.MCPServers = append(cfg.MCPServers, mcp.InProcessServer(n, s.mcpPipe(n)))
 	}
 }
 
-func (s *sdkSession) mcpPipe(name string) cadre.MCPMessagePipe {
+func (s *sdkSession) mcpPipe(name string) mcp.MessagePipe {
 	return func(ctx context.Context, msg json.RawMessage) (json.RawMessage, error) {
 		return s.conn.MCPMessage(ctx, name, msg)
 	}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // outputFormats returns the valid --output-format values.
@@ -15,7 +15,7 @@ func outputFormats() []string { return []string{"text", "json", "stream-json"} }
 
 // printer writes a run's events in one output format.
 type printer interface {
-	event(ev cadre.Event) error
+	event(ev run.Event) error
 	// fail reports a run that ended with an error instead of a result:
 	// the result object still carries every number seen so far.
 	fail(f failure) error
@@ -24,13 +24,13 @@ type printer interface {
 // failure is how a run that produced no result ended.
 type failure struct {
 	msg     string
-	subtype string
+	subtype run.Subtype
 	// apiStatus is the HTTP status of the model API error that ended
 	// the run, 0 for none.
 	apiStatus int
 	// result is the runtime's result of the failed run (its turns,
 	// denials, sub-agent counts, transcript), nil when it gave none.
-	result *cadre.Result
+	result *run.Result
 }
 
 // printerConfig is what a printer needs besides its format.
@@ -86,13 +86,13 @@ func (p *textPrinter) label(agentID string) string {
 	return "[" + agentID + "] "
 }
 
-func (p *textPrinter) event(ev cadre.Event) error {
+func (p *textPrinter) event(ev run.Event) error {
 	p.tally.observe(ev)
-	if ev.Type == cadre.EventResult {
+	if ev.Type == run.EventResult {
 		return p.out.WriteLine([]byte(ev.Result.Text + "\n"))
 	}
 	pre := p.label(ev.AgentID)
-	if ev.Type == cadre.EventRetry {
+	if ev.Type == run.EventRetry {
 		// Always shown: a run that waits must say why.
 		printRetry(p.errOut, pre, ev.Retry)
 		return nil
@@ -101,21 +101,21 @@ func (p *textPrinter) event(ev cadre.Event) error {
 		return nil
 	}
 	switch ev.Type {
-	case cadre.EventToolStart:
+	case run.EventToolStart:
 		fmt.Fprintf(p.errOut, "%s● %s %s\n", pre, ev.Call.Name, oneLine(string(ev.Call.Input), 120))
-	case cadre.EventToolEnd:
+	case run.EventToolEnd:
 		if ev.ToolResult.IsError {
 			fmt.Fprintf(p.errOut, "%s  ⎿ error: %s\n", pre, oneLine(ev.ToolResult.Text, 200))
 		}
-	case cadre.EventTaskStarted:
+	case run.EventTaskStarted:
 		if p.labels == nil {
 			p.labels = map[string]string{}
 		}
 		p.labels[ev.Task.AgentID] = strings.Repeat("  ", ev.Task.Depth) + "[" + ev.Task.AgentType + " " + ev.Task.AgentID + "] "
 		fmt.Fprintf(p.errOut, "%s▶ started: %s (model %s, %s)\n", p.label(ev.Task.AgentID), ev.Task.Description, ev.Task.Receipt.Model, plural(len(ev.Task.Receipt.Tools), "tool", "tools"))
-	case cadre.EventHookFinished:
+	case run.EventHookFinished:
 		printHook(p.errOut, pre, ev.Hook)
-	case cadre.EventTaskCompleted:
+	case run.EventTaskCompleted:
 		fmt.Fprintf(p.errOut, "%s■ %s (%s, %d ms)\n", pre, ev.Subagent.Status, plural(ev.Subagent.ToolUses, "tool use", "tool uses"), ev.Subagent.Duration.Milliseconds())
 		delete(p.labels, ev.Subagent.AgentID)
 	}
@@ -127,7 +127,7 @@ func printRetry(w io.Writer, label string, r *llm.Retry) {
 	if w == nil {
 		return
 	}
-	if r.Cause == "fallback" {
+	if r.Cause == llm.RetryFallback {
 		fmt.Fprintf(w, "cadre: %s%s\n", label, oneLine(r.Err, 300))
 		return
 	}
@@ -136,17 +136,17 @@ func printRetry(w io.Writer, label string, r *llm.Retry) {
 }
 
 // retryWhat names a failed request for the retry line.
-func retryWhat(status int, cause string) string {
+func retryWhat(status int, cause llm.RetryCause) string {
 	switch {
 	case status != 0:
 		return fmt.Sprintf("status %d", status)
-	case cause == "stalled":
+	case cause == llm.RetryStalled:
 		return "the stream stalled"
-	case cause == "no_headers":
+	case cause == llm.RetryNoHeaders:
 		return "no response"
-	case cause == "cut":
+	case cause == llm.RetryCut:
 		return "the stream was cut"
-	case cause == "connection_refused":
+	case cause == llm.RetryRefused:
 		return "connection refused"
 	}
 	return "network error"

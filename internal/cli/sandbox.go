@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // warnSandbox tells the user, once per session, that the sandbox they
@@ -18,7 +19,7 @@ func warnSandbox(w io.Writer, rt *cadre.Runtime) {
 
 // sandboxOf is init's account of the sandbox: off when none was asked
 // for.
-func sandboxOf(st *cadre.SandboxStatus) sandboxJSON {
+func sandboxOf(st *run.SandboxStatus) sandboxJSON {
 	if st == nil {
 		return sandboxJSON{}
 	}

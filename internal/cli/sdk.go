@@ -12,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/sdkproto"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/google/uuid"
 )
 
 // errInterrupted cancels a turn the program interrupted; the session goes
@@ -422,7 +423,7 @@ func (s *sdkSession) replay(rt *cadre.Runtime, msg sdkproto.UserMessage) error {
 	m["session_id"] = rt.SessionID()
 	m["isReplay"] = true
 	if _, ok := m["uuid"]; !ok {
-		m["uuid"] = newUUID()
+		m["uuid"] = uuid.NewString()
 	}
 	if _, ok := m["parent_tool_use_id"]; !ok {
 		m["parent_tool_use_id"] = nil

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/google/uuid"
 )
 
 // An SDK session between turns (S-7.3, S-13.2): background tasks go on
@@ -49,7 +50,7 @@ func (s *sdkSession) setState(state string) error {
 	session := s.rt.SessionID()
 	s.mu.Unlock()
 	line, err := marshalLine(sessionStateJSON{Type: "system", Subtype: "session_state_changed", State: state,
-		UUID: newUUID(), SessionID: session, HostOnly: true})
+		UUID: uuid.NewString(), SessionID: session, HostOnly: true})
 	if err != nil {
 		return err
 	}

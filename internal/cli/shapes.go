@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -202,8 +202,8 @@ type taskStartedJSON struct {
 // taskStartExtra is cadre's part of task_started: who started the agent
 // and what the spawn granted.
 type taskStartExtra struct {
-	Parent  string        `json:"parent"`
-	Receipt cadre.Receipt `json:"receipt"`
+	Parent  string      `json:"parent"`
+	Receipt run.Receipt `json:"receipt"`
 }
 
 // taskProgressJSON is system/task_progress, sent when a sub-agent calls
@@ -269,7 +269,7 @@ type subagentExtra struct {
 	ToolStats   map[string]int `json:"tool_stats"`
 	Usage       llm.Usage      `json:"usage"`
 	DurationMS  int64          `json:"duration_ms"`
-	Receipt     cadre.Receipt  `json:"receipt"`
+	Receipt     run.Receipt    `json:"receipt"`
 }
 
 // retryJSON is system/api_retry: a model request failed and is retried.
@@ -366,7 +366,7 @@ type subagentStatsJSON struct {
 // output. Errors is set on error subtypes.
 type resultJSON struct {
 	Type              string                    `json:"type"`
-	Subtype           string                    `json:"subtype"`
+	Subtype           run.Subtype               `json:"subtype"`
 	IsError           bool                      `json:"is_error"`
 	DurationMS        int64                     `json:"duration_ms"`
 	DurationAPIMS     int64                     `json:"duration_api_ms"`
@@ -390,12 +390,12 @@ type resultJSON struct {
 // agent), the main agent's tool calls, sub-agent counts by cadre's refusal
 // reasons, the transcript, and whether any model's price was unknown.
 type resultExtra struct {
-	Version        string              `json:"version"`
-	TotalUsage     llm.Usage           `json:"total_usage"`
-	ToolUses       int                 `json:"tool_uses"`
-	Subagents      cadre.SubagentStats `json:"subagents"`
-	TranscriptPath string              `json:"transcript_path,omitempty"`
-	UnpricedModels []string            `json:"unpriced_models,omitempty"`
+	Version        string            `json:"version"`
+	TotalUsage     llm.Usage         `json:"total_usage"`
+	ToolUses       int               `json:"tool_uses"`
+	Subagents      run.SubagentStats `json:"subagents"`
+	TranscriptPath string            `json:"transcript_path,omitempty"`
+	UnpricedModels []string          `json:"unpriced_models,omitempty"`
 	// Todos are the agents' todo lists at the end, by agent id ("main"
 	// for the main agent), when any is not empty (todos.go).
 	Todos map[string][]tool.Todo `json:"todos,omitempty"`

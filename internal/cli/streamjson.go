@@ -8,8 +8,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/task"
+	"github.com/google/uuid"
 )
 
 // lineWriter writes one JSON line. The SDK session shares one between the
@@ -69,35 +71,35 @@ func (p *streamPrinter) write(v any) error {
 	return p.out.WriteLine(line)
 }
 
-func (p *streamPrinter) event(ev cadre.Event) error {
+func (p *streamPrinter) event(ev run.Event) error {
 	p.tally.observe(ev)
 	parent := parentID(ev)
 	switch ev.Type {
-	case cadre.EventInit:
+	case run.EventInit:
 		return p.init(ev.Init)
-	case cadre.EventText, cadre.EventThinking:
+	case run.EventText, run.EventThinking:
 		if p.partial {
 			return p.delta(ev, parent)
 		}
-	case cadre.EventRetry:
+	case run.EventRetry:
 		delete(p.open, ev.AgentID)
 		return p.retry(ev, parent)
-	case cadre.EventAssistant:
+	case run.EventAssistant:
 		if err := p.closePartial(ev, parent); err != nil {
 			return err
 		}
 		return p.assistant(ev, parent)
-	case cadre.EventUser:
+	case run.EventUser:
 		return p.user(ev, parent)
-	case cadre.EventTaskStarted:
+	case run.EventTaskStarted:
 		return p.taskStarted(ev)
-	case cadre.EventTaskCompleted:
+	case run.EventTaskCompleted:
 		return p.taskCompleted(ev.Subagent)
-	case cadre.EventTaskProgress:
+	case run.EventTaskProgress:
 		return p.taskProgress(ev)
-	case cadre.EventResult:
+	case run.EventResult:
 		return p.write(p.tally.result(ev.Result))
-	case cadre.EventHookStarted, cadre.EventHookFinished:
+	case run.EventHookStarted, run.EventHookFinished:
 		return p.hookEvent(ev)
 	}
 	return nil
@@ -113,7 +115,7 @@ type interruptNoter interface {
 // interrupted.
 func (p *streamPrinter) interrupted() error {
 	return p.write(userJSON{Type: "user", Message: userMessage{Role: llm.RoleUser, Content: []any{llm.TextBlock("[Request interrupted by user]")}},
-		SessionID: p.session, UUID: newUUID(), Timestamp: timestamp(p.tally.now())})
+		SessionID: p.session, UUID: uuid.NewString(), Timestamp: timestamp(p.tally.now())})
 }
 
 // fail writes the result of a run that ended with an error.
@@ -121,7 +123,7 @@ func (p *streamPrinter) fail(f failure) error {
 	return p.write(p.tally.failed(p.session, f))
 }
 
-func parentID(ev cadre.Event) *string {
+func parentID(ev run.Event) *string {
 	if ev.ParentToolUseID == "" {
 		return nil
 	}
@@ -129,15 +131,15 @@ func parentID(ev cadre.Event) *string {
 	return &s
 }
 
-func (p *streamPrinter) init(in *cadre.Init) error {
+func (p *streamPrinter) init(in *run.Init) error {
 	p.session = in.SessionID
 	ev := initJSON{
 		Type: "system", Subtype: "init", Cwd: in.Cwd, SessionID: in.SessionID, Tools: nonNil(in.Tools),
 		MCPServers: p.mcpServers(in), Model: in.Model, PermissionMode: p.info.PermissionMode,
 		SlashCommands: nonNil(p.info.Skills), APIKeySource: p.info.APIKeySource, ClaudeCodeVersion: protocolVersion, AddDirs: nonNil(p.info.AddDirs),
 		OutputStyle: "default", Agents: nonNil(p.info.Agents), Skills: nonNil(p.info.Skills), Plugins: []pluginJSON{},
-		UUID: newUUID(), Cadre: initExtra{Version: Version, Provider: p.info.Provider, TranscriptPath: in.TranscriptPath,
-			Trust: trustOf(cmp.Or(p.info.PermissionMode, in.PermissionMode), in.Provenance), Sandbox: sandboxOf(in.Sandbox)},
+		UUID: uuid.NewString(), Cadre: initExtra{Version: Version, Provider: p.info.Provider, TranscriptPath: in.TranscriptPath,
+			Trust: trustOf(cmp.Or(p.info.PermissionMode, string(in.PermissionMode)), in.Provenance), Sandbox: sandboxOf(in.Sandbox)},
 	}
 	if ev.MCPServers == nil {
 		ev.MCPServers = mcpServersJSON(in.MCPServers) // mcp.go
@@ -147,7 +149,7 @@ func (p *streamPrinter) init(in *cadre.Init) error {
 
 // mcpServers is init's mcp_servers: the runtime's servers and their
 // status when the run started.
-func (p *streamPrinter) mcpServers(in *cadre.Init) []mcpServerJSON {
+func (p *streamPrinter) mcpServers(in *run.Init) []mcpServerJSON {
 	out := append([]mcpServerJSON{}, p.info.MCPServers...)
 	for _, s := range in.MCPServers {
 		out = append(out, mcpServerJSON{Name: s.Name, Status: s.Status})
@@ -164,7 +166,7 @@ func (p *streamPrinter) task(agentID string) *taskTally {
 	return p.tally.tasks[agentID]
 }
 
-func (p *streamPrinter) assistant(ev cadre.Event, parent *string) error {
+func (p *streamPrinter) assistant(ev run.Event, parent *string) error {
 	msg := apiMessage{ID: ev.MessageID, Type: "message", Role: llm.RoleAssistant, Model: ev.Model,
 		Content: ev.Message.Content, Usage: ev.Usage}
 	if msg.ID == "" {
@@ -175,7 +177,7 @@ func (p *streamPrinter) assistant(ev cadre.Event, parent *string) error {
 		msg.StopReason = &s
 	}
 	out := assistantJSON{Type: "assistant", Message: msg, ParentToolUseID: parent, AgentID: ev.AgentID,
-		SessionID: p.session, UUID: newUUID(), Timestamp: timestamp(p.tally.now())}
+		SessionID: p.session, UUID: uuid.NewString(), Timestamp: timestamp(p.tally.now())}
 	task := p.task(ev.AgentID)
 	if task != nil {
 		out.SubagentType, out.TaskDescription = task.info.AgentType, task.info.Description
@@ -188,7 +190,7 @@ func (p *streamPrinter) assistant(ev cadre.Event, parent *string) error {
 // makes each tool call): tool uses, last tool and elapsed time from the
 // registry, total_tokens as Claude Code counts it (the agent's latest
 // request).
-func (p *streamPrinter) taskProgress(ev cadre.Event) error {
+func (p *streamPrinter) taskProgress(ev run.Event) error {
 	in := ev.Task
 	if in == nil || p.task(in.AgentID) == nil {
 		return nil // a task this stream never saw start
@@ -197,16 +199,16 @@ func (p *streamPrinter) taskProgress(ev cadre.Event) error {
 	usage.ToolUses, usage.DurationMS = in.Progress.ToolUses, in.Progress.Elapsed.Milliseconds()
 	return p.write(taskProgressJSON{Type: "system", Subtype: "task_progress", TaskID: in.AgentID,
 		ToolUseID: in.ToolUseID, Description: in.Description, SubagentType: in.AgentType,
-		Usage: usage, LastToolName: in.Progress.LastTool, UUID: newUUID(), SessionID: p.session})
+		Usage: usage, LastToolName: in.Progress.LastTool, UUID: uuid.NewString(), SessionID: p.session})
 }
 
 // user writes one user event per tool result, as Claude Code does, each
 // of the main agent's with its tool_use_result.
-func (p *streamPrinter) user(ev cadre.Event, parent *string) error {
+func (p *streamPrinter) user(ev run.Event, parent *string) error {
 	task := p.task(ev.AgentID)
 	for _, b := range ev.Message.Content {
 		out := userJSON{Type: "user", Message: userMessage{Role: llm.RoleUser, Content: []any{p.userBlock(b)}},
-			ParentToolUseID: parent, AgentID: ev.AgentID, SessionID: p.session, UUID: newUUID(), Timestamp: timestamp(p.tally.now())}
+			ParentToolUseID: parent, AgentID: ev.AgentID, SessionID: p.session, UUID: uuid.NewString(), Timestamp: timestamp(p.tally.now())}
 		if task != nil {
 			out.SubagentType, out.TaskDescription = task.info.AgentType, task.info.Description
 		} else if b.Type == llm.BlockToolResult {
@@ -249,30 +251,30 @@ func (p *streamPrinter) toolUseResult(b llm.Block) any {
 	return b.ResultText()
 }
 
-func (p *streamPrinter) taskStarted(ev cadre.Event) error {
+func (p *streamPrinter) taskStarted(ev run.Event) error {
 	in := ev.Task
 	task := p.tally.tasks[in.AgentID]
 	if err := p.write(taskStartedJSON{Type: "system", Subtype: "task_started", TaskID: in.AgentID, ToolUseID: in.ToolUseID,
 		Description: in.Description, SubagentType: in.AgentType, IsBackgrounded: in.Background, SpawnDepth: in.Depth,
-		TaskType: "local_agent", Prompt: task.prompt, UUID: newUUID(), SessionID: p.session,
+		TaskType: "local_agent", Prompt: task.prompt, UUID: uuid.NewString(), SessionID: p.session,
 		Cadre: taskStartExtra{Parent: in.Parent, Receipt: in.Receipt}}); err != nil {
 		return err
 	}
 	// The sub-agent's first message, its prompt, as Claude Code shows it.
 	parent := in.ToolUseID
 	return p.write(userJSON{Type: "user", Message: userMessage{Role: llm.RoleUser, Content: []any{llm.TextBlock(task.prompt)}},
-		ParentToolUseID: &parent, AgentID: in.AgentID, SessionID: p.session, UUID: newUUID(), Timestamp: timestamp(p.tally.now()),
+		ParentToolUseID: &parent, AgentID: in.AgentID, SessionID: p.session, UUID: uuid.NewString(), Timestamp: timestamp(p.tally.now()),
 		SubagentType: in.AgentType, TaskDescription: in.Description})
 }
 
-func (p *streamPrinter) taskCompleted(r *cadre.SubagentResult) error {
+func (p *streamPrinter) taskCompleted(r *run.SubagentResult) error {
 	status := string(r.Status)
 	patch := taskPatch{Status: status, EndTime: p.tally.now().UnixMilli(), Error: r.Error}
 	if err := p.write(taskUpdatedJSON{Type: "system", Subtype: "task_updated", TaskID: r.AgentID, Patch: patch,
-		UUID: newUUID(), SessionID: p.session}); err != nil {
+		UUID: uuid.NewString(), SessionID: p.session}); err != nil {
 		return err
 	}
-	if status == "killed" {
+	if r.Status == task.Killed {
 		status = "stopped"
 	}
 	summary := r.Text
@@ -281,23 +283,23 @@ func (p *streamPrinter) taskCompleted(r *cadre.SubagentResult) error {
 	}
 	return p.write(taskNotificationJSON{Type: "system", Subtype: "task_notification", TaskID: r.AgentID, ToolUseID: r.ToolUseID,
 		Status: status, OutputFile: r.TranscriptPath, Summary: summary, Usage: p.tally.progress(r.AgentID),
-		UUID: newUUID(), SessionID: p.session, Cadre: subagentExtra{
+		UUID: uuid.NewString(), SessionID: p.session, Cadre: subagentExtra{
 			AgentType: r.AgentType, Model: r.Model, ModelRule: string(r.ModelRule), ModelsUsed: r.ModelsUsed, Error: r.Error,
 			MaxTurnsHit: r.MaxTurnsHit, Turns: r.Turns, ToolUses: r.ToolUses, ToolStats: r.ToolStats, Usage: r.Usage,
 			DurationMS: r.Duration.Milliseconds(), Receipt: r.Receipt,
 		}})
 }
 
-func (p *streamPrinter) retry(ev cadre.Event, parent *string) error {
+func (p *streamPrinter) retry(ev run.Event, parent *string) error {
 	r := ev.Retry
 	out := retryJSON{Type: "system", Subtype: "api_retry", Attempt: r.Attempt, MaxRetries: r.MaxRetries,
-		Error: retryErrorKind(r), ParentToolUseID: parent, UUID: newUUID(), SessionID: p.session}
+		Error: retryErrorKind(r), ParentToolUseID: parent, UUID: uuid.NewString(), SessionID: p.session}
 	out.RetryDelayMS = r.Wait.Milliseconds()
 	if r.Status != 0 {
 		s := r.Status
 		out.ErrorStatus = &s
 	}
-	out.Cadre.Cause, out.Cadre.Message, out.Cadre.AgentID = r.Cause, r.Err, ev.AgentID
+	out.Cadre.Cause, out.Cadre.Message, out.Cadre.AgentID = string(r.Cause), r.Err, ev.AgentID
 	return p.write(out)
 }
 
@@ -316,10 +318,10 @@ func retryErrorKind(r *llm.Retry) string {
 
 // delta writes a streamed piece of an answer as Messages API stream
 // events, opening the message and its content blocks as needed.
-func (p *streamPrinter) delta(ev cadre.Event, parent *string) error {
+func (p *streamPrinter) delta(ev run.Event, parent *string) error {
 	kind := llm.EventTextDelta
 	blockType, deltaType, field := "text", "text_delta", "text"
-	if ev.Type == cadre.EventThinking {
+	if ev.Type == run.EventThinking {
 		kind = llm.EventThinkingDelta
 		blockType, deltaType, field = "thinking", "thinking_delta", "thinking"
 	}
@@ -351,7 +353,7 @@ func (p *streamPrinter) delta(ev cadre.Event, parent *string) error {
 
 // closePartial ends the streamed message of the agent whose answer is now
 // complete.
-func (p *streamPrinter) closePartial(ev cadre.Event, parent *string) error {
+func (p *streamPrinter) closePartial(ev run.Event, parent *string) error {
 	m := p.open[ev.AgentID]
 	if !p.partial || m == nil {
 		return nil
@@ -370,7 +372,7 @@ func (p *streamPrinter) closePartial(ev cadre.Event, parent *string) error {
 }
 
 func (p *streamPrinter) streamEvent(e any, parent *string) error {
-	return p.write(streamEventJSON{Type: "stream_event", Event: e, ParentToolUseID: parent, UUID: newUUID(), SessionID: p.session})
+	return p.write(streamEventJSON{Type: "stream_event", Event: e, ParentToolUseID: parent, UUID: uuid.NewString(), SessionID: p.session})
 }
 
 // jsonPrinter writes only the result object on stdout, and each retry on
@@ -382,18 +384,18 @@ type jsonPrinter struct {
 	session string
 }
 
-func (p *jsonPrinter) event(ev cadre.Event) error {
+func (p *jsonPrinter) event(ev run.Event) error {
 	p.tally.observe(ev)
 	switch ev.Type {
-	case cadre.EventRetry:
+	case run.EventRetry:
 		label := ""
 		if ev.AgentID != "" {
 			label = "[" + ev.AgentID + "] "
 		}
 		printRetry(p.errOut, label, ev.Retry)
-	case cadre.EventInit:
+	case run.EventInit:
 		p.session = ev.Init.SessionID
-	case cadre.EventResult:
+	case run.EventResult:
 		line, err := marshalLine(p.tally.result(ev.Result))
 		if err != nil {
 			return err
@@ -426,16 +428,6 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
-}
-
-// newUUID returns a random UUID (version 4) as text.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 func randomHex(n int) string {

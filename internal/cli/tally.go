@@ -6,11 +6,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/pricing"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
+	"github.com/google/uuid"
 )
 
 // tally follows a run's events and keeps what the result and the task
@@ -36,10 +38,10 @@ type tally struct {
 	calls map[string]agentCall
 	tasks map[string]*taskTally
 	// results holds each ended sub-agent's result, by tool-use id.
-	results map[string]*cadre.SubagentResult
+	results map[string]*run.SubagentResult
 	stats   subagentStatsJSON
 	// todos holds each TodoWrite call's change, by tool-use id (todos.go).
-	todos map[string]*cadre.TodoUpdate
+	todos map[string]*run.TodoUpdate
 	// taskList lists the session's tasks for the result's cadre.tasks
 	// (tasksjson.go); nil leaves the key out.
 	taskList taskLister
@@ -61,7 +63,7 @@ type agentCall struct {
 
 // taskTally is one sub-agent's progress.
 type taskTally struct {
-	info       cadre.TaskInfo
+	info       run.TaskInfo
 	prompt     string
 	started    time.Time
 	lastTokens int64
@@ -77,39 +79,39 @@ func newTally(now func() time.Time, prices pricing.Table) *tally {
 		prices = pricing.Default()
 	}
 	t := &tally{prices: prices, now: now, start: now(), models: map[string]*modelTally{},
-		calls: map[string]agentCall{}, tasks: map[string]*taskTally{}, results: map[string]*cadre.SubagentResult{},
-		todos: map[string]*cadre.TodoUpdate{}}
+		calls: map[string]agentCall{}, tasks: map[string]*taskTally{}, results: map[string]*run.SubagentResult{},
+		todos: map[string]*run.TodoUpdate{}}
 	t.stats.ByType = map[string]int{}
 	return t
 }
 
 // observe folds one event in.
-func (t *tally) observe(ev cadre.Event) {
+func (t *tally) observe(ev run.Event) {
 	switch ev.Type {
-	case cadre.EventAssistant:
+	case run.EventAssistant:
 		t.assistant(ev)
-	case cadre.EventToolStart:
+	case run.EventToolStart:
 		if ev.AgentID == "" {
 			t.mainTools++
 		}
-	case cadre.EventTodos:
+	case run.EventTodos:
 		t.todos[ev.Todos.ToolUseID] = ev.Todos
-	case cadre.EventTaskStarted:
+	case run.EventTaskStarted:
 		t.taskStarted(ev.Task)
-	case cadre.EventTaskCompleted:
+	case run.EventTaskCompleted:
 		t.results[ev.Subagent.ToolUseID] = ev.Subagent
 		switch ev.Subagent.Status {
-		case "completed":
+		case task.Completed:
 			t.stats.Completed++
-		case "failed":
+		case task.Failed:
 			t.stats.Failed++
-		case "killed":
+		case task.Killed:
 			t.stats.Killed.User++
 		}
 	}
 }
 
-func (t *tally) assistant(ev cadre.Event) {
+func (t *tally) assistant(ev run.Event) {
 	t.apiTime += ev.APIDuration
 	model := ev.Model
 	mt := t.models[model]
@@ -153,7 +155,7 @@ func (t *tally) assistant(ev cadre.Event) {
 	}
 }
 
-func (t *tally) taskStarted(info *cadre.TaskInfo) {
+func (t *tally) taskStarted(info *run.TaskInfo) {
 	t.stats.Spawned++
 	t.stats.ByType[info.AgentType]++
 	if info.Background {
@@ -225,7 +227,7 @@ func (t *tally) failed(session string, f failure) resultJSON {
 }
 
 // result builds the result object from the runtime's result.
-func (t *tally) result(res *cadre.Result) resultJSON {
+func (t *tally) result(res *run.Result) resultJSON {
 	out := t.base(res.SessionID)
 	out.Subtype, out.IsError, out.Result = res.Subtype, res.IsError, res.Text
 	out.NumTurns, out.DurationMS = res.NumTurns, res.Duration.Milliseconds()
@@ -236,7 +238,7 @@ func (t *tally) result(res *cadre.Result) resultJSON {
 		out.PermissionDenials = res.PermissionDenials
 	}
 	r := res.Subagents.Refused
-	out.SubagentStats.Refused.DepthLimit = r[cadre.RefusedDepth]
+	out.SubagentStats.Refused.DepthLimit = r[run.RefusedDepth]
 	// Calls beyond the running cap wait in the gate's queue, so none is
 	// ever refused for concurrency; the key stays for Claude Code's shape.
 	out.TerminalReason = "completed"
@@ -252,11 +254,11 @@ func (t *tally) result(res *cadre.Result) resultJSON {
 func (t *tally) base(session string) resultJSON {
 	usage, cost, unpriced := t.modelUsage()
 	out := resultJSON{
-		Type: "result", Subtype: "error_during_execution", IsError: true, SessionID: session,
+		Type: "result", Subtype: run.ErrorDuringExecution, IsError: true, SessionID: session,
 		DurationMS: t.now().Sub(t.start).Milliseconds(), DurationAPIMS: t.apiTime.Milliseconds(),
 		NumTurns: t.mainTurns, TotalCostUSD: cost, ModelUsage: usage, SubagentStats: t.stats,
 		PermissionDenials: []permission.Denial{},
-		UUID:              newUUID(),
+		UUID:              uuid.NewString(),
 		Cadre:             resultExtra{Version: Version, ToolUses: t.mainTools, UnpricedModels: unpriced, Tasks: t.tasksJSON()},
 	}
 	out.Usage.InputTokens = t.mainUsage.InputTokens
@@ -277,11 +279,11 @@ func (t *tally) base(session string) resultJSON {
 }
 
 // terminalReason names how a run ended, with the Agent SDK's words.
-func terminalReason(subtype, msg string) string {
+func terminalReason(subtype run.Subtype, msg string) string {
 	switch subtype {
-	case "error_max_turns":
+	case run.ErrorMaxTurns:
 		return "max_turns"
-	case "error_max_budget_usd":
+	case run.ErrorMaxBudget:
 		return "budget_exhausted"
 	}
 	if msg == "interrupted" || strings.HasPrefix(msg, "terminated") {

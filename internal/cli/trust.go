@@ -1,14 +1,16 @@
 package cli
 
-import "github.com/cadre-dev/cadre"
+import (
+	"github.com/cadre-dev/cadre/run"
+)
 
 // trustOf is init's account of the mode in force and where widening
 // settings came from; nil when the configuration says nothing about it.
-func trustOf(mode string, p *cadre.Provenance) *trustJSON {
+func trustOf(mode string, p *run.Provenance) *trustJSON {
 	if p == nil {
 		return nil
 	}
-	conv := func(list []cadre.Setting) []settingJSON {
+	conv := func(list []run.Setting) []settingJSON {
 		out := make([]settingJSON, 0, len(list))
 		for _, s := range list {
 			out = append(out, settingJSON(s))

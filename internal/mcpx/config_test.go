@@ -285,7 +285,7 @@ func TestOptionsFromEnv(t *testing.T) {
 		t.Errorf("options %+v", got)
 	}
 	bad := OptionsFromEnv(env(map[string]string{"MCP_TIMEOUT": "soon", "MCP_TOOL_TIMEOUT": "-3", "MAX_MCP_OUTPUT_TOKENS": "0"}))
-	if d := bad.withDefaults(); bad != (Options{}) || d.ConnectTimeout != 30*time.Second || d.CallTimeout != 10*time.Minute || d.MaxOutputChars != 100_000 {
+	if d := withDefaults(bad); bad != (Options{}) || d.ConnectTimeout != 30*time.Second || d.CallTimeout != 10*time.Minute || d.MaxOutputChars != 100_000 {
 		t.Errorf("bad values: %+v, defaults %+v", bad, d)
 	}
 }

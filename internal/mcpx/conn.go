@@ -22,59 +22,8 @@ import (
 	"github.com/cadre-dev/cadre/tool"
 )
 
-// State is where a server's connection stands. The values are the ones
-// Claude Code reports in its init event.
-type State string
-
-// States.
-const (
-	// StateIdle: configured, not started (a shared server nobody holds).
-	StateIdle State = "idle"
-	// StatePending: connecting.
-	StatePending State = "pending"
-	// StateConnected: initialised; its tools are listed.
-	StateConnected State = "connected"
-	// StateFailed: the connection could not be made or was lost.
-	StateFailed State = "failed"
-	// StateUntrusted: configured by a workspace that is not trusted, so
-	// never started; a session leaves such a server out, and `cadre mcp`
-	// reports it with this state.
-	StateUntrusted State = "untrusted"
-)
-
-// Options tune a Manager. The zero value is usable.
-type Options struct {
-	// Dir is the working directory of stdio servers ("" = cadre's).
-	Dir string
-	// LogDir receives one <server>.log per stdio server with its stderr;
-	// "" discards stderr (its last lines still appear in errors).
-	LogDir string
-	// ConnectTimeout bounds connecting to one server (MCP_TIMEOUT);
-	// default 30 s.
-	ConnectTimeout time.Duration
-	// CallTimeout bounds one tool call unless the server's configuration
-	// sets its own (MCP_TOOL_TIMEOUT); default 10 minutes.
-	CallTimeout time.Duration
-	// MaxOutputChars caps the text of one tool result; longer results are
-	// cut with a note. Default 100,000 (about Claude Code's 25,000 tokens).
-	MaxOutputChars int
-	// RequiredWait and RequiredPoll bound how long a required server that
-	// is still connecting is awaited and how often it is checked;
-	// defaults 30 s and 500 ms (S-4.6).
-	RequiredWait, RequiredPoll time.Duration
-	// StopGrace is how long a stdio server gets to exit after its stdin
-	// closes, and again after SIGTERM, before its group is killed;
-	// default 500 ms.
-	StopGrace time.Duration
-	// RefreshWait bounds how long a turn waits for the tool list that a
-	// server's tools/list_changed asked for; a slower server's change
-	// shows a turn later. Default 5 s.
-	RefreshWait time.Duration
-	// ClientName and ClientVersion identify cadre to servers.
-	ClientName, ClientVersion string
-}
-
-func (o Options) withDefaults() Options {
+// withDefaults fills in the defaults of o's zero fields.
+func withDefaults(o Options) Options {
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = 30 * time.Second
 	}
@@ -105,7 +54,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-func (o *Options) logPath(server string) string {
+// logPath is the log file of server under o.LogDir ("" when none).
+func logPath(o *Options, server string) string {
 	if o.LogDir == "" {
 		return ""
 	}

@@ -42,7 +42,7 @@ type shared struct {
 // New returns a Manager for the configured servers; nothing connects
 // until Start or Acquire. Two servers of one name are an error.
 func New(servers []ServerConfig, opts Options) (*Manager, error) {
-	o := opts.withDefaults()
+	o := withDefaults(opts)
 	m := &Manager{opts: o, shared: map[string]*shared{}, leases: map[*Lease]struct{}{}, changed: make(chan struct{})}
 	m.life, m.cancel = context.WithCancel(context.Background())
 	for _, s := range servers {
@@ -150,20 +150,6 @@ func (m *Manager) Close() error {
 
 // Names lists the configured (shared) servers, sorted.
 func (m *Manager) Names() []string { return slices.Clone(m.names) }
-
-// ServerStatus is what `cadre mcp list`, the init event and receipts
-// report about a server.
-type ServerStatus struct {
-	Name      string    `json:"name"`
-	Source    Source    `json:"source"`
-	Transport Transport `json:"transport"`
-	State     State     `json:"status"`
-	Error     string    `json:"error,omitempty"`
-	// Tools are the model-facing names of its tools.
-	Tools []string `json:"tools"`
-	// Resources reports whether the server offers resources.
-	Resources bool `json:"resources,omitempty"`
-}
 
 func (c *conn) status() ServerStatus {
 	c.mu.Lock()
@@ -461,17 +447,6 @@ func dedupe(s []string) []string {
 		}
 	}
 	return out
-}
-
-// InitServer is one entry of the mcp_servers list in the stream-json init
-// event, shaped as Claude Code 2.1.328 writes it: the configured name (not
-// normalised), the status (pending, connected, failed) and where it was
-// configured in Claude Code's words (user, project, local, dynamic for
-// --mcp-config, managed, agent, sdk).
-type InitServer struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
-	Source string `json:"source"`
 }
 
 // InitServers maps statuses to the init event's entries. The init event is

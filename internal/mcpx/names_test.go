@@ -132,7 +132,8 @@ func TestInitServers(t *testing.T) {
 		{Name: "bad", State: StateFailed, Source: Source{Scope: ScopeProject}},
 		{Name: "idle", State: StateIdle, Source: Source{Scope: ScopeUser}},
 	})
-	want := []InitServer{{"My Server.v2", "pending", "dynamic"}, {"bad", "failed", "project"}, {"idle", "pending", "user"}}
+	want := []InitServer{{Name: "My Server.v2", Status: "pending", Source: "dynamic"}, {Name: "bad", Status: "failed", Source: "project"},
+		{Name: "idle", Status: "pending", Source: "user"}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Error(d)
 	}

@@ -2,7 +2,6 @@ package mcpx
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 
@@ -10,28 +9,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// InProcess is the transport of a server that lives in the embedding
-// program: the Agent SDKs' in-process ("sdk") servers, which the control
-// protocol reaches with mcp_message requests.
-const InProcess Transport = "sdk"
-
 // inProcessProtocol is the MCP version spoken to in-process servers; the
 // Agent SDKs' servers speak it (it has initialize, and no
 // subscriptions/listen stream that a request/reply pipe cannot carry).
 const inProcessProtocol = "2025-11-25"
-
-// MessagePipe delivers one JSON-RPC message (request or notification,
-// as bytes) to an in-process server and returns the server's reply: the
-// response to a request, nil for a notification. It may be called
-// concurrently and must return when ctx ends (the connection closed).
-// Messages the server sends on its own (notifications such as
-// tools/list_changed) are not carried.
-type MessagePipe func(ctx context.Context, msg json.RawMessage) (json.RawMessage, error)
-
-// InProcessServer configures an in-process server reached through send.
-func InProcessServer(name string, send MessagePipe) ServerConfig {
-	return ServerConfig{Name: name, Transport: InProcess, Pipe: send, Source: Source{Scope: ScopeSDK}}
-}
 
 // pipeTransport is an mcp.Transport over a MessagePipe.
 type pipeTransport struct{ send MessagePipe }

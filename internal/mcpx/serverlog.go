@@ -41,7 +41,7 @@ func openLog(path string) *os.File {
 
 // note appends one stamped line to the server's log.
 func (c *conn) note(line string) {
-	f := openLog(c.opts.logPath(c.cfg.Name))
+	f := openLog(logPath(c.opts, c.cfg.Name))
 	if f == nil {
 		return
 	}

@@ -31,7 +31,7 @@ func transportFor(cfg ServerConfig, o *Options) (mcp.Transport, *process) {
 	case InProcess:
 		return pipeTransport{send: cfg.Pipe}, nil
 	default:
-		p := &process{cfg: cfg, dir: o.Dir, logPath: o.logPath(cfg.Name), grace: o.StopGrace}
+		p := &process{cfg: cfg, dir: o.Dir, logPath: logPath(o, cfg.Name), grace: o.StopGrace}
 		return p, p
 	}
 }

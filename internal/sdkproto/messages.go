@@ -19,6 +19,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/cadre-dev/cadre/permission"
 )
 
 // Line types.
@@ -250,31 +252,16 @@ type CanUseTool struct {
 }
 
 // PermissionUpdate is a change of the permission settings an answer asks
-// for (or a request suggests).
-type PermissionUpdate struct {
-	Type        string      `json:"type"`
-	Rules       []RuleValue `json:"rules,omitempty"`
-	Behavior    string      `json:"behavior,omitempty"`
-	Destination string      `json:"destination"`
-	Mode        string      `json:"mode,omitempty"`
-	Directories []string    `json:"directories,omitempty"`
-}
+// for (or a request suggests); the type is permission's, which parses the
+// answers.
+type PermissionUpdate = permission.SDKUpdate
 
 // RuleValue is a rule as the SDK writes it: a tool and optional content.
-type RuleValue struct {
-	ToolName    string `json:"toolName"`
-	RuleContent string `json:"ruleContent,omitempty"`
-}
+type RuleValue = permission.SDKRuleValue
 
-// PermissionResult is the SDK's answer to can_use_tool.
-type PermissionResult struct {
-	Behavior           string             `json:"behavior"`
-	UpdatedInput       json.RawMessage    `json:"updatedInput,omitempty"`
-	UpdatedPermissions []PermissionUpdate `json:"updatedPermissions,omitempty"`
-	Message            string             `json:"message,omitempty"`
-	Interrupt          bool               `json:"interrupt,omitempty"`
-	ToolUseID          string             `json:"toolUseID,omitempty"`
-}
+// PermissionResult is the SDK's answer to can_use_tool
+// (permission.ParseSDKReply reads it).
+type PermissionResult = permission.SDKReply
 
 // HookCallback asks the SDK to run one hook callback.
 type HookCallback struct {

@@ -10,14 +10,14 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 )
 
-// run executes cmd and every command it batches, feeding the messages
+// runCmds executes cmd and every command it batches, feeding the messages
 // they return back into the model, except ticks and waits (which would
 // block or loop). It returns the messages it saw.
-func run(t *testing.T, m *Model, cmd tea.Cmd) []tea.Msg {
+func runCmds(t *testing.T, m *Model, cmd tea.Cmd) []tea.Msg {
 	t.Helper()
 	var seen []tea.Msg
 	var do func(c tea.Cmd, depth int)
@@ -78,9 +78,9 @@ func TestSendQueueAndInterrupt(t *testing.T) {
 		t.Fatal("esc did not interrupt the running turn")
 	}
 	f := &feeder{m: m, at: t0}
-	f.ev(initEvent(), cadre.Event{Type: cadre.EventText, Text: "partial"})
+	f.ev(initEvent(), run.Event{Type: run.EventText, Text: "partial"})
 	_, cmd := m.Update(eventsMsg{items: []runItem{{end: true, interrupted: true, err: errors.New("context canceled"), at: f.at}}})
-	run(t, m, cmd)
+	runCmds(t, m, cmd)
 	// After an interrupt what was queued comes back to the editor.
 	if len(rec.started) != 1 || strings.TrimSpace(m.input.Value()) != "second" {
 		t.Fatalf("after the interrupt: started %v, input %q", rec.started, m.input.Value())
@@ -91,7 +91,7 @@ func TestSendQueueAndInterrupt(t *testing.T) {
 	typeText(m, "third")
 	press(m, "enter")
 	_, cmd = m.Update(eventsMsg{items: []runItem{{end: true, at: f.at}}})
-	run(t, m, cmd)
+	runCmds(t, m, cmd)
 	if len(rec.started) != 3 || rec.started[2] != "third" {
 		t.Fatalf("the queued prompt did not follow: %v", rec.started)
 	}
@@ -262,7 +262,7 @@ func TestPromptsMarkTheTreeAndTheCall(t *testing.T) {
 	press(m, "enter")
 	f := &feeder{m: m, at: t0}
 	c := call("toolu_1", "Bash", map[string]any{"command": "make"})
-	f.ev(initEvent(), cadre.Event{Type: cadre.EventToolStart, Call: c})
+	f.ev(initEvent(), run.Event{Type: run.EventToolStart, Call: c})
 	reply := make(chan permission.Reply, 1)
 	m.Update(promptMsg{id: 1, reply: reply, prompt: permission.Prompt{Request: permission.Request{Tool: "Bash", Input: c.Input, ToolUseID: "toolu_1"}}})
 	if m.tree.State(m.tree.Main()) != StateWaiting {
@@ -283,7 +283,7 @@ func TestModeCycle(t *testing.T) {
 	m := testModel(t, 80, 24, rec)
 	for _, want := range []permission.Mode{permission.ModeAcceptEdits, permission.ModePlan, permission.ModeDefault} {
 		_, cmd := m.Update(keyMsg("shift+tab"))
-		run(t, m, cmd)
+		runCmds(t, m, cmd)
 		if m.mode != want {
 			t.Fatalf("shift+tab gave %s, want %s", m.mode, want)
 		}
@@ -352,14 +352,14 @@ func TestBackgroundAndStop(t *testing.T) {
 	// The selected one goes.
 	press(m, "tab")
 	_, cmd := m.Update(keyMsg("ctrl+b"))
-	run(t, m, cmd)
+	runCmds(t, m, cmd)
 	if len(rec.background) != 1 || rec.background[0] != "a1" || m.tree.State(m.tree.Get("a1")) != StateBackground {
 		t.Fatalf("ctrl+b on a1: %v, state %s", rec.background, m.tree.State(m.tree.Get("a1")))
 	}
 	// Now only a2 runs in the foreground: ctrl+b from the prompt takes it.
 	press(m, "tab")
 	_, cmd = m.Update(keyMsg("ctrl+b"))
-	run(t, m, cmd)
+	runCmds(t, m, cmd)
 	if len(rec.background) != 2 || rec.background[1] != "a2" {
 		t.Fatalf("ctrl+b with one foreground agent: %v", rec.background)
 	}
@@ -372,7 +372,7 @@ func TestBackgroundAndStop(t *testing.T) {
 	}
 	press(m, "x")
 	_, cmd = m.Update(keyMsg("y"))
-	run(t, m, cmd)
+	runCmds(t, m, cmd)
 	if len(rec.stopped) != 1 || rec.stopped[0] != "a2" {
 		t.Fatalf("y did not stop a2: %v", rec.stopped)
 	}
@@ -383,21 +383,21 @@ func TestAgentViewAndClear(t *testing.T) {
 	t.Parallel()
 	m, f := treeModel(t, nil)
 	g := call("g1", "Glob", map[string]any{"pattern": "**/*.go"})
-	f.ev(cadre.Event{Type: cadre.EventToolStart, AgentID: "a1", Call: g},
-		cadre.Event{Type: cadre.EventToolEnd, AgentID: "a1", Call: g, ToolResult: &cadre.ToolResult{Text: "a.go\nb.go\nc.go"}})
+	f.ev(run.Event{Type: run.EventToolStart, AgentID: "a1", Call: g},
+		run.Event{Type: run.EventToolEnd, AgentID: "a1", Call: g, ToolResult: &run.ToolResult{Text: "a.go\nb.go\nc.go"}})
 	press(m, "tab", "down", "enter")
 	s := view(t, m)
 	has(t, s, "Explore a1 · haiku · running · read-only", "› child-1 prompt", "Glob(**/*.go)", "a.go (+2 lines, ctrl+o to expand)")
 	press(m, "ctrl+o")
 	has(t, view(t, m), "b.go", "c.go")
 	// It grows as the agent goes on.
-	f.ev(cadre.Event{Type: cadre.EventText, AgentID: "a1", Text: "found three files"})
+	f.ev(run.Event{Type: run.EventText, AgentID: "a1", Text: "found three files"})
 	has(t, view(t, m), "found three files")
 	press(m, "esc")
 	if m.view != "" {
 		t.Fatal("esc did not leave the agent's view")
 	}
-	f.ev(cadre.Event{Type: cadre.EventTaskCompleted, AgentID: "a1", Subagent: &cadre.SubagentResult{AgentID: "a1", Status: "completed"}})
+	f.ev(run.Event{Type: run.EventTaskCompleted, AgentID: "a1", Subagent: &run.SubagentResult{AgentID: "a1", Status: "completed"}})
 	press(m, "c")
 	if m.tree.Get("a1") != nil || m.tree.Get("a2") == nil {
 		t.Fatal("c did not clear exactly the finished agent")
@@ -415,7 +415,7 @@ func TestSlashCommands(t *testing.T) {
 	slash := func(s string) string {
 		typeText(m, s)
 		_, cmd := m.Update(keyMsg("enter"))
-		run(t, m, cmd)
+		runCmds(t, m, cmd)
 		return view(t, m)
 	}
 	has(t, slash("/help"), "shift+tab", "/resume", "ctrl+b")
@@ -483,10 +483,10 @@ func TestInlineModePrintsFinishedItems(t *testing.T) {
 		t.Fatalf("the prompt was not printed to the scrollback: %q", printed)
 	}
 	f := &feeder{m: m, at: t0}
-	f.ev(initEvent(), cadre.Event{Type: cadre.EventText, Text: "streaming"})
+	f.ev(initEvent(), run.Event{Type: run.EventText, Text: "streaming"})
 	// The answer streams in the live area, not the scrollback.
 	has(t, view(t, m), "streaming")
-	_, cmd = m.Update(eventsMsg{items: []runItem{{ev: cadre.Event{Type: cadre.EventAssistant, Message: assistant("streaming done")}, at: f.at}}})
+	_, cmd = m.Update(eventsMsg{items: []runItem{{ev: run.Event{Type: run.EventAssistant, Message: assistant("streaming done")}, at: f.at}}})
 	if printed := printedText(cmd); !strings.Contains(printed, "streaming done") {
 		t.Fatalf("the finished answer was not printed: %q", printed)
 	}

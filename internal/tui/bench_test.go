@@ -17,6 +17,7 @@ import (
 	"github.com/cadre-dev/cadre/llm/anthropic"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // uiLoop stands for Bubble Tea's event loop: it takes what the pump
@@ -177,7 +178,7 @@ func BenchmarkUIFanout50(b *testing.B) {
 // on a 160×48 screen (the tree of 51 agents included).
 func BenchmarkUIUpdateView(b *testing.B) {
 	const n = 50
-	evs := []cadre.Event{initEvent()}
+	evs := []run.Event{initEvent()}
 	for i := range n {
 		id := fmt.Sprintf("a%016d", i)
 		c := agentCall(fmt.Sprintf("c%d", i), "general-purpose", fmt.Sprintf("task %d", i), "do it")
@@ -187,12 +188,12 @@ func BenchmarkUIUpdateView(b *testing.B) {
 		id := fmt.Sprintf("a%016d", i)
 		r := call("r"+id, "Read", map[string]any{"file_path": "/tmp/input.txt"})
 		evs = append(evs,
-			cadre.Event{Type: cadre.EventAssistant, AgentID: id, Message: assistant("", r), Usage: usage(3000, 40)},
-			cadre.Event{Type: cadre.EventToolStart, AgentID: id, Call: r},
-			cadre.Event{Type: cadre.EventToolEnd, AgentID: id, Call: r, ToolResult: &cadre.ToolResult{Text: "some input"}},
-			cadre.Event{Type: cadre.EventText, AgentID: id, Text: "**done**"},
-			cadre.Event{Type: cadre.EventAssistant, AgentID: id, Message: assistant("**done**"), Usage: usage(3100, 10)},
-			cadre.Event{Type: cadre.EventTaskCompleted, AgentID: id, Subagent: &cadre.SubagentResult{AgentID: id, Status: "completed", ToolUses: 1}},
+			run.Event{Type: run.EventAssistant, AgentID: id, Message: assistant("", r), Usage: usage(3000, 40)},
+			run.Event{Type: run.EventToolStart, AgentID: id, Call: r},
+			run.Event{Type: run.EventToolEnd, AgentID: id, Call: r, ToolResult: &run.ToolResult{Text: "some input"}},
+			run.Event{Type: run.EventText, AgentID: id, Text: "**done**"},
+			run.Event{Type: run.EventAssistant, AgentID: id, Message: assistant("**done**"), Usage: usage(3100, 10)},
+			run.Event{Type: run.EventTaskCompleted, AgentID: id, Subagent: &run.SubagentResult{AgentID: id, Status: "completed", ToolUses: 1}},
 		)
 	}
 	b.ReportAllocs()

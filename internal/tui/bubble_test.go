@@ -83,7 +83,7 @@ func TestForkPromptsBubbleToTheUI(t *testing.T) {
 	m.Update(tickMsg{at: time.Now()})
 	typeText(m, "MAIN split the work")
 	_, cmd := m.Update(keyMsg("enter"))
-	run(t, m, cmd)
+	runCmds(t, m, cmd)
 	var msg tea.Msg
 	select {
 	case msg = <-prompts:

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -102,38 +102,38 @@ func (c *convo) addError(text string) {
 }
 
 // apply folds one of the agent's events into the conversation.
-func (c *convo) apply(ev cadre.Event) {
+func (c *convo) apply(ev run.Event) {
 	switch ev.Type {
-	case cadre.EventText:
+	case run.EventText:
 		if c.streaming == nil {
 			c.streaming = c.add(&item{kind: itemAssistant})
 		}
 		c.streaming.text += ev.Text
 		c.streaming.touch()
-	case cadre.EventThinking:
+	case run.EventThinking:
 		if c.thinking == nil {
 			c.thinking = c.add(&item{kind: itemThinking})
 		}
 		c.thinking.text += ev.Text
 		c.thinking.touch()
-	case cadre.EventRetry:
+	case run.EventRetry:
 		c.drop(c.streaming)
 		c.drop(c.thinking)
 		c.streaming, c.thinking = nil, nil
 		if r := ev.Retry; r != nil {
 			c.addInfo(retryText(r))
 		}
-	case cadre.EventAssistant:
+	case run.EventAssistant:
 		c.finishAnswer(ev.Message)
-	case cadre.EventToolStart:
+	case run.EventToolStart:
 		if ev.Call != nil {
 			c.startTool(ev.Call)
 		}
-	case cadre.EventToolEnd:
+	case run.EventToolEnd:
 		if ev.Call != nil && ev.ToolResult != nil {
 			c.endTool(ev.Call, ev.ToolResult)
 		}
-	case cadre.EventTodos:
+	case run.EventTodos:
 		c.applyTodos(ev.Todos)
 	}
 }
@@ -206,7 +206,7 @@ func (c *convo) startTool(call *llm.Block) {
 	}
 }
 
-func (c *convo) endTool(call *llm.Block, res *cadre.ToolResult) {
+func (c *convo) endTool(call *llm.Block, res *run.ToolResult) {
 	it := c.tools[call.ID]
 	if it == nil {
 		c.startTool(call)

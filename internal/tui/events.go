@@ -7,7 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // applyRun folds run items into the tree and the conversations.
@@ -28,10 +28,10 @@ func (m *Model) applyRun(items []runItem) []tea.Cmd {
 	return cmds
 }
 
-func (m *Model) applyEvent(ev cadre.Event, at time.Time) {
+func (m *Model) applyEvent(ev run.Event, at time.Time) {
 	m.tree.Apply(ev, at)
 	switch ev.Type {
-	case cadre.EventInit:
+	case run.EventInit:
 		m.runStart = at
 		if ev.AgentID == "" {
 			m.noteAt = len(m.main().items)
@@ -43,37 +43,37 @@ func (m *Model) applyEvent(ev cadre.Event, at time.Time) {
 			}
 		}
 		return
-	case cadre.EventTaskStarted, cadre.EventTaskPending:
+	case run.EventTaskStarted, run.EventTaskPending:
 		m.taskStarted(ev)
 		return
-	case cadre.EventTaskCompleted:
+	case run.EventTaskCompleted:
 		m.taskEnded(ev)
 		return
-	case cadre.EventNotification:
+	case run.EventNotification:
 		m.notificationEvent(ev, at)
 		return
-	case cadre.EventResult:
+	case run.EventResult:
 		if r := ev.Result; r != nil {
 			// A failed run's error follows its result and is shown then.
-			if r.IsError && r.Subtype != "error_during_execution" {
+			if r.IsError && r.Subtype != run.ErrorDuringExecution {
 				m.main().addError(resultProblem(r))
 			}
 		}
 		return
-	case cadre.EventAssistant:
+	case run.EventAssistant:
 		m.tokens += ev.Usage.Total()
 		if ev.AgentID == "" {
 			m.runOutput += ev.Usage.OutputTokens
 			m.streamed = 0
 		}
-	case cadre.EventText:
+	case run.EventText:
 		if ev.AgentID == "" {
 			m.streamed += len(ev.Text)
 		}
 	}
 	m.convoOf(ev.AgentID).apply(ev)
 	switch ev.Type {
-	case cadre.EventAssistant, cadre.EventToolStart, cadre.EventToolEnd:
+	case run.EventAssistant, run.EventToolStart, run.EventToolEnd:
 		if ev.AgentID == "" {
 			// What the main agent's next request brings comes after.
 			m.noteAt = len(m.main().items)
@@ -81,17 +81,17 @@ func (m *Model) applyEvent(ev cadre.Event, at time.Time) {
 	}
 }
 
-func resultProblem(r *cadre.Result) string {
+func resultProblem(r *run.Result) string {
 	switch r.Subtype {
-	case "error_max_turns":
+	case run.ErrorMaxTurns:
 		return fmt.Sprintf("The turn stopped at its limit of %d model requests.", r.NumTurns)
 	}
-	return "The turn ended in error (" + r.Subtype + ")."
+	return "The turn ended in error (" + string(r.Subtype) + ")."
 }
 
 // taskStarted opens a sub-agent's conversation with the prompt its
 // parent's Agent call gave it.
-func (m *Model) taskStarted(ev cadre.Event) {
+func (m *Model) taskStarted(ev run.Event) {
 	info := ev.Task
 	if info == nil || m.convos[info.AgentID] != nil {
 		return
@@ -108,7 +108,7 @@ func (m *Model) taskStarted(ev cadre.Event) {
 	}
 }
 
-func (m *Model) taskEnded(ev cadre.Event) {
+func (m *Model) taskEnded(ev run.Event) {
 	res := ev.Subagent
 	if res == nil {
 		return

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 	tasks "github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -38,8 +38,8 @@ func TestGoldenViews(t *testing.T) {
 	}
 }
 
-func initEvent() cadre.Event {
-	return cadre.Event{Type: cadre.EventInit, Init: &cadre.Init{SessionID: "5f0c2a51-0d6e-4a57-9d59-2f1d8e3b7c10", Model: "claude-sonnet-4-5", Cwd: cwd}}
+func initEvent() run.Event {
+	return run.Event{Type: run.EventInit, Init: &run.Init{SessionID: "5f0c2a51-0d6e-4a57-9d59-2f1d8e3b7c10", Model: "claude-sonnet-4-5", Cwd: cwd}}
 }
 
 // buildStreaming: the answer is half streamed.
@@ -49,7 +49,7 @@ func buildStreaming(t *testing.T, m *Model) {
 	f := &feeder{m: m, at: t0}
 	f.ev(initEvent())
 	for _, d := range []string{"Settings are merged from ", "four files, lowest first:\n\n", "1. `~/.config/cadre/settings.json`\n", "2. `.cadre/settings.json`\n", "3. `.cadre/settings.local.json`\n", "4. the file given with **--settings**"} {
-		f.ev(cadre.Event{Type: cadre.EventText, Text: d})
+		f.ev(run.Event{Type: run.EventText, Text: d})
 	}
 	f.tick(300 * time.Millisecond)
 }
@@ -62,12 +62,12 @@ func buildToolCall(t *testing.T, m *Model) {
 	test := call("toolu_1", "Bash", map[string]any{"command": "go test ./...", "description": "Run every test"})
 	read := call("toolu_2", "Read", map[string]any{"file_path": filepath.Join(cwd, "cart/total.go")})
 	f.ev(initEvent(),
-		cadre.Event{Type: cadre.EventText, Text: "I'll run the test suite first."},
-		cadre.Event{Type: cadre.EventAssistant, Message: assistant("I'll run the test suite first.", test), Usage: usage(2100, 40)},
-		cadre.Event{Type: cadre.EventToolStart, Call: test},
-		cadre.Event{Type: cadre.EventToolEnd, Call: test, ToolResult: &cadre.ToolResult{Text: "--- FAIL: TestTotal (0.00s)\n    total_test.go:14: got 90, want 100\nFAIL\nFAIL\tshop/cart\t0.012s\nok  \tshop/api\t0.031s", IsError: true, Duration: 2 * time.Second}},
-		cadre.Event{Type: cadre.EventAssistant, Message: assistant("", read), Usage: usage(2400, 30)},
-		cadre.Event{Type: cadre.EventToolStart, Call: read},
+		run.Event{Type: run.EventText, Text: "I'll run the test suite first."},
+		run.Event{Type: run.EventAssistant, Message: assistant("I'll run the test suite first.", test), Usage: usage(2100, 40)},
+		run.Event{Type: run.EventToolStart, Call: test},
+		run.Event{Type: run.EventToolEnd, Call: test, ToolResult: &run.ToolResult{Text: "--- FAIL: TestTotal (0.00s)\n    total_test.go:14: got 90, want 100\nFAIL\nFAIL\tshop/cart\t0.012s\nok  \tshop/api\t0.031s", IsError: true, Duration: 2 * time.Second}},
+		run.Event{Type: run.EventAssistant, Message: assistant("", read), Usage: usage(2400, 30)},
+		run.Event{Type: run.EventToolStart, Call: read},
 	)
 	f.tick(500 * time.Millisecond)
 }
@@ -80,8 +80,8 @@ func buildPrompt(t *testing.T, m *Model) {
 	f := &feeder{m: m, at: t0}
 	bash := call("toolu_1", "Bash", map[string]any{"command": "rm -rf build && go test ./... 2>&1 | tee test.log"})
 	f.ev(initEvent(),
-		cadre.Event{Type: cadre.EventAssistant, Message: assistant("", bash), Usage: usage(2100, 40)},
-		cadre.Event{Type: cadre.EventToolStart, Call: bash})
+		run.Event{Type: run.EventAssistant, Message: assistant("", bash), Usage: usage(2100, 40)},
+		run.Event{Type: run.EventToolStart, Call: bash})
 	m.Update(promptMsg{id: 1, reply: make(chan permission.Reply, 1), prompt: permission.Prompt{
 		Request:   permission.Request{Tool: "Bash", Input: bash.Input, ToolUseID: "toolu_1", AgentType: "main", Cwd: cwd},
 		Decision:  permission.Decision{Behavior: permission.Ask, Reason: "rm can delete files; commands that write need approval in default mode"},
@@ -96,15 +96,15 @@ func buildPrompt(t *testing.T, m *Model) {
 }
 
 // task is a sub-agent's start event.
-func task(id, typ, desc, parent, callID string, depth int, model string) cadre.Event {
-	return cadre.Event{Type: cadre.EventTaskStarted, AgentID: id, ParentToolUseID: callID, Task: &cadre.TaskInfo{
+func task(id, typ, desc, parent, callID string, depth int, model string) run.Event {
+	return run.Event{Type: run.EventTaskStarted, AgentID: id, ParentToolUseID: callID, Task: &run.TaskInfo{
 		AgentID: id, ToolUseID: callID, AgentType: typ, Description: desc, Depth: depth, Parent: parent,
-		Receipt: cadre.Receipt{Model: model}}}
+		Receipt: run.Receipt{Model: model}}}
 }
 
-func agentCall(id, typ, desc, prompt string) *cadre.Event {
+func agentCall(id, typ, desc, prompt string) *run.Event {
 	c := call(id, "Agent", map[string]any{"subagent_type": typ, "description": desc, "prompt": prompt})
-	return &cadre.Event{Type: cadre.EventToolStart, Call: c}
+	return &run.Event{Type: run.EventToolStart, Call: c}
 }
 
 // buildTree: main and three children, one with a child of its own, in
@@ -117,8 +117,8 @@ func buildTree(t *testing.T, m *Model) {
 		agentCall("toolu_a2", "general-purpose", "fix rounding in totals", "Fix the rounding bug in cart totals."),
 		agentCall("toolu_a3", "Plan", "plan the refund API", "Plan a refund endpoint.")
 	f.ev(initEvent(),
-		cadre.Event{Type: cadre.EventText, Text: "I'll split this across three agents."},
-		cadre.Event{Type: cadre.EventAssistant, Message: assistant("I'll split this across three agents.", c1.Call, c2.Call, c3.Call), Usage: usage(3000, 120)},
+		run.Event{Type: run.EventText, Text: "I'll split this across three agents."},
+		run.Event{Type: run.EventAssistant, Message: assistant("I'll split this across three agents.", c1.Call, c2.Call, c3.Call), Usage: usage(3000, 120)},
 		*c1, *c2, *c3,
 		task("a1f0000000000001", "Explore", "map the checkout code", "main", "toolu_a1", 1, "claude-haiku-4-5"),
 		task("a2f0000000000002", "general-purpose", "fix rounding in totals", "main", "toolu_a2", 1, "claude-sonnet-4-5"),
@@ -126,22 +126,22 @@ func buildTree(t *testing.T, m *Model) {
 	)
 	grep := call("toolu_g", "Grep", map[string]any{"pattern": "func Checkout"})
 	f.ev(
-		cadre.Event{Type: cadre.EventToolStart, AgentID: "a1f0000000000001", Call: grep},
-		cadre.Event{Type: cadre.EventAssistant, AgentID: "a1f0000000000001", Message: assistant("", grep), Usage: usage(4100, 60)},
-		cadre.Event{Type: cadre.EventToolEnd, AgentID: "a1f0000000000001", Call: grep, ToolResult: &cadre.ToolResult{Text: "checkout/flow.go:12"}},
-		cadre.Event{Type: cadre.EventTaskCompleted, AgentID: "a1f0000000000001", Subagent: &cadre.SubagentResult{AgentID: "a1f0000000000001", AgentType: "Explore", ToolUseID: "toolu_a1", Status: "completed", ToolUses: 1, Usage: usage(4100, 60), Duration: 3 * time.Second}},
+		run.Event{Type: run.EventToolStart, AgentID: "a1f0000000000001", Call: grep},
+		run.Event{Type: run.EventAssistant, AgentID: "a1f0000000000001", Message: assistant("", grep), Usage: usage(4100, 60)},
+		run.Event{Type: run.EventToolEnd, AgentID: "a1f0000000000001", Call: grep, ToolResult: &run.ToolResult{Text: "checkout/flow.go:12"}},
+		run.Event{Type: run.EventTaskCompleted, AgentID: "a1f0000000000001", Subagent: &run.SubagentResult{AgentID: "a1f0000000000001", AgentType: "Explore", ToolUseID: "toolu_a1", Status: "completed", ToolUses: 1, Usage: usage(4100, 60), Duration: 3 * time.Second}},
 	)
 	v := agentCall("toolu_v", "verification", "check the rounding fix", "Verify the fix.")
 	v.AgentID = "a2f0000000000002"
 	edit := call("toolu_e", "Edit", map[string]any{"file_path": filepath.Join(cwd, "cart/total.go"), "old_string": "a", "new_string": "b"})
 	f.ev(
-		cadre.Event{Type: cadre.EventToolStart, AgentID: "a2f0000000000002", Call: edit},
-		cadre.Event{Type: cadre.EventToolEnd, AgentID: "a2f0000000000002", Call: edit, ToolResult: &cadre.ToolResult{Text: "ok"}},
-		cadre.Event{Type: cadre.EventAssistant, AgentID: "a2f0000000000002", Message: assistant("", v.Call), Usage: usage(5200, 310)},
+		run.Event{Type: run.EventToolStart, AgentID: "a2f0000000000002", Call: edit},
+		run.Event{Type: run.EventToolEnd, AgentID: "a2f0000000000002", Call: edit, ToolResult: &run.ToolResult{Text: "ok"}},
+		run.Event{Type: run.EventAssistant, AgentID: "a2f0000000000002", Message: assistant("", v.Call), Usage: usage(5200, 310)},
 		*v,
-		cadre.Event{Type: cadre.EventTaskPending, AgentID: "a4f0000000000004", ParentToolUseID: "toolu_v", Task: &cadre.TaskInfo{
+		run.Event{Type: run.EventTaskPending, AgentID: "a4f0000000000004", ParentToolUseID: "toolu_v", Task: &run.TaskInfo{
 			AgentID: "a4f0000000000004", ToolUseID: "toolu_v", AgentType: "verification", Description: "check the rounding fix", Depth: 2, Parent: "a2f0000000000002"}},
-		cadre.Event{Type: cadre.EventTaskCompleted, AgentID: "a3f0000000000003", Subagent: &cadre.SubagentResult{AgentID: "a3f0000000000003", AgentType: "Plan", ToolUseID: "toolu_a3", Status: "failed", Error: "model request failed: 529 overloaded", Usage: usage(900, 0), Duration: 2 * time.Second}},
+		run.Event{Type: run.EventTaskCompleted, AgentID: "a3f0000000000003", Subagent: &run.SubagentResult{AgentID: "a3f0000000000003", AgentType: "Plan", ToolUseID: "toolu_a3", Status: "failed", Error: "model request failed: 529 overloaded", Usage: usage(900, 0), Duration: 2 * time.Second}},
 	)
 	f.tick(4 * time.Second)
 	press(m, "tab", "down", "down")
@@ -158,30 +158,30 @@ func buildNotification(t *testing.T, m *Model) {
 	bg := task("abf0000000000001", "general-purpose", "benchmark the cart", "main", "toolu_b1", 1, "claude-sonnet-4-5")
 	bg.Task.Background = true
 	f.ev(initEvent(),
-		cadre.Event{Type: cadre.EventAssistant, Message: assistant("", c.Call), Usage: usage(2000, 80)}, *c, bg,
-		cadre.Event{Type: cadre.EventToolEnd, Call: c.Call, ToolResult: &cadre.ToolResult{Text: "Async agent launched: abf0000000000001"}},
-		cadre.Event{Type: cadre.EventText, Text: "The benchmark runs in the background; I'll report when it ends."},
-		cadre.Event{Type: cadre.EventAssistant, Message: assistant("The benchmark runs in the background; I'll report when it ends."), Usage: usage(2100, 20)},
-		cadre.Event{Type: cadre.EventResult, Result: &cadre.Result{Text: "ok", Subtype: "success", Usage: usage(4100, 100)}},
+		run.Event{Type: run.EventAssistant, Message: assistant("", c.Call), Usage: usage(2000, 80)}, *c, bg,
+		run.Event{Type: run.EventToolEnd, Call: c.Call, ToolResult: &run.ToolResult{Text: "Async agent launched: abf0000000000001"}},
+		run.Event{Type: run.EventText, Text: "The benchmark runs in the background; I'll report when it ends."},
+		run.Event{Type: run.EventAssistant, Message: assistant("The benchmark runs in the background; I'll report when it ends."), Usage: usage(2100, 20)},
+		run.Event{Type: run.EventResult, Result: &run.Result{Text: "ok", Subtype: "success", Usage: usage(4100, 100)}},
 	)
 	f.end()
 	// The watcher's stream: the child's last events, then the main
 	// agent's turn on its notification.
 	bench := call("toolu_x", "Bash", map[string]any{"command": "go test -bench . ./cart"})
 	f.watch(1,
-		cadre.Event{Type: cadre.EventToolStart, AgentID: "abf0000000000001", Call: bench},
-		cadre.Event{Type: cadre.EventAssistant, AgentID: "abf0000000000001", Message: assistant("", bench), Usage: usage(8000, 600)},
-		cadre.Event{Type: cadre.EventTaskCompleted, AgentID: "abf0000000000001", Subagent: &cadre.SubagentResult{AgentID: "abf0000000000001", AgentType: "general-purpose",
+		run.Event{Type: run.EventToolStart, AgentID: "abf0000000000001", Call: bench},
+		run.Event{Type: run.EventAssistant, AgentID: "abf0000000000001", Message: assistant("", bench), Usage: usage(8000, 600)},
+		run.Event{Type: run.EventTaskCompleted, AgentID: "abf0000000000001", Subagent: &run.SubagentResult{AgentID: "abf0000000000001", AgentType: "general-purpose",
 			ToolUseID: "toolu_b1", Status: "completed", Text: "BenchmarkTotal-2  2900000  412 ns/op  3 allocs/op", ToolUses: 4, Usage: usage(9000, 700), Duration: 38 * time.Second}},
 	)
 	f.at = f.at.Add(30 * time.Second)
 	f.watch(1, initEvent(),
-		cadre.Event{Type: cadre.EventNotification, Notification: &tasks.Notification{Seq: 1, To: "main", TaskID: "abf0000000000001", ToolUseID: "toolu_b1",
+		run.Event{Type: run.EventNotification, Notification: &tasks.Notification{Seq: 1, To: "main", TaskID: "abf0000000000001", ToolUseID: "toolu_b1",
 			AgentType: "general-purpose", Description: "benchmark the cart", Status: tasks.Completed, OutputFile: "/state/agent-abf0000000000001.jsonl",
 			Summary: `Agent "benchmark the cart" completed`}},
-		cadre.Event{Type: cadre.EventText, Text: "The cart benchmark finished: **412 ns/op**, 3 allocations."},
-		cadre.Event{Type: cadre.EventAssistant, Message: assistant("The cart benchmark finished: **412 ns/op**, 3 allocations."), Usage: usage(2300, 30)},
-		cadre.Event{Type: cadre.EventResult, Result: &cadre.Result{Text: "ok", Subtype: "success", Usage: usage(2300, 30)}},
+		run.Event{Type: run.EventText, Text: "The cart benchmark finished: **412 ns/op**, 3 allocations."},
+		run.Event{Type: run.EventAssistant, Message: assistant("The cart benchmark finished: **412 ns/op**, 3 allocations."), Usage: usage(2300, 30)},
+		run.Event{Type: run.EventResult, Result: &run.Result{Text: "ok", Subtype: "success", Usage: usage(2300, 30)}},
 	)
 	f.watchTurnEnd(1)
 }
@@ -200,12 +200,12 @@ func buildTodos(t *testing.T, m *Model) {
 	write := call("toolu_t", "TodoWrite", map[string]any{"todos": list})
 	test := call("toolu_b", "Bash", map[string]any{"command": "go test ./cart"})
 	f.ev(initEvent(),
-		cadre.Event{Type: cadre.EventAssistant, Message: assistant("", write), Usage: usage(2000, 90)},
-		cadre.Event{Type: cadre.EventToolStart, Call: write},
-		cadre.Event{Type: cadre.EventToolEnd, Call: write, ToolResult: &cadre.ToolResult{Text: "Todos have been modified successfully."}},
-		cadre.Event{Type: cadre.EventTodos, Todos: &cadre.TodoUpdate{ToolUseID: "toolu_t", Old: []tool.Todo{}, New: list, Current: list}},
-		cadre.Event{Type: cadre.EventAssistant, Message: assistant("", test), Usage: usage(2200, 30)},
-		cadre.Event{Type: cadre.EventToolStart, Call: test},
+		run.Event{Type: run.EventAssistant, Message: assistant("", write), Usage: usage(2000, 90)},
+		run.Event{Type: run.EventToolStart, Call: write},
+		run.Event{Type: run.EventToolEnd, Call: write, ToolResult: &run.ToolResult{Text: "Todos have been modified successfully."}},
+		run.Event{Type: run.EventTodos, Todos: &run.TodoUpdate{ToolUseID: "toolu_t", Old: []tool.Todo{}, New: list, Current: list}},
+		run.Event{Type: run.EventAssistant, Message: assistant("", test), Usage: usage(2200, 30)},
+		run.Event{Type: run.EventToolStart, Call: test},
 	)
 	f.tick(700 * time.Millisecond)
 }

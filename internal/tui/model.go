@@ -5,18 +5,20 @@ import (
 	"fmt"
 	"time"
 
+	tasks "github.com/cadre-dev/cadre/task"
+
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
-	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // runItem is one element of a run's stream as the event pump hands it to
 // the model: an event, or the end of the run.
 type runItem struct {
-	ev  cadre.Event
+	ev  run.Event
 	at  time.Time
 	end bool
 	// err ends the run in error; interrupted says the user cancelled it.
@@ -341,7 +343,7 @@ func (m *Model) controlled(msg controlMsg) {
 	}
 	switch msg.what {
 	case "background":
-		m.tree.SetStatus(msg.agentID, "backgrounded", m.now)
+		m.tree.SetStatus(msg.agentID, tasks.Backgrounded, m.now)
 		m.setStatus("%s runs in the background now.", shortID(msg.agentID))
 	case "stop":
 		m.setStatus("Stopping %s.", shortID(msg.agentID))

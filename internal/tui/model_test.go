@@ -13,9 +13,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden views")
@@ -67,7 +67,7 @@ type feeder struct {
 	at time.Time
 }
 
-func (f *feeder) ev(evs ...cadre.Event) {
+func (f *feeder) ev(evs ...run.Event) {
 	var items []runItem
 	for _, e := range evs {
 		f.at = f.at.Add(time.Second)
@@ -83,7 +83,7 @@ func (f *feeder) end() {
 }
 
 // watch applies events of the watcher numbered stream.
-func (f *feeder) watch(stream int, evs ...cadre.Event) {
+func (f *feeder) watch(stream int, evs ...run.Event) {
 	var items []runItem
 	for _, e := range evs {
 		f.at = f.at.Add(time.Second)

@@ -8,7 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/run"
 	tasks "github.com/cadre-dev/cadre/task"
 )
 
@@ -78,7 +78,7 @@ func watchNotifications(ctx context.Context, n Notifier, stream int, opened bool
 				last = err
 				continue
 			}
-			turn = turn || ev.Type == cadre.EventInit
+			turn = turn || ev.Type == run.EventInit
 			q.push(runItem{ev: ev, at: time.Now(), notify: true, stream: stream})
 		}
 		if turn {
@@ -125,7 +125,7 @@ func (m *Model) notifyItem(it runItem) tea.Cmd {
 		m.main().closeOpen("Interrupted by the prompt that followed.")
 		return nil
 	}
-	if it.ev.Type == cadre.EventInit && !m.running {
+	if it.ev.Type == run.EventInit && !m.running {
 		m.running, m.notifyTurn, m.stream = true, true, it.stream
 		m.runStart, m.runOutput, m.streamed = it.at, 0, 0
 	}
@@ -137,7 +137,7 @@ func (m *Model) notifyItem(it runItem) tea.Cmd {
 // with the tool uses, tokens and run time the tree counted.
 func (m *Model) noteOf(n *tasks.Notification) Notification {
 	out := Notification{TaskID: n.TaskID, ToolUseID: n.ToolUseID, AgentType: n.AgentType, Description: n.Description,
-		Status: string(n.Status), Summary: n.Summary, OutputFile: n.OutputFile}
+		Status: n.Status, Summary: n.Summary, OutputFile: n.OutputFile}
 	if node := m.tree.Get(n.TaskID); node != nil {
 		out.ToolUses = node.ToolUses
 		out.Usage.OutputTokens = node.Tokens // shown as a total only
@@ -155,7 +155,7 @@ func (m *Model) noteOf(n *tasks.Notification) Notification {
 
 // notificationEvent shows a notification the runtime delivered: in the
 // main conversation for the main agent, in the agent's own otherwise.
-func (m *Model) notificationEvent(ev cadre.Event, at time.Time) {
+func (m *Model) notificationEvent(ev run.Event, at time.Time) {
 	if ev.Notification == nil {
 		return
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/cadre-dev/cadre/llm/anthropic"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 	tasks "github.com/cadre-dev/cadre/task"
 )
 
@@ -32,14 +33,14 @@ func TestNotificationTurns(t *testing.T) {
 	typeText(m, "start a background survey")
 	press(m, "enter")
 	f := &feeder{m: m, at: t0}
-	f.ev(initEvent(), cadre.Event{Type: cadre.EventResult, Result: &cadre.Result{Subtype: "success"}})
+	f.ev(initEvent(), run.Event{Type: run.EventResult, Result: &run.Result{Subtype: "success"}})
 	_, cmd := m.Update(eventsMsg{items: []runItem{{end: true, at: f.at}}})
-	run(t, m, cmd)
+	runCmds(t, m, cmd)
 	if len(rec.watched) != 1 || rec.watched[0] != 1 || m.running {
 		t.Fatalf("the end of the user's turn started watchers %v (running %v)", rec.watched, m.running)
 	}
 	// The watcher's stream: the notification turn opens with its init.
-	f.watch(1, initEvent(), cadre.Event{Type: cadre.EventNotification, Notification: &tasks.Notification{TaskID: "a1", Status: tasks.Failed,
+	f.watch(1, initEvent(), run.Event{Type: run.EventNotification, Notification: &tasks.Notification{TaskID: "a1", Status: tasks.Failed,
 		AgentType: "Explore", Description: "survey", Summary: `Agent "survey" failed`}})
 	if !m.running || !m.notifyTurn {
 		t.Fatal("a notification turn did not show as running")
@@ -50,9 +51,9 @@ func TestNotificationTurns(t *testing.T) {
 	if len(rec.started) != 1 {
 		t.Fatalf("a prompt started during a notification turn: %v", rec.started)
 	}
-	f.watch(1, cadre.Event{Type: cadre.EventText, Text: "The survey failed."})
+	f.watch(1, run.Event{Type: run.EventText, Text: "The survey failed."})
 	_, cmd = m.Update(eventsMsg{items: []runItem{{end: true, notify: true, stream: 1, at: f.at}}})
-	run(t, m, cmd)
+	runCmds(t, m, cmd)
 	if len(rec.started) != 2 || rec.started[1] != "next question" || !m.running || m.notifyTurn {
 		t.Fatalf("the queued prompt did not follow the notification turn: %v", rec.started)
 	}
@@ -62,7 +63,7 @@ func TestNotificationTurns(t *testing.T) {
 	// Items of a watcher the prompt ended: shown, but the user's turn runs on.
 	_, cmd = m.Update(eventsMsg{items: []runItem{{ev: initEvent(), notify: true, stream: 1, at: f.at},
 		{end: true, notify: true, stream: 1, interrupted: true, err: context.Canceled, at: f.at}, {watchEnd: true, notify: true, stream: 1, at: f.at}}})
-	run(t, m, cmd)
+	runCmds(t, m, cmd)
 	if !m.running || m.notifyTurn {
 		t.Fatal("a stale watcher's end ended the user's turn")
 	}
@@ -75,7 +76,7 @@ func TestNotificationTurns(t *testing.T) {
 type scriptedNotifier struct {
 	fakeRuntime
 	mu    sync.Mutex
-	turns [][]cadre.Event
+	turns [][]run.Event
 	fail  error
 	calls int
 	// pendingOnly hides the turns from RunningTasks, as a runtime that
@@ -83,13 +84,13 @@ type scriptedNotifier struct {
 	pendingOnly bool
 }
 
-func (s *scriptedNotifier) RunNotifications(ctx context.Context) iter.Seq2[cadre.Event, error] {
-	return func(yield func(cadre.Event, error) bool) {
+func (s *scriptedNotifier) RunNotifications(ctx context.Context) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
 		s.mu.Lock()
 		s.calls++
 		if s.fail != nil {
 			s.mu.Unlock()
-			yield(cadre.Event{}, s.fail)
+			yield(run.Event{}, s.fail)
 			return
 		}
 		turn := s.turns[0]
@@ -117,9 +118,9 @@ func (s *scriptedNotifier) PendingNotifications() bool { return s.fail != nil &&
 func TestWatchNotifications(t *testing.T) {
 	t.Parallel()
 	q := newEventQueue()
-	n := &scriptedNotifier{turns: [][]cadre.Event{
-		{{Type: cadre.EventText, AgentID: "a1", Text: "child streams"}}, // events of a background agent, no turn
-		{initEvent(), {Type: cadre.EventResult, Result: &cadre.Result{}}},
+	n := &scriptedNotifier{turns: [][]run.Event{
+		{{Type: run.EventText, AgentID: "a1", Text: "child streams"}}, // events of a background agent, no turn
+		{initEvent(), {Type: run.EventResult, Result: &run.Result{}}},
 	}}
 	watchNotifications(context.Background(), n, 7, false, q)
 	items := q.take()
@@ -155,7 +156,7 @@ func TestWatchNotifications(t *testing.T) {
 	if items = q.take(); len(items) != 1 || !items[0].watchEnd || idle.calls != 0 {
 		t.Fatalf("an idle watcher queued %+v after %d calls", items, idle.calls)
 	}
-	opened := &scriptedNotifier{turns: [][]cadre.Event{{initEvent(), {Type: cadre.EventResult, Result: &cadre.Result{}}}}}
+	opened := &scriptedNotifier{turns: [][]run.Event{{initEvent(), {Type: run.EventResult, Result: &run.Result{}}}}}
 	opened.pendingOnly = true
 	watchNotifications(context.Background(), opened, 10, true, q)
 	if items = q.take(); len(items) != 4 || !items[2].end || !items[3].watchEnd || opened.calls != 1 {
@@ -200,7 +201,7 @@ func TestIdleNotificationsThroughTheRuntime(t *testing.T) {
 	m.Update(tickMsg{at: time.Now()})
 	typeText(m, "MAIN count the files")
 	_, cmd := m.Update(keyMsg("enter"))
-	run(t, m, cmd) // starts the turn
+	runCmds(t, m, cmd) // starts the turn
 	// Take the queue until the turn ends; its end asks for a watcher,
 	// which run starts.
 	until(t, m, a, func(it runItem) bool { return it.end && !it.notify })
@@ -238,7 +239,7 @@ func until(t *testing.T, m *Model, a *app, done func(runItem) bool) {
 		}
 		for i, it := range msg.items {
 			_, cmd := m.Update(eventsMsg{items: []runItem{it}})
-			run(t, m, cmd)
+			runCmds(t, m, cmd)
 			if done(it) {
 				if rest := msg.items[i+1:]; len(rest) > 0 {
 					t.Fatalf("items after the awaited one: %+v", rest)
@@ -330,7 +331,7 @@ func TestEventsWhileNoStreamIsAttachedReachTheUI(t *testing.T) {
 	m.Update(tickMsg{at: time.Now()})
 	typeText(m, "MAIN read the notes")
 	_, cmd := m.Update(keyMsg("enter"))
-	run(t, m, cmd)
+	runCmds(t, m, cmd)
 	until(t, m, a, func(it runItem) bool { return it.end && !it.notify })
 	if len(asked) != 1 {
 		t.Fatalf("the turn's end asked for watchers %v", asked)
@@ -347,7 +348,7 @@ func TestEventsWhileNoStreamIsAttachedReachTheUI(t *testing.T) {
 	if strings.Contains(view(t, m), "1 tool use") {
 		t.Fatal("the screen shows the child's work before any stream carried it")
 	}
-	run(t, m, a.watch(asked[0], false))
+	runCmds(t, m, a.watch(asked[0], false))
 	until(t, m, a, func(it runItem) bool { return it.watchEnd })
 	screen := view(t, m)
 	has(t, screen, "Reading in the background.", `"read the notes" completed`, "The notes say hello.", "completed · 1 tool use")

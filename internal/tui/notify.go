@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	tasks "github.com/cadre-dev/cadre/task"
+
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -20,7 +22,7 @@ type Notification struct {
 	// Description is the call's short label.
 	Description string
 	// Status is completed, failed or killed.
-	Status string
+	Status tasks.Status
 	// Summary is the runtime's one line on what happened; Result the
 	// child's report.
 	Summary string
@@ -39,9 +41,9 @@ func (m *Model) renderNotification(it *item, width int) []string {
 	status := n.Status
 	style := st.ok
 	switch status {
-	case "failed":
+	case tasks.Failed:
 		style = st.errText
-	case "killed":
+	case tasks.Killed:
 		style = st.warn
 	}
 	who := strings.TrimSpace(n.AgentType + " " + shortID(n.TaskID))
@@ -61,7 +63,7 @@ func (m *Model) renderNotification(it *item, width int) []string {
 	}
 	// Dim, like the system's other words, so it does not read as the
 	// model's or the user's; the status keeps its colour.
-	line := st.dim.Render("◆") + " " + clip(st.dim.Render(head)+" "+style.Render(status), width)
+	line := st.dim.Render("◆") + " " + clip(st.dim.Render(head)+" "+style.Render(string(status)), width)
 	lines := []string{line}
 	detail := firstLine(strings.TrimSpace(n.Result))
 	if detail == "" {

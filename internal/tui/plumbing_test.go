@@ -19,6 +19,7 @@ import (
 	"github.com/cadre-dev/cadre/llm/anthropic"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/transcript"
 )
 
@@ -79,7 +80,7 @@ func TestEventQueueCoalesces(t *testing.T) {
 	t.Parallel()
 	q := newEventQueue()
 	for i := range 5 {
-		q.push(runItem{ev: cadre.Event{Type: cadre.EventText, Text: fmt.Sprint(i)}})
+		q.push(runItem{ev: run.Event{Type: run.EventText, Text: fmt.Sprint(i)}})
 	}
 	msg := q.next(context.Background())().(eventsMsg)
 	if len(msg.items) != 5 || msg.items[4].ev.Text != "4" {
@@ -102,12 +103,12 @@ func TestEventQueueCoalesces(t *testing.T) {
 
 // fakeRuntime streams fixed events, or panics.
 type fakeRuntime struct {
-	evs   []cadre.Event
+	evs   []run.Event
 	panic bool
 }
 
-func (f *fakeRuntime) Run(ctx context.Context, prompt string) iter.Seq2[cadre.Event, error] {
-	return func(yield func(cadre.Event, error) bool) {
+func (f *fakeRuntime) Run(ctx context.Context, prompt string) iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
 		if f.panic {
 			panic("boom")
 		}
@@ -124,7 +125,7 @@ func (f *fakeRuntime) SessionID() string { return "s" }
 func TestPumpEndsEveryRun(t *testing.T) {
 	t.Parallel()
 	q := newEventQueue()
-	pump(context.Background(), &fakeRuntime{evs: []cadre.Event{initEvent(), {Type: cadre.EventResult, Result: &cadre.Result{}}}}, "p", q)
+	pump(context.Background(), &fakeRuntime{evs: []run.Event{initEvent(), {Type: run.EventResult, Result: &run.Result{}}}}, "p", q)
 	items := q.take()
 	if len(items) != 3 || !items[2].end || items[2].err != nil {
 		t.Fatalf("items %+v", items)
@@ -322,7 +323,7 @@ func TestAppActions(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rt := &controlRuntime{fakeRuntime: fakeRuntime{evs: []cadre.Event{initEvent()}}}
+	rt := &controlRuntime{fakeRuntime: fakeRuntime{evs: []run.Event{initEvent()}}}
 	opened := 0
 	a := &app{ctx: ctx, queue: newEventQueue(), prompter: &prompter{}, rt: rt, opts: Options{
 		New: func(permission.Prompter) (Runtime, error) { opened++; return &fakeRuntime{}, nil },
@@ -353,7 +354,7 @@ func TestAppActions(t *testing.T) {
 	act.start("go")()
 	a.shutdown()
 	items := a.queue.take()
-	if len(items) != 2 || items[0].ev.Type != cadre.EventInit || !items[1].end {
+	if len(items) != 2 || items[0].ev.Type != run.EventInit || !items[1].end {
 		t.Fatalf("the turn queued %+v", items)
 	}
 	// After shutdown no turn starts.

@@ -14,13 +14,14 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/transcript"
 )
 
 // Runtime is the session the UI drives; *cadre.Runtime is one. The UI
 // uses nothing else of it, so anything the UI does an embedder can do.
 type Runtime interface {
-	Run(ctx context.Context, prompt string) iter.Seq2[cadre.Event, error]
+	Run(ctx context.Context, prompt string) iter.Seq2[run.Event, error]
 	SessionID() string
 }
 
@@ -52,7 +53,7 @@ type TaskControl interface {
 // each batch of notifications, streaming the background agents' events
 // meanwhile. *cadre.Runtime is one.
 type Notifier interface {
-	RunNotifications(ctx context.Context) iter.Seq2[cadre.Event, error]
+	RunNotifications(ctx context.Context) iter.Seq2[run.Event, error]
 	RunningTasks() int
 	PendingNotifications() bool
 }

@@ -3,7 +3,7 @@ package tui
 import (
 	"fmt"
 
-	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -14,7 +14,7 @@ import (
 
 // applyTodos records a TodoWrite change: the call shows the list it
 // wrote, the conversation keeps the agent's current list.
-func (c *convo) applyTodos(u *cadre.TodoUpdate) {
+func (c *convo) applyTodos(u *run.TodoUpdate) {
 	if u == nil {
 		return
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // TestTodosFromTheRuntime: the main agent writes a todo list with
@@ -32,11 +32,11 @@ func TestTodosFromTheRuntime(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ev.Type == cadre.EventResult {
+		if ev.Type == run.EventResult {
 			// Before the turn ends: the spinner still shows.
 			has(t, view(t, m), "Running the tests… (", "todos 1/3")
 		}
-		sawTodos = sawTodos || ev.Type == cadre.EventTodos
+		sawTodos = sawTodos || ev.Type == run.EventTodos
 		f.ev(ev)
 	}
 	if !sawTodos {

@@ -3,7 +3,9 @@ package tui
 import (
 	"time"
 
-	"github.com/cadre-dev/cadre"
+	tasks "github.com/cadre-dev/cadre/task"
+
+	"github.com/cadre-dev/cadre/run"
 )
 
 // State is where an agent of the tree is in its life, as the UI shows it.
@@ -65,21 +67,20 @@ func (s State) Live() bool {
 	return s == StatePending || s == StateRunning || s == StateWaiting || s == StateBackground
 }
 
-// stateFromStatus maps the runtime's task status words (task.Status on
-// the shape branch, plain strings before) to a State.
-func stateFromStatus(status string) (State, bool) {
+// stateFromStatus maps the runtime's task status to a State.
+func stateFromStatus(status tasks.Status) (State, bool) {
 	switch status {
-	case "pending":
+	case tasks.Pending:
 		return StatePending, true
-	case "running":
+	case tasks.Running:
 		return StateRunning, true
-	case "backgrounded", "background":
+	case tasks.Backgrounded:
 		return StateBackground, true
-	case "completed":
+	case tasks.Completed:
 		return StateCompleted, true
-	case "failed":
+	case tasks.Failed:
 		return StateFailed, true
-	case "killed":
+	case tasks.Killed:
 		return StateKilled, true
 	}
 	return 0, false
@@ -191,10 +192,10 @@ func (t *Tree) Version() int { return t.version }
 func (t *Tree) Len() int { return len(t.nodes) }
 
 // Apply folds one event of a run into the tree; at is when it arrived.
-func (t *Tree) Apply(ev cadre.Event, at time.Time) {
+func (t *Tree) Apply(ev run.Event, at time.Time) {
 	t.version++
 	switch ev.Type {
-	case cadre.EventInit:
+	case run.EventInit:
 		m := t.Main()
 		m.state, m.Started, m.Ended, m.Error = StateRunning, at, time.Time{}, ""
 		if ev.Init != nil {
@@ -202,13 +203,13 @@ func (t *Tree) Apply(ev cadre.Event, at time.Time) {
 			m.TranscriptPath = ev.Init.TranscriptPath
 		}
 		return
-	case cadre.EventTaskStarted, cadre.EventTaskPending:
+	case run.EventTaskStarted, run.EventTaskPending:
 		t.startTask(ev, at)
 		return
-	case cadre.EventTaskCompleted:
+	case run.EventTaskCompleted:
 		t.endTask(ev, at)
 		return
-	case cadre.EventResult:
+	case run.EventResult:
 		m := t.Main()
 		m.state, m.Ended = StateIdle, at
 		return
@@ -218,17 +219,17 @@ func (t *Tree) Apply(ev cadre.Event, at time.Time) {
 		return
 	}
 	switch ev.Type {
-	case cadre.EventToolStart:
+	case run.EventToolStart:
 		if ev.Call != nil {
 			n.ToolUses++
 			n.LastTool = ev.Call.Name
 		}
-	case cadre.EventAssistant:
+	case run.EventAssistant:
 		n.Tokens += ev.Usage.Total()
 	}
 }
 
-func (t *Tree) startTask(ev cadre.Event, at time.Time) {
+func (t *Tree) startTask(ev run.Event, at time.Time) {
 	info := ev.Task
 	if info == nil {
 		return
@@ -241,7 +242,7 @@ func (t *Tree) startTask(ev cadre.Event, at time.Time) {
 		return
 	}
 	state := StateRunning
-	if ev.Type == cadre.EventTaskPending {
+	if ev.Type == run.EventTaskPending {
 		state = StatePending
 	}
 	if info.Background && state == StateRunning {
@@ -275,7 +276,7 @@ func (t *Tree) startTask(ev cadre.Event, at time.Time) {
 	}
 }
 
-func (t *Tree) endTask(ev cadre.Event, at time.Time) {
+func (t *Tree) endTask(ev run.Event, at time.Time) {
 	res := ev.Subagent
 	id := ev.AgentID
 	if res != nil && res.AgentID != "" {
@@ -289,7 +290,7 @@ func (t *Tree) endTask(ev cadre.Event, at time.Time) {
 	if res == nil {
 		return
 	}
-	if s, ok := stateFromStatus(string(res.Status)); ok {
+	if s, ok := stateFromStatus(res.Status); ok {
 		n.state = s
 	}
 	n.Error, n.Report = res.Error, res.Text
@@ -302,10 +303,10 @@ func (t *Tree) endTask(ev cadre.Event, at time.Time) {
 	n.TranscriptPath = res.TranscriptPath
 }
 
-// SetStatus moves an agent to the state a runtime status word names
-// (moved to the background, stopped, notified); unknown ids and words are
-// ignored.
-func (t *Tree) SetStatus(id, status string, at time.Time) {
+// SetStatus moves an agent to the state a runtime task status names
+// (moved to the background, stopped, notified); unknown ids and statuses
+// are ignored.
+func (t *Tree) SetStatus(id string, status tasks.Status, at time.Time) {
 	t.version++
 	n := t.nodes[id]
 	s, ok := stateFromStatus(status)

@@ -6,38 +6,38 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/run"
 	taskpkg "github.com/cadre-dev/cadre/task"
 )
 
 func TestTreeStates(t *testing.T) {
 	t.Parallel()
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	end := func(id, status string) cadre.Event {
-		return cadre.Event{Type: cadre.EventTaskCompleted, AgentID: id, Subagent: &cadre.SubagentResult{AgentID: id, Status: taskpkg.Status(status), ToolUses: 2}}
+	end := func(id, status string) run.Event {
+		return run.Event{Type: run.EventTaskCompleted, AgentID: id, Subagent: &run.SubagentResult{AgentID: id, Status: taskpkg.Status(status), ToolUses: 2}}
 	}
-	pending := func(id, parent string) cadre.Event {
-		return cadre.Event{Type: cadre.EventTaskPending, AgentID: id, Task: &cadre.TaskInfo{AgentID: id, AgentType: "Explore", Parent: parent, ToolUseID: "call-" + id}}
+	pending := func(id, parent string) run.Event {
+		return run.Event{Type: run.EventTaskPending, AgentID: id, Task: &run.TaskInfo{AgentID: id, AgentType: "Explore", Parent: parent, ToolUseID: "call-" + id}}
 	}
 	tests := []struct {
 		name string
-		evs  []cadre.Event
+		evs  []run.Event
 		want map[string]State
 	}{
-		{"init runs main", []cadre.Event{initEvent()}, map[string]State{"": StateRunning}},
-		{"result idles main", []cadre.Event{initEvent(), {Type: cadre.EventResult, Result: &cadre.Result{}}}, map[string]State{"": StateIdle}},
-		{"a started child runs", []cadre.Event{initEvent(), task("a1", "Explore", "d", "main", "c1", 1, "m")}, map[string]State{"a1": StateRunning}},
-		{"a queued child is pending, then runs", []cadre.Event{initEvent(), pending("a1", "main")}, map[string]State{"a1": StatePending}},
-		{"pending then started", []cadre.Event{initEvent(), pending("a1", "main"), task("a1", "Explore", "d", "main", "c1", 1, "m")}, map[string]State{"a1": StateRunning}},
-		{"a background child", []cadre.Event{initEvent(), func() cadre.Event {
+		{"init runs main", []run.Event{initEvent()}, map[string]State{"": StateRunning}},
+		{"result idles main", []run.Event{initEvent(), {Type: run.EventResult, Result: &run.Result{}}}, map[string]State{"": StateIdle}},
+		{"a started child runs", []run.Event{initEvent(), task("a1", "Explore", "d", "main", "c1", 1, "m")}, map[string]State{"a1": StateRunning}},
+		{"a queued child is pending, then runs", []run.Event{initEvent(), pending("a1", "main")}, map[string]State{"a1": StatePending}},
+		{"pending then started", []run.Event{initEvent(), pending("a1", "main"), task("a1", "Explore", "d", "main", "c1", 1, "m")}, map[string]State{"a1": StateRunning}},
+		{"a background child", []run.Event{initEvent(), func() run.Event {
 			e := task("a1", "Explore", "d", "main", "c1", 1, "m")
 			e.Task.Background = true
 			return e
 		}()}, map[string]State{"a1": StateBackground}},
-		{"ends by status", []cadre.Event{initEvent(), task("a1", "X", "", "main", "c1", 1, ""), task("a2", "X", "", "main", "c2", 1, ""), task("a3", "X", "", "main", "c3", 1, ""),
+		{"ends by status", []run.Event{initEvent(), task("a1", "X", "", "main", "c1", 1, ""), task("a2", "X", "", "main", "c2", 1, ""), task("a3", "X", "", "main", "c3", 1, ""),
 			end("a1", "completed"), end("a2", "failed"), end("a3", "killed")}, map[string]State{"a1": StateCompleted, "a2": StateFailed, "a3": StateKilled}},
-		{"unknown status ends completed", []cadre.Event{initEvent(), task("a1", "X", "", "main", "c1", 1, ""), end("a1", "weird")}, map[string]State{"a1": StateCompleted}},
-		{"events of unknown agents are ignored", []cadre.Event{initEvent(), end("zz", "failed"), {Type: cadre.EventToolStart, AgentID: "zz"}}, map[string]State{"": StateRunning}},
+		{"unknown status ends completed", []run.Event{initEvent(), task("a1", "X", "", "main", "c1", 1, ""), end("a1", "weird")}, map[string]State{"a1": StateCompleted}},
+		{"events of unknown agents are ignored", []run.Event{initEvent(), end("zz", "failed"), {Type: run.EventToolStart, AgentID: "zz"}}, map[string]State{"": StateRunning}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,9 +68,9 @@ func TestTreeShapeProgressAndClear(t *testing.T) {
 	tr.Apply(task("a3", "verification", "three", "a2", "c3", 2, "sonnet"), t0)
 	// A child whose parent is unknown hangs under main rather than nowhere.
 	tr.Apply(task("a4", "Plan", "four", "a-gone", "c4", 2, ""), t0)
-	tr.Apply(cadre.Event{Type: cadre.EventToolStart, AgentID: "a2", Call: call("x", "Bash", map[string]any{"command": "ls"})}, t0.Add(time.Second))
-	tr.Apply(cadre.Event{Type: cadre.EventAssistant, AgentID: "a2", Usage: usage(100, 20)}, t0.Add(time.Second))
-	tr.Apply(cadre.Event{Type: cadre.EventAssistant, AgentID: "a2", Usage: usage(150, 30)}, t0.Add(time.Second))
+	tr.Apply(run.Event{Type: run.EventToolStart, AgentID: "a2", Call: call("x", "Bash", map[string]any{"command": "ls"})}, t0.Add(time.Second))
+	tr.Apply(run.Event{Type: run.EventAssistant, AgentID: "a2", Usage: usage(100, 20)}, t0.Add(time.Second))
+	tr.Apply(run.Event{Type: run.EventAssistant, AgentID: "a2", Usage: usage(150, 30)}, t0.Add(time.Second))
 
 	var got [][2]string
 	for _, r := range tr.Rows() {
@@ -99,12 +99,12 @@ func TestTreeShapeProgressAndClear(t *testing.T) {
 	}
 
 	// Only ended subtrees are cleared: a2 ended but a3 runs.
-	tr.Apply(cadre.Event{Type: cadre.EventTaskCompleted, AgentID: "a1", Subagent: &cadre.SubagentResult{AgentID: "a1", Status: "completed"}}, t0.Add(2*time.Second))
-	tr.Apply(cadre.Event{Type: cadre.EventTaskCompleted, AgentID: "a2", Subagent: &cadre.SubagentResult{AgentID: "a2", Status: "completed"}}, t0.Add(2*time.Second))
+	tr.Apply(run.Event{Type: run.EventTaskCompleted, AgentID: "a1", Subagent: &run.SubagentResult{AgentID: "a1", Status: "completed"}}, t0.Add(2*time.Second))
+	tr.Apply(run.Event{Type: run.EventTaskCompleted, AgentID: "a2", Subagent: &run.SubagentResult{AgentID: "a2", Status: "completed"}}, t0.Add(2*time.Second))
 	if n := tr.ClearFinished(); n != 1 || tr.Get("a1") != nil || tr.Get("a2") == nil || tr.ByToolUse("c1") != nil {
 		t.Fatalf("first clear removed %d; a1 %v a2 %v", n, tr.Get("a1"), tr.Get("a2"))
 	}
-	tr.Apply(cadre.Event{Type: cadre.EventTaskCompleted, AgentID: "a3", Subagent: &cadre.SubagentResult{AgentID: "a3", Status: "failed"}}, t0.Add(3*time.Second))
+	tr.Apply(run.Event{Type: run.EventTaskCompleted, AgentID: "a3", Subagent: &run.SubagentResult{AgentID: "a3", Status: "failed"}}, t0.Add(3*time.Second))
 	if n := tr.ClearFinished(); n != 2 || tr.Len() != 2 {
 		t.Fatalf("second clear removed %d, %d left", n, tr.Len())
 	}

@@ -277,7 +277,7 @@ func writeShow(w io.Writer, d *agentdef.Definition) {
 	line("disallowedTools", entries(d.DisallowedTools))
 	toolsOf(d).write(line) // tools.go
 	line("model", d.Model)
-	line("effort", d.Effort)
+	line("effort", string(d.Effort))
 	line("permissionMode", string(d.PermissionMode))
 	for _, m := range d.MCPServers {
 		line("mcpServers", string(m))
@@ -290,11 +290,11 @@ func writeShow(w io.Writer, d *agentdef.Definition) {
 		line("maxTurns", fmt.Sprint(d.MaxTurns))
 	}
 	line("skills", strings.Join(d.Skills, ", "))
-	line("memory", d.Memory)
+	line("memory", string(d.Memory))
 	if d.Background {
 		line("background", "true")
 	}
-	line("isolation", d.Isolation)
+	line("isolation", string(d.Isolation))
 	line("color", d.Color)
 	line("initialPrompt", d.InitialPrompt)
 	if d.OmitInstructions {

@@ -1,18 +1,22 @@
 package agentscmd
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 	"strings"
 
-	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/spawn"
+	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/tool"
+	"github.com/cadre-dev/cadre/tool/builtin"
 )
 
 // agentTools is what `agents show` says about a definition's tools: the
 // tools it really runs with when the main agent of a session with the
-// built-in tool set spawns it (cadre.ToolsFor), and its entries that it
-// does not get, by why.
+// built-in tool set and no permission rules spawns it at depth 1, and its
+// entries that name no tool of such a session, by why.
 type agentTools struct {
 	effective []string
 	// mcp are MCP entries: granted only when their server is connected.
@@ -25,10 +29,15 @@ type agentTools struct {
 }
 
 func toolsOf(d *agentdef.Definition) agentTools {
-	at := cadre.ToolsFor(d, cadre.BuiltinToolNames())
-	out := agentTools{effective: at.Tools}
-	for _, raw := range at.Unknown {
-		e := agentdef.ParseToolEntry(raw)
+	parent := builtinToolNames()
+	c := spawn.ComputeCeiling(spawn.CeilingInput{ParentTools: parent,
+		ParentPerms: permission.Effective{Mode: permission.ModeBypassPermissions}, Def: d, Depth: 1, MaxDepth: spawn.DefaultMaxDepth})
+	out := agentTools{effective: c.Tools}
+	for _, e := range d.EffectiveTools() {
+		if slices.ContainsFunc(parent, func(n string) bool { return spawn.EntryMatches(e, n) }) {
+			continue
+		}
+		raw := cmp.Or(e.Raw, e.Name)
 		_, known := tool.Lookup(tool.Canonical(e.Name))
 		switch {
 		case e.IsMCP():
@@ -40,6 +49,17 @@ func toolsOf(d *agentdef.Definition) agentTools {
 		}
 	}
 	return out
+}
+
+// builtinToolNames lists the main agent's tools of a session with the
+// built-in tools and sub-agents on: the Agent tool, then the built-in
+// tools and Skill.
+func builtinToolNames() []string {
+	names := []string{tool.Agent}
+	for _, t := range builtin.Tools(builtin.Config{}) {
+		names = append(names, t.Spec().Name)
+	}
+	return append(names, tool.Skill)
 }
 
 // writeTools prints the tools lines of `agents show`.

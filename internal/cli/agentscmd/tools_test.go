@@ -3,8 +3,6 @@ package agentscmd
 import (
 	"strings"
 	"testing"
-
-	"github.com/cadre-dev/cadre"
 )
 
 func TestUnknownTools(t *testing.T) {
@@ -54,7 +52,7 @@ func TestEffectiveToolsOfAllToolsAgents(t *testing.T) {
 	e := newEnv(t)
 	e.write(".claude/agents/all.md", "---\nname: everything\ndescription: Does it all.\n---\nGo.\n")
 	e.write(".claude/agents/ro.md", "---\nname: readonly\ndescription: Reads.\ndisallowedTools: Write, Edit, MultiEdit, NotebookEdit, Agent\n---\nGo.\n")
-	all := strings.Join(cadre.BuiltinToolNames(), ", ")
+	all := strings.Join(builtinToolNames(), ", ")
 	for name, want := range map[string]string{
 		"everything": all,
 		"readonly":   "Bash, BashOutput, Glob, Grep, KillShell, LS, Read, TodoWrite, WebFetch, WebSearch, Skill",

@@ -293,7 +293,7 @@ func Run(ctx context.Context, p Policy, provider string, attempt Attempt, yield 
 		waited += wait
 		ev := llm.Event{Kind: llm.EventRetry, Retry: &llm.Retry{
 			Attempt: n, MaxRetries: min(p.Retries, p.retriesFor(f.Cause)), Status: f.Status, Wait: wait,
-			Cause: f.Cause.String(), Err: f.Err.Error(),
+			Cause: llm.RetryCause(f.Cause.String()), Err: f.Err.Error(),
 		}}
 		if !yield(ev, nil) {
 			return

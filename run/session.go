@@ -1,9 +1,10 @@
-package cadre
+package run
 
 // Provenance says where what widens a session's permissions came from,
 // and what a workspace asked for and did not get because it is not
-// trusted (S-10.4). config.Load fills it; the init event carries it so a
-// person or a program can see why a run may do what it does.
+// trusted (S-10.4). Package config fills it (Config.Provenance of package
+// cadre); the init event carries it so a person or a program can see why
+// a run may do what it does.
 type Provenance struct {
 	// ModeSource names where the main agent's permission mode came from:
 	// a settings file, "--permission-mode", "--dangerously-skip-permissions",
@@ -30,4 +31,21 @@ type Setting struct {
 	What string
 	// Source is the file or flag that set it.
 	Source string
+}
+
+// SandboxStatus is what the session's Bash sandbox does, as reported on
+// the init event and by Runtime.SandboxStatus.
+type SandboxStatus struct {
+	// Enabled reports that Bash commands run confined (all of them, or
+	// with BackgroundOnly those of background sub-agents).
+	Enabled        bool
+	BackgroundOnly bool
+	// Network reports that confined commands may use the network.
+	Network bool
+	// Writable are the configured writable paths besides the working
+	// directories.
+	Writable []string
+	// Unavailable, when the sandbox was asked for but bubblewrap cannot
+	// run, says why and that commands run without it.
+	Unavailable string
 }

@@ -1,0 +1,150 @@
+package run
+
+import (
+	"time"
+
+	"github.com/cadre-dev/cadre/hooks"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/mcp"
+	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/task"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// EventType names what an Event reports.
+type EventType string
+
+// Event types, in the order a run produces them: one EventInit, then the
+// conversation as it happens, and one EventResult last.
+const (
+	// EventInit carries Init: the session, model and tools of the run.
+	EventInit EventType = "init"
+	// EventText carries Text, a piece of the model's answer as it streams.
+	EventText EventType = "text"
+	// EventThinking carries Text, a piece of the model's thinking.
+	EventThinking EventType = "thinking"
+	// EventRetry carries Retry: a model request failed and is redone; text
+	// streamed since the last EventAssistant is void.
+	EventRetry EventType = "retry"
+	// EventAssistant carries Message, a complete answer, with Usage,
+	// MessageID, Model, StopReason and APIDuration of its request.
+	EventAssistant EventType = "assistant"
+	// EventToolStart carries Call, a tool call about to run.
+	EventToolStart EventType = "tool_start"
+	// EventToolEnd carries Call and ToolResult.
+	EventToolEnd EventType = "tool_end"
+	// EventUser carries Message, the tool results sent back to the model.
+	EventUser EventType = "user"
+	// EventTaskPending carries Task: an Agent call was admitted but waits
+	// in the spawn gate's queue for a running slot (S-5.7). Its
+	// EventTaskStarted follows when it gets one, or its
+	// EventTaskCompleted (killed) when the run ends first.
+	EventTaskPending EventType = "task_pending"
+	// EventTaskStarted carries Task: a sub-agent started running.
+	EventTaskStarted EventType = "task_started"
+	// EventTaskCompleted carries Subagent: a sub-agent ended (completed,
+	// failed or killed).
+	EventTaskCompleted EventType = "task_completed"
+	// EventTaskProgress carries Task with its Progress as the task
+	// registry has it, each time a sub-agent makes a tool call (S-7.2,
+	// S-7.6).
+	EventTaskProgress EventType = "task_progress"
+	// EventNotification carries Notification: a background task's end was
+	// delivered to the agent AgentID ("" for the main agent) with the
+	// request that was just answered (S-7.3); each notification is
+	// delivered exactly once.
+	EventNotification EventType = "notification"
+	// EventTodos carries Todos: an agent changed its todo list with
+	// TodoWrite (S-2). Each agent has its own list; AgentID says whose it
+	// is. It follows the EventToolEnd of the TodoWrite call.
+	EventTodos EventType = "todos"
+	// EventHookStarted carries Hook: a hook command or callback started.
+	// Hook events come only from hooks that run during a run; SessionEnd's
+	// hooks run when the session closes, where there is no stream.
+	EventHookStarted EventType = "hook_started"
+	// EventHookFinished carries Hook with its exit code, duration, output
+	// and decision.
+	EventHookFinished EventType = "hook_finished"
+	// EventResult carries Result; it is the last event, but for the error
+	// that follows the result of a failed run.
+	EventResult EventType = "result"
+)
+
+// Event is one item of a run's stream.
+type Event struct {
+	Type EventType
+	// AgentID is "" for the main agent.
+	AgentID string
+	// ParentToolUseID is the Agent tool call that started a sub-agent.
+	ParentToolUseID string
+
+	Text       string
+	Message    *llm.Message
+	Usage      llm.Usage
+	Call       *llm.Block
+	ToolResult *ToolResult
+	Retry      *llm.Retry
+	Init       *Init
+	Task       *TaskInfo
+	Subagent   *SubagentResult
+	Result     *Result
+	// Notification is set on EventNotification.
+	Notification *task.Notification
+
+	// MessageID is the provider's id of an EventAssistant's answer, Model
+	// the model that gave it, StopReason why it stopped and APIDuration
+	// how long its request took (retries included).
+	MessageID   string
+	Model       string
+	StopReason  llm.StopReason
+	APIDuration time.Duration
+
+	// Hook is the hook run of EventHookStarted and EventHookFinished;
+	// AgentID is the agent whose event fired it.
+	Hook *hooks.Run
+	// Todos is set on EventTodos.
+	Todos *TodoUpdate
+}
+
+// Init describes a run as it starts.
+type Init struct {
+	SessionID      string
+	Model          string
+	Cwd            string
+	Tools          []string
+	TranscriptPath string
+	// MCPServers are the configured MCP servers and their status when the
+	// run starts (most are still pending: they connect in the background).
+	MCPServers []mcp.InitServer
+	// PermissionMode is the main agent's permission mode in force.
+	PermissionMode permission.Mode
+	// Provenance is where the session's widening settings came from.
+	Provenance *Provenance
+
+	// Worktrees is what the session's start did about agents' worktrees
+	// earlier sessions left (unchanged ones removed, changed ones listed);
+	// nil when there were none.
+	Worktrees *WorktreeHousekeeping
+	// Sandbox is what the Bash sandbox does; nil when none was asked for.
+	Sandbox *SandboxStatus
+}
+
+// ToolResult is how one tool call ended.
+type ToolResult struct {
+	Text     string
+	IsError  bool
+	Denied   bool
+	Duration time.Duration
+}
+
+// TodoUpdate is one change of an agent's todo list.
+type TodoUpdate struct {
+	// ToolUseID is the TodoWrite call that made the change.
+	ToolUseID string `json:"tool_use_id"`
+	// Old is the list before the call; New the list the call wrote. When
+	// every item of New is completed the agent's list is cleared (Current
+	// is then empty), as in Claude Code.
+	Old     []tool.Todo `json:"oldTodos"`
+	New     []tool.Todo `json:"newTodos"`
+	Current []tool.Todo `json:"current"`
+}
