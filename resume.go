@@ -62,26 +62,23 @@ func (s *skipRecorder) AppendMessage(m llm.Message, model string, usage *llm.Usa
 // continuation returns the conversation a continued agent starts from:
 // its history and the message as a new user turn. Calls of its last
 // answer that never got results (it was stopped or the process died
-// between the answer and the results) get error results first, so the
-// conversation stays well formed; a last user turn that never got an
-// answer takes the message at its end. kept counts the blocks of the last
-// message that the history already had.
+// between the answer and the results) get error results first
+// (transcript.CloseInterrupted), so the conversation stays well formed; a
+// last user turn takes the message at its end. kept counts the blocks of
+// the last message that the history already had.
 func continuation(history []llm.Message, text string) (msgs []llm.Message, kept int) {
-	msgs = slices.Clone(history)
-	n := len(msgs)
-	switch {
-	case n > 0 && msgs[n-1].Role == llm.RoleUser:
+	msgs, _ = transcript.CloseInterrupted(slices.Clone(history))
+	if n := len(msgs); n > 0 && msgs[n-1].Role == llm.RoleUser {
 		last := msgs[n-1]
 		kept = len(last.Content)
+		if h := len(history); h > 0 && history[h-1].Role == llm.RoleAssistant {
+			// The results of the last answer's calls are new: recorded
+			// with the message.
+			kept = 0
+		}
 		last.Content = append(slices.Clone(last.Content), llm.TextBlock(text))
 		msgs[n-1] = last
 		return msgs, kept
-	case n > 0 && len(msgs[n-1].ToolUses()) > 0:
-		var content []llm.Block
-		for _, u := range msgs[n-1].ToolUses() {
-			content = append(content, llm.ToolResultBlock(u.ID, prompts.CallInterrupted(), true))
-		}
-		return append(msgs, llm.Message{Role: llm.RoleUser, Content: append(content, llm.TextBlock(text))}), 0
 	}
 	return append(msgs, llm.UserText(text)), 0
 }

@@ -330,7 +330,9 @@ func New(cfg Config) (*Runtime, error) {
 	if n := len(cfg.History); n > 0 && cfg.History[0].Role != llm.RoleUser {
 		return nil, errors.New("cadre: Config.History must start with a user message")
 	}
-	r.messages = append([]llm.Message(nil), cfg.History...)
+	// Calls of a crashed session's last answer that never got results
+	// get error results, so the next request is well formed.
+	r.messages, _ = transcript.CloseInterrupted(append([]llm.Message(nil), cfg.History...))
 	r.session = cmp.Or(cfg.SessionID, uuid.NewString())
 	if !cfg.NoTranscript {
 		// A session id names files: a UUID, and the path stays in StateDir (issue 9).

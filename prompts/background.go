@@ -190,10 +190,12 @@ func MessageToSelf() string {
 	return "You cannot send a message to yourself. Send it to main or to another agent's id."
 }
 
-// CallInterrupted is the result of a tool call a continued agent had made
-// but that never ran, because the agent was stopped first.
+// CallInterrupted is the result of a tool call whose result was never
+// recorded: the agent was stopped, or the process died, between the call
+// and its result. A resumed or continued agent sees it in place of the
+// result.
 func CallInterrupted() string {
-	return "This call did not run: the agent was stopped before its result came back. Run it again if it is still needed."
+	return "This call was interrupted before its result came back (the agent was stopped or the session ended), so it may not have completed, or may have completed only in part. Check its effects before running it again."
 }
 
 func listOrNone(xs []string) string {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -18,6 +19,18 @@ import (
 // sub-agent. Lines for one file are written in the order they were
 // appended, each with a single write. Close drains everything and reports
 // the first error.
+//
+// Descriptors do not grow with the number of agents: at most maxOpen
+// transcripts are open at once, the least recently written one closed to
+// open another (S-15.3, issue 23: a thousand agents under a descriptor
+// limit of 256).
+//
+// A write that fails (a full disk, an I/O error) leaves no partial record:
+// the file is cut back to its size before the write. The file's later
+// lines are refused with that error, so its agent ends with it; the other
+// files go on. A file whose last line was torn by an earlier crash gets a
+// newline before its first new record, so the record starts a line of its
+// own (Scan skips the torn one).
 type Journal struct {
 	ops  chan journalOp
 	done chan struct{}
@@ -29,7 +42,26 @@ type Journal struct {
 
 	errMu sync.Mutex
 	err   error
+	// failed holds the error of each file a write to failed.
+	failed map[string]error
+
+	// maxOpen bounds the open transcripts; open opens one for appending
+	// (openAppend; a test replaces it to fail writes).
+	maxOpen int
+	open    func(path string) (appendFile, error)
 }
+
+// appendFile is an open transcript: an *os.File in production.
+type appendFile interface {
+	Write(p []byte) (int, error)
+	Stat() (os.FileInfo, error)
+	Truncate(size int64) error
+	Sync() error
+	Close() error
+}
+
+// maxOpen is how many transcripts a journal keeps open at once.
+const maxOpen = 16
 
 // journalOp is one write: a line appended to path, a new whole file, or a
 // whole file replaced atomically.
@@ -44,60 +76,196 @@ type journalOp struct {
 
 // NewJournal starts a journal. Its goroutine ends at Close.
 func NewJournal() *Journal {
-	j := &Journal{ops: make(chan journalOp, 256), done: make(chan struct{})}
+	j := newJournal(func(path string) (appendFile, error) { return openAppend(path) })
 	go j.loop()
 	return j
 }
 
+func newJournal(open func(string) (appendFile, error)) *Journal {
+	return &Journal{ops: make(chan journalOp, 256), done: make(chan struct{}), failed: map[string]error{}, maxOpen: maxOpen, open: open}
+}
+
+// openFile is a transcript the journal holds open.
+type openFile struct {
+	f    appendFile
+	size int64
+	used uint64 // the op count when it was last written, for eviction
+}
+
+// files is the journal goroutine's set of open transcripts. Only the
+// goroutine uses it.
+type files struct {
+	j    *Journal
+	open map[string]*openFile
+	// unsynced are files closed since the last sync: a sync opens them
+	// again to flush them.
+	unsynced map[string]bool
+	// checked are files whose end was checked for a torn line.
+	checked map[string]bool
+	clock   uint64
+}
+
 func (j *Journal) loop() {
 	defer close(j.done)
-	files := map[string]*os.File{}
-	defer func() {
-		for _, f := range files {
-			// Synced before it is closed: the record survives a crash of
-			// the machine right after the run.
-			if err := f.Sync(); err != nil {
-				j.fail(fmt.Errorf("sync transcript: %w", err))
-			}
-			if err := f.Close(); err != nil {
-				j.fail(fmt.Errorf("close transcript: %w", err))
-			}
-		}
-	}()
+	fs := &files{j: j, open: map[string]*openFile{}, unsynced: map[string]bool{}, checked: map[string]bool{}}
+	// Synced before it is closed: the record survives a crash of the
+	// machine right after the run.
+	defer fs.sync(true)
 	for op := range j.ops {
-		if op.synced != nil {
-			for _, f := range files {
-				if err := f.Sync(); err != nil {
-					j.fail(fmt.Errorf("sync transcript: %w", err))
-				}
-			}
+		switch {
+		case op.synced != nil:
+			fs.sync(false)
 			close(op.synced)
-			continue
-		}
-		if op.create {
+		case op.create:
 			if err := createFile(op.path, op.data); err != nil {
-				j.fail(err)
+				j.failPath(op.path, err)
 			}
-			continue
-		}
-		if op.replace {
+		case op.replace:
 			if err := replaceFile(op.path, op.data); err != nil {
-				j.fail(err)
+				j.failPath(op.path, err)
 			}
+		default:
+			fs.append(op.path, op.data)
+		}
+	}
+}
+
+// append writes one record to path in a single write; on a failed or
+// short write the file is cut back to its size before it.
+func (fs *files) append(path string, data []byte) {
+	if fs.j.pathErr(path) != nil {
+		return // refused at send already, unless it failed since
+	}
+	of, err := fs.get(path)
+	if err != nil {
+		fs.j.failPath(path, err)
+		return
+	}
+	fs.clock++
+	of.used = fs.clock
+	n, err := of.f.Write(data)
+	if err == nil && n < len(data) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		werr := fmt.Errorf("write transcript %s: %w", path, err)
+		if n > 0 {
+			if terr := of.f.Truncate(of.size); terr != nil {
+				// The torn line stays; the next open ends it with a newline.
+				werr = fmt.Errorf("%w (and cutting the partial record failed: %v)", werr, terr)
+				delete(fs.checked, path)
+			}
+		}
+		fs.close(path, false)
+		fs.j.failPath(path, werr)
+		return
+	}
+	of.size += int64(n)
+}
+
+// get returns path open for appending, opening it (and closing the least
+// recently written file when maxOpen are open).
+func (fs *files) get(path string) (*openFile, error) {
+	if of := fs.open[path]; of != nil {
+		return of, nil
+	}
+	if len(fs.open) >= fs.j.maxOpen {
+		var oldest string
+		var used uint64
+		for p, of := range fs.open {
+			if oldest == "" || of.used < used {
+				oldest, used = p, of.used
+			}
+		}
+		fs.close(oldest, false)
+	}
+	f, err := fs.j.open(path)
+	if err != nil {
+		return nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("open transcript %s: %w", path, err)
+	}
+	of := &openFile{f: f, size: info.Size()}
+	if !fs.checked[path] {
+		fs.checked[path] = true
+		if of.size > 0 && !endsWithNewline(path, of.size) {
+			// A torn last line (a crash in a write): end it, so the next
+			// record starts on a line of its own.
+			if n, err := f.Write([]byte{'\n'}); err != nil || n != 1 {
+				_ = f.Close()
+				return nil, fmt.Errorf("end the torn last line of transcript %s: %w", path, cmpErr(err))
+			}
+			of.size++
+		}
+	}
+	fs.open[path] = of
+	return of, nil
+}
+
+func cmpErr(err error) error {
+	if err == nil {
+		return io.ErrShortWrite
+	}
+	return err
+}
+
+// endsWithNewline reports whether the file at path, of the given size,
+// ends with '\n'. A file it cannot read is taken as ending well: the
+// append that follows reports what is wrong with it.
+func endsWithNewline(path string, size int64) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], size-1); err != nil {
+		return true
+	}
+	return b[0] == '\n'
+}
+
+// close closes path's file; synced says whether it was synced just now.
+func (fs *files) close(path string, synced bool) {
+	of := fs.open[path]
+	if of == nil {
+		return
+	}
+	delete(fs.open, path)
+	if err := of.f.Close(); err != nil {
+		fs.j.failPath(path, fmt.Errorf("close transcript %s: %w", path, err))
+	}
+	if !synced {
+		fs.unsynced[path] = true
+	}
+}
+
+// sync flushes every file written since the last sync to disk: the open
+// ones, and the closed ones opened again for it. closeAll closes the open
+// ones too (the journal is ending).
+func (fs *files) sync(closeAll bool) {
+	for path, of := range fs.open {
+		if err := of.f.Sync(); err != nil {
+			fs.j.failPath(path, fmt.Errorf("sync transcript %s: %w", path, err))
+		}
+		if closeAll {
+			fs.close(path, true)
+		}
+	}
+	for path := range fs.unsynced {
+		delete(fs.unsynced, path)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			fs.j.failPath(path, fmt.Errorf("sync transcript %s: %w", path, err))
 			continue
 		}
-		f := files[op.path]
-		if f == nil {
-			var err error
-			if f, err = openAppend(op.path); err != nil {
-				j.fail(err)
-				continue
-			}
-			files[op.path] = f
+		if err := f.Sync(); err != nil {
+			fs.j.failPath(path, fmt.Errorf("sync transcript %s: %w", path, err))
 		}
-		if _, err := f.Write(op.data); err != nil {
-			j.fail(fmt.Errorf("write transcript %s: %w", op.path, err))
-		}
+		_ = f.Close()
 	}
 }
 
@@ -139,12 +307,23 @@ func replaceFile(path string, data []byte) error {
 	return nil
 }
 
-func (j *Journal) fail(err error) {
+// failPath records that a write to path failed: the journal's first
+// error, and the error every later line for path is refused with.
+func (j *Journal) failPath(path string, err error) {
 	j.errMu.Lock()
 	if j.err == nil {
 		j.err = err
 	}
+	if _, ok := j.failed[path]; !ok {
+		j.failed[path] = err
+	}
 	j.errMu.Unlock()
+}
+
+func (j *Journal) pathErr(path string) error {
+	j.errMu.Lock()
+	defer j.errMu.Unlock()
+	return j.failed[path]
 }
 
 // Err returns the first error a write met, if any.
@@ -154,10 +333,13 @@ func (j *Journal) Err() error {
 	return j.err
 }
 
-// send queues op; it fails once the journal is closed or has failed.
+// send queues op; it fails once the journal is closed, or when a write to
+// the op's file has failed.
 func (j *Journal) send(op journalOp) error {
-	if err := j.Err(); err != nil {
-		return err
+	if op.path != "" {
+		if err := j.pathErr(op.path); err != nil {
+			return err
+		}
 	}
 	j.mu.RLock()
 	defer j.mu.RUnlock()

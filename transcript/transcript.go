@@ -6,7 +6,9 @@ package transcript
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/prompts"
 )
 
 // Entry is one line of a transcript.
@@ -37,53 +40,116 @@ type Entry struct {
 	RunEnd *RunEnd `json:"runEnd,omitempty"`
 }
 
-// Read parses every entry of a transcript. A torn last line (a crash in the
-// middle of a write) is ignored; a bad line elsewhere is an error naming it.
+// Torn is a record cut short: the process died (or the disk filled) in
+// the middle of writing it. Its line holds the start of a JSON object and
+// no end; it is skipped when the transcript is read.
+type Torn struct {
+	// Line is the 1-based line number of the partial record.
+	Line int
+	// Bytes is how much of the record was written.
+	Bytes int
+}
+
+// maxLine bounds one transcript line when it is read back.
+const maxLine = 64 << 20
+
+// Read parses every entry of a transcript. Torn records (see [Scan]) are
+// skipped; a bad line of any other kind is an error naming it.
 func Read(r io.Reader) ([]Entry, error) {
+	entries, _, err := Scan(r)
+	return entries, err
+}
+
+// Scan parses every entry of a transcript and reports the torn records it
+// skipped: a last line with no newline that does not decode, or a line
+// anywhere holding the start of a JSON object and no end (a crash tore it,
+// and a later run started its records on the next line). Any other line
+// that does not decode is an error naming it.
+func Scan(r io.Reader) ([]Entry, []Torn, error) {
 	var out []Entry
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 64<<20)
-	var pendingErr error
-	line := 0
-	for sc.Scan() {
-		line++
-		if pendingErr != nil {
-			return nil, pendingErr
+	var torn []Torn
+	br := bufio.NewReader(r)
+	for line := 1; ; line++ {
+		raw, err := br.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return nil, nil, fmt.Errorf("read transcript: %w", err)
 		}
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
+		if len(raw) > maxLine {
+			return nil, nil, fmt.Errorf("transcript line %d: longer than %d bytes", line, maxLine)
 		}
-		var e Entry
-		if err := json.Unmarshal([]byte(text), &e); err != nil {
-			pendingErr = fmt.Errorf("transcript line %d: %w", line, err)
-			continue
+		terminated := len(raw) > 0 && raw[len(raw)-1] == '\n'
+		text := bytes.TrimSpace(raw)
+		if len(text) > 0 {
+			var e Entry
+			switch derr := decodeEntry(text, &e); {
+			case derr == nil:
+				out = append(out, e)
+			case !terminated || errors.Is(derr, io.ErrUnexpectedEOF):
+				torn = append(torn, Torn{Line: line, Bytes: len(text)})
+			default:
+				return nil, nil, fmt.Errorf("transcript line %d: %w", line, derr)
+			}
 		}
-		out = append(out, e)
+		if err == io.EOF {
+			return out, torn, nil
+		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read transcript: %w", err)
+}
+
+// decodeEntry decodes one line: exactly one JSON object. A line that ends
+// inside the object gives io.ErrUnexpectedEOF.
+func decodeEntry(text []byte, e *Entry) error {
+	dec := json.NewDecoder(bytes.NewReader(text))
+	if err := dec.Decode(e); err != nil {
+		return err
 	}
-	return out, nil
+	if dec.More() {
+		return errors.New("more than one JSON value on the line")
+	}
+	return nil
 }
 
 // ReadFile reads the transcript at path.
 func ReadFile(path string) ([]Entry, error) {
+	entries, _, err := ScanFile(path)
+	return entries, err
+}
+
+// ScanFile reads the transcript at path and reports its torn records
+// (see [Scan]).
+func ScanFile(path string) ([]Entry, []Torn, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open transcript: %w", err)
+		return nil, nil, fmt.Errorf("open transcript: %w", err)
 	}
 	defer f.Close()
-	entries, err := Read(f)
+	entries, torn, err := Scan(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return entries, nil
+	return entries, torn, nil
+}
+
+// TornWarning describes the torn records of the transcript at path for a
+// person: "" when there are none.
+func TornWarning(path string, torn []Torn) string {
+	if len(torn) == 0 {
+		return ""
+	}
+	lines := make([]string, len(torn))
+	for i, t := range torn {
+		lines[i] = fmt.Sprintf("line %d (%d bytes)", t.Line, t.Bytes)
+	}
+	return fmt.Sprintf("transcript %s: skipped %d record(s) cut short by an earlier crash or a failed write: %s",
+		path, len(torn), strings.Join(lines, ", "))
 }
 
 // Messages returns the conversation messages of the entries, in order, as
 // they were sent: consecutive user entries (a prompt that followed tool
-// results) are joined into one message.
+// results) are joined into one message. Tool calls that never got results
+// (the process died, or the agent was stopped, between an answer and its
+// results) get error results saying so (see [CloseInterrupted]), so the
+// conversation can be sent again as it is.
 func Messages(entries []Entry) []llm.Message {
 	var out []llm.Message
 	for _, e := range entries {
@@ -97,7 +163,78 @@ func Messages(entries []Entry) []llm.Message {
 		}
 		out = append(out, m)
 	}
+	out, _ = CloseInterrupted(out)
 	return out
+}
+
+// CloseInterrupted returns msgs with an error result for every tool call
+// that has none in the user message after it: the call was interrupted
+// and may not have completed. The results go after the results the user
+// message has (tool results come first in a user message), or in a new
+// user message after a last answer. It returns how many it added; msgs
+// itself is not changed. A conversation with every call answered comes
+// back as it is, so applying it again changes nothing.
+func CloseInterrupted(msgs []llm.Message) ([]llm.Message, int) {
+	var out []llm.Message
+	added := 0
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		uses := m.ToolUses()
+		if m.Role != llm.RoleAssistant || len(uses) == 0 {
+			if out != nil {
+				out = append(out, m)
+			}
+			continue
+		}
+		var next *llm.Message
+		if i+1 < len(msgs) && msgs[i+1].Role == llm.RoleUser {
+			next = &msgs[i+1]
+		}
+		answered := map[string]bool{}
+		if next != nil {
+			for _, b := range next.Content {
+				if b.Type == llm.BlockToolResult {
+					answered[b.ToolUseID] = true
+				}
+			}
+		}
+		var missing []llm.Block
+		for _, u := range uses {
+			if !answered[u.ID] {
+				answered[u.ID] = true
+				missing = append(missing, llm.ToolResultBlock(u.ID, prompts.CallInterrupted(), true))
+			}
+		}
+		if len(missing) == 0 {
+			if out != nil {
+				out = append(out, m)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]llm.Message, 0, len(msgs)+1), msgs[:i]...)
+		}
+		added += len(missing)
+		out = append(out, m)
+		if next == nil {
+			out = append(out, llm.Message{Role: llm.RoleUser, Content: missing})
+			continue
+		}
+		// After the results the message has: tool results lead a user
+		// message.
+		at := 0
+		for at < len(next.Content) && next.Content[at].Type == llm.BlockToolResult {
+			at++
+		}
+		content := make([]llm.Block, 0, len(next.Content)+len(missing))
+		content = append(append(append(content, next.Content[:at]...), missing...), next.Content[at:]...)
+		out = append(out, llm.Message{Role: llm.RoleUser, Content: content})
+		i++ // the user message is done
+	}
+	if out == nil {
+		return msgs, 0
+	}
+	return out, added
 }
 
 // StateDir returns cadre's state directory: $XDG_STATE_HOME/cadre, or

@@ -44,16 +44,22 @@ func resumeSession(p procIO, o *options, cfg *cadre.Config) error {
 			return err
 		}
 	}
-	return loadSession(cfg, path)
+	return loadSession(cfg, path, func(msg string) { fmt.Fprintf(p.stderr, "cadre: warning: %s\n", msg) })
 }
 
 // loadSession loads the saved session at path into cfg: its conversation
 // as History and its id, so the transcript goes on where it ended. The
-// print path and the terminal UI's /resume share it.
-func loadSession(cfg *cadre.Config, path string) error {
-	entries, err := transcript.ReadFile(path)
+// print path and the terminal UI's /resume share it. Records an earlier
+// crash (or a failed write) cut short are skipped and told to warn, when
+// set; calls the crash interrupted get error results saying so
+// (transcript.Messages).
+func loadSession(cfg *cadre.Config, path string, warn func(string)) error {
+	entries, torn, err := transcript.ScanFile(path)
 	if err != nil {
 		return fmt.Errorf("resume %s: %w", path, err)
+	}
+	if w := transcript.TornWarning(path, torn); w != "" && warn != nil {
+		warn(w)
 	}
 	msgs := transcript.Messages(entries)
 	if len(msgs) == 0 {

@@ -86,7 +86,7 @@ func runUI(ctx context.Context, p procIO, o *options) error {
 	// --resume does: its conversation is the new runtime's History.
 	resume := func(id string, pr permission.Prompter) (tui.Runtime, error) {
 		c := withPrompter(cfg, pr)
-		if err := loadSession(&c, transcript.SessionPath(cfg.StateDir, cfg.Cwd, id)); err != nil {
+		if err := loadSession(&c, transcript.SessionPath(cfg.StateDir, cfg.Cwd, id), nil); err != nil {
 			return nil, err
 		}
 		return cadre.New(c)
