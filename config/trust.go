@@ -319,7 +319,9 @@ func TrustWorkspaceIn(path, dir string) (string, error) {
 
 // UntrustWorkspace removes dir from the trust file; it reports whether it
 // was there.
-func UntrustWorkspace(home, dir string) (bool, error) { return UntrustWorkspaceIn(TrustFile(home), dir) }
+func UntrustWorkspace(home, dir string) (bool, error) {
+	return UntrustWorkspaceIn(TrustFile(home), dir)
+}
 
 // UntrustWorkspaceIn is UntrustWorkspace for the trust file path.
 func UntrustWorkspaceIn(path, dir string) (bool, error) {
