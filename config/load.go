@@ -18,7 +18,8 @@ import (
 // zero value reads the settings and agent files of the working directory
 // and nothing else: no home directory, no environment.
 type Options struct {
-	// Getenv is the environment Load reads: HOME, XDG_STATE_HOME, the
+	// Getenv is the environment Load reads: HOME, XDG_STATE_HOME,
+	// XDG_CONFIG_HOME, CADRE_CLAUDE_MANAGED_DIR, the
 	// provider's keys and base URLs (ANTHROPIC_*, OPENAI_*), CADRE_PROVIDER,
 	// CADRE_MODEL, CADRE_SUBAGENT_MODEL, CADRE_SUBAGENT_MODEL_FORCE and
 	// CADRE_FORK_SUBAGENT, CADRE_COORDINATOR_MODE, and for the web tools CADRE_SMALL_MODEL,
@@ -36,6 +37,9 @@ type Options struct {
 	// ManagedDir holds managed settings and managed agents (agents/);
 	// "" means DefaultManagedDir.
 	ManagedDir string
+	// ClaudeManagedDir holds Claude Code's managed settings; "" means
+	// Getenv("CADRE_CLAUDE_MANAGED_DIR"), then DefaultClaudeManagedDir.
+	ClaudeManagedDir string
 	// Model (--model) wins over CADRE_MODEL and the settings' model.
 	Model string
 	// PermissionMode (--permission-mode) and SkipPermissions
@@ -94,10 +98,7 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 		getenv = func(string) string { return "" }
 	}
 	home := cmp.Or(opts.Home, getenv("HOME"))
-	s, diags, err := LoadSettings(SettingsOptions{
-		Cwd: cwd, Home: home, SettingsFile: opts.SettingsFile, SettingsJSON: opts.SettingsJSON, ManagedDir: opts.ManagedDir,
-		Flags: Flags{Rules: opts.Rules, AddDirs: opts.AddDirs}, TrustProject: opts.TrustProject,
-	})
+	s, diags, err := LoadSettings(opts.settingsOptions(cwd, home, getenv))
 	if err != nil {
 		return cadre.Config{}, diags, err
 	}
@@ -192,6 +193,48 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	diags = append(diags, s.Trust.Report()...) // what the gates refused after LoadSettings
 	cfg.Provenance.Ignored = s.Trust.Ignored()
 	return cfg, diags, nil
+}
+
+// settingsOptions are the options LoadSettings gets from Load.
+func (opts Options) settingsOptions(cwd, home string, getenv func(string) string) SettingsOptions {
+	return SettingsOptions{
+		Cwd: cwd, Home: home, SettingsFile: opts.SettingsFile, SettingsJSON: opts.SettingsJSON, ManagedDir: opts.ManagedDir,
+		ClaudeManagedDir: cmp.Or(opts.ClaudeManagedDir, getenv("CADRE_CLAUDE_MANAGED_DIR")), ConfigHome: getenv("XDG_CONFIG_HOME"),
+		Flags: Flags{Rules: opts.Rules, AddDirs: opts.AddDirs}, TrustProject: opts.TrustProject,
+	}
+}
+
+// Effective loads the settings files as Load does, without building a
+// session (no provider key is needed), and returns every effective entry
+// with the file it came from (`cadre config`): what workspace trust kept
+// out — hooks and MCP servers included — is not among them, and is
+// reported in the diagnostics.
+func Effective(ctx context.Context, cwd string, opts Options) ([]Entry, []Diagnostic, error) {
+	cwd, err := absDir(cwd)
+	if err != nil {
+		return nil, nil, err
+	}
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	home := cmp.Or(opts.Home, getenv("HOME"))
+	s, diags, err := LoadSettings(opts.settingsOptions(cwd, home, getenv))
+	if err != nil {
+		return nil, diags, err
+	}
+	// The loaders that gate items one by one, as Load runs them.
+	_, _, mdiags, err := mcpServers(cwd, opts, s, getenv)
+	diags = append(diags, mdiags...)
+	if err != nil {
+		return nil, diags, err
+	}
+	_, hdiags, err := s.GatedHooksConfig(opts.TrustProjectHooks)
+	diags = append(diags, hdiags...)
+	if err != nil {
+		return nil, diags, err
+	}
+	return s.Effective(), append(diags, s.Trust.Report()...), nil
 }
 
 // absDir makes cwd absolute ("" is the process's working directory) and

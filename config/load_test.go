@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"path/filepath"
@@ -24,6 +25,9 @@ func loadIn(t *testing.T, files map[string]string, env map[string]string, opts O
 	env = withDefault(env, "HOME", tr.home)
 	opts.Getenv = envOf(env)
 	opts.ManagedDir = tr.managed
+	if opts.ClaudeManagedDir == "" {
+		opts.ClaudeManagedDir = filepath.Join(tr.managed, "claude-code")
+	}
 	cfg, diags, err := Load(context.Background(), tr.cwd, opts)
 	return cfg, diags, err, tr
 }
@@ -239,6 +243,20 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 				t.Errorf("limits %+v", cfg.Permissions.Limits)
 			}
 		}},
+	}
+	// Claude Code's keys that cadre reports (claudekeys.go): a file that
+	// sets one gets its reason.
+	for _, k := range slices.Concat(claudeTopKeys, claudePermKeys, claudeSandboxKeys) {
+		if _, ok := cases[k.Name]; !ok && k.Unsupported != "" {
+			v := cmp.Or(keySamples[k.Name].narrow, keySamples[k.Name].widen)
+			cases[k.Name] = struct {
+				json string
+				env  map[string]string
+				want check
+				warn string
+				user bool
+			}{json: nestJSON(k.Name, v), warn: k.Unsupported}
+		}
 	}
 	for _, k := range Keys() {
 		if _, ok := cases[k.Name]; !ok {

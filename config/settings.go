@@ -22,6 +22,11 @@ import (
 // the managed agents/ directory.
 const DefaultManagedDir = "/etc/cadre"
 
+// DefaultClaudeManagedDir holds Claude Code's managed-settings.json (and
+// managed-settings.d/) on Linux; CADRE_CLAUDE_MANAGED_DIR or
+// Options.ClaudeManagedDir replace it.
+const DefaultClaudeManagedDir = "/etc/claude-code"
+
 // SettingsOptions says where LoadSettings looks.
 type SettingsOptions struct {
 	// Cwd is the project root (absolute). Empty skips project files.
@@ -43,6 +48,12 @@ type SettingsOptions struct {
 	// TrustProject is --trust-project: the workspace's files may widen
 	// the run (see Trust).
 	TrustProject bool
+	// ConfigHome is $XDG_CONFIG_HOME: cadre's user files are in
+	// ConfigHome/cadre (see UserConfigDir); "" means ~/.config.
+	ConfigHome string
+	// ClaudeManagedDir holds Claude Code's managed settings; "" means
+	// DefaultClaudeManagedDir.
+	ClaudeManagedDir string
 }
 
 // Flags are settings that come from command-line flags.
@@ -108,6 +119,9 @@ type Settings struct {
 	MCPServers []mcpx.SettingsServers
 	// Sandbox is the sandbox object (sandbox.go, issue 9).
 	Sandbox SandboxSettings
+
+	// entries are the effective entries (entries.go), for Effective.
+	entries []Entry
 }
 
 // Value is a scalar setting with the file that set it.
@@ -220,6 +234,11 @@ type layer struct {
 	managed, project bool
 	scope            mcpx.Scope // of the file's mcpServers (mcp.go)
 	inline           []byte     // the content, for --settings given as JSON
+	// level is the file's place in the precedence (levelUser …
+	// levelManaged); claude marks Claude Code's file of a level, which
+	// cadre's file of the same level overrides (claude.go).
+	level  int
+	claude bool
 }
 
 // LoadSettings reads and merges the settings files. A file that does not
@@ -274,37 +293,52 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 }
 
 // userLayers are the files below the flags: user, project, project local,
-// --settings.
+// --settings; at each level Claude Code's file comes first, so that
+// cadre's wins a clash.
 func userLayers(opts SettingsOptions) []layer {
 	var layers []layer
 	if opts.Home != "" {
-		layers = append(layers, layer{path: filepath.Join(opts.Home, ".config", "cadre", "settings.json"), base: opts.Home, scope: mcpx.ScopeUser})
+		layers = append(layers,
+			layer{path: filepath.Join(opts.Home, ".claude", "settings.json"), base: opts.Home, scope: mcpx.ScopeUser, level: levelUser, claude: true},
+			layer{path: filepath.Join(UserConfigDir(opts.Home, opts.ConfigHome), "settings.json"), base: opts.Home, scope: mcpx.ScopeUser, level: levelUser})
 	}
 	if opts.Cwd != "" {
 		layers = append(layers,
-			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeSettings},
-			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.local.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeLocal})
+			layer{path: filepath.Join(opts.Cwd, ".claude", "settings.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeSettings, level: levelProject, claude: true},
+			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeSettings, level: levelProject},
+			layer{path: filepath.Join(opts.Cwd, ".claude", "settings.local.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeLocal, level: levelLocal, claude: true},
+			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.local.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeLocal, level: levelLocal})
 	}
 	if opts.SettingsFile != "" {
 		p := opts.SettingsFile
 		if !filepath.IsAbs(p) && opts.Cwd != "" {
 			p = filepath.Join(opts.Cwd, p)
 		}
-		layers = append(layers, layer{path: p, base: filepath.Dir(p), required: true, scope: mcpx.ScopeFlag})
+		layers = append(layers, layer{path: p, base: filepath.Dir(p), required: true, scope: mcpx.ScopeFlag, level: levelFlag})
 	}
 	if opts.SettingsJSON != "" {
-		layers = append(layers, layer{path: "--settings", base: opts.Cwd, required: true, inline: []byte(opts.SettingsJSON), scope: mcpx.ScopeFlag})
+		layers = append(layers, layer{path: "--settings", base: opts.Cwd, required: true, inline: []byte(opts.SettingsJSON), scope: mcpx.ScopeFlag, level: levelFlag})
 	}
 	return layers
 }
 
-// managedLayers are managed-settings.json and managed-settings.d/*.json in
+// managedLayers are Claude Code's managed settings, then cadre's (which win
+// a clash): each managed-settings.json and managed-settings.d/*.json in
 // name order; their relative paths are anchored at the project.
 func managedLayers(opts SettingsOptions) ([]layer, error) {
-	dir := opts.ManagedDir
-	if dir == "" {
-		dir = DefaultManagedDir
+	claude, err := managedDirLayers(opts, cmpOr(opts.ClaudeManagedDir, DefaultClaudeManagedDir), true)
+	if err != nil {
+		return nil, err
 	}
+	own, err := managedDirLayers(opts, cmpOr(opts.ManagedDir, DefaultManagedDir), false)
+	if err != nil {
+		return nil, err
+	}
+	return append(claude, own...), nil
+}
+
+// managedDirLayers are the managed settings files of one directory.
+func managedDirLayers(opts SettingsOptions, dir string, claude bool) ([]layer, error) {
 	paths := []string{filepath.Join(dir, "managed-settings.json")}
 	entries, err := os.ReadDir(filepath.Join(dir, "managed-settings.d"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -312,7 +346,7 @@ func managedLayers(opts SettingsOptions) ([]layer, error) {
 	}
 	var names []string
 	for _, e := range entries {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") && !strings.HasPrefix(e.Name(), ".") {
 			names = append(names, e.Name())
 		}
 	}
@@ -322,7 +356,7 @@ func managedLayers(opts SettingsOptions) ([]layer, error) {
 	}
 	layers := make([]layer, len(paths))
 	for i, p := range paths {
-		layers[i] = layer{path: p, base: opts.Cwd, managed: true, scope: mcpx.ScopeManaged}
+		layers[i] = layer{path: p, base: opts.Cwd, managed: true, scope: mcpx.ScopeManaged, level: levelManaged, claude: claude}
 		if opts.Cwd == "" {
 			layers[i].base = filepath.Dir(p)
 		}
@@ -387,9 +421,22 @@ func (s *Settings) loadData(path string, data []byte, base, home string, gate *T
 	}
 	diags := checkKeys(path, data, keys)
 	diags = append(diags, s.hookPolicyDiagnostics(&fd, path, data, keys)...)
+	gated := data // what the file may set: all of it, but in an untrusted workspace
 	if gate != nil {
-		gate.filter(&fd, path, base, home)
+		if gated = gate.gateRaw(data, path, base, home, s); !bytes.Equal(gated, data) {
+			// What is ignored is still checked: a bad value is an error
+			// wherever it is.
+			scratch := &Settings{ModelAliases: map[string]map[string]string{}, Env: map[string]string{}, layer: s.layer}
+			if err := scratch.applyScalars(&fd, path); err != nil {
+				return diags, err
+			}
+			fd = fileData{}
+			if err := json.Unmarshal(gated, &fd); err != nil {
+				return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, path, err)
+			}
+		}
 	}
+	diags = append(diags, s.addEntries(flatten(gated, path, s.layer))...)
 	s.Files = append(s.Files, path)
 	s.noteMCP(path, data, keys, fd.MCPServers)
 	if fd.Permissions != nil {

@@ -38,7 +38,7 @@ func newTree(t *testing.T, files map[string]string) tree {
 }
 
 func (tr tree) opts() SettingsOptions {
-	return SettingsOptions{Cwd: tr.cwd, Home: tr.home, ManagedDir: tr.managed}
+	return SettingsOptions{Cwd: tr.cwd, Home: tr.home, ManagedDir: tr.managed, ClaudeManagedDir: filepath.Join(tr.managed, "claude-code")}
 }
 
 func TestLoadMergesInPrecedenceOrder(t *testing.T) {

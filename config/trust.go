@@ -43,9 +43,14 @@ import (
 // (~/.config/cadre) that `cadre trust` writes.
 const TrustFileName = "trusted-workspaces.json"
 
-// TrustFile is the path of the trust file for home.
-func TrustFile(home string) string {
-	return filepath.Join(home, ".config", "cadre", TrustFileName)
+// TrustFile is the path of the trust file for home, in ~/.config/cadre
+// (TrustFileIn honours XDG_CONFIG_HOME).
+func TrustFile(home string) string { return TrustFileIn(home, "") }
+
+// TrustFileIn is the path of the trust file in UserConfigDir(home,
+// configHome), configHome being $XDG_CONFIG_HOME ("" for ~/.config).
+func TrustFileIn(home, configHome string) string {
+	return filepath.Join(UserConfigDir(home, configHome), TrustFileName)
 }
 
 // Trust sources, for Trust.Source.
@@ -97,8 +102,11 @@ type TrustOptions struct {
 	// Listed are trustedWorkspaces entries from files the user controls
 	// (user, --settings, managed), each with its file.
 	Listed []run.Setting
-	// ManagedDir is never part of the workspace.
-	ManagedDir string
+	// ManagedDir is never part of the workspace; nor is ClaudeManagedDir.
+	ManagedDir, ClaudeManagedDir string
+	// ConfigHome is $XDG_CONFIG_HOME ("" for ~/.config): where the trust
+	// file is (TrustFileIn).
+	ConfigHome string
 }
 
 // ResolveTrust decides whether the workspace holding opts.Cwd is trusted.
@@ -106,10 +114,12 @@ type TrustOptions struct {
 func ResolveTrust(opts TrustOptions) (*Trust, error) {
 	t := &Trust{Root: workspaceRoot(opts.Cwd)}
 	if opts.Home != "" {
-		t.own = []string{filepath.Join(opts.Home, ".config", "cadre"), filepath.Join(opts.Home, ".claude")}
+		t.own = []string{filepath.Join(opts.Home, ".config", "cadre"), filepath.Join(opts.Home, ".claude"), UserConfigDir(opts.Home, opts.ConfigHome)}
 	}
-	if opts.ManagedDir != "" {
-		t.own = append(t.own, opts.ManagedDir)
+	for _, d := range []string{opts.ManagedDir, opts.ClaudeManagedDir} {
+		if d != "" {
+			t.own = append(t.own, d)
+		}
 	}
 	if opts.Flag {
 		t.Trusted, t.Source = true, TrustSourceFlag
@@ -117,12 +127,13 @@ func ResolveTrust(opts TrustOptions) (*Trust, error) {
 	}
 	listed := slices.Clone(opts.Listed)
 	if opts.Home != "" {
-		dirs, err := TrustedWorkspaces(opts.Home)
+		file := TrustFileIn(opts.Home, opts.ConfigHome)
+		dirs, err := trustedIn(file)
 		if err != nil {
 			return nil, err
 		}
 		for _, d := range dirs {
-			listed = append(listed, run.Setting{What: d, Source: TrustFile(opts.Home)})
+			listed = append(listed, run.Setting{What: d, Source: file})
 		}
 	}
 	cwd := realPath(opts.Cwd)
@@ -257,9 +268,12 @@ type trustData struct {
 }
 
 // TrustedWorkspaces returns the directories `cadre trust` recorded for
-// home. A missing file is an empty list.
-func TrustedWorkspaces(home string) ([]string, error) {
-	path := TrustFile(home)
+// home (in ~/.config/cadre; TrustFileIn and the In functions honour
+// XDG_CONFIG_HOME). A missing file is an empty list.
+func TrustedWorkspaces(home string) ([]string, error) { return trustedIn(TrustFile(home)) }
+
+// trustedIn reads the trust file path.
+func trustedIn(path string) ([]string, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -284,30 +298,38 @@ func TrustedWorkspaces(home string) ([]string, error) {
 // TrustWorkspace records dir (made absolute, links resolved) as trusted
 // for home and returns the path it recorded; recording it again changes
 // nothing.
-func TrustWorkspace(home, dir string) (string, error) {
+func TrustWorkspace(home, dir string) (string, error) { return TrustWorkspaceIn(TrustFile(home), dir) }
+
+// TrustWorkspaceIn is TrustWorkspace for the trust file path (TrustFileIn).
+func TrustWorkspaceIn(path, dir string) (string, error) {
 	abs, err := absDir(dir)
 	if err != nil {
 		return "", err
 	}
 	abs = realPath(abs)
-	list, err := TrustedWorkspaces(home)
+	list, err := trustedIn(path)
 	if err != nil {
 		return "", err
 	}
 	if slices.Contains(list, abs) {
 		return abs, nil
 	}
-	return abs, writeTrust(home, append(list, abs))
+	return abs, writeTrust(path, append(list, abs))
 }
 
 // UntrustWorkspace removes dir from the trust file; it reports whether it
 // was there.
 func UntrustWorkspace(home, dir string) (bool, error) {
+	return UntrustWorkspaceIn(TrustFile(home), dir)
+}
+
+// UntrustWorkspaceIn is UntrustWorkspace for the trust file path.
+func UntrustWorkspaceIn(path, dir string) (bool, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return false, fmt.Errorf("untrust %s: %w", dir, err)
 	}
-	list, err := TrustedWorkspaces(home)
+	list, err := trustedIn(path)
 	if err != nil {
 		return false, err
 	}
@@ -316,12 +338,11 @@ func UntrustWorkspace(home, dir string) (bool, error) {
 	if len(list) == n {
 		return false, nil
 	}
-	return true, writeTrust(home, list)
+	return true, writeTrust(path, list)
 }
 
 // writeTrust replaces the trust file atomically, readable by the user only.
-func writeTrust(home string, list []string) error {
-	path := TrustFile(home)
+func writeTrust(path string, list []string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("write trust file: %w", err)
 	}
