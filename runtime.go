@@ -197,6 +197,17 @@ type Config struct {
 	// starts runs in the background (Background is forced; off is an
 	// error) and is continued with SendMessage, and the fork path is off.
 	Coordinator bool
+
+	// The Claude Agent SDK's session options (issue 29, sdkoptions.go).
+
+	// Effort is the main agent's reasoning effort (low, medium, high,
+	// xhigh, max; Claude Code's --effort); "" lets the provider choose.
+	Effort string
+	// ToolNames, when non-nil, is the session's tool set (Claude Code's
+	// --tools): only the built-in tools named (Task or Agent for the Agent
+	// tool, which brings the task tools with it) are offered, to every
+	// agent; an empty list offers none. MCP tools are not affected.
+	ToolNames []string
 }
 
 // Permissions configures permission checking for the session.
@@ -317,6 +328,9 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	tools = append(tools, r.mergeTools()...) // worktree_tool.go
 	r.base = tool.NewPool(tools...)
+	if cfg.ToolNames != nil {
+		r.base = r.base.Filter(func(t tool.Tool) bool { return namedTool(cfg.ToolNames, t.Spec().Name) }) // sdkoptions.go
+	}
 	if err := r.checkRules(); err != nil {
 		return nil, err
 	}
@@ -355,7 +369,7 @@ func New(cfg Config) (*Runtime, error) {
 	r.system = r.renderSystemFor(cfg.ModelID)
 	r.bg = newBackground(r)
 	r.mainPool = r.base
-	if !cfg.DisableSubagents {
+	if !cfg.DisableSubagents && (cfg.ToolNames == nil || namedTool(cfg.ToolNames, AgentToolName)) {
 		if _, denied := spawn.WholeToolDenied(r.rootPerms().Rules, AgentToolName); !denied {
 			r.mainSpec = r.agentSpec(r.rootPerms().Rules, nil)
 			r.mainPool = tool.NewPool(append([]tool.Tool{&agentTool{spec: r.mainSpec}}, r.base.Tools()...)...)
@@ -383,6 +397,9 @@ func checkConfig(cfg *Config) error {
 		return fmt.Errorf("Config.Background %q: want \"\", %q, %q or %q", cfg.Background, BackgroundDefault, BackgroundForced, BackgroundOff)
 	}
 	if err := applyCoordinator(cfg); err != nil { // coordinator.go
+		return err
+	}
+	if err := checkSDKOptions(cfg); err != nil { // sdkoptions.go
 		return err
 	}
 	if cfg.Cwd == "" {
@@ -664,7 +681,7 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	modelID, system := r.mainModel() // SetModel's choice (model.go)
 	main := &agent{
 		run: s, id: "", typ: "main", modelID: modelID, pool: r.mainPool, spec: r.mainSpec,
-		perms: r.rootPerms(), system: system, maxTurns: r.cfg.MaxTurns, mcp: mainMCP{r},
+		perms: r.rootPerms(), system: system, maxTurns: r.cfg.MaxTurns, mcp: mainMCP{r}, effort: r.cfg.Effort,
 		inbox:  r.bg.main,
 		prompt: &prompt, // issue 15: UserPromptSubmit fires for it alone
 	}

@@ -96,6 +96,12 @@ type options struct {
 	trustProject           bool
 	sandbox                bool // --sandbox (issue 9, sandbox.go)
 	ui                     uiOptions
+	// sdk are the Claude Agent SDK's flags cadre's own do not cover
+	// (issue 29, sdkflags.go).
+	sdk sdkFlags
+	// debugOut is where the --debug lines go (stderr, or --debug-file's
+	// file); nil means stderr.
+	debugOut io.Writer
 }
 
 // procIO bundles the process's streams and environment.
@@ -178,6 +184,7 @@ terminated (SIGTERM).`,
 		SilenceErrors: true,
 		Args:          cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.sdk.noEffect(p.stderr) // one line per SDK flag cadre does not act on (sdkflags.go)
 			if wantsUI(p, &o, args) {
 				return runUI(ctx, p, &o)
 			}
@@ -233,6 +240,7 @@ terminated (SIGTERM).`,
 	var awaitInit bool
 	f.BoolVar(&awaitInit, "await-initialize", false, "with stream-json input, build the session from the program's initialize request (always done)")
 	_ = f.MarkHidden("await-initialize")
+	o.sdk.register(f)
 	f.SetInterspersed(true)
 	addSubcommands(cmd)
 	return cmd
@@ -360,8 +368,11 @@ func prepare(o *options) error {
 	if o.continueLast && o.resume != "" {
 		return errors.New("--continue and --resume cannot be used together")
 	}
-	if (o.continueLast || o.resume != "") && o.sessionID != "" {
-		return errors.New("--session-id cannot be used with --continue or --resume")
+	if (o.continueLast || o.resume != "") && o.sessionID != "" && !o.sdk.forkSession {
+		return errors.New("--session-id cannot be used with --continue or --resume (except with --fork-session)")
+	}
+	if err := o.sdk.check(); err != nil {
+		return err
 	}
 	o.allowedTools = append(o.allowedTools, o.allowedToolsDashed...)
 	o.disallowedTools = append(o.disallowedTools, o.disallowedToolsDashed...)
@@ -397,6 +408,12 @@ func runRoot(ctx context.Context, p procIO, sigs *signals, o *options, args []st
 	if err := prepare(o); err != nil {
 		return &exitError{ExitUsage, err}
 	}
+	out, closeDebug, err := o.sdk.debugOutput(o, p.stderr)
+	if err != nil {
+		return &exitError{ExitUsage, err}
+	}
+	defer closeDebug()
+	o.debugOut = out
 	if o.inputFormat == "stream-json" {
 		if len(args) > 0 {
 			return &exitError{ExitUsage, errors.New("--input-format stream-json takes the prompts on stdin, not as an argument")}
@@ -453,7 +470,21 @@ func applyFlags(p procIO, o *options, cfg *cadre.Config) error {
 		perms.PromptTool = o.permissionPromptTool
 		cfg.Permissions = &perms
 	}
-	return resumeSession(p, o, cfg)
+	if err := o.sdk.apply(p.stderr, o, cfg); err != nil { // sdkflags.go
+		return err
+	}
+	if err := resumeSession(p, o, cfg); err != nil {
+		return err
+	}
+	return o.sdk.fork(o, cfg)
+}
+
+// debugWriter is where the --debug lines go.
+func (o *options) debugWriter(p procIO) io.Writer {
+	if o.debugOut != nil {
+		return o.debugOut
+	}
+	return p.stderr
 }
 
 // runInfoOf is what init reports beyond the runtime's Init.
@@ -509,7 +540,7 @@ func runPrint(ctx context.Context, p procIO, sigs *signals, o *options, prompt s
 		return &exitError{ExitUsage, err}
 	}
 	if o.debug != "" {
-		pr = &debugPrinter{next: pr, out: p.stderr, filter: o.debug}
+		pr = &debugPrinter{next: pr, out: o.debugWriter(p), filter: o.debug}
 	}
 	code, err := drive(ctx, cancel, sigs, rt, prompt, pr, tl, o.maxBudgetUSD)
 	if code == ExitOK && err == nil {

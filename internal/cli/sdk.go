@@ -228,7 +228,7 @@ func (s *sdkSession) build(ctx context.Context, in *sdkproto.Initialize) error {
 	// MCP servers that live in the program's process: a turn waits for
 	// them to connect (mcp.go connects them).
 	s.inProcessMCP = in != nil && len(in.SDKMCPServers) > 0
-	if err == nil && s.o.permissionPromptTool == "stdio" && cfg.Permissions != nil {
+	if err == nil && s.o.permissionPromptTool == "stdio" && !s.o.sdk.noPrompts() && cfg.Permissions != nil {
 		cfg.Permissions.Prompter = &sdkproto.Prompter{Conn: s.conn, Interrupt: s.interruptTurn}
 	}
 	if err == nil {
@@ -405,7 +405,7 @@ func (s *sdkSession) turn(ctx context.Context, sigs *signals, msg *sdkproto.User
 	pr.hookEvents = s.o.includeHookEvents
 	var out printer = pr
 	if s.o.debug != "" {
-		out = &debugPrinter{next: pr, out: s.p.stderr, filter: s.o.debug}
+		out = &debugPrinter{next: pr, out: s.o.debugWriter(s.p), filter: s.o.debug}
 	}
 	stream := rt.RunNotifications(tctx)
 	if msg != nil {

@@ -1,0 +1,34 @@
+package cadre
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// The session options a Claude Agent SDK program sets through Claude
+// Code's flags (issue 29): Config.Effort and Config.ToolNames.
+
+// efforts are the valid values of Config.Effort.
+var efforts = []string{"low", "medium", "high", "xhigh", "max"}
+
+// checkSDKOptions validates Config.Effort. A name of Config.ToolNames
+// that is no tool matches nothing.
+func checkSDKOptions(cfg *Config) error {
+	if cfg.Effort != "" && !slices.Contains(efforts, cfg.Effort) {
+		return fmt.Errorf("Config.Effort %q: want one of low, medium, high, xhigh, max", cfg.Effort)
+	}
+	return nil
+}
+
+// namedTool reports whether names lists the tool, by its name or an alias
+// (Task for Agent).
+func namedTool(names []string, name string) bool {
+	for _, n := range names {
+		if tool.Canonical(n) == tool.Canonical(name) {
+			return true
+		}
+	}
+	return false
+}
