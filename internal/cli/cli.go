@@ -114,10 +114,16 @@ type procIO struct {
 // Main runs the command line and returns the process exit code. It owns
 // the process: orphans of the commands it runs are re-parented to it, and
 // every process it started, daemonised ones included, is ended before it
-// returns (internal/proclife).
+// returns — or, after kill -9, by its reaper process (internal/proclife).
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	_ = proclife.Adopt() // best effort: without it orphans go to init
-	defer proclife.EndDescendants(endGrace)
+	// The reaper ends what cadre started even after kill -9 (issue 23);
+	// best effort like Adopt: without it, only an orderly exit ends them.
+	reaper, _ := proclife.StartReaper()
+	defer func() {
+		proclife.EndDescendants(endGrace, reaper.Pid())
+		_ = reaper.Close()
+	}()
 	ctx, sigs := withSignals(context.Background())
 	defer sigs.stop()
 	p := procIO{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}

@@ -4,13 +4,16 @@
 // sleep &`, `nohup sleep &`) is re-parented to cadre instead of init and
 // stays reachable; at every exit it controls, cadre ends every descendant.
 // Each Bash command also gets a parent-death signal (tool/builtin), so
-// the command itself dies with cadre even after kill -9 — what it started
-// in turn, only the sandbox's PID namespace can guarantee.
+// the command itself dies with cadre even after kill -9; what it started
+// in turn is ended by the Reaper (reaper.go), a watcher process that
+// outlives cadre by the moment it takes to end every process cadre's
+// run has marked.
 package proclife
 
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,9 +24,12 @@ import (
 // daemonised ones included when Adopt was called: SIGTERM first, SIGKILL
 // to what is left after grace (and to what they started meanwhile). It
 // returns how many processes it signalled. It polls /proc while it waits:
-// this is the last thing cadre does before it exits.
-func EndDescendants(grace time.Duration) int {
+// this is the last thing cadre does before it exits. The processes in
+// spare, and what is below them, are left alone (the Reaper, which ends
+// itself when cadre does).
+func EndDescendants(grace time.Duration, spare ...int) int {
 	self := os.Getpid()
+	descendants := func(pid int) []int { return descendantsExcept(pid, spare) }
 	first := descendants(self)
 	if len(first) == 0 {
 		return 0
@@ -54,8 +60,9 @@ func EndDescendants(grace time.Duration) int {
 	return len(signalled)
 }
 
-// descendants lists the live (not zombie) processes below pid, from /proc.
-func descendants(pid int) []int {
+// descendantsExcept lists the live (not zombie) processes below pid, from
+// /proc, leaving out the subtrees of the processes in spare.
+func descendantsExcept(pid int, spare []int) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -80,6 +87,9 @@ func descendants(pid int) []int {
 		p := queue[0]
 		queue = queue[1:]
 		for _, c := range children[p] {
+			if slices.Contains(spare, c) {
+				continue
+			}
 			if live[c] {
 				out = append(out, c)
 			}

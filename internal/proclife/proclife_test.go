@@ -18,6 +18,9 @@ func TestMain(m *testing.M) {
 	if marker := os.Getenv("CADRE_PROCLIFE_HELPER"); marker != "" {
 		os.Exit(helper(marker))
 	}
+	if marker := os.Getenv("CADRE_PROCLIFE_KILLED"); marker != "" {
+		os.Exit(killedHelper(marker))
+	}
 	os.Exit(m.Run())
 }
 

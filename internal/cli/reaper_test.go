@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cadre-dev/cadre/llm/llmtest"
+)
+
+// lifeMarkEnv marks, through cadre's environment, every process a test's
+// cadre starts and everything those start.
+const lifeMarkEnv = "CADRE_TEST_LIFE"
+
+// liveMarked returns the live processes whose environment has
+// lifeMarkEnv=mark, with their command lines.
+func liveMarked(mark string) map[int]string {
+	entries, _ := os.ReadDir("/proc")
+	out := map[int]string{}
+	want := []byte(lifeMarkEnv + "=" + mark)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(append([]byte{0}, env...), append(append([]byte{0}, want...), 0)) {
+			continue
+		}
+		st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(st)
+		if i := strings.LastIndexByte(s, ')'); i < 0 || len(s) < i+3 || s[i+2] == 'Z' {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		out[pid] = strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " "))
+	}
+	return out
+}
+
+// Issue 23 (9): without the sandbox, kill -9 of cadre left running what
+// its Bash calls, hooks and MCP servers had started — daemons that
+// double-fork and setsid above all. Now a reaper ends the whole tree when
+// cadre dies: no process cadre started, nor any they started, is alive
+// afterwards (seen through /proc, by command line and by environment).
+func TestNothingOutlivesKill9WithoutSandbox(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	mark := fmt.Sprintf("%d.%d", 6000+os.Getpid()%1000, time.Now().UnixNano()%100000)
+	env[lifeMarkEnv] = mark
+	sleeps := []string{mark + "1", mark + "2", mark + "3", mark + "4", mark + "5", mark + "6"}
+	t.Cleanup(func() {
+		for pid := range liveMarked(mark) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		for _, m := range sleeps {
+			for _, pid := range liveWithArg("sleep", m) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	// A hook that leaves two daemons behind and returns at once.
+	hook := fmt.Sprintf(`setsid sleep %s >/dev/null 2>&1 & nohup sleep %s >/dev/null 2>&1 & exit 0`, sleeps[0], sleeps[1])
+	settings := `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": ` + strconv.Quote(hook) + `}]}]}}`
+	// A Bash call: a background job, a double-forked setsid daemon, a
+	// nohup'd one in a subshell, and the command itself still running.
+	bash := fmt.Sprintf(`sleep %s >/dev/null 2>&1 & setsid sh -c 'sleep %s >/dev/null 2>&1 &' >/dev/null 2>&1 & (setsid nohup sleep %s >/dev/null 2>&1 &) ; sleep %s`,
+		sleeps[2], sleeps[3], sleeps[4], sleeps[5])
+	s.Script("",
+		llmtest.ToolUse("mcp__everything__echo", map[string]any{"message": "up"}),
+		llmtest.ToolUse("Bash", map[string]string{"command": bash}),
+		llmtest.Text("done"))
+	cmd, _, errb, _ := cadreCmd(t, env, "", "-p", "start them", "--dangerously-skip-permissions", "--trust-project", "--settings", settings)
+	mcpJSON := `{"mcpServers": {"everything": {"command": "` + everythingBin(t) + `"}}}`
+	if err := os.WriteFile(filepath.Join(cmd.Dir, ".mcp.json"), []byte(mcpJSON), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		_ = cmd.Wait()
+	}()
+	waitProcs(t, sleeps, exited) // sandbox_test.go
+	// The MCP server answered the first call, so it is running now.
+	var server int
+	for pid, line := range liveMarked(mark) {
+		if strings.Contains(line, "server-everything") {
+			server = pid
+		}
+	}
+	if server == 0 {
+		t.Fatalf("no MCP server among cadre's processes: %v", liveMarked(mark))
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	// The deadline is a safety net, not a timing assertion.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		left := liveMarked(mark)
+		for _, m := range sleeps {
+			for _, pid := range liveWithArg("sleep", m) {
+				left[pid] = "sleep " + m
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("outlived the kill -9 of cadre: %v\nstderr %s", left, errb)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := len(s.Requests()); n < 2 {
+		t.Fatalf("%d requests: the MCP call did not run before the kill", n)
+	}
+}
