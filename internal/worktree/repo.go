@@ -101,7 +101,9 @@ func (m *Manager) repoOf(ctx context.Context, dir string) (*repo, where, error) 
 		if err != nil {
 			return nil, err
 		}
-		out, err := m.git.run(ctx, root, "rev-parse", "--path-format=absolute", "--git-path", "hooks/post-checkout")
+		// The real hooks path (core.hooksPath as the repository sets it):
+		// rev-parse runs nothing.
+		out, err := m.git.runHook(ctx, root, "rev-parse", "--path-format=absolute", "--git-path", "hooks/post-checkout")
 		if err != nil {
 			return nil, fmt.Errorf("locate the hooks of %s: %w", root, err)
 		}

@@ -74,6 +74,10 @@ type Config struct {
 	// Env is added to git's environment (after the process's, without the
 	// variables that select a repository, such as GIT_DIR).
 	Env []string
+	// RunHooks runs the repository's post-checkout hook in a new tree, as
+	// `git worktree add` would. Set it only for a workspace the user
+	// trusts: no other hook of the repository ever runs in cadre's git.
+	RunHooks bool
 	// Creator and Remover replace git for version control systems other
 	// than git (the WorktreeCreate and WorktreeRemove hooks); nil uses git.
 	Creator Creator
@@ -245,10 +249,10 @@ func (m *Manager) add(ctx context.Context, r *repo, rec *record) ([]string, erro
 		m.rollback(context.WithoutCancel(ctx), r, rec)
 		return nil, fmt.Errorf("check out %s: %w", rec.Path, err)
 	}
-	if !r.hasPostCheckout() {
+	if !m.cfg.RunHooks || !r.hasPostCheckout() {
 		return nil, nil
 	}
-	_, err = m.git.run(ctx, rec.Path, "hook", "run", "--ignore-missing", "post-checkout", "--",
+	_, err = m.git.runHook(ctx, rec.Path, "hook", "run", "--ignore-missing", "post-checkout", "--",
 		strings.Repeat("0", len(rec.BaseCommit)), rec.BaseCommit, "1")
 	if err != nil {
 		return []string{"the post-checkout hook failed: " + err.Error()}, nil
