@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/cadre-dev/cadre/internal/safefs"
 )
 
 // TreesDir is where the worktrees live, relative to the main working
@@ -166,7 +168,7 @@ func (r *repo) lock(ctx context.Context) (unlock func(), err error) {
 	case <-ctx.Done():
 		return nil, fmt.Errorf("wait for the worktree lock of %s: %w", r.root, ctx.Err())
 	}
-	f, err := os.OpenFile(filepath.Join(r.commonDir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := safefs.OpenFile(r.commonDir, filepath.Join(r.commonDir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		<-r.sem
 		return nil, fmt.Errorf("open the worktree lock: %w", err)
@@ -226,10 +228,7 @@ func (r *repo) ensureExcluded() error {
 			return nil
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := safefs.OpenFile(r.commonDir, path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", path, err)
 	}

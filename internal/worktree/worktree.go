@@ -41,6 +41,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/cadre-dev/cadre/internal/safefs"
 )
 
 // Base says which commit a new worktree starts from.
@@ -269,6 +271,13 @@ func (m *Manager) register(ctx context.Context, r *repo, rec *record) error {
 	}
 	defer unlock()
 	if err := r.ensureExcluded(); err != nil {
+		return err
+	}
+	// git creates the tree inside the trees directory and follows links
+	// to get there: every component below the top level must be a real
+	// directory (a checked-in .cadre/worktrees -> ~/.claude/agents would
+	// otherwise put the repository's files there).
+	if err := safefs.MkdirAll(r.root, r.treesDir(), 0o755); err != nil {
 		return err
 	}
 	for _, p := range []string{rec.Path, recordPath(rec.Path)} {
