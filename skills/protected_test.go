@@ -33,9 +33,9 @@ func TestProtectedLinksNotLoaded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for link, target := range map[string]string{
-		filepath.Join(dir, "keys"):            filepath.Join(home, ".ssh", "keys"),
+		filepath.Join(dir, "keys"):             filepath.Join(home, ".ssh", "keys"),
 		filepath.Join(dir, "file", "SKILL.md"): filepath.Join(home, ".ssh", "id_rsa"),
-		filepath.Join(dir, "ok"):              filepath.Join(home, "dotfiles", "ok"),
+		filepath.Join(dir, "ok"):               filepath.Join(home, "dotfiles", "ok"),
 	} {
 		if err := os.Symlink(target, link); err != nil {
 			t.Fatal(err)
