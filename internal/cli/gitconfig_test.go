@@ -70,3 +70,57 @@ func TestRepositoryGitConfigRunsNothing(t *testing.T) {
 		t.Fatal("control: plain git status did not run core.fsmonitor; the test tests nothing")
 	}
 }
+
+// Issue 23: a checked-in link .cadre/worktrees -> ~/.claude/agents made
+// worktree isolation write the repository's files into the user's agents
+// (one became a user agent with a hook). Through the binary: the isolated
+// spawn fails with an error naming the link, and nothing is written
+// where it points.
+func TestSymlinkedWorktreesDirThroughCLI(t *testing.T) {
+	t.Parallel()
+	home, dir := t.TempDir(), t.TempDir()
+	agents := filepath.Join(home, ".claude", "agents")
+	if err := os.MkdirAll(agents, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitEnv := append(os.Environ(), "HOME="+home, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t.invalid")
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = dir, gitEnv
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, b)
+		}
+	}
+	writeFiles(t, dir, map[string]string{"evil.md": "---\nname: evil\ndescription: d\n---\nx\n"})
+	link := filepath.Join(dir, ".cadre", "worktrees")
+	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(agents, link); err != nil {
+		t.Fatal(err)
+	}
+	git("init", "-q")
+	git("add", "-A")
+	git("commit", "-q", "-m", "init")
+
+	s, env := server(t)
+	s.Script("MAIN", llmtest.ToolUse("Agent", map[string]any{"description": "look", "prompt": "CHILD: look", "subagent_type": "general-purpose", "isolation": "worktree"}),
+		llmtest.Text("done"))
+	s.Script("CHILD", llmtest.Text("child ran"))
+	p := cadreAt(t, home, dir, env, "-p", "MAIN: go")
+	if p.code != 0 {
+		t.Fatalf("exit %d: %s", p.code, p.stderr)
+	}
+	res := s.RequestsFor("MAIN")[1].LastToolResults()
+	if len(res) != 1 || !strings.Contains(res[0].ResultText(), link) || !strings.Contains(res[0].ResultText(), "symbolic link") {
+		t.Errorf("the spawn's result does not name the link: %+v", res)
+	}
+	if entries, _ := os.ReadDir(agents); len(entries) != 0 {
+		t.Errorf("files were written through the link into %s: %v", agents, entries)
+	}
+	if n := len(s.RequestsFor("CHILD")); n != 0 {
+		t.Errorf("the child ran (%d requests) without its worktree", n)
+	}
+}
