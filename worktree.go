@@ -151,7 +151,11 @@ func (r *Runtime) newWorktrees() (*worktrees, error) {
 		return nil, fmt.Errorf("Config.WorktreeBase: %w", err)
 	}
 	w := &worktrees{base: base}
-	w.git, w.gitErr = worktree.New(worktree.Config{Now: cfg.Now})
+	// The repository's post-checkout hook runs in a new tree only in a
+	// workspace the user trusts (no Provenance: the embedding program
+	// decided what to load, so it is trusted).
+	trusted := cfg.Provenance == nil || cfg.Provenance.Trusted
+	w.git, w.gitErr = worktree.New(worktree.Config{Now: cfg.Now, RunHooks: trusted})
 	a := hookAdapter{r}
 	if w.hooked, err = worktree.New(worktree.Config{Creator: a, Remover: a, Now: cfg.Now}); err != nil {
 		return nil, fmt.Errorf("worktree hooks: %w", err)

@@ -46,7 +46,8 @@ func ParsePaths(ctx context.Context, paths []string, source Source) (*CheckResul
 		}
 		var files []string
 		if st.IsDir() {
-			found, ds := scanDir(p)
+			home, _ := os.UserHomeDir()
+			found, ds := scanDir(p, home)
 			res.Diagnostics = append(res.Diagnostics, ds...)
 			for _, f := range found {
 				files = append(files, f.path)

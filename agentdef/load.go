@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/cadre-dev/cadre/internal/safefs"
 )
 
 // MaxFileSize is the largest agent file read; bigger files are skipped
@@ -119,7 +121,7 @@ func Load(ctx context.Context, opts LoadOptions) (*Set, error) {
 		if l.dir == "" {
 			continue
 		}
-		files, ds := scanDir(l.dir)
+		files, ds := scanDir(l.dir, opts.Home)
 		diags = append(diags, ds...)
 		for _, f := range files {
 			cands = append(cands, candidate{layer: i, path: f.path, depth: f.depth})
@@ -353,13 +355,40 @@ type foundFile struct {
 	depth int
 }
 
+// Bounds of one directory scan: links may lead anywhere (a dotfiles
+// repository is a common target), so the walk stops at a depth and a
+// number of directories and files.
+const (
+	maxScanDepth = 16
+	maxScanDirs  = 1000
+	maxScanFiles = 10000
+)
+
 // scanDir lists the .md files under dir, recursively, in lexical order.
 // Symbolic links are followed, each real directory visited once (so a
-// link cycle ends). Files over MaxFileSize are skipped when read.
-func scanDir(dir string) ([]foundFile, []Diagnostic) {
+// link cycle ends), within maxScanDepth levels, maxScanDirs directories
+// and maxScanFiles files; a link into a directory that holds credentials
+// or system state (safefs.Protected: ~/.ssh, ~/.aws, /etc, …; home is the
+// user's home directory) is never followed, and says so. Files over
+// MaxFileSize are skipped when read.
+func scanDir(dir, home string) ([]foundFile, []Diagnostic) {
 	var files []foundFile
 	var diags []Diagnostic
 	visited := map[string]bool{}
+	limited := false
+	limit := func(d string) {
+		if !limited {
+			limited = true
+			diags = append(diags, Diagnostic{File: d, Severity: SeverityWarning, Message: fmt.Sprintf("agent directory scan stopped here: more than %d levels, %d directories or %d files", maxScanDepth, maxScanDirs, maxScanFiles)})
+		}
+	}
+	protected := func(p, real string) bool {
+		if !safefs.Protected(home, real) {
+			return false
+		}
+		diags = append(diags, Diagnostic{File: p, Severity: SeverityWarning, Message: fmt.Sprintf("not loaded: it leads to %s, a directory that holds credentials or system state", real)})
+		return true
+	}
 	// real is the directory's path with symbolic links resolved: resolved
 	// once for the root and for each linked directory, and extended by
 	// name for plain subdirectories.
@@ -374,8 +403,15 @@ func scanDir(dir string) ([]foundFile, []Diagnostic) {
 				return
 			}
 			real = r
+			if protected(d, real) {
+				return
+			}
 		}
 		if visited[real] {
+			return
+		}
+		if depth > maxScanDepth || len(visited) >= maxScanDirs {
+			limit(d)
 			return
 		}
 		visited[real] = true
@@ -398,6 +434,11 @@ func scanDir(dir string) ([]foundFile, []Diagnostic) {
 					continue
 				}
 				typ = info.Mode().Type()
+				if typ.IsRegular() {
+					if r, err := filepath.EvalSymlinks(p); err != nil || protected(p, r) {
+						continue
+					}
+				}
 			}
 			if typ.IsDir() {
 				walk(p, childReal, depth+1)
@@ -405,6 +446,10 @@ func scanDir(dir string) ([]foundFile, []Diagnostic) {
 			}
 			if !typ.IsRegular() || !strings.HasSuffix(e.Name(), ".md") {
 				continue
+			}
+			if len(files) >= maxScanFiles {
+				limit(p)
+				return
 			}
 			files = append(files, foundFile{path: p, depth: depth})
 		}

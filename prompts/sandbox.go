@@ -16,6 +16,12 @@ func SandboxReadOnlyPath(path string) string {
 	return fmt.Sprintf("Sandbox: %s is read-only here (an Edit deny rule protects it).", path)
 }
 
+// SandboxProtectedPath: a write to a file cadre (or git) trusts later —
+// git's configuration and hooks, the project's settings and MCP servers.
+func SandboxProtectedPath(path string) string {
+	return fmt.Sprintf("Sandbox: %s is read-only here: git and cadre trust it later (git configuration and hooks, project settings, MCP servers), so no sandboxed command may change it. Ask the user to change it outside the sandbox if it must change.", path)
+}
+
 // SandboxWriteRefused: a write outside the writable places; path may be
 // "" when the output names none. writable lists the places.
 func SandboxWriteRefused(path, writable string) string {

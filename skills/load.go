@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/cadre-dev/cadre/internal/safefs"
 )
 
 // Source names the skills directory a skill came from.
@@ -121,14 +123,20 @@ func Load(ctx context.Context, opts LoadOptions) (*Set, error) {
 			continue // missing, or the same directory reached twice (home inside the project)
 		}
 		seenDir[real] = true
-		set.loadDir(l)
+		if safefs.Protected(opts.Home, real) {
+			set.diags = append(set.diags, Diagnostic{Path: l.dir, Severity: SeverityWarning, Message: fmt.Sprintf("not loaded: it leads to %s, a directory that holds credentials or system state", real)})
+			continue
+		}
+		set.loadDir(l, opts.Home)
 	}
 	set.resolve()
 	return set, nil
 }
 
-// loadDir reads each <dir>/<name>/SKILL.md, in name order.
-func (s *Set) loadDir(l dirLayer) {
+// loadDir reads each <dir>/<name>/SKILL.md, in name order. A skill
+// directory that is a link into a directory holding credentials or system
+// state (safefs.Protected, for the home directory home) is not loaded.
+func (s *Set) loadDir(l dirLayer, home string) {
 	entries, err := os.ReadDir(l.dir)
 	if err != nil {
 		s.diags = append(s.diags, Diagnostic{Path: l.dir, Severity: SeverityWarning, Message: fmt.Sprintf("cannot read the skills directory: %v", err)})
@@ -139,7 +147,15 @@ func (s *Set) loadDir(l dirLayer) {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
+		if real, err := filepath.EvalSymlinks(dir); err != nil || safefs.Protected(home, real) {
+			s.diags = append(s.diags, Diagnostic{Path: dir, Severity: SeverityWarning, Message: fmt.Sprintf("not loaded: it leads to %s, a directory that holds credentials or system state", real)})
+			continue
+		}
 		path := filepath.Join(dir, FileName)
+		if real, err := filepath.EvalSymlinks(path); err == nil && safefs.Protected(home, real) {
+			s.diags = append(s.diags, Diagnostic{Path: path, Severity: SeverityWarning, Message: fmt.Sprintf("not loaded: it leads to %s, a directory that holds credentials or system state", real)})
+			continue
+		}
 		data, problem := readSkillFile(path)
 		if problem != "" {
 			if problem != "missing" {

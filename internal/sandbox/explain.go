@@ -15,7 +15,7 @@ var (
 	// quotedPath finds 'path' or "path" in an error line; barePath the
 	// word before ": <error>".
 	quotedPath = regexp.MustCompile(`['"‘“]([^'"’”]+)['"’”]`)
-	barePath   = regexp.MustCompile(`(?:^|\s)(\S+?):\s*(?:Read-only file system|Permission denied|No such file or directory)`)
+	barePath   = regexp.MustCompile(`(?:^|\s)(\S+?):\s*(?:Read-only file system|Permission denied|No such file or directory|Device or resource busy)`)
 	hostRE     = regexp.MustCompile(`(?i)(?:resolve host:?|connect to|host)\s+['"]?([A-Za-z0-9.\-:\[\]]+)`)
 )
 
@@ -51,10 +51,23 @@ func (s *Sandbox) Explain(p Policy, output string) string {
 				note(prompts.SandboxMaskedWrite(path))
 			case path != "" && s.under(path, p.ReadOnly):
 				note(prompts.SandboxReadOnlyPath(path))
+			case path != "" && s.under(path, s.protected(p)):
+				note(prompts.SandboxProtectedPath(path))
 			case path != "":
 				note(prompts.SandboxWriteRefused(path, s.writableText(p)))
 			default:
 				note(prompts.SandboxWriteRefused("", s.writableText(p)))
+			}
+		case strings.Contains(line, "Device or resource busy"):
+			// A file replaced by rename (git's lock files) where a
+			// read-only mount sits.
+			path := s.resolve(p, linePath(line))
+			switch {
+			case path == "":
+			case s.under(path, p.ReadOnly):
+				note(prompts.SandboxReadOnlyPath(path))
+			case s.under(path, s.protected(p)):
+				note(prompts.SandboxProtectedPath(path))
 			}
 		case strings.Contains(line, "Permission denied") || strings.Contains(line, "No such file or directory"):
 			path := s.resolve(p, linePath(line))

@@ -159,6 +159,24 @@ func (s *Sandbox) Command(p Policy, argv []string) (*exec.Cmd, error) {
 	for _, r := range p.ReadOnly {
 		args = append(args, "--ro-bind-try", r, r)
 	}
+	protected := s.protected(p)
+	for _, r := range protected {
+		args = append(args, "--ro-bind-try", r, r)
+	}
+	// A working directory below a protected one (an agent's worktree in
+	// .cadre/worktrees, given to its parent as a further directory) stays
+	// writable, with its own protected paths on top again.
+	for _, w := range s.writable(p) {
+		if !s.strictlyUnder(w, protected) {
+			continue
+		}
+		args = append(args, "--bind-try", w, w)
+		for _, r := range protected {
+			if r != w && s.under(r, []string{w}) {
+				args = append(args, "--ro-bind-try", r, r)
+			}
+		}
+	}
 	var masks []*os.File
 	closeMasks := func() {
 		for _, f := range masks {
@@ -217,6 +235,80 @@ func (s *Sandbox) writable(p Policy) []string {
 		add(w)
 	}
 	return out
+}
+
+// projectFiles are the names, in a project's root, of what cadre and
+// Claude Code read as configuration: settings, agents, skills, hooks and
+// MCP servers.
+var projectFiles = []string{".cadre", ".claude", ".mcp.json"}
+
+// gitFiles are the names, in a git directory, through which git runs
+// programs or finds its configuration.
+var gitFiles = []string{"config", "config.worktree", "hooks", "info", "commondir"}
+
+// protected lists what commands must not change inside the places they
+// may write, because cadre's own (unsandboxed) git and cadre's next run
+// trust it (issue 23): in each writable directory that is a project, its
+// .cadre/, .claude/ and .mcp.json; in each git
+// directory among them (the project's .git, and the git directories a
+// linked worktree writes to), config, hooks/, info/ and commondir. Only
+// what exists can be protected: bwrap would otherwise create the mount
+// point on the host.
+func (s *Sandbox) protected(p Policy) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(path string) {
+		if seen[path] {
+			return
+		}
+		if _, err := os.Lstat(path); err == nil {
+			seen[path] = true
+			out = append(out, path)
+		}
+	}
+	gitDir := func(d string) {
+		for _, f := range gitFiles {
+			add(filepath.Join(d, f))
+		}
+	}
+	for _, w := range s.writable(p) {
+		if isGitDir(w) {
+			gitDir(w)
+			continue
+		}
+		for _, f := range projectFiles {
+			add(filepath.Join(w, f))
+		}
+		if st, err := os.Lstat(filepath.Join(w, ".git")); err == nil && st.IsDir() {
+			gitDir(filepath.Join(w, ".git"))
+		}
+	}
+	return out
+}
+
+// strictlyUnder reports whether path is below one of roots (not one of
+// them).
+func (s *Sandbox) strictlyUnder(path string, roots []string) bool {
+	for _, r := range roots {
+		if path != r && s.under(path, []string{r}) {
+			return true
+		}
+	}
+	return false
+}
+
+// isGitDir reports whether dir is a git directory (not a working tree):
+// it has HEAD and either objects/ or a commondir file.
+func isGitDir(dir string) bool {
+	if _, err := os.Lstat(filepath.Join(dir, "HEAD")); err != nil {
+		return false
+	}
+	for _, f := range []string{"objects", "commondir"} {
+		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // worktreeGitDirs returns, for a linked git worktree at dir (whose .git is

@@ -2,9 +2,11 @@ package workspace
 
 import (
 	"context"
-	"os/exec"
+	"os"
 	"strings"
 	"sync"
+
+	"github.com/cadre-dev/cadre/internal/gitcmd"
 )
 
 // MaxStatusLines is how many lines of `git status --short` a snapshot
@@ -72,9 +74,14 @@ func ReadGitStatus(ctx context.Context, dir string) GitStatus {
 	if _, ok := FindRepo(dir); !ok {
 		return GitStatus{}
 	}
+	// The repository may be one the user has not trusted (yet): its
+	// configuration cannot make git run anything (package gitcmd).
+	git := gitcmd.Runner{Env: gitcmd.Environ(os.Environ())}
 	gitOut := func(args ...string) string {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = dir
+		cmd, err := git.Command(ctx, dir, args...)
+		if err != nil {
+			return ""
+		}
 		out, err := cmd.Output()
 		if err != nil {
 			return ""

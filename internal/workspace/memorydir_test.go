@@ -1,7 +1,9 @@
 package workspace
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -29,5 +31,26 @@ func TestCheckedMemoryDir(t *testing.T) {
 		if (err != nil) != c.bad || got != c.want {
 			t.Errorf("%s %q: %q %v, want %q bad=%v", c.scope, c.name, got, err, c.want, c.bad)
 		}
+	}
+}
+
+// Issue 23: a checked-in .cadre/agent-memory that links elsewhere (the
+// user's agents directory) is refused, naming the link.
+func TestMemoryDirThroughLinkRefused(t *testing.T) {
+	t.Parallel()
+	proj, target := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(proj, ".cadre"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(proj, ".cadre", "agent-memory")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	_, err := CheckedMemoryDir(MemoryProject, "rev", "", proj)
+	if err == nil || !strings.Contains(err.Error(), link) {
+		t.Errorf("memory through a link: %v", err)
+	}
+	if dir, err := CheckedMemoryDir(MemoryLocal, "rev", "", proj); err != nil || dir == "" {
+		t.Errorf("a memory directory with no link: %q %v", dir, err)
 	}
 }

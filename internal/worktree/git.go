@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/cadre-dev/cadre/internal/gitcmd"
 )
 
 // git runs the git binary with an environment fixed once per Manager.
@@ -21,35 +22,24 @@ type git struct {
 	spent *atomic.Int64
 }
 
-// repoEnv are the variables that would point git at another repository
-// than the directory it runs in (set when cadre itself runs from a git
-// hook, for example); they are removed from git's environment.
-var repoEnv = []string{
-	"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
-	"GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-	"GIT_PREFIX", "GIT_NAMESPACE", "GIT_CEILING_DIRECTORIES",
-}
-
-// newGit returns a runner for bin with the process environment minus the
-// repository-selecting variables, plus stable output (LC_ALL=C), no
-// credential prompts, no editor for merges, no optional locks (so
-// inspecting a tree never contends with the agent's own git commands),
-// and extra.
+// newGit returns a runner for bin with the process environment as
+// gitcmd.Environ leaves it (no variables that select another repository,
+// no prompts, pager or editor), plus stable output (LC_ALL=C), no optional
+// locks (so inspecting a tree never contends with the agent's own git
+// commands), no editor for merges, and extra. Every git it starts has the
+// repository's program-running settings neutralised (package gitcmd).
 func newGit(bin string, environ, extra []string) git {
-	env := make([]string, 0, len(environ)+len(extra)+3)
+	env := make([]string, 0, len(environ))
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if isRepoEnv(name) || name == "LC_ALL" || name == "GIT_TERMINAL_PROMPT" || name == "GIT_OPTIONAL_LOCKS" || name == "GIT_MERGE_AUTOEDIT" {
+		if name == "LC_ALL" || name == "GIT_OPTIONAL_LOCKS" || name == "GIT_MERGE_AUTOEDIT" {
 			continue
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0", "GIT_MERGE_AUTOEDIT=no")
-	env = append(env, extra...)
+	env = gitcmd.Environ(env, append([]string{"LC_ALL=C", "GIT_OPTIONAL_LOCKS=0", "GIT_MERGE_AUTOEDIT=no"}, extra...)...)
 	return git{bin: bin, env: env}
 }
-
-func isRepoEnv(name string) bool { return slices.Contains(repoEnv, name) }
 
 // GitError is a git command that failed: its arguments, directory, exit
 // code and what it printed on stderr.
@@ -79,16 +69,32 @@ func (e *GitError) Unwrap() error { return e.Err }
 // run runs git in dir and returns its stdout. A non-zero exit is a
 // *GitError.
 func (g git) run(ctx context.Context, dir string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, g.bin, args...)
-	cmd.Dir = dir
-	cmd.Env = g.env
+	return g.start(ctx, false, dir, args...)
+}
+
+// runHook is run for `git hook run`: the repository's hooks are kept
+// (only in a workspace the user trusts).
+func (g git) runHook(ctx context.Context, dir string, args ...string) (string, error) {
+	return g.start(ctx, true, dir, args...)
+}
+
+func (g git) start(ctx context.Context, hooks bool, dir string, args ...string) (string, error) {
+	r := gitcmd.Runner{Bin: g.bin, Env: g.env}
+	newCmd := r.Command
+	if hooks {
+		newCmd = r.CommandRunningHooks
+	}
+	cmd, err := newCmd(ctx, dir, args...)
+	if err != nil {
+		return "", &GitError{Args: args, Dir: dir, Code: -1, Err: err}
+	}
 	// A killed git may leave a child (a hook, a filter) holding the pipes;
 	// don't wait for it for long.
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
 	if g.spent != nil {
 		g.spent.Add(int64(time.Since(start)))
 	}

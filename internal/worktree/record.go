@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/cadre-dev/cadre/internal/safefs"
 )
 
 // recordVersion is the format of the record files.
@@ -123,25 +125,22 @@ func writeRecord(rec *record) error {
 		return fmt.Errorf("encode worktree record: %w", err)
 	}
 	path := recordPath(rec.Path)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".record-*")
-	if err != nil {
+	// The record lies in the trees directory, below the main tree's top
+	// level; no component there may be a link (issue 23).
+	if err := safefs.WriteFileAtomic(treeRoot(rec.Path), path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write worktree record: %w", err)
 	}
-	_, err = tmp.Write(append(b, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write worktree record %s: %w", path, err)
-	}
 	return nil
+}
+
+// treeRoot is the main working tree's top level of the tree at treePath
+// (<root>/.cadre/worktrees/agent-<id>).
+func treeRoot(treePath string) string {
+	root := filepath.Dir(treePath)
+	for range strings.Split(TreesDir, "/") {
+		root = filepath.Dir(root)
+	}
+	return root
 }
 
 // readRecord reads the record of the tree at treePath. The tree's path

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/cadre-dev/cadre/internal/safefs"
 )
 
 // TreesDir is where the worktrees live, relative to the main working
@@ -101,7 +103,9 @@ func (m *Manager) repoOf(ctx context.Context, dir string) (*repo, where, error) 
 		if err != nil {
 			return nil, err
 		}
-		out, err := m.git.run(ctx, root, "rev-parse", "--path-format=absolute", "--git-path", "hooks/post-checkout")
+		// The real hooks path (core.hooksPath as the repository sets it):
+		// rev-parse runs nothing.
+		out, err := m.git.runHook(ctx, root, "rev-parse", "--path-format=absolute", "--git-path", "hooks/post-checkout")
 		if err != nil {
 			return nil, fmt.Errorf("locate the hooks of %s: %w", root, err)
 		}
@@ -164,7 +168,7 @@ func (r *repo) lock(ctx context.Context) (unlock func(), err error) {
 	case <-ctx.Done():
 		return nil, fmt.Errorf("wait for the worktree lock of %s: %w", r.root, ctx.Err())
 	}
-	f, err := os.OpenFile(filepath.Join(r.commonDir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := safefs.OpenFile(r.commonDir, filepath.Join(r.commonDir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		<-r.sem
 		return nil, fmt.Errorf("open the worktree lock: %w", err)
@@ -224,10 +228,7 @@ func (r *repo) ensureExcluded() error {
 			return nil
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := safefs.OpenFile(r.commonDir, path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", path, err)
 	}

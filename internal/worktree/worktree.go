@@ -41,6 +41,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+
+	"github.com/cadre-dev/cadre/internal/safefs"
 )
 
 // Base says which commit a new worktree starts from.
@@ -74,6 +76,10 @@ type Config struct {
 	// Env is added to git's environment (after the process's, without the
 	// variables that select a repository, such as GIT_DIR).
 	Env []string
+	// RunHooks runs the repository's post-checkout hook in a new tree, as
+	// `git worktree add` would. Set it only for a workspace the user
+	// trusts: no other hook of the repository ever runs in cadre's git.
+	RunHooks bool
 	// Creator and Remover replace git for version control systems other
 	// than git (the WorktreeCreate and WorktreeRemove hooks); nil uses git.
 	Creator Creator
@@ -245,10 +251,10 @@ func (m *Manager) add(ctx context.Context, r *repo, rec *record) ([]string, erro
 		m.rollback(context.WithoutCancel(ctx), r, rec)
 		return nil, fmt.Errorf("check out %s: %w", rec.Path, err)
 	}
-	if !r.hasPostCheckout() {
+	if !m.cfg.RunHooks || !r.hasPostCheckout() {
 		return nil, nil
 	}
-	_, err = m.git.run(ctx, rec.Path, "hook", "run", "--ignore-missing", "post-checkout", "--",
+	_, err = m.git.runHook(ctx, rec.Path, "hook", "run", "--ignore-missing", "post-checkout", "--",
 		strings.Repeat("0", len(rec.BaseCommit)), rec.BaseCommit, "1")
 	if err != nil {
 		return []string{"the post-checkout hook failed: " + err.Error()}, nil
@@ -265,6 +271,13 @@ func (m *Manager) register(ctx context.Context, r *repo, rec *record) error {
 	}
 	defer unlock()
 	if err := r.ensureExcluded(); err != nil {
+		return err
+	}
+	// git creates the tree inside the trees directory and follows links
+	// to get there: every component below the top level must be a real
+	// directory (a checked-in .cadre/worktrees -> ~/.claude/agents would
+	// otherwise put the repository's files there).
+	if err := safefs.MkdirAll(r.root, r.treesDir(), 0o755); err != nil {
 		return err
 	}
 	for _, p := range []string{rec.Path, recordPath(rec.Path)} {

@@ -399,9 +399,11 @@ func TestExcludeLine(t *testing.T) {
 	}
 }
 
-// TestPostCheckoutHook: the repository's post-checkout hook runs in the
-// new tree with git's arguments, as `git worktree add` would run it; a
-// failing hook is a warning, not a failed spawn.
+// TestPostCheckoutHook: with RunHooks (a trusted workspace) the
+// repository's post-checkout hook runs in the new tree with git's
+// arguments, as `git worktree add` would run it; a failing hook is a
+// warning, not a failed spawn. Without RunHooks (issue 23: an untrusted
+// workspace) it does not run at all.
 func TestPostCheckoutHook(t *testing.T) {
 	t.Parallel()
 	repo := newRepo(t)
@@ -410,8 +412,19 @@ func TestPostCheckoutHook(t *testing.T) {
 	if err := os.Chmod(hook, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	m := newManager(t)
-	l := create(t, m, repo, "hooked")
+	untrusted := newManager(t)
+	l := create(t, untrusted, repo, "nohooks")
+	if exists(filepath.Join(l.Info().Path, "hook.log")) {
+		t.Error("the post-checkout hook ran without RunHooks")
+	}
+	if o, err := l.Release(context.Background()); err != nil || o.State != Removed {
+		t.Errorf("release = %+v, %v", o, err)
+	}
+	m, err := New(Config{Env: testEnv, RunHooks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l = create(t, m, repo, "hooked")
 	base := l.Info().BaseCommit
 	b, err := os.ReadFile(filepath.Join(l.Info().Path, "hook.log"))
 	if want := strings.Repeat("0", 40) + " " + base + " 1\n"; err != nil || string(b) != want {
