@@ -82,7 +82,14 @@ func (s *runState) finish(ctx context.Context, rec *transcript.JournalWriter, re
 		}
 	}
 	if s.journal != nil {
-		if err := s.journal.Sync(); err != nil && runErr == nil {
+		// The main transcript's errors fail the run; a sub-agent's files
+		// fail that sub-agent (spawn.go), which its notification and the
+		// counts report.
+		err := s.journal.Sync()
+		if rec != nil {
+			err = rec.Err()
+		}
+		if err != nil && runErr == nil {
 			runErr = fmt.Errorf("cadre: the run finished but its transcript is incomplete: %w", err)
 		}
 	}

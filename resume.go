@@ -2,8 +2,10 @@ package cadre
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/loop"
@@ -175,6 +177,41 @@ func (b *background) resume(ctx context.Context, from *agent, h *childRun, text 
 		return out, err
 	}
 	return tool.Output{Text: prompts.AgentResumed(h.id, typ, child.transcriptPath())}, nil
+}
+
+// earlier returns a handle for agent id of an earlier process of this
+// session that the task journal does not hold (a foreground agent: only
+// background ones are journaled), read from the .meta.json beside its
+// transcript, and registers it; nil when the session has no such agent.
+// It can then be continued like any finished agent.
+func (b *background) earlier(id string) *childRun {
+	r := b.rt
+	if r.cfg.NoTranscript {
+		return nil
+	}
+	tpath, err := transcript.AgentFile(r.cfg.StateDir, r.cfg.Cwd, r.session, id)
+	if err != nil {
+		return nil // not an agent id
+	}
+	raw, err := os.ReadFile(strings.TrimSuffix(tpath, ".jsonl") + ".meta.json")
+	if err != nil {
+		return nil
+	}
+	var m agentMeta
+	if json.Unmarshal(raw, &m) != nil || m.AgentID != id || m.AgentType == "" {
+		return nil
+	}
+	if st, err := os.Stat(tpath); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if h := b.agents[id]; h != nil {
+		return h
+	}
+	h := &childRun{id: id, resumable: &resumeInfo{typ: m.AgentType, description: m.Description, transcript: tpath, cwd: m.Worktree}}
+	b.agents[id] = h
+	return h
 }
 
 // known lists every agent a message can go to: main, then the session's

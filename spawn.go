@@ -438,6 +438,14 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		// Background children of its own end first (lifecycle.go).
 		res, runErr = c.settle(ctx, res, rec)
 	}
+	if runErr == nil && tpath != "" {
+		// Its transcript and metadata are written as it goes; one that
+		// could not be (a full disk, no descriptor left) fails the agent
+		// rather than leaving it without a record.
+		if err := rs.journal.Written(tpath, mpath); err != nil {
+			runErr = fmt.Errorf("record the agent: %w", err)
+		}
+	}
 	switch {
 	case ctx.Err() != nil:
 		status = task.Killed

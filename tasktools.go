@@ -132,6 +132,9 @@ func (b *background) send(ctx context.Context, from *agent, in sendMessageInput)
 		return tool.Output{Text: prompts.MessageQueued("main")}, nil
 	}
 	h := b.handle(to)
+	if h == nil {
+		h = b.earlier(to) // a foreground agent of an earlier process (resume.go)
+	}
 	if h == nil || (h.child == nil && h.resumable == nil) {
 		return errorOutput(prompts.UnknownRecipient(to, b.known())), nil
 	}

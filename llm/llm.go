@@ -61,6 +61,10 @@ type Block struct {
 	Name         string          `json:"name,omitempty"`
 	Input        json.RawMessage `json:"input,omitempty"`
 	InvalidInput string          `json:"invalid_input,omitempty"`
+	// InputOverLimit is set when the streamed input passed
+	// MaxToolInputBytes: the adapter stopped holding it (Input is "{}")
+	// and counts here how many bytes came, so the loop can tell the model.
+	InputOverLimit int64 `json:"input_over_limit,omitempty"`
 
 	// ToolUseID, Content and IsError describe a tool_result block. Content
 	// holds text and image blocks.
@@ -111,6 +115,11 @@ type Message struct {
 	Role    Role    `json:"role"`
 	Content []Block `json:"content"`
 }
+
+// MaxToolInputBytes bounds the input of one tool call as it streams in:
+// past it, adapters stop holding the input and mark the block with
+// InputOverLimit instead.
+const MaxToolInputBytes = 1 << 20
 
 // UserText returns a user message holding one text block.
 func UserText(s string) Message { return Message{Role: RoleUser, Content: []Block{TextBlock(s)}} }

@@ -102,3 +102,12 @@ func typeList(types []string) string {
 	}
 	return strings.Join(types, ", ")
 }
+
+// ToolInputTooLarge is the result of a tool call whose streamed input
+// passed the limit: the input was dropped as it arrived, and the call did
+// not run.
+func ToolInputTooLarge(tool string, got, limit int64) string {
+	return fmt.Sprintf("The input for %s was too large (%d bytes or more; the limit is %d bytes) and was dropped; the call did not run. "+
+		"Call the tool again with a smaller input: split the content over several calls, or write it to a file with smaller edits.",
+		tool, got, limit)
+}

@@ -252,3 +252,34 @@ func TestJournalBoundsOpenFiles(t *testing.T) {
 		}
 	}
 }
+
+// Written reports the errors of the files asked about, not another
+// agent's: a sub-agent's failed file fails that sub-agent only.
+func TestJournalWrittenReportsOnlyItsFiles(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j := NewJournal()
+	bad := j.Transcript(filepath.Join(blocker, "agent-a.jsonl"), "s", "a", nil)
+	good := j.Transcript(filepath.Join(dir, "s.jsonl"), "s", "", nil)
+	meta := filepath.Join(blocker, "agent-a.meta.json")
+	_ = bad.AppendMessage(llm.UserText("x"), "", nil)
+	_ = j.Create(meta, []byte("{}"))
+	if err := good.AppendMessage(llm.UserText("y"), "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Written(good.Path()); err != nil || good.Err() != nil {
+		t.Fatalf("good file: %v %v", err, good.Err())
+	}
+	if err := j.Written(good.Path(), meta); err == nil || !strings.Contains(err.Error(), meta) {
+		t.Fatalf("meta error %v", err)
+	}
+	if err := j.Written(bad.Path()); err == nil || bad.Err() == nil {
+		t.Fatal("bad transcript not reported")
+	}
+	if err := j.Close(); err == nil {
+		t.Fatal("close reports no error")
+	}
+}

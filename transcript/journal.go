@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cadre-dev/cadre/llm"
@@ -70,8 +71,10 @@ type journalOp struct {
 	data    []byte
 	replace bool
 	create  bool
-	// synced, when set, is closed once every op before it was written.
+	// synced, when set, is closed once every op before it was written,
+	// and synced to disk unless noSync.
 	synced chan struct{}
+	noSync bool
 }
 
 // NewJournal starts a journal. Its goroutine ends at Close.
@@ -114,14 +117,26 @@ func (j *Journal) loop() {
 	for op := range j.ops {
 		switch {
 		case op.synced != nil:
-			fs.sync(false)
+			if !op.noSync {
+				fs.sync(false)
+			}
 			close(op.synced)
 		case op.create:
-			if err := createFile(op.path, op.data); err != nil {
+			err := createFile(op.path, op.data)
+			if tooManyFiles(err) && len(fs.open) > 0 {
+				fs.closeAll()
+				err = createFile(op.path, op.data)
+			}
+			if err != nil {
 				j.failPath(op.path, err)
 			}
 		case op.replace:
-			if err := replaceFile(op.path, op.data); err != nil {
+			err := replaceFile(op.path, op.data)
+			if tooManyFiles(err) && len(fs.open) > 0 {
+				fs.closeAll()
+				err = replaceFile(op.path, op.data)
+			}
+			if err != nil {
 				j.failPath(op.path, err)
 			}
 		default:
@@ -180,6 +195,12 @@ func (fs *files) get(path string) (*openFile, error) {
 		fs.close(oldest, false)
 	}
 	f, err := fs.j.open(path)
+	if tooManyFiles(err) && len(fs.open) > 0 {
+		// Out of descriptors: give back the ones the journal holds and
+		// try once more.
+		fs.closeAll()
+		f, err = fs.j.open(path)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -226,6 +247,19 @@ func endsWithNewline(path string, size int64) bool {
 		return true
 	}
 	return b[0] == '\n'
+}
+
+// tooManyFiles reports whether err is the process or the system being
+// out of descriptors.
+func tooManyFiles(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)
+}
+
+// closeAll closes every open transcript (synced later, see sync).
+func (fs *files) closeAll() {
+	for path := range fs.open {
+		fs.close(path, false)
+	}
 }
 
 // close closes path's file; synced says whether it was synced just now.
@@ -373,6 +407,23 @@ func (j *Journal) Sync() error {
 	return j.Err()
 }
 
+// Written waits until everything queued before it was written (not
+// synced) and returns the error a write to any of paths met. An agent
+// checks its own files with it when it ends.
+func (j *Journal) Written(paths ...string) error {
+	done := make(chan struct{})
+	if err := j.send(journalOp{synced: done, noSync: true}); err != nil {
+		return err
+	}
+	<-done
+	for _, p := range paths {
+		if err := j.pathErr(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Close writes everything queued, closes the files and returns the first
 // error any write met. It is safe to call more than once.
 func (j *Journal) Close() error {
@@ -408,6 +459,10 @@ type JournalWriter struct {
 
 // Path is the transcript file.
 func (w *JournalWriter) Path() string { return w.path }
+
+// Err returns the error a write of this transcript met, if any. Call it
+// after the journal's Sync or Written to see every write queued before.
+func (w *JournalWriter) Err() error { return w.j.pathErr(w.path) }
 
 // AppendMessage queues one conversation message; see Writer.AppendMessage.
 func (w *JournalWriter) AppendMessage(m llm.Message, model string, usage *llm.Usage) error {

@@ -17,15 +17,16 @@ import (
 	"github.com/cadre-dev/cadre/transcript"
 )
 
-// crashMidToolCall runs cadre (this test binary) on a session whose model
-// calls Bash, and kills it with SIGKILL, with every process it started,
-// while the command runs: once the command has started and the answer
-// holding the call is in the transcript. It returns the command (its Dir
-// and Env make later runs see the same project and state) and the
-// transcript.
-func crashMidToolCall(t *testing.T, env map[string]string, session string) (*exec.Cmd, string) {
+// crashMidToolCall runs cadre (this test binary) with args in a new
+// session whose model (some agent of it) calls Bash, and kills it with
+// SIGKILL, with every process it started, while the command runs: once
+// the command has started and the answer holding the call is in a
+// transcript. It returns the command (its Dir and Env make later runs see
+// the same project and state) and the main transcript.
+func crashMidToolCall(t *testing.T, env map[string]string, session string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd, _, errb, home := cadreCmd(t, env, "", "-p", "build it", "--session-id", session, "--permission-mode", "bypassPermissions")
+	args = append([]string{"--session-id", session, "--permission-mode", "bypassPermissions"}, args...)
+	cmd, _, errb, home := cadreCmd(t, env, "", args...)
 	marker := filepath.Join(t.TempDir(), "started")
 	cmd.Args = append(cmd.Args, "--add-dir", filepath.Dir(marker))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -39,11 +40,7 @@ func crashMidToolCall(t *testing.T, env map[string]string, session string) (*exe
 	go func() { exited <- cmd.Wait() }()
 	// Wait (for as long as the test may run) until the command runs and
 	// the call is recorded; cadre must not have ended by itself.
-	for {
-		b, _ := os.ReadFile(path)
-		if _, err := os.Stat(marker); err == nil && strings.Contains(string(b), `"tool_use"`) {
-			break
-		}
+	for !bashCallRecorded(path) || !exists(marker) {
 		select {
 		case err := <-exited:
 			t.Fatalf("cadre ended before the crash: %v\n%s", err, errb)
@@ -56,6 +53,23 @@ func crashMidToolCall(t *testing.T, env map[string]string, session string) (*exe
 	}
 	<-exited
 	return cmd, path
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// bashCallRecorded reports whether the session of the main transcript at
+// path has a Bash call recorded, in its own or a sub-agent's transcript.
+func bashCallRecorded(path string) bool {
+	files, _ := filepath.Glob(filepath.Join(strings.TrimSuffix(path, ".jsonl"), "agent-*.jsonl"))
+	for _, f := range append(files, path) {
+		if b, _ := os.ReadFile(f); strings.Contains(string(b), `"name":"Bash"`) {
+			return true
+		}
+	}
+	return false
 }
 
 // rerun runs cadre again in the crashed run's project and state.
@@ -113,7 +127,7 @@ func TestResumeAfterKillMidToolCall(t *testing.T) {
 			s, env := server(t)
 			s.Script("build it", llmtest.ToolUse("Bash", map[string]any{"command": `touch "$CRASH_MARKER" && sleep 600`}), llmtest.Text("resumed fine"))
 			session := uuid.NewString()
-			crashed, path := crashMidToolCall(t, env, session)
+			crashed, path := crashMidToolCall(t, env, session, "-p", "build it")
 			entries, err := transcript.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -247,5 +261,90 @@ func TestTranscriptWriteFailure(t *testing.T) {
 	p := rerun(t, cmd, "", "-p", "go on", "--resume", session, "--output-format", "json")
 	if p.code != 0 || jsonField(t, p.stdout, "subtype") != "success" {
 		t.Fatalf("resume: code %d stdout %s stderr %s", p.code, p.stdout, p.stderr)
+	}
+}
+
+// agentIDs lists the sub-agents of the session whose main transcript is
+// at path.
+func agentIDs(t *testing.T, path string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(strings.TrimSuffix(path, ".jsonl"), "agent-*.meta.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, f := range files {
+		ids = append(ids, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "agent-"), ".meta.json"))
+	}
+	return ids
+}
+
+// A foreground sub-agent of an earlier process — killed in the middle of
+// a tool call, or finished — is continued by SendMessage after --resume
+// (S-8.2): with its whole history, and the call the crash interrupted
+// answered as interrupted.
+func TestSendMessageContinuesAForegroundAgentAfterResume(t *testing.T) {
+	t.Parallel()
+	for _, crash := range []bool{true, false} {
+		name := map[bool]string{true: "killed mid tool call", false: "finished"}[crash]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s, env := server(t)
+			spawn := llmtest.ToolUse("Agent", map[string]any{"description": "worker", "prompt": "CHILD: build", "subagent_type": "general-purpose"})
+			s.Script("MAIN", spawn)
+			var crashed *exec.Cmd
+			var path string
+			session := uuid.NewString()
+			if crash {
+				s.Script("CHILD", llmtest.ToolUse("Bash", map[string]any{"command": `touch "$CRASH_MARKER" && sleep 600`}), llmtest.Text("child continued"))
+				crashed, path = crashMidToolCall(t, env, session, "-p", "MAIN: start")
+			} else {
+				s.Script("CHILD", llmtest.Text("child built it"), llmtest.Text("child continued"))
+				s.Script("MAIN", llmtest.Text("first run done"))
+				cmd, out, errb, home := cadreCmd(t, env, "", "-p", "MAIN: start", "--session-id", session, "--output-format", "json")
+				if err := cmd.Run(); err != nil {
+					t.Fatalf("%v: %s", err, errb)
+				}
+				if got := jsonField(t, out.String(), "result"); got != "first run done" {
+					t.Fatalf("first run: %s", out)
+				}
+				work, _ := filepath.EvalSymlinks(cmd.Dir)
+				crashed, path = cmd, transcript.SessionPath(filepath.Join(home, "state", "cadre"), work, session)
+			}
+			ids := agentIDs(t, path)
+			if len(ids) != 1 {
+				t.Fatalf("sub-agents %v", ids)
+			}
+			s.Script("MAIN", llmtest.ToolUse("SendMessage", map[string]any{"to": ids[0], "message": "CONTINUE with the tests", "summary": "more"}))
+			s.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn { return llmtest.Text("main heard it") })
+			p := rerun(t, crashed, "", "-p", "MAIN: go on", "--resume", session, "--output-format", "json")
+			if p.code != 0 {
+				t.Fatalf("code %d stdout %s stderr %s", p.code, p.stdout, p.stderr)
+			}
+			var sendResult string
+			for _, r := range s.RequestsFor("MAIN") {
+				for _, b := range r.LastToolResults() {
+					sendResult = b.ResultText()
+				}
+			}
+			if !strings.Contains(sendResult, ids[0]) || strings.Contains(sendResult, "No agent") {
+				t.Fatalf("SendMessage result %q", sendResult)
+			}
+			child := s.RequestsFor("CHILD")
+			last := child[len(child)-1]
+			if !strings.Contains(last.LastUserText(), "CONTINUE with the tests") || last.Messages[0].Text() != "CHILD: build" {
+				t.Fatalf("continued child request %+v", last.Messages)
+			}
+			if crash {
+				uses := last.Messages[1].ToolUses()
+				if len(uses) != 1 {
+					t.Fatalf("child history %+v", last.Messages)
+				}
+				interruptedResult(t, last.Messages, uses[0].ID)
+			}
+			if !strings.Contains(p.stdout, "main heard it") {
+				t.Fatalf("result %s", p.stdout)
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/internal/sdkproto"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/google/uuid"
 )
 
@@ -115,7 +116,11 @@ func (s *sdkSession) loop(ctx context.Context, sigs *signals) (int, error) {
 			}
 		case serveErr != nil:
 			// A malformed input ends the session once what came before
-			// it has run.
+			// it has run: the program reads why from an error event and
+			// a result, as from any session that ends.
+			if err := s.inputFailed(rt, serveErr); err != nil {
+				return ExitFailed, err
+			}
 			return ExitUsage, serveErr
 		case rt != nil && rt.PendingNotifications():
 			// Background tasks reported while no turn ran: the main
@@ -431,6 +436,38 @@ func (s *sdkSession) replay(rt *cadre.Runtime, msg sdkproto.UserMessage) error {
 	line, err := marshalLine(m)
 	if err != nil {
 		return err
+	}
+	return s.conn.WriteLine(line)
+}
+
+// inputErrorJSON is the event that tells the program its input could not
+// be read: which line, and why.
+type inputErrorJSON struct {
+	Type      string `json:"type"`
+	Subtype   string `json:"subtype"`
+	Error     string `json:"error"`
+	SessionID string `json:"session_id"`
+	UUID      string `json:"uuid"`
+}
+
+// inputFailed writes the error event and the result of a session ended
+// by a malformed input line. rt is nil when no runtime was built yet.
+func (s *sdkSession) inputFailed(rt *cadre.Runtime, err error) error {
+	session := ""
+	if rt != nil {
+		session = rt.SessionID()
+	}
+	msg := "invalid input: " + err.Error()
+	line, merr := marshalLine(inputErrorJSON{Type: "system", Subtype: "error", Error: msg, SessionID: session, UUID: uuid.NewString()})
+	if merr != nil {
+		return merr
+	}
+	if werr := s.conn.WriteLine(line); werr != nil {
+		return werr
+	}
+	line, merr = marshalLine(newTally(nil, nil).failed(session, failure{msg: msg, subtype: run.ErrorDuringExecution}))
+	if merr != nil {
+		return merr
 	}
 	return s.conn.WriteLine(line)
 }

@@ -520,6 +520,9 @@ func resultText(o tool.Output) string {
 func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, err error) {
 	start := r.cfg.Now()
 	defer func() { res.Duration = r.cfg.Now().Sub(start) }()
+	if call.InputOverLimit > 0 {
+		return ToolResult{Output: tool.Errorf("%s", prompts.ToolInputTooLarge(call.Name, call.InputOverLimit, llm.MaxToolInputBytes))}, nil
+	}
 	if call.InvalidInput != "" {
 		return ToolResult{Output: tool.Errorf("The input for %s was not valid JSON: %s. Call the tool again with a valid JSON object.",
 			call.Name, text.Ellipsis(call.InvalidInput, 200))}, nil

@@ -29,6 +29,9 @@ type partial struct {
 	input string
 	// citations are the raw citations of a text block, in order.
 	citations []json.RawMessage
+	// over counts the tool input's bytes once they passed
+	// llm.MaxToolInputBytes; the text is no longer held then.
+	over int64
 }
 
 // add folds one event in and returns the event to yield, if any.
@@ -108,7 +111,15 @@ func (a *accumulator) add(ev sdk.MessageStreamEventUnion) (llm.Event, bool) {
 		case "signature_delta":
 			p.sig.WriteString(d.Signature)
 		case "input_json_delta":
-			p.text.WriteString(d.PartialJSON)
+			switch {
+			case p.over > 0:
+				p.over += int64(len(d.PartialJSON))
+			case p.text.Len()+len(d.PartialJSON) > llm.MaxToolInputBytes:
+				p.over = int64(p.text.Len() + len(d.PartialJSON))
+				p.text = strings.Builder{}
+			default:
+				p.text.WriteString(d.PartialJSON)
+			}
 		case "citations_delta":
 			if c := d.JSON.Citation.Raw(); c != "" {
 				p.citations = append(p.citations, json.RawMessage(c))
@@ -171,6 +182,10 @@ func (a *accumulator) response() *llm.Response {
 			b.Thinking = p.text.String()
 			b.Signature = p.sig.String()
 		case llm.BlockToolUse:
+			if p.over > 0 {
+				b.Input, b.InputOverLimit = json.RawMessage(`{}`), p.over
+				break
+			}
 			b.Input, b.InvalidInput = toolInput(p.text.String(), p.input)
 		}
 		msg.Content = append(msg.Content, b)

@@ -34,7 +34,10 @@ type call struct {
 	id, name string
 	fallback string // the id used when the server sends none
 	args     strings.Builder
-	started  bool // EventToolUseStart was yielded
+	// over counts the arguments' bytes once they passed
+	// llm.MaxToolInputBytes; args is no longer held then.
+	over    int64
+	started bool // EventToolUseStart was yielded
 }
 
 // callID is the id of a call the server sent none for.
@@ -91,7 +94,15 @@ func (a *accumulator) add(ch sdk.ChatCompletionChunk) []llm.Event {
 			if c.name == "" {
 				c.name = tc.Function.Name
 			}
-			c.args.WriteString(tc.Function.Arguments)
+			switch piece := tc.Function.Arguments; {
+			case c.over > 0:
+				c.over += int64(len(piece))
+			case c.args.Len()+len(piece) > llm.MaxToolInputBytes:
+				c.over = int64(c.args.Len() + len(piece))
+				c.args = strings.Builder{}
+			default:
+				c.args.WriteString(piece)
+			}
 			if !c.started && c.name != "" {
 				c.started = true
 				evs = append(evs, llm.Event{Kind: llm.EventToolUseStart, ToolUse: &llm.Block{Type: llm.BlockToolUse, ID: c.callID(), Name: c.name}})
@@ -170,6 +181,10 @@ func (a *accumulator) response() *llm.Response {
 	slices.Sort(idx)
 	for _, i := range idx {
 		c := a.calls[i]
+		if c.over > 0 {
+			msg.Content = append(msg.Content, llm.Block{Type: llm.BlockToolUse, ID: c.callID(), Name: c.name, Input: json.RawMessage(`{}`), InputOverLimit: c.over})
+			continue
+		}
 		input, invalid := toolInput(c.args.String())
 		msg.Content = append(msg.Content, llm.Block{Type: llm.BlockToolUse, ID: c.callID(), Name: c.name, Input: input, InvalidInput: invalid})
 	}
