@@ -113,7 +113,8 @@ func list(ctx context.Context, o listOptions) ([]Hook, []string, error) {
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
-	opts := config.SettingsOptions{Cwd: cwd, Home: home, ManagedDir: o.managedDir, SettingsFile: o.settingsFile, TrustProject: o.trustProject}
+	opts := config.SettingsOptions{Cwd: cwd, Home: home, ManagedDir: o.managedDir, SettingsFile: o.settingsFile, TrustProject: o.trustProject,
+		ConfigHome: os.Getenv("XDG_CONFIG_HOME"), ClaudeManagedDir: os.Getenv("CADRE_CLAUDE_MANAGED_DIR")}
 	if v := strings.TrimSpace(o.settingsFile); strings.HasPrefix(v, "{") {
 		opts.SettingsJSON, opts.SettingsFile = v, ""
 	}
