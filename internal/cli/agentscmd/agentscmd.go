@@ -10,8 +10,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"slices"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
