@@ -44,8 +44,16 @@ func flatten(data []byte, source string, l layer) []Entry {
 	var walk func(prefix string, obj map[string]json.RawMessage, depth int, root string)
 	add := func(key string, v json.RawMessage, list bool) {
 		note := ""
-		if k, ok := lookupFull(key); ok {
-			note = k.Unsupported
+		for p := key; p != ""; {
+			if k, ok := lookupFull(p); ok {
+				note = k.Unsupported
+				break
+			}
+			i := strings.LastIndexByte(p, '.')
+			if i < 0 {
+				break
+			}
+			p = p[:i]
 		}
 		out = append(out, Entry{Key: key, Value: compact(v), Source: source, Note: note, level: l.level, claude: l.claude, list: list})
 	}

@@ -272,6 +272,10 @@ type trustData struct {
 // XDG_CONFIG_HOME). A missing file is an empty list.
 func TrustedWorkspaces(home string) ([]string, error) { return trustedIn(TrustFile(home)) }
 
+// TrustedWorkspacesIn is TrustedWorkspaces for the trust file path
+// (TrustFileIn).
+func TrustedWorkspacesIn(path string) ([]string, error) { return trustedIn(path) }
+
 // trustedIn reads the trust file path.
 func trustedIn(path string) ([]string, error) {
 	data, err := os.ReadFile(path)

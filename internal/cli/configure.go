@@ -9,6 +9,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/config"
 	"github.com/cadre-dev/cadre/internal/cli/agentscmd"
+	"github.com/cadre-dev/cadre/internal/cli/configcmd"
 	"github.com/cadre-dev/cadre/internal/cli/hookscmd"
 	"github.com/cadre-dev/cadre/internal/cli/mcpcmd"
 	"github.com/cadre-dev/cadre/internal/cli/permcmd"
@@ -48,5 +49,5 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 }
 
 func addSubcommands(root *cobra.Command) {
-	root.AddCommand(agentscmd.New(), permcmd.New(), skillscmd.New(), mcpcmd.New(), worktreecmd.New(), hookscmd.New(), trustcmd.New())
+	root.AddCommand(agentscmd.New(), permcmd.New(), skillscmd.New(), mcpcmd.New(), worktreecmd.New(), hookscmd.New(), trustcmd.New(), configcmd.New())
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -232,6 +233,13 @@ func newShow(o *options) *cobra.Command {
 				msg := fmt.Sprintf("unknown agent %q", args[0])
 				if near := closest(args[0], names, 3); len(near) > 0 {
 					msg += "; did you mean " + strings.Join(quoteAll(near), ", ") + "?"
+				}
+				// Issue 29: name every agent there is, not only the close ones.
+				slices.Sort(names)
+				if len(names) == 0 {
+					msg += " (no agents are defined)"
+				} else {
+					msg += " (agents: " + strings.Join(names, ", ") + ")"
 				}
 				return &ExitError{Code: 1, Err: errors.New(msg)}
 			}

@@ -66,7 +66,9 @@ problems with the files are warnings on stderr.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rows, warnings, err := list(cmd.Context(), o)
 			for _, w := range warnings {
-				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
+				// Each warning says its severity once (issue 29: the
+				// settings' diagnostics already carried "warning:").
+				fmt.Fprintln(cmd.ErrOrStderr(), "cadre: "+w)
 			}
 			if err != nil {
 				return err
@@ -113,7 +115,8 @@ func list(ctx context.Context, o listOptions) ([]Hook, []string, error) {
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
-	opts := config.SettingsOptions{Cwd: cwd, Home: home, ManagedDir: o.managedDir, SettingsFile: o.settingsFile, TrustProject: o.trustProject}
+	opts := config.SettingsOptions{Cwd: cwd, Home: home, ManagedDir: o.managedDir, SettingsFile: o.settingsFile, TrustProject: o.trustProject,
+		ConfigHome: os.Getenv("XDG_CONFIG_HOME"), ClaudeManagedDir: os.Getenv("CADRE_CLAUDE_MANAGED_DIR")}
 	if v := strings.TrimSpace(o.settingsFile); strings.HasPrefix(v, "{") {
 		opts.SettingsJSON, opts.SettingsFile = v, ""
 	}
@@ -144,7 +147,7 @@ func list(ctx context.Context, o listOptions) ([]Hook, []string, error) {
 	}
 	for _, d := range defs.Diagnostics() {
 		if strings.Contains(d.Message, "hooks") {
-			warnings = append(warnings, fmt.Sprintf("%s: %s", d.File, d.Message))
+			warnings = append(warnings, fmt.Sprintf("%s: %s: %s", d.File, d.Severity, d.Message))
 		}
 	}
 	for _, def := range defs.Active() {
@@ -155,10 +158,10 @@ func list(ctx context.Context, o listOptions) ([]Hook, []string, error) {
 		}
 		c, hd, err := hooks.ParseAgent(def.Hooks, def.Path)
 		for _, d := range hd {
-			warnings = append(warnings, d.String())
+			warnings = append(warnings, "warning: "+d.String())
 		}
 		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("%v; agent %s runs without its hooks", err, def.Name))
+			warnings = append(warnings, fmt.Sprintf("warning: %v; agent %s runs without its hooks", err, def.Name))
 			continue
 		}
 		for _, e := range c.Entries() {

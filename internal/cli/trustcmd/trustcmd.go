@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -33,7 +34,9 @@ endpoint or credentials, hooks and MCP servers that run commands — applies onl
 in a workspace you trust. Untrusted, each such entry is ignored and reported.
 
 cadre trust [dir] trusts dir (default: the current directory) and everything
-below it, recorded in ~/.config/cadre/` + config.TrustFileName + `.
+below it, recorded in ~/.config/cadre/` + config.TrustFileName + ` (in
+$XDG_CONFIG_HOME/cadre when XDG_CONFIG_HOME is set, unless only
+~/.config/cadre exists).
 --trust-project trusts the workspace for one run; trustedWorkspaces in your
 user or managed settings trusts the directories it lists.`,
 		Args: cobra.MaximumNArgs(1),
@@ -42,6 +45,7 @@ user or managed settings trusts the directories it lists.`,
 			if err != nil {
 				return fail(fmt.Errorf("home directory: %w", err))
 			}
+			file := config.TrustFileIn(home, os.Getenv("XDG_CONFIG_HOME"))
 			dir := "."
 			if len(args) == 1 {
 				dir = args[0]
@@ -54,30 +58,38 @@ user or managed settings trusts the directories it lists.`,
 				if len(args) > 0 {
 					return fail(errors.New("--list takes no directory"))
 				}
-				dirs, err := config.TrustedWorkspaces(home)
+				dirs, err := config.TrustedWorkspacesIn(file)
 				if err != nil {
 					return fail(err)
+				}
+				if len(dirs) == 0 {
+					// On stderr: stdout stays a list of directories.
+					fmt.Fprintf(cmd.ErrOrStderr(), "No workspace is trusted (cadre trust DIR trusts one; they are recorded in %s).\n", file)
 				}
 				for _, d := range dirs {
 					fmt.Fprintln(out, d)
 				}
 				return nil
 			case o.remove:
-				ok, err := config.UntrustWorkspace(home, dir)
+				abs, err := filepath.Abs(dir)
+				if err != nil {
+					return fail(fmt.Errorf("untrust %s: %w", dir, err))
+				}
+				ok, err := config.UntrustWorkspaceIn(file, abs)
 				if err != nil {
 					return fail(err)
 				}
 				if !ok {
-					return fail(fmt.Errorf("%s is not in %s (cadre trust --list shows what is)", dir, config.TrustFile(home)))
+					return fail(fmt.Errorf("%s is not in %s (cadre trust --list shows what is)", abs, file))
 				}
-				fmt.Fprintf(out, "no longer trusted: %s\n", dir)
+				fmt.Fprintf(out, "no longer trusted: %s\n", abs)
 				return nil
 			}
-			abs, err := config.TrustWorkspace(home, dir)
+			abs, err := config.TrustWorkspaceIn(file, dir)
 			if err != nil {
 				return fail(err)
 			}
-			fmt.Fprintf(out, "trusted: %s (recorded in %s)\nIts settings may now widen what cadre does: allow rules, a mode above default, env, hooks, MCP servers.\n", abs, config.TrustFile(home))
+			fmt.Fprintf(out, "trusted: %s (recorded in %s)\nIts settings may now widen what cadre does: allow rules, a mode above default, env, hooks, MCP servers.\n", abs, file)
 			return nil
 		},
 	}
