@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/tool"
+	"github.com/cadre-dev/cadre/tool/builtin"
 	"github.com/cadre-dev/cadre/transcript"
 )
 
@@ -109,7 +111,6 @@ var noEffectWhy = []struct{ name, why string }{
 	{"managed-settings", "managed settings are read from their file only"},
 	{"managed-settings-in-initialize", "managed settings are read from their file only"},
 	{"no-optional-locks", "cadre takes no optional git locks"},
-	{"json-schema", "structured output is not supported yet"},
 }
 
 // noEffect writes one line for each flag given that has no effect in
@@ -169,7 +170,23 @@ func (s *sdkFlags) toolNames() []string {
 }
 
 // apply sets what the honoured flags say on cfg; warnings go to w.
-func (s *sdkFlags) apply(w io.Writer, o *options, cfg *cadre.Config) error {
+func (s *sdkFlags) apply(p procIO, cfg *cadre.Config) error {
+	w := p.stderr
+	if s.jsonSchema != "" {
+		// Checked here for an error that names the flag; the runtime
+		// compiles it again.
+		if _, err := builtin.NewStructuredOutput(json.RawMessage(s.jsonSchema)); err != nil {
+			return fmt.Errorf("invalid --json-schema: %s", strings.TrimPrefix(err.Error(), "output schema: "))
+		}
+		cfg.OutputSchema = json.RawMessage(s.jsonSchema)
+		if v := strings.TrimSpace(p.getenv("MAX_STRUCTURED_OUTPUT_RETRIES")); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return fmt.Errorf("invalid MAX_STRUCTURED_OUTPUT_RETRIES %q: want a whole number of attempts, 1 or more", v)
+			}
+			cfg.OutputRetries = n
+		}
+	}
 	if s.thinking == "disabled" {
 		cfg.Thinking = nil
 	}
