@@ -57,6 +57,9 @@ type Options struct {
 	// settings files run, in a workspace trust lets them (see Trust); nil
 	// adds no limit.
 	TrustProjectHooks TrustProject
+	// SettingSources, when non-nil, are the settings levels loaded
+	// (--setting-sources: user, project, local); nil loads all.
+	SettingSources []string
 
 	// MCP servers (issue 14, mcp.go).
 
@@ -97,6 +100,7 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	s, diags, err := LoadSettings(SettingsOptions{
 		Cwd: cwd, Home: home, SettingsFile: opts.SettingsFile, SettingsJSON: opts.SettingsJSON, ManagedDir: opts.ManagedDir,
 		Flags: Flags{Rules: opts.Rules, AddDirs: opts.AddDirs}, TrustProject: opts.TrustProject,
+		Sources: opts.SettingSources,
 	})
 	if err != nil {
 		return cadre.Config{}, diags, err

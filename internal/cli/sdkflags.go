@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/config"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/tool/builtin"
 	"github.com/cadre-dev/cadre/transcript"
@@ -72,7 +73,7 @@ func (s *sdkFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&s.permissionPrompts, "permission-prompts", "", `who answers permission prompts: "host" (the default: --permission-prompt-tool) or "none" (nobody: what would be asked is denied)`)
 	f.StringArrayVar(&s.channels, "channels", nil, "channels; no effect in cadre")
 	f.StringVar(&s.tools, "tools", "", `the built-in tools offered, comma- or space-separated ("default": all; "": none); MCP tools are not affected`)
-	f.StringVar(&s.settingSources, "setting-sources", "", "settings levels to load (user, project, local); no effect in cadre yet: all are loaded")
+	f.StringVar(&s.settingSources, "setting-sources", "", "the settings levels to load, comma-separated: user, project, local (\"\": none; --settings and managed settings always load)")
 	f.BoolVar(&s.allowBypass, "allow-dangerously-skip-permissions", false, "allow switching to bypassPermissions later in the session (cadre allows it unless managed settings disable it)")
 	f.BoolVar(&s.sessionMirror, "session-mirror", false, "mirror the session; no effect in cadre")
 	f.StringVar(&s.projectConfigRoot, "project-config-root", "", "read the project's configuration from this checkout; no effect in cadre")
@@ -100,7 +101,6 @@ var noEffectWhy = []struct{ name, why string }{
 	{"agent", "the main agent is not made from an agent definition; --system-prompt and --tools set its prompt and tools"},
 	{"betas", "cadre sends no beta headers of a caller's choosing"},
 	{"channels", "cadre has no channels"},
-	{"setting-sources", "cadre loads its user, project and local settings as usual (trust decides what a project's may widen)"},
 	{"session-mirror", "cadre has no session mirror"},
 	{"project-config-root", "the project's configuration is read from the working directory"},
 	{"plugin-dir", "cadre does not load Claude Code plugins yet"},
@@ -155,6 +155,23 @@ func (s *sdkFlags) check() error {
 // noPrompts reports whether --permission-prompts none leaves nobody to
 // answer permission prompts: what would be asked is denied.
 func (s *sdkFlags) noPrompts() bool { return s.permissionPrompts == "none" }
+
+// sources is the --setting-sources value: nil (all levels) when not
+// given; the names cadre knows, with a line on w for any other.
+func (s *sdkFlags) sources(w io.Writer) []string {
+	if s.set == nil || !s.set("setting-sources") {
+		return nil
+	}
+	out := []string{}
+	for _, n := range strings.FieldsFunc(s.settingSources, func(r rune) bool { return r == ',' || r == ' ' }) {
+		if !slices.Contains(config.SettingSources(), n) {
+			fmt.Fprintf(w, "cadre: --setting-sources: no settings level is named %q (valid: user, project, local); it is ignored\n", n)
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
 
 // toolNames is the --tools value as a tool set: nil for all (flag not
 // given, or "default"), empty for none.

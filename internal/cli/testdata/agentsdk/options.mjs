@@ -38,7 +38,7 @@ const base = (name) => ({
   permissionMode: 'bypassPermissions',
   allowDangerouslySkipPermissions: true,
   outputFormat: { type: 'json_schema', schema },
-  settingSources: ['project'],
+  settingSources: ['project'], // the test's user settings deny Grep, the project's Read
   maxBudgetUsd: 5,
   tools: ['Read', 'Bash', 'Grep'],
   effort: 'high',
