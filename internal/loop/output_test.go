@@ -19,8 +19,12 @@ type gate struct {
 	reminders     int
 }
 
-func (g *gate) Done() bool      { g.mu.Lock(); defer g.mu.Unlock(); return g.done }
-func (g *gate) Exhausted() bool { g.mu.Lock(); defer g.mu.Unlock(); return !g.done && g.attempts >= g.max }
+func (g *gate) Done() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.done }
+func (g *gate) Exhausted() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return !g.done && g.attempts >= g.max
+}
 func (g *gate) Remind() string {
 	g.mu.Lock()
 	defer g.mu.Unlock()
