@@ -17,6 +17,7 @@ import (
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/tool"
+	"github.com/cadre-dev/cadre/tool/builtin"
 )
 
 // agent is one running agent of the tree: the main agent (depth 0) or a
@@ -46,6 +47,9 @@ type agent struct {
 	systemPrefix string
 	maxTurns     int
 	effort       string
+	// output is the run's structured output for the main agent when the
+	// session has an output schema; nil for every other agent.
+	output *builtin.OutputSlot
 	// unavailable maps withheld tool names to the message a call gets.
 	unavailable map[string]string
 	// denialsFrom marks where this agent's denials begin in the
@@ -168,6 +172,12 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 	if a.inbox != nil {
 		cfg.Inbox = a.inbox
 	}
+	if a.output != nil {
+		cfg.Output = a.output
+	}
+	// StructuredOutput calls give the main agent's answer only: any other
+	// agent (a fork has the tool too) gets none to fill.
+	ctx = builtin.WithOutputSlot(ctx, a.output)
 	if auth != nil {
 		cfg.Authorizer = auth
 	}

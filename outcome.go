@@ -1,6 +1,7 @@
 package cadre
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/pricing"
 	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/tool/builtin"
 	"github.com/cadre-dev/cadre/transcript"
 )
 
@@ -149,8 +151,14 @@ func (s *runState) result(res *loop.Result, err error) *run.Result {
 		out.Error = err.Error()
 	case res.MaxTurnsHit:
 		out.Text, out.Subtype, out.NumTurns, out.ToolUses = res.Text, run.ErrorMaxTurns, res.Turns, res.ToolUses
+	case res.OutputExhausted:
+		// Structured output (sdkoptions.go): no call matched the schema.
+		out.Text, out.Subtype, out.NumTurns, out.ToolUses = fmt.Sprintf("No structured output matched the output schema in %d attempts.", cmp.Or(r.cfg.OutputRetries, builtin.DefaultOutputAttempts)), run.ErrorMaxStructuredOutputRetries, res.Turns, res.ToolUses
 	default:
 		out.Text, out.Subtype, out.IsError, out.NumTurns, out.ToolUses = res.Text, run.Success, false, res.Turns, res.ToolUses
+		if s.output != nil {
+			out.StructuredOutput = s.output.Value()
+		}
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -208,6 +209,16 @@ type Config struct {
 	// tool, which brings the task tools with it) are offered, to every
 	// agent; an empty list offers none. MCP tools are not affected.
 	ToolNames []string
+	// OutputSchema, when set, is a JSON Schema (root "type": "object") the
+	// main agent's answer to each Run must match (Claude Code's
+	// --json-schema, S-15.6): it gives the answer with the StructuredOutput
+	// tool, whose input schema this is; each call that does not match gets
+	// every error back, and a matching one ends the turn, its value in
+	// Result.StructuredOutput. OutputRetries bounds the failed attempts
+	// (0 means builtin.DefaultOutputAttempts); past them the run ends
+	// with run.ErrorMaxStructuredOutputRetries.
+	OutputSchema  json.RawMessage
+	OutputRetries int
 }
 
 // Permissions configures permission checking for the session.
@@ -292,6 +303,9 @@ type Runtime struct {
 	// sandboxStatus is what init reports (sandbox.go, issue 9).
 	sandbox       *sandbox.Sandbox
 	sandboxStatus *run.SandboxStatus
+	// structured is the StructuredOutput tool of Config.OutputSchema
+	// (sdkoptions.go); nil without one.
+	structured *builtin.StructuredOutput
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
@@ -376,6 +390,9 @@ func New(cfg Config) (*Runtime, error) {
 			r.mainPool = r.withTaskTools(r.mainPool)   // tasktools.go
 			r.mainPool = r.coordinatorPool(r.mainPool) // coordinator.go
 		}
+	}
+	if err := r.addStructuredOutput(); err != nil { // sdkoptions.go
+		return nil, fmt.Errorf("cadre: %w", err)
 	}
 	return r, nil
 }
@@ -590,6 +607,9 @@ type runState struct {
 	mainTurns, mainTools int
 	byModel              map[string]llm.Usage
 	todos                map[string][]tool.Todo // each agent's current todo list (todos.go)
+	// output is the run's structured output (sdkoptions.go); nil without
+	// Config.OutputSchema.
+	output *builtin.OutputSlot
 }
 
 // send delivers an event to the consumer of the stream going on (this
@@ -682,6 +702,7 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	main := &agent{
 		run: s, id: "", typ: "main", modelID: modelID, pool: r.mainPool, spec: r.mainSpec,
 		perms: r.rootPerms(), system: system, maxTurns: r.cfg.MaxTurns, mcp: mainMCP{r}, effort: r.cfg.Effort,
+		output: s.outputSlot(), // structured output (sdkoptions.go)
 		inbox:  r.bg.main,
 		prompt: &prompt, // issue 15: UserPromptSubmit fires for it alone
 	}

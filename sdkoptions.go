@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/cadre-dev/cadre/tool"
+	"github.com/cadre-dev/cadre/tool/builtin"
 )
 
 // The session options a Claude Agent SDK program sets through Claude
@@ -31,4 +32,29 @@ func namedTool(names []string, name string) bool {
 		}
 	}
 	return false
+}
+
+// addStructuredOutput compiles Config.OutputSchema into the main agent's
+// StructuredOutput tool.
+func (r *Runtime) addStructuredOutput() error {
+	if len(r.cfg.OutputSchema) == 0 {
+		return nil
+	}
+	so, err := builtin.NewStructuredOutput(r.cfg.OutputSchema)
+	if err != nil {
+		return fmt.Errorf("Config.OutputSchema: %w", err)
+	}
+	r.structured = so
+	r.mainPool = tool.NewPool(append(r.mainPool.Tools(), so)...)
+	return nil
+}
+
+// outputSlot makes the run's structured output slot; nil without an
+// output schema.
+func (s *runState) outputSlot() *builtin.OutputSlot {
+	if s.rt.structured == nil {
+		return nil
+	}
+	s.output = builtin.NewOutputSlot(s.rt.cfg.OutputRetries)
+	return s.output
 }

@@ -61,6 +61,9 @@ type Options struct {
 	// settings files run, in a workspace trust lets them (see Trust); nil
 	// adds no limit.
 	TrustProjectHooks TrustProject
+	// SettingSources, when non-nil, are the settings levels loaded
+	// (--setting-sources: user, project, local); nil loads all.
+	SettingSources []string
 
 	// MCP servers (issue 14, mcp.go).
 
@@ -201,6 +204,7 @@ func (opts Options) settingsOptions(cwd, home string, getenv func(string) string
 		Cwd: cwd, Home: home, SettingsFile: opts.SettingsFile, SettingsJSON: opts.SettingsJSON, ManagedDir: opts.ManagedDir,
 		ClaudeManagedDir: cmp.Or(opts.ClaudeManagedDir, getenv("CADRE_CLAUDE_MANAGED_DIR")), ConfigHome: getenv("XDG_CONFIG_HOME"),
 		Flags: Flags{Rules: opts.Rules, AddDirs: opts.AddDirs}, TrustProject: opts.TrustProject,
+		Sources: opts.SettingSources,
 	}
 }
 

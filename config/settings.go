@@ -54,6 +54,9 @@ type SettingsOptions struct {
 	// ClaudeManagedDir holds Claude Code's managed settings; "" means
 	// DefaultClaudeManagedDir.
 	ClaudeManagedDir string
+	// Sources, when non-nil, are the levels loaded (SourceUser,
+	// SourceProject, SourceLocal; --setting-sources); nil loads all.
+	Sources []string
 }
 
 // Flags are settings that come from command-line flags.
@@ -276,7 +279,7 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 		}
 		return nil
 	}
-	if err := load(userLayers(opts)); err != nil {
+	if err := load(keepSources(userLayers(opts), opts.Sources)); err != nil { // sources.go
 		return nil, diags, err
 	}
 	if err := s.applyFlags(opts); err != nil {

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/cadre-dev/cadre/llm"
@@ -24,6 +25,9 @@ const (
 	// ErrorMaxBudget: the run was stopped at its cost limit (cadre -p's
 	// --max-budget-usd).
 	ErrorMaxBudget Subtype = "error_max_budget_usd"
+	// ErrorMaxStructuredOutputRetries: the main agent spent its attempts
+	// at a structured output that matches the schema (S-15.6).
+	ErrorMaxStructuredOutputRetries Subtype = "error_max_structured_output_retries"
 )
 
 // Result sums up a finished run.
@@ -63,6 +67,10 @@ type Result struct {
 	// Todos are the agents' todo lists at the end of the run, by agent id
 	// ("main" for the main agent); agents with an empty list are left out.
 	Todos map[string][]tool.Todo
+	// StructuredOutput is the main agent's answer as JSON matching the
+	// session's output schema (cadre.Config.OutputSchema); nil without one
+	// or when the run did not succeed.
+	StructuredOutput json.RawMessage
 }
 
 // SubagentStats counts the sub-agents of a run. Every spawned sub-agent

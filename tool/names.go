@@ -49,6 +49,10 @@ const (
 	ListMcpResources = "ListMcpResources"
 	ReadMcpResource  = "ReadMcpResource"
 
+	// StructuredOutput gives the main agent's final answer as JSON that
+	// matches the caller's schema (--json-schema, S-15.6).
+	StructuredOutput = "StructuredOutput"
+
 	// Interactive-only tools: they need the user at the terminal or switch
 	// the session's own mode, so no sub-agent gets them.
 	AskUserQuestion = "AskUserQuestion"
@@ -120,6 +124,7 @@ var registry = []Info{
 	{Name: TaskGet, NoPermission: true},
 	{Name: ListMcpResources, Background: true},
 	{Name: ReadMcpResource, Background: true},
+	{Name: StructuredOutput, NoPermission: true},
 	{Name: AskUserQuestion, InteractiveOnly: true, NoPermission: true},
 	{Name: EnterPlanMode, InteractiveOnly: true, NoPermission: true},
 	{Name: ExitPlanMode, InteractiveOnly: true},

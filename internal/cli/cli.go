@@ -476,7 +476,7 @@ func applyFlags(p procIO, o *options, cfg *cadre.Config) error {
 		perms.PromptTool = o.permissionPromptTool
 		cfg.Permissions = &perms
 	}
-	if err := o.sdk.apply(p.stderr, o, cfg); err != nil { // sdkflags.go
+	if err := o.sdk.apply(p, cfg); err != nil { // sdkflags.go
 		return err
 	}
 	if err := resumeSession(p, o, cfg); err != nil {

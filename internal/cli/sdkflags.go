@@ -9,13 +9,16 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
 	"github.com/spf13/pflag"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/config"
 	"github.com/cadre-dev/cadre/tool"
+	"github.com/cadre-dev/cadre/tool/builtin"
 	"github.com/cadre-dev/cadre/transcript"
 )
 
@@ -70,7 +73,7 @@ func (s *sdkFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&s.permissionPrompts, "permission-prompts", "", `who answers permission prompts: "host" (the default: --permission-prompt-tool) or "none" (nobody: what would be asked is denied)`)
 	f.StringArrayVar(&s.channels, "channels", nil, "channels; no effect in cadre")
 	f.StringVar(&s.tools, "tools", "", `the built-in tools offered, comma- or space-separated ("default": all; "": none); MCP tools are not affected`)
-	f.StringVar(&s.settingSources, "setting-sources", "", "settings levels to load (user, project, local); no effect in cadre yet: all are loaded")
+	f.StringVar(&s.settingSources, "setting-sources", "", "the settings levels to load, comma-separated: user, project, local (\"\": none; --settings and managed settings always load)")
 	f.BoolVar(&s.allowBypass, "allow-dangerously-skip-permissions", false, "allow switching to bypassPermissions later in the session (cadre allows it unless managed settings disable it)")
 	f.BoolVar(&s.sessionMirror, "session-mirror", false, "mirror the session; no effect in cadre")
 	f.StringVar(&s.projectConfigRoot, "project-config-root", "", "read the project's configuration from this checkout; no effect in cadre")
@@ -98,7 +101,6 @@ var noEffectWhy = []struct{ name, why string }{
 	{"agent", "the main agent is not made from an agent definition; --system-prompt and --tools set its prompt and tools"},
 	{"betas", "cadre sends no beta headers of a caller's choosing"},
 	{"channels", "cadre has no channels"},
-	{"setting-sources", "cadre loads its user, project and local settings as usual (trust decides what a project's may widen)"},
 	{"session-mirror", "cadre has no session mirror"},
 	{"project-config-root", "the project's configuration is read from the working directory"},
 	{"plugin-dir", "cadre does not load Claude Code plugins yet"},
@@ -109,7 +111,6 @@ var noEffectWhy = []struct{ name, why string }{
 	{"managed-settings", "managed settings are read from their file only"},
 	{"managed-settings-in-initialize", "managed settings are read from their file only"},
 	{"no-optional-locks", "cadre takes no optional git locks"},
-	{"json-schema", "structured output is not supported yet"},
 }
 
 // noEffect writes one line for each flag given that has no effect in
@@ -155,6 +156,23 @@ func (s *sdkFlags) check() error {
 // answer permission prompts: what would be asked is denied.
 func (s *sdkFlags) noPrompts() bool { return s.permissionPrompts == "none" }
 
+// sources is the --setting-sources value: nil (all levels) when not
+// given; the names cadre knows, with a line on w for any other.
+func (s *sdkFlags) sources(w io.Writer) []string {
+	if s.set == nil || !s.set("setting-sources") {
+		return nil
+	}
+	out := []string{}
+	for _, n := range strings.FieldsFunc(s.settingSources, func(r rune) bool { return r == ',' || r == ' ' }) {
+		if !slices.Contains(config.SettingSources(), n) {
+			fmt.Fprintf(w, "cadre: --setting-sources: no settings level is named %q (valid: user, project, local); it is ignored\n", n)
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
 // toolNames is the --tools value as a tool set: nil for all (flag not
 // given, or "default"), empty for none.
 func (s *sdkFlags) toolNames() []string {
@@ -169,7 +187,23 @@ func (s *sdkFlags) toolNames() []string {
 }
 
 // apply sets what the honoured flags say on cfg; warnings go to w.
-func (s *sdkFlags) apply(w io.Writer, o *options, cfg *cadre.Config) error {
+func (s *sdkFlags) apply(p procIO, cfg *cadre.Config) error {
+	w := p.stderr
+	if s.jsonSchema != "" {
+		// Checked here for an error that names the flag; the runtime
+		// compiles it again.
+		if _, err := builtin.NewStructuredOutput(json.RawMessage(s.jsonSchema)); err != nil {
+			return fmt.Errorf("invalid --json-schema: %s", strings.TrimPrefix(err.Error(), "output schema: "))
+		}
+		cfg.OutputSchema = json.RawMessage(s.jsonSchema)
+		if v := strings.TrimSpace(p.getenv("MAX_STRUCTURED_OUTPUT_RETRIES")); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return fmt.Errorf("invalid MAX_STRUCTURED_OUTPUT_RETRIES %q: want a whole number of attempts, 1 or more", v)
+			}
+			cfg.OutputRetries = n
+		}
+	}
 	if s.thinking == "disabled" {
 		cfg.Thinking = nil
 	}

@@ -151,6 +151,8 @@ func TestEverySDKFlagStarts(t *testing.T) {
 				if out, errOut, code := run(append(base, "--session-id", seed)...); code != 0 {
 					t.Fatalf("seed run: code %d\n%s\n%s", code, out, errOut)
 				}
+			} else if f.name == "json-schema" {
+				s.Script("", llmtest.ToolUse("StructuredOutput", map[string]any{"answer": "flag ok"}))
 			} else {
 				s.Script("", llmtest.Text("flag ok"))
 			}
@@ -176,6 +178,9 @@ func TestEverySDKFlagStarts(t *testing.T) {
 				t.Fatalf("%v: code %d\nstdout:\n%s\nstderr:\n%s", args, code, stdout, stderr)
 			}
 			res := lastResult(t, stdout)
+			if so, ok := res["structured_output"].(map[string]any); ok && f.name == "json-schema" {
+				res["result"] = so["answer"]
+			}
 			if res["subtype"] != "success" || res["is_error"] != false || res["result"] != "flag ok" {
 				t.Fatalf("%v: result %v\nstderr:\n%s", args, res, stderr)
 			}

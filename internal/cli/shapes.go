@@ -380,6 +380,7 @@ type resultJSON struct {
 	PermissionDenials []permission.Denial       `json:"permission_denials"`
 	SubagentStats     subagentStatsJSON         `json:"subagent_stats"`
 	Errors            []string                  `json:"errors,omitempty"`
+	StructuredOutput  json.RawMessage           `json:"structured_output,omitempty"`
 	TerminalReason    string                    `json:"terminal_reason"`
 	APIErrorStatus    *int                      `json:"api_error_status"`
 	UUID              string                    `json:"uuid"`

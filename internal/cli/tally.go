@@ -234,6 +234,7 @@ func (t *tally) result(res *run.Result) resultJSON {
 	out.Cadre.ToolUses, out.Cadre.TotalUsage, out.Cadre.TranscriptPath = res.ToolUses, res.Usage, res.TranscriptPath
 	out.Cadre.Subagents = res.Subagents
 	out.Cadre.Todos = res.Todos
+	out.StructuredOutput = res.StructuredOutput
 	if res.PermissionDenials != nil {
 		out.PermissionDenials = res.PermissionDenials
 	}
@@ -285,6 +286,8 @@ func terminalReason(subtype run.Subtype, msg string) string {
 		return "max_turns"
 	case run.ErrorMaxBudget:
 		return "budget_exhausted"
+	case run.ErrorMaxStructuredOutputRetries:
+		return "structured_output_retry_exhausted"
 	}
 	if msg == "interrupted" || strings.HasPrefix(msg, "terminated") {
 		return "aborted_streaming"

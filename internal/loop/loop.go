@@ -84,6 +84,24 @@ type Config struct {
 	// empty (a run on notifications only). Unset, the text of the last
 	// message is the prompt.
 	Prompt *string
+	// Output, when set, is an answer the run must give through a tool
+	// (structured output, S-15.6): the run ends after the tool round in
+	// which Output.Done became true; when the model ends its turn before
+	// that, it is asked again with Output.Remind's message; once
+	// Output.Exhausted, the run ends with Result.OutputExhausted.
+	Output Output
+}
+
+// Output is the answer a run must give through a tool call (see
+// Config.Output); builtin.OutputSlot implements it.
+type Output interface {
+	// Done reports whether the answer was given.
+	Done() bool
+	// Exhausted reports whether the attempts are spent without it.
+	Exhausted() bool
+	// Remind counts a turn ended without the answer as an attempt and
+	// returns the message that asks for it.
+	Remind() string
 }
 
 // EventKind names a loop event.
@@ -161,6 +179,9 @@ type Result struct {
 	// or a UserPromptSubmit hook that blocked the prompt (then no model
 	// request was made and Messages leaves the prompt out).
 	HookStop *HookStop
+	// OutputExhausted is set when Config.Output's attempts were spent
+	// without the answer.
+	OutputExhausted bool
 }
 
 // Run starts the agent on the conversation msgs (which ends with a user
@@ -317,6 +338,22 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 					continue
 				}
 			}
+			if out := r.cfg.Output; out != nil && !out.Done() && r.stoppedByHook() == nil {
+				if out.Exhausted() {
+					return r.outputExhausted(msg, resp.StopReason), nil
+				}
+				if r.cfg.MaxTurns > 0 && r.turns >= r.cfg.MaxTurns {
+					return r.result(msg, resp.StopReason, true), nil
+				}
+				text := out.Remind()
+				if out.Exhausted() {
+					return r.outputExhausted(msg, resp.StopReason), nil
+				}
+				if err := r.ask(text); err != nil {
+					return nil, err
+				}
+				continue
+			}
 			return r.result(msg, resp.StopReason, false), nil
 		}
 		// Tools see the conversation up to this answer (the Agent tool
@@ -344,6 +381,15 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		if r.stoppedByHook() != nil {
 			return r.result(msg, resp.StopReason, false), nil
 		}
+		if out := r.cfg.Output; out != nil {
+			// A matching answer ends the turn; spent attempts end the run.
+			if out.Done() {
+				return r.result(msg, resp.StopReason, false), nil
+			}
+			if out.Exhausted() {
+				return r.outputExhausted(msg, resp.StopReason), nil
+			}
+		}
 		if r.cfg.MaxTurns > 0 && r.turns >= r.cfg.MaxTurns {
 			return r.result(msg, resp.StopReason, true), nil
 		}
@@ -367,6 +413,25 @@ func (r *runner) result(last llm.Message, stop llm.StopReason, maxTurns bool) *R
 		Duration:    r.cfg.Now().Sub(r.start),
 		HookStop:    r.stoppedByHook(),
 	}
+}
+
+// outputExhausted is the result of a run whose Config.Output attempts
+// were spent without the answer.
+func (r *runner) outputExhausted(last llm.Message, stop llm.StopReason) *Result {
+	res := r.result(last, stop, false)
+	res.OutputExhausted = true
+	return res
+}
+
+// ask sends the model a user message of text (Config.Output's reminder)
+// after its answer, recording it.
+func (r *runner) ask(text string) error {
+	user := llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(text)}}
+	r.msgs = append(r.msgs, user)
+	if err := r.record(user, nil); err != nil {
+		return err
+	}
+	return r.emit(Event{Kind: UserMessage, Message: &user})
 }
 
 // request streams one model answer, forwarding deltas.
