@@ -116,7 +116,9 @@ func addDynamicTools(s *sdkmcp.Server) {
 		}
 	})
 	sdkmcp.AddTool(s, &sdkmcp.Tool{Name: "chatty", Description: "logs and reports progress"}, func(ctx context.Context, req *sdkmcp.CallToolRequest, _ struct{}) (*sdkmcp.CallToolResult, any, error) {
+		//lint:ignore SA1019 the test server logs as MCP servers still do during the deprecation window (SEP-2577)
 		_ = req.Session.Log(ctx, &sdkmcp.LoggingMessageParams{Level: "info", Logger: "cadre-test", Data: "warming up the flux"})
+		//lint:ignore SA1019 the test server logs as MCP servers still do during the deprecation window (SEP-2577)
 		_ = req.Session.Log(ctx, &sdkmcp.LoggingMessageParams{Level: "debug", Data: "below the level asked for"})
 		if tok := req.Params.GetProgressToken(); tok != nil {
 			_ = req.Session.NotifyProgress(ctx, &sdkmcp.ProgressNotificationParams{ProgressToken: tok, Progress: 1, Total: 2, Message: "half way"})

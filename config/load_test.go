@@ -19,6 +19,8 @@ func envOf(kv map[string]string) func(string) string { return func(k string) str
 
 // loadIn writes files into a fresh tree and loads the configuration of its
 // project directory with env.
+//
+//lint:ignore ST1008 test helper: the tree comes after the error so the many callers that drop it end in ", _"
 func loadIn(t *testing.T, files map[string]string, env map[string]string, opts Options) (cadre.Config, []Diagnostic, error, tree) {
 	t.Helper()
 	tr := newTree(t, files)

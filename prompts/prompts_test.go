@@ -103,9 +103,14 @@ func TestReportCutKeepsCharacters(t *testing.T) {
 
 func TestEnvironmentIsDeterministic(t *testing.T) {
 	t.Parallel()
-	e := Environment{Cwd: "/w", Date: time.Now()}
-	if e.Render() != e.Render() {
-		t.Fatal("render is not deterministic")
+	// The block is part of the cached prefix: the same facts render the
+	// same bytes, from values built apart and at any hour of the day.
+	e := Environment{Cwd: "/w", Dirs: []string{"/a", "/b"}, ModelID: "m", GitRepo: true, GitBranch: "main",
+		Date: time.Date(2026, 3, 4, 0, 0, 1, 0, time.UTC)}
+	later := Environment{Cwd: "/w", Dirs: []string{"/a", "/b"}, ModelID: "m", GitRepo: true, GitBranch: "main",
+		Date: time.Date(2026, 3, 4, 23, 59, 0, 0, time.UTC)}
+	if a, b := e.Render(), later.Render(); a != b {
+		t.Fatalf("render is not deterministic:\n%s\n---\n%s", a, b)
 	}
 	if AgentInputField("nope") != "" {
 		t.Fatal("a description for an unknown field")

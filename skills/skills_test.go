@@ -212,9 +212,6 @@ func TestSkillTool(t *testing.T) {
 			t.Errorf("%s: %+v", in, out)
 		}
 	}
-	if out := NewTool(&Set{}).Run; out == nil {
-		t.Fatal("nil run")
-	}
 	empty, _ := NewTool(&Set{}).Run(context.Background(), nil, json.RawMessage(`{"skill":"x"}`))
 	if !strings.Contains(empty.Text, "no skills are installed") {
 		t.Fatalf("empty set: %q", empty.Text)

@@ -303,20 +303,16 @@ func isCharDevice(r io.Reader) bool {
 // readStdin reads the piped prompt, up to the cap. With a prompt argument
 // it waits at most stdinWait for the first byte.
 func readStdin(r io.Reader, haveArg bool) (string, error) {
-	type chunk struct {
-		b   []byte
-		err error
-	}
-	first := make(chan chunk, 1)
+	first := make(chan error, 1) // the first byte's arrival, or why none comes
 	br := bufio.NewReaderSize(r, 64<<10)
 	go func() {
 		_, err := br.Peek(1)
-		first <- chunk{err: err}
+		first <- err
 	}()
 	if haveArg {
 		select {
-		case c := <-first:
-			if c.err != nil {
+		case err := <-first:
+			if err != nil {
 				return "", nil
 			}
 		case <-time.After(stdinWait):
@@ -324,7 +320,7 @@ func readStdin(r io.Reader, haveArg bool) (string, error) {
 			// process (stdin is never read again).
 			return "", nil
 		}
-	} else if c := <-first; c.err != nil {
+	} else if err := <-first; err != nil {
 		return "", nil
 	}
 	b, err := io.ReadAll(io.LimitReader(br, maxPromptBytes+1))

@@ -53,8 +53,7 @@ func TestDynamicTools(t *testing.T) {
 	img := recTool{name: "mcp__s__img", readOnly: true, run: func(context.Context, echoIn) (tool.Output, error) {
 		return tool.Output{Blocks: []llm.Block{llm.ImageBlock("image/png", "iVBORw0KGgo=")}}, nil
 	}}.build()
-	var fm *fakeModel
-	fm = &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){
+	fm := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){
 		answer(use("1", "mcp__s__a", `{"text":"x"}`)),
 		func(req *llm.Request) (*llm.Response, error) {
 			// The set changes before the third request.

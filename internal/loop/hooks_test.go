@@ -156,14 +156,6 @@ func (w *hookWorld) toolResults() []string {
 	return out
 }
 
-func (w *hookWorld) script(name, body string) string {
-	p := filepath.Join(w.dir, name)
-	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
-		w.t.Fatal(err)
-	}
-	return p
-}
-
 func bash(cmd string) map[string]string { return map[string]string{"command": cmd} }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }

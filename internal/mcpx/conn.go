@@ -134,6 +134,7 @@ func (c *conn) connect(life context.Context) {
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.markDirty() },
 		// Log and progress notifications go to the server's log
 		// (serverlog.go) rather than nowhere.
+		//lint:ignore SA1019 MCP logging (deprecated by SEP-2577, still served in its deprecation window) is how servers' logs reach the log file
 		LoggingMessageHandler:       func(_ context.Context, r *mcp.LoggingMessageRequest) { c.noteLog(r.Params) },
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { c.noteProgress(r.Params) },
 	})
@@ -321,8 +322,10 @@ func (c *conn) markDirty() {
 // asks a server of an older protocol version that logs to log at
 // logLevel (newer versions take the level with each request).
 func (c *conn) refresher(life context.Context, s *mcp.ClientSession) {
+	//lint:ignore SA1019 MCP logging (deprecated by SEP-2577, still served in its deprecation window) is how servers' logs reach the log file
 	if init := s.InitializeResult(); init != nil && init.Capabilities != nil && init.Capabilities.Logging != nil && !perRequestLogLevel(init) {
 		ctx, cancel := context.WithTimeout(life, c.opts.ConnectTimeout)
+		//lint:ignore SA1019 MCP logging (deprecated by SEP-2577, still served in its deprecation window) is how servers' logs reach the log file
 		if err := s.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: logLevel}); err != nil && life.Err() == nil {
 			c.note("logging/setLevel failed: " + err.Error())
 		}
@@ -442,6 +445,7 @@ func (c *conn) call(ctx context.Context, remote string, args json.RawMessage) (t
 	// A progress token, so the server may report progress (to its log).
 	params.SetProgressToken(fmt.Sprintf("cadre-%d", c.calls.Add(1)))
 	if init := s.InitializeResult(); perRequestLogLevel(init) {
+		//lint:ignore SA1019 MCP logging (deprecated by SEP-2577, still served in its deprecation window) is how servers' logs reach the log file
 		params.Meta[mcp.MetaKeyLogLevel] = logLevel
 	}
 	res, err := s.CallTool(cctx, params)

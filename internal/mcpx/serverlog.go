@@ -20,6 +20,8 @@ import (
 
 // logLevel is the level cadre asks servers to log at (logging/setLevel,
 // and the per-request log level of newer protocol versions).
+//
+//lint:ignore SA1019 MCP logging (deprecated by SEP-2577, still served in its deprecation window) is how servers' logs reach the log file
 const logLevel mcp.LoggingLevel = "info"
 
 // openLog opens the log at path for appending, creating its directory. It
@@ -52,6 +54,8 @@ func (c *conn) note(line string) {
 }
 
 // noteLog records a notifications/message from the server.
+//
+//lint:ignore SA1019 MCP logging (deprecated by SEP-2577, still served in its deprecation window) is how servers' logs reach the log file
 func (c *conn) noteLog(p *mcp.LoggingMessageParams) {
 	if p == nil {
 		return

@@ -94,6 +94,7 @@ func StartReaper() (*Reaper, error) {
 	cmd.Args = []string{"cadre-reaper"}
 	cmd.Env = append(withoutKey(os.Environ(), MarkEnv), MarkEnv+"="+marks, reaperEnv+"="+token)
 	cmd.ExtraFiles = []*os.File{r} // fd 3
+	cmd.Dir = "/"                  // it pins no directory cadre's run may remove
 	// Its own process group: a Ctrl-C or a signal to cadre's group does
 	// not reach it. No parent-death signal: it must outlive cadre.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -134,7 +135,10 @@ func (r *Reaper) Close() error {
 	if r == nil {
 		return nil
 	}
-	err := r.w.Close()
+	_, err := r.w.Write([]byte{'.'})
+	if cerr := r.w.Close(); err == nil {
+		err = cerr
+	}
 	if werr := r.cmd.Wait(); werr != nil && err == nil {
 		err = fmt.Errorf("reaper: %w", werr)
 	}
@@ -151,17 +155,31 @@ func (r *Reaper) Close() error {
 func serveReaper(token string) int {
 	// Terminal signals are cadre's business, not the reaper's.
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGPIPE)
-	life := os.NewFile(3, "cadre-life")
-	if life == nil {
+	// fd 3 must be the life pipe: with the variable set by hand, and no
+	// pipe, there is no cadre to watch and nothing to end.
+	var st syscall.Stat_t
+	if err := syscall.Fstat(3, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+		fmt.Fprintf(os.Stderr, "cadre: %s is set but file descriptor 3 is not the pipe of a cadre run; unset it\n", reaperEnv)
 		return 2
 	}
+	life := os.NewFile(3, "cadre-life")
 	var buf [64]byte
+	orderly := false
 	for {
-		if _, err := life.Read(buf[:]); err != nil {
-			break // EOF: cadre is gone (any read error means the same here)
+		n, err := life.Read(buf[:])
+		if n > 0 {
+			orderly = true // Close says goodbye first; a death does not
+		}
+		if err != nil {
+			break // EOF: cadre is gone (a read error on a pipe means the same)
 		}
 	}
-	EndMarked(token, reaperGrace)
+	if EndMarked(token, reaperGrace) == 0 && !orderly {
+		// Nothing found at cadre's death: look once more, in case what is
+		// left was in the middle of execve (an empty environment) then.
+		time.Sleep(20 * time.Millisecond)
+		EndMarked(token, reaperGrace)
+	}
 	return 0
 }
 
@@ -184,11 +202,18 @@ func EndMarked(token string, grace time.Duration) int {
 	for time.Now().Before(deadline) && len(marked(token, self)) > 0 {
 		time.Sleep(20 * time.Millisecond)
 	}
-	// Kill until none is left: a dying process may still fork.
-	for range 100 {
+	// Kill until none is left: a dying process may still fork. A process
+	// in the middle of execve shows an empty environment for a moment, so
+	// "none left" counts only when two scans apart agree.
+	empty := 0
+	for range 200 {
 		left := marked(token, self)
 		if len(left) == 0 {
-			break
+			if empty++; empty == 2 {
+				break
+			}
+		} else {
+			empty = 0
 		}
 		for _, pid := range left {
 			signalled[pid] = true

@@ -2,6 +2,7 @@ package proclife
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -130,6 +131,14 @@ func TestCarriesToken(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		// Start returns once exec has begun; the new environment is in
+		// place a moment later.
+		environ := fmt.Sprintf("/proc/%d/environ", cmd.Process.Pid)
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if b, _ := os.ReadFile(environ); len(b) > 0 {
+				break
+			}
+		}
 		got := carries(cmd.Process.Pid, tc.token)
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
@@ -165,5 +174,18 @@ func TestReaperCloseEndsMarkedAndUnmarks(t *testing.T) {
 	}
 	if v, ok := os.LookupEnv(MarkEnv); ok {
 		t.Fatalf("%s=%q still set after Close", MarkEnv, v)
+	}
+}
+
+// The reaper's variable set by hand, without the life pipe, is a clear
+// error, not a process that ends others.
+func TestReaperWithoutPipeRefuses(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), reaperEnv+"=deadbeef")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "file descriptor 3 is not the pipe") {
+		t.Fatalf("err %v output %q", err, out)
 	}
 }

@@ -131,7 +131,7 @@ const maxSearchContinuations = 3
 // Search asks the model to search for q.
 func (a *AnthropicSearch) Search(ctx context.Context, q SearchQuery) (*SearchResults, error) {
 	if a.Model == nil || a.ModelID == "" {
-		return nil, fmt.Errorf("Anthropic web search has no model configured")
+		return nil, fmt.Errorf("web search through Anthropic has no model configured")
 	}
 	maxUses := a.MaxUses
 	if maxUses <= 0 {

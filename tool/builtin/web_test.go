@@ -327,7 +327,7 @@ func TestWebSearchBrave(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("X-Subscription-Token") != "k" {
-			http.Error(w, `{"error":"unauthorized"}`, 401)
+			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
 			return
 		}
 		fmt.Fprint(w, `{"web":{"results":[{"title":"Go","url":"https://go.dev/","description":"The <strong>Go</strong> language","age":"1 day ago"}]}}`)
