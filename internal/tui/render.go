@@ -4,69 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"charm.land/glamour/v2"
-	gstyles "charm.land/glamour/v2/styles"
 	xansi "github.com/charmbracelet/x/ansi"
 
 	"github.com/cadre-dev/cadre/tool"
 )
-
-// markdown renders answers with glamour, one renderer per width; building
-// one costs more than rendering a short answer, so it is kept.
-type markdown struct {
-	dark  bool
-	width int
-	r     *glamour.TermRenderer
-}
-
-func (md *markdown) render(text string, width int, dark bool) []string {
-	if width < 10 {
-		width = 10
-	}
-	if md.r == nil || md.width != width || md.dark != dark {
-		cfg := gstyles.LightStyleConfig
-		if dark {
-			cfg = gstyles.DarkStyleConfig
-		}
-		// No margin and no blank lines around the document: the
-		// conversation lays items out itself.
-		zero, empty := uint(0), ""
-		cfg.Document.Margin = &zero
-		cfg.Document.BlockPrefix, cfg.Document.BlockSuffix = empty, empty
-		r, err := glamour.NewTermRenderer(glamour.WithStyles(cfg), glamour.WithWordWrap(width))
-		if err != nil {
-			return wrapLines(text, width)
-		}
-		md.r, md.width, md.dark = r, width, dark
-	}
-	out, err := md.r.Render(text)
-	if err != nil {
-		return wrapLines(text, width)
-	}
-	lines := strings.Split(strings.Trim(out, "\n"), "\n")
-	for i, l := range lines {
-		lines[i] = trimRightCells(l)
-	}
-	// Glamour leaves blank lines at the edges of some blocks.
-	for len(lines) > 0 && strings.TrimSpace(xansi.Strip(lines[0])) == "" {
-		lines = lines[1:]
-	}
-	for len(lines) > 0 && strings.TrimSpace(xansi.Strip(lines[len(lines)-1])) == "" {
-		lines = lines[:len(lines)-1]
-	}
-	return lines
-}
-
-// trimRightCells drops the trailing blank cells glamour pads lines with,
-// keeping the styling.
-func trimRightCells(l string) string {
-	plain := xansi.Strip(l)
-	trimmed := strings.TrimRight(plain, " \u00a0")
-	if len(trimmed) == len(plain) {
-		return l
-	}
-	return xansi.TruncateWc(l, xansi.StringWidthWc(trimmed), "")
-}
 
 // wrapLines wraps plain text to width, keeping its own line breaks.
 func wrapLines(text string, width int) []string {
@@ -133,7 +74,7 @@ func (m *Model) renderItemFresh(it *item, width int, extra string) []string {
 		}
 		return indent(lines, st.accent.Render("›")+" ", "  ")
 	case itemAssistant:
-		lines := m.md.render(it.text, inner, st.dark)
+		lines := m.md.render(it.text, inner, &st)
 		if len(lines) == 0 {
 			lines = []string{""}
 		}

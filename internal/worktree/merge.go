@@ -140,7 +140,7 @@ func (m *Manager) mergeSource(ctx context.Context, r *repo, req MergeRequest) (m
 	case req.AgentID != "" && req.Branch != "":
 		return src, errors.New("give an agent id or a branch, not both")
 	case req.AgentID != "":
-		if !agentIDPattern.MatchString(req.AgentID) {
+		if !validAgentID(req.AgentID) {
 			return src, fmt.Errorf("agent id %q is not valid", req.AgentID)
 		}
 		path := filepath.Join(r.treesDir(), TreeName(req.AgentID))
