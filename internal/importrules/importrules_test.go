@@ -23,9 +23,13 @@ var layers = []struct {
 	pkgs []string
 	what string
 }{
+	{[]string{"internal/safefs", "internal/gitcmd"},
+		"below the leaves: writes that follow no link, git that runs nothing the repository names"},
 	{[]string{"llm", "mcp", "task", "internal/text", "internal/textdist", "internal/proclife", "internal/worktree"},
 		"leaves: provider-neutral messages, MCP's public types, the task registry, text helpers, process lifetime, git worktrees"},
-	{[]string{"llm/internal/retry", "llm/llmtest", "llm/pricing", "tool", "transcript", "prompts", "internal/workspace"},
+	{[]string{"prompts"},
+		"the model-facing texts (on the task registry's states)"},
+	{[]string{"llm/internal/retry", "llm/llmtest", "llm/pricing", "tool", "transcript", "internal/workspace"},
 		"on llm alone (or on a leaf): the tool contract, transcripts, the model-facing texts, facts about the working directory"},
 	{[]string{"llm/anthropic", "llm/openai", "permission", "skills", "tool/builtin", "internal/sandbox"},
 		"provider adapters; permissions, skills and the built-in tools over the tool contract"},
@@ -39,7 +43,7 @@ var layers = []struct {
 		"over the root: settings and trust to a cadre.Config; the terminal UI, a consumer of the public API"},
 	{[]string{"internal/cli/agentscmd", "internal/cli/skillscmd", "internal/cli/permcmd", "internal/cli/hookscmd"},
 		"the CLI's subcommands"},
-	{[]string{"internal/cli/mcpcmd", "internal/cli/trustcmd", "internal/cli/worktreecmd"},
+	{[]string{"internal/cli/mcpcmd", "internal/cli/trustcmd", "internal/cli/worktreecmd", "internal/cli/configcmd"},
 		"the CLI's subcommands that reuse agentscmd's listing"},
 	{[]string{"internal/cli"},
 		"the command line"},
