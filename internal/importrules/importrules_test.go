@@ -30,7 +30,7 @@ var layers = []struct {
 	{[]string{"prompts"},
 		"the model-facing texts (on the task registry's states)"},
 	{[]string{"llm/internal/retry", "llm/llmtest", "llm/pricing", "tool", "transcript", "internal/workspace"},
-		"on llm alone (or on a leaf): the tool contract, transcripts, the model-facing texts, facts about the working directory"},
+		"on llm alone (or on a leaf): the tool contract, transcripts, facts about the working directory"},
 	{[]string{"llm/anthropic", "llm/openai", "permission", "skills", "tool/builtin", "internal/sandbox"},
 		"provider adapters; permissions, skills and the built-in tools over the tool contract"},
 	{[]string{"agentdef", "hooks", "internal/sdkproto", "internal/mcpx"},
@@ -227,9 +227,9 @@ func TestCheckFindsBrokenRules(t *testing.T) {
 		want string
 	}{
 		{"upward to the root", func(g map[string][]string) { g["permission"] = append(g["permission"], "") },
-			"permission (layer 2: provider adapters; permissions, skills and the built-in tools over the tool contract) imports the root package (layer 5)"},
+			"permission (layer 4: provider adapters; permissions, skills and the built-in tools over the tool contract) imports the root package (layer 7)"},
 		{"upward to the cli", func(g map[string][]string) { g["run"] = []string{"internal/cli"} }, "run imports internal/cli: the command line is main's alone"},
-		{"within a layer", func(g map[string][]string) { g["tool"] = []string{"transcript"} }, "tool (layer 1:"},
+		{"within a layer", func(g map[string][]string) { g["tool"] = []string{"transcript"} }, "tool (layer 3:"},
 		{"the root to sdkproto", func(g map[string][]string) { g[""] = []string{"internal/sdkproto"} }, "the root package imports internal/sdkproto: the SDKs' stream-json protocol"},
 		{"the tui to the cli's subcommands", func(g map[string][]string) { g["internal/tui"] = []string{"internal/cli/agentscmd"} }, "internal/tui imports internal/cli/agentscmd: subcommands belong"},
 		{"a new package", func(g map[string][]string) { g["internal/engine"] = nil }, "package internal/engine is in no layer"},
