@@ -10,6 +10,8 @@ import (
 
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/permission"
+
+	"github.com/cadre-dev/cadre/internal/sandbox/sandboxtest"
 )
 
 // The Runtime's Bash sandbox (issue 9, sandbox.go), with real bubblewrap.
@@ -24,25 +26,7 @@ func needBwrap(t *testing.T) {
 // outsideDir is a directory no agent works in, off /tmp (which each
 // sandboxed command sees private).
 func outsideDir(t *testing.T) string {
-	t.Helper()
-	base, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if base == "/tmp" || strings.HasPrefix(base, "/tmp/") {
-		if base, err = os.UserCacheDir(); err != nil {
-			t.Skipf("no directory outside /tmp to test with: %v", err)
-		}
-		if err := os.MkdirAll(base, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dir, err := os.MkdirTemp(base, ".sandbox-rt-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
+	return sandboxtest.OutsideDir(t, ".sandbox-rt-")
 }
 
 // A worktree-isolated child's sandbox has the child's worktree as its

@@ -53,7 +53,7 @@ func (r *Runtime) mergeWorktree(ctx context.Context, env *tool.Env, in mergeInpu
 		return errorOutput(err.Error()), nil
 	}
 	out := prompts.MergeResult{Status: string(res.Status), Branch: res.Branch, Path: res.Path, Head: shortHash(res.Head),
-		Conflicts: res.Conflicts, Removed: res.Removed, NotRemoved: res.NotRemoved}
+		Conflicts: res.Conflicts, Removed: res.Removed, NotRemoved: res.NotRemoved, Identity: res.Identity}
 	for _, c := range res.Commits {
 		out.Commits = append(out.Commits, shortHash(c.Hash)+" "+c.Subject)
 	}

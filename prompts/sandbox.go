@@ -22,6 +22,15 @@ func SandboxProtectedPath(path string) string {
 	return fmt.Sprintf("Sandbox: %s is read-only here: git and cadre trust it later (git configuration and hooks, project settings, MCP servers), so no sandboxed command may change it. Ask the user to change it outside the sandbox if it must change.", path)
 }
 
+// SandboxCreatedProtected: a sandboxed command created a file that git or
+// cadre would trust (moved to movedTo, or not movable: failure).
+func SandboxCreatedProtected(path, movedTo, failure string) string {
+	if movedTo == "" {
+		return fmt.Sprintf("Sandbox: the command created %s, which git and cadre trust later; it could not be moved aside (%s): tell the user.", path, failure)
+	}
+	return fmt.Sprintf("Sandbox: the command created %s, which git and cadre trust later (git configuration and hooks, project settings, MCP servers); it was moved to %s and is not used. Ask the user to create it outside the sandbox if it is needed.", path, movedTo)
+}
+
 // SandboxWriteRefused: a write outside the writable places; path may be
 // "" when the output names none. writable lists the places.
 func SandboxWriteRefused(path, writable string) string {

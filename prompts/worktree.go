@@ -158,6 +158,9 @@ type MergeResult struct {
 	ConflictCommit             string
 	Removed                    bool
 	NotRemoved                 string
+	// Identity says that no git identity was configured and which one
+	// the commits were made as.
+	Identity string
 }
 
 // Render is the tool result text.
@@ -175,6 +178,9 @@ func (m MergeResult) Render() string {
 		}
 		if m.Path != "" {
 			fmt.Fprintf(&b, "\nThe work stays in %s on branch %s.", m.Path, m.Branch)
+		}
+		if m.Identity != "" {
+			b.WriteString("\nNote: " + m.Identity + ".")
 		}
 		return b.String()
 	case "up-to-date":
@@ -200,6 +206,9 @@ func (m MergeResult) Render() string {
 		b.WriteString("\nThe worktree and its branch were removed.")
 	case m.NotRemoved != "":
 		b.WriteString("\nThe worktree was kept: " + m.NotRemoved)
+	}
+	if m.Identity != "" {
+		b.WriteString("\nNote: " + m.Identity + ".")
 	}
 	return b.String()
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/llm/llmtest"
+
+	"github.com/cadre-dev/cadre/internal/sandbox/sandboxtest"
 )
 
 // The Bash sandbox through the cadre binary (issue 9, S-10.5): --sandbox
@@ -112,25 +114,7 @@ func TestSandboxFlagKeepsSecrets(t *testing.T) {
 // outsideDir is a directory outside the project that the sandbox does not
 // let commands write: not under /tmp, which each command sees private.
 func outsideDir(t *testing.T) string {
-	t.Helper()
-	base, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if base == "/tmp" || strings.HasPrefix(base, "/tmp/") {
-		if base, err = os.UserCacheDir(); err != nil {
-			t.Skipf("no directory outside /tmp to test with: %v", err)
-		}
-		if err := os.MkdirAll(base, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dir, err := os.MkdirTemp(base, ".sandbox-cli-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
+	return sandboxtest.OutsideDir(t, ".sandbox-cli-")
 }
 
 // A write outside the working directory fails even in bypass mode, and

@@ -207,6 +207,14 @@ func (r Runner) CommandRunningHooks(ctx context.Context, dir string, args ...str
 }
 
 func (r Runner) command(ctx context.Context, dir string, over []Override, args []string) *exec.Cmd {
+	sub := slices.IndexFunc(args, func(a string) bool { return !strings.HasPrefix(a, "-") })
+	if sub >= 0 && args[sub] == "status" && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--ignore-submodules") }) {
+		// Looking into a submodule's files runs git there, with the
+		// submodule's own configuration (.git/modules/<name>/config),
+		// which the overrides computed here do not cover: status reports
+		// a submodule's commit, not its files.
+		args = slices.Insert(slices.Clone(args), sub+1, "--ignore-submodules=dirty")
+	}
 	cmd := exec.CommandContext(ctx, r.bin(), append([]string{"--no-pager"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = WithOverrides(r.Env, over)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 )
 
 // Bash confines the commands of the Bash tool (it implements
@@ -18,7 +19,9 @@ type Bash struct {
 }
 
 // Command returns the sandboxed `bash -c command` and the function that
-// explains the sandbox's refusals in its output.
+// explains the sandbox's refusals in its output, called once the command
+// has ended: it also moves aside what the command created where git and
+// cadre would trust it (MoveAsideCreated).
 func (b *Bash) Command(cwd string, dirs []string, command string) (*exec.Cmd, func(string) string, error) {
 	if cwd == "" {
 		wd, err := os.Getwd()
@@ -35,9 +38,18 @@ func (b *Bash) Command(cwd string, dirs []string, command string) (*exec.Cmd, fu
 			return nil, nil, fmt.Errorf("cannot work out what to mask, so the command was not run: %w", err)
 		}
 	}
+	// What the read-only mounts cannot cover (it does not exist yet) is
+	// checked once the command has ended.
+	absent := b.Sandbox.Absent(p)
 	cmd, err := b.Sandbox.Command(p, []string{"bash", "-c", command})
 	if err != nil {
 		return nil, nil, err
 	}
-	return cmd, func(out string) string { return b.Sandbox.Explain(p, out) }, nil
+	return cmd, func(out string) string {
+		notes := MoveAsideCreated(absent)
+		if n := b.Sandbox.Explain(p, out); n != "" {
+			notes = append(notes, n)
+		}
+		return strings.Join(notes, "\n")
+	}, nil
 }

@@ -116,3 +116,43 @@ func TestProtectedPathsReadOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestCreatedProtectedMovedAside (issue 23): what does not exist yet
+// cannot be mounted read-only, so a command could create .mcp.json,
+// .cadre/agents/ or .git/info/attributes. Once the command has ended,
+// what it created there is moved aside (and not loaded), with a note;
+// its other files stay.
+func TestCreatedProtectedMovedAside(t *testing.T) {
+	t.Parallel()
+	sb := newSandbox(t, sandbox.Config{})
+	work, _ := dirs(t)
+	gitIn(t, work, "init", "-q")
+	if err := os.RemoveAll(filepath.Join(work, ".git", "info")); err != nil {
+		t.Fatal(err)
+	}
+	b := &sandbox.Bash{Sandbox: sb}
+	cmd, explain, err := b.Command(work, nil, `echo '{"mcpServers": {}}' > .mcp.json; mkdir -p .cadre/agents .git/info; echo x > .cadre/agents/a.md; echo '* filter=x' > .git/info/attributes; echo ok > fine.txt`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	notes := explain(string(out))
+	for _, p := range []string{".mcp.json", ".cadre/agents", ".git/info/attributes"} {
+		path := filepath.Join(work, p)
+		if _, err := os.Lstat(path); err == nil {
+			t.Errorf("%s is still there", p)
+		}
+		if _, err := os.Lstat(path + ".sandbox-refused"); err != nil {
+			t.Errorf("%s was not moved aside: %v", p, err)
+		}
+		if !strings.Contains(notes, "the command created "+path) {
+			t.Errorf("notes %q do not name %s", notes, p)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(work, "fine.txt")); err != nil || string(b) != "ok\n" {
+		t.Errorf("fine.txt = %q, %v", b, err)
+	}
+}

@@ -24,6 +24,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/cadre-dev/cadre/prompts"
 )
 
 // Config says how commands are confined. The zero value (with Writable
@@ -295,6 +297,78 @@ func (s *Sandbox) strictlyUnder(path string, roots []string) bool {
 		}
 	}
 	return false
+}
+
+// trustedChildren are the files and directories below .cadre/ and
+// .claude/ that cadre or Claude Code load; when the directory itself does
+// not exist (so it cannot be mounted read-only), these are watched
+// instead (see Absent).
+var trustedChildren = []string{
+	"settings.json", "settings.local.json", "agents", "skills", "commands", "hooks", "plugins", "output-styles",
+}
+
+// Absent lists the paths protected would protect if they existed, and
+// which do not exist now: a command can create them (bwrap can only mount
+// over what exists). Bash moves aside what a command created there
+// (MoveAsideCreated).
+func (s *Sandbox) Absent(p Policy) []string {
+	var out []string
+	add := func(path string) {
+		if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+			out = append(out, path)
+		}
+	}
+	gitDir := func(d string) {
+		for _, f := range []string{"config", "config.worktree", "commondir", "hooks", filepath.Join("info", "attributes")} {
+			add(filepath.Join(d, f))
+		}
+	}
+	for _, w := range s.writable(p) {
+		if isGitDir(w) {
+			gitDir(w)
+			continue
+		}
+		add(filepath.Join(w, ".mcp.json"))
+		for _, d := range []string{".cadre", ".claude"} {
+			if _, err := os.Lstat(filepath.Join(w, d)); err == nil {
+				continue // mounted read-only as a whole
+			}
+			for _, c := range trustedChildren {
+				add(filepath.Join(w, d, c))
+			}
+		}
+		if st, err := os.Lstat(filepath.Join(w, ".git")); err == nil && st.IsDir() {
+			gitDir(filepath.Join(w, ".git"))
+		}
+	}
+	return out
+}
+
+// MoveAsideCreated renames each of absent (from Absent, before the
+// command ran) that exists now — the command created it — to
+// <path>.sandbox-refused (numbered if taken), so cadre and git never load
+// it, and returns a note for each. Run it once the command and everything
+// it started have ended (the sandbox guarantees nothing outlives it).
+func MoveAsideCreated(absent []string) []string {
+	var notes []string
+	for _, path := range absent {
+		if _, err := os.Lstat(path); err != nil {
+			continue
+		}
+		to := path + ".sandbox-refused"
+		for i := 2; ; i++ {
+			if _, err := os.Lstat(to); errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			to = fmt.Sprintf("%s.sandbox-refused-%d", path, i)
+		}
+		if err := os.Rename(path, to); err != nil {
+			notes = append(notes, prompts.SandboxCreatedProtected(path, "", err.Error()))
+			continue
+		}
+		notes = append(notes, prompts.SandboxCreatedProtected(path, to, ""))
+	}
+	return notes
 }
 
 // isGitDir reports whether dir is a git directory (not a working tree):

@@ -19,6 +19,8 @@ import (
 	"github.com/cadre-dev/cadre/internal/sandbox"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/tool/builtin"
+
+	"github.com/cadre-dev/cadre/internal/sandbox/sandboxtest"
 )
 
 // The test binary doubles as a small cadre: with CADRE_SANDBOX_HELPER set
@@ -90,8 +92,8 @@ func run(t *testing.T, sb *sandbox.Sandbox, p sandbox.Policy, command string) (s
 
 // dirs returns a working directory and a directory outside it. The
 // outside one is not under /tmp (the sandbox has a /tmp of its own, where
-// host paths are simply absent): it is made beside the test's sources and
-// removed at the end.
+// host paths are simply absent): it is made beside the test's sources (or
+// in the user's cache, or /var/tmp) and removed at the end.
 func dirs(t *testing.T) (work, outside string) {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
@@ -102,25 +104,7 @@ func dirs(t *testing.T) (work, outside string) {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// The outside directory must not be under /tmp, which the sandbox
-	// replaces with a private one: the package directory serves, unless
-	// the checkout itself lives under /tmp, then the user's cache does.
-	base, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if base == "/tmp" || strings.HasPrefix(base, "/tmp/") {
-		if base, err = os.UserCacheDir(); err != nil {
-			t.Skipf("no directory outside /tmp to test with: %v", err)
-		}
-		if err := os.MkdirAll(base, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if outside, err = os.MkdirTemp(base, ".sandbox-test-"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(outside) })
+	outside = sandboxtest.OutsideDir(t, ".sandbox-test-")
 	return work, outside
 }
 

@@ -115,6 +115,22 @@ func hostileCases(t *testing.T) []hostile {
 		{"gpg.program", cfg("commit.gpgSign", "true", "gpg.program", "EVIL"), commit},
 		{"gpg.ssh.program", cfg("commit.gpgSign", "true", "gpg.format", "ssh", "user.signingKey", "key::ssh-ed25519 AAAA", "gpg.ssh.program", "EVIL"),
 			commit},
+		{"submodule's own filter", func(t *testing.T, repo, evil string) {
+			sub := newRepo(t)
+			writeFile(t, filepath.Join(sub, ".gitattributes"), "*.txt filter=y\n")
+			gitT(t, sub, "add", "-A")
+			gitT(t, sub, "commit", "-q", "-m", "attributes")
+			gitT(t, repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", sub, "sub")
+			gitT(t, repo, "commit", "-q", "-m", "a submodule")
+			gitT(t, repo, "branch", "-f", "next", "HEAD")
+			gitT(t, repo, "branch", "-f", "child", "HEAD")
+			gitT(t, repo, "update-ref", "refs/remotes/origin/main", "main")
+			gitT(t, filepath.Join(repo, "sub"), "config", "filter.y.clean", evil)
+			later := time.Now().Add(2 * time.Hour)
+			if err := os.Chtimes(filepath.Join(repo, "sub", "src", "a.txt"), later, later); err != nil {
+				t.Fatal(err)
+			}
+		}, status},
 		{"core.alternateRefsCommand", func(t *testing.T, repo, evil string) {
 			other := newRepo(t)
 			writeFile(t, filepath.Join(repo, ".git", "objects", "info", "alternates"), filepath.Join(other, ".git", "objects")+"\n")
@@ -221,8 +237,8 @@ func TestRepositoryConfigRunsNothing(t *testing.T) {
 				}
 				check("worktree creation")
 				dir := l.Info().Path
-				writeFile(t, filepath.Join(dir, "src", "a.txt"), "one\n1\n2\n3\n4\ntwo\nthree (agent)\n")
-				writeFile(t, filepath.Join(dir, "src", "new.txt"), "new\n")
+				writeFile(t, filepath.Join(dir, "src", "a.txt"), "one\n1\n2\n3\n4\ntwo\nthree (agent "+string(how)+")\n")
+				writeFile(t, filepath.Join(dir, "src", "new-"+string(how)+".txt"), "new\n")
 				restat(t, dir)
 				if o, err := l.Release(ctx); err != nil || o.State != Kept {
 					t.Fatalf("release = %+v, %v", o, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -77,6 +78,50 @@ type MergeResult struct {
 	Removed bool `json:"removed,omitempty"`
 	// NotRemoved says why Remove did not remove the tree.
 	NotRemoved string `json:"not_removed,omitempty"`
+	// Identity, when set, says that no git identity was configured and
+	// names the one cadre committed as (FallbackName, FallbackEmail).
+	Identity string `json:"identity,omitempty"`
+}
+
+// The identity cadre commits as where git has none configured (no
+// user.name or user.email, no GIT_AUTHOR_*/GIT_COMMITTER_*, no e-mail
+// git could work out).
+const (
+	FallbackName  = "cadre"
+	FallbackEmail = "cadre@localhost"
+)
+
+// committer returns the git to make commits with in dir: m.git when git
+// knows who commits, else m.git with cadre's identity filling what is
+// missing (the user's name kept if only the e-mail is missing, and so on),
+// and a sentence saying so.
+func (m *Manager) committer(ctx context.Context, dir string) (git, string, error) {
+	_, aerr := m.git.run(ctx, dir, "var", "GIT_AUTHOR_IDENT")
+	_, cerr := m.git.run(ctx, dir, "var", "GIT_COMMITTER_IDENT")
+	if aerr == nil && cerr == nil {
+		return m.git, "", nil
+	}
+	if err := ctx.Err(); err != nil {
+		return git{}, "", err
+	}
+	get := func(key, fallback string) string {
+		out, err := m.git.run(ctx, dir, "config", "--get", key)
+		if v := strings.TrimSpace(out); err == nil && v != "" {
+			return v
+		}
+		return fallback
+	}
+	name, email := get("user.name", FallbackName), get("user.email", FallbackEmail)
+	var extra []string
+	if aerr != nil {
+		extra = append(extra, "GIT_AUTHOR_NAME="+name, "GIT_AUTHOR_EMAIL="+email)
+	}
+	if cerr != nil {
+		extra = append(extra, "GIT_COMMITTER_NAME="+name, "GIT_COMMITTER_EMAIL="+email)
+	}
+	g := m.git
+	g.env = append(slices.Clip(g.env), extra...)
+	return g, fmt.Sprintf("no git identity is configured (user.name, user.email): committed as %s <%s>; set one with git config --global user.name/user.email", name, email), nil
 }
 
 // Merge brings a kept worktree's branch into the parent's tree. Conflicts
@@ -112,13 +157,22 @@ func (m *Manager) Merge(ctx context.Context, req MergeRequest) (MergeResult, err
 	if err := m.mergeable(ctx, w.toplevel); err != nil {
 		return res, fmt.Errorf("merge %s into %s: %w", src.branch, w.toplevel, err)
 	}
+	// Commits need an identity: without one configured, cadre's own
+	// stands in, and the result says so.
+	g, identity, err := m.committer(ctx, w.toplevel)
+	if err != nil {
+		return res, fmt.Errorf("merge %s: %w", src.branch, err)
+	}
 	if src.path != "" {
-		if err := m.settleTree(ctx, src, req.LeaveUncommitted, &res); err != nil {
+		if err := m.settleTree(ctx, g, src, req.LeaveUncommitted, &res); err != nil {
 			return res, fmt.Errorf("merge %s: %w", src.branch, err)
 		}
 	}
-	if err := m.bring(ctx, w.toplevel, src, req.Strategy, &res); err != nil {
+	if err := m.bring(ctx, g, w.toplevel, src, req.Strategy, &res); err != nil {
 		return res, fmt.Errorf("merge %s into %s: %w", src.branch, w.toplevel, err)
+	}
+	if res.Committed != nil || res.Status == MergeDone {
+		res.Identity = identity
 	}
 	if req.Remove && res.Status != MergeConflict {
 		m.removeMerged(ctx, r, src, &res)
@@ -235,8 +289,8 @@ func fileList(fs []FileStatus, max int) string {
 
 // settleTree commits the tree's uncommitted changes on its branch, or with
 // leave set lists them in res.
-func (m *Manager) settleTree(ctx context.Context, src mergeSrc, leave bool, res *MergeResult) error {
-	out, err := m.git.run(ctx, src.path, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames")
+func (m *Manager) settleTree(ctx context.Context, g git, src mergeSrc, leave bool, res *MergeResult) error {
+	out, err := g.run(ctx, src.path, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames")
 	if err != nil {
 		return err
 	}
@@ -255,13 +309,13 @@ func (m *Manager) settleTree(ctx context.Context, src mergeSrc, leave bool, res 
 	if who == "" {
 		who = src.branch
 	}
-	if _, err := m.git.run(ctx, src.path, "add", "-A"); err != nil {
+	if _, err := g.run(ctx, src.path, "add", "-A"); err != nil {
 		return err
 	}
-	if _, err := m.git.run(ctx, src.path, "commit", "--quiet", "--no-verify", "-m", "Uncommitted work of agent "+who); err != nil {
+	if _, err := g.run(ctx, src.path, "commit", "--quiet", "--no-verify", "-m", "Uncommitted work of agent "+who); err != nil {
 		return err
 	}
-	out, err = m.git.run(ctx, src.path, "log", "-1", "--format=%H %s")
+	out, err = g.run(ctx, src.path, "log", "-1", "--format=%H %s")
 	if err != nil {
 		return err
 	}
@@ -271,12 +325,12 @@ func (m *Manager) settleTree(ctx context.Context, src mergeSrc, leave bool, res 
 }
 
 // bring merges or cherry-picks src into dir and fills res.
-func (m *Manager) bring(ctx context.Context, dir string, src mergeSrc, how Strategy, res *MergeResult) error {
+func (m *Manager) bring(ctx context.Context, g git, dir string, src mergeSrc, how Strategy, res *MergeResult) error {
 	tip, err := m.branchTip(ctx, dir, src.branch)
 	if err != nil {
 		return err
 	}
-	out, err := m.git.run(ctx, dir, "log", "--no-color", "--reverse", "--format=%H %s", "HEAD.."+tip)
+	out, err := g.run(ctx, dir, "log", "--no-color", "--reverse", "--format=%H %s", "HEAD.."+tip)
 	if err != nil {
 		return err
 	}
@@ -287,9 +341,9 @@ func (m *Manager) bring(ctx context.Context, dir string, src mergeSrc, how Strat
 	if len(res.Commits) == 0 {
 		res.Status = MergeUpToDate
 	} else if how == StrategyCherryPick {
-		err = m.cherryPick(ctx, dir, tip, res)
+		err = m.cherryPick(ctx, g, dir, tip, res)
 	} else {
-		err = m.merge(ctx, dir, src, tip, res)
+		err = m.merge(ctx, g, dir, src, tip, res)
 	}
 	if err != nil {
 		return err
@@ -300,12 +354,12 @@ func (m *Manager) bring(ctx context.Context, dir string, src mergeSrc, how Strat
 }
 
 // merge runs git merge; on conflicts it records them and aborts.
-func (m *Manager) merge(ctx context.Context, dir string, src mergeSrc, tip string, res *MergeResult) error {
+func (m *Manager) merge(ctx context.Context, g git, dir string, src mergeSrc, tip string, res *MergeResult) error {
 	msg := "Merge branch '" + src.branch + "'"
 	if src.agent != "" {
 		msg += " (work of agent " + src.agent + ")"
 	}
-	_, err := m.git.run(ctx, dir, "merge", "--no-edit", "-m", msg, tip)
+	_, err := g.run(ctx, dir, "merge", "--no-edit", "-m", msg, tip)
 	if err == nil {
 		res.Status = MergeDone
 		return nil
@@ -317,7 +371,7 @@ func (m *Manager) merge(ctx context.Context, dir string, src mergeSrc, tip strin
 		return err
 	}
 	res.Status = MergeConflict
-	if _, err := m.git.run(ctx, dir, "merge", "--abort"); err != nil {
+	if _, err := g.run(ctx, dir, "merge", "--abort"); err != nil {
 		return fmt.Errorf("abort the conflicted merge: %w", err)
 	}
 	return nil
@@ -326,8 +380,8 @@ func (m *Manager) merge(ctx context.Context, dir string, src mergeSrc, tip strin
 // cherryPick applies the branch's commits; on a conflict it records it and
 // aborts the whole sequence. A commit already in HEAD (empty once
 // applied) is skipped.
-func (m *Manager) cherryPick(ctx context.Context, dir, tip string, res *MergeResult) error {
-	out, err := m.git.run(ctx, dir, "rev-list", "--reverse", "--no-merges", "HEAD.."+tip)
+func (m *Manager) cherryPick(ctx context.Context, g git, dir, tip string, res *MergeResult) error {
+	out, err := g.run(ctx, dir, "rev-list", "--reverse", "--no-merges", "HEAD.."+tip)
 	if err != nil {
 		return err
 	}
@@ -336,7 +390,7 @@ func (m *Manager) cherryPick(ctx context.Context, dir, tip string, res *MergeRes
 		res.Status = MergeUpToDate
 		return nil
 	}
-	_, err = m.git.run(ctx, dir, append([]string{"cherry-pick"}, commits...)...)
+	_, err = g.run(ctx, dir, append([]string{"cherry-pick"}, commits...)...)
 	for err != nil {
 		cp, cerr := m.commitOf(ctx, dir, "CHERRY_PICK_HEAD")
 		if cerr != nil {
@@ -351,7 +405,7 @@ func (m *Manager) cherryPick(ctx context.Context, dir, tip string, res *MergeRes
 		}
 		if len(files) == 0 {
 			// The commit became empty: its change is already in HEAD.
-			_, err = m.git.run(ctx, dir, "cherry-pick", "--skip")
+			_, err = g.run(ctx, dir, "cherry-pick", "--skip")
 			continue
 		}
 		res.Status, res.Conflicts = MergeConflict, files
@@ -360,7 +414,7 @@ func (m *Manager) cherryPick(ctx context.Context, dir, tip string, res *MergeRes
 				res.ConflictCommit = &c
 			}
 		}
-		if _, err := m.git.run(ctx, dir, "cherry-pick", "--abort"); err != nil {
+		if _, err := g.run(ctx, dir, "cherry-pick", "--abort"); err != nil {
 			return fmt.Errorf("abort the conflicted cherry-pick: %w", err)
 		}
 		return nil

@@ -291,6 +291,9 @@ func writeMerge(w io.Writer, r worktree.MergeResult) {
 	for _, f := range r.Uncommitted {
 		fmt.Fprintf(w, "  left uncommitted in the worktree: %s (%s)\n", f.Path, f.Status)
 	}
+	if r.Identity != "" {
+		fmt.Fprintf(w, "note: %s\n", r.Identity)
+	}
 	if r.Removed {
 		fmt.Fprintf(w, "removed the worktree and branch %s\n", r.Branch)
 	} else if r.NotRemoved != "" {
