@@ -41,7 +41,7 @@ var readOnlyCommands = map[string]struct {
 	"locale": {maxPositional: -1}, "getconf": {maxPositional: -1}, "expr": {maxPositional: -1},
 	"numfmt": {maxPositional: -1}, "paste": {maxPositional: -1}, "join": {maxPositional: 2},
 	"expand": {maxPositional: -1}, "unexpand": {maxPositional: -1}, "fmt": {maxPositional: -1},
-	"pr": {maxPositional: -1},
+	"pr":    {maxPositional: -1},
 	"b2sum": {maxPositional: -1}, "sha224sum": {maxPositional: -1}, "sha384sum": {maxPositional: -1},
 	"sum": {maxPositional: -1}, "shuf": {forbid: []string{"-o", "--output", "--output=", "--random-source", "--random-source="}, maxPositional: -1},
 	"look": {maxPositional: 2}, "lscpu": {maxPositional: 0}, "ps": {maxPositional: -1},
