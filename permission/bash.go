@@ -81,6 +81,21 @@ type Script struct {
 	// true when a directory change goes somewhere not known in advance.
 	DirTargets []Arg
 	UnknownDir bool
+	// Opaque lists code the script runs that cadre cannot read (an
+	// interpreter's inline program or its input): it could run any
+	// command, so it is asked for whenever a Bash deny or ask rule could
+	// be got around.
+	Opaque []string
+
+	// in is the standard input of the simple command being recorded.
+	in input
+	// aliases are the aliases the script defines, by name.
+	aliases map[string]string
+	// runs are script files the commands run (bash FILE, source FILE).
+	runs []Arg
+	// texts are literal here-document and here-string texts fed to
+	// commands that are not shells (a shell's is parsed).
+	texts []hereText
 }
 
 // ErrUnparseable is wrapped by SplitBash when the command is not valid
@@ -95,6 +110,7 @@ func SplitBash(command string) (*Script, error) {
 	if err := s.addScript(command, 0, ""); err != nil {
 		return nil, err
 	}
+	s.checkRuns()
 	return s, nil
 }
 
@@ -114,6 +130,7 @@ func (s *Script) addScript(src string, depth int, via string) error {
 		return fmt.Errorf("%w: %v", ErrUnparseable, err)
 	}
 	var werr error
+	inputs := map[*syntax.CallExpr]input{}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if werr != nil {
 			return false
@@ -121,8 +138,14 @@ func (s *Script) addScript(src string, depth int, via string) error {
 		switch n := n.(type) {
 		case *syntax.Stmt:
 			s.addRedirects(n.Redirs)
+			if call, ok := n.Cmd.(*syntax.CallExpr); ok {
+				inputs[call] = inputOf(n.Redirs)
+			}
 		case *syntax.CallExpr:
+			saved := s.in
+			s.in = inputs[n]
 			werr = s.addCall(n, depth, via)
+			s.in = saved
 		case *syntax.DeclClause:
 			s.addDecl(n)
 		case *syntax.ArithmExp:
@@ -277,7 +300,8 @@ var dangerousVars = map[string]bool{
 	"GIT_CONFIG_COUNT": true, "GIT_DIR": true, "GIT_WORK_TREE": true,
 	"LESSOPEN": true, "LESSCLOSE": true, "PYTHONPATH": true, "PYTHONSTARTUP": true,
 	"NODE_OPTIONS": true, "PERL5OPT": true, "PERL5LIB": true, "RUBYOPT": true, "RUBYLIB": true,
-	"GOFLAGS": true, "NPM_CONFIG_SCRIPT_SHELL": true,
+	"GOFLAGS": true, "NPM_CONFIG_SCRIPT_SHELL": true, "BASH_ALIASES": true, "BASH_CMDS": true,
+	"BASH_LOADABLES_PATH": true, "SHELL": true, "EXECIGNORE": true, "FPATH": true,
 }
 
 func dangerousVar(name string) bool {
@@ -346,6 +370,15 @@ func (s *Script) addArgs(args []Arg, depth int, via string) error {
 		base = base[i+1:]
 	}
 	s.noteDirChange(base, args)
+	if s.in.set && s.in.static && s.in.file == nil && s.in.text != "" {
+		s.texts = append(s.texts, hereText{cmd: cmd, text: s.in.text})
+	}
+	if val, ok := s.aliases[name]; ok {
+		delete(s.aliases, name) // an alias is not expanded inside itself
+		err := s.expandAlias(val, args[1:], depth, "alias")
+		s.aliases[name] = val
+		return err
+	}
 	if follow := followerOf(base); follow != nil {
 		return follow(s, cmd, base, depth)
 	}
@@ -403,18 +436,42 @@ func followerOf(base string) followFunc {
 		return followWrapper
 	case "sudo", "doas":
 		return followSudo
-	case "xargs", "parallel":
+	case "xargs":
 		return followXargs
+	case "parallel":
+		return followParallel
 	case "find":
 		return followFind
-	case "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox", "su":
+	case "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "su", "rbash", "tcsh", "csh", "yash", "posh", "oksh", "loksh":
 		return followShell
+	case "busybox", "toybox":
+		return followBusybox
+	case "source", ".":
+		return followSource
+	case "alias":
+		return followAlias
+	case "hash", "enable":
+		return followHash
+	case "read", "printf", "mapfile", "readarray", "getopts":
+		return followAssigner
+	case "git":
+		return followGit
 	case "eval":
 		return followEval
 	case "trap":
 		return followTrap
 	case "watch":
 		return followWatch
+	}
+	if _, ok := runners[base]; ok {
+		return followRunner
+	}
+	if interpreterNames[base] {
+		return followInterpreter
+	}
+	switch base {
+	case "awk", "gawk", "mawk", "nawk", "sed", "gsed":
+		return followTextProgram
 	}
 	return nil
 }
@@ -444,12 +501,18 @@ func followWrapper(s *Script, cmd Command, base string, depth int) error {
 // followSudo records sudo itself and the command it runs.
 func followSudo(s *Script, cmd Command, base string, depth int) error {
 	s.Commands = append(s.Commands, cmd)
-	inner, ok := skipOptions(cmd.Args[1:], "uUgpCDhrtT")
+	inner, ok := skipOptions(cmd.Args[1:], "uUgpCDhrtTa")
 	if !ok {
 		s.uncertain("cannot tell what `" + base + "` runs")
 		return nil
 	}
 	if len(inner) == 0 {
+		for _, a := range cmd.Args[1:] {
+			if a.Value == "--shell" || a.Value == "--login" || strings.HasPrefix(a.Value, "-") && !strings.HasPrefix(a.Value, "--") && strings.ContainsAny(a.Value[1:], "si") {
+				// sudo -s / -i without a command: a shell reading its input.
+				return s.readsScript(base, depth)
+			}
+		}
 		return nil
 	}
 	return s.addArgs(inner, depth+1, base)
@@ -466,6 +529,18 @@ func followXargs(s *Script, cmd Command, base string, depth int) error {
 	}
 	if len(inner) == 0 {
 		return nil
+	}
+	// With -I/-i/--replace the replacement string is a word only known
+	// when it runs, wherever it appears.
+	if rep, ok := xargsReplace(cmd.Args[1:]); ok {
+		words := make([]Arg, len(inner))
+		for i, a := range inner {
+			if strings.Contains(a.Value, rep) {
+				a.Static = false
+			}
+			words[i] = a
+		}
+		inner = words
 	}
 	inner = append(append([]Arg(nil), inner...), Arg{Value: "<input>", Static: false})
 	return s.addArgs(inner, depth+1, base)
@@ -485,7 +560,7 @@ func followFind(s *Script, cmd Command, _ string, depth int) error {
 			}
 			inner := make([]Arg, 0, j-i-1)
 			for _, a := range args[i+1 : j] {
-				if a.Value == "{}" {
+				if strings.Contains(a.Value, "{}") {
 					a.Static = false
 				}
 				inner = append(inner, a)
@@ -507,6 +582,19 @@ func followShell(s *Script, cmd Command, base string, depth int) error {
 	script, found, ok := shellScriptArg(base, cmd.Args[1:])
 	if !found {
 		s.Commands = append(s.Commands, cmd)
+		if base == "su" {
+			// su without -c starts a shell reading its input.
+			return s.readsScript(base, depth)
+		}
+		file, fromInput, ok := shellScriptFile(cmd.Args[1:])
+		switch {
+		case !ok:
+			s.opaque("`" + base + "` with words that are not literals")
+		case fromInput:
+			return s.readsScript(base, depth)
+		default:
+			s.runs = append(s.runs, file)
+		}
 		return nil
 	}
 	if !ok {
@@ -628,7 +716,11 @@ func unwrap(wrapper string, args []Arg) ([]Arg, bool) {
 			if !a.Static {
 				return nil, false
 			}
-			if wrapper == "stdbuf" && (a.Value == "-i" || a.Value == "-o" || a.Value == "-e") {
+			if a.Value == "--" {
+				break
+			}
+			if wrapper == "stdbuf" && (a.Value == "-i" || a.Value == "-o" || a.Value == "-e") ||
+				wrapper == "time" && (a.Value == "-f" || a.Value == "-o" || a.Value == "--format" || a.Value == "--output") {
 				if _, ok := next(); !ok {
 					return nil, false
 				}
@@ -716,16 +808,6 @@ func skipOptions(args []Arg, withValue string) ([]Arg, bool) {
 // shellScriptArg finds the script of `sh -c SCRIPT`. found is false when
 // the shell is not given -c; ok is false when the script is not static.
 func shellScriptArg(shell string, args []Arg) (script string, found, ok bool) {
-	if shell == "busybox" {
-		if len(args) == 0 || !args[0].Static {
-			return "", len(args) > 0, false
-		}
-		switch args[0].Value {
-		case "sh", "ash", "bash":
-			return shellScriptArg(args[0].Value, args[1:])
-		}
-		return "", false, false
-	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !a.Static {
@@ -766,8 +848,14 @@ func shellScriptArg(shell string, args []Arg) (script string, found, ok bool) {
 // wordArg evaluates a word as far as it can be without running anything.
 func wordArg(w *syntax.Word) Arg {
 	var b strings.Builder
+	// shape is the word with quoted parts replaced by a placeholder:
+	// brace expansion is decided on the unquoted characters.
+	var shape strings.Builder
 	a := Arg{Static: true}
 	for i, p := range w.Parts {
+		if _, lit := p.(*syntax.Lit); !lit {
+			shape.WriteByte('Q')
+		}
 		switch p := p.(type) {
 		case *syntax.Lit:
 			v := p.Value
@@ -782,10 +870,7 @@ func wordArg(w *syntax.Word) Arg {
 			if hasGlob(unescapedSpecials(v)) {
 				a.Glob = true
 			}
-			if strings.ContainsAny(unescapedSpecials(v), "{") {
-				// Brace expansion can turn one word into many.
-				a.Static = false
-			}
+			shape.WriteString(unescapedSpecials(v))
 			b.WriteString(unescapeUnquoted(v))
 		case *syntax.SglQuoted:
 			if p.Dollar {
@@ -807,8 +892,41 @@ func wordArg(w *syntax.Word) Arg {
 			b.WriteString(nodeText(p))
 		}
 	}
+	if braceExpands(shape.String()) {
+		// Brace expansion can turn one word into many.
+		a.Static = false
+	}
 	a.Value = b.String()
 	return a
+}
+
+// braceExpands reports a `{…,…}` or `{a..b}` in the unquoted characters
+// of a word (`{}` and `{x}` stay as they are).
+func braceExpands(shape string) bool {
+	for i := 0; i < len(shape); i++ {
+		if shape[i] != '{' {
+			continue
+		}
+		depth := 0
+		for j := i; j < len(shape); j++ {
+			switch shape[j] {
+			case '{':
+				depth++
+			case '}':
+				depth--
+			case ',':
+				return true
+			case '.':
+				if j+1 < len(shape) && shape[j+1] == '.' {
+					return true
+				}
+			}
+			if depth == 0 {
+				break
+			}
+		}
+	}
+	return false
 }
 
 // hasGlob reports unquoted pattern characters: `*`, `?`, or a `[` with a

@@ -35,10 +35,22 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 		f.unsure = prompts.PermUncertain(script.Uncertain)
 		return f
 	}
+	// A command a Bash deny or ask rule names may run where the rule
+	// cannot see it: never allowed without asking, in any mode.
+	if f.unsure = c.hiddenRun(script); f.unsure != "" {
+		return f
+	}
 	if f.exposed = c.bashExposure(script, sf, envs, dirsKnown); f.exposed != "" {
 		return f
 	}
 	if f.ask = c.bashAskRule(script, sf, envs); f.ask != nil {
+		return f
+	}
+	// Changing cadre's or Claude Code's configuration, git internals or
+	// the MCP and memory files asks in every mode but bypassPermissions,
+	// whatever Bash allow rules say.
+	if p := c.bashProtectedWrite(script, envs); p != "" {
+		f.protected = prompts.PermProtectedPath(p)
 		return f
 	}
 	c.bashAllow(&f, script, sf, envs, dirsKnown)
@@ -72,12 +84,14 @@ func parseBashRequest(req Request) (script *Script, f facts, ok bool) {
 // bashDenyRule returns the Bash deny rule that may match one of the
 // script's commands, with a note when it only may.
 func (c *Checker) bashDenyRule(script *Script) (*Rule, string) {
-	for _, sc := range script.Commands {
-		if r := c.firstMatch(Deny, tool.Bash, func(r Rule) bool { return c.bashPattern(r).mayMatch(sc) }); r != nil {
-			if r.Content != "" && !c.bashPattern(*r).mustMatch(baseNamed(sc)) {
-				return r, prompts.PermDynamicWords(sc.String())
+	for _, cmd := range script.Commands {
+		for _, sc := range ruleForms(cmd) {
+			if r := c.firstMatch(Deny, tool.Bash, func(r Rule) bool { return c.bashPattern(r).mayMatch(sc) }); r != nil {
+				if r.Content != "" && !c.bashPattern(*r).mustMatch(baseNamed(sc)) {
+					return r, prompts.PermDynamicWords(sc.String())
+				}
+				return r, ""
 			}
-			return r, ""
 		}
 	}
 	return nil, ""
@@ -145,9 +159,11 @@ func (c *Checker) deniedPathRule(script *Script, sf scriptFacts, envs []*env) *R
 // bashAskRule returns the Bash ask rule that may match one of the
 // commands, or the Edit ask rule covering a path the script writes.
 func (c *Checker) bashAskRule(script *Script, sf scriptFacts, envs []*env) *Rule {
-	for _, sc := range script.Commands {
-		if r := c.firstMatch(Ask, tool.Bash, func(r Rule) bool { return c.bashPattern(r).mayMatch(sc) }); r != nil {
-			return r
+	for _, cmd := range script.Commands {
+		for _, sc := range ruleForms(cmd) {
+			if r := c.firstMatch(Ask, tool.Bash, func(r Rule) bool { return c.bashPattern(r).mayMatch(sc) }); r != nil {
+				return r
+			}
 		}
 	}
 	for _, be := range envs {
@@ -383,35 +399,132 @@ func (c *Checker) redirectOK(w Arg, e *env) bool {
 	return r != nil && r.Content != ""
 }
 
-// protected reports a path inside a working directory that holds git
-// internals or cadre/Claude configuration (settings, agents, hooks): writing
-// there could grant permissions or run code later. Worktrees under
-// .cadre/worktrees and agent notes under .cadre/agent-memory and
-// .cadre/agent-memory-local are ordinary files.
+// protected reports a path whose change could grant permissions or run
+// code later: inside a working directory, git internals (.git), cadre's
+// and Claude Code's configuration (.cadre, .claude: settings, agents,
+// hooks, skills), and at its root .mcp.json, CLAUDE.md, CLAUDE.local.md
+// and AGENTS.md; in the home directory the user's own configuration
+// (~/.claude, ~/.claude.json, ~/.cadre, ~/.config/cadre). Worktrees under
+// .cadre/worktrees and agent notes under agent-memory and
+// agent-memory-local are ordinary files.
 func (e *env) protected(real string) bool {
 	for _, d := range e.dirs {
-		if !inside(real, d) {
+		if rel, ok := relParts(d, real); ok && protectedRel(rel, true) {
+			return true
+		}
+	}
+	if e.home == "" {
+		return false
+	}
+	for _, h := range []string{e.home, e.resolved(e.home)} {
+		rel, ok := relParts(h, real)
+		if !ok || len(rel) == 0 {
 			continue
 		}
-		rel, err := filepath.Rel(d, real)
-		if err != nil {
-			continue
-		}
-		parts := strings.Split(filepath.ToSlash(rel), "/")
-		for i := 0; i < len(parts); i++ {
-			switch parts[i] {
-			case ".git":
-				return true
-			case ".cadre", ".claude":
-				if i+2 < len(parts) && (parts[i+1] == "worktrees" || parts[i+1] == "agent-memory" || parts[i+1] == "agent-memory-local") {
-					i += 2
-					continue
-				}
+		switch {
+		case rel[0] == ".claude.json", rel[0] == ".mcp.json":
+			return len(rel) == 1
+		case rel[0] == ".claude", rel[0] == ".cadre":
+			if protectedRel(rel, false) {
 				return true
 			}
+		case rel[0] == ".config" && len(rel) > 1 && rel[1] == "cadre":
+			return true
 		}
 	}
 	return false
+}
+
+// relParts returns the components of p below dir; ok is false when p is
+// not inside dir.
+func relParts(dir, p string) ([]string, bool) {
+	if !inside(p, dir) {
+		return nil, false
+	}
+	rel, err := filepath.Rel(dir, p)
+	if err != nil {
+		return nil, false
+	}
+	if rel == "." {
+		return nil, true
+	}
+	return strings.Split(filepath.ToSlash(rel), "/"), true
+}
+
+// rootProtected are the files at the root of a working directory that
+// configure agents: MCP servers and memory files.
+var rootProtected = map[string]bool{".mcp.json": true, "CLAUDE.md": true, "CLAUDE.local.md": true, "AGENTS.md": true}
+
+// protectedRel reports a protected path given its components below a
+// working directory (root) or the home directory.
+func protectedRel(parts []string, root bool) bool {
+	if root && len(parts) == 1 && rootProtected[parts[0]] {
+		return true
+	}
+	for i := 0; i < len(parts); i++ {
+		switch parts[i] {
+		case ".git":
+			if root {
+				return true
+			}
+		case ".cadre", ".claude":
+			if i+2 < len(parts) && (parts[i+1] == "worktrees" || parts[i+1] == "agent-memory" || parts[i+1] == "agent-memory-local") {
+				i += 2
+				continue
+			}
+			return true
+		}
+	}
+	return false
+}
+
+// bashProtectedWrite returns a protected path the script may change: a
+// redirection target, or a path word of a command that is not read-only
+// (tee, cp, mv, sed -i, rm, an interpreter given the path, …; git, which
+// writes .git by design, aside) — unless an Edit allow rule names it.
+func (c *Checker) bashProtectedWrite(script *Script, envs []*env) string {
+	for _, e := range envs {
+		check := func(a Arg) string {
+			for _, p := range c.wordPaths(a, e) {
+				for _, cand := range []string{p.real, p.lexical} {
+					if !e.protected(cand) {
+						continue
+					}
+					if r := c.contentRule(Allow, tool.Edit, e, p); r != nil {
+						continue
+					}
+					return cand
+				}
+			}
+			return ""
+		}
+		for _, w := range script.Writes {
+			if p := check(w); p != "" {
+				return p
+			}
+		}
+		for _, sc := range script.Commands {
+			if _, ro := readOnlyCommand(sc); ro || baseNamed(sc).Name() == "git" || isCd(sc) || wordsAreNotFiles(sc) {
+				continue
+			}
+			for _, a := range sc.Args[1:] {
+				words := []Arg{a}
+				if a.Static && strings.HasPrefix(a.Value, "-") {
+					words = optionPaths(a.Value)
+				} else if a.Static && strings.Contains(a.Value, "=") {
+					// dd of=FILE and the like.
+					_, v, _ := strings.Cut(a.Value, "=")
+					words = append(words, Arg{Value: v, Static: true})
+				}
+				for _, w := range words {
+					if p := check(w); p != "" {
+						return p
+					}
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // baseNamed returns the command with its name reduced to the base name

@@ -225,6 +225,10 @@ type facts struct {
 	exposed string
 	// why explains an ask.
 	why string
+	// protected: the call changes a protected path (configuration, git
+	// internals); asked for in every mode but bypassPermissions, whatever
+	// allow rules say.
+	protected string
 }
 
 // env is the request's view of the world.
@@ -334,6 +338,9 @@ func (c *Checker) decide(f facts) Decision {
 	}
 	if mode == ModeBypassPermissions {
 		return Decision{Behavior: Allow, Reason: prompts.PermBypassAllows}
+	}
+	if f.protected != "" {
+		return ask(Decision{Behavior: Ask, Reason: prompts.PermNeedsApproval(f.protected)})
 	}
 	if f.allowed && len(f.allowRules) > 0 {
 		return Decision{Behavior: Allow, Rule: joinRules(f.allowRules), Source: joinSources(f.allowRules), Reason: prompts.PermAllowedByRule(joinLabels(f.allowRules))}

@@ -53,6 +53,19 @@ package permission
 // most six levels), `xargs`/`parallel`/`sudo`/`find -exec` (both the outer
 // and the inner command are checked), and harmless wrappers (timeout, nice,
 // nohup, stdbuf, env, command, exec, builtin, time, setsid) are stripped.
+// A shell (or `source`, `at`, `sudo -s`, …) reading its commands from its
+// input gets its here-document or here-string parsed when it is literal;
+// wrappers that run their arguments (flock, script -c, chroot, setpriv,
+// unshare, nsenter, busybox, taskset, strace, …) are followed; `git -c
+// alias.x=…` runs its alias, and deny and ask rules also see a git command
+// without its global options (`git -C d push` is `git push`); an alias
+// defined in the line runs its text. What is not literal — a shell fed by
+// a pipe or a process substitution, `source <(…)`, an interpreter's inline
+// code, an awk program calling system(), sed's e, a file the line writes
+// and then runs, a `git -c` key that can run a command — is opaque: under
+// a Bash deny or ask rule it is asked for in every mode (denied where no
+// one can ask), as is a program not known to run nothing whose words name
+// a denied command or hold a command line that does (hidden.go).
 // Quote removal and `$'…'` escapes are applied before matching. Relative
 // paths are checked against every directory the line may be in: the cwd and
 // each literal cd/pushd target (which must be inside the working

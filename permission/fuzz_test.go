@@ -29,7 +29,7 @@ func FuzzParseRule(f *testing.F) {
 // cannot parse, or cannot fully analyse, is never allowed without asking —
 // not even in bypassPermissions mode or under an allow-everything rule.
 func FuzzSplitBash(f *testing.F) {
-	for _, s := range []string{"ls -la", "npm test && rm -rf ~", "echo $(rm -rf /)", "bash -c 'rm x'", "a |", "'x", "cat <<EOF\nx\nEOF", "find . -exec rm {} \\;", "$X", "echo $((x))", "f() { rm x; }; f"} {
+	for _, s := range []string{"ls -la", "npm test && rm -rf ~", "echo $(rm -rf /)", "bash -c 'rm x'", "a |", "'x", "cat <<EOF\nx\nEOF", "find . -exec rm {} \\;", "$X", "echo $((x))", "f() { rm x; }; f", "bash <<< 'rm x'", "echo rm x | sh", "flock L -c 'rm x'", "git -c alias.z='!rm x' z", "alias r=rm; r x", "sed 's/a/b/e' f", "source <(echo rm)"} {
 		f.Add(s)
 	}
 	cwd := f.TempDir()
@@ -67,8 +67,8 @@ func FuzzSplitBash(f *testing.F) {
 			return
 		}
 		// In bypass mode with a deny rule, uncertainty still asks.
-		if d := deny.Check(req); len(s.Uncertain) > 0 && d.Behavior == Allow {
-			t.Fatalf("%q is uncertain (%v) but bypass with a deny rule allowed it", cmd, s.Uncertain)
+		if d := deny.Check(req); len(s.Uncertain)+len(s.Opaque) > 0 && d.Behavior == Allow {
+			t.Fatalf("%q is uncertain (%v) or opaque (%v) but bypass with a deny rule allowed it", cmd, s.Uncertain, s.Opaque)
 		}
 		// A command named rm anywhere in the script is denied by Bash(rm:*).
 		for _, sc := range s.Commands {

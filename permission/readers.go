@@ -20,7 +20,7 @@ func wordsAreNotFiles(c Command) bool {
 	}
 	switch name {
 	case "echo", "printf", "true", "false", "seq", "sleep", "basename", "dirname", "pwd", "which", "type", "id", "date", "test", "[", "whoami", "uname", "nproc", "hostname":
-		return c.Via == "" || strings.HasSuffix(c.Via, " -c") || c.Via == "eval"
+		return scriptVia(c.Via)
 	}
 	return false
 }
@@ -48,7 +48,7 @@ func neverWrites(c Command) bool {
 		return true
 	}
 	spec, ok := readOnlyCommands[c.Name()]
-	return ok && len(spec.forbid) == 0 && spec.maxPositional < 0 && (c.Via == "" || strings.HasSuffix(c.Via, " -c") || c.Via == "eval")
+	return ok && len(spec.forbid) == 0 && spec.maxPositional < 0 && scriptVia(c.Via)
 }
 
 // copySources returns the words cp and mv read: every operand but the

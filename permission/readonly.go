@@ -36,6 +36,15 @@ var readOnlyCommands = map[string]struct {
 	"nproc": {maxPositional: 0}, "date": {forbid: []string{"-s", "--set", "--set="}, maxPositional: -1},
 	"test": {forbid: []string{"-v", "-R"}, maxPositional: -1}, "[": {forbid: []string{"-v", "-R"}, maxPositional: -1},
 	"sleep": {maxPositional: -1}, "hostname": {maxPositional: 0},
+	"printenv": {maxPositional: -1}, "groups": {maxPositional: -1}, "arch": {maxPositional: 0},
+	"tty": {maxPositional: 0}, "uptime": {maxPositional: 0}, "free": {maxPositional: 0},
+	"locale": {maxPositional: -1}, "getconf": {maxPositional: -1}, "expr": {maxPositional: -1},
+	"numfmt": {maxPositional: -1}, "paste": {maxPositional: -1}, "join": {maxPositional: 2},
+	"expand": {maxPositional: -1}, "unexpand": {maxPositional: -1}, "fmt": {maxPositional: -1},
+	"pr":    {maxPositional: -1},
+	"b2sum": {maxPositional: -1}, "sha224sum": {maxPositional: -1}, "sha384sum": {maxPositional: -1},
+	"sum": {maxPositional: -1}, "shuf": {forbid: []string{"-o", "--output", "--output=", "--random-source", "--random-source="}, maxPositional: -1},
+	"look": {maxPositional: 2}, "lscpu": {maxPositional: 0}, "ps": {maxPositional: -1},
 }
 
 // dynamicArgsOK are read-only commands whose words cannot become an option
@@ -46,10 +55,142 @@ var dynamicArgsOK = map[string]bool{
 	"dirname": true, "pwd": true,
 }
 
-// readOnlyGit are git subcommands that only read.
+// readOnlyGit are git subcommands that only read whatever their words
+// (the options in gitForbid aside).
 var readOnlyGit = map[string]bool{
 	"status": true, "diff": true, "log": true, "show": true, "rev-parse": true, "ls-files": true,
-	"blame": true, "describe": true, "shortlog": true, "grep": true,
+	"blame": true, "annotate": true, "describe": true, "shortlog": true, "grep": true, "rev-list": true,
+	"merge-base": true, "ls-tree": true, "cat-file": true, "for-each-ref": true, "name-rev": true,
+	"count-objects": true, "diff-tree": true, "diff-files": true, "diff-index": true, "whatchanged": true,
+	"cherry": true, "range-diff": true, "check-ignore": true, "check-attr": true, "var": true,
+	"version": true, "show-branch": true, "ls-remote": true, "show-ref": true,
+}
+
+// gitReadForms decides git subcommands that read in some forms and write
+// in others, from the words after the subcommand.
+var gitReadForms = map[string]func(args []Arg) bool{
+	// git branch lists with no name; -d/-D/-m/-M/-c/-C/-u/-f and a name
+	// (which creates a branch) write.
+	"branch": func(args []Arg) bool {
+		if hasWord(args, "-l", "--list") {
+			// The words are patterns.
+			return !hasWord(args, "-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f", "--force",
+				"-u", "--set-upstream-to", "--unset-upstream", "--edit-description", "-t", "--track")
+		}
+		return listingOnly(args, []string{"--show-current", "--list", "-l", "-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose",
+			"--no-color", "--color", "--column", "--no-column", "-i", "--ignore-case", "--omit-empty"},
+			[]string{"--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format", "--abbrev", "--color", "--column"})
+	},
+	// git tag lists with -l/--list or no name.
+	"tag": func(args []Arg) bool {
+		if hasWord(args, "-l", "--list") {
+			return !hasWord(args, "-d", "--delete", "-a", "-s", "-f", "--force", "-m", "-F", "-u", "--sign", "--annotate")
+		}
+		return listingOnly(args, []string{"-n", "--no-color", "--color", "--column", "--no-column", "-i", "--ignore-case", "--omit-empty"},
+			[]string{"--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format", "--color", "--column"})
+	},
+	// git remote, -v, show, get-url read; add, remove, set-url… write.
+	"remote": func(args []Arg) bool {
+		for _, a := range args {
+			switch a.Value {
+			case "-v", "--verbose":
+				continue
+			case "show", "get-url":
+				return !hasWord(args, "--push") || a.Value == "get-url"
+			}
+			return false
+		}
+		return true
+	},
+	// git config reads with --get*, --list, -l, the get/list verbs or a
+	// single name; a value, --unset, --add, --edit… write.
+	"config": func(args []Arg) bool {
+		read := false
+		var names []Arg
+		for _, a := range args {
+			v := a.Value
+			switch {
+			case v == "--get" || v == "--get-all" || v == "--get-regexp" || v == "--get-urlmatch" || v == "--list" || v == "-l" || v == "--get-color" || v == "--get-colorbool":
+				read = true
+			case v == "--show-origin" || v == "--show-scope" || v == "--null" || v == "-z" || v == "--name-only" || v == "--global" || v == "--system" || v == "--local" || v == "--worktree" || v == "--includes" || v == "--no-includes" || strings.HasPrefix(v, "--type=") || v == "--bool" || v == "--int" || v == "--path" || v == "--all" || v == "--regexp" || strings.HasPrefix(v, "--default="):
+			case strings.HasPrefix(v, "-"):
+				// --unset, --add, --replace-all, --edit, --file (an
+				// arbitrary file), --blob, …
+				return false
+			default:
+				names = append(names, a)
+			}
+		}
+		if len(names) > 0 && (names[0].Value == "get" || names[0].Value == "list") {
+			return len(names) <= 2
+		}
+		if read {
+			return true
+		}
+		return len(names) == 1
+	},
+	// git stash list/show; git worktree list; git reflog (show); git
+	// notes list/show; git symbolic-ref NAME; git submodule status.
+	"stash": func(args []Arg) bool { return len(args) > 0 && (args[0].Value == "list" || args[0].Value == "show") },
+	"worktree": func(args []Arg) bool {
+		return len(args) > 0 && args[0].Value == "list"
+	},
+	"reflog": func(args []Arg) bool {
+		return len(args) == 0 || args[0].Value == "show" || strings.HasPrefix(args[0].Value, "-") && !hasWord(args, "expire", "delete")
+	},
+	"notes":     func(args []Arg) bool { return len(args) > 0 && (args[0].Value == "list" || args[0].Value == "show") },
+	"submodule": func(args []Arg) bool { return len(args) > 0 && args[0].Value == "status" },
+	"symbolic-ref": func(args []Arg) bool {
+		n := 0
+		for _, a := range args {
+			if a.Value == "-d" || a.Value == "--delete" || a.Value == "-m" {
+				return false
+			}
+			if !strings.HasPrefix(a.Value, "-") {
+				n++
+			}
+		}
+		return n == 1
+	},
+}
+
+// listingOnly reports words that are all listing options (flags, or
+// options in withValue with their value): no name that would create or
+// change something.
+func listingOnly(args []Arg, flags, withValue []string) bool {
+	for i := 0; i < len(args); i++ {
+		v := args[i].Value
+		name, _, hasVal := strings.Cut(v, "=")
+		switch {
+		case slicesContains(flags, v):
+		case slicesContains(withValue, name):
+			if !hasVal {
+				i++
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func slicesContains(list []string, v string) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// hasWord reports one of the words among args.
+func hasWord(args []Arg, words ...string) bool {
+	for _, a := range args {
+		if slicesContains(words, a.Value) {
+			return true
+		}
+	}
+	return false
 }
 
 var gitForbid = []string{"--output", "--output=", "--ext-diff", "-O", "--open-files-in-pager", "--open-files-in-pager=", "--textconv"}
@@ -59,7 +200,7 @@ var gitForbid = []string{"--output", "--output=", "--ext-diff", "-O", "--open-fi
 // sudo or find -exec is never read-only on its own account.
 func readOnlyCommand(c Command) (paths []Arg, ok bool) {
 	name := c.Name()
-	if name == "" || c.Via != "" && !strings.HasSuffix(c.Via, " -c") && c.Via != "eval" {
+	if name == "" || !scriptVia(c.Via) {
 		return nil, false
 	}
 	if name == "command" && len(c.Args) >= 2 && (c.Args[1].Value == "-v" || c.Args[1].Value == "-V") {
@@ -91,19 +232,19 @@ func readOnlyCommand(c Command) (paths []Arg, ok bool) {
 			return nil, false
 		}
 		if strings.HasPrefix(a.Value, "-") && a.Value != "-" {
-			if _, v, ok := strings.Cut(a.Value, "="); ok && looksLikePath(v) {
-				paths = append(paths, Arg{Value: v, Static: true, Tilde: strings.HasPrefix(v, "~")})
-			}
+			paths = append(paths, optionPaths(a.Value)...)
 			continue
 		}
 		positional++
 		paths = append(paths, a)
+		paths = append(paths, optionPaths(a.Value)...)
 	}
 	if spec.maxPositional >= 0 && positional > spec.maxPositional {
 		return nil, false
 	}
 	switch name {
-	case "echo", "printf", "true", "false", "seq", "sleep", "test", "[", "basename", "dirname", "which", "type", "tr", "id", "date":
+	case "echo", "printf", "true", "false", "seq", "sleep", "test", "[", "basename", "dirname", "which", "type", "tr", "id", "date",
+		"expr", "printenv", "locale", "getconf", "numfmt", "groups", "ps", "arch", "tty", "uptime", "free", "lscpu":
 		// Their words are not files.
 		return nil, true
 	}
@@ -132,8 +273,22 @@ func readOnlyGitCommand(args []Arg) ([]Arg, bool) {
 			return nil, false
 		}
 	}
-	if i >= len(args) || !args[i].Static || !readOnlyGit[args[i].Value] {
+	if i >= len(args) || !args[i].Static {
 		return nil, false
+	}
+	if sub := args[i].Value; !readOnlyGit[sub] {
+		form, ok := gitReadForms[sub]
+		if !ok {
+			return nil, false
+		}
+		for _, a := range args[i+1:] {
+			if !a.Static {
+				return nil, false
+			}
+		}
+		if !form(args[i+1:]) {
+			return nil, false
+		}
 	}
 	for _, a := range args[i+1:] {
 		if !a.Static || forbidden(a.Value, gitForbid) {
@@ -142,8 +297,39 @@ func readOnlyGitCommand(args []Arg) ([]Arg, bool) {
 		if !strings.HasPrefix(a.Value, "-") && looksLikePath(a.Value) {
 			paths = append(paths, a)
 		}
+		paths = append(paths, optionPaths(a.Value)...)
 	}
 	return paths, true
+}
+
+// optionPaths returns the files an option word may name for the program
+// to read: the value of `--name=VALUE` (git blame --contents=FILE, grep
+// --file=FILE), a path glued to a short option (`-f/etc/x`), and the file
+// of an `@FILE` argument (a response file). Read rules and the working
+// directory check see them like any path word; a value that is no path
+// resolves inside the working directory and changes nothing.
+func optionPaths(v string) []Arg {
+	var out []Arg
+	add := func(p string) {
+		if p != "" {
+			out = append(out, Arg{Value: p, Static: true, Tilde: strings.HasPrefix(p, "~")})
+		}
+	}
+	switch {
+	case strings.HasPrefix(v, "--"):
+		if _, val, ok := strings.Cut(v, "="); ok {
+			add(strings.TrimPrefix(val, "@"))
+		}
+	case strings.HasPrefix(v, "-") && len(v) > 2:
+		if _, val, ok := strings.Cut(v, "="); ok {
+			add(val)
+		} else if rest := v[2:]; looksLikePath(rest) || strings.Contains(rest, "/") {
+			add(rest)
+		}
+	case strings.HasPrefix(v, "@") && len(v) > 1 && !strings.HasPrefix(v, "@{"):
+		add(v[1:])
+	}
+	return out
 }
 
 func forbidden(v string, list []string) bool {
@@ -199,7 +385,7 @@ var editCommands = map[string]bool{"mkdir": true, "touch": true, "cp": true, "mv
 // for other commands and for words only known at run time.
 func editCommand(c Command) (paths []Arg, ok bool) {
 	name := c.Name()
-	if !editCommands[name] || c.Via != "" && !strings.HasSuffix(c.Via, " -c") && c.Via != "eval" {
+	if !editCommands[name] || !scriptVia(c.Via) {
 		return nil, false
 	}
 	for _, a := range c.Args[1:] {

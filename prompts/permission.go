@@ -144,9 +144,9 @@ const (
 // PermNoRuleFor: no rule allows the tool.
 func PermNoRuleFor(tool string) string { return "no rule allows " + tool }
 
-// PermProtectedPath: writes to .git, .cadre and .claude.
+// PermProtectedPath: writes to configuration and git internals.
 func PermProtectedPath(path string) string {
-	return path + " is protected: writes to .git, .cadre and .claude always need approval"
+	return path + " is protected: changes to .git, .cadre, .claude, .mcp.json, CLAUDE.md, AGENTS.md and settings files always need approval"
 }
 
 // PermEditsNeedApproval: the mode does not run file edits.
@@ -257,4 +257,11 @@ func PermReadsTree(quoted, dir string) string {
 // mask.
 func PermGitHistory(quoted, root, rule string) string {
 	return fmt.Sprintf("%s prints file contents from the repository at %s, whose history may hold files deny rule %s protects; the sandbox masks files, not their copies in git history, so this needs approval in every mode", quoted, root, rule)
+}
+
+// PermRunsHidden: a Bash command may run a command a deny or ask rule
+// names where the rule cannot see it (a shell's input, a wrapper, inline
+// code).
+func PermRunsHidden(what, rule string) string {
+	return fmt.Sprintf("%s: it may run a command that rule %s is about, where cadre cannot check it", what, rule)
 }
