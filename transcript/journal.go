@@ -75,6 +75,8 @@ type journalOp struct {
 	// and synced to disk unless noSync.
 	synced chan struct{}
 	noSync bool
+	// release closes path's file: its agent has ended.
+	release bool
 }
 
 // NewJournal starts a journal. Its goroutine ends at Close.
@@ -121,6 +123,8 @@ func (j *Journal) loop() {
 				fs.sync(false)
 			}
 			close(op.synced)
+		case op.release:
+			fs.close(op.path, false)
 		case op.create:
 			err := createFile(op.path, op.data)
 			if tooManyFiles(err) && len(fs.open) > 0 {
@@ -474,6 +478,13 @@ func (w *JournalWriter) AppendMessage(m llm.Message, model string, usage *llm.Us
 		return fmt.Errorf("encode transcript entry: %w", err)
 	}
 	return w.j.send(journalOp{path: w.path, data: append(b, '\n')})
+}
+
+// Release closes the transcript's file once what was queued before is
+// written: its agent has ended, so it holds no descriptor until the run
+// ends. A later append opens it again.
+func (w *JournalWriter) Release() error {
+	return w.j.send(journalOp{path: w.path, release: true})
 }
 
 // AppendEnd queues the entry that records how a run ended.
