@@ -382,7 +382,8 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		}
 		mpath = strings.TrimSuffix(tpath, ".jsonl") + ".meta.json"
 		jw := rs.journal.Transcript(tpath, rt.session, c.id, rt.cfg.Now)
-		defer func() { _ = jw.Release() }() // no descriptor held once it ended
+		// No descriptor is held for it once it ended.
+		defer func() { _ = jw.Release() }()
 		rec = c.resumeRecorder(jw) // a continued agent's history is in the file already (resume.go)
 		if err := writeMeta(rs.journal, mpath, meta); err != nil {
 			mpath = ""
