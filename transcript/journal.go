@@ -295,13 +295,16 @@ func (fs *files) sync(closeAll bool) {
 	}
 	for path := range fs.unsynced {
 		delete(fs.unsynced, path)
+		// Its lines are written; only the flush is missing, so a failure
+		// here is the journal's error, not one that refuses the file's
+		// later lines.
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
-			fs.j.failPath(path, fmt.Errorf("sync transcript %s: %w", path, err))
+			fs.j.fail(fmt.Errorf("sync transcript %s: %w", path, err))
 			continue
 		}
 		if err := f.Sync(); err != nil {
-			fs.j.failPath(path, fmt.Errorf("sync transcript %s: %w", path, err))
+			fs.j.fail(fmt.Errorf("sync transcript %s: %w", path, err))
 		}
 		_ = f.Close()
 	}
@@ -343,6 +346,15 @@ func replaceFile(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// fail records err as the journal's first error, if it is.
+func (j *Journal) fail(err error) {
+	j.errMu.Lock()
+	if j.err == nil {
+		j.err = err
+	}
+	j.errMu.Unlock()
 }
 
 // failPath records that a write to path failed: the journal's first
