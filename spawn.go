@@ -381,8 +381,10 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 			return errorOutput(prompts.SubagentNotStarted(err)), nil
 		}
 		mpath = strings.TrimSuffix(tpath, ".jsonl") + ".meta.json"
-		rec = rs.journal.Transcript(tpath, rt.session, c.id, rt.cfg.Now)
-		rec = c.resumeRecorder(rec) // a continued agent's history is in the file already (resume.go)
+		jw := rs.journal.Transcript(tpath, rt.session, c.id, rt.cfg.Now)
+		// No descriptor is held for it once it ended.
+		defer func() { _ = jw.Release() }()
+		rec = c.resumeRecorder(jw) // a continued agent's history is in the file already (resume.go)
 		if err := writeMeta(rs.journal, mpath, meta); err != nil {
 			mpath = ""
 			rs.count(func(s *run.SubagentStats) { s.Failed++ })

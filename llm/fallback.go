@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+
+	"github.com/cadre-dev/cadre/llm/internal/budget"
 )
 
 // WithFallback returns a Model that answers requests for the model id
@@ -12,7 +14,10 @@ import (
 // request for primary fails for good (its retries spent) with HTTP 529 or
 // 503, the request is sent again for fallback. Before switching it yields
 // an EventRetry with Cause "fallback", so a consumer discards what the
-// failed attempts streamed. Requests for other ids pass through unchanged.
+// failed attempts streamed. The two requests share one retry budget: the
+// waits before the fallback's retries count with the primary's, so the
+// switch does not double how long a call may wait. Requests for other ids
+// pass through unchanged.
 func WithFallback(m Model, primary, fallback string) Model {
 	return &fallbackModel{m: m, primary: primary, fallback: fallback}
 }
@@ -27,6 +32,9 @@ func (f *fallbackModel) Stream(ctx context.Context, req *Request) iter.Seq2[Even
 		return f.m.Stream(ctx, req)
 	}
 	return func(yield func(Event, error) bool) {
+		// One retry budget for both requests: the fallback's retries get
+		// what the primary's left.
+		ctx := budget.With(ctx)
 		for ev, err := range f.m.Stream(ctx, req) {
 			if err != nil {
 				var apiErr *APIError

@@ -63,6 +63,8 @@ type Journal struct {
 	path string
 	seq  int64
 	err  error
+	// size is the file's size after the last whole record.
+	size int64
 }
 
 // Replay is what a journal held when it was opened: notifications that
@@ -90,7 +92,44 @@ func OpenJournal(path string) (*Journal, Replay, error) {
 	if err != nil {
 		return nil, Replay{}, fmt.Errorf("task journal: %w", err)
 	}
-	return &Journal{f: f, path: path, seq: last}, rep, nil
+	j := &Journal{f: f, path: path, seq: last}
+	if err := j.endTornLine(); err != nil {
+		_ = f.Close()
+		return nil, Replay{}, err
+	}
+	return j, rep, nil
+}
+
+// endTornLine ends a last line an earlier process left without its
+// newline (it died, or the disk filled, in the middle of a write), so the
+// next record starts on a line of its own instead of being glued to the
+// torn one and lost with it. It also learns the file's size.
+func (j *Journal) endTornLine() error {
+	info, err := j.f.Stat()
+	if err != nil {
+		return fmt.Errorf("task journal %s: %w", j.path, err)
+	}
+	j.size = info.Size()
+	if j.size == 0 {
+		return nil
+	}
+	r, err := os.Open(j.path)
+	if err != nil {
+		return fmt.Errorf("task journal %s: %w", j.path, err)
+	}
+	defer r.Close()
+	var last [1]byte
+	if _, err := r.ReadAt(last[:], j.size-1); err != nil {
+		return fmt.Errorf("task journal %s: %w", j.path, err)
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	if _, err := j.f.Write([]byte{'\n'}); err != nil {
+		return fmt.Errorf("task journal %s: end the torn last line: %w", j.path, err)
+	}
+	j.size++
+	return nil
 }
 
 // replay reads the journal at path (missing is empty) and returns what
@@ -190,10 +229,18 @@ func (j *Journal) write(rec record) error {
 	if j.err != nil {
 		return j.err
 	}
-	if _, err := j.f.Write(append(b, '\n')); err != nil {
+	n, err := j.f.Write(append(b, '\n'))
+	if err != nil {
+		// No partial record: cut the file back to before it.
 		j.err = fmt.Errorf("task journal %s: %w", j.path, err)
+		if n > 0 {
+			if terr := j.f.Truncate(j.size); terr != nil {
+				j.err = fmt.Errorf("%w (and cutting the partial record failed: %v)", j.err, terr)
+			}
+		}
 		return j.err
 	}
+	j.size += int64(n)
 	return nil
 }
 

@@ -78,3 +78,39 @@ func TestJournalReplay(t *testing.T) {
 		t.Fatalf("numbering restarted: %d after %d", n.Seq, nd2.Seq)
 	}
 }
+
+// TestJournalAfterTornLine: a record written after a torn last line
+// (the process died in a write) starts a line of its own, so it is not
+// lost with the torn one when the journal is read again.
+func TestJournalAfterTornLine(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "tasks.jsonl")
+	j, _, err := OpenJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Started(Info{ID: "a", Status: Running, AgentType: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"op":"start","task":{"id":"b","sta`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	j, rep, err := OpenJournal(path)
+	if err != nil || len(rep.Interrupted) != 1 {
+		t.Fatalf("replay %+v %v", rep, err)
+	}
+	if err := j.Ended(Info{ID: "a", Status: Completed, AgentType: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	_, rep, err = OpenJournal(path)
+	if err != nil || len(rep.Interrupted) != 0 || len(rep.Ended) != 1 || rep.Ended[0].ID != "a" {
+		t.Fatalf("the record after the torn line was lost: %+v %v", rep, err)
+	}
+}

@@ -283,3 +283,40 @@ func TestJournalWrittenReportsOnlyItsFiles(t *testing.T) {
 		t.Fatal("close reports no error")
 	}
 }
+
+// Release closes an ended agent's transcript; a later line opens it again.
+func TestJournalReleaseClosesTheFile(t *testing.T) {
+	dir := t.TempDir()
+	var open, peak int // the journal goroutine's; read after Written
+	j := newJournal(func(path string) (appendFile, error) {
+		f, err := openAppend(path)
+		if err != nil {
+			return nil, err
+		}
+		open++
+		peak = max(peak, open)
+		return countingFile{File: f, open: &open, peak: &peak}, nil
+	})
+	go j.loop()
+	a, b := j.Transcript(filepath.Join(dir, "a.jsonl"), "s", "a", nil), j.Transcript(filepath.Join(dir, "b.jsonl"), "s", "b", nil)
+	for _, w := range []*JournalWriter{a, b} {
+		if err := w.AppendMessage(llm.UserText("x"), "", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Written(); err != nil || open != 1 {
+		t.Fatalf("%d open after a release (%v)", open, err)
+	}
+	if err := a.AppendMessage(llm.UserText("again"), "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil || open != 0 {
+		t.Fatalf("%d open after close (%v)", open, err)
+	}
+	if entries, err := ReadFile(a.Path()); err != nil || len(entries) != 2 {
+		t.Fatalf("a: %d entries %v", len(entries), err)
+	}
+}

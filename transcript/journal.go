@@ -75,6 +75,8 @@ type journalOp struct {
 	// and synced to disk unless noSync.
 	synced chan struct{}
 	noSync bool
+	// release closes path's file: its agent has ended.
+	release bool
 }
 
 // NewJournal starts a journal. Its goroutine ends at Close.
@@ -121,6 +123,8 @@ func (j *Journal) loop() {
 				fs.sync(false)
 			}
 			close(op.synced)
+		case op.release:
+			fs.close(op.path, false)
 		case op.create:
 			err := createFile(op.path, op.data)
 			if tooManyFiles(err) && len(fs.open) > 0 {
@@ -291,13 +295,16 @@ func (fs *files) sync(closeAll bool) {
 	}
 	for path := range fs.unsynced {
 		delete(fs.unsynced, path)
+		// Its lines are written; only the flush is missing, so a failure
+		// here is the journal's error, not one that refuses the file's
+		// later lines.
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
-			fs.j.failPath(path, fmt.Errorf("sync transcript %s: %w", path, err))
+			fs.j.fail(fmt.Errorf("sync transcript %s: %w", path, err))
 			continue
 		}
 		if err := f.Sync(); err != nil {
-			fs.j.failPath(path, fmt.Errorf("sync transcript %s: %w", path, err))
+			fs.j.fail(fmt.Errorf("sync transcript %s: %w", path, err))
 		}
 		_ = f.Close()
 	}
@@ -339,6 +346,15 @@ func replaceFile(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// fail records err as the journal's first error, if it is.
+func (j *Journal) fail(err error) {
+	j.errMu.Lock()
+	if j.err == nil {
+		j.err = err
+	}
+	j.errMu.Unlock()
 }
 
 // failPath records that a write to path failed: the journal's first
@@ -474,6 +490,13 @@ func (w *JournalWriter) AppendMessage(m llm.Message, model string, usage *llm.Us
 		return fmt.Errorf("encode transcript entry: %w", err)
 	}
 	return w.j.send(journalOp{path: w.path, data: append(b, '\n')})
+}
+
+// Release closes the transcript's file once what was queued before is
+// written: its agent has ended, so it holds no descriptor until the run
+// ends. A later append opens it again.
+func (w *JournalWriter) Release() error {
+	return w.j.send(journalOp{path: w.path, release: true})
 }
 
 // AppendEnd queues the entry that records how a run ended.

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,5 +99,46 @@ func TestMalformedStreamJSONInput(t *testing.T) {
 				t.Fatalf("%d requests: the line after the bad one was run", len(s.Requests()))
 			}
 		})
+	}
+}
+
+// --fallback-model does not double the retry budget: with both models
+// overloaded, the waits before every retry, the primary's and the
+// fallback's together, stay within CADRE_RETRY_BUDGET_MS.
+func TestFallbackModelStaysWithinTheRetryBudget(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	turns := make([]llmtest.Turn, 30)
+	for i := range turns {
+		turns[i] = llmtest.Overloaded()
+	}
+	s.Script("", turns...)
+	const budgetMS = 1500
+	env["CADRE_RETRY_BUDGET_MS"] = fmt.Sprint(budgetMS)
+	p := runCadre(t, env, "", "-p", "hi", "--model", "opus", "--fallback-model", "sonnet", "--output-format", "stream-json", "--verbose")
+	if p.code == 0 {
+		t.Fatalf("succeeded: %s", p.stdout)
+	}
+	var waited int64
+	var fallback bool
+	sc := bufio.NewScanner(strings.NewReader(p.stdout))
+	for sc.Scan() {
+		var ev struct {
+			Subtype string `json:"subtype"`
+			Delay   int64  `json:"retry_delay_ms"`
+			Cadre   struct {
+				Cause string `json:"cause"`
+			} `json:"cadre"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		if ev.Subtype == "api_retry" {
+			waited += ev.Delay
+			fallback = fallback || ev.Cadre.Cause == "fallback"
+		}
+	}
+	if !fallback || waited > budgetMS || !strings.Contains(p.stdout, "budget") {
+		t.Fatalf("fallback %v, waited %d ms of %d\n%s", fallback, waited, budgetMS, p.stdout)
 	}
 }

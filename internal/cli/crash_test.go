@@ -348,3 +348,39 @@ func TestSendMessageContinuesAForegroundAgentAfterResume(t *testing.T) {
 		})
 	}
 }
+
+// The Claude Agent SDK's resume option after kill -9 mid tool call: the
+// SDK starts cadre with --resume over stream-json, and the request it
+// leads to answers the interrupted call.
+func TestSDKResumeAfterKillMidToolCall(t *testing.T) {
+	t.Parallel()
+	dir := sdkDir(t)
+	s, env := server(t)
+	s.Script("build it", llmtest.ToolUse("Bash", map[string]any{"command": `touch "$CRASH_MARKER" && sleep 600`}), llmtest.Text("resumed by the SDK"))
+	session := uuid.NewString()
+	crashed, path := crashMidToolCall(t, env, session, "-p", "build it")
+	entries, err := transcript.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	callID := entries[len(entries)-1].Message.ToolUses()[0].ID
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var home string
+	for _, kv := range crashed.Env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			home = v
+		}
+	}
+	cmd := exec.Command("node", filepath.Join("testdata", "agentsdk", "drive.mjs"), "resume")
+	cmd.Env = append(os.Environ(), "CADRE_SDK_DIR="+dir, "CADRE_EXE="+exe, "CADRE_WORK="+crashed.Dir, "CADRE_HOME="+home,
+		"CADRE_BASE_URL="+s.URL(), "CADRE_RESUME="+session)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "resumed by the SDK") {
+		t.Fatalf("drive.mjs resume: %v\n%s", err, out)
+	}
+	reqs := s.Requests()
+	interruptedResult(t, reqs[len(reqs)-1].Messages, callID)
+}

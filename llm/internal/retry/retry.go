@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/internal/budget"
 )
 
 // Policy is the retry schedule of one model client.
@@ -255,7 +256,10 @@ type Attempt func() (resp *llm.Response, stopped bool, f *Failure)
 // the response, or an error. Before each wait it yields an EventRetry.
 // provider prefixes its error messages.
 func Run(ctx context.Context, p Policy, provider string, attempt Attempt, yield func(llm.Event, error) bool) {
-	var waited time.Duration
+	// The waits of a request to a fallback model count against the same
+	// budget as those of the request it replaces (llm.WithFallback).
+	ledger := budget.From(ctx)
+	waited := ledger.Waited()
 	perCause := map[Cause]int{}
 	for n := 1; ; n++ {
 		resp, stopped, f := attempt()
@@ -291,6 +295,7 @@ func Run(ctx context.Context, p Policy, provider string, attempt Attempt, yield 
 			return
 		}
 		waited += wait
+		ledger.Charge(wait)
 		ev := llm.Event{Kind: llm.EventRetry, Retry: &llm.Retry{
 			Attempt: n, MaxRetries: min(p.Retries, p.retriesFor(f.Cause)), Status: f.Status, Wait: wait,
 			Cause: llm.RetryCause(f.Cause.String()), Err: f.Err.Error(),

@@ -33,6 +33,12 @@ switch (scenario) {
   case 'query':
     prompt = 'SDK-QUERY: say hello';
     break;
+  case 'resume':
+    // Resumes the session CADRE_RESUME names (crash_test.go: one killed
+    // in the middle of a tool call).
+    prompt = 'go on';
+    options.resume = process.env.CADRE_RESUME;
+    break;
   case 'canUseTool':
     prompt = 'SDK-BASH: make a file';
     options.canUseTool = async (toolName, input, opts) => {
