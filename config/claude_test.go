@@ -167,3 +167,23 @@ func TestXDGConfigHome(t *testing.T) {
 		t.Errorf("trust %+v %v", trust, err)
 	}
 }
+
+// In the home directory the project's .claude/settings.json is the user's
+// ~/.claude/settings.json: it is read once, so its hooks run once.
+func TestClaudeSettingsInHomeReadOnce(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t, map[string]string{"HOME/.claude/settings.json": `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}, "permissions": {"deny": ["WebFetch"]}}`})
+	opts := tr.opts()
+	opts.Cwd = tr.home
+	s, _, err := LoadSettings(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := s.GatedHooksConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Len() != 1 || len(s.Permissions.Rules) != 1 {
+		t.Errorf("hooks %d, rules %v: the file was read more than once", cfg.Len(), s.Permissions.Rules)
+	}
+}

@@ -255,6 +255,9 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 	s.Trust = trust
 	load := func(layers []layer) error {
 		for _, l := range layers {
+			if l.path == "" {
+				continue
+			}
 			var d []Diagnostic
 			var err error
 			s.layer = l
@@ -303,8 +306,14 @@ func userLayers(opts SettingsOptions) []layer {
 			layer{path: filepath.Join(UserConfigDir(opts.Home, opts.ConfigHome), "settings.json"), base: opts.Home, scope: mcpx.ScopeUser, level: levelUser})
 	}
 	if opts.Cwd != "" {
+		claudeProject := filepath.Join(opts.Cwd, ".claude", "settings.json")
+		if opts.Home != "" && filepath.Clean(opts.Cwd) == filepath.Clean(opts.Home) {
+			// In the home directory the project's .claude/settings.json is
+			// the user's: read once (its hooks would run twice).
+			claudeProject = ""
+		}
 		layers = append(layers,
-			layer{path: filepath.Join(opts.Cwd, ".claude", "settings.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeSettings, level: levelProject, claude: true},
+			layer{path: claudeProject, base: opts.Cwd, project: true, scope: mcpx.ScopeSettings, level: levelProject, claude: true},
 			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeSettings, level: levelProject},
 			layer{path: filepath.Join(opts.Cwd, ".claude", "settings.local.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeLocal, level: levelLocal, claude: true},
 			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.local.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeLocal, level: levelLocal})
