@@ -54,6 +54,37 @@ type SettingsOptions struct {
 	// ClaudeManagedDir holds Claude Code's managed settings; "" means
 	// DefaultClaudeManagedDir.
 	ClaudeManagedDir string
+	// Sources, when not nil, are the levels of settings files read, as
+	// Claude Code's --setting-sources names them: SourceUser,
+	// SourceProject, SourceLocal (both cadre's and Claude Code's file of
+	// each). --settings, flags and managed settings are always read. Nil
+	// reads every level; an empty list none of the three.
+	Sources []string
+}
+
+// Setting sources, for SettingsOptions.Sources (--setting-sources).
+const (
+	SourceUser    = "user"
+	SourceProject = "project"
+	SourceLocal   = "local"
+)
+
+// ParseSources parses a --setting-sources value: comma-separated user,
+// project and local ("" is none of them).
+func ParseSources(v string) ([]string, error) {
+	out := []string{}
+	for _, f := range strings.Split(v, ",") {
+		switch f = strings.TrimSpace(f); f {
+		case "":
+		case SourceUser, SourceProject, SourceLocal:
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		default:
+			return nil, fmt.Errorf("setting source %q: use user, project or local, comma-separated", f)
+		}
+	}
+	return out, nil
 }
 
 // Flags are settings that come from command-line flags.
@@ -317,6 +348,11 @@ func userLayers(opts SettingsOptions) []layer {
 			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeSettings, level: levelProject},
 			layer{path: filepath.Join(opts.Cwd, ".claude", "settings.local.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeLocal, level: levelLocal, claude: true},
 			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.local.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeLocal, level: levelLocal})
+	}
+	if opts.Sources != nil {
+		layers = slices.DeleteFunc(layers, func(l layer) bool {
+			return !slices.Contains(opts.Sources, map[int]string{levelUser: SourceUser, levelProject: SourceProject, levelLocal: SourceLocal}[l.level])
+		})
 	}
 	if opts.SettingsFile != "" {
 		p := opts.SettingsFile
