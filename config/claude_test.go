@@ -167,3 +167,67 @@ func TestXDGConfigHome(t *testing.T) {
 		t.Errorf("trust %+v %v", trust, err)
 	}
 }
+
+// In the home directory the project's .claude/settings.json is the user's
+// ~/.claude/settings.json: it is read once, so its hooks run once.
+func TestClaudeSettingsInHomeReadOnce(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t, map[string]string{"HOME/.claude/settings.json": `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}, "permissions": {"deny": ["WebFetch"]}}`})
+	opts := tr.opts()
+	opts.Cwd = tr.home
+	s, _, err := LoadSettings(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := s.GatedHooksConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Len() != 1 || len(s.Permissions.Rules) != 1 {
+		t.Errorf("hooks %d, rules %v: the file was read more than once", cfg.Len(), s.Permissions.Rules)
+	}
+}
+
+// SettingsOptions.Sources (the SDK's settingSources, --setting-sources)
+// reads only the levels named, cadre's and Claude Code's file of each;
+// managed settings always.
+func TestSettingSources(t *testing.T) {
+	t.Parallel()
+	tr := newTree(t, map[string]string{
+		"HOME/.claude/settings.json":       `{"permissions": {"deny": ["Bash(user-claude:*)"]}}`,
+		"HOME/.config/cadre/settings.json": `{"permissions": {"deny": ["Bash(user-cadre:*)"]}}`,
+		"CWD/.claude/settings.json":        `{"permissions": {"deny": ["Bash(project-claude:*)"]}}`,
+		"CWD/.cadre/settings.local.json":   `{"permissions": {"deny": ["Bash(local-cadre:*)"]}}`,
+		"MANAGED/managed-settings.json":    `{"permissions": {"deny": ["Bash(managed:*)"]}}`,
+	})
+	for _, tc := range []struct {
+		sources string
+		want    []string
+	}{
+		{"user,project,local", []string{"user-claude", "user-cadre", "project-claude", "local-cadre", "managed"}},
+		{"project", []string{"project-claude", "managed"}},
+		{"user, local", []string{"user-claude", "user-cadre", "local-cadre", "managed"}},
+		{"", []string{"managed"}},
+	} {
+		src, err := ParseSources(tc.sources)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := tr.opts()
+		opts.Sources = src
+		s, _, err := LoadSettings(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range s.Permissions.Rules {
+			got = append(got, strings.TrimSuffix(strings.TrimPrefix(r.String(), "Bash("), ":*)"))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("sources %q: rules %v, want %v", tc.sources, got, tc.want)
+		}
+	}
+	if _, err := ParseSources("user,policy"); err == nil || !strings.Contains(err.Error(), `"policy"`) {
+		t.Errorf("bad source: %v", err)
+	}
+}

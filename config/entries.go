@@ -19,9 +19,12 @@ import (
 // per member ("env.FOO", "hooks.PreToolUse"), so a higher file replaces
 // single members, as the loaders merge them.
 type Entry struct {
-	Key    string          `json:"key"`
-	Value  json.RawMessage `json:"value"`
-	Source string          `json:"source"`
+	// Key is the dotted key ("permissions.deny", "env.FOO").
+	Key string `json:"key"`
+	// Value is the value as the file wrote it (compact JSON).
+	Value json.RawMessage `json:"value"`
+	// Source is the file ("--settings" for inline JSON).
+	Source string `json:"source"`
 	// Note says why the entry has no effect in cadre ("" when it has one).
 	Note string `json:"note,omitempty"`
 

@@ -40,6 +40,9 @@ type Options struct {
 	// ClaudeManagedDir holds Claude Code's managed settings; "" means
 	// Getenv("CADRE_CLAUDE_MANAGED_DIR"), then DefaultClaudeManagedDir.
 	ClaudeManagedDir string
+	// SettingSources limits the settings files read to these levels
+	// (--setting-sources; see SettingsOptions.Sources); nil reads all.
+	SettingSources []string
 	// Model (--model) wins over CADRE_MODEL and the settings' model.
 	Model string
 	// PermissionMode (--permission-mode) and SkipPermissions
@@ -61,9 +64,6 @@ type Options struct {
 	// settings files run, in a workspace trust lets them (see Trust); nil
 	// adds no limit.
 	TrustProjectHooks TrustProject
-	// SettingSources, when non-nil, are the settings levels loaded
-	// (--setting-sources: user, project, local); nil loads all.
-	SettingSources []string
 
 	// MCP servers (issue 14, mcp.go).
 
@@ -203,8 +203,7 @@ func (opts Options) settingsOptions(cwd, home string, getenv func(string) string
 	return SettingsOptions{
 		Cwd: cwd, Home: home, SettingsFile: opts.SettingsFile, SettingsJSON: opts.SettingsJSON, ManagedDir: opts.ManagedDir,
 		ClaudeManagedDir: cmp.Or(opts.ClaudeManagedDir, getenv("CADRE_CLAUDE_MANAGED_DIR")), ConfigHome: getenv("XDG_CONFIG_HOME"),
-		Flags: Flags{Rules: opts.Rules, AddDirs: opts.AddDirs}, TrustProject: opts.TrustProject,
-		Sources: opts.SettingSources,
+		Flags: Flags{Rules: opts.Rules, AddDirs: opts.AddDirs}, TrustProject: opts.TrustProject, Sources: opts.SettingSources,
 	}
 }
 

@@ -54,9 +54,37 @@ type SettingsOptions struct {
 	// ClaudeManagedDir holds Claude Code's managed settings; "" means
 	// DefaultClaudeManagedDir.
 	ClaudeManagedDir string
-	// Sources, when non-nil, are the levels loaded (SourceUser,
-	// SourceProject, SourceLocal; --setting-sources); nil loads all.
+	// Sources, when not nil, are the levels of settings files read, as
+	// Claude Code's --setting-sources names them: SourceUser,
+	// SourceProject, SourceLocal (both cadre's and Claude Code's file of
+	// each). --settings, flags and managed settings are always read. Nil
+	// reads every level; an empty list none of the three.
 	Sources []string
+}
+
+// Setting sources, for SettingsOptions.Sources (--setting-sources).
+const (
+	SourceUser    = "user"
+	SourceProject = "project"
+	SourceLocal   = "local"
+)
+
+// ParseSources parses a --setting-sources value: comma-separated user,
+// project and local ("" is none of them).
+func ParseSources(v string) ([]string, error) {
+	out := []string{}
+	for _, f := range strings.Split(v, ",") {
+		switch f = strings.TrimSpace(f); f {
+		case "":
+		case SourceUser, SourceProject, SourceLocal:
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		default:
+			return nil, fmt.Errorf("setting source %q: use user, project or local, comma-separated", f)
+		}
+	}
+	return out, nil
 }
 
 // Flags are settings that come from command-line flags.
@@ -258,6 +286,9 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 	s.Trust = trust
 	load := func(layers []layer) error {
 		for _, l := range layers {
+			if l.path == "" {
+				continue
+			}
 			var d []Diagnostic
 			var err error
 			s.layer = l
@@ -279,7 +310,7 @@ func LoadSettings(opts SettingsOptions) (*Settings, []Diagnostic, error) {
 		}
 		return nil
 	}
-	if err := load(keepSources(userLayers(opts), opts.Sources)); err != nil { // sources.go
+	if err := load(userLayers(opts)); err != nil { // sources.go
 		return nil, diags, err
 	}
 	if err := s.applyFlags(opts); err != nil {
@@ -306,11 +337,22 @@ func userLayers(opts SettingsOptions) []layer {
 			layer{path: filepath.Join(UserConfigDir(opts.Home, opts.ConfigHome), "settings.json"), base: opts.Home, scope: mcpx.ScopeUser, level: levelUser})
 	}
 	if opts.Cwd != "" {
+		claudeProject := filepath.Join(opts.Cwd, ".claude", "settings.json")
+		if opts.Home != "" && filepath.Clean(opts.Cwd) == filepath.Clean(opts.Home) {
+			// In the home directory the project's .claude/settings.json is
+			// the user's: read once (its hooks would run twice).
+			claudeProject = ""
+		}
 		layers = append(layers,
-			layer{path: filepath.Join(opts.Cwd, ".claude", "settings.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeSettings, level: levelProject, claude: true},
+			layer{path: claudeProject, base: opts.Cwd, project: true, scope: mcpx.ScopeSettings, level: levelProject, claude: true},
 			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeSettings, level: levelProject},
 			layer{path: filepath.Join(opts.Cwd, ".claude", "settings.local.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeLocal, level: levelLocal, claude: true},
 			layer{path: filepath.Join(opts.Cwd, ".cadre", "settings.local.json"), base: opts.Cwd, project: true, scope: mcpx.ScopeLocal, level: levelLocal})
+	}
+	if opts.Sources != nil {
+		layers = slices.DeleteFunc(layers, func(l layer) bool {
+			return !slices.Contains(opts.Sources, map[int]string{levelUser: SourceUser, levelProject: SourceProject, levelLocal: SourceLocal}[l.level])
+		})
 	}
 	if opts.SettingsFile != "" {
 		p := opts.SettingsFile

@@ -10,7 +10,7 @@ import (
 // TestSettingSources loads each combination of the levels a program may
 // name (--setting-sources): the model comes from the highest level loaded,
 // and a level left out is not read at all (its broken file is no error).
-func TestSettingSources(t *testing.T) {
+func TestSettingSourcesPickLevels(t *testing.T) {
 	t.Parallel()
 	home, cwd := t.TempDir(), t.TempDir()
 	write := func(path, text string) {

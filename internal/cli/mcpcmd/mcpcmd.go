@@ -98,7 +98,8 @@ func configured(stderr io.Writer, o options) (*mcpConfig, error) {
 	}
 	// The settings files' mcpServers count too, as in a run, under the
 	// same workspace trust.
-	settings, _, err := config.LoadSettings(config.SettingsOptions{Cwd: cwd, Home: os.Getenv("HOME"), TrustProject: o.trustProject})
+	settings, _, err := config.LoadSettings(config.SettingsOptions{Cwd: cwd, Home: os.Getenv("HOME"), TrustProject: o.trustProject,
+		ConfigHome: os.Getenv("XDG_CONFIG_HOME"), ClaudeManagedDir: os.Getenv("CADRE_CLAUDE_MANAGED_DIR")})
 	if err != nil {
 		return nil, &agentscmd.ExitError{Code: 2, Err: err}
 	}

@@ -122,7 +122,8 @@ func runCheck(o checkOptions) (permission.Decision, []string, error) {
 	}
 	s, diags, err := config.LoadSettings(config.SettingsOptions{
 		Cwd: cwd, Home: home, SettingsFile: o.settingsFile, ManagedDir: o.managedDir, TrustProject: o.trustProject,
-		Flags: config.Flags{Rules: rules, Mode: mode, AddDirs: o.addDirs},
+		Flags:      config.Flags{Rules: rules, Mode: mode, AddDirs: o.addDirs},
+		ConfigHome: os.Getenv("XDG_CONFIG_HOME"), ClaudeManagedDir: os.Getenv("CADRE_CLAUDE_MANAGED_DIR"),
 	})
 	if err != nil {
 		return d, nil, err
