@@ -88,11 +88,13 @@ func (s *sdkFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&s.managedSettings, "managed-settings", "", "policy-tier settings; no effect in cadre (managed settings are read from their file)")
 	f.BoolVar(&s.managedInInit, "managed-settings-in-initialize", false, "policy-tier settings in the initialize request; no effect in cadre")
 	f.BoolVar(&s.noOptionalLocks, "no-optional-locks", false, "take no optional locks; no effect in cadre")
-	for _, name := range []string{"thinking", "thinking-display", "task-budget", "agent", "betas", "channels", "setting-sources",
+	// --help lists the flags cadre acts on (--agent, --effort, --tools,
+	// --json-schema, --setting-sources, --fork-session, --debug-file…);
+	// those it only accepts are left out of it.
+	for _, name := range []string{"thinking", "thinking-display", "task-budget", "betas", "channels",
 		"session-mirror", "project-config-root", "plugin-dir", "plugin-dir-no-mcp", "resume-session-at", "resume-drops-turn",
-		"initialize-fields", "managed-settings", "managed-settings-in-initialize", "no-optional-locks", "debug-file", "debug-to-stderr",
-		"permission-prompts", "allow-dangerously-skip-permissions", "fork-session"} {
-		_ = f.MarkHidden(name) // --help lists cadre's own flags; these are the SDK's
+		"initialize-fields", "managed-settings", "managed-settings-in-initialize", "no-optional-locks"} {
+		_ = f.MarkHidden(name)
 	}
 }
 
