@@ -451,6 +451,11 @@ func build(ctx context.Context, p procIO, o *options) (*cadre.Runtime, cadre.Con
 
 // applyFlags applies the flags configure does not know of.
 func applyFlags(p procIO, o *options, cfg *cadre.Config) error {
+	// --agent first (sdkflags.go): it may set the model the fallback is
+	// checked against.
+	if err := o.sdk.applyAgent(p.stderr, o, cfg); err != nil {
+		return err
+	}
 	if o.maxThinkingTokens > 0 {
 		cfg.Thinking = &llm.Thinking{BudgetTokens: o.maxThinkingTokens}
 	}

@@ -16,7 +16,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/config"
+	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/tool/builtin"
 	"github.com/cadre-dev/cadre/transcript"
@@ -65,7 +67,7 @@ func (s *sdkFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&s.thinkingDisplay, "thinking-display", "", "how thinking is shown (summarized, omitted); no effect in cadre")
 	f.StringVar(&s.effort, "effort", "", "the main agent's reasoning effort: low, medium, high, xhigh or max")
 	f.StringVar(&s.taskBudget, "task-budget", "", "API-side task budget in tokens; no effect in cadre (see --max-budget-usd)")
-	f.StringVar(&s.agent, "agent", "", "agent to run as the main thread; no effect in cadre yet")
+	f.StringVar(&s.agent, "agent", "", "run the main agent as this agent definition: its prompt, model, effort, tools and disallowed tools")
 	f.StringArrayVar(&s.betas, "betas", nil, "Anthropic beta headers; no effect in cadre")
 	f.StringVar(&s.jsonSchema, "json-schema", "", "JSON Schema the final answer must match: the main agent gives it with the StructuredOutput tool")
 	f.StringVar(&s.debugFile, "debug-file", "", "write the --debug lines to this file instead of stderr (turns --debug on)")
@@ -86,11 +88,13 @@ func (s *sdkFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&s.managedSettings, "managed-settings", "", "policy-tier settings; no effect in cadre (managed settings are read from their file)")
 	f.BoolVar(&s.managedInInit, "managed-settings-in-initialize", false, "policy-tier settings in the initialize request; no effect in cadre")
 	f.BoolVar(&s.noOptionalLocks, "no-optional-locks", false, "take no optional locks; no effect in cadre")
-	for _, name := range []string{"thinking", "thinking-display", "task-budget", "agent", "betas", "channels", "setting-sources",
+	// --help lists the flags cadre acts on (--agent, --effort, --tools,
+	// --json-schema, --setting-sources, --fork-session, --debug-file…);
+	// those it only accepts are left out of it.
+	for _, name := range []string{"thinking", "thinking-display", "task-budget", "betas", "channels",
 		"session-mirror", "project-config-root", "plugin-dir", "plugin-dir-no-mcp", "resume-session-at", "resume-drops-turn",
-		"initialize-fields", "managed-settings", "managed-settings-in-initialize", "no-optional-locks", "debug-file", "debug-to-stderr",
-		"permission-prompts", "allow-dangerously-skip-permissions", "fork-session"} {
-		_ = f.MarkHidden(name) // --help lists cadre's own flags; these are the SDK's
+		"initialize-fields", "managed-settings", "managed-settings-in-initialize", "no-optional-locks"} {
+		_ = f.MarkHidden(name)
 	}
 }
 
@@ -98,7 +102,6 @@ func (s *sdkFlags) register(f *pflag.FlagSet) {
 var noEffectWhy = []struct{ name, why string }{
 	{"thinking-display", "thinking blocks are passed on as the model sends them"},
 	{"task-budget", "cadre sends no API task budget; --max-budget-usd bounds a run's cost"},
-	{"agent", "the main agent is not made from an agent definition; --system-prompt and --tools set its prompt and tools"},
 	{"betas", "cadre sends no beta headers of a caller's choosing"},
 	{"channels", "cadre has no channels"},
 	{"session-mirror", "cadre has no session mirror"},
@@ -184,6 +187,71 @@ func (s *sdkFlags) toolNames() []string {
 		names = append(names, n)
 	}
 	return names
+}
+
+// applyAgent makes the main agent the --agent definition: its prompt is
+// the system prompt, and its model, effort and tools apply where the flags
+// set none (--system-prompt, --model, --effort, --tools win); its
+// disallowed tools are deny rules of the session. The tool list limits
+// every agent of the session, as --tools does. Its permission mode is not
+// applied: an agent file cannot widen the session. An unknown name is
+// said on w, and the main agent runs as usual.
+func (s *sdkFlags) applyAgent(w io.Writer, o *options, cfg *cadre.Config) error {
+	if s.agent == "" {
+		return nil
+	}
+	defs := cfg.Agents
+	if defs == nil {
+		defs = agentdef.Builtins()
+	}
+	i := slices.IndexFunc(defs, func(d *agentdef.Definition) bool { return d.Name == s.agent })
+	if i < 0 {
+		var names []string
+		for _, d := range defs {
+			names = append(names, d.Name)
+		}
+		fmt.Fprintf(w, "cadre: --agent: no agent is named %q (agents: %s); the main agent runs as usual\n", s.agent, strings.Join(names, ", "))
+		return nil
+	}
+	def := defs[i]
+	if o.systemPrompt == "" && strings.TrimSpace(def.Body) != "" {
+		cfg.SystemPrompt = def.Body
+	}
+	if m := def.Model; m != "" && m != "inherit" && o.model == "" {
+		id := m
+		if cfg.ResolveModel != nil {
+			if r, ok := cfg.ResolveModel(m); ok {
+				id = r
+			}
+		}
+		cfg.ModelID = id
+	}
+	if def.Effort != "" && s.effort == "" {
+		cfg.Effort = string(def.Effort)
+	}
+	if def.Tools != nil && s.toolNames() == nil && !slices.ContainsFunc(def.Tools, func(e agentdef.ToolEntry) bool { return e.Name == "*" }) {
+		names := []string{}
+		for _, e := range def.Tools {
+			if !tool.IsMCP(e.Name) {
+				names = append(names, e.Name)
+			}
+		}
+		cfg.ToolNames = names
+	}
+	if len(def.DisallowedTools) > 0 && cfg.Permissions != nil {
+		var raw []string
+		for _, e := range def.DisallowedTools {
+			raw = append(raw, e.Raw)
+		}
+		rules, err := permission.ParseRules(permission.Deny, "--agent "+def.Name, "", raw)
+		if err != nil {
+			return fmt.Errorf("--agent %s: disallowedTools: %w", def.Name, err)
+		}
+		perms := *cfg.Permissions
+		perms.Rules = append(slices.Clone(perms.Rules), rules...)
+		cfg.Permissions = &perms
+	}
+	return nil
 }
 
 // apply sets what the honoured flags say on cfg; warnings go to w.

@@ -329,6 +329,41 @@ func TestSDKFlagsHonoured(t *testing.T) {
 			t.Fatalf("--tools Task Bash offered %v", got)
 		}
 	})
+	t.Run("agent makes the main agent the definition", func(t *testing.T) {
+		t.Parallel()
+		s, env := server(t)
+		s.Script("", llmtest.ToolUse("Bash", map[string]any{"command": "rm -rf build"}), llmtest.Text("reviewed"))
+		agents := `{"reviewer": {"description": "Reviews.", "prompt": "You are REVIEWER-PROMPT.", "tools": ["Read", "Bash"],
+			"disallowedTools": ["Bash(rm:*)"], "model": "haiku", "effort": "low"}}`
+		p := runCadre(t, env, "", "-p", "go", "--output-format", "json", "--permission-mode", "bypassPermissions", "--agents", agents, "--agent", "reviewer")
+		if p.code != 0 {
+			t.Fatalf("code %d\n%s\n%s", p.code, p.stdout, p.stderr)
+		}
+		req := s.Requests()[0]
+		if !strings.Contains(req.System, "You are REVIEWER-PROMPT.") || req.Model != "claude-haiku-4-5" {
+			t.Fatalf("model %s system %q", req.Model, req.System)
+		}
+		if got := slices.Sorted(slices.Values(req.ToolNames())); !slices.Equal(got, []string{"Bash", "Read"}) {
+			t.Fatalf("tools %v", got)
+		}
+		if !strings.Contains(string(req.Body), `"effort":"low"`) {
+			t.Fatalf("effort: %s", req.Body)
+		}
+		var res map[string]any
+		if err := json.Unmarshal([]byte(p.stdout), &res); err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := res["permission_denials"].([]any); len(d) != 1 {
+			t.Fatalf("the definition's disallowedTools did not deny rm: %v", res["permission_denials"])
+		}
+		// An unknown name is said once; the run goes on as usual.
+		s2, env2 := server(t)
+		s2.Script("", llmtest.Text("ok"))
+		p = runCadre(t, env2, "", "-p", "go", "--agent", "nobody")
+		if p.code != 0 || strings.Count(p.stderr, `--agent: no agent is named "nobody"`) != 1 {
+			t.Fatalf("code %d stderr %s", p.code, p.stderr)
+		}
+	})
 	t.Run("an invalid effort is a usage error", func(t *testing.T) {
 		t.Parallel()
 		p := runCadre(t, nil, "", "-p", "go", "--effort", "extreme")
