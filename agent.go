@@ -161,7 +161,8 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 	}
 	cfg := loop.Config{
 		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, SystemPrefix: a.systemPrefix, Tools: a.pool, Env: a.env,
-		MaxTurns: a.maxTurns, MaxTokens: a.run.rt.cfg.MaxTokens, Thinking: a.run.rt.cfg.Thinking, Effort: a.effort, Recorder: rec,
+		SharedTools: a.sharedTools(), // toolorder.go
+		MaxTurns:    a.maxTurns, MaxTokens: a.run.rt.cfg.MaxTokens, Thinking: a.run.rt.cfg.Thinking, Effort: a.effort, Recorder: rec,
 		AgentID: a.id, AgentType: a.typ, Unavailable: a.unavailable, Now: a.run.rt.cfg.Now,
 		Hooks:      a.hookFirer(),
 		Dynamic:    a.dynamicTools(), // none for the coordinator (coordinator.go)

@@ -389,6 +389,7 @@ func New(cfg Config) (*Runtime, error) {
 			r.mainPool = tool.NewPool(append([]tool.Tool{&agentTool{spec: r.mainSpec}}, r.base.Tools()...)...)
 			r.mainPool = r.withTaskTools(r.mainPool)   // tasktools.go
 			r.mainPool = r.coordinatorPool(r.mainPool) // coordinator.go
+			r.mainPool = mainOnlyLast(r.mainPool)      // toolorder.go
 		}
 	}
 	if err := r.addStructuredOutput(); err != nil { // sdkoptions.go

@@ -26,7 +26,7 @@ type taskStopInput struct {
 type taskOutputInput struct {
 	TaskID  string `json:"task_id" jsonschema:"description=The id of the task (the agent id)."`
 	Block   *bool  `json:"block,omitempty" jsonschema:"description=Wait for the task to end (default true)."`
-	Timeout int    `json:"timeout,omitempty" jsonschema:"description=How long to wait in milliseconds (default 30000, at most 600000)."`
+	Timeout int    `json:"timeout,omitempty" jsonschema:"description=How long to wait in milliseconds: default 30000; at most 600000."`
 }
 
 type sendMessageInput struct {

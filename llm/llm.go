@@ -193,6 +193,13 @@ type Request struct {
 	SystemPrefix string
 	// Tools are offered in this order.
 	Tools []ToolSpec
+	// SharedTools, when above 0 and below len(Tools), is how many leading
+	// Tools requests of other agents send with the same bytes (a
+	// sub-agent is offered its parent's tools in the parent's order; the
+	// main agent's own tools come after the shared ones). Adapters that
+	// place cache markers close that prefix with a marker of its own, so
+	// a child's first request reads it from the cache the parent wrote.
+	SharedTools int
 	// ServerTools are run by the provider itself, after Tools.
 	ServerTools []ServerTool
 	// Messages is the conversation so far; earlier messages are never

@@ -9,7 +9,7 @@ import (
 )
 
 // RunInBackgroundField describes the Agent tool's run_in_background field.
-const RunInBackgroundField = "Set to true to run the agent in the background: the call returns at once and you are notified when the agent finishes. Use it when you have other work to do meanwhile; leave it out when your next step needs the result."
+const RunInBackgroundField = "Return at once and be notified when the agent ends; for when you have other work meanwhile, not when your next step needs the result."
 
 // AsyncLaunched is the Agent tool's result for a sub-agent that went to
 // the background (S-3.6): what was started, where its transcript grows,
@@ -139,13 +139,13 @@ func AgentMessage(from, summary, message string) string {
 }
 
 // TaskStopTool describes the TaskStop tool.
-const TaskStopTool = "Stop a running background task (a sub-agent started with run_in_background, by its agent id). Its own sub-agents and shells are stopped too, and you get one notification that it was killed."
+const TaskStopTool = "Stops a background task (agent id) with its sub-agents and shells; you are notified once that it was killed."
 
 // TaskOutputTool describes the TaskOutput tool.
-const TaskOutputTool = "Read a task's status, progress and, once it ended, its final output. By default it waits for the task to end (block, up to timeout milliseconds). You are notified when a background task ends, so use this only when the user asks how a task is going."
+const TaskOutputTool = "Returns a task's status, progress and, once ended, its output; waits for the end by default (block, timeout). You are notified when a task ends: use this only when the user asks how one is going."
 
 // SendMessageTool describes the SendMessage tool.
-const SendMessageTool = "Send a message to another agent of this session. A running sub-agent (by agent id) gets it at its next tool round. A sub-agent that has finished is continued in the background with its whole conversation and your message, and you are notified when it finishes again. main is the main agent, which gets it at its next turn. One-shot agents (such as Explore and Plan) cannot be sent messages."
+const SendMessageTool = "Sends a message to an agent of this session: a running sub-agent (agent id) gets it at its next tool round; a finished one is continued in the background with it, and you are notified when it ends; main gets it at its next turn. One-shot agents (Explore, Plan) take no messages."
 
 // TaskStopFailed: a task tool named a task that cannot be acted on.
 func TaskStopFailed(id, why string, known []string) string {

@@ -59,17 +59,17 @@ func AgentInputField(name string) string {
 	case "description":
 		return "A short (3-5 word) label for the task, shown to the user."
 	case "prompt":
-		return "The complete task for the agent: goal, context, what is known, scope and the report you want back."
+		return "The whole task: goal, context, scope, the report wanted."
 	case "subagent_type":
-		return "The agent type to start, from the list in this tool's description."
+		return "An agent type from the list above."
 	case "model":
-		return "Model for the agent: sonnet, opus, haiku or a configured alias; omit to use the agent's default."
+		return "sonnet, opus, haiku or an alias; omit for the default."
 	case "effort":
-		return "Reasoning effort for the agent; omit for its default."
+		return "Reasoning effort; omit for the default."
 	case "cwd":
-		return "Absolute path of the directory the agent works in; omit for yours."
+		return "Absolute directory to work in; omit for yours."
 	case "isolation":
-		return "worktree runs the agent in its own git worktree on a new branch, so its edits cannot collide with yours or other agents'; a worktree with changes is kept for you to merge, one without is removed. Excludes cwd."
+		return "worktree: its own git worktree and branch, so edits cannot collide; kept for you to merge if changed, else removed. Excludes cwd."
 	case "run_in_background":
 		return RunInBackgroundField
 	}

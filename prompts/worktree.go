@@ -125,12 +125,11 @@ func (w ReportWorktree) Render() string {
 
 // MergeWorktreeTool is the description of the MergeWorktree tool.
 func MergeWorktreeTool() string {
-	return `Brings the work of a sub-agent that ran in its own git worktree (isolation: worktree) into your working tree, and removes the worktree and its branch once everything in it is merged.
+	return `Merges the branch of a sub-agent that ran in a kept worktree (isolation: worktree) into your tree, then removes the worktree and branch.
 
-- agent_id names the sub-agent whose worktree was kept (its report names the worktree and branch); or branch names the branch.
-- strategy "merge" (the default) runs git merge; "cherry-pick" applies the branch's commits one by one on top of your HEAD.
-- Uncommitted changes in the worktree are committed on its branch first (without commit hooks), unless leave_uncommitted is true.
-- Your tree must have no uncommitted changes. On a conflict the merge is aborted and your tree is left as it was; the result lists the conflicting files so you can resolve them (for example by merging by hand, or asking an agent to rebase its branch).`
+- Name it by agent_id (its report names the worktree) or branch. strategy: merge (default) or cherry-pick.
+- The worktree's uncommitted changes are committed first, unless leave_uncommitted.
+- Your tree must be clean. On a conflict nothing changes and the conflicting files are listed.`
 }
 
 // MergeWorktreeField describes a field of the MergeWorktree tool's input.

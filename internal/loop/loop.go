@@ -41,6 +41,9 @@ type Config struct {
 	System, SystemPrefix string
 	// Tools are offered to the model in pool order.
 	Tools *tool.Pool
+	// SharedTools is how many leading Tools sub-agents share
+	// (llm.Request.SharedTools).
+	SharedTools int
 	// Env is the agent's tool environment.
 	Env *tool.Env
 	// Authorizer decides each tool call; nil allows every call.
@@ -288,6 +291,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			// A sub-agent's part shared with siblings of any type.
 			SystemPrefix: r.cfg.SystemPrefix,
 			Tools:        r.turnTools(ctx).specs, // dynamic.go
+			SharedTools:  r.cfg.SharedTools,
 			Messages:     r.msgs,
 			MaxTokens:    r.cfg.MaxTokens,
 			Thinking:     r.cfg.Thinking,

@@ -62,6 +62,10 @@ func (b Breakpoints) marks(m, i int) bool {
 // none. Thinking, redacted thinking and empty text blocks cannot carry a
 // marker, so the marker goes on the last block before them that can.
 //
+// req.SharedTools (the leading tools the session's sub-agents are offered
+// too, when the agent has more) moves the tool marker to the last shared
+// tool, so a child's first request reads the tools its parent wrote.
+//
 // req.SystemPrefix (the part of the system prompt sibling sub-agents of
 // any type share) gets a marker of its own, which closes the tools and that
 // part as one prefix; the tool marker is then dropped, so the last two
@@ -77,7 +81,12 @@ func PlaceBreakpoints(req *llm.Request) Breakpoints {
 	}
 	hints := validHints(req)
 	systemMarked := req.System != "" || req.SystemPrefix != ""
-	if len(req.Tools) > 0 && req.SystemPrefix == "" && (len(hints) == 0 || !systemMarked) {
+	switch {
+	case req.SharedTools > 0 && req.SharedTools < len(req.Tools):
+		// The tools other agents share end a prefix of their own; the
+		// system marker closes the rest of the tools.
+		bp.Tool = req.SharedTools - 1
+	case len(req.Tools) > 0 && req.SystemPrefix == "" && (len(hints) == 0 || !systemMarked):
 		bp.Tool = len(req.Tools) - 1
 	}
 	bp.SystemPrefix = req.SystemPrefix != ""

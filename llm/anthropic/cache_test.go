@@ -32,6 +32,16 @@ func TestPlaceBreakpoints(t *testing.T) {
 		{"two messages", &llm.Request{Messages: []llm.Message{user, asst}}, Breakpoints{Tool: -1, Blocks: []BlockRef{{0, 0}, {1, 0}}}},
 		{"all four", &llm.Request{System: "s", Tools: []llm.ToolSpec{tool}, Messages: []llm.Message{user, asst, user, asst, user}},
 			Breakpoints{Tool: 0, System: true, Blocks: []BlockRef{{3, 0}, {4, 0}}}},
+		// The main agent: its own tools after the ones its children share;
+		// the shared ones end in a marker, the system marker closes the rest.
+		{"shared tools", &llm.Request{System: "s", SharedTools: 2, Tools: []llm.ToolSpec{tool, tool, tool, tool}, Messages: []llm.Message{user, asst, user}},
+			Breakpoints{Tool: 1, System: true, Blocks: []BlockRef{{1, 0}, {2, 0}}}},
+		{"shared tools are all the tools", &llm.Request{System: "s", SharedTools: 2, Tools: []llm.ToolSpec{tool, tool}, Messages: []llm.Message{user}},
+			Breakpoints{Tool: 1, System: true, Blocks: []BlockRef{{0, 0}}}},
+		{"shared tools of a child with a system prefix", &llm.Request{System: "s", SystemPrefix: "p", SharedTools: 2, Tools: []llm.ToolSpec{tool, tool, tool}, Messages: []llm.Message{user}},
+			Breakpoints{Tool: 1, SystemPrefix: true, System: true, Blocks: []BlockRef{{0, 0}}}},
+		{"shared tools beyond the list", &llm.Request{SharedTools: 9, Tools: []llm.ToolSpec{tool, tool}},
+			Breakpoints{Tool: 1}},
 		{"no cache", &llm.Request{NoCache: true, System: "s", Tools: []llm.ToolSpec{tool}, Messages: []llm.Message{user, asst, user}},
 			Breakpoints{Tool: -1}},
 		{"last block of a long message", &llm.Request{Messages: []llm.Message{

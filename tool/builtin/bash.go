@@ -16,9 +16,9 @@ var bashDescription string
 
 type bashInput struct {
 	Command         string `json:"command" jsonschema_description:"The shell command to run (bash -c)."`
-	Timeout         *int64 `json:"timeout,omitempty" jsonschema_description:"Timeout in milliseconds (default 120000, at most 600000)."`
-	Description     string `json:"description,omitempty" jsonschema_description:"A short description of what the command does, in 5-10 words."`
-	RunInBackground bool   `json:"run_in_background,omitempty" jsonschema_description:"Run the command in the background and return at once with a shell id; read its output with BashOutput and stop it with KillShell."`
+	Timeout         *int64 `json:"timeout,omitempty" jsonschema_description:"Milliseconds; default 120000; max 600000."`
+	Description     string `json:"description,omitempty" jsonschema_description:"What the command does, in 5-10 words."`
+	RunInBackground bool   `json:"run_in_background,omitempty" jsonschema_description:"Return at once with a shell id."`
 }
 
 // NewBash returns the Bash tool: run a command with bash, in the agent's

@@ -14,9 +14,9 @@ var editDescription string
 
 type editInput struct {
 	FilePath   string  `json:"file_path" jsonschema_description:"Absolute path of the file to change."`
-	OldString  *string `json:"old_string" jsonschema_description:"The exact text to replace, as it appears in the file (without Read's line-number prefixes)."`
-	NewString  *string `json:"new_string" jsonschema_description:"The text to put in its place; it must differ from old_string."`
-	ReplaceAll bool    `json:"replace_all,omitempty" jsonschema_description:"Replace every occurrence of old_string instead of requiring exactly one."`
+	OldString  *string `json:"old_string" jsonschema_description:"Exact text to replace."`
+	NewString  *string `json:"new_string" jsonschema_description:"Replacement, different from old_string."`
+	ReplaceAll bool    `json:"replace_all,omitempty" jsonschema_description:"Replace every occurrence."`
 }
 
 // NewEdit returns the Edit tool: replace an exact, unique string in a file

@@ -21,8 +21,8 @@ import (
 var globDescription string
 
 type globInput struct {
-	Pattern string `json:"pattern" jsonschema_description:"Glob pattern to match file paths against, such as **/*.go or src/**/*.{ts,tsx}."`
-	Path    string `json:"path,omitempty" jsonschema_description:"Directory to search in; relative paths start at the working directory. Defaults to the working directory."`
+	Pattern string `json:"pattern" jsonschema_description:"Glob pattern."`
+	Path    string `json:"path,omitempty" jsonschema_description:"Directory (default: the working directory)."`
 }
 
 // NewGlob returns the Glob tool: files matching a doublestar pattern,

@@ -23,18 +23,18 @@ import (
 var grepDescription string
 
 type grepInput struct {
-	Pattern    string `json:"pattern" jsonschema_description:"Regular expression to search for (RE2 syntax, as in Go and ripgrep)."`
-	Path       string `json:"path,omitempty" jsonschema_description:"File or directory to search; relative paths start at the working directory. Defaults to the working directory."`
-	Glob       string `json:"glob,omitempty" jsonschema_description:"Only search files matching this glob, such as *.go or src/**/*.{ts,tsx}; several globs may be separated by spaces, and a leading ! excludes."`
-	Type       string `json:"type,omitempty" jsonschema_description:"Only search files of this type, such as go, js, ts, py, rust, java, c, cpp, md, json or yaml."`
-	OutputMode string `json:"output_mode,omitempty" jsonschema:"enum=content,enum=files_with_matches,enum=count" jsonschema_description:"content shows matching lines; files_with_matches (the default) lists matching files; count gives the number of matching lines per file."`
-	After      *int   `json:"-A,omitempty" jsonschema_description:"Lines of context to show after each match (content mode)."`
-	Before     *int   `json:"-B,omitempty" jsonschema_description:"Lines of context to show before each match (content mode)."`
-	Context    *int   `json:"-C,omitempty" jsonschema_description:"Lines of context to show before and after each match (content mode)."`
-	LineNums   *bool  `json:"-n,omitempty" jsonschema_description:"Show line numbers (content mode; on by default)."`
-	IgnoreCase bool   `json:"-i,omitempty" jsonschema_description:"Match case-insensitively."`
-	Multiline  bool   `json:"multiline,omitempty" jsonschema_description:"Let the pattern span lines: . also matches newlines."`
-	HeadLimit  *int   `json:"head_limit,omitempty" jsonschema_description:"Return only the first N output lines, files or counts."`
+	Pattern    string `json:"pattern" jsonschema_description:"RE2 regular expression."`
+	Path       string `json:"path,omitempty" jsonschema_description:"File or directory (default: the working directory)."`
+	Glob       string `json:"glob,omitempty" jsonschema_description:"Glob of files to search (*.go, **/*.{ts,tsx}); space-separated; leading ! excludes."`
+	Type       string `json:"type,omitempty" jsonschema_description:"File type: go, py, js, ts, rust, java, c, cpp, md, json, yaml…"`
+	OutputMode string `json:"output_mode,omitempty" jsonschema:"enum=content,enum=files_with_matches,enum=count" jsonschema_description:"files_with_matches (default), content (matching lines) or count (per file)."`
+	After      *int   `json:"-A,omitempty" jsonschema_description:"Context lines after each match."`
+	Before     *int   `json:"-B,omitempty" jsonschema_description:"Context lines before each match."`
+	Context    *int   `json:"-C,omitempty" jsonschema_description:"Context lines around each match."`
+	LineNums   *bool  `json:"-n,omitempty" jsonschema_description:"Line numbers (default true)."`
+	IgnoreCase bool   `json:"-i,omitempty" jsonschema_description:"Ignore case."`
+	Multiline  bool   `json:"multiline,omitempty" jsonschema_description:"Pattern may span lines; . matches newlines."`
+	HeadLimit  *int   `json:"head_limit,omitempty" jsonschema_description:"Only the first N lines, files or counts."`
 }
 
 const (

@@ -19,8 +19,8 @@ import (
 var lsDescription string
 
 type lsInput struct {
-	Path   string   `json:"path,omitempty" jsonschema_description:"Directory to list; an absolute path, or relative to the working directory. Defaults to the working directory."`
-	Ignore []string `json:"ignore,omitempty" jsonschema_description:"Glob patterns of names or relative paths to leave out, such as *.log or build/**."`
+	Path   string   `json:"path,omitempty" jsonschema_description:"Directory (default: the working directory)."`
+	Ignore []string `json:"ignore,omitempty" jsonschema_description:"Globs to leave out (*.log, build/**)."`
 }
 
 // NewLS returns the LS tool: a directory tree with entry types and file

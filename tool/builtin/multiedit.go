@@ -13,13 +13,13 @@ var multiEditDescription string
 
 type multiEditInput struct {
 	FilePath string          `json:"file_path" jsonschema_description:"Absolute path of the file to change."`
-	Edits    []multiEditStep `json:"edits" jsonschema_description:"The edits, applied one after another to the result of the previous one. All succeed or none is written."`
+	Edits    []multiEditStep `json:"edits" jsonschema_description:"Applied in order; all or none."`
 }
 
 type multiEditStep struct {
-	OldString  *string `json:"old_string" jsonschema_description:"The exact text to replace, as it is after the earlier edits of this call."`
-	NewString  *string `json:"new_string" jsonschema_description:"The text to put in its place; it must differ from old_string."`
-	ReplaceAll bool    `json:"replace_all,omitempty" jsonschema_description:"Replace every occurrence of old_string instead of requiring exactly one."`
+	OldString  *string `json:"old_string" jsonschema_description:"Exact text to replace, after the earlier edits."`
+	NewString  *string `json:"new_string" jsonschema_description:"Replacement, different from old_string."`
+	ReplaceAll bool    `json:"replace_all,omitempty" jsonschema_description:"Replace every occurrence."`
 }
 
 // maxMultiEdits bounds the edits of one call, so a runaway input cannot

@@ -16,10 +16,10 @@ var notebookEditDescription string
 
 type notebookEditInput struct {
 	NotebookPath string `json:"notebook_path" jsonschema_description:"Absolute path of the .ipynb file."`
-	CellID       string `json:"cell_id,omitempty" jsonschema_description:"The cell to replace or delete, or to insert after, as Read shows it (its id, or cell-N for a cell without one). Inserting without it puts the new cell first."`
-	NewSource    string `json:"new_source" jsonschema_description:"The cell's new source (ignored when deleting)."`
-	CellType     string `json:"cell_type,omitempty" jsonschema:"enum=code,enum=markdown" jsonschema_description:"code or markdown. Required to insert; when replacing, changes the cell's type."`
-	EditMode     string `json:"edit_mode,omitempty" jsonschema:"enum=replace,enum=insert,enum=delete" jsonschema_description:"replace (default), insert or delete."`
+	CellID       string `json:"cell_id,omitempty" jsonschema_description:"Cell id as Read shows it (or cell-N)."`
+	NewSource    string `json:"new_source" jsonschema_description:"New source."`
+	CellType     string `json:"cell_type,omitempty" jsonschema:"enum=code,enum=markdown" jsonschema_description:"Required to insert."`
+	EditMode     string `json:"edit_mode,omitempty" jsonschema:"enum=replace,enum=insert,enum=delete" jsonschema_description:"Default replace."`
 }
 
 // NewNotebookEdit returns the NotebookEdit tool: replace, insert or delete

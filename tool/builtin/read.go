@@ -22,8 +22,8 @@ var readDescription string
 
 type readInput struct {
 	FilePath string `json:"file_path" jsonschema_description:"Absolute path of the file to read."`
-	Offset   *int   `json:"offset,omitempty" jsonschema_description:"1-based line number to start at. Use it with limit for files too large to read at once."`
-	Limit    *int   `json:"limit,omitempty" jsonschema_description:"How many lines to return (default 2000)."`
+	Offset   *int   `json:"offset,omitempty" jsonschema_description:"1-based first line."`
+	Limit    *int   `json:"limit,omitempty" jsonschema_description:"Lines to return (default 2000)."`
 }
 
 // NewRead returns the Read tool: a file's lines numbered like cat -n.

@@ -233,8 +233,8 @@ func statusText(info ShellInfo) string {
 var bashOutputDescription string
 
 type bashOutputInput struct {
-	BashID string `json:"bash_id" jsonschema_description:"Id of the background shell, as returned by Bash (bash_1, ...)."`
-	Filter string `json:"filter,omitempty" jsonschema_description:"Optional regular expression: only new output lines matching it are shown; the others are discarded."`
+	BashID string `json:"bash_id" jsonschema_description:"Shell id from Bash (bash_1)."`
+	Filter string `json:"filter,omitempty" jsonschema_description:"Regex: keep only matching new lines."`
 }
 
 // NewBashOutput returns the BashOutput tool: the new output and status of
@@ -302,7 +302,7 @@ func unknownShell(id string, ids []string) tool.Output {
 var killShellDescription string
 
 type killShellInput struct {
-	ShellID string `json:"shell_id" jsonschema_description:"Id of the background shell to stop (bash_1, ...)."`
+	ShellID string `json:"shell_id" jsonschema_description:"Shell id from Bash (bash_1)."`
 }
 
 // NewKillShell returns the KillShell tool: stop a background shell and

@@ -13,13 +13,13 @@ import (
 var todoWriteDescription string
 
 type todoWriteInput struct {
-	Todos []todoItem `json:"todos" jsonschema_description:"The whole list as it should be now; it replaces the previous list."`
+	Todos []todoItem `json:"todos" jsonschema_description:"The whole new list."`
 }
 
 type todoItem struct {
-	Content    string `json:"content" jsonschema_description:"What is to be done, in the imperative: Run the tests."`
-	Status     string `json:"status" jsonschema:"enum=pending,enum=in_progress,enum=completed" jsonschema_description:"pending, in_progress or completed."`
-	ActiveForm string `json:"activeForm" jsonschema_description:"The same task while it is being done: Running the tests."`
+	Content    string `json:"content" jsonschema_description:"Imperative: Run the tests."`
+	Status     string `json:"status" jsonschema:"enum=pending,enum=in_progress,enum=completed"`
+	ActiveForm string `json:"activeForm" jsonschema_description:"In progress: Running the tests."`
 }
 
 // maxTodos bounds the list, so a runaway input cannot grow it without end.

@@ -28,7 +28,7 @@ var webFetchDescription string
 
 type webFetchInput struct {
 	URL    string `json:"url" jsonschema:"format=uri" jsonschema_description:"The full URL to fetch (http or https)."`
-	Prompt string `json:"prompt" jsonschema_description:"What to find out from the page; a small model answers it from the page's content."`
+	Prompt string `json:"prompt" jsonschema_description:"What to find out from the page."`
 }
 
 // maxURLLength bounds the URL a call may give.

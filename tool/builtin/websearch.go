@@ -16,8 +16,8 @@ var webSearchDescription string
 
 type webSearchInput struct {
 	Query          string   `json:"query" jsonschema_description:"The search query."`
-	AllowedDomains []string `json:"allowed_domains,omitempty" jsonschema_description:"Only return results from these domains (and their subdomains)."`
-	BlockedDomains []string `json:"blocked_domains,omitempty" jsonschema_description:"Never return results from these domains (and their subdomains)."`
+	AllowedDomains []string `json:"allowed_domains,omitempty" jsonschema_description:"Only these domains (and subdomains)."`
+	BlockedDomains []string `json:"blocked_domains,omitempty" jsonschema_description:"Never these domains (and subdomains)."`
 }
 
 // SearchQuery is one WebSearch call as a backend gets it.

@@ -14,7 +14,7 @@ var writeDescription string
 
 type writeInput struct {
 	FilePath string  `json:"file_path" jsonschema_description:"Absolute path of the file to write."`
-	Content  *string `json:"content" jsonschema_description:"The complete new content of the file."`
+	Content  *string `json:"content" jsonschema_description:"The whole new content."`
 }
 
 // NewWrite returns the Write tool: create a file or replace one already
