@@ -57,7 +57,7 @@ func TestNothingOutlivesKill9WithoutSandbox(t *testing.T) {
 	s, env := server(t)
 	mark := fmt.Sprintf("%d.%d", 6000+os.Getpid()%1000, time.Now().UnixNano()%100000)
 	env[lifeMarkEnv] = mark
-	sleeps := []string{mark + "1", mark + "2", mark + "3", mark + "4", mark + "5", mark + "6"}
+	sleeps := []string{mark + "1", mark + "2", mark + "3", mark + "4", mark + "5", mark + "6", mark + "7"}
 	t.Cleanup(func() {
 		for pid := range liveMarked(mark) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -72,9 +72,10 @@ func TestNothingOutlivesKill9WithoutSandbox(t *testing.T) {
 	hook := fmt.Sprintf(`setsid sleep %s >/dev/null 2>&1 & nohup sleep %s >/dev/null 2>&1 & exit 0`, sleeps[0], sleeps[1])
 	settings := `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": ` + strconv.Quote(hook) + `}]}]}}`
 	// A Bash call: a background job, a double-forked setsid daemon, a
-	// nohup'd one in a subshell, and the command itself still running.
-	bash := fmt.Sprintf(`sleep %s >/dev/null 2>&1 & setsid sh -c 'sleep %s >/dev/null 2>&1 &' >/dev/null 2>&1 & (setsid nohup sleep %s >/dev/null 2>&1 &) ; sleep %s`,
-		sleeps[2], sleeps[3], sleeps[4], sleeps[5])
+	// nohup'd one in a subshell, one that drops its environment, and the
+	// command itself still running.
+	bash := fmt.Sprintf(`sleep %s >/dev/null 2>&1 & setsid sh -c 'sleep %s >/dev/null 2>&1 &' >/dev/null 2>&1 & (setsid nohup sleep %s >/dev/null 2>&1 &) ; env -i setsid /bin/sh -c 'sleep %s >/dev/null 2>&1 &' >/dev/null 2>&1 & sleep %s`,
+		sleeps[2], sleeps[3], sleeps[4], sleeps[6], sleeps[5])
 	s.Script("",
 		llmtest.ToolUse("mcp__everything__echo", map[string]any{"message": "up"}),
 		llmtest.ToolUse("Bash", map[string]string{"command": bash}),
@@ -92,7 +93,8 @@ func TestNothingOutlivesKill9WithoutSandbox(t *testing.T) {
 		defer close(exited)
 		_ = cmd.Wait()
 	}()
-	waitProcs(t, sleeps, exited) // sandbox_test.go
+	waitProcs(t, sleeps, exited)                 // sandbox_test.go
+	deadline := time.Now().Add(60 * time.Second) // safety nets, not timing assertions
 	// The MCP server answered the first call, so it is running now.
 	var server int
 	for pid, line := range liveMarked(mark) {
@@ -103,12 +105,25 @@ func TestNothingOutlivesKill9WithoutSandbox(t *testing.T) {
 	if server == 0 {
 		t.Fatalf("no MCP server among cadre's processes: %v", liveMarked(mark))
 	}
+	// The environment-less daemon is found through the reaper's list of
+	// what is below cadre: wait until it has looked twice since.
+	reaper := reaperOf(t, cmd.Process.Pid)
+	first := looks(reaper)
+	for looks(reaper) < first+2 {
+		if looks(reaper) < 0 || time.Now().After(deadline) {
+			t.Fatalf("the reaper %d is gone or never looked (%d looks)", reaper, looks(reaper))
+		}
+		select {
+		case <-exited:
+			t.Fatal("cadre exited before the kill")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	<-exited
-	// The deadline is a safety net, not a timing assertion.
-	deadline := time.Now().Add(60 * time.Second)
+	deadline = time.Now().Add(60 * time.Second)
 	for {
 		left := liveMarked(mark)
 		for _, m := range sleeps {
@@ -127,4 +142,44 @@ func TestNothingOutlivesKill9WithoutSandbox(t *testing.T) {
 	if n := len(s.Requests()); n < 2 {
 		t.Fatalf("%d requests: the MCP call did not run before the kill", n)
 	}
+}
+
+// reaperOf returns the pid of cadre's reaper: the child of cadre whose
+// command line is cadre-reaper.
+func reaperOf(t *testing.T, cadre int) int {
+	t.Helper()
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		st, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		s := string(st)
+		i := strings.LastIndexByte(s, ')')
+		if string(cmdline) != "cadre-reaper\x00" || i < 0 {
+			continue
+		}
+		if f := strings.Fields(s[i+1:]); len(f) > 1 && f[1] == strconv.Itoa(cadre) {
+			return pid
+		}
+	}
+	t.Fatalf("cadre %d has no reaper", cadre)
+	return 0
+}
+
+// looks returns how often the reaper has listed what is below cadre (it
+// names itself reaper:N); -1 once it is gone.
+func looks(pid int) int {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+	if err != nil {
+		return -1
+	}
+	n, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "reaper:")
+	if !ok {
+		return 0
+	}
+	v, _ := strconv.Atoi(n)
+	return v
 }

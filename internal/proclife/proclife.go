@@ -101,19 +101,40 @@ func descendantsExcept(pid int, spare []int) []int {
 
 // stat reads a process's parent and state from /proc/<pid>/stat.
 func stat(pid int) (ppid int, state string, ok bool) {
+	st, ok := readStat(pid)
+	return st.ppid, st.state, ok
+}
+
+// procStat is what cadre reads of /proc/<pid>/stat.
+type procStat struct {
+	ppid  int
+	state string
+	start uint64 // clock ticks after boot: with the pid, one process for ever
+}
+
+// readStat reads /proc/<pid>/stat.
+func readStat(pid int) (procStat, bool) {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return 0, "", false
+		return procStat{}, false
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return 0, "", false
+		return procStat{}, false
 	}
+	// Fields after the command: state (3rd), ppid (4th) … starttime (22nd).
 	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return 0, "", false
+	if len(f) < 20 {
+		return procStat{}, false
 	}
-	ppid, err = strconv.Atoi(f[1])
-	return ppid, f[0], err == nil
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return procStat{}, false
+	}
+	start, err := strconv.ParseUint(f[19], 10, 64)
+	if err != nil {
+		return procStat{}, false
+	}
+	return procStat{ppid: ppid, state: f[0], start: start}, true
 }

@@ -32,27 +32,34 @@ import (
 // started, found through /proc. One process per cadre run; nothing per
 // command.
 //
-// What it cannot see: a process that drops the mark from its environment
-// (env -i) and is no longer below a marked one; the Bash sandbox's PID
-// namespace is the stronger guarantee.
+// A process can drop the mark (env -i). So the reaper also lists, every
+// trackEvery while cadre lives, the processes below cadre (as subreaper,
+// cadre keeps every orphan below it), by pid and start time, and ends
+// those too. What it cannot see is a process that dropped the mark and
+// was born after the last look; the Bash sandbox's PID namespace is the
+// stronger guarantee.
 
 // MarkEnv is the environment variable holding the comma-separated tokens
 // of the cadre runs a process descends from.
 const MarkEnv = "CADRE_PROCLIFE"
 
-// reaperEnv, set only in the reaper's environment, holds its token; the
-// reaper is recognised at init, before any other package runs.
+// reaperEnv, set only in the reaper's environment, holds its token and
+// cadre's pid (token@pid); the reaper is recognised at init, before any
+// other package runs.
 const reaperEnv = "CADRE_PROCLIFE_REAPER"
 
 // reaperGrace is how long the reaper waits after SIGTERM before SIGKILL.
 const reaperGrace = 2 * time.Second
 
+// trackEvery is how often the reaper lists the processes below cadre.
+const trackEvery = 250 * time.Millisecond
+
 func init() {
 	// The reaper is this binary re-executed: it serves and exits here, so
 	// none of cadre's start-up runs in it. Every other process pays one
 	// getenv.
-	if token := os.Getenv(reaperEnv); token != "" {
-		os.Exit(serveReaper(token))
+	if spec := os.Getenv(reaperEnv); spec != "" {
+		os.Exit(serveReaper(spec))
 	}
 }
 
@@ -92,7 +99,7 @@ func StartReaper() (*Reaper, error) {
 	// /proc/self/exe runs this very binary even if its file was replaced.
 	cmd := exec.Command("/proc/self/exe")
 	cmd.Args = []string{"cadre-reaper"}
-	cmd.Env = append(withoutKey(os.Environ(), MarkEnv), MarkEnv+"="+marks, reaperEnv+"="+token)
+	cmd.Env = append(withoutKey(os.Environ(), MarkEnv), MarkEnv+"="+marks, reaperEnv+"="+token+"@"+strconv.Itoa(os.Getpid()))
 	cmd.ExtraFiles = []*os.File{r} // fd 3
 	cmd.Dir = "/"                  // it pins no directory cadre's run may remove
 	// Its own process group: a Ctrl-C or a signal to cadre's group does
@@ -150,9 +157,17 @@ func (r *Reaper) Close() error {
 	return err
 }
 
-// serveReaper is the reaper's main: wait for EOF on fd 3, then end every
-// process marked with token. It returns the exit code.
-func serveReaper(token string) int {
+// serveReaper is the reaper's main: until EOF on fd 3 it keeps a list of
+// the processes below cadre (every trackEvery); then it ends every process
+// marked with token and, if cadre died, every listed one still alive. It
+// returns the exit code.
+func serveReaper(spec string) int {
+	token, pidText, _ := strings.Cut(spec, "@")
+	parent, err := strconv.Atoi(pidText)
+	if token == "" || err != nil || parent <= 1 {
+		fmt.Fprintf(os.Stderr, "cadre: %s=%q is not token@pid; unset it\n", reaperEnv, spec)
+		return 2
+	}
 	// Terminal signals are cadre's business, not the reaper's.
 	signal.Ignore(syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGPIPE)
 	// fd 3 must be the life pipe: with the variable set by hand, and no
@@ -163,24 +178,98 @@ func serveReaper(token string) int {
 		return 2
 	}
 	life := os.NewFile(3, "cadre-life")
-	var buf [64]byte
-	orderly := false
+	ended := make(chan bool, 1) // true: an orderly Close said goodbye first
+	go func() {                 // owned by serveReaper, which waits for ended
+		var buf [64]byte
+		orderly := false
+		for {
+			n, err := life.Read(buf[:])
+			if n > 0 {
+				orderly = true
+			}
+			if err != nil {
+				break // EOF: cadre is gone (a read error on a pipe means the same)
+			}
+		}
+		ended <- orderly
+	}()
+	self := os.Getpid()
+	// A process that dropped the mark (env -i) is still found if it was
+	// below cadre at the last look.
+	tracked := map[int]uint64{}
+	looks := 0
+	tick := time.NewTicker(trackEvery)
+	defer tick.Stop()
 	for {
-		n, err := life.Read(buf[:])
-		if n > 0 {
-			orderly = true // Close says goodbye first; a death does not
+		select {
+		case orderly := <-ended:
+			if orderly {
+				// cadre ended its tree itself; end only what is marked (an
+				// embedder's other children are not cadre's).
+				EndMarked(token, reaperGrace)
+				return 0
+			}
+			find := func() []int { return marked(token, self, tracked) }
+			if endAll(find, reaperGrace) == 0 {
+				// Nothing found at cadre's death: look once more, in case
+				// what is left was in the middle of execve then.
+				time.Sleep(20 * time.Millisecond)
+				endAll(find, reaperGrace)
+			}
+			return 0
+		case <-tick.C:
+			if os.Getppid() == parent { // a look after cadre's death sees nothing of it
+				tracked = below(parent, self)
+				looks++
+				// ps (and a test) can see that the reaper looks.
+				_ = os.WriteFile("/proc/self/comm", []byte("reaper:"+strconv.Itoa(looks%1e8)), 0)
+			}
 		}
+	}
+}
+
+// below returns the live processes below pid, except skip's subtree, with
+// their start times: from the children lists of pid's threads where the
+// kernel has them, else from a scan of /proc.
+func below(pid, skip int) map[int]uint64 {
+	out := map[int]uint64{}
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		tasks, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(p), "task"))
 		if err != nil {
-			break // EOF: cadre is gone (a read error on a pipe means the same)
+			continue // gone
+		}
+		for _, task := range tasks {
+			b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "task", task.Name(), "children"))
+			if errors.Is(err, os.ErrNotExist) && p == pid {
+				return belowByScan(pid, skip)
+			}
+			for _, f := range strings.Fields(string(b)) {
+				c, err := strconv.Atoi(f)
+				if err != nil || c == skip {
+					continue
+				}
+				if st, ok := readStat(c); ok && st.state != "Z" && st.state != "X" {
+					out[c] = st.start
+					queue = append(queue, c)
+				}
+			}
 		}
 	}
-	if EndMarked(token, reaperGrace) == 0 && !orderly {
-		// Nothing found at cadre's death: look once more, in case what is
-		// left was in the middle of execve (an empty environment) then.
-		time.Sleep(20 * time.Millisecond)
-		EndMarked(token, reaperGrace)
+	return out
+}
+
+// belowByScan is below without children lists.
+func belowByScan(pid, skip int) map[int]uint64 {
+	out := map[int]uint64{}
+	for _, c := range descendantsExcept(pid, []int{skip}) {
+		if st, ok := readStat(c); ok {
+			out[c] = st.start
+		}
 	}
-	return 0
+	return out
 }
 
 // EndMarked ends every live process whose environment carries token in
@@ -189,8 +278,15 @@ func serveReaper(token string) int {
 // started meanwhile). It returns how many processes it signalled.
 func EndMarked(token string, grace time.Duration) int {
 	self := os.Getpid()
+	return endAll(func() []int { return marked(token, self, nil) }, grace)
+}
+
+// endAll ends what find finds until it finds nothing: SIGTERM to the
+// first finding, SIGKILL after grace. It returns how many processes it
+// signalled.
+func endAll(find func() []int, grace time.Duration) int {
 	signalled := map[int]bool{}
-	first := marked(token, self)
+	first := find()
 	for _, pid := range first {
 		signalled[pid] = true
 		_ = syscall.Kill(pid, syscall.SIGTERM)
@@ -199,7 +295,7 @@ func EndMarked(token string, grace time.Duration) int {
 		return 0
 	}
 	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) && len(marked(token, self)) > 0 {
+	for time.Now().Before(deadline) && len(find()) > 0 {
 		time.Sleep(20 * time.Millisecond)
 	}
 	// Kill until none is left: a dying process may still fork. A process
@@ -207,7 +303,7 @@ func EndMarked(token string, grace time.Duration) int {
 	// "none left" counts only when two scans apart agree.
 	empty := 0
 	for range 200 {
-		left := marked(token, self)
+		left := find()
 		if len(left) == 0 {
 			if empty++; empty == 2 {
 				break
@@ -224,9 +320,10 @@ func EndMarked(token string, grace time.Duration) int {
 	return len(signalled)
 }
 
-// marked lists the live processes (not zombies) that carry token, and the
-// live processes below them, skipping self.
-func marked(token string, self int) []int {
+// marked lists the live processes (not zombies) that carry token or are
+// in tracked with the same start time, and the live processes below them,
+// skipping self.
+func marked(token string, self int, tracked map[int]uint64) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -239,13 +336,13 @@ func marked(token string, self int) []int {
 		if err != nil || pid == self {
 			continue
 		}
-		ppid, state, ok := stat(pid)
-		if !ok || state == "Z" || state == "X" {
+		st, ok := readStat(pid)
+		if !ok || st.state == "Z" || st.state == "X" {
 			continue
 		}
 		live[pid] = true
-		children[ppid] = append(children[ppid], pid)
-		if carries(pid, token) {
+		children[st.ppid] = append(children[st.ppid], pid)
+		if start, ok := tracked[pid]; (ok && start == st.start) || carries(pid, token) {
 			roots = append(roots, pid)
 		}
 	}

@@ -182,10 +182,81 @@ func TestReaperCloseEndsMarkedAndUnmarks(t *testing.T) {
 func TestReaperWithoutPipeRefuses(t *testing.T) {
 	t.Parallel()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), reaperEnv+"=deadbeef")
+	cmd.Env = append(os.Environ(), reaperEnv+"=deadbeef@2")
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "file descriptor 3 is not the pipe") {
 		t.Fatalf("err %v output %q", err, out)
+	}
+}
+
+// A process that dropped the mark (env -i) is found through the reaper's
+// list of what was below cadre, once its parents are gone, and only while
+// its pid still names the process listed (same start time).
+func TestTrackedWithoutTheMark(t *testing.T) {
+	t.Parallel()
+	marker := fmt.Sprintf("%d.%d", 8000+os.Getpid()%1000, time.Now().UnixNano()%100000)
+	t.Cleanup(func() {
+		for _, pid := range sleepsWith(marker) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	cmd := exec.Command("bash", "-c", "env -i /bin/sh -c 'sleep "+marker+" & wait' & wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second) // a safety net, not a timing assertion
+	var sleep int
+	for sleep == 0 {
+		if pids := sleepsWith(marker); len(pids) == 1 {
+			sleep = pids[0]
+		} else if time.Now().After(deadline) {
+			t.Fatal("the sleep never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	tracked := below(os.Getpid(), 0)
+	start, ok := tracked[sleep]
+	if !ok || start == 0 {
+		t.Fatalf("below(self) = %v lacks the sleep %d", tracked, sleep)
+	}
+	if carries(sleep, "any") {
+		t.Fatal("the sleep carries a mark; env -i should have dropped it")
+	}
+	// Its parents die: the sleep goes to init (or the nearest subreaper),
+	// out of this process's tree.
+	sh, _ := readStat(sleep)
+	_ = syscall.Kill(sh.ppid, syscall.SIGKILL)
+	_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
+	_ = cmd.Wait()
+	for {
+		if st, ok := readStat(sleep); !ok || st.state == "Z" {
+			t.Fatal("the sleep died with its parents")
+		} else if st.ppid != sh.ppid && st.ppid != cmd.Process.Pid {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sleep was never re-parented")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := marked("no-such-token", os.Getpid(), map[int]uint64{sleep: start + 1}); slices.Contains(got, sleep) {
+		t.Fatalf("a listed pid with another start time was taken for the sleep: %v", got)
+	}
+	// Only the sleep from here on: the rest below this test process belongs
+	// to the tests running beside it.
+	tracked = map[int]uint64{sleep: start}
+	if got := marked("no-such-token", os.Getpid(), tracked); !slices.Equal(got, []int{sleep}) {
+		t.Fatalf("marked with the list = %v, want the sleep %d", got, sleep)
+	}
+	if n := endAll(func() []int { return marked("no-such-token", os.Getpid(), tracked) }, time.Second); n != 1 {
+		t.Fatalf("endAll signalled %d processes", n)
+	}
+	for len(sleepsWith(marker)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the sleep outlived endAll")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
