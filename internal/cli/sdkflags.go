@@ -182,11 +182,7 @@ func (s *sdkFlags) toolNames() []string {
 	if s.set == nil || !s.set("tools") || strings.TrimSpace(s.tools) == "default" {
 		return nil
 	}
-	names := []string{}
-	for _, n := range strings.FieldsFunc(s.tools, func(r rune) bool { return r == ',' || r == ' ' }) {
-		names = append(names, n)
-	}
-	return names
+	return append([]string{}, strings.FieldsFunc(s.tools, func(r rune) bool { return r == ',' || r == ' ' })...)
 }
 
 // applyAgent makes the main agent the --agent definition: its prompt is
