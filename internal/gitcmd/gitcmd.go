@@ -215,6 +215,12 @@ func (r Runner) command(ctx context.Context, dir string, over []Override, args [
 		// a submodule's commit, not its files.
 		args = slices.Insert(slices.Clone(args), sub+1, "--ignore-submodules=dirty")
 	}
+	if sub >= 0 && (args[sub] == "diff" || args[sub] == "log" || args[sub] == "show") {
+		// No external diff program and no textconv filter, whatever the
+		// environment or the attributes name.
+		// (Given twice, the flags mean the same.)
+		args = slices.Insert(slices.Clone(args), sub+1, "--no-ext-diff", "--no-textconv")
+	}
 	cmd := exec.CommandContext(ctx, r.bin(), append([]string{"--no-pager"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = WithOverrides(r.Env, over)

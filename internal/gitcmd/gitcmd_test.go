@@ -63,3 +63,20 @@ func FuzzNeutralise(f *testing.F) {
 		}
 	})
 }
+
+func TestCommandArgs(t *testing.T) {
+	r := Runner{Env: Environ(nil)}
+	cases := []struct{ in, want []string }{
+		{[]string{"--no-optional-locks", "status", "--short"}, []string{"--no-pager", "--no-optional-locks", "status", "--ignore-submodules=dirty", "--short"}},
+		{[]string{"status", "--ignore-submodules=all"}, []string{"--no-pager", "status", "--ignore-submodules=all"}},
+		{[]string{"diff", "--name-only", "a", "b", "--"}, []string{"--no-pager", "diff", "--no-ext-diff", "--no-textconv", "--name-only", "a", "b", "--"}},
+		{[]string{"log", "-1"}, []string{"--no-pager", "log", "--no-ext-diff", "--no-textconv", "-1"}},
+		{[]string{"rev-parse", "HEAD"}, []string{"--no-pager", "rev-parse", "HEAD"}},
+	}
+	for _, c := range cases {
+		cmd := r.command(t.Context(), "/", nil, c.in)
+		if got := cmd.Args[1:]; !slices.Equal(got, c.want) {
+			t.Errorf("%v: args %v, want %v", c.in, got, c.want)
+		}
+	}
+}

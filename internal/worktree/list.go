@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cadre-dev/cadre/internal/safefs"
 )
 
 // State is what List says of a worktree.
@@ -90,6 +92,11 @@ func (m *Manager) scan(ctx context.Context, r *repo) (names []string, registered
 	}
 	registered = map[string]gitTree{}
 	dir := r.treesDir()
+	// A linked trees directory is not cadre's: its "records" are whatever
+	// the link points at (issue 23).
+	if err := safefs.Check(r.root, dir); err != nil {
+		return nil, nil, err
+	}
 	for _, g := range parseWorktreeList(out) {
 		p := canonical(g.path)
 		if filepath.Dir(p) == dir && strings.HasPrefix(filepath.Base(p), "agent-") {

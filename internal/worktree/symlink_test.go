@@ -48,6 +48,9 @@ func TestSymlinkedTreesDirRefused(t *testing.T) {
 			if branchExists(t, repo, BranchName("evil")) {
 				t.Error("the branch was left behind")
 			}
+			if _, err := m.List(context.Background(), repo); !errors.As(err, &se) {
+				t.Errorf("list through the link = %v; want an error naming it", err)
+			}
 		})
 	}
 }
