@@ -151,6 +151,9 @@ func TestOptionsNamingFiles(t *testing.T) {
 	for _, cmd := range []string{"git blame --contents=secrets/k a.txt", "grep --file=./secrets/k a.txt", "cat @secrets/k"} {
 		cases = append(cases, checkCase{name: "read deny", mode: ModeBypassPermissions, deny: []string{"Read(./secrets/**)"}, input: bashIn(cmd), want: Deny})
 	}
+	for _, cmd := range []string{"mytool --input=secrets/k", "mytool -isecrets/k", "mytool @secrets/k", "mytool @./secrets/k"} {
+		cases = append(cases, checkCase{name: "read deny, unknown program", mode: ModeBypassPermissions, allow: []string{"Bash(mytool:*)"}, deny: []string{"Read(./secrets/**)"}, input: bashIn(cmd), want: Ask})
+	}
 	for _, cmd := range []string{"git blame --contents=a.txt a.txt", "git log --format=%H", "ls --color=auto", "grep -e x a.txt"} {
 		cases = append(cases, checkCase{name: "plan inside", mode: ModePlan, input: bashIn(cmd), want: Allow})
 	}
