@@ -301,6 +301,11 @@ func followRunner(s *Script, cmd Command, base string, depth int) error {
 			break
 		}
 		if !strings.HasPrefix(v, "-") || v == "-" {
+			if r.noCommand {
+				// Its operands are files; options may follow them.
+				i++
+				continue
+			}
 			break
 		}
 		i++

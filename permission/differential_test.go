@@ -151,8 +151,36 @@ func differentialCorpus() []string {
 			"git --no-pager -c alias.z="+sq("!"+p)+" z",
 			"git -c alias.y="+sq("!"+p)+" -c alias.z=y z",
 			"git -c alias.z="+sq("!sh -c "+sq(p))+" z",
-			"git -c core.pager="+sq(p)+" -p version",
-			"git config alias.q "+sq("!"+p)+" && git q",
+			"git init -q && git config alias.q "+sq("!"+p)+" && git q",
+			"git init -q && git -c user.name=a -c user.email=a@b -c core.editor="+sq(p)+" commit --allow-empty -q",
+			"git init -q && GIT_EDITOR="+sq(p)+" git -c user.name=a -c user.email=a@b commit --allow-empty -q",
+		)
+	}
+	// Input given other ways: descriptors, blocks, nested shells, files the
+	// line writes, interpreters.
+	for _, p := range payloads {
+		add(
+			"exec 3<<<"+sq(p)+"; bash <&3",
+			"bash 3<<< "+sq(p)+" /dev/fd/3",
+			"{ bash; } <<< "+sq(p),
+			"bash -c bash <<< "+sq(p),
+			"bash -c 'cat | sh' <<< "+sq(p),
+			"cat > s.sh <<< "+sq(p)+"; sh s.sh",
+			"tee s.sh <<< "+sq(p)+" >/dev/null; sh ./s.sh",
+			"printf '%s\n' "+sq(p)+" > s; . ./s",
+			"bash -- /dev/stdin <<< "+sq(p),
+			"source /proc/self/fd/0 <<< "+sq(p),
+			"command . /dev/stdin <<< "+sq(p),
+			"builtin source <(echo "+sq(p)+")",
+			"exec bash <<< "+sq(p),
+			"time bash <<< "+sq(p),
+			"! sh <<< "+sq(p),
+			"yes "+sq(p)+" | head -1 | bash",
+			"script -q /dev/null -c "+sq(p),
+			"script -q /dev/null <<< "+sq(p),
+			"perl -e "+sq("system(q("+strings.ReplaceAll(p, "'", "")+"))"),
+			"awk "+sq("BEGIN{system(\"r\" \"m x\")}"),
+			"echo x | sed "+sq("s/.*/"+strings.ReplaceAll(strings.ReplaceAll(p, "/", "\\/"), "'", "")+"/e"),
 		)
 	}
 	// Substitutions and variables in the command name.

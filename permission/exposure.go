@@ -216,28 +216,38 @@ func (x exposureCheck) ruleFor(sc Command) *Rule {
 func (x exposureCheck) namedPaths(sc Command, quoted string) string {
 	for _, e := range x.envs {
 		for _, a := range sc.Args[1:] {
-			v := a
-			if strings.HasPrefix(v.Value, "-") {
-				_, after, ok := strings.Cut(v.Value, "=")
-				if !ok {
-					continue
+			// The word itself, and a file an option or @FILE names.
+			words := []Arg{a}
+			if a.Static {
+				if strings.HasPrefix(a.Value, "-") {
+					words = nil
 				}
-				v.Value = after
+				words = append(words, optionPaths(a.Value)...)
 			}
-			for _, p := range x.c.wordPaths(v, e) {
-				if indirectPath(p.lexical) {
-					return x.say(x.anyRule(), false, prompts.PermIndirectPath(quoted, p.lexical))
+			for _, v := range words {
+				if msg := x.namedPath(sc, quoted, v, e); msg != "" {
+					return msg
 				}
-				if x.readRule != nil {
-					if r := x.c.contentRule(Deny, tool.Read, e, p); r != nil {
-						return x.say(r, false, prompts.PermNamesPath(quoted, p.lexical))
-					}
-				}
-				if x.editRule != nil && !knownCommand(sc) {
-					if r := x.c.contentRule(Deny, tool.Edit, e, p); r != nil {
-						return x.say(r, false, prompts.PermNamesPath(quoted, p.lexical))
-					}
-				}
+			}
+		}
+	}
+	return ""
+}
+
+// namedPath checks one path word of a command for namedPaths.
+func (x exposureCheck) namedPath(sc Command, quoted string, v Arg, e *env) string {
+	for _, p := range x.c.wordPaths(v, e) {
+		if indirectPath(p.lexical) {
+			return x.say(x.anyRule(), false, prompts.PermIndirectPath(quoted, p.lexical))
+		}
+		if x.readRule != nil {
+			if r := x.c.contentRule(Deny, tool.Read, e, p); r != nil {
+				return x.say(r, false, prompts.PermNamesPath(quoted, p.lexical))
+			}
+		}
+		if x.editRule != nil && !knownCommand(sc) {
+			if r := x.c.contentRule(Deny, tool.Edit, e, p); r != nil {
+				return x.say(r, false, prompts.PermNamesPath(quoted, p.lexical))
 			}
 		}
 	}

@@ -28,6 +28,10 @@ func isShell(name string) bool {
 // maxWordScript bounds the size of a word parsed as a command line.
 const maxWordScript = 16 << 10
 
+// maxCheckedWords bounds the words of one command checked as the start
+// of a command it may run (the check is quadratic in them).
+const maxCheckedWords = 2048
+
 // ruleForms returns the forms of a command deny and ask rules are
 // matched against: the command, and for git the command without its
 // global options (`git -C d rm x` is `git rm x`).
@@ -136,6 +140,9 @@ func (c *Checker) commandRuns(rules []Rule, sc Command) string {
 		return ""
 	}
 	quoted := "`" + sc.String() + "`"
+	if len(sc.Args) > maxCheckedWords {
+		return prompts.PermRunsHidden(quoted+" has too many words to check", rules[0].Label())
+	}
 	gitSafe := false
 	if name == "git" {
 		if sub, _, ok := gitSubcommand(sc); ok && gitNoExec[sub] {

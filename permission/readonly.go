@@ -36,7 +36,7 @@ var readOnlyCommands = map[string]struct {
 	"nproc": {maxPositional: 0}, "date": {forbid: []string{"-s", "--set", "--set="}, maxPositional: -1},
 	"test": {forbid: []string{"-v", "-R"}, maxPositional: -1}, "[": {forbid: []string{"-v", "-R"}, maxPositional: -1},
 	"sleep": {maxPositional: -1}, "hostname": {maxPositional: 0},
-	"printenv": {maxPositional: -1}, "groups": {maxPositional: -1}, "arch": {maxPositional: 0},
+	"groups": {maxPositional: -1}, "arch": {maxPositional: 0},
 	"tty": {maxPositional: 0}, "uptime": {maxPositional: 0}, "free": {maxPositional: 0},
 	"locale": {maxPositional: -1}, "getconf": {maxPositional: -1}, "expr": {maxPositional: -1},
 	"numfmt": {maxPositional: -1}, "paste": {maxPositional: -1}, "join": {maxPositional: 2},
@@ -244,7 +244,7 @@ func readOnlyCommand(c Command) (paths []Arg, ok bool) {
 	}
 	switch name {
 	case "echo", "printf", "true", "false", "seq", "sleep", "test", "[", "basename", "dirname", "which", "type", "tr", "id", "date",
-		"expr", "printenv", "locale", "getconf", "numfmt", "groups", "ps", "arch", "tty", "uptime", "free", "lscpu":
+		"expr", "locale", "getconf", "numfmt", "groups", "ps", "arch", "tty", "uptime", "free", "lscpu":
 		// Their words are not files.
 		return nil, true
 	}
