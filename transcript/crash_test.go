@@ -85,6 +85,12 @@ func TestScanTornRecords(t *testing.T) {
 	if w := TornWarning("/t.jsonl", torn); !strings.Contains(w, "/t.jsonl") || !strings.Contains(w, "line 2") || !strings.Contains(w, "line 4") {
 		t.Fatalf("warning %q", w)
 	}
+	// A record glued after a torn one (an older writer) is kept.
+	glued := good + "\n" + `{"type":"assistant","message":{"role":"assi` + good + "\n"
+	entries, torn, err = Scan(strings.NewReader(glued))
+	if err != nil || len(entries) != 2 || len(torn) != 1 || torn[0].Line != 2 || torn[0].Bytes != len(`{"type":"assistant","message":{"role":"assi`) {
+		t.Fatalf("glued: entries %d torn %+v err %v", len(entries), torn, err)
+	}
 	// A complete line that is not an entry is damage, not a tear.
 	for _, bad := range []string{"garbage\n" + good + "\n", good + "\n" + `{"type":"user"} {"x":1}` + "\n" + good + "\n", `["a"]` + "\n"} {
 		if _, _, err := Scan(strings.NewReader(bad)); err == nil {

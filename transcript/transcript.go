@@ -61,10 +61,12 @@ func Read(r io.Reader) ([]Entry, error) {
 }
 
 // Scan parses every entry of a transcript and reports the torn records it
-// skipped: a last line with no newline that does not decode, or a line
+// skipped: a last line with no newline that does not decode, a line
 // anywhere holding the start of a JSON object and no end (a crash tore it,
-// and a later run started its records on the next line). Any other line
-// that does not decode is an error naming it.
+// and a later run started its records on the next line), or the start of
+// one with a whole entry glued after it (written by a cadre that did not
+// end the torn line first; the entry is kept). Any other line that does
+// not decode is an error naming it.
 func Scan(r io.Reader) ([]Entry, []Torn, error) {
 	var out []Entry
 	var torn []Torn
@@ -87,13 +89,47 @@ func Scan(r io.Reader) ([]Entry, []Torn, error) {
 			case !terminated || errors.Is(derr, io.ErrUnexpectedEOF):
 				torn = append(torn, Torn{Line: line, Bytes: len(text)})
 			default:
-				return nil, nil, fmt.Errorf("transcript line %d: %w", line, derr)
+				at, ok := gluedEntry(text, &e)
+				if !ok {
+					return nil, nil, fmt.Errorf("transcript line %d: %w", line, derr)
+				}
+				torn = append(torn, Torn{Line: line, Bytes: at})
+				out = append(out, e)
 			}
 		}
 		if err == io.EOF {
 			return out, torn, nil
 		}
 	}
+}
+
+// maxGlueTries bounds the places gluedEntry tries on one line.
+const maxGlueTries = 16
+
+// entryStart is how every encoded Entry begins (Type is its first field).
+var entryStart = []byte(`{"type":`)
+
+// gluedEntry finds a whole entry glued after a torn record on one line
+// (a writer that did not end the torn line first): the first place after
+// the start where an entry begins and decodes to the line's end. It
+// returns where the entry starts.
+func gluedEntry(text []byte, e *Entry) (int, bool) {
+	// A bounded number of tries: a crafted line cannot make reading
+	// quadratic.
+	for from, tries := 1, 0; from < len(text) && tries < maxGlueTries; tries++ {
+		i := bytes.Index(text[from:], entryStart)
+		if i < 0 {
+			return 0, false
+		}
+		at := from + i
+		var cand Entry
+		if decodeEntry(text[at:], &cand) == nil {
+			*e = cand
+			return at, true
+		}
+		from = at + 1
+	}
+	return 0, false
 }
 
 // decodeEntry decodes one line: exactly one JSON object. A line that ends
@@ -103,7 +139,7 @@ func decodeEntry(text []byte, e *Entry) error {
 	if err := dec.Decode(e); err != nil {
 		return err
 	}
-	if dec.More() {
+	if rest := bytes.TrimSpace(text[dec.InputOffset():]); len(rest) > 0 {
 		return errors.New("more than one JSON value on the line")
 	}
 	return nil

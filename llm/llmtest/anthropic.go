@@ -43,12 +43,19 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-// chunks splits s into pieces of at most n bytes, on rune boundaries.
-// An empty s gives one empty piece.
+// maxPieces bounds how many deltas one block streams as: a long block
+// comes in longer pieces, so a megabyte of tool input is not a hundred
+// thousand events.
+const maxPieces = 512
+
+// chunks splits s into pieces of at most n bytes (more for a string
+// longer than maxPieces pieces), on rune boundaries. An empty s gives one
+// empty piece.
 func chunks(s string, n int) []string {
 	if s == "" {
 		return []string{""}
 	}
+	n = max(n, (len(s)+maxPieces-1)/maxPieces)
 	var out []string
 	for len(s) > 0 {
 		end := min(n, len(s))
