@@ -74,8 +74,8 @@ type markdown struct{}
 // shown as plain paragraphs.
 const mdMaxDepth = 12
 
-// mdLookahead bounds how far an emphasis or link looks for its end, so a
-// long answer full of unmatched delimiters costs linear time.
+// mdLookahead bounds how far an emphasis, link or code span looks for its
+// end, so a long answer full of unmatched delimiters costs linear time.
 const mdLookahead = 2000
 
 func (markdown) render(text string, width int, st *styles) []string {
@@ -753,9 +753,10 @@ func (r *mdRenderer) parseInline(s string, st mdStyle, out []span, depth int) []
 			}
 			run := s[i : i+n]
 			j := i + n
+			end := min(len(s), j+mdLookahead)
 			found := -1
-			for j < len(s) {
-				k := strings.Index(s[j:], run)
+			for j < end {
+				k := strings.Index(s[j:end], run)
 				if k < 0 {
 					break
 				}
