@@ -516,3 +516,21 @@ func printedText(cmd tea.Cmd) string {
 }
 
 func stringOf(msg tea.Msg) string { return fmt.Sprintf("%+v", msg) }
+
+// TestQuitKeysAfterIdle: after an idle spell no tick has moved the clock;
+// the first Ctrl+C reads the wall clock, so the tick that follows it does
+// not end the window, and a second press within it quits.
+func TestQuitKeysAfterIdle(t *testing.T) {
+	t.Parallel()
+	m := testModel(t, 80, 24, nil)
+	wall := t0.Add(10 * time.Minute) // idle: the last tick was at t0
+	m.clock = func() time.Time { return wall }
+	press(m, "ctrl+c")
+	m.Update(tickMsg{at: wall.Add(tickEvery)})
+	has(t, view(t, m), "Press Ctrl+C again to exit")
+	m.clock = func() time.Time { return wall.Add(time.Second) }
+	_, cmd := m.Update(keyMsg("ctrl+c"))
+	if !m.quitting || !hasQuit(cmd) {
+		t.Fatal("ctrl+c twice within the window did not quit after an idle spell")
+	}
+}

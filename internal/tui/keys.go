@@ -65,6 +65,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 // ctrlC interrupts a running turn, clears the input, or, pressed twice,
 // quits.
 func (m *Model) ctrlC() tea.Cmd {
+	// Ticks run only while something moves: after an idle spell now is
+	// stale, and the window must count from this press, not from the last
+	// tick (the next tick would otherwise end it at once).
+	m.advance(m.clock())
 	if !m.quitAt.IsZero() && m.now.Sub(m.quitAt) <= quitWindow {
 		m.quitting = true
 		return m.interrupt()

@@ -180,10 +180,13 @@ type Model struct {
 	treeRows   map[*Node]treeRow // the rows of the tree last drawn (treeview.go)
 	inputCache inputRender
 	quitAt     time.Time
-	status     string
-	statusAt   time.Time
-	ticking    bool
-	quitting   bool
+	// clock reads the wall clock for what cannot wait for the next tick
+	// (a first Ctrl+C after an idle spell, when no tick has moved now).
+	clock    func() time.Time
+	status   string
+	statusAt time.Time
+	ticking  bool
+	quitting bool
 }
 
 type focusArea int
@@ -196,7 +199,7 @@ const (
 // newModel builds the model; act may leave any action nil.
 func newModel(cfg config, act actions) *Model {
 	m := &Model{cfg: cfg, act: act, st: newStyles(cfg.dark), width: 80, height: 24, profile: colorprofile.TrueColor,
-		tree: NewTree(), pastes: map[int]string{}, mode: cfg.mode, sessions: map[string]sessionInfo{}}
+		tree: NewTree(), pastes: map[int]string{}, mode: cfg.mode, sessions: map[string]sessionInfo{}, clock: time.Now}
 	if m.mode == "" {
 		m.mode = permission.ModeDefault
 	}

@@ -56,6 +56,8 @@ func testModel(t *testing.T, w, h int, rec *recorder) *Model {
 	}
 	m := newModel(config{cwd: cwd, model: "claude-sonnet-4-5", mode: permission.ModeDefault, sessionID: "5f0c2a51-0d6e-4a57-9d59-2f1d8e3b7c10",
 		altScreen: true, dark: true}, rec.actions())
+	// The clock moves only with the test's ticks.
+	m.clock = func() time.Time { return time.Time{} }
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	m.Update(tickMsg{at: t0})
 	return m
