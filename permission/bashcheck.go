@@ -37,7 +37,7 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 	}
 	// A command a Bash deny or ask rule names may run where the rule
 	// cannot see it: never allowed without asking, in any mode.
-	if f.unsure = c.hiddenRun(script); f.unsure != "" {
+	if f.unsure = c.hiddenRun(script, envs); f.unsure != "" {
 		return f
 	}
 	if f.exposed = c.bashExposure(script, sf, envs, dirsKnown); f.exposed != "" {

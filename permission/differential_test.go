@@ -183,6 +183,10 @@ func differentialCorpus() []string {
 			"echo x | sed "+sq("s/.*/"+strings.ReplaceAll(strings.ReplaceAll(p, "/", "\\/"), "'", "")+"/e"),
 		)
 	}
+	// A script already in the project (pre.sh runs rm).
+	add("bash pre.sh", "sh pre.sh", "./pre.sh", ". ./pre.sh", "source pre.sh", "bash < pre.sh", "timeout 5 ./pre.sh",
+		"env ./pre.sh", "nohup ./pre.sh", "flock L ./pre.sh", "script -qc ./pre.sh /dev/null", "bash -c ./pre.sh",
+		"cat pre.sh | sh", "sh -s < pre.sh", "find . -name pre.sh -exec sh {} \\;", "mkdir -p d && cd d && ../pre.sh")
 	// Substitutions and variables in the command name.
 	add(
 		"$(echo rm) x", "`echo rm` x", `"$(printf rm)" x`, "X=rm; $X x", "${X:-rm} x", "c=(rm x); \"${c[@]}\"",
@@ -239,6 +243,9 @@ func TestBashDifferentialDenyRules(t *testing.T) {
 		writeStub(t, bin, "rm", marker)
 		writeStub(t, bin, "pass", marker)
 		if err := os.WriteFile(filepath.Join(dir, "x"), []byte("keep"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "pre.sh"), []byte("#!/bin/sh\nrm x\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		runs[i] = formRun{form: form, dir: dir}

@@ -39,10 +39,14 @@ package permission
 //     mode); Agent, BashOutput, KillShell,
 //     TodoWrite, SendMessage, TaskStop, ListAgents need no approval.
 //     Writes into .git, .cadre or .claude (outside .cadre/worktrees and the
-//     agent-memory directories) are
-//     never allowed by a mode or a whole-tool rule, only by an Edit rule
-//     that names the path or by bypassPermissions: they could grant
-//     permissions or run code later (settings, agents, hooks).
+//     agent-memory directories), to .mcp.json, CLAUDE.md, CLAUDE.local.md
+//     and AGENTS.md at a working directory's root, and to the user's
+//     ~/.claude, ~/.claude.json and ~/.config/cadre are never allowed by a
+//     mode or a whole-tool rule — Write, Edit, MultiEdit, NotebookEdit and
+//     Bash (a redirection, or a path word of a command that is not
+//     read-only) alike — only by an Edit rule that names the path or by
+//     bypassPermissions: they could grant permissions or run code later
+//     (settings, agents, hooks, MCP servers, memory files).
 //  10. Otherwise ask. dontAsk (and any checker with NoPrompt) turns every
 //     ask into a deny.
 //
@@ -65,7 +69,10 @@ package permission
 // and then runs, a `git -c` key that can run a command — is opaque: under
 // a Bash deny or ask rule it is asked for in every mode (denied where no
 // one can ask), as is a program not known to run nothing whose words name
-// a denied command or hold a command line that does (hidden.go).
+// a denied command or hold a command line that does, and a script file the
+// command runs (bash FILE, source FILE, ./FILE) whose text names one
+// (hidden.go). Options that name a file (`--x=PATH`, `-fPATH`, `@PATH`)
+// are path words like any other.
 // Quote removal and `$'…'` escapes are applied before matching. Relative
 // paths are checked against every directory the line may be in: the cwd and
 // each literal cd/pushd target (which must be inside the working
@@ -121,4 +128,8 @@ package permission
 // `rm -r -f` (deny the command name instead); `git status` and friends are
 // read-only only as far as the repository's own config is trusted;
 // without the sandbox, `grep -R` and `rg -L` follow symbolic links inside a
-// searched tree that may point at a protected path elsewhere.
+// searched tree that may point at a protected path elsewhere. A Bash deny
+// rule sees what the line and the script files it runs directly say: a
+// program that runs a denied command from its own code or configuration
+// (a Makefile, an npm script, a compiled program, a script called by a
+// script) is not seen; the OS sandbox is the boundary there.

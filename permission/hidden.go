@@ -1,6 +1,8 @@
 package permission
 
 import (
+	"bytes"
+	"os"
 	"strings"
 
 	"github.com/cadre-dev/cadre/prompts"
@@ -108,10 +110,13 @@ var gitNoExec = map[string]bool{
 // opaque code, a word naming such a command in the words of a program that
 // may run its words, a word holding a command line that does, or a word
 // only known when the shell runs given to a program that may run it.
-func (c *Checker) hiddenRun(script *Script) string {
+func (c *Checker) hiddenRun(script *Script, envs []*env) string {
 	rules := c.bashRules()
 	if len(rules) == 0 {
 		return ""
+	}
+	if msg := c.runFiles(rules, script, envs); msg != "" {
+		return msg
 	}
 	if len(script.Opaque) > 0 {
 		return prompts.PermRunsHidden(script.Opaque[0], rules[0].Label())
@@ -200,6 +205,8 @@ func (c *Checker) textNames(rules []Rule, text string) *Rule {
 			}
 		}
 	}
+	// Whether or not it parses as Bash (vim -c '!rm x', a Python
+	// script), a rule's program standing as a word is a command it may run.
 	for _, r := range rules {
 		if p := c.ruleProgram(r); p != "" && namesWord(text, p) {
 			r := r
@@ -243,4 +250,44 @@ func namesWord(text, name string) bool {
 		}
 		i = j + 1
 	}
+}
+
+// maxRunFile bounds the size of a script file read to check what it runs.
+const maxRunFile = 256 << 10
+
+// runFiles checks the script files the command runs (`bash FILE`,
+// `source FILE`, `./FILE`) that exist now: one whose text names a
+// command a Bash deny or ask rule is about may run it. A binary file is a
+// program like any other; a file the line itself writes is opaque
+// (checkRuns).
+func (c *Checker) runFiles(rules []Rule, script *Script, envs []*env) string {
+	files := append([]Arg(nil), script.runs...)
+	for _, sc := range script.Commands {
+		if len(sc.Args) > 0 && sc.Args[0].Static && strings.Contains(sc.Args[0].Value, "/") {
+			files = append(files, sc.Args[0])
+		}
+	}
+	for _, e := range envs {
+		for _, f := range files {
+			if !f.Static || f.Glob {
+				continue
+			}
+			_, real := resolvePath(f.Value, e.cwd, e.home)
+			st, err := os.Stat(real)
+			if err != nil || !st.Mode().IsRegular() {
+				continue
+			}
+			if st.Size() > maxRunFile {
+				return prompts.PermRunsHidden("`"+f.Value+"` is a script too large to check", rules[0].Label())
+			}
+			b, err := os.ReadFile(real)
+			if err != nil || bytes.IndexByte(b, 0) >= 0 {
+				continue
+			}
+			if r := c.textNames(rules, string(b)); r != nil {
+				return prompts.PermRunsHidden("`"+f.Value+"` is a script that names `"+c.ruleProgram(*r)+"`", r.Label())
+			}
+		}
+	}
+	return ""
 }

@@ -1,6 +1,10 @@
 package permission
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 // TestDenyRuleSeesThroughIndirection: a Bash deny rule is never passed
 // silently by a shell fed on its input, a substitution, a wrapper that
@@ -156,6 +160,31 @@ func TestOptionsNamingFiles(t *testing.T) {
 	}
 	for _, cmd := range []string{"git blame --contents=a.txt a.txt", "git log --format=%H", "ls --color=auto", "grep -e x a.txt"} {
 		cases = append(cases, checkCase{name: "plan inside", mode: ModePlan, input: bashIn(cmd), want: Allow})
+	}
+	runCases(t, f, cases)
+}
+
+// TestScriptFilesAreRead: a script file the command runs (bash FILE,
+// source FILE, ./FILE, an interpreter's program) that names a denied
+// command is asked for; one that does not runs like any program.
+func TestScriptFilesAreRead(t *testing.T) {
+	f := newFixture(t)
+	for name, body := range map[string]string{
+		"clean.sh": "#!/bin/sh\nset -e\nr\\m -rf build\n",
+		"ok.sh":    "#!/bin/sh\necho hi\n",
+		"tool.py":  "import subprocess\nsubprocess.run(['rm', 'x'])\n",
+		"src/w.sh": "cd .. && rm x\n",
+	} {
+		if err := os.WriteFile(filepath.Join(f.cwd, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var cases []checkCase
+	for _, cmd := range []string{"bash clean.sh", "sh ./clean.sh", "./clean.sh", ". clean.sh", "source ./clean.sh", "timeout 5 ./clean.sh", "python3 tool.py", "cd src && ./w.sh", "bash < clean.sh"} {
+		cases = append(cases, checkCase{name: "script naming rm", mode: ModeBypassPermissions, deny: []string{"Bash(rm:*)"}, input: bashIn(cmd), want: Ask})
+	}
+	for _, cmd := range []string{"bash ok.sh", "./ok.sh", "sh missing.sh"} {
+		cases = append(cases, checkCase{name: "ordinary script", mode: ModeBypassPermissions, deny: []string{"Bash(rm:*)"}, input: bashIn(cmd), want: Allow})
 	}
 	runCases(t, f, cases)
 }
