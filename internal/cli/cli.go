@@ -593,7 +593,11 @@ func driveStream(ctx context.Context, cancel context.CancelCauseFunc, sigs *sign
 	var denials []permission.Denial
 	for round := 0; ; round++ {
 		prev := last
-		answered, failed, code, err := driveTurn(ctx, sigs, stream, pr, tl, budget, cancel, round, &last, &held)
+		var live *cadre.Runtime // a print run reports the tasks a failure leaves live (endtasks.go)
+		if waitTasks {
+			live = rt
+		}
+		answered, failed, code, err := driveTurn(ctx, sigs, stream, pr, tl, budget, cancel, round, &last, &held, live)
 		if last != nil && last != prev {
 			denials = append(denials, last.PermissionDenials...)
 		}
@@ -607,6 +611,18 @@ func driveStream(ctx context.Context, cancel context.CancelCauseFunc, sigs *sign
 	}
 	if last == nil {
 		return ExitFailed, errors.New("the run ended without a result")
+	}
+	if waitTasks && last.IsError && rt.RunningTasks() > 0 {
+		// The run failed with tasks live: each is stopped and reported
+		// before the result (endtasks.go).
+		res, err := endTasks(ctx, rt, pr, *last)
+		if err != nil {
+			return ExitFailed, err
+		}
+		last = &res
+		final := *held
+		final.Result = last
+		held = &final
 	}
 	if len(denials) > len(last.PermissionDenials) {
 		res := *last
@@ -629,7 +645,7 @@ func driveStream(ctx context.Context, cancel context.CancelCauseFunc, sigs *sign
 // yielded a result, and whether it failed (then the run ends with code
 // and err). Turns after the first do not repeat the init event.
 func driveTurn(ctx context.Context, sigs *signals, stream iter.Seq2[run.Event, error], pr printer, tl *tally, budget float64,
-	cancel context.CancelCauseFunc, round int, last **run.Result, held **run.Event) (answered, failed bool, code int, err error) {
+	cancel context.CancelCauseFunc, round int, last **run.Result, held **run.Event, live *cadre.Runtime) (answered, failed bool, code int, err error) {
 	for ev, err := range stream {
 		if err != nil {
 			f := failure{msg: trimPrefix(err.Error()), subtype: run.ErrorDuringExecution}
@@ -655,6 +671,15 @@ func driveTurn(ctx context.Context, sigs *signals, stream iter.Seq2[run.Event, e
 				if errors.As(err, &apiErr) {
 					f.apiStatus = apiErr.Status
 				}
+			}
+			if live != nil && ctx.Err() == nil && f.result != nil && live.RunningTasks() > 0 {
+				// The run ends here: its live tasks are stopped and
+				// reported before its result (endtasks.go).
+				res, err := endTasks(ctx, live, pr, *f.result)
+				if err != nil {
+					return answered, true, ExitFailed, err
+				}
+				f.result = &res
 			}
 			if perr := pr.fail(f); perr != nil && code == ExitFailed {
 				return answered, true, code, perr
