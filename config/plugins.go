@@ -1,6 +1,8 @@
 package config
 
 import (
+	"fmt"
+
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/mcpx"
 	"github.com/cadre-dev/cadre/internal/plugin"
@@ -67,4 +69,33 @@ func (s *Settings) addPlugins(home string, dirs []string) (sessionPlugins, []Dia
 		}
 	}
 	return sp, diags
+}
+
+// SessionPluginAgents loads the plugins a session in cwd would load —
+// those Claude Code installed that the settings' enabledPlugins turn on,
+// then dirs (--plugin-dir) — and returns their agent sources, for the
+// commands that list agents without building a session (`cadre agents`).
+// A settings file that cannot be read is a diagnostic here: the listing
+// still shows the --plugin-dir plugins.
+func SessionPluginAgents(cwd, home string, dirs []string, getenv func(string) string) ([]agentdef.PluginAgents, []Diagnostic) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	var diags []Diagnostic
+	var enabled map[string]bool
+	if cwd, err := absDir(cwd); err == nil && home != "" {
+		s, sdiags, err := LoadSettings(Options{Getenv: getenv}.settingsOptions(cwd, home, getenv))
+		if err != nil {
+			diags = append(diags, Diagnostic{Severity: SeverityError, Topic: TopicPlugins, Message: fmt.Sprintf("settings not read, so no installed plugin is loaded: %v", err)})
+		} else {
+			enabled = s.EnabledPlugins
+			for _, d := range sdiags {
+				if d.Severity == SeverityError {
+					diags = append(diags, d)
+				}
+			}
+		}
+	}
+	list, pdiags := Plugins(home, dirs, enabled)
+	return PluginAgents(list), append(diags, pdiags...)
 }
