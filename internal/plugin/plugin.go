@@ -129,10 +129,10 @@ func Load(dir, origin string) (*Plugin, []Diagnostic, error) {
 		name string
 	}{{m.Commands, "commands"}, {m.OutputStyles, "outputStyles"}, {m.LSPServers, "lspServers"}} {
 		if len(k.raw) > 0 {
-			diags = append(diags, Diagnostic{File: mpath, Message: fmt.Sprintf("%q: not supported by cadre; ignored", k.name)})
+			diags = append(diags, Diagnostic{File: mpath, Message: fmt.Sprintf("%q: plugin %s are not supported by cadre; ignored", k.name, k.name)})
 		}
 	}
-	if st, err := os.Stat(filepath.Join(root, "commands")); err == nil && st.IsDir() {
+	if st, err := os.Stat(filepath.Join(root, "commands")); err == nil && st.IsDir() && len(m.Commands) == 0 {
 		diags = append(diags, Diagnostic{File: filepath.Join(root, "commands"), Message: "plugin commands (slash commands) are not supported by cadre; ignored"})
 	}
 	// Agents and skills: the default directory, then the manifest's paths

@@ -37,7 +37,7 @@ func TestLoadFixtures(t *testing.T) {
 			skills:  []string{abs("testdata/claude-ecosystem/skills")},
 			mcpFile: abs("testdata/claude-ecosystem/mcp.json"),
 			mcpHas:  abs("testdata/claude-ecosystem/bin/notes-server"),
-			diagHas: []string{`"commands": not supported`, "plugin commands (slash commands) are not supported"},
+			diagHas: []string{`"commands": plugin commands are not supported`},
 		},
 	}
 	for _, c := range cases {
