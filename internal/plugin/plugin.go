@@ -146,8 +146,10 @@ func Load(dir, origin string) (*Plugin, []Diagnostic, error) {
 	// Hooks: hooks/hooks.json, or the manifest's path or object.
 	p.Hooks, p.HooksFile, ds = p.component(mpath, "hooks", m.Hooks, filepath.Join(root, "hooks", "hooks.json"), "hooks")
 	diags = append(diags, ds...)
+	p.Hooks = p.withRootEnv(p.Hooks, hookCommands)
 	p.MCPServers, p.MCPFile, ds = p.component(mpath, "mcpServers", m.MCPServers, filepath.Join(root, ".mcp.json"), "mcpServers")
 	diags = append(diags, ds...)
+	p.MCPServers = p.withRootEnv(p.MCPServers, serverEnv)
 	return p, diags, nil
 }
 
@@ -195,6 +197,68 @@ func (p *Plugin) component(mpath, key string, raw json.RawMessage, def, member s
 	}
 	return p.expand(out), file, nil
 }
+
+// withRootEnv gives the commands of a hooks or mcpServers object the
+// CLAUDE_PLUGIN_ROOT environment variable, as Claude Code does, so that a
+// plugin's scripts can use it too; set does it to one decoded object.
+func (p *Plugin) withRootEnv(v json.RawMessage, set func(obj map[string]any, root string)) json.RawMessage {
+	if len(v) == 0 {
+		return v
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(v, &obj); err != nil {
+		return v
+	}
+	set(obj, p.Root)
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return v
+	}
+	return b
+}
+
+// hookCommands prefixes every command hook of a hooks object (event →
+// groups → hooks) with an export of CLAUDE_PLUGIN_ROOT.
+func hookCommands(obj map[string]any, root string) {
+	for _, groups := range obj {
+		gl, _ := groups.([]any)
+		for _, g := range gl {
+			gm, _ := g.(map[string]any)
+			hl, _ := gm["hooks"].([]any)
+			for _, h := range hl {
+				hm, _ := h.(map[string]any)
+				if cmd, ok := hm["command"].(string); ok && cmd != "" {
+					hm["command"] = "export CLAUDE_PLUGIN_ROOT=" + shellQuote(root) + "; " + cmd
+				}
+			}
+		}
+	}
+}
+
+// serverEnv sets CLAUDE_PLUGIN_ROOT in the env of every command server
+// of an mcpServers object, unless the plugin sets it itself.
+func serverEnv(obj map[string]any, root string) {
+	for _, sv := range obj {
+		sm, _ := sv.(map[string]any)
+		if _, ok := sm["command"].(string); !ok {
+			continue
+		}
+		env, _ := sm["env"].(map[string]any)
+		if env == nil {
+			if _, set := sm["env"]; set {
+				continue // not an object: the MCP loader reports it
+			}
+			env = map[string]any{}
+		}
+		if _, ok := env["CLAUDE_PLUGIN_ROOT"]; !ok {
+			env["CLAUDE_PLUGIN_ROOT"] = root
+		}
+		sm["env"] = env
+	}
+}
+
+// shellQuote quotes s for /bin/sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // expand replaces RootVar in every string of v with the plugin's root.
 func (p *Plugin) expand(v json.RawMessage) json.RawMessage {

@@ -58,6 +58,12 @@ func TestLoadFixtures(t *testing.T) {
 			if p.HooksFile != c.hooksFile || !strings.Contains(string(p.Hooks), c.hooksHas) || strings.Contains(string(p.Hooks), RootVar) {
 				t.Errorf("hooks from %q: %s", p.HooksFile, p.Hooks)
 			}
+			if c.hooksFile != "" && !strings.Contains(string(p.Hooks), "export CLAUDE_PLUGIN_ROOT=") {
+				t.Errorf("hook commands lack CLAUDE_PLUGIN_ROOT: %s", p.Hooks)
+			}
+			if c.mcpFile != "" && !strings.Contains(string(p.MCPServers), `"CLAUDE_PLUGIN_ROOT":"`+p.Root+`"`) {
+				t.Errorf("servers lack CLAUDE_PLUGIN_ROOT: %s", p.MCPServers)
+			}
 			if c.hooksFile != "" {
 				var h map[string]json.RawMessage
 				if err := json.Unmarshal(p.Hooks, &h); err != nil || h["PreToolUse"] == nil {
