@@ -38,11 +38,22 @@ type LoadOptions struct {
 	// They come after ~/.config/cadre/plugins and the project's
 	// .cadre/plugins directories.
 	PluginDirs []string
+	// Plugins are Claude Code plugins' agents (--plugin-dir, installed
+	// plugins), after PluginDirs: each agent is named Plugin:name.
+	Plugins []PluginAgents
 	// FlagAgents is the --agents value: an inline JSON object, or a path
 	// (relative to Cwd) to a file holding one.
 	FlagAgents string
 	// NoBuiltins leaves the built-in agents out (for checking files).
 	NoBuiltins bool
+}
+
+// PluginAgents are the agent files of one Claude Code plugin.
+type PluginAgents struct {
+	// Plugin is the plugin's name, the namespace of its agents.
+	Plugin string
+	// Paths are directories scanned for agent files, and single files.
+	Paths []string
 }
 
 // Set is the result of Load: every definition found, which one is active
@@ -121,6 +132,10 @@ func Load(ctx context.Context, opts LoadOptions) (*Set, error) {
 		if l.dir == "" {
 			continue
 		}
+		if st, err := os.Stat(l.dir); err == nil && !st.IsDir() {
+			cands = append(cands, candidate{layer: i, path: l.dir})
+			continue
+		}
 		files, ds := scanDir(l.dir, opts.Home)
 		diags = append(diags, ds...)
 		for _, f := range files {
@@ -192,6 +207,19 @@ func findLayers(cwd string, opts LoadOptions) (layers []layer, flagLayer int, pl
 				continue
 			}
 			layers = append(layers, layer{source: SourcePlugin, dir: filepath.Join(dir, "agents"), plugin: e.Name()})
+		}
+	}
+	for _, p := range opts.Plugins {
+		msg := pathUnsafe(p.Plugin)
+		if msg == "" && (p.Plugin == "" || strings.Contains(p.Plugin, ":")) {
+			msg = "a plugin name is not empty and has no \":\" (it namespaces agent names)"
+		}
+		if msg != "" {
+			pluginDiags = append(pluginDiags, Diagnostic{File: p.Plugin, Severity: SeverityError, Message: fmt.Sprintf("invalid plugin name %q: %s; its agents are not loaded", p.Plugin, msg)})
+			continue
+		}
+		for _, path := range p.Paths {
+			layers = append(layers, layer{source: SourcePlugin, dir: path, plugin: p.Plugin})
 		}
 	}
 	if opts.Home != "" {

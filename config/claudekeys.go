@@ -9,7 +9,7 @@ const (
 	unsupportedDisplay  = "a Claude Code display setting cadre does not use; ignored"
 	unsupportedLogin    = "cadre has no Claude.ai or Console login; it reads API keys from the environment (or env in settings); ignored"
 	unsupportedCloud    = "cadre has no Bedrock or Vertex provider, so no cloud credential helper runs; ignored"
-	unsupportedPlugins  = "Claude Code plugins and marketplaces are not loaded from settings; put agents in .cadre/agents/ or pass --agents; ignored"
+	unsupportedPlugins  = "cadre loads the plugins Claude Code installed (enabledPlugins) and --plugin-dir, but does not install plugins from marketplaces; ignored"
 	unsupportedMCPApply = "cadre approves a workspace's .mcp.json servers through workspace trust (cadre trust), not per server; ignored"
 	unsupportedMCPPol   = "cadre has no MCP server allowlist; deny rules (mcp__server) turn a server off; ignored"
 	unsupportedModels   = "cadre has no model picker to restrict; ignored"
@@ -38,7 +38,7 @@ var claudeTopKeys = []Key{
 	{Name: "fastMode", Unsupported: "cadre has no fast mode; ignored", Effect: Narrowing},
 	{Name: "fastModePerSessionOptIn", Unsupported: "cadre has no fast mode; ignored", Effect: Narrowing},
 	{Name: "advisorModel", Unsupported: "cadre has no advisor model; ignored", Effect: Widening},
-	{Name: "enabledPlugins", Unsupported: unsupportedPlugins, Effect: Widening},
+	{Name: "enabledPlugins", Drives: "which plugins Claude Code installed (~/.claude/plugins/installed_plugins.json) load: their agents, skills, hooks and MCP servers (plugins.go)", Effect: Widening},
 	{Name: "extraKnownMarketplaces", Unsupported: unsupportedPlugins, Effect: Widening},
 	{Name: "strictKnownMarketplaces", Unsupported: unsupportedPlugins, Effect: Narrowing},
 	{Name: "allowedChannelPlugins", Unsupported: unsupportedPlugins, Effect: Widening},

@@ -75,6 +75,10 @@ type Options struct {
 
 	// The Bash sandbox (issue 9, sandbox.go).
 
+	// PluginDirs are Claude Code plugin directories (--plugin-dir), loaded
+	// after the installed plugins (plugins.go).
+	PluginDirs []string
+
 	// Sandbox is --sandbox: Bash runs in the sandbox for every agent,
 	// whatever the settings' sandbox.enabled and backgroundOnly say (their
 	// other sandbox keys apply).
@@ -120,6 +124,9 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	if err != nil {
 		return cadre.Config{}, diags, err
 	}
+	// Plugins add hooks and MCP servers to the settings' (plugins.go).
+	plugins, pldiags := s.addPlugins(home, opts.PluginDirs)
+	diags = append(diags, pldiags...)
 	// Before the provenance: MCP servers trust ignores are among its
 	// ignored items.
 	servers, untrustedServers, mdiags, err := mcpServers(cwd, opts, s, getenv) // mcp.go
@@ -156,7 +163,7 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	cfg.MCPServers, cfg.MCPOptions = servers, mcpx.OptionsFromEnv(getenv)
 	cfg.Sandbox = s.SandboxConfig(opts.Sandbox, getenv) // sandbox.go (issue 9)
 	managed := cmp.Or(opts.ManagedDir, DefaultManagedDir)
-	defs, err := agentdef.Load(ctx, agentdef.LoadOptions{Cwd: cwd, Home: home, FlagAgents: opts.Agents, ManagedDir: filepath.Join(managed, "agents")})
+	defs, err := agentdef.Load(ctx, agentdef.LoadOptions{Cwd: cwd, Home: home, FlagAgents: opts.Agents, ManagedDir: filepath.Join(managed, "agents"), Plugins: plugins.agents})
 	if err != nil {
 		return cadre.Config{}, diags, fmt.Errorf("agent definitions: %w", err)
 	}
@@ -188,7 +195,7 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	if err != nil {
 		return cadre.Config{}, diags, err
 	}
-	sdiags, err := configureSkills(ctx, &cfg, cwd, home)
+	sdiags, err := configureSkills(ctx, &cfg, cwd, home, plugins.skills)
 	diags = append(diags, sdiags...)
 	if err != nil {
 		return cadre.Config{}, diags, err

@@ -3,13 +3,16 @@ package config
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/tool/builtin"
@@ -56,6 +59,20 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 				t.Errorf("no %s rule %s in %+v", b, rule, cfg.Permissions.Rules)
 			}
 		}
+	}
+	// A home where Claude Code installed the agent-teams fixture plugin,
+	// for enabledPlugins.
+	pluginHome := t.TempDir()
+	fixture, err := filepath.Abs(filepath.Join("..", "internal", "plugin", "testdata", "agent-teams"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	installed, _ := json.Marshal(map[string]any{"version": 2, "plugins": map[string]any{"agent-teams@acme": []map[string]string{{"scope": "user", "installPath": fixture}}}})
+	if err := os.MkdirAll(filepath.Join(pluginHome, ".claude", "plugins"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pluginHome, ".claude", "plugins", "installed_plugins.json"), installed, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	cases := map[string]struct {
 		json string
@@ -238,6 +255,11 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		"permissions.additionalDirectories": {json: `{"permissions": {"additionalDirectories": ["sub"]}}`, want: func(t *testing.T, cfg cadre.Config, tr tree) {
 			if !slices.Equal(cfg.AddDirs, []string{filepath.Join(tr.cwd, "sub")}) {
 				t.Errorf("dirs %v", cfg.AddDirs)
+			}
+		}},
+		"enabledPlugins": {json: `{"enabledPlugins": {"agent-teams@acme": true}}`, env: map[string]string{"HOME": pluginHome}, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if !slices.ContainsFunc(cfg.Agents, func(d *agentdef.Definition) bool { return d.Name == "agent-teams:team-reviewer" }) {
+				t.Errorf("the enabled plugin's agents are not loaded")
 			}
 		}},
 		"permissions.disableBypassPermissionsMode": {json: `{"permissions": {"disableBypassPermissionsMode": "disable"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {

@@ -135,6 +135,9 @@ type Settings struct {
 	HookPolicy HookPolicy
 	// Files are the settings files that were loaded, lowest first.
 	Files []string
+	// EnabledPlugins are the enabledPlugins entries ("name@marketplace":
+	// true); a higher file overrides single entries.
+	EnabledPlugins map[string]bool
 
 	// layer is the file being loaded (managed or not), while loading.
 	layer layer
@@ -237,6 +240,8 @@ type fileData struct {
 	ForkSubagent *bool `json:"forkSubagent"`
 	// Coordinator mode (config/coordinator.go).
 	CoordinatorMode *bool `json:"coordinatorMode"`
+	// Claude Code plugins (config/plugins.go).
+	EnabledPlugins map[string]json.RawMessage `json:"enabledPlugins"`
 }
 
 // worktreeData is the `worktree` object: how isolated agents' worktrees
@@ -648,6 +653,12 @@ func (s *Settings) applyScalars(fd *fileData, path string) error {
 			s.ModelPrices = pricing.Table{}
 		}
 		s.ModelPrices[id] = p
+	}
+	for k, v := range fd.EnabledPlugins {
+		if s.EnabledPlugins == nil {
+			s.EnabledPlugins = map[string]bool{}
+		}
+		s.EnabledPlugins[k] = string(v) == "true"
 	}
 	if len(fd.Hooks) > 0 && string(fd.Hooks) != "null" {
 		s.Hooks = append(s.Hooks, RawSource{Raw: append(json.RawMessage(nil), fd.Hooks...), Source: path,

@@ -22,6 +22,8 @@ const (
 	SourceUserCadre     Source = "user (~/.config/cadre/skills)"
 	SourceProjectClaude Source = "project (.claude/skills)"
 	SourceProjectCadre  Source = "project (.cadre/skills)"
+	// SourcePlugin is a Claude Code plugin's skills directory.
+	SourcePlugin Source = "plugin"
 )
 
 // LoadOptions says where to look for skills.
@@ -32,6 +34,17 @@ type LoadOptions struct {
 	Cwd string
 	// Home is the user's home directory; empty means no user skills.
 	Home string
+	// Plugins are Claude Code plugins' skill directories, loaded before
+	// the user's: each skill is named Plugin:name.
+	Plugins []PluginSkills
+}
+
+// PluginSkills are the skills directories of one Claude Code plugin.
+type PluginSkills struct {
+	// Plugin is the plugin's name, the namespace of its skills.
+	Plugin string
+	// Dirs each hold <skill>/SKILL.md.
+	Dirs []string
 }
 
 // Set is every skill found: the active one of each name, those they
@@ -80,6 +93,7 @@ func (s *Set) Diagnostics() []Diagnostic {
 type dirLayer struct {
 	dir    string
 	source Source
+	plugin string
 }
 
 // Load reads every skill (S-2, S-4.1): ~/.claude/skills/*/SKILL.md <
@@ -102,15 +116,20 @@ func Load(ctx context.Context, opts LoadOptions) (*Set, error) {
 		return nil, fmt.Errorf("load skills: %w", err)
 	}
 	var layers []dirLayer
+	for _, p := range opts.Plugins {
+		for _, d := range p.Dirs {
+			layers = append(layers, dirLayer{dir: d, source: SourcePlugin, plugin: p.Plugin})
+		}
+	}
 	if opts.Home != "" {
 		layers = append(layers,
-			dirLayer{filepath.Join(opts.Home, ".claude", "skills"), SourceUserClaude},
-			dirLayer{filepath.Join(opts.Home, ".config", "cadre", "skills"), SourceUserCadre})
+			dirLayer{filepath.Join(opts.Home, ".claude", "skills"), SourceUserClaude, ""},
+			dirLayer{filepath.Join(opts.Home, ".config", "cadre", "skills"), SourceUserCadre, ""})
 	}
 	for _, d := range projectDirs(cwd, opts.Home) {
 		layers = append(layers,
-			dirLayer{filepath.Join(d, ".claude", "skills"), SourceProjectClaude},
-			dirLayer{filepath.Join(d, ".cadre", "skills"), SourceProjectCadre})
+			dirLayer{filepath.Join(d, ".claude", "skills"), SourceProjectClaude, ""},
+			dirLayer{filepath.Join(d, ".cadre", "skills"), SourceProjectCadre, ""})
 	}
 	set := &Set{byName: map[string]*Skill{}}
 	seenDir := map[string]bool{}
@@ -169,6 +188,9 @@ func (s *Set) loadDir(l dirLayer, home string) {
 			continue
 		}
 		sk.Dir, sk.Source = dir, l.source
+		if l.plugin != "" {
+			sk.Name = l.plugin + ":" + sk.Name
+		}
 		s.all = append(s.all, sk)
 	}
 }

@@ -79,7 +79,7 @@ func (s *sdkFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&s.allowBypass, "allow-dangerously-skip-permissions", false, "allow switching to bypassPermissions later in the session (cadre allows it unless managed settings disable it)")
 	f.BoolVar(&s.sessionMirror, "session-mirror", false, "mirror the session; no effect in cadre")
 	f.StringVar(&s.projectConfigRoot, "project-config-root", "", "read the project's configuration from this checkout; no effect in cadre")
-	f.StringArrayVar(&s.pluginDirs, "plugin-dir", nil, "Claude Code plugin directory; no effect in cadre yet")
+	f.StringArrayVar(&s.pluginDirs, "plugin-dir", nil, "load the Claude Code plugin in this directory: its agents (plugin:agent), skills, hooks and MCP servers (repeatable)")
 	f.StringArrayVar(&s.pluginDirsNoMCP, "plugin-dir-no-mcp", nil, "Claude Code plugin directory without its MCP servers; no effect in cadre yet")
 	f.BoolVar(&s.forkSession, "fork-session", false, "with --resume or --continue, continue in a new session (--session-id, or a new id) instead of the resumed one")
 	f.StringVar(&s.resumeSessionAt, "resume-session-at", "", "resume only up to this message; no effect in cadre yet: the whole session is resumed")
@@ -92,7 +92,7 @@ func (s *sdkFlags) register(f *pflag.FlagSet) {
 	// --json-schema, --setting-sources, --fork-session, --debug-file…);
 	// those it only accepts are left out of it.
 	for _, name := range []string{"thinking", "thinking-display", "task-budget", "betas", "channels",
-		"session-mirror", "project-config-root", "plugin-dir", "plugin-dir-no-mcp", "resume-session-at", "resume-drops-turn",
+		"session-mirror", "project-config-root", "plugin-dir-no-mcp", "resume-session-at", "resume-drops-turn",
 		"initialize-fields", "managed-settings", "managed-settings-in-initialize", "no-optional-locks"} {
 		_ = f.MarkHidden(name)
 	}
@@ -106,8 +106,7 @@ var noEffectWhy = []struct{ name, why string }{
 	{"channels", "cadre has no channels"},
 	{"session-mirror", "cadre has no session mirror"},
 	{"project-config-root", "the project's configuration is read from the working directory"},
-	{"plugin-dir", "cadre does not load Claude Code plugins yet"},
-	{"plugin-dir-no-mcp", "cadre does not load Claude Code plugins yet"},
+	{"plugin-dir-no-mcp", "cadre loads plugins with --plugin-dir only (their MCP servers included)"},
 	{"resume-session-at", "cadre's transcripts carry no message ids to cut at, so the whole session is resumed"},
 	{"resume-drops-turn", "the whole session is resumed (see --resume-session-at)"},
 	{"initialize-fields", "settings and disallowed tools are read from the flags, not the initialize request"},

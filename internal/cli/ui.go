@@ -11,6 +11,7 @@ import (
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/config"
 	"github.com/cadre-dev/cadre/internal/tui"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/transcript"
@@ -95,7 +96,8 @@ func runUI(ctx context.Context, p procIO, o *options) error {
 		New: newRuntime, ResumeID: resumeID, Cwd: cfg.Cwd, Model: cfg.ModelID, Mode: cfg.Permissions.Mode, Rules: cfg.Permissions.Rules,
 		StateDir: stateDir,
 		Agents: func(ctx context.Context) (*agentdef.Set, error) {
-			return agentdef.Load(ctx, agentdef.LoadOptions{Cwd: cfg.Cwd, Home: p.getenv("HOME"), FlagAgents: o.agents})
+			plugins, _ := config.SessionPluginAgents(cfg.Cwd, p.getenv("HOME"), o.sdk.pluginDirs, p.getenv) // reported at start
+			return agentdef.Load(ctx, agentdef.LoadOptions{Cwd: cfg.Cwd, Home: p.getenv("HOME"), FlagAgents: o.agents, Plugins: plugins})
 		},
 		AltScreen: !o.ui.noAltScreen, Mouse: o.ui.mouse,
 		Input: p.stdin, Output: p.stdout,

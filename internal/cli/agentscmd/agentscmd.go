@@ -4,6 +4,7 @@
 package agentscmd
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/config"
 	"github.com/cadre-dev/cadre/internal/textdist"
 )
 
@@ -48,7 +50,10 @@ type options struct {
 	agents     string
 	home       string
 	managedDir string
+	pluginDirs []string
 	json       bool
+	// stderr receives the plugins' diagnostics.
+	stderr io.Writer
 }
 
 // New returns the `agents` command tree: `agents` (a table), `agents
@@ -67,6 +72,7 @@ which definition shadows which.`,
 		Args:         cobra.NoArgs,
 		SilenceUsage: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.stderr = cmd.ErrOrStderr()
 			set, err := load(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -83,6 +89,7 @@ which definition shadows which.`,
 	pf.StringVar(&o.cwd, "cwd", "", "working directory to look for project agents from (default: the current directory)")
 	pf.StringVar(&o.agents, "agents", "", "agent definitions as a JSON object, or a path to a JSON file")
 	pf.StringVar(&o.home, "home", "", "home directory for user agents (default: $HOME)")
+	pf.StringArrayVar(&o.pluginDirs, "plugin-dir", nil, "also load the Claude Code plugin in this directory (repeatable); its agents are named plugin:agent")
 	pf.StringVar(&o.managedDir, "managed-dir", "", "managed agents directory (default: "+agentdef.DefaultManagedDir+")")
 	_ = pf.MarkHidden("home")
 	_ = pf.MarkHidden("managed-dir")
@@ -104,7 +111,15 @@ func load(ctx context.Context, o *options) (*agentdef.Set, error) {
 			return nil, &ExitError{Code: 2, Err: fmt.Errorf("--cwd %s: not a directory", o.cwd)}
 		}
 	}
-	set, err := agentdef.Load(ctx, agentdef.LoadOptions{Cwd: o.cwd, Home: home, ManagedDir: o.managedDir, FlagAgents: o.agents})
+	// Claude Code plugins: the installed ones enabledPlugins turns on, and
+	// --plugin-dir.
+	plugins, pdiags := config.SessionPluginAgents(cmp.Or(o.cwd, "."), home, o.pluginDirs, os.Getenv)
+	if o.stderr != nil {
+		for _, d := range pdiags {
+			fmt.Fprintln(o.stderr, "cadre: "+d.String())
+		}
+	}
+	set, err := agentdef.Load(ctx, agentdef.LoadOptions{Cwd: o.cwd, Home: home, ManagedDir: o.managedDir, FlagAgents: o.agents, Plugins: plugins})
 	if err != nil {
 		return nil, &ExitError{Code: 1, Err: err}
 	}
