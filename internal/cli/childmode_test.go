@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,5 +63,47 @@ func TestDeclaredChildModeThroughCLI(t *testing.T) {
 				t.Errorf("stderr does not report %q as ignored: %s", tc.wantStderr, p.stderr)
 			}
 		})
+	}
+}
+
+// Issue 29: a tool call with bad input is an input error the model can fix
+// ("file_path is required"), never a permission denial, and never listed
+// in permission_denials — here in default mode, headless, where a call
+// needing approval would be denied.
+func TestBadInputIsNotADenial(t *testing.T) {
+	t.Parallel()
+	home, dir := t.TempDir(), t.TempDir()
+	s, env := server(t)
+	s.Script("MAIN", llmtest.ToolUses(
+		llmtest.Call{ID: "toolu_1", Name: "Write", Input: map[string]string{"content": "x"}},
+		llmtest.Call{ID: "toolu_2", Name: "Edit", Input: map[string]string{}},
+		llmtest.Call{ID: "toolu_3", Name: "Bash", Input: map[string]string{}},
+		llmtest.Call{ID: "toolu_4", Name: "Read", Input: map[string]any{"file_path": 5}},
+		llmtest.Call{ID: "toolu_5", Name: "Write", Input: map[string]string{"file_path": filepath.Join(dir, "f"), "content": "x"}},
+	), llmtest.Text("done"))
+	p := cadreAt(t, home, dir, env, "-p", "MAIN: go", "--output-format", "json")
+	if p.code != 0 {
+		t.Fatalf("exit %d: %s", p.code, p.stderr)
+	}
+	res := s.RequestsFor("MAIN")[1].LastToolResults()
+	for i, want := range []string{"file_path is required", "file_path is required; old_string is required; new_string is required", "command is required", "file_path must be a string"} {
+		got := res[i].ResultText()
+		if !strings.Contains(got, "InputValidationError") || !strings.Contains(got, want) || strings.Contains(got, "ermission") {
+			t.Errorf("call %d: %q, want an input error naming %q", i+1, got, want)
+		}
+	}
+	if got := res[4].ResultText(); !strings.Contains(got, "Permission") {
+		t.Errorf("the control call (a Write needing approval) was not denied: %q", got)
+	}
+	var out struct {
+		Denials []struct {
+			ToolUseID string `json:"tool_use_id"`
+		} `json:"permission_denials"`
+	}
+	if err := json.Unmarshal([]byte(p.stdout), &out); err != nil {
+		t.Fatalf("result: %v: %s", err, p.stdout)
+	}
+	if len(out.Denials) != 1 || out.Denials[0].ToolUseID != "toolu_5" {
+		t.Errorf("permission_denials %+v, want only toolu_5", out.Denials)
 	}
 }
