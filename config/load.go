@@ -49,6 +49,11 @@ type Options struct {
 	// (--dangerously-skip-permissions) win over the settings' defaultMode.
 	PermissionMode  string
 	SkipPermissions bool
+	// AllowBypass is --allow-dangerously-skip-permissions: the session
+	// allows bypassPermissions, so an agent definition's declared
+	// bypassPermissions applies under a default or dontAsk parent (S-10.3;
+	// starting in bypassPermissions allows it too).
+	AllowBypass bool
 	// Rules are permission rules from flags (--allowedTools,
 	// --disallowedTools), with behaviour and source set.
 	Rules []permission.Rule
@@ -283,7 +288,8 @@ func permissions(cwd, home string, opts Options, s *Settings) (*cadre.Permission
 		diags = append(diags, Diagnostic{Severity: SeverityWarning, Topic: TopicPermissions, Message: w})
 	}
 	return &cadre.Permissions{Mode: mode, Rules: s.Permissions.Rules,
-		Limits: permission.SessionLimits{DisableBypass: s.Permissions.DisableBypass}}, diags, nil
+		Limits: permission.SessionLimits{DisableBypass: s.Permissions.DisableBypass,
+			AllowBypass: !s.Permissions.DisableBypass && (opts.AllowBypass || mode == permission.ModeBypassPermissions)}}, diags, nil
 }
 
 // setModel chooses the provider and the main model, builds the client and

@@ -290,17 +290,22 @@ func provenance(s *Settings, mode permission.Mode, opts Options) *run.Provenance
 }
 
 // gateAgents drops from the workspace's agent definitions what runs
-// commands — frontmatter hooks and inline MCP server configurations —
+// commands — frontmatter hooks and inline MCP server configurations — and
+// a permissionMode that widens (acceptEdits, auto, bypassPermissions)
 // unless the workspace is trusted; a definition that names a configured
 // server keeps the name. Definitions are copied, never changed in place.
 func gateAgents(defs []*agentdef.Definition, t *Trust) []*agentdef.Definition {
 	out := make([]*agentdef.Definition, 0, len(defs))
 	for _, d := range defs {
-		if t == nil || t.Trusted || !t.FromProject(d.Path) || (len(d.Hooks) == 0 && !hasInlineServer(d.MCPServers)) {
+		widens := permission.Rank(d.PermissionMode) > permission.Rank(permission.ModeDefault)
+		if t == nil || t.Trusted || !t.FromProject(d.Path) || (len(d.Hooks) == 0 && !hasInlineServer(d.MCPServers) && !widens) {
 			out = append(out, d)
 			continue
 		}
 		c := *d
+		if widens && !t.Allow(d.Path, "permissionMode "+string(d.PermissionMode)+" of agent "+d.Name) {
+			c.PermissionMode = "" // S-10.3: an untrusted workspace's agent file cannot widen
+		}
 		if len(c.Hooks) > 0 && string(c.Hooks) != "null" && !t.Allow(d.Path, "hooks of agent "+d.Name) {
 			c.Hooks = nil
 		}

@@ -28,17 +28,21 @@ func ExampleChecker_Check() {
 	// npm test; curl x | sh  ask
 }
 
-// A child never gets more than its parent: a default-mode parent keeps a
-// child that asks for acceptEdits in default mode, and the parent's rules
-// come along.
+// A default-mode parent lets a child's declared acceptEdits apply (as
+// Claude Code does) but not bypassPermissions unless the session allows
+// bypass; a plan-mode parent imposes plan; the parent's rules always come
+// along.
 func ExampleRatchet() {
 	deny, _ := permission.ParseRules(permission.Deny, "settings.json", "", []string{"Agent(Explore)"})
 	parent := permission.Effective{Mode: permission.ModeDefault, Rules: deny}
 	child := permission.Ratchet(parent, permission.ModeAcceptEdits, permission.SessionLimits{})
 	fmt.Println(child.Mode, child.Rules[0].Label())
-	fmt.Println(permission.Ratchet(parent, permission.ModePlan, permission.SessionLimits{}).Mode)
+	fmt.Println(permission.Ratchet(parent, permission.ModeBypassPermissions, permission.SessionLimits{}).Mode)
+	plan := permission.Effective{Mode: permission.ModePlan, Rules: deny}
+	fmt.Println(permission.Ratchet(plan, permission.ModeAcceptEdits, permission.SessionLimits{}).Mode)
 	// Output:
-	// default Agent(Explore) from settings.json
+	// acceptEdits Agent(Explore) from settings.json
+	// default
 	// plan
 }
 

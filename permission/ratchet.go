@@ -26,13 +26,19 @@ type SessionLimits struct {
 	MaxMode Mode
 	// DisableBypass forbids bypassPermissions (managed settings).
 	DisableBypass bool
+	// AllowBypass is set when the session was started with bypass
+	// allowed (in bypassPermissions, or --allow-dangerously-skip-permissions):
+	// only then may a child's declared bypassPermissions apply under a
+	// default or dontAsk parent.
+	AllowBypass bool
 }
 
 // Ratchet computes a child's permission state (S-10.3). A parent in
 // bypassPermissions, acceptEdits, auto or plan imposes its mode; a parent
-// in default, dontAsk or bubble lets the child's declared mode apply when
-// it is no more permissive than the parent's. The result never exceeds the
-// session limits. The child keeps every parent rule, so the parent's deny
+// in default, dontAsk or bubble lets the child's declared mode apply, as
+// Claude Code does: any stricter mode, acceptEdits, and bypassPermissions
+// when limits.AllowBypass says the session allows it (auto is never taken
+// from a declaration). The result never exceeds the session limits. The child keeps every parent rule, so the parent's deny
 // and ask rules bind it and all its descendants; a dontAsk ancestor makes
 // the child never prompt either; a read-only parent makes a read-only
 // child.
@@ -45,7 +51,7 @@ func Ratchet(parent Effective, childDeclared Mode, limits SessionLimits) Effecti
 	switch pm {
 	case ModeBypassPermissions, ModeAcceptEdits, ModeAuto, ModePlan:
 	default:
-		if cm, err := ParseMode(string(childDeclared)); err == nil && childDeclared != "" && strictness(cm) <= strictness(pm) {
+		if cm, err := ParseMode(string(childDeclared)); err == nil && childDeclared != "" && DeclaredApplies(pm, cm, limits) {
 			mode = cm
 		}
 	}
@@ -63,6 +69,22 @@ func Ratchet(parent Effective, childDeclared Mode, limits SessionLimits) Effecti
 		Rules:    append([]Rule(nil), parent.Rules...),
 		ReadOnly: parent.ReadOnly,
 	}
+}
+
+// DeclaredApplies reports whether a child's declared mode may replace the
+// mode of a parent in default, dontAsk or bubble (S-10.3): a stricter mode
+// always, acceptEdits always, bypassPermissions only when the session
+// allows bypass. Session limits (MaxMode, DisableBypass) still apply after.
+func DeclaredApplies(parent, declared Mode, limits SessionLimits) bool {
+	switch {
+	case strictness(declared) <= strictness(parent):
+		return true
+	case declared == ModeAcceptEdits:
+		return true
+	case declared == ModeBypassPermissions:
+		return limits.AllowBypass && !limits.DisableBypass
+	}
+	return false
 }
 
 // CheckerConfig turns an effective state into a checker configuration for

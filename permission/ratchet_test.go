@@ -28,8 +28,15 @@ func TestRatchetModes(t *testing.T) {
 		wantNP   bool
 	}{
 		{parent: ModeDefault, declared: "", want: ModeDefault},
-		{parent: ModeDefault, declared: ModeAcceptEdits, want: ModeDefault},
+		// Issue 29: the declared mode applies under default/dontAsk, up to
+		// acceptEdits, and bypassPermissions only when the session allows it.
+		{parent: ModeDefault, declared: ModeAcceptEdits, want: ModeAcceptEdits},
 		{parent: ModeDefault, declared: ModeBypassPermissions, want: ModeDefault},
+		{parent: ModeDefault, declared: ModeBypassPermissions, limits: SessionLimits{AllowBypass: true}, want: ModeBypassPermissions},
+		{parent: ModeDefault, declared: ModeBypassPermissions, limits: SessionLimits{AllowBypass: true, DisableBypass: true}, want: ModeDefault},
+		{parent: ModeDefault, declared: ModeBypassPermissions, limits: SessionLimits{AllowBypass: true, MaxMode: ModeAcceptEdits}, want: ModeAcceptEdits},
+		{parent: ModeDefault, declared: ModeAuto, limits: SessionLimits{AllowBypass: true}, want: ModeDefault},
+		{parent: ModeDontAsk, declared: ModeAcceptEdits, want: ModeAcceptEdits, wantNP: true},
 		{parent: ModeDefault, declared: ModePlan, want: ModePlan},
 		{parent: ModeDefault, declared: ModeDontAsk, want: ModeDontAsk, wantNP: true},
 		{parent: ModeDefault, declared: ModeBubble, want: ModeBubble},
@@ -57,7 +64,10 @@ func TestRatchetModes(t *testing.T) {
 
 // TestRatchetMatrix: every parent mode × every declared child mode × sets
 // of parent rules × calls of every built-in tool: the child's decision is
-// never more permissive than the parent's.
+// never more permissive than the parent's, except where its declared mode
+// widens a default or dontAsk parent (S-10.3) — then it is never more
+// permissive than a parent in that declared mode — and the parent's deny
+// rules always bind it.
 func TestRatchetMatrix(t *testing.T) {
 	f := newFixture(t)
 	modes := []Mode{ModeDefault, ModeAcceptEdits, ModePlan, ModeDontAsk, ModeBypassPermissions, ModeBubble}
@@ -99,7 +109,7 @@ func TestRatchetMatrix(t *testing.T) {
 		{"Agent", fileIn("subagent_type", "general-purpose"), false},
 		{"mcp__s__t", `{}`, false},
 	}
-	limitsSet := []SessionLimits{{}, {MaxMode: ModeAcceptEdits}}
+	limitsSet := []SessionLimits{{}, {MaxMode: ModeAcceptEdits}, {AllowBypass: true}}
 	n := 0
 	for _, pm := range modes {
 		for ri, rs := range ruleSets {
@@ -124,8 +134,16 @@ func TestRatchetMatrix(t *testing.T) {
 			for _, dm := range declared {
 				for _, lim := range limitsSet {
 					eff := Ratchet(parent.Effective(), dm, lim)
+					bound := parent
 					if Rank(eff.Mode) > Rank(pm) {
-						t.Errorf("parent %s, declared %s: child mode %s ranks above parent", pm, dm, eff.Mode)
+						if (pm != ModeDefault && pm != ModeDontAsk && pm != ModeBubble) || eff.Mode != dm || (Rank(dm) > Rank(ModeAcceptEdits) && !(dm == ModeBypassPermissions && lim.AllowBypass)) {
+							t.Errorf("parent %s, declared %s: child mode %s ranks above parent", pm, dm, eff.Mode)
+						}
+						widened := parent.Effective()
+						widened.Mode = eff.Mode
+						if bound, err = NewChecker(widened.CheckerConfig(f.cwd, nil, f.home)); err != nil {
+							t.Fatal(err)
+						}
 					}
 					child, err := NewChecker(eff.CheckerConfig(f.cwd, nil, f.home))
 					if err != nil {
@@ -134,6 +152,9 @@ func TestRatchetMatrix(t *testing.T) {
 					for i, c := range calls {
 						req := Request{Tool: c.tool, Input: json.RawMessage(f.expand(c.input)), ReadOnly: c.readOnly}
 						pd, cd := parentDecisions[i], child.Check(req)
+						if bound != parent {
+							pd = bound.Check(req)
+						}
 						n++
 						if level(cd.Behavior) > level(pd.Behavior) {
 							t.Errorf("parent %s rules#%d, declared %q, limits %+v: %s %s: child %s (%s) > parent %s (%s)",

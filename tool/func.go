@@ -34,10 +34,13 @@ func Func[In any](cfg FuncConfig, run func(ctx context.Context, env *Env, in In)
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: schema: %v", cfg.Name, err)) // programmer error, at construction
 	}
+	props, required := schemaFields(schema)
 	return &funcTool[In]{
 		spec:     llm.ToolSpec{Name: cfg.Name, Description: strings.TrimSpace(cfg.Description), InputSchema: schema},
 		readOnly: cfg.ReadOnly,
 		run:      run,
+		props:    props,
+		required: required,
 	}
 }
 
@@ -45,6 +48,15 @@ type funcTool[In any] struct {
 	spec     llm.ToolSpec
 	readOnly bool
 	run      func(ctx context.Context, env *Env, in In) (Output, error)
+	// props and required are the schema's fields and required ones.
+	props, required []string
+}
+
+// CheckInput implements InputChecker: a required field missing (or
+// null), a field of the wrong type, an unknown field.
+func (t *funcTool[In]) CheckInput(input json.RawMessage) []string {
+	var in In
+	return checkObject(input, t.props, t.required, &in)
 }
 
 func (t *funcTool[In]) Spec() llm.ToolSpec { return t.spec }

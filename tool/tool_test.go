@@ -110,3 +110,34 @@ func TestEnvCloneIsolatesFileState(t *testing.T) {
 		t.Fatal("call id")
 	}
 }
+
+// Issue 29: what CheckInput reports before a call is authorized — every
+// required field missing, a field of the wrong type, an unknown field.
+func TestFuncCheckInput(t *testing.T) {
+	type editIn struct {
+		FilePath  string  `json:"file_path"`
+		OldString string  `json:"old_string"`
+		NewString *string `json:"new_string"`
+		All       bool    `json:"replace_all,omitempty"`
+	}
+	e := Func(FuncConfig{Name: "Edit"}, func(context.Context, *Env, editIn) (Output, error) { return Output{}, nil })
+	cases := []struct {
+		in   string
+		want []string
+	}{
+		{`{"file_path":"/a","old_string":"x","new_string":""}`, nil},
+		{`{"file_path":"/a","old_string":"x","new_string":"y","replace_all":true}`, nil},
+		{``, []string{"file_path is required", "old_string is required", "new_string is required"}},
+		{`{"old_string":"x","new_string":null}`, []string{"file_path is required", "new_string is required"}},
+		{`{"file_path":5,"old_string":"x","new_string":"y"}`, []string{"file_path must be a string, not a JSON number"}},
+		{`{"file_path":"/a","old_string":"x","new_string":"y","replace_all":"yes"}`, []string{"replace_all must be a boolean, not a JSON string"}},
+		{`{"file_path":"/a","old_string":"x","new_string":"y","path":"/b"}`, []string{`unknown field "path" (the fields are file_path, new_string, old_string, replace_all)`}},
+		{`[1]`, []string{"the input must be a JSON object"}},
+		{`null`, []string{"the input must be a JSON object"}},
+	}
+	for _, c := range cases {
+		if diff := cmp.Diff(c.want, CheckInput(e, json.RawMessage(c.in))); diff != "" {
+			t.Errorf("input %s (-want +got):\n%s", c.in, diff)
+		}
+	}
+}

@@ -30,7 +30,7 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 	}
 	cfg, diags, err := config.Load(ctx, "", config.Options{
 		Getenv: p.getenv, SettingsFile: o.settingsFile, SettingsJSON: o.settingsJSON, Model: o.model,
-		PermissionMode: o.permissionMode, SkipPermissions: o.skipPermissions,
+		PermissionMode: o.permissionMode, SkipPermissions: o.skipPermissions, AllowBypass: o.sdk.allowBypass,
 		Rules: rules, AddDirs: o.addDirs, Agents: o.agents, TrustProject: o.trustProject,
 		MCPConfigs: o.mcp.configs, StrictMCPConfig: o.mcp.strict,
 		Sandbox: o.sandbox, SettingSources: o.sdk.sources(p.stderr), PluginDirs: o.sdk.pluginDirs,

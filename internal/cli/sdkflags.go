@@ -76,7 +76,7 @@ func (s *sdkFlags) register(f *pflag.FlagSet) {
 	f.StringArrayVar(&s.channels, "channels", nil, "channels; no effect in cadre")
 	f.StringVar(&s.tools, "tools", "", `the built-in tools offered, comma- or space-separated ("default": all; "": none); MCP tools are not affected`)
 	f.StringVar(&s.settingSources, "setting-sources", "", "the settings levels to load, comma-separated: user, project, local (\"\": none; --settings and managed settings always load)")
-	f.BoolVar(&s.allowBypass, "allow-dangerously-skip-permissions", false, "allow switching to bypassPermissions later in the session (cadre allows it unless managed settings disable it)")
+	f.BoolVar(&s.allowBypass, "allow-dangerously-skip-permissions", false, "allow bypassPermissions in this session: switching to it later, and agent definitions that declare it (unless managed settings disable it)")
 	f.BoolVar(&s.sessionMirror, "session-mirror", false, "mirror the session; no effect in cadre")
 	f.StringVar(&s.projectConfigRoot, "project-config-root", "", "read the project's configuration from this checkout; no effect in cadre")
 	f.StringArrayVar(&s.pluginDirs, "plugin-dir", nil, "load the Claude Code plugin in this directory: its agents (plugin:agent), skills, hooks and MCP servers (repeatable)")

@@ -60,7 +60,7 @@ func TestDynamicTools(t *testing.T) {
 			src.set(echo("mcp__s__a", true), img)
 			return answer(use("2", "mcp__s__late", `{"text":"y"}`), use("3", "mcp__s__secret", `{}`))(req)
 		},
-		answer(use("4", "mcp__s__img", `{}`)),
+		answer(use("4", "mcp__s__img", `{"text":""}`)),
 		answer(llm.TextBlock("done")),
 	}}
 	cfg := Config{Model: fm, ModelID: "m", Tools: tool.NewPool(echo("Static", true)), Dynamic: src}

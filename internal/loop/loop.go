@@ -607,6 +607,11 @@ func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, er
 	if !ok {
 		return ToolResult{Output: tool.Errorf("No such tool: %s. Available tools: %s.", call.Name, strings.Join(r.pool().Names(), ", "))}, nil
 	}
+	if problems := tool.CheckInput(t, call.Input); len(problems) > 0 {
+		// An input error the model can fix, checked before hooks and
+		// permissions: never a denial (issue 29).
+		return ToolResult{Output: tool.Errorf("%s", prompts.ToolInputInvalid(call.Name, problems))}, nil
+	}
 	input := call.Input
 	var verdict *permission.HookVerdict
 	var notes []string

@@ -246,7 +246,10 @@ func TestRecoverableToolProblems(t *testing.T) {
 		{"unknown tool", use("1", "Nope", `{}`), "No such tool: Nope"},
 		{"malformed input", llm.Block{Type: llm.BlockToolUse, ID: "1", Name: "R", Input: json.RawMessage(`{}`), InvalidInput: `{"text":`}, "not valid JSON"},
 		{"input not fitting the schema", use("1", "R", `{"text":5}`), "invalid input for R"},
-		{"panic", use("1", "Boom", `{}`), "crashed: kaput"},
+		{"panic", use("1", "Boom", `{"text":""}`), "crashed: kaput"},
+		// Issue 29: a required field missing is an input error, before
+		// any permission check.
+		{"required field missing", use("1", "R", `{}`), "InputValidationError: invalid input for R, so the call was not run: text is required"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -332,7 +335,7 @@ func TestCancelDuringToolKeepsHistoryValid(t *testing.T) {
 		<-ctx.Done()
 		return tool.Output{}, ctx.Err()
 	}}.build()
-	m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){answer(use("1", "Block", `{}`), use("2", "Block", `{}`))}}
+	m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){answer(use("1", "Block", `{"text":""}`), use("2", "Block", `{"text":""}`))}}
 	rec := &memRecorder{}
 	_, _, err := run(t, ctx, Config{Model: m, Tools: tool.NewPool(block), Recorder: rec}, "go")
 	if !errors.Is(err, context.Canceled) {
@@ -457,5 +460,35 @@ func TestPromptAfterToolResultsJoinsThem(t *testing.T) {
 	// Only the new prompt is recorded: the tool results already were.
 	if rec.msgs[0].Text() != "next prompt" || len(rec.msgs[0].Content) != 1 {
 		t.Fatalf("recorded %+v", rec.msgs[0])
+	}
+}
+
+// Issue 29: a call whose input does not fit the schema is an input error
+// the model can fix, found before the authorizer is asked: never a
+// denial, even from an authorizer that would deny it.
+func TestInputErrorBeforeAuthorizer(t *testing.T) {
+	t.Parallel()
+	w := recTool{name: "W", run: func(context.Context, echoIn) (tool.Output, error) { return tool.Output{}, nil }}.build()
+	m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){
+		answer(use("1", "W", `{}`), use("2", "W", `{"text":3}`)), answer(llm.TextBlock("ok")),
+	}}
+	auth := &denyAll{}
+	res, evs, err := run(t, context.Background(), Config{Model: m, Tools: tool.NewPool(w), Authorizer: auth}, "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth.calls.Load() != 0 {
+		t.Fatalf("the authorizer was asked %d times about calls with bad input", auth.calls.Load())
+	}
+	for i, want := range []string{"text is required", "text must be a string, not a JSON number"} {
+		r := res.Messages[2].Content[i]
+		if !r.IsError || !strings.Contains(r.ResultText(), "InputValidationError") || !strings.Contains(r.ResultText(), want) {
+			t.Errorf("result %d: %q, want an input error with %q", i, r.ResultText(), want)
+		}
+	}
+	for _, ev := range evs {
+		if ev.Kind == ToolEnd && ev.ToolResult.Denied {
+			t.Errorf("call %s counted as denied", ev.Call.ID)
+		}
 	}
 }

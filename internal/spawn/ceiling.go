@@ -111,14 +111,22 @@ func ComputeCeiling(in CeilingInput) Ceiling {
 		}
 	}
 	if def.PermissionMode != "" && c.Perms.Mode != def.PermissionMode {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("permissionMode %s was not applied: the parent's mode %s and the session limits give %s",
-			def.PermissionMode, in.ParentPerms.Mode, c.Perms.Mode))
+		c.Warnings = append(c.Warnings, modeNotApplied(def.PermissionMode, in.ParentPerms.Mode, in.Limits, c.Perms.Mode))
 	}
 	allowList := def.EffectiveTools()
 	c.grant(in, allowList)
 	c.narrowByRule(allowList)
 	c.Types = spawnableTypes(in.ParentTypes, allowList)
 	return c
+}
+
+// modeNotApplied says why a declared permissionMode did not apply.
+func modeNotApplied(declared, parent permission.Mode, limits permission.SessionLimits, got permission.Mode) string {
+	if declared == permission.ModeBypassPermissions && !limits.AllowBypass && !limits.DisableBypass &&
+		(parent == permission.ModeDefault || parent == permission.ModeDontAsk || parent == permission.ModeBubble || parent == "") {
+		return fmt.Sprintf("permissionMode bypassPermissions was not applied: the session was not started with bypass allowed (--allow-dangerously-skip-permissions or --permission-mode bypassPermissions); the agent runs in %s", got)
+	}
+	return fmt.Sprintf("permissionMode %s was not applied: the parent's mode %s and the session limits give %s", declared, parent, got)
 }
 
 // grant walks the parent's tools and keeps those the child may have

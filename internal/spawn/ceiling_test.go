@@ -113,3 +113,71 @@ func TestDisallowedWithContentBecomesDenyRule(t *testing.T) {
 		t.Fatalf("rules %+v", got.Perms.Rules)
 	}
 }
+
+// TestChildModeTable: every declared child mode under every parent mode,
+// in a session without and with bypass allowed (S-10.3, issue 29): a
+// default or dontAsk parent lets the declared mode apply up to acceptEdits,
+// and bypassPermissions only when bypass is allowed; any other parent
+// imposes its mode; a dontAsk ancestor keeps the child from prompting.
+func TestChildModeTable(t *testing.T) {
+	t.Parallel()
+	const (
+		D  = permission.ModeDefault
+		DA = permission.ModeDontAsk
+		AE = permission.ModeAcceptEdits
+		P  = permission.ModePlan
+		BP = permission.ModeBypassPermissions
+		AU = permission.ModeAuto
+	)
+	children := []permission.Mode{"", D, P, DA, AE, BP, AU}
+	// want[parent] lists the effective mode per child, without bypass
+	// allowed then with it.
+	want := map[permission.Mode][2][]permission.Mode{
+		D:  {{D, D, P, DA, AE, D, D}, {D, D, P, DA, AE, BP, D}},
+		DA: {{DA, DA, P, DA, AE, DA, DA}, {DA, DA, P, DA, AE, BP, DA}},
+		AE: {{AE, AE, AE, AE, AE, AE, AE}, {AE, AE, AE, AE, AE, AE, AE}},
+		P:  {{P, P, P, P, P, P, P}, {P, P, P, P, P, P, P}},
+		BP: {{BP, BP, BP, BP, BP, BP, BP}, {BP, BP, BP, BP, BP, BP, BP}},
+		AU: {{AU, AU, AU, AU, AU, AU, AU}, {AU, AU, AU, AU, AU, AU, AU}},
+	}
+	deny := permission.Rule{Behavior: permission.Deny, Tool: "Bash", Content: "rm:*", Source: "managed.json"}
+	for parent, rows := range want {
+		for li, allow := range []bool{false, true} {
+			for ci, child := range children {
+				front := ""
+				if child != "" {
+					front = "permissionMode: " + string(child) + "\n"
+				}
+				got := ComputeCeiling(CeilingInput{ParentTools: []string{"Bash", "Read"},
+					ParentPerms: permission.Effective{Mode: parent, Rules: []permission.Rule{deny}},
+					Limits:      permission.SessionLimits{AllowBypass: allow}, Def: defOf(t, front), Depth: 1, MaxDepth: 3})
+				w := rows[li][ci]
+				if got.Perms.Mode != w {
+					t.Errorf("parent %s, child %q, allowBypass %v: mode %s, want %s", parent, child, allow, got.Perms.Mode, w)
+				}
+				if got.Perms.NoPrompt != (parent == DA || w == DA) {
+					t.Errorf("parent %s, child %q: NoPrompt %v", parent, child, got.Perms.NoPrompt)
+				}
+				if !slices.Contains(got.Perms.Rules, deny) {
+					t.Errorf("parent %s, child %q: the parent's deny rule does not bind the child", parent, child)
+				}
+				if applied := child == "" || w == child; applied == (len(got.Warnings) > 0) {
+					t.Errorf("parent %s, child %q: warnings %q", parent, child, got.Warnings)
+				}
+			}
+		}
+	}
+	// Session limits still cap a declared mode.
+	for _, lim := range []permission.SessionLimits{{AllowBypass: true, DisableBypass: true}, {AllowBypass: true, MaxMode: AE}} {
+		got := ComputeCeiling(CeilingInput{ParentTools: []string{"Read"}, ParentPerms: permission.Effective{Mode: D},
+			Limits: lim, Def: defOf(t, "permissionMode: bypassPermissions\n"), Depth: 1, MaxDepth: 3})
+		if got.Perms.Mode == BP {
+			t.Errorf("limits %+v: a declared bypassPermissions applied", lim)
+		}
+	}
+	got := ComputeCeiling(CeilingInput{ParentTools: []string{"Read"}, ParentPerms: permission.Effective{Mode: D},
+		Def: defOf(t, "permissionMode: bypassPermissions\n"), Depth: 1, MaxDepth: 3})
+	if !strings.Contains(strings.Join(got.Warnings, "\n"), "--allow-dangerously-skip-permissions") {
+		t.Errorf("a declared bypassPermissions without bypass allowed says not why: %q", got.Warnings)
+	}
+}

@@ -46,6 +46,11 @@ func Narrow(t tool.Tool, entries []agentdef.ToolEntry, home string) (tool.Tool, 
 	return &narrowedTool{Tool: t, entries: raws, checker: c}, nil
 }
 
+// CheckInput implements tool.InputChecker for the wrapped tool.
+func (n *narrowedTool) CheckInput(input json.RawMessage) []string {
+	return tool.CheckInput(n.Tool, input)
+}
+
 // Run implements tool.Tool.
 func (n *narrowedTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Output, error) {
 	name := n.Tool.Spec().Name
