@@ -118,7 +118,7 @@ func (c *collector) choice(kw string, alts []*jsonschema.Schema, v any, path str
 		errs := c.sub(a, v, path, depth+1)
 		if len(errs) == 0 {
 			matched = append(matched, strconv.Itoa(i))
-		} else if best == nil || len(errs) < len(best) {
+		} else if best == nil || closeness(errs, path) < closeness(best, path) {
 			best = errs
 		}
 	}
@@ -129,6 +129,18 @@ func (c *collector) choice(kw string, alts []*jsonschema.Schema, v any, path str
 	case one && len(matched) > 1:
 		c.add(path, "value matches %s alternatives %s, want exactly one", kw, strings.Join(matched, " and "))
 	}
+}
+
+// closeness ranks an alternative's errors for choice: fewer is closer,
+// and one whose type is not the value's is farthest.
+func closeness(errs []prompts.SchemaError, path string) int {
+	n := len(errs)
+	for _, e := range errs {
+		if e.Path == path && strings.HasPrefix(e.Message, "got ") {
+			n += 1 << 20
+		}
+	}
+	return n
 }
 
 func (c *collector) str(s *jsonschema.Schema, x, path string) {
