@@ -33,6 +33,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // fixed are the overrides every invocation gets: they switch off what runs
@@ -69,32 +70,38 @@ type program struct {
 // value is a command git runs, other than the ones in fixed. Keys are
 // matched lower-cased except for the subsection (driver and remote names
 // keep their case, so the override repeats the key as git printed it).
-var programs = []program{
-	{regexp.MustCompile(`^core\.sshcommand$`), "ssh"},
-	{regexp.MustCompile(`^core\.askpass$`), ""},
-	{regexp.MustCompile(`^core\.alternaterefscommand$`), ""},
-	{regexp.MustCompile(`^core\.gitproxy$`), "none"},
-	{regexp.MustCompile(`^credential\.(.+\.)?helper$`), ""},
-	{regexp.MustCompile(`^diff\.external$`), ""},
-	{regexp.MustCompile(`^diff\..+\.(command|textconv)$`), ""},
-	{regexp.MustCompile(`^filter\..+\.(clean|smudge|process)$`), ""},
-	{regexp.MustCompile(`^filter\..+\.required$`), "false"},
-	// git's own three-way text merge, which is what a file without a
-	// merge driver gets.
-	{regexp.MustCompile(`^merge\..+\.driver$`), "git merge-file --marker-size=%L %A %O %B"},
-	{regexp.MustCompile(`^gpg\.(.+\.)?program$`), ""},
-	{regexp.MustCompile(`^gpg\.ssh\.defaultkeycommand$`), ""},
-	{regexp.MustCompile(`^pager\..+$`), "cat"},
-	{regexp.MustCompile(`^(difftool|mergetool|browser|man)\..+\.(cmd|path)$`), ""},
-	{regexp.MustCompile(`^web\.browser$`), ""},
-	{regexp.MustCompile(`^submodule\..+\.update$`), "none"},
-	{regexp.MustCompile(`^uploadpack\.packobjectshook$`), ""},
-	{regexp.MustCompile(`^sendemail\.(.+\.)?(tocmd|cccmd|sendmailcmd)$`), ""},
-}
+// The table is compiled on first use, not at package init, so that a
+// cadre start that runs no git pays nothing for it.
+var programs = sync.OnceValue(func() []program {
+	return []program{
+		{regexp.MustCompile(`^core\.sshcommand$`), "ssh"},
+		{regexp.MustCompile(`^core\.askpass$`), ""},
+		{regexp.MustCompile(`^core\.alternaterefscommand$`), ""},
+		{regexp.MustCompile(`^core\.gitproxy$`), "none"},
+		{regexp.MustCompile(`^credential\.(.+\.)?helper$`), ""},
+		{regexp.MustCompile(`^diff\.external$`), ""},
+		{regexp.MustCompile(`^diff\..+\.(command|textconv)$`), ""},
+		{regexp.MustCompile(`^filter\..+\.(clean|smudge|process)$`), ""},
+		{regexp.MustCompile(`^filter\..+\.required$`), "false"},
+		// git's own three-way text merge, which is what a file without a
+		// merge driver gets.
+		{regexp.MustCompile(`^merge\..+\.driver$`), "git merge-file --marker-size=%L %A %O %B"},
+		{regexp.MustCompile(`^gpg\.(.+\.)?program$`), ""},
+		{regexp.MustCompile(`^gpg\.ssh\.defaultkeycommand$`), ""},
+		{regexp.MustCompile(`^pager\..+$`), "cat"},
+		{regexp.MustCompile(`^(difftool|mergetool|browser|man)\..+\.(cmd|path)$`), ""},
+		{regexp.MustCompile(`^web\.browser$`), ""},
+		{regexp.MustCompile(`^submodule\..+\.update$`), "none"},
+		{regexp.MustCompile(`^uploadpack\.packobjectshook$`), ""},
+		{regexp.MustCompile(`^sendemail\.(.+\.)?(tocmd|cccmd|sendmailcmd)$`), ""},
+	}
+})
 
 // packs are the keys naming the program a fetch or push runs on the
 // other side (for local and ssh remotes); see pinPacks.
-var packs = regexp.MustCompile(`^remote\..+\.(uploadpack|receivepack)$`)
+var packs = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^remote\..+\.(uploadpack|receivepack)$`)
+})
 
 // repoEnv are the variables that would point git at another repository
 // than the directory it runs in (set when cadre itself runs from a git
@@ -286,12 +293,12 @@ func neutralise(list string) []Override {
 			continue
 		}
 		lower := strings.ToLower(key)
-		if packs.MatchString(lower) {
+		if packs().MatchString(lower) {
 			seen[key] = true
 			over = append(over, Override{packsKey, key})
 			continue
 		}
-		for _, p := range programs {
+		for _, p := range programs() {
 			if p.key.MatchString(lower) {
 				seen[key] = true
 				over = append(over, Override{key, p.neutral})

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/prompts"
@@ -29,8 +29,17 @@ const DefaultOutputAttempts = 5
 // values counted), as Claude Code does.
 const maxSchemaNodes = 100000
 
-// schemaURL names the caller's schema inside the compiler.
-const schemaURL = "urn:cadre:structured-output"
+// schemaVersions are the $schema values an output schema may name (the
+// drafts the validator implements); none means draft 2020-12.
+var schemaVersions = []string{
+	"",
+	"https://json-schema.org/draft/2020-12/schema",
+	"http://json-schema.org/draft-07/schema#",
+	"https://json-schema.org/draft-07/schema#",
+}
+
+// jsonTypes are the names a schema's "type" may use.
+var jsonTypes = []string{"null", "boolean", "object", "array", "number", "string", "integer"}
 
 // StructuredOutput is the tool through which the main agent gives its
 // final answer as JSON matching the caller's schema (Claude Code's
@@ -39,17 +48,19 @@ const schemaURL = "urn:cadre:structured-output"
 // where in the input it is, goes back to the model as a tool error; a
 // call that matches is kept in the run's OutputSlot and ends the turn.
 type StructuredOutput struct {
-	spec   llm.ToolSpec
-	schema *jsonschema.Schema
+	spec     llm.ToolSpec
+	root     *jsonschema.Schema
+	resolved *jsonschema.Resolved
 }
 
-// NewStructuredOutput compiles schema (JSON Schema, draft 2020-12 unless
-// it says otherwise). The root must be an object schema ("type":
-// "object"); a schema that is not JSON, is too large, refers to documents
-// outside itself or does not compile is an error saying why.
+// NewStructuredOutput checks and resolves schema (JSON Schema, draft
+// 2020-12 unless its $schema names draft-07). The root must be an object
+// schema ("type": "object"); a schema that is not JSON, is too large,
+// refers to documents outside itself or is not a valid schema is an error
+// saying why.
 func NewStructuredOutput(schema json.RawMessage) (*StructuredOutput, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
+	var doc any
+	if err := json.Unmarshal(schema, &doc); err != nil {
 		return nil, fmt.Errorf("output schema: not JSON: %w", err)
 	}
 	root, ok := doc.(map[string]any)
@@ -62,12 +73,17 @@ func NewStructuredOutput(schema json.RawMessage) (*StructuredOutput, error) {
 	if n := countNodes(doc); n > maxSchemaNodes {
 		return nil, fmt.Errorf("output schema: %d nodes, more than the %d allowed", n, maxSchemaNodes)
 	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(noLoader{})
-	if err := c.AddResource(schemaURL, doc); err != nil {
+	sch := new(jsonschema.Schema)
+	if err := json.Unmarshal(schema, sch); err != nil {
 		return nil, fmt.Errorf("output schema: %w", err)
 	}
-	sch, err := c.Compile(schemaURL)
+	if !slices.Contains(schemaVersions, sch.Schema) {
+		return nil, fmt.Errorf("output schema: $schema %q is not supported (draft 2020-12 and draft-07 are)", sch.Schema)
+	}
+	if err := checkTypes(sch, ""); err != nil {
+		return nil, fmt.Errorf("output schema: %w", err)
+	}
+	rs, err := sch.Resolve(&jsonschema.ResolveOptions{Loader: noLoader})
 	if err != nil {
 		return nil, fmt.Errorf("output schema: %w", err)
 	}
@@ -75,9 +91,34 @@ func NewStructuredOutput(schema json.RawMessage) (*StructuredOutput, error) {
 	if err := json.Compact(compact, schema); err != nil {
 		return nil, fmt.Errorf("output schema: %w", err)
 	}
-	return &StructuredOutput{schema: sch, spec: llm.ToolSpec{
+	return &StructuredOutput{root: sch, resolved: rs, spec: llm.ToolSpec{
 		Name: tool.StructuredOutput, Description: prompts.StructuredOutputDescription(), InputSchema: compact.Bytes(),
 	}}, nil
+}
+
+// checkTypes reports a "type" naming no JSON type in s or a subschema of
+// it, with the subschema's location (the validator would only notice it
+// on an instance).
+func checkTypes(s *jsonschema.Schema, at string) error {
+	if s == nil {
+		return nil
+	}
+	for _, t := range append([]string{s.Type}, s.Types...) {
+		if t != "" && !slices.Contains(jsonTypes, t) {
+			where := at
+			if where == "" {
+				where = "the root"
+			}
+			return fmt.Errorf("at %s: unknown type %q (want one of %s)", where, t, strings.Join(jsonTypes, ", "))
+		}
+	}
+	var err error
+	eachSubschema(s, at, func(sub *jsonschema.Schema, loc string) {
+		if err == nil {
+			err = checkTypes(sub, loc)
+		}
+	})
+	return err
 }
 
 // describeType names a schema's "type" value for an error.
@@ -106,12 +147,10 @@ func countNodes(v any) int {
 }
 
 // noLoader refuses every document a schema refers to outside itself: an
-// output schema is one self-contained document, and compiling it reads
+// output schema is one self-contained document, and resolving it reads
 // neither files nor the network.
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("the schema refers to %s; an output schema must be self-contained ($defs and local $ref only)", url)
+func noLoader(u *url.URL) (*jsonschema.Schema, error) {
+	return nil, fmt.Errorf("the schema refers to %s; an output schema must be self-contained ($defs and local $ref only)", u)
 }
 
 // Spec is the tool's name, description and the caller's schema.
@@ -129,49 +168,29 @@ func (s *StructuredOutput) Run(ctx context.Context, env *tool.Env, input json.Ra
 	if slot.Done() {
 		return tool.Output{Text: prompts.StructuredOutputAgain()}, nil
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
-	if err != nil {
+	var inst any
+	if err := json.Unmarshal(input, &inst); err != nil {
 		return tool.Output{Text: prompts.StructuredOutputNotJSON(err.Error(), slot.fail()), IsError: true}, nil
 	}
-	if err := s.schema.Validate(inst); err != nil {
-		var ve *jsonschema.ValidationError
-		if !errors.As(err, &ve) {
-			return tool.Output{}, fmt.Errorf("validate structured output: %w", err)
-		}
-		return tool.Output{Text: prompts.StructuredOutputMismatch(SchemaErrors(ve), slot.fail()), IsError: true}, nil
+	if err := s.resolved.Validate(inst); err != nil {
+		return tool.Output{Text: prompts.StructuredOutputMismatch(SchemaErrors(s.root, inst, err), slot.fail()), IsError: true}, nil
 	}
 	slot.set(input)
 	return tool.Output{Text: prompts.StructuredOutputAccepted()}, nil
 }
 
-// SchemaErrors lists every leaf error of a validation, each with the JSON
-// pointer of the input value it is about, in path order.
-func SchemaErrors(ve *jsonschema.ValidationError) []prompts.SchemaError {
-	p := message.NewPrinter(language.English)
-	var out []prompts.SchemaError
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			out = append(out, prompts.SchemaError{Path: pointer(e.InstanceLocation), Message: e.ErrorKind.LocalizedString(p)})
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
+// SchemaErrors lists every error of inst against root, each with the JSON
+// pointer of the input value it is about, in path order. The validator
+// stops at its first error (verr); the list is made by walking the schema
+// and the instance for the common keywords, and is verr's message alone
+// when that walk finds nothing.
+func SchemaErrors(root *jsonschema.Schema, inst any, verr error) []prompts.SchemaError {
+	out := collect(root, inst)
+	if len(out) == 0 {
+		return []prompts.SchemaError{{Message: verr.Error()}}
 	}
-	walk(ve)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out
-}
-
-// pointer is the JSON pointer of a path of tokens.
-func pointer(tokens []string) string {
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(t))
-	}
-	return b.String()
 }
 
 // OutputSlot is one run's structured output: the answer once a call
