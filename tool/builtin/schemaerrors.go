@@ -21,6 +21,11 @@ import (
 // schemas, $ref chains included): a $ref cycle ends there.
 const maxCollectDepth = 128
 
+// maxCollectSteps bounds the schema-and-value pairs one walk visits:
+// nested anyOf/oneOf (through $ref too) could otherwise make it
+// exponential in a small schema. A walk that runs out reports what it has.
+const maxCollectSteps = 200000
+
 // collector lists every error of an instance against a schema for the
 // common keywords (issue 29: the model gets all of them, each with its
 // path). It is not the judge of validity — the validator is — only the
@@ -30,6 +35,7 @@ type collector struct {
 	root    *jsonschema.Schema
 	out     []prompts.SchemaError
 	regexps map[string]*regexp.Regexp
+	steps   int // pairs visited, up to maxCollectSteps
 }
 
 // collect returns the errors of inst against root, in walk order.
@@ -56,9 +62,10 @@ func (c *collector) add(path, format string, args ...any) {
 
 // walk adds the errors of v (at JSON pointer path) against s.
 func (c *collector) walk(s *jsonschema.Schema, v any, path string, depth int) {
-	if s == nil || depth > maxCollectDepth {
+	if s == nil || depth > maxCollectDepth || c.steps >= maxCollectSteps {
 		return
 	}
+	c.steps++
 	if isFalseSchema(s) {
 		c.add(path, "value not allowed here")
 		return
@@ -123,6 +130,8 @@ func (c *collector) choice(kw string, alts []*jsonschema.Schema, v any, path str
 		}
 	}
 	switch {
+	case c.steps >= maxCollectSteps:
+		// Out of steps: an alternative without errors may not match.
 	case len(matched) == 0:
 		c.add(path, "value matches none of the %d %s alternatives; the closest one fails with:", len(alts), kw)
 		c.out = append(c.out, best...)

@@ -2,6 +2,8 @@ package builtin
 
 import (
 	"encoding/json"
+	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -132,4 +134,26 @@ func TestSchemaErrorsRefCycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = collect(&s, map[string]any{"a": 1})
+}
+
+// TestSchemaErrorsBounded: nested anyOf through $ref, linear in size but
+// exponential to walk in full, ends within the step bound.
+func TestSchemaErrorsBounded(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString(`{"type":"object","properties":{"a":{"$ref":"#/$defs/d0"}},"$defs":{`)
+	const levels = 40
+	for i := range levels {
+		fmt.Fprintf(&b, `"d%d":{"anyOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d","minimum":%d}]},`, i, i+1, i+1, i)
+	}
+	fmt.Fprintf(&b, `"d%d":{"type":"string"}}}`, levels)
+	so, err := NewStructuredOutput(json.RawMessage(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &collector{root: so.root, regexps: map[string]*regexp.Regexp{}}
+	c.walk(so.root, map[string]any{"a": 1.0}, "", 0)
+	if c.steps > maxCollectSteps {
+		t.Fatalf("%d steps, more than %d", c.steps, maxCollectSteps)
+	}
 }
