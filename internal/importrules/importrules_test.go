@@ -23,8 +23,8 @@ var layers = []struct {
 	pkgs []string
 	what string
 }{
-	{[]string{"internal/safefs", "internal/gitcmd"},
-		"below the leaves: writes that follow no link, git that runs nothing the repository names"},
+	{[]string{"internal/safefs", "internal/gitcmd", "llm/internal/budget", "internal/sandbox/sandboxtest"},
+		"below the leaves: writes that follow no link, git that runs nothing the repository names, the retry budget a fallback shares, the sandbox tests' outside directory"},
 	{[]string{"llm", "mcp", "task", "internal/text", "internal/textdist", "internal/proclife", "internal/worktree"},
 		"leaves: provider-neutral messages, MCP's public types, the task registry, text helpers, process lifetime, git worktrees"},
 	{[]string{"prompts"},
