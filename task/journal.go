@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/cadre-dev/cadre/internal/safefs"
 )
 
 // Notification is how an ended background task reaches the agent that
@@ -88,7 +90,7 @@ func OpenJournal(path string) (*Journal, Replay, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, Replay{}, fmt.Errorf("task journal: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := safefs.OpenNoFollow(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, Replay{}, fmt.Errorf("task journal: %w", err)
 	}

@@ -326,3 +326,33 @@ func TestJournalReleaseClosesTheFile(t *testing.T) {
 		t.Fatalf("a: %d entries %v", len(entries), err)
 	}
 }
+
+// TestTranscriptLinkRefused: a link planted where a transcript or its
+// metadata goes is not written through; the error names the link and the
+// target is untouched.
+func TestTranscriptLinkRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	target := filepath.Join(dir, "elsewhere")
+	if err := os.WriteFile(target, []byte("keep\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a.jsonl", "b.meta.json", "c.jsonl.tmp"} {
+		link := filepath.Join(dir, name)
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := openAppend(filepath.Join(dir, "a.jsonl")); err == nil || !strings.Contains(err.Error(), "a.jsonl is a symbolic link") {
+		t.Fatalf("append through a link: %v", err)
+	}
+	if err := createFile(filepath.Join(dir, "b.meta.json"), []byte("x")); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("create through a link: %v", err)
+	}
+	if err := replaceFile(filepath.Join(dir, "c.jsonl"), []byte("x")); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("replace through a link: %v", err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep\n" {
+		t.Fatalf("the link's target was written: %q", b)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/safefs"
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -298,7 +299,7 @@ func (fs *files) sync(closeAll bool) {
 		// Its lines are written; only the flush is missing, so a failure
 		// here is the journal's error, not one that refuses the file's
 		// later lines.
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		f, err := safefs.OpenNoFollow(path, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			fs.j.fail(fmt.Errorf("sync transcript %s: %w", path, err))
 			continue
@@ -314,7 +315,7 @@ func openAppend(path string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create transcript dir: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := safefs.OpenNoFollow(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open transcript: %w", err)
 	}
@@ -327,10 +328,24 @@ func createFile(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("create dir for %s: %w", path, err)
 	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
+	if err := writeNoFollow(path, data); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// writeNoFollow writes data to path, created or truncated, refusing a
+// link at path (it would redirect cadre's write elsewhere).
+func writeNoFollow(path string, data []byte) error {
+	f, err := safefs.OpenNoFollow(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // replaceFile writes data to path atomically (temp file + rename).
@@ -339,7 +354,7 @@ func replaceFile(path string, data []byte) error {
 		return fmt.Errorf("create dir for %s: %w", path, err)
 	}
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+	if err := writeNoFollow(tmp, data); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {

@@ -125,6 +125,22 @@ func OpenFile(root, path string, flag int, perm fs.FileMode) (*os.File, error) {
 	return f, nil
 }
 
+// OpenNoFollow opens path like os.OpenFile without following a link at
+// path itself: a link there is a *SymlinkError naming it. It is for
+// cadre's files below a state directory it owns (transcripts, journals),
+// where the directories are its own but the last component must not
+// redirect a write.
+func OpenNoFollow(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW, perm)
+	if err != nil {
+		if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+			return nil, symlinkError(path)
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
 // WriteFileAtomic writes data to path (below root) through a temporary
 // file in the same directory renamed over it, after creating the
 // directory with MkdirAll. rename replaces a link at path rather than
