@@ -23,7 +23,7 @@ type sessionPlugins struct {
 // Plugins loads the Claude Code plugins of a session (S-4.4): those Claude
 // Code installed under home that enabled turns on (the settings'
 // enabledPlugins), then dirs (--plugin-dir). Problems are diagnostics.
-func Plugins(home string, dirs []string, enabled map[string]bool) ([]*plugin.Plugin, []Diagnostic) {
+func Plugins(home string, dirs []plugin.Dir, enabled map[string]bool) ([]*plugin.Plugin, []Diagnostic) {
 	list, pd := plugin.Discover(home, dirs, enabled)
 	var diags []Diagnostic
 	for _, d := range pd {
@@ -52,7 +52,7 @@ func PluginAgents(list []*plugin.Plugin) []agentdef.PluginAgents {
 // workspace trust exactly as a project's files are, so a plugin lying in
 // an untrusted workspace (a --plugin-dir inside the repository) contributes
 // none, and s.Trust reports each one left out.
-func (s *Settings) addPlugins(home string, dirs []string) (sessionPlugins, []Diagnostic) {
+func (s *Settings) addPlugins(home string, dirs []plugin.Dir) (sessionPlugins, []Diagnostic) {
 	list, diags := Plugins(home, dirs, s.EnabledPlugins)
 	sp := sessionPlugins{list: list, agents: PluginAgents(list)}
 	for _, p := range list {
@@ -77,7 +77,7 @@ func (s *Settings) addPlugins(home string, dirs []string) (sessionPlugins, []Dia
 // commands that list agents without building a session (`cadre agents`).
 // A settings file that cannot be read is a diagnostic here: the listing
 // still shows the --plugin-dir plugins.
-func SessionPluginAgents(cwd, home string, dirs []string, getenv func(string) string) ([]agentdef.PluginAgents, []Diagnostic) {
+func SessionPluginAgents(cwd, home string, dirs []plugin.Dir, getenv func(string) string) ([]agentdef.PluginAgents, []Diagnostic) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}

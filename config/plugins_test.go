@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cadre-dev/cadre/internal/plugin"
 )
 
 // copyDir copies the fixture plugin src to dst.
@@ -53,7 +55,7 @@ func TestPluginTrust(t *testing.T) {
 				}
 			}
 			cfg, diags, err := Load(t.Context(), tr.cwd, Options{Getenv: envOf(map[string]string{"HOME": tr.home, "ANTHROPIC_API_KEY": "k"}),
-				ManagedDir: tr.managed, ClaudeManagedDir: filepath.Join(tr.managed, "cc"), PluginDirs: dirs, TrustProject: c.trusted})
+				ManagedDir: tr.managed, ClaudeManagedDir: filepath.Join(tr.managed, "cc"), PluginDirs: []plugin.Dir{{Path: dirs[0]}, {Path: dirs[1]}}, TrustProject: c.trusted})
 			if err != nil {
 				t.Fatal(err)
 			}

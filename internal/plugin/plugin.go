@@ -420,19 +420,33 @@ func sortedTrue(m map[string]bool) []string {
 	return out
 }
 
+// Dir is a plugin directory named on the command line.
+type Dir struct {
+	Path string
+	// NoMCP leaves the plugin's MCP servers out (--plugin-dir-no-mcp).
+	NoMCP bool
+}
+
 // Discover loads the plugins of a session: the installed ones enabled in
 // enabled, then each of dirs (--plugin-dir, in order). A plugin named like
 // an earlier one replaces it, with a diagnostic. A plugin that cannot be
 // loaded is an error diagnostic; the others still load.
-func Discover(home string, dirs []string, enabled map[string]bool) ([]*Plugin, []Diagnostic) {
+func Discover(home string, dirs []Dir, enabled map[string]bool) ([]*Plugin, []Diagnostic) {
 	idirs, keys, diags := Installed(home, enabled)
-	type src struct{ dir, origin string }
+	type src struct {
+		dir, origin string
+		noMCP       bool
+	}
 	var srcs []src
 	for i, d := range idirs {
-		srcs = append(srcs, src{d, keys[i]})
+		srcs = append(srcs, src{dir: d, origin: keys[i]})
 	}
 	for _, d := range dirs {
-		srcs = append(srcs, src{d, "--plugin-dir"})
+		origin := "--plugin-dir"
+		if d.NoMCP {
+			origin = "--plugin-dir-no-mcp"
+		}
+		srcs = append(srcs, src{dir: d.Path, origin: origin, noMCP: d.NoMCP})
 	}
 	var out []*Plugin
 	for _, s := range srcs {
@@ -441,6 +455,9 @@ func Discover(home string, dirs []string, enabled map[string]bool) ([]*Plugin, [
 		if err != nil {
 			diags = append(diags, Diagnostic{File: s.dir, Message: err.Error() + "; not loaded", Error: true})
 			continue
+		}
+		if s.noMCP {
+			p.MCPServers, p.MCPFile = nil, ""
 		}
 		for i, q := range out {
 			if q.Name == p.Name {

@@ -170,7 +170,7 @@ func TestInstalled(t *testing.T) {
 		if !slices.ContainsFunc(diags, func(d Diagnostic) bool { return strings.Contains(d.Message, `"ghost@acme" is not installed`) }) {
 			t.Errorf("diagnostics %+v", diags)
 		}
-		list, diags = Discover(home, []string{fixture}, enabled)
+		list, diags = Discover(home, []Dir{{Path: fixture}}, enabled)
 		if len(list) != 1 || list[0].Origin != "--plugin-dir" {
 			t.Fatalf("plugins %+v", list)
 		}
