@@ -47,6 +47,15 @@ func PluginAgents(list []*plugin.Plugin) []agentdef.PluginAgents {
 	return out
 }
 
+// AddPlugins loads the session's plugins (the installed ones the settings
+// enable, then dirs) and adds their hooks and MCP servers to s as Load
+// does, for commands that list them (`cadre hooks`). It returns the
+// plugins' diagnostics.
+func (s *Settings) AddPlugins(home string, dirs []plugin.Dir) []Diagnostic {
+	_, diags := s.addPlugins(home, dirs)
+	return diags
+}
+
 // addPlugins loads the session's plugins and adds their hooks and MCP
 // servers to s, as user-level sources: hooks and servers are gated by
 // workspace trust exactly as a project's files are, so a plugin lying in
