@@ -210,3 +210,29 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// FuzzInstalled feeds arbitrary installed_plugins.json files to Installed:
+// diagnostics or absolute install paths of enabled plugins, never a panic.
+func FuzzInstalled(f *testing.F) {
+	f.Add(`{"version":2,"plugins":{"a@m":[{"installPath":"/x"}]}}`)
+	f.Add(`{"version":1,"plugins":{"a@m":{"installPath":"rel"}}}`)
+	f.Add(`{"plugins":{"a@m":[]}}`)
+	f.Fuzz(func(t *testing.T, doc string) {
+		home := t.TempDir()
+		if err := os.MkdirAll(filepath.Dir(InstalledFile(home)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(InstalledFile(home), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dirs, keys, _ := Installed(home, map[string]bool{"a@m": true, "b@m": false})
+		if len(dirs) != len(keys) {
+			t.Fatalf("%d dirs, %d keys", len(dirs), len(keys))
+		}
+		for i, d := range dirs {
+			if !filepath.IsAbs(d) || keys[i] != "a@m" {
+				t.Fatalf("dir %q key %q", d, keys[i])
+			}
+		}
+	})
+}
