@@ -63,11 +63,8 @@ func (s *Settings) AddPlugins(home string, dirs []plugin.Dir) []Diagnostic {
 // none, and s.Trust reports each one left out.
 func (s *Settings) addPlugins(home string, dirs []plugin.Dir) (sessionPlugins, []Diagnostic) {
 	list, diags := Plugins(home, dirs, s.EnabledPlugins)
-	sp := sessionPlugins{list: list, agents: PluginAgents(list)}
+	sp := sessionPlugins{list: list, agents: PluginAgents(list), skills: PluginSkills(list)}
 	for _, p := range list {
-		if len(p.SkillDirs) > 0 {
-			sp.skills = append(sp.skills, skills.PluginSkills{Plugin: p.Name, Dirs: p.SkillDirs})
-		}
 		if len(p.Hooks) > 0 {
 			s.Hooks = append(s.Hooks, RawSource{Raw: p.Hooks, Source: p.HooksFile, Project: s.Trust.FromProject(p.HooksFile)})
 		}
@@ -80,13 +77,13 @@ func (s *Settings) addPlugins(home string, dirs []plugin.Dir) (sessionPlugins, [
 	return sp, diags
 }
 
-// SessionPluginAgents loads the plugins a session in cwd would load —
-// those Claude Code installed that the settings' enabledPlugins turn on,
-// then dirs (--plugin-dir) — and returns their agent sources, for the
-// commands that list agents without building a session (`cadre agents`).
-// A settings file that cannot be read is a diagnostic here: the listing
-// still shows the --plugin-dir plugins.
-func SessionPluginAgents(cwd, home string, dirs []plugin.Dir, getenv func(string) string) ([]agentdef.PluginAgents, []Diagnostic) {
+// SessionPlugins loads the plugins a session in cwd would load — those
+// Claude Code installed that the settings' enabledPlugins turn on, then
+// dirs (--plugin-dir) — for the commands that list agents or skills
+// without building a session (`cadre agents`, `cadre skills`). A settings
+// file that cannot be read is a diagnostic here: the listing still shows
+// the --plugin-dir plugins.
+func SessionPlugins(cwd, home string, dirs []plugin.Dir, getenv func(string) string) ([]*plugin.Plugin, []Diagnostic) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
@@ -106,5 +103,22 @@ func SessionPluginAgents(cwd, home string, dirs []plugin.Dir, getenv func(string
 		}
 	}
 	list, pdiags := Plugins(home, dirs, enabled)
-	return PluginAgents(list), append(diags, pdiags...)
+	return list, append(diags, pdiags...)
+}
+
+// SessionPluginAgents is SessionPlugins' agent sources, for agentdef.Load.
+func SessionPluginAgents(cwd, home string, dirs []plugin.Dir, getenv func(string) string) ([]agentdef.PluginAgents, []Diagnostic) {
+	list, diags := SessionPlugins(cwd, home, dirs, getenv)
+	return PluginAgents(list), diags
+}
+
+// PluginSkills lists the skills directories of plugins for skills.Load.
+func PluginSkills(list []*plugin.Plugin) []skills.PluginSkills {
+	var out []skills.PluginSkills
+	for _, p := range list {
+		if len(p.SkillDirs) > 0 {
+			out = append(out, skills.PluginSkills{Plugin: p.Name, Dirs: p.SkillDirs})
+		}
+	}
+	return out
 }
