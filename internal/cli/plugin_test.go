@@ -139,3 +139,15 @@ func TestPluginMCPServerThroughCLI(t *testing.T) {
 		_ = os.Remove(filepath.Join(plugin, "started"))
 	}
 }
+
+// TestMCPListPluginDir runs `cadre mcp list --plugin-dir DIR`: the
+// claude-ecosystem fixture's server is listed from the plugin's file
+// (it fails to start: the fixture ships no server binary).
+func TestMCPListPluginDir(t *testing.T) {
+	t.Parallel()
+	fixture, _ := filepath.Abs(filepath.Join("..", "plugin", "testdata", "claude-ecosystem"))
+	p := cadreAt(t, t.TempDir(), t.TempDir(), nil, "mcp", "list", "--plugin-dir", fixture)
+	if !strings.Contains(p.stdout, "audit-notes") || !strings.Contains(p.stdout, filepath.Join(fixture, "mcp.json")) {
+		t.Errorf("exit %d stdout %s stderr %s", p.code, p.stdout, p.stderr)
+	}
+}
