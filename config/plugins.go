@@ -15,7 +15,6 @@ const TopicPlugins Topic = "plugins"
 // sessionPlugins is what the plugins of a session contribute to the
 // loaders of agents and skills.
 type sessionPlugins struct {
-	list   []*plugin.Plugin
 	agents []agentdef.PluginAgents
 	skills []skills.PluginSkills
 }
@@ -63,7 +62,7 @@ func (s *Settings) AddPlugins(home string, dirs []plugin.Dir) []Diagnostic {
 // none, and s.Trust reports each one left out.
 func (s *Settings) addPlugins(home string, dirs []plugin.Dir) (sessionPlugins, []Diagnostic) {
 	list, diags := Plugins(home, dirs, s.EnabledPlugins)
-	sp := sessionPlugins{list: list, agents: PluginAgents(list), skills: PluginSkills(list)}
+	sp := sessionPlugins{agents: PluginAgents(list), skills: PluginSkills(list)}
 	for _, p := range list {
 		if len(p.Hooks) > 0 {
 			s.Hooks = append(s.Hooks, RawSource{Raw: p.Hooks, Source: p.HooksFile, Project: s.Trust.FromProject(p.HooksFile)})
