@@ -23,10 +23,10 @@ var layers = []struct {
 	pkgs []string
 	what string
 }{
-	{[]string{"internal/safefs", "internal/gitcmd"},
-		"below the leaves: writes that follow no link, git that runs nothing the repository names"},
-	{[]string{"llm", "mcp", "task", "internal/text", "internal/textdist", "internal/proclife", "internal/worktree"},
-		"leaves: provider-neutral messages, MCP's public types, the task registry, text helpers, process lifetime, git worktrees"},
+	{[]string{"internal/safefs", "internal/gitcmd", "llm/internal/budget", "internal/sandbox/sandboxtest"},
+		"below the leaves: writes that follow no link, git that runs nothing the repository names, the retry budget a fallback shares, the sandbox tests' outside directory"},
+	{[]string{"llm", "mcp", "task", "internal/plugin", "internal/text", "internal/textdist", "internal/proclife", "internal/worktree"},
+		"leaves: provider-neutral messages, MCP's public types, the task registry, the plugin format, text helpers, process lifetime, git worktrees"},
 	{[]string{"prompts"},
 		"the model-facing texts (on the task registry's states)"},
 	{[]string{"llm/internal/retry", "llm/llmtest", "llm/pricing", "tool", "transcript", "internal/workspace"},

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 )
@@ -79,14 +78,21 @@ type manifest struct {
 	LSPServers   json.RawMessage `json:"lspServers"`
 }
 
-// validName is what a plugin name may be: it becomes the namespace of
-// agent and skill names, so no ":" and no path separators.
-var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-
-// CheckName says what is wrong with name as a plugin name, or "".
+// CheckName says what is wrong with name as a plugin name, or "". A
+// plugin name becomes the namespace of agent and skill names, so it has no
+// ":" and no path separators: 1-64 ASCII letters, digits, '.', '_' or
+// '-', starting with a letter or digit, and no "..".
 func CheckName(name string) string {
-	if !validName.MatchString(name) || strings.Contains(name, "..") {
-		return "a plugin name is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+	const msg = "a plugin name is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+	if len(name) == 0 || len(name) > 64 || strings.Contains(name, "..") {
+		return msg
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return msg
+		}
 	}
 	return ""
 }

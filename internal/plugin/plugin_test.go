@@ -236,3 +236,16 @@ func FuzzInstalled(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckName is the table of plugin names.
+func TestCheckName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"agent-teams": true, "claude-ecosystem": true, "p1.v2_x": true, "A": true,
+		"": false, "-lead": false, ".hidden": false, "a:b": false, "a/b": false, `a\b`: false, "a..b": false,
+		"sp ace": false, "é": false, strings.Repeat("a", 64): true, strings.Repeat("a", 65): false,
+	} {
+		if got := CheckName(name) == ""; got != ok {
+			t.Errorf("CheckName(%q) ok=%v, want %v", name, got, ok)
+		}
+	}
+}
