@@ -10,6 +10,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/mcpx"
+	"github.com/cadre-dev/cadre/internal/plugin"
 	"github.com/cadre-dev/cadre/llm/pricing"
 	"github.com/cadre-dev/cadre/permission"
 )
@@ -80,9 +81,10 @@ type Options struct {
 
 	// The Bash sandbox (issue 9, sandbox.go).
 
-	// PluginDirs are Claude Code plugin directories (--plugin-dir), loaded
-	// after the installed plugins (plugins.go).
-	PluginDirs []string
+	// PluginDirs are Claude Code plugin directories (--plugin-dir,
+	// --plugin-dir-no-mcp), loaded after the installed plugins
+	// (plugins.go).
+	PluginDirs []plugin.Dir
 
 	// Sandbox is --sandbox: Bash runs in the sandbox for every agent,
 	// whatever the settings' sandbox.enabled and backgroundOnly say (their

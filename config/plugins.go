@@ -15,7 +15,6 @@ const TopicPlugins Topic = "plugins"
 // sessionPlugins is what the plugins of a session contribute to the
 // loaders of agents and skills.
 type sessionPlugins struct {
-	list   []*plugin.Plugin
 	agents []agentdef.PluginAgents
 	skills []skills.PluginSkills
 }
@@ -23,7 +22,7 @@ type sessionPlugins struct {
 // Plugins loads the Claude Code plugins of a session (S-4.4): those Claude
 // Code installed under home that enabled turns on (the settings'
 // enabledPlugins), then dirs (--plugin-dir). Problems are diagnostics.
-func Plugins(home string, dirs []string, enabled map[string]bool) ([]*plugin.Plugin, []Diagnostic) {
+func Plugins(home string, dirs []plugin.Dir, enabled map[string]bool) ([]*plugin.Plugin, []Diagnostic) {
 	list, pd := plugin.Discover(home, dirs, enabled)
 	var diags []Diagnostic
 	for _, d := range pd {
@@ -47,18 +46,24 @@ func PluginAgents(list []*plugin.Plugin) []agentdef.PluginAgents {
 	return out
 }
 
+// AddPlugins loads the session's plugins (the installed ones the settings
+// enable, then dirs) and adds their hooks and MCP servers to s as Load
+// does, for commands that list them (`cadre hooks`). It returns the
+// plugins' diagnostics.
+func (s *Settings) AddPlugins(home string, dirs []plugin.Dir) []Diagnostic {
+	_, diags := s.addPlugins(home, dirs)
+	return diags
+}
+
 // addPlugins loads the session's plugins and adds their hooks and MCP
 // servers to s, as user-level sources: hooks and servers are gated by
 // workspace trust exactly as a project's files are, so a plugin lying in
 // an untrusted workspace (a --plugin-dir inside the repository) contributes
 // none, and s.Trust reports each one left out.
-func (s *Settings) addPlugins(home string, dirs []string) (sessionPlugins, []Diagnostic) {
+func (s *Settings) addPlugins(home string, dirs []plugin.Dir) (sessionPlugins, []Diagnostic) {
 	list, diags := Plugins(home, dirs, s.EnabledPlugins)
-	sp := sessionPlugins{list: list, agents: PluginAgents(list)}
+	sp := sessionPlugins{agents: PluginAgents(list), skills: PluginSkills(list)}
 	for _, p := range list {
-		if len(p.SkillDirs) > 0 {
-			sp.skills = append(sp.skills, skills.PluginSkills{Plugin: p.Name, Dirs: p.SkillDirs})
-		}
 		if len(p.Hooks) > 0 {
 			s.Hooks = append(s.Hooks, RawSource{Raw: p.Hooks, Source: p.HooksFile, Project: s.Trust.FromProject(p.HooksFile)})
 		}
@@ -71,13 +76,13 @@ func (s *Settings) addPlugins(home string, dirs []string) (sessionPlugins, []Dia
 	return sp, diags
 }
 
-// SessionPluginAgents loads the plugins a session in cwd would load —
-// those Claude Code installed that the settings' enabledPlugins turn on,
-// then dirs (--plugin-dir) — and returns their agent sources, for the
-// commands that list agents without building a session (`cadre agents`).
-// A settings file that cannot be read is a diagnostic here: the listing
-// still shows the --plugin-dir plugins.
-func SessionPluginAgents(cwd, home string, dirs []string, getenv func(string) string) ([]agentdef.PluginAgents, []Diagnostic) {
+// SessionPlugins loads the plugins a session in cwd would load — those
+// Claude Code installed that the settings' enabledPlugins turn on, then
+// dirs (--plugin-dir) — for the commands that list agents or skills
+// without building a session (`cadre agents`, `cadre skills`). A settings
+// file that cannot be read is a diagnostic here: the listing still shows
+// the --plugin-dir plugins.
+func SessionPlugins(cwd, home string, dirs []plugin.Dir, getenv func(string) string) ([]*plugin.Plugin, []Diagnostic) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
@@ -97,5 +102,22 @@ func SessionPluginAgents(cwd, home string, dirs []string, getenv func(string) st
 		}
 	}
 	list, pdiags := Plugins(home, dirs, enabled)
-	return PluginAgents(list), append(diags, pdiags...)
+	return list, append(diags, pdiags...)
+}
+
+// SessionPluginAgents is SessionPlugins' agent sources, for agentdef.Load.
+func SessionPluginAgents(cwd, home string, dirs []plugin.Dir, getenv func(string) string) ([]agentdef.PluginAgents, []Diagnostic) {
+	list, diags := SessionPlugins(cwd, home, dirs, getenv)
+	return PluginAgents(list), diags
+}
+
+// PluginSkills lists the skills directories of plugins for skills.Load.
+func PluginSkills(list []*plugin.Plugin) []skills.PluginSkills {
+	var out []skills.PluginSkills
+	for _, p := range list {
+		if len(p.SkillDirs) > 0 {
+			out = append(out, skills.PluginSkills{Plugin: p.Name, Dirs: p.SkillDirs})
+		}
+	}
+	return out
 }

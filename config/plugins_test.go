@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/plugin"
 )
 
 // copyDir copies the fixture plugin src to dst.
@@ -53,7 +56,7 @@ func TestPluginTrust(t *testing.T) {
 				}
 			}
 			cfg, diags, err := Load(t.Context(), tr.cwd, Options{Getenv: envOf(map[string]string{"HOME": tr.home, "ANTHROPIC_API_KEY": "k"}),
-				ManagedDir: tr.managed, ClaudeManagedDir: filepath.Join(tr.managed, "cc"), PluginDirs: dirs, TrustProject: c.trusted})
+				ManagedDir: tr.managed, ClaudeManagedDir: filepath.Join(tr.managed, "cc"), PluginDirs: []plugin.Dir{{Path: dirs[0]}, {Path: dirs[1]}}, TrustProject: c.trusted})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,6 +95,43 @@ func TestPluginTrust(t *testing.T) {
 				slices.ContainsFunc(msgs, func(m string) bool { return strings.Contains(m, "mcpServers.audit-notes ignored") })
 			if reported != c.gated {
 				t.Errorf("reported %v, want %v: %q", reported, c.gated, msgs)
+			}
+		})
+	}
+}
+
+// TestUntrustedEnabledPlugins: enabledPlugins in an untrusted workspace's
+// settings turns no installed plugin on, and is reported; trusted, or in
+// the user's settings, it does.
+func TestUntrustedEnabledPlugins(t *testing.T) {
+	t.Parallel()
+	fixture, _ := filepath.Abs(filepath.Join("..", "internal", "plugin", "testdata", "agent-teams"))
+	installed := `{"version": 2, "plugins": {"agent-teams@acme": [{"scope": "user", "installPath": "` + fixture + `"}]}}`
+	for _, c := range []struct {
+		name, file string
+		trusted    bool
+		want       bool
+	}{
+		{name: "untrusted project", file: "CWD/.claude/settings.json"},
+		{name: "trusted project", file: "CWD/.claude/settings.json", trusted: true, want: true},
+		{name: "user", file: "HOME/.claude/settings.json", want: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, diags, err, _ := loadIn(t, map[string]string{
+				"HOME/.claude/plugins/installed_plugins.json": installed,
+				c.file: `{"enabledPlugins": {"agent-teams@acme": true}}`,
+			}, anthropicKey, Options{TrustProject: c.trusted})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := slices.ContainsFunc(cfg.Agents, func(d *agentdef.Definition) bool { return d.Name == "agent-teams:team-reviewer" })
+			if got != c.want {
+				t.Errorf("plugin agent loaded %v, want %v", got, c.want)
+			}
+			reported := slices.ContainsFunc(diags, func(d Diagnostic) bool { return strings.Contains(d.Message, "enabledPlugins") })
+			if reported == c.want {
+				t.Errorf("enabledPlugins reported %v: %v", reported, diags)
 			}
 		})
 	}

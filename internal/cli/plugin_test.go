@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -103,5 +104,50 @@ func TestAgentsListPluginDir(t *testing.T) {
 	}
 	if !strings.Contains(p.stderr, "plugin commands are not supported") {
 		t.Errorf("stderr: %s", p.stderr)
+	}
+}
+
+// TestPluginMCPServerThroughCLI loads a plugin (outside the workspace)
+// whose manifest names its MCP configuration: the server starts with
+// CLAUDE_PLUGIN_ROOT in its environment, and the model's call to its tool
+// runs; with --plugin-dir-no-mcp the plugin's server is not started.
+func TestPluginMCPServerThroughCLI(t *testing.T) {
+	t.Parallel()
+	everything := everythingBin(t)
+	plugin := t.TempDir()
+	// The server runs through sh so the test sees CLAUDE_PLUGIN_ROOT: it
+	// leaves a marker in the plugin's directory first.
+	writeFiles(t, plugin, map[string]string{
+		".claude-plugin/plugin.json": `{"name": "echo-tools", "version": "0.1.0", "description": "An echo server", "mcpServers": "./servers.json"}`,
+		"servers.json":               `{"mcpServers": {"plugecho": {"command": "sh", "args": ["-c", "touch \"$CLAUDE_PLUGIN_ROOT/started\"; exec ` + everything + `"]}}}`,
+	})
+	for _, flag := range []string{"--plugin-dir", "--plugin-dir-no-mcp"} {
+		s, env := server(t)
+		want := flag == "--plugin-dir"
+		s.Script("", llmtest.ToolUse("mcp__plugecho__echo", map[string]any{"message": "from the plugin"}), llmtest.Text("done"))
+		p := cadreAt(t, t.TempDir(), t.TempDir(), env, "-p", "go", "--dangerously-skip-permissions", flag, plugin)
+		if p.code != 0 {
+			t.Fatalf("%s: exit %d: %s", flag, p.code, p.stderr)
+		}
+		reqs := s.Requests()
+		res := reqs[len(reqs)-1].LastToolResults()
+		ran := len(res) == 1 && strings.Contains(res[0].ResultText(), "from the plugin")
+		_, err := os.Stat(filepath.Join(plugin, "started"))
+		if ran != want || (err == nil) != want {
+			t.Errorf("%s: tool ran %v (%+v), server started %v; want %v", flag, ran, res, err == nil, want)
+		}
+		_ = os.Remove(filepath.Join(plugin, "started"))
+	}
+}
+
+// TestMCPListPluginDir runs `cadre mcp list --plugin-dir DIR`: the
+// claude-ecosystem fixture's server is listed from the plugin's file
+// (it fails to start: the fixture ships no server binary).
+func TestMCPListPluginDir(t *testing.T) {
+	t.Parallel()
+	fixture, _ := filepath.Abs(filepath.Join("..", "plugin", "testdata", "claude-ecosystem"))
+	p := cadreAt(t, t.TempDir(), t.TempDir(), nil, "mcp", "list", "--plugin-dir", fixture)
+	if !strings.Contains(p.stdout, "audit-notes") || !strings.Contains(p.stdout, filepath.Join(fixture, "mcp.json")) {
+		t.Errorf("exit %d stdout %s stderr %s", p.code, p.stdout, p.stderr)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/config"
+	"github.com/cadre-dev/cadre/internal/plugin"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/tool/builtin"
@@ -80,7 +81,7 @@ func (s *sdkFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&s.sessionMirror, "session-mirror", false, "mirror the session; no effect in cadre")
 	f.StringVar(&s.projectConfigRoot, "project-config-root", "", "read the project's configuration from this checkout; no effect in cadre")
 	f.StringArrayVar(&s.pluginDirs, "plugin-dir", nil, "load the Claude Code plugin in this directory: its agents (plugin:agent), skills, hooks and MCP servers (repeatable)")
-	f.StringArrayVar(&s.pluginDirsNoMCP, "plugin-dir-no-mcp", nil, "Claude Code plugin directory without its MCP servers; no effect in cadre yet")
+	f.StringArrayVar(&s.pluginDirsNoMCP, "plugin-dir-no-mcp", nil, "load the Claude Code plugin in this directory without its MCP servers (repeatable)")
 	f.BoolVar(&s.forkSession, "fork-session", false, "with --resume or --continue, continue in a new session (--session-id, or a new id) instead of the resumed one")
 	f.StringVar(&s.resumeSessionAt, "resume-session-at", "", "resume only up to this message; no effect in cadre yet: the whole session is resumed")
 	f.StringVar(&s.resumeDropsTurn, "resume-drops-turn", "", "check what --resume-session-at drops; no effect in cadre")
@@ -92,7 +93,7 @@ func (s *sdkFlags) register(f *pflag.FlagSet) {
 	// --json-schema, --setting-sources, --fork-session, --debug-file…);
 	// those it only accepts are left out of it.
 	for _, name := range []string{"thinking", "thinking-display", "task-budget", "betas", "channels",
-		"session-mirror", "project-config-root", "plugin-dir-no-mcp", "resume-session-at", "resume-drops-turn",
+		"session-mirror", "project-config-root", "resume-session-at", "resume-drops-turn",
 		"initialize-fields", "managed-settings", "managed-settings-in-initialize", "no-optional-locks"} {
 		_ = f.MarkHidden(name)
 	}
@@ -106,7 +107,6 @@ var noEffectWhy = []struct{ name, why string }{
 	{"channels", "cadre has no channels"},
 	{"session-mirror", "cadre has no session mirror"},
 	{"project-config-root", "the project's configuration is read from the working directory"},
-	{"plugin-dir-no-mcp", "cadre loads plugins with --plugin-dir only (their MCP servers included)"},
 	{"resume-session-at", "cadre's transcripts carry no message ids to cut at, so the whole session is resumed"},
 	{"resume-drops-turn", "the whole session is resumed (see --resume-session-at)"},
 	{"initialize-fields", "settings and disallowed tools are read from the flags, not the initialize request"},
@@ -247,6 +247,18 @@ func (s *sdkFlags) applyAgent(w io.Writer, o *options, cfg *cadre.Config) error 
 		cfg.Permissions = &perms
 	}
 	return nil
+}
+
+// plugins are the --plugin-dir and --plugin-dir-no-mcp directories.
+func (s *sdkFlags) plugins() []plugin.Dir {
+	var out []plugin.Dir
+	for _, d := range s.pluginDirs {
+		out = append(out, plugin.Dir{Path: d})
+	}
+	for _, d := range s.pluginDirsNoMCP {
+		out = append(out, plugin.Dir{Path: d, NoMCP: true})
+	}
+	return out
 }
 
 // apply sets what the honoured flags say on cfg; warnings go to w.

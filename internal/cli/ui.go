@@ -96,7 +96,7 @@ func runUI(ctx context.Context, p procIO, o *options) error {
 		New: newRuntime, ResumeID: resumeID, Cwd: cfg.Cwd, Model: cfg.ModelID, Mode: cfg.Permissions.Mode, Rules: cfg.Permissions.Rules,
 		StateDir: stateDir,
 		Agents: func(ctx context.Context) (*agentdef.Set, error) {
-			plugins, _ := config.SessionPluginAgents(cfg.Cwd, p.getenv("HOME"), o.sdk.pluginDirs, p.getenv) // reported at start
+			plugins, _ := config.SessionPluginAgents(cfg.Cwd, p.getenv("HOME"), o.sdk.plugins(), p.getenv) // reported at start
 			return agentdef.Load(ctx, agentdef.LoadOptions{Cwd: cfg.Cwd, Home: p.getenv("HOME"), FlagAgents: o.agents, Plugins: plugins})
 		},
 		AltScreen: !o.ui.noAltScreen, Mouse: o.ui.mouse,

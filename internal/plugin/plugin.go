@@ -78,31 +78,21 @@ type manifest struct {
 	LSPServers   json.RawMessage `json:"lspServers"`
 }
 
-// validName reports whether name may be a plugin name: it becomes the
-// namespace of agent and skill names, so 1-64 letters, digits, '.', '_'
-// or '-', starting with a letter or digit (no ":", no path separators).
-// Plain code, not a regexp: a counted repetition compiled at package init
-// cost every start of cadre 861 allocations.
-func validName(name string) bool {
-	if len(name) == 0 || len(name) > 64 {
-		return false
+// CheckName says what is wrong with name as a plugin name, or "". A
+// plugin name becomes the namespace of agent and skill names, so it has no
+// ":" and no path separators: 1-64 ASCII letters, digits, '.', '_' or
+// '-', starting with a letter or digit, and no "..".
+func CheckName(name string) string {
+	const msg = "a plugin name is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+	if len(name) == 0 || len(name) > 64 || strings.Contains(name, "..") {
+		return msg
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case i > 0 && (c == '.' || c == '_' || c == '-'):
-		default:
-			return false
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return msg
 		}
-	}
-	return true
-}
-
-// CheckName says what is wrong with name as a plugin name, or "".
-func CheckName(name string) string {
-	if !validName(name) || strings.Contains(name, "..") {
-		return "a plugin name is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
 	}
 	return ""
 }
@@ -436,19 +426,33 @@ func sortedTrue(m map[string]bool) []string {
 	return out
 }
 
+// Dir is a plugin directory named on the command line.
+type Dir struct {
+	Path string
+	// NoMCP leaves the plugin's MCP servers out (--plugin-dir-no-mcp).
+	NoMCP bool
+}
+
 // Discover loads the plugins of a session: the installed ones enabled in
 // enabled, then each of dirs (--plugin-dir, in order). A plugin named like
 // an earlier one replaces it, with a diagnostic. A plugin that cannot be
 // loaded is an error diagnostic; the others still load.
-func Discover(home string, dirs []string, enabled map[string]bool) ([]*Plugin, []Diagnostic) {
+func Discover(home string, dirs []Dir, enabled map[string]bool) ([]*Plugin, []Diagnostic) {
 	idirs, keys, diags := Installed(home, enabled)
-	type src struct{ dir, origin string }
+	type src struct {
+		dir, origin string
+		noMCP       bool
+	}
 	var srcs []src
 	for i, d := range idirs {
-		srcs = append(srcs, src{d, keys[i]})
+		srcs = append(srcs, src{dir: d, origin: keys[i]})
 	}
 	for _, d := range dirs {
-		srcs = append(srcs, src{d, "--plugin-dir"})
+		origin := "--plugin-dir"
+		if d.NoMCP {
+			origin = "--plugin-dir-no-mcp"
+		}
+		srcs = append(srcs, src{dir: d.Path, origin: origin, noMCP: d.NoMCP})
 	}
 	var out []*Plugin
 	for _, s := range srcs {
@@ -457,6 +461,9 @@ func Discover(home string, dirs []string, enabled map[string]bool) ([]*Plugin, [
 		if err != nil {
 			diags = append(diags, Diagnostic{File: s.dir, Message: err.Error() + "; not loaded", Error: true})
 			continue
+		}
+		if s.noMCP {
+			p.MCPServers, p.MCPFile = nil, ""
 		}
 		for i, q := range out {
 			if q.Name == p.Name {

@@ -170,7 +170,7 @@ func TestInstalled(t *testing.T) {
 		if !slices.ContainsFunc(diags, func(d Diagnostic) bool { return strings.Contains(d.Message, `"ghost@acme" is not installed`) }) {
 			t.Errorf("diagnostics %+v", diags)
 		}
-		list, diags = Discover(home, []string{fixture}, enabled)
+		list, diags = Discover(home, []Dir{{Path: fixture}}, enabled)
 		if len(list) != 1 || list[0].Origin != "--plugin-dir" {
 			t.Fatalf("plugins %+v", list)
 		}
@@ -209,4 +209,43 @@ func FuzzLoad(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzInstalled feeds arbitrary installed_plugins.json files to Installed:
+// diagnostics or absolute install paths of enabled plugins, never a panic.
+func FuzzInstalled(f *testing.F) {
+	f.Add(`{"version":2,"plugins":{"a@m":[{"installPath":"/x"}]}}`)
+	f.Add(`{"version":1,"plugins":{"a@m":{"installPath":"rel"}}}`)
+	f.Add(`{"plugins":{"a@m":[]}}`)
+	f.Fuzz(func(t *testing.T, doc string) {
+		home := t.TempDir()
+		if err := os.MkdirAll(filepath.Dir(InstalledFile(home)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(InstalledFile(home), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dirs, keys, _ := Installed(home, map[string]bool{"a@m": true, "b@m": false})
+		if len(dirs) != len(keys) {
+			t.Fatalf("%d dirs, %d keys", len(dirs), len(keys))
+		}
+		for i, d := range dirs {
+			if !filepath.IsAbs(d) || keys[i] != "a@m" {
+				t.Fatalf("dir %q key %q", d, keys[i])
+			}
+		}
+	})
+}
+
+// TestCheckName is the table of plugin names.
+func TestCheckName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"agent-teams": true, "claude-ecosystem": true, "p1.v2_x": true, "A": true,
+		"": false, "-lead": false, ".hidden": false, "a:b": false, "a/b": false, `a\b`: false, "a..b": false,
+		"sp ace": false, "é": false, strings.Repeat("a", 64): true, strings.Repeat("a", 65): false,
+	} {
+		if got := CheckName(name) == ""; got != ok {
+			t.Errorf("CheckName(%q) ok=%v, want %v", name, got, ok)
+		}
+	}
 }

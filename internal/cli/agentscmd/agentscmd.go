@@ -20,6 +20,7 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/config"
+	"github.com/cadre-dev/cadre/internal/plugin"
 	"github.com/cadre-dev/cadre/internal/textdist"
 )
 
@@ -113,7 +114,11 @@ func load(ctx context.Context, o *options) (*agentdef.Set, error) {
 	}
 	// Claude Code plugins: the installed ones enabledPlugins turns on, and
 	// --plugin-dir.
-	plugins, pdiags := config.SessionPluginAgents(cmp.Or(o.cwd, "."), home, o.pluginDirs, os.Getenv)
+	var dirs []plugin.Dir
+	for _, d := range o.pluginDirs {
+		dirs = append(dirs, plugin.Dir{Path: d})
+	}
+	plugins, pdiags := config.SessionPluginAgents(cmp.Or(o.cwd, "."), home, dirs, os.Getenv)
 	if o.stderr != nil {
 		for _, d := range pdiags {
 			fmt.Fprintln(o.stderr, "cadre: "+d.String())

@@ -19,6 +19,7 @@ import (
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/config"
 	"github.com/cadre-dev/cadre/hooks"
+	"github.com/cadre-dev/cadre/internal/plugin"
 )
 
 // New returns the `hooks` command with its `list` subcommand.
@@ -35,6 +36,7 @@ func New() *cobra.Command {
 type listOptions struct {
 	cwd, home, settingsFile, managedDir string
 	json, trustProject                  bool
+	pluginDirs                          []string
 }
 
 // Hook is one row of the listing.
@@ -91,6 +93,7 @@ problems with the files are warnings on stderr.`,
 	f.BoolVar(&o.json, "json", false, "print the hooks as a JSON array")
 	f.BoolVar(&o.trustProject, "trust-project", false, "list as if the workspace were trusted (as the root command's --trust-project)")
 	f.StringVar(&o.home, "home", "", "home directory (default: $HOME)")
+	f.StringArrayVar(&o.pluginDirs, "plugin-dir", nil, "also list the hooks of the Claude Code plugin in this directory (repeatable)")
 	f.StringVar(&o.managedDir, "managed-dir", "", "directory of managed settings (default: /etc/cadre)")
 	_ = f.MarkHidden("home")
 	_ = f.MarkHidden("managed-dir")
@@ -127,6 +130,15 @@ func list(ctx context.Context, o listOptions) ([]Hook, []string, error) {
 	}
 	if err != nil {
 		return nil, warnings, err
+	}
+	// Claude Code plugins' hooks: the installed, enabled ones and
+	// --plugin-dir, as in a session.
+	var dirs []plugin.Dir
+	for _, d := range o.pluginDirs {
+		dirs = append(dirs, plugin.Dir{Path: d})
+	}
+	for _, d := range s.AddPlugins(home, dirs) {
+		warnings = append(warnings, d.String())
 	}
 	// Workspace trust gates the project's hooks, as config.Load does.
 	cfg, hdiags, err := s.GatedHooksConfig(nil)

@@ -19,6 +19,7 @@ import (
 	"github.com/cadre-dev/cadre/config"
 	"github.com/cadre-dev/cadre/internal/cli/agentscmd"
 	"github.com/cadre-dev/cadre/internal/mcpx"
+	"github.com/cadre-dev/cadre/internal/plugin"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -29,6 +30,7 @@ type options struct {
 	strict       bool
 	json         bool
 	trustProject bool
+	pluginDirs   []string
 }
 
 // New returns the `mcp` command with `list` and `get`.
@@ -51,6 +53,7 @@ status "untrusted". Trust it with ` + "`cadre trust`" + `, or pass --trust-proje
 	pf.StringArrayVar(&o.configs, "mcp-config", nil, "MCP servers from a JSON file or a JSON string (repeatable)")
 	pf.BoolVar(&o.strict, "strict-mcp-config", false, "only use the servers of --mcp-config")
 	pf.BoolVar(&o.json, "json", false, "print JSON")
+	pf.StringArrayVar(&o.pluginDirs, "plugin-dir", nil, "also the MCP servers of the Claude Code plugin in this directory (repeatable)")
 	pf.BoolVar(&o.trustProject, "trust-project", false, "start the workspace's own servers as if it were trusted (as the root command's --trust-project)")
 	cmd.AddCommand(&cobra.Command{
 		Use:          "list",
@@ -112,6 +115,15 @@ func configured(stderr io.Writer, o options) (*mcpConfig, error) {
 			}
 			return os.Getenv(k)
 		}
+	}
+	// Claude Code plugins' servers: the installed, enabled ones and
+	// --plugin-dir, as in a session.
+	var dirs []plugin.Dir
+	for _, d := range o.pluginDirs {
+		dirs = append(dirs, plugin.Dir{Path: d})
+	}
+	for _, d := range settings.AddPlugins(os.Getenv("HOME"), dirs) {
+		fmt.Fprintln(stderr, d.String())
 	}
 	servers, untrusted, diags, err := config.MCPServers(cwd, settings, o.configs, o.strict, getenv)
 	for _, d := range diags {

@@ -4,6 +4,7 @@
 package skillscmd
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,13 +15,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cadre-dev/cadre/config"
+	"github.com/cadre-dev/cadre/internal/plugin"
 	"github.com/cadre-dev/cadre/skills"
 )
 
 type options struct {
-	cwd  string
-	home string
-	json bool
+	cwd        string
+	home       string
+	json       bool
+	pluginDirs []string
 }
 
 // New returns the `skills` command.
@@ -29,7 +33,7 @@ func New() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "skills",
 		Short: "List skills (SKILL.md) with their source, shadowing and problems",
-		Long: `List the skills cadre finds: user (~/.claude/skills, ~/.config/cadre/skills)
+		Long: `List the skills cadre finds: Claude Code plugins' (plugin:skill), user (~/.claude/skills, ~/.config/cadre/skills)
 and project (.claude/skills and .cadre/skills in every directory from the git
 root down to the working directory; deeper wins). Each skill is a directory
 holding a SKILL.md with name and description in its frontmatter. A later
@@ -46,7 +50,17 @@ Problems in SKILL.md files are printed as path:line: severity: message.`,
 			if home == "" {
 				home, _ = os.UserHomeDir()
 			}
-			set, err := skills.Load(ctx, skills.LoadOptions{Cwd: o.cwd, Home: home})
+			// Claude Code plugins: the installed ones enabledPlugins turns
+			// on, and --plugin-dir.
+			var dirs []plugin.Dir
+			for _, d := range o.pluginDirs {
+				dirs = append(dirs, plugin.Dir{Path: d})
+			}
+			plugins, pdiags := config.SessionPlugins(cmp.Or(o.cwd, "."), home, dirs, os.Getenv)
+			for _, d := range pdiags {
+				fmt.Fprintln(cmd.ErrOrStderr(), "cadre: "+d.String())
+			}
+			set, err := skills.Load(ctx, skills.LoadOptions{Cwd: o.cwd, Home: home, Plugins: config.PluginSkills(plugins)})
 			if err != nil {
 				return err
 			}
@@ -63,6 +77,7 @@ Problems in SKILL.md files are printed as path:line: severity: message.`,
 	f := cmd.Flags()
 	f.StringVar(&o.cwd, "cwd", "", "working directory to look for project skills from (default: the current directory)")
 	f.StringVar(&o.home, "home", "", "home directory for user skills (default: $HOME)")
+	f.StringArrayVar(&o.pluginDirs, "plugin-dir", nil, "also load the Claude Code plugin in this directory (repeatable); its skills are named plugin:skill")
 	_ = f.MarkHidden("home")
 	f.BoolVar(&o.json, "json", false, `print {"skills": [...], "diagnostics": [...]} as JSON`)
 	return cmd
