@@ -320,12 +320,11 @@ func followRunner(s *Script, cmd Command, base string, depth int) error {
 					if i >= len(args) {
 						return nil
 					}
-					val, hasVal = args[i].Value, args[i].Static
 					if !args[i].Static {
 						s.uncertain("`" + base + " " + name + "` with a command that is not a literal")
 						return nil
 					}
-					i++
+					val = args[i].Value
 				}
 				return s.addScript(val, depth+1, base+" -c")
 			}

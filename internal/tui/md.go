@@ -380,10 +380,7 @@ func (r *mdRenderer) blocks(lines []string, width, depth int) []string {
 					}
 					break
 				}
-				t = t[1:]
-				if strings.HasPrefix(t, " ") {
-					t = t[1:]
-				}
+				t = strings.TrimPrefix(t[1:], " ")
 				inner = append(inner, t)
 			}
 			body := r.blocks(inner, width-2, depth+1)
