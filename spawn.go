@@ -478,7 +478,11 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		}
 		return errorOutput(msg), nil
 	}
-	return tool.Output{Text: c.report(result)}, nil
+	text := c.report(result)
+	if _, ok := parent.pool.Get(tool.SendMessage); ok && !c.def.OneShot {
+		text += "\n" + prompts.ContinueWithSendMessage(c.id) // issue 29: how to continue it
+	}
+	return tool.Output{Text: text}, nil
 }
 
 // safeRun runs the child's loop, turning a panic anywhere below it (the
