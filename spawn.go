@@ -72,6 +72,15 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 				return tool.Output{}, err
 			}
 			if ref == nil {
+				if ref, err = child.mcpOnlyReady(ctx); err != nil { // mcp.go
+					child.releaseMCP()
+					return tool.Output{}, err
+				}
+				if ref != nil {
+					child.releaseMCP()
+				}
+			}
+			if ref == nil {
 				// execute releases at the child's own end; admit (refused
 				// by the gate) and finish (killed while queued) cover a
 				// child that never ran.
@@ -188,7 +197,9 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 		ParentTools: a.ceilingPool().Names(), ParentTypes: a.types, ParentPerms: a.perms, Limits: limits,
 		Def: def, Depth: depth, MaxDepth: maxDepth,
 	})
-	if len(c.Tools) == 0 {
+	if len(c.Tools) == 0 && !spawn.NamesMCP(def) {
+		// An agent whose tools are only MCP tools is decided once its
+		// servers are connected (mcpOnlyReady).
 		var why []string
 		for _, d := range c.Dropped {
 			why = append(why, d.Name+": "+d.Reason)
