@@ -107,3 +107,54 @@ func TestBadInputIsNotADenial(t *testing.T) {
 		t.Errorf("permission_denials %+v, want only toolu_5", out.Denials)
 	}
 }
+
+// Issue 29 point 7: an Agent call queued behind the running cap shows in
+// stream-json as pending (system/task_updated, patch.status pending)
+// before its task_started.
+func TestQueuedAgentShowsPending(t *testing.T) {
+	t.Parallel()
+	home, dir := t.TempDir(), t.TempDir()
+	s, env := server(t)
+	s.Script("MAIN", llmtest.ToolUses(
+		llmtest.Call{ID: "toolu_1", Name: "Agent", Input: map[string]string{"description": "one", "prompt": "CHILD-A: go"}},
+		llmtest.Call{ID: "toolu_2", Name: "Agent", Input: map[string]string{"description": "two", "prompt": "CHILD-B: go"}},
+	), llmtest.Text("done"))
+	s.Script("CHILD-A", llmtest.Text("a done"))
+	s.Script("CHILD-B", llmtest.Text("b done"))
+	p := cadreAt(t, home, dir, env, "-p", "MAIN: go", "--output-format", "stream-json", "--verbose", "--settings", `{"maxConcurrentAgents": 1}`)
+	if p.code != 0 {
+		t.Fatalf("exit %d: %s", p.code, p.stderr)
+	}
+	pending := map[string]int{}
+	started := map[string]int{}
+	for i, line := range strings.Split(strings.TrimSpace(p.stdout), "\n") {
+		var ev struct {
+			Subtype string `json:"subtype"`
+			TaskID  string `json:"task_id"`
+			Patch   struct {
+				Status      string `json:"status"`
+				Description string `json:"description"`
+			} `json:"patch"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		switch {
+		case ev.Subtype == "task_updated" && ev.Patch.Status == "pending":
+			if ev.Patch.Description != "one" && ev.Patch.Description != "two" {
+				t.Errorf("pending update without the call's description: %s", line)
+			}
+			pending[ev.TaskID] = i
+		case ev.Subtype == "task_started":
+			started[ev.TaskID] = i
+		}
+	}
+	if len(pending) != 1 || len(started) != 2 {
+		t.Fatalf("pending %v, started %v: want one queued call of two\n%s", pending, started, p.stdout)
+	}
+	for id, i := range pending {
+		if j, ok := started[id]; !ok || j < i {
+			t.Errorf("task %s: pending at line %d, started at line %d", id, i, j)
+		}
+	}
+}
