@@ -150,7 +150,14 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool)
 		// cancelled run does not wait.
 		defer func() { _ = a.ticket.Resume(ctx) }()
 	}
+	// Calls of one batch join the queue in the order they were made
+	// (issue 29); Admit never blocks, so the turn passes at once.
+	if err := tool.AwaitTurn(ctx); err != nil {
+		child.releaseMCP()
+		return tool.Output{}, err
+	}
 	ticket, ref := rt.gate.Admit(a.depth)
+	tool.TurnDone(ctx)
 	if ref != nil {
 		child.releaseMCP() // mcp.go: it never ran
 		reason := refusalReason(ref.Limit)
