@@ -142,6 +142,8 @@ func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
 		Checker: checker, Prompter: forkPrompter(a.perms.Mode, a.hookPrompter(p.Prompter)), AgentID: a.id, AgentType: a.typ, Background: background, Log: &a.run.rt.denials,
 		Answerer: a.hookAnswerer(), // PermissionRequest hooks of an agent that cannot prompt
 		Grants:   &a.run.rt.grants, // shared by the session's agents (issue 9)
+		// issue 29: no hint names a settings file the workspace ignores
+		UntrustedWorkspace: a.run.rt.cfg.Provenance != nil && !a.run.rt.cfg.Provenance.Trusted,
 	})
 }
 

@@ -1,6 +1,7 @@
 package cadre
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -160,9 +161,53 @@ func (t *agentTool) Run(ctx context.Context, _ *tool.Env, raw json.RawMessage) (
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return errorOutput(prompts.AgentInputInvalid(err)), nil
+		return errorOutput(prompts.AgentInputInvalid(err, optionalFields(t.spec.spec.InputSchema))), nil
 	}
 	return owner.spawn(ctx, tool.CallID(ctx), in)
+}
+
+// optionalFields lists, in schema order, the optional fields of an input
+// schema: what this Agent tool offers (isolation and run_in_background
+// only where they can work).
+func optionalFields(schema json.RawMessage) []string {
+	var s struct {
+		Properties orderedKeys `json:"properties"`
+		Required   []string    `json:"required"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	out := []string{}
+	for _, k := range s.Properties {
+		if !slices.Contains(s.Required, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// orderedKeys are the keys of a JSON object in document order.
+type orderedKeys []string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (o *orderedKeys) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("properties: %w", err)
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("properties: %w", err)
+		}
+		key, _ := k.(string)
+		*o = append(*o, key)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return fmt.Errorf("properties: %w", err)
+		}
+	}
+	return nil
 }
 
 // errorOutput is a tool result the model reads as a failure.

@@ -358,6 +358,27 @@ func (c *agent) acquireMCP(ctx context.Context, parent *agent) (*refusal, error)
 	return nil, nil
 }
 
+// mcpOnlyReady decides a child with no built-in tools whose definition
+// names MCP tools (issue 29): it waits for the servers it can reach to be
+// connected, then refuses it only if none of its MCP tools is there.
+func (c *agent) mcpOnlyReady(ctx context.Context) (*refusal, error) {
+	if len(c.pool.Tools()) > 0 || !spawn.NamesMCP(c.def) {
+		return nil, nil
+	}
+	if err := c.run.rt.mcp.m.Wait(ctx); err != nil {
+		return nil, fmt.Errorf("wait for MCP servers: %w", err)
+	}
+	if c.mcpLease != nil {
+		if err := c.mcpLease.Wait(ctx); err != nil {
+			return nil, fmt.Errorf("wait for MCP servers: %w", err)
+		}
+	}
+	if c.mcp != nil && len(c.mcp.Tools(ctx)) > 0 {
+		return nil, nil
+	}
+	return &refusal{run.RefusedNoTools, prompts.NoTools(c.def.Name, []string{"its MCP tools: no connected server offers them"})}, nil
+}
+
 // releaseMCP ends the child's hold on its MCP servers: its inline servers
 // stop (their processes are gone when it returns). It is the child's end
 // of its MCP lifecycle, safe to call more than once: the foreground path

@@ -72,6 +72,15 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 				return tool.Output{}, err
 			}
 			if ref == nil {
+				if ref, err = child.mcpOnlyReady(ctx); err != nil { // mcp.go
+					child.releaseMCP()
+					return tool.Output{}, err
+				}
+				if ref != nil {
+					child.releaseMCP()
+				}
+			}
+			if ref == nil {
 				// execute releases at the child's own end; admit (refused
 				// by the gate) and finish (killed while queued) cover a
 				// child that never ran.
@@ -141,7 +150,14 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool)
 		// cancelled run does not wait.
 		defer func() { _ = a.ticket.Resume(ctx) }()
 	}
+	// Calls of one batch join the queue in the order they were made
+	// (issue 29); Admit never blocks, so the turn passes at once.
+	if err := tool.AwaitTurn(ctx); err != nil {
+		child.releaseMCP()
+		return tool.Output{}, err
+	}
 	ticket, ref := rt.gate.Admit(a.depth)
+	tool.TurnDone(ctx)
 	if ref != nil {
 		child.releaseMCP() // mcp.go: it never ran
 		reason := refusalReason(ref.Limit)
@@ -188,7 +204,9 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 		ParentTools: a.ceilingPool().Names(), ParentTypes: a.types, ParentPerms: a.perms, Limits: limits,
 		Def: def, Depth: depth, MaxDepth: maxDepth,
 	})
-	if len(c.Tools) == 0 {
+	if len(c.Tools) == 0 && !spawn.NamesMCP(def) {
+		// An agent whose tools are only MCP tools is decided once its
+		// servers are connected (mcpOnlyReady).
 		var why []string
 		for _, d := range c.Dropped {
 			why = append(why, d.Name+": "+d.Reason)
@@ -478,7 +496,11 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		}
 		return errorOutput(msg), nil
 	}
-	return tool.Output{Text: c.report(result)}, nil
+	text := c.report(result)
+	if _, ok := parent.pool.Get(tool.SendMessage); ok && !c.def.OneShot {
+		text += "\n" + prompts.ContinueWithSendMessage(c.id) // issue 29: how to continue it
+	}
+	return tool.Output{Text: text}, nil
 }
 
 // safeRun runs the child's loop, turning a panic anywhere below it (the

@@ -24,13 +24,13 @@ type taskStopInput struct {
 }
 
 type taskOutputInput struct {
-	TaskID  string `json:"task_id" jsonschema:"description=The id of the task (the agent id)."`
-	Block   *bool  `json:"block,omitempty" jsonschema:"description=Wait for the task to end (default true)."`
-	Timeout int    `json:"timeout,omitempty" jsonschema:"description=How long to wait in milliseconds: default 30000; at most 600000."`
+	TaskID  string `json:"task_id" jsonschema:"description=The id of the background task: the agent id its launch or notification gave."`
+	Block   *bool  `json:"block,omitempty" jsonschema:"description=Whether to wait for the task to end (default true); false returns its status at once."`
+	Timeout int    `json:"timeout,omitempty" jsonschema:"description=With block: how long to wait in milliseconds (default 30000; at most 600000)."`
 }
 
 type sendMessageInput struct {
-	To      string `json:"to" jsonschema:"description=The agent id of a sub-agent (running or finished), or main."`
+	To      string `json:"to" jsonschema:"description=The agent id of a sub-agent (running or finished) or main."`
 	Message string `json:"message" jsonschema:"description=The message."`
 	Summary string `json:"summary,omitempty" jsonschema:"description=A few words saying what the message is about."`
 }

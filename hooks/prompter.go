@@ -73,9 +73,9 @@ func (p Prompter) Answer(ctx context.Context, pr permission.Prompt) (permission.
 	}
 	switch {
 	case o.Request == permission.Deny:
-		return permission.Reply{Choice: permission.ChoiceDeny, Message: prompts.HookPermissionDenied(o.RequestMessage)}, true, nil
+		return permission.Reply{Choice: permission.ChoiceDeny, Message: prompts.HookPermissionDenied(o.RequestMessage), AsGiven: true}, true, nil
 	case o.Blocked:
-		return permission.Reply{Choice: permission.ChoiceDeny, Message: prompts.HookPermissionDenied(strings.Join(o.Feedback, "\n"))}, true, nil
+		return permission.Reply{Choice: permission.ChoiceDeny, Message: prompts.HookPermissionDenied(strings.Join(o.Feedback, "\n")), AsGiven: true}, true, nil
 	case o.Request == permission.Allow:
 		reply := permission.Reply{Choice: permission.ChoiceAllowOnce, UpdatedInput: o.UpdatedInput}
 		if len(o.RequestRules) > 0 {

@@ -41,6 +41,10 @@ type Reply struct {
 	Choice Choice
 	// Message tells the model why a call was denied.
 	Message string
+	// AsGiven marks a Message in the answerer's own words (a program's
+	// canUseTool, a permission-prompt tool, a hook): the model reads it
+	// exactly, not inside cadre's denial sentence.
+	AsGiven bool
 	// UpdatedInput, when set on an allow, is the input the call runs with
 	// instead of the model's (a program's permission callback may rewrite
 	// it).

@@ -75,11 +75,10 @@ func ParseSDKReply(raw, input json.RawMessage, interrupt func()) (Reply, error) 
 		if res.Interrupt && interrupt != nil {
 			interrupt()
 		}
-		msg := res.Message
-		if msg == "" {
-			msg = "The program's permission callback denied this call."
+		if res.Message != "" {
+			return Reply{Choice: ChoiceDeny, Message: res.Message, AsGiven: true}, nil
 		}
-		return Reply{Choice: ChoiceDeny, Message: msg}, nil
+		return Reply{Choice: ChoiceDeny, Message: "The program's permission callback denied this call."}, nil
 	}
 	return Reply{}, fmt.Errorf("unknown behavior %q (want allow or deny)", res.Behavior)
 }

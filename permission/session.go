@@ -81,6 +81,10 @@ type SessionConfig struct {
 	Answerer Answerer
 	// Log, when set, also receives this agent's denials (the run's list).
 	Log *DenialLog
+	// UntrustedWorkspace says the workspace's settings files are ignored:
+	// a denial's hint then names the user's settings file or a flag,
+	// never a file of the workspace.
+	UntrustedWorkspace bool
 	// Grants, when set, is shared with the session's other agents: rules
 	// granted "always for this session" here go there, and those granted
 	// elsewhere apply here (issue 9).
@@ -234,6 +238,13 @@ func (s *Session) apply(req Request, d Decision, reply Reply, suggested Rule, ha
 		d.Behavior, d.Reason = Allow, prompts.PermApprovedSession
 		return Outcome{Allowed: true, Decision: d, UpdatedInput: reply.UpdatedInput}
 	}
+	if reply.AsGiven && reply.Message != "" {
+		// The answerer's own message (canUseTool, a permission-prompt
+		// tool, a PermissionRequest hook) reaches the model as given.
+		d.Behavior = Deny
+		s.record(req, d, false)
+		return Outcome{Allowed: false, Message: reply.Message, Decision: d}
+	}
 	msg := reply.Message
 	if msg == "" {
 		msg = prompts.PermUserDenied
@@ -252,7 +263,7 @@ func (s *Session) deny(req Request, d Decision, why string, background bool) Out
 	n := s.counts[key]
 	s.mu.Unlock()
 
-	text := prompts.PermissionDenial{Tool: req.Tool, Times: n}
+	text := prompts.PermissionDenial{Tool: req.Tool, Times: n, Untrusted: s.cfg.UntrustedWorkspace}
 	if byDenyRule {
 		text.Rule, text.Source = d.Rule, d.Source
 	} else {

@@ -26,6 +26,9 @@ type PermissionDenial struct {
 	Reason, Why string
 	// Suggest is an allow rule that would let the call run ("" for none).
 	Suggest string
+	// Untrusted says the workspace is not trusted, so its settings files
+	// are ignored: the suggestion names the user's settings file instead.
+	Untrusted bool
 	// Times counts the denials of this same request so far.
 	Times int
 }
@@ -45,7 +48,10 @@ func (d PermissionDenial) Render() string {
 		if d.Why != "" {
 			b.WriteString(" " + d.Why)
 		}
-		if d.Suggest != "" {
+		switch {
+		case d.Suggest != "" && d.Untrusted:
+			fmt.Fprintf(&b, " To allow calls like this, the user can add %q to permissions.allow in their user settings (~/.config/cadre/settings.json) or pass --allowedTools %q (this workspace is not trusted, so its own settings files are ignored).", d.Suggest, d.Suggest)
+		case d.Suggest != "":
 			fmt.Fprintf(&b, " To allow calls like this, the user can add %q to permissions.allow in .cadre/settings.json or pass --allowedTools %q.", d.Suggest, d.Suggest)
 		}
 	}

@@ -47,7 +47,8 @@ func TestGolden(t *testing.T) {
 			strings.Repeat("é", MaxReportBytes/2-10), "[é × 49990]", 1)},
 		{"refusals", strings.Join([]string{
 			AgentOutsideSession(),
-			AgentInputInvalid(errors.New(`json: unknown field "foo"`)),
+			AgentInputInvalid(errors.New(`json: unknown field "foo"`), nil),
+			AgentInputInvalid(errors.New(`json: unknown field "foo"`), []string{"subagent_type", "effort"}),
 			AgentNeedsPrompt(),
 			AgentCwdNotAbsolute("rel/dir"),
 			AgentCwdNotDir("/nope"),

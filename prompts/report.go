@@ -79,6 +79,12 @@ func (r Report) Render() string {
 	return b.String()
 }
 
+// ContinueWithSendMessage ends a finished sub-agent's report to an agent
+// that has SendMessage: how to continue that agent.
+func ContinueWithSendMessage(agentID string) string {
+	return fmt.Sprintf("To continue this agent with its context, use SendMessage with to: %q.", agentID)
+}
+
 // plural returns "1 thing" or "n things".
 func plural(n int, thing string) string {
 	if n == 1 {

@@ -13,8 +13,14 @@ import (
 func AgentOutsideSession() string { return "The Agent tool can only run inside a cadre session." }
 
 // AgentInputInvalid: the call's input does not fit the schema.
-func AgentInputInvalid(err error) string {
-	return fmt.Sprintf("Invalid input for Agent: %v. Required: description and prompt; optional: subagent_type, model, effort, cwd.", err)
+//
+// optional are the optional fields this Agent tool offers (its schema's);
+// nil lists every optional field the Agent tool can have.
+func AgentInputInvalid(err error, optional []string) string {
+	if optional == nil {
+		optional = []string{"subagent_type", "model", "effort", "cwd", "isolation", "run_in_background"}
+	}
+	return fmt.Sprintf("Invalid input for Agent: %v. Required: description and prompt; optional: %s.", err, strings.Join(optional, ", "))
 }
 
 // AgentNeedsPrompt: the call's prompt is empty.

@@ -107,3 +107,80 @@ func TestBadInputIsNotADenial(t *testing.T) {
 		t.Errorf("permission_denials %+v, want only toolu_5", out.Denials)
 	}
 }
+
+// Issue 29 point 7: Agent calls beyond the running cap start in the order
+// they were made, and a queued one shows in stream-json as pending
+// (system/task_updated, patch.status pending) before its task_started.
+func TestQueuedAgentShowsPending(t *testing.T) {
+	t.Parallel()
+	home, dir := t.TempDir(), t.TempDir()
+	s, env := server(t)
+	s.Script("MAIN", llmtest.ToolUses(
+		llmtest.Call{ID: "toolu_1", Name: "Agent", Input: map[string]string{"description": "one", "prompt": "CHILD-A: go"}},
+		llmtest.Call{ID: "toolu_2", Name: "Agent", Input: map[string]string{"description": "two", "prompt": "CHILD-B: go"}},
+		llmtest.Call{ID: "toolu_3", Name: "Agent", Input: map[string]string{"description": "three", "prompt": "CHILD-C: go"}},
+	), llmtest.Text("done"))
+	s.Script("CHILD-C", llmtest.Text("c done"))
+	s.Script("CHILD-A", llmtest.Text("a done"))
+	s.Script("CHILD-B", llmtest.Text("b done"))
+	p := cadreAt(t, home, dir, env, "-p", "MAIN: go", "--output-format", "stream-json", "--verbose", "--settings", `{"maxConcurrentAgents": 1}`)
+	if p.code != 0 {
+		t.Fatalf("exit %d: %s", p.code, p.stderr)
+	}
+	pending := map[string]int{}
+	started := map[string]int{}
+	var pendingOrder, startOrder []string
+	for i, line := range strings.Split(strings.TrimSpace(p.stdout), "\n") {
+		var ev struct {
+			Subtype     string `json:"subtype"`
+			TaskID      string `json:"task_id"`
+			Description string `json:"description"`
+			Patch       struct {
+				Status      string `json:"status"`
+				Description string `json:"description"`
+			} `json:"patch"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("line %d: %v", i, err)
+		}
+		switch {
+		case ev.Subtype == "task_updated" && ev.Patch.Status == "pending":
+			pending[ev.TaskID] = i
+			pendingOrder = append(pendingOrder, ev.Patch.Description)
+		case ev.Subtype == "task_started":
+			started[ev.TaskID] = i
+			startOrder = append(startOrder, ev.Description)
+		}
+	}
+	if len(started) != 3 {
+		t.Fatalf("started %v, want three\n%s", started, p.stdout)
+	}
+	// Which calls wait depends on how fast the first children end; that
+	// every queued one is reported, in call order, and that they start in
+	// call order does not.
+	if strings.Join(startOrder, ",") != "one,two,three" {
+		t.Errorf("started %v: want the calls in the order they were made", startOrder)
+	}
+	if q := strings.Join(pendingOrder, ","); q != "" && q != "two" && q != "three" && q != "two,three" {
+		t.Errorf("queued %v: want later calls, in call order", pendingOrder)
+	}
+	var res struct {
+		Cadre struct {
+			Subagents struct {
+				Queued int `json:"queued"`
+			} `json:"subagents"`
+		} `json:"cadre"`
+	}
+	lines := strings.Split(strings.TrimSpace(p.stdout), "\n")
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Cadre.Subagents.Queued != len(pending) {
+		t.Errorf("%d calls queued, %d shown as pending", res.Cadre.Subagents.Queued, len(pending))
+	}
+	for id, i := range pending {
+		if j, ok := started[id]; !ok || j < i {
+			t.Errorf("task %s: pending at line %d, started at line %d", id, i, j)
+		}
+	}
+}

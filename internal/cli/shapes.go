@@ -223,9 +223,11 @@ type taskProgressJSON struct {
 
 // taskPatch is the change a task_updated event reports.
 type taskPatch struct {
-	Status  string `json:"status"`
-	EndTime int64  `json:"end_time"`
-	Error   string `json:"error,omitempty"`
+	Status string `json:"status"`
+	// Description is set on the pending update (a queued Agent call).
+	Description string `json:"description,omitempty"`
+	EndTime     int64  `json:"end_time,omitempty"` // 0 only while pending
+	Error       string `json:"error,omitempty"`
 }
 
 // taskUpdatedJSON is system/task_updated.

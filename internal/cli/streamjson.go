@@ -91,6 +91,8 @@ func (p *streamPrinter) event(ev run.Event) error {
 		return p.assistant(ev, parent)
 	case run.EventUser:
 		return p.user(ev, parent)
+	case run.EventTaskPending:
+		return p.taskPending(ev) // taskpending.go
 	case run.EventTaskStarted:
 		return p.taskStarted(ev)
 	case run.EventTaskCompleted:

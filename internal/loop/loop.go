@@ -544,11 +544,13 @@ func (r *runner) runBatch(ctx context.Context, calls []llm.Block, offset int, re
 	defer cancel()
 	ch := make(chan done, len(calls))
 	var wg sync.WaitGroup
+	seq := tool.NewSequence(len(calls)) // steps taken in call order (tool.AwaitTurn)
 	for i := range calls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := r.runOne(bctx, calls[i])
+			res, err := r.runOne(tool.WithTurn(bctx, seq, i), calls[i])
+			seq.Pass(i)
 			ch <- done{index: i, result: res, err: err}
 		}()
 	}

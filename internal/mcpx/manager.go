@@ -468,3 +468,29 @@ var claudeSource = map[Scope]string{
 	ScopeUser: "user", ScopeProject: "project", ScopeSettings: "project", ScopeLocal: "local",
 	ScopeFlag: "dynamic", ScopeManaged: "managed", ScopeAgent: "agent", ScopeSDK: "sdk",
 }
+
+// Wait blocks until none of the lease's servers is connecting (or ctx
+// ends): for an agent whose only tools are MCP tools, which can start
+// only once its servers are connected.
+func (l *Lease) Wait(ctx context.Context) error {
+	for {
+		var pending []chan struct{}
+		for _, c := range l.conns() {
+			c.mu.Lock()
+			if c.state == StatePending {
+				pending = append(pending, c.ready)
+			}
+			c.mu.Unlock()
+		}
+		if len(pending) == 0 {
+			return nil
+		}
+		for _, ch := range pending {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+}

@@ -89,6 +89,19 @@ func WholeToolDenied(rules []permission.Rule, name string) (permission.Rule, boo
 	return permission.Rule{}, false
 }
 
+// NamesMCP reports whether a definition's tools list names MCP tools
+// (`mcp__server`, `mcp__server__tool`, `mcp__*`): they come from servers
+// that may still be connecting, so an empty ceiling of built-in tools
+// does not yet mean the agent has no tools.
+func NamesMCP(def *agentdef.Definition) bool {
+	for _, e := range def.EffectiveTools() {
+		if _, _, ok := e.MCP(); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // wholeEntry reports whether an entry grants or denies the whole tool (no
 // rule content, or `*`).
 func wholeEntry(e agentdef.ToolEntry) bool {
