@@ -169,7 +169,7 @@ func (m *instantModel) spawnLatencies() []time.Duration {
 // a state directory for transcripts.
 // With repo set, the directory is a one-commit git repository, as in
 // peerbench, so the session's git snapshot is taken.
-func benchDir(b *testing.B, repo bool) (cwd, file, state string) {
+func benchDir(b testing.TB, repo bool) (cwd, file, state string) {
 	b.Helper()
 	cwd = b.TempDir()
 	file = filepath.Join(cwd, "bench-input.txt")
