@@ -169,7 +169,7 @@ func (m *instantModel) spawnLatencies() []time.Duration {
 // a state directory for transcripts.
 // With repo set, the directory is a one-commit git repository, as in
 // peerbench, so the session's git snapshot is taken.
-func benchDir(b *testing.B, repo bool) (cwd, file, state string) {
+func benchDir(b testing.TB, repo bool) (cwd, file, state string) {
 	b.Helper()
 	cwd = b.TempDir()
 	file = filepath.Join(cwd, "bench-input.txt")
@@ -266,35 +266,39 @@ func BenchmarkSpawn(b *testing.B) {
 		if c.noRecs {
 			name += "/no-transcript"
 		}
-		b.Run(name, func(b *testing.B) {
-			cwd, file, state := benchDir(b, c.repo)
-			ctx := context.Background()
-			var spawn []time.Duration
-			var requests int
-			var before, after runtime.MemStats
-			b.ReportAllocs()
-			runtime.ReadMemStats(&before)
-			start := time.Now()
-			for b.Loop() {
-				m := newInstantModel(n, file)
-				cfg := benchConfig(m, cwd, state)
-				cfg.NoTranscript = c.noRecs
-				if err := runOnce(ctx, cfg, n); err != nil {
-					b.Fatal(err)
-				}
-				spawn = append(spawn, median(m.spawnLatencies()))
-				requests = m.requests
-			}
-			elapsed := time.Since(start)
-			runtime.ReadMemStats(&after)
-			if requests != 2+2*n {
-				b.Fatalf("model requests %d, want %d", requests, 2+2*n)
-			}
-			slices.Sort(spawn)
-			b.ReportMetric(float64(median(spawn).Nanoseconds()), "spawn-ns")
-			reportPerChild(b, n, elapsed, &before, &after)
-		})
+		b.Run(name, func(b *testing.B) { benchSpawn(b, n, c.repo, c.noRecs) })
 	}
+}
+
+// benchSpawn is one case of BenchmarkSpawn: fan-out n, in a git repository
+// when repo is set, without transcripts when noRecs is set.
+func benchSpawn(b *testing.B, n int, repo, noRecs bool) {
+	cwd, file, state := benchDir(b, repo)
+	ctx := context.Background()
+	var spawn []time.Duration
+	var requests int
+	var before, after runtime.MemStats
+	b.ReportAllocs()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	for b.Loop() {
+		m := newInstantModel(n, file)
+		cfg := benchConfig(m, cwd, state)
+		cfg.NoTranscript = noRecs
+		if err := runOnce(ctx, cfg, n); err != nil {
+			b.Fatal(err)
+		}
+		spawn = append(spawn, median(m.spawnLatencies()))
+		requests = m.requests
+	}
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&after)
+	if requests != 2+2*n {
+		b.Fatalf("model requests %d, want %d", requests, 2+2*n)
+	}
+	slices.Sort(spawn)
+	b.ReportMetric(float64(median(spawn).Nanoseconds()), "spawn-ns")
+	reportPerChild(b, n, elapsed, &before, &after)
 }
 
 // benchScript answers the scenario on an llmtest server, from the request

@@ -259,6 +259,10 @@ type Runtime struct {
 
 	specMu sync.Mutex
 	specs  map[string]*agentToolSpec
+	// sysMu guards sysShared: the shared part of sub-agents' system
+	// prompts, rendered once per distinct input (spawn.go).
+	sysMu     sync.Mutex
+	sysShared map[sharedSystemKey]string
 
 	mu       sync.Mutex
 	messages []llm.Message

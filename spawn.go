@@ -268,24 +268,17 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 // prefix (issue 12). What it could not include is a receipt warning.
 func (c *agent) renderSystem(cwd string) (shared, own string) {
 	rt, def := c.run.rt, c.def
-	parts := []string{prompts.Subagent(), rt.environment(cwd, c.modelID).Render()}
-	if !def.OmitGitStatus {
-		gs, ready := rt.git.Get(cwd)
-		if !ready {
+	key := sharedSystemKey{cwd: cwd, modelID: c.modelID, date: rt.cfg.Now(),
+		git: !def.OmitGitStatus, instructions: !def.OmitInstructions}
+	key.date = time.Date(key.date.Year(), key.date.Month(), key.date.Day(), 0, 0, 0, 0, key.date.Location())
+	if key.git {
+		if _, key.gitReady = rt.git.Get(cwd); !key.gitReady {
 			c.warn("git status was not ready yet; the agent started without it")
-		} else if block := prompts.GitStatus(gs.Status, gs.MoreLines, gs.Log); block != "" {
-			parts = append(parts, block)
-		}
-	}
-	if !def.OmitInstructions {
-		if block := rt.instructionsBlock(cwd); block != "" {
-			parts = append(parts, block)
 		}
 	}
 	// Skills (tools.go): the listing when the child has the Skill tool.
-	if block := rt.skillListing(c.pool); block != "" {
-		parts = append(parts, block)
-	}
+	key.skills = rt.skillListing(c.pool)
+	shared = rt.sharedSystem(key)
 	var mine []string
 	if body := strings.TrimSpace(def.Body); body != "" {
 		mine = append(mine, body)
@@ -297,7 +290,54 @@ func (c *agent) renderSystem(cwd string) (shared, own string) {
 	if block := c.preloadSkills(); block != "" {
 		mine = append(mine, block)
 	}
-	return strings.Join(parts, "\n\n"), strings.Join(mine, "\n\n")
+	return shared, strings.Join(mine, "\n\n")
+}
+
+// sharedSystemKey is everything the shared part of a sub-agent's system
+// prompt is made of: its working directory (environment, git status and
+// instructions are per directory, each a snapshot of the session's
+// start), model, date (the day), which blocks its definition keeps, and
+// the skill listing it gets.
+type sharedSystemKey struct {
+	cwd, modelID  string
+	date          time.Time
+	git, gitReady bool
+	instructions  bool
+	skills        string
+}
+
+// sharedSystem returns the shared part of a sub-agent's system prompt for
+// key, rendered on first use: children alike in key get the same string
+// (one copy, not one each).
+func (r *Runtime) sharedSystem(key sharedSystemKey) string {
+	r.sysMu.Lock()
+	defer r.sysMu.Unlock()
+	if s, ok := r.sysShared[key]; ok {
+		return s
+	}
+	env := r.environment(key.cwd, key.modelID)
+	env.Date = key.date
+	parts := []string{prompts.Subagent(), env.Render()}
+	if key.git && key.gitReady {
+		gs, _ := r.git.Get(key.cwd)
+		if block := prompts.GitStatus(gs.Status, gs.MoreLines, gs.Log); block != "" {
+			parts = append(parts, block)
+		}
+	}
+	if key.instructions {
+		if block := r.instructionsBlock(key.cwd); block != "" {
+			parts = append(parts, block)
+		}
+	}
+	if key.skills != "" {
+		parts = append(parts, key.skills)
+	}
+	s := strings.Join(parts, "\n\n")
+	if r.sysShared == nil {
+		r.sysShared = map[sharedSystemKey]string{}
+	}
+	r.sysShared[key] = s
+	return s
 }
 
 // memory makes the agent's memory directory one of its working

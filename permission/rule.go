@@ -215,14 +215,7 @@ func canonicalTool(name string) string { return tool.Canonical(name) }
 
 // caseVariant returns the known tool name that name differs from only by
 // case, or "".
-func caseVariant(name string) string {
-	for _, k := range tool.Known() {
-		if k != name && strings.EqualFold(k, name) {
-			return k
-		}
-	}
-	return ""
-}
+func caseVariant(name string) string { return tool.FoldVariant(name) }
 
 // toolMatches reports whether a rule's tool name selects the requested
 // tool, following MCP wildcards and the Task alias. Names are

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/invopop/jsonschema"
 
@@ -25,6 +28,36 @@ type FuncConfig struct {
 // required. Unknown input fields and JSON that does not fit In become an
 // error result the model can read.
 func Func[In any](cfg FuncConfig, run func(ctx context.Context, env *Env, in In) (Output, error)) Tool {
+	rs := reflectSchema[In](cfg.Name)
+	return &funcTool[In]{
+		spec:     llm.ToolSpec{Name: cfg.Name, Description: strings.TrimSpace(cfg.Description), InputSchema: rs.schema},
+		readOnly: cfg.ReadOnly,
+		run:      run,
+		props:    rs.props,
+		required: rs.required,
+	}
+}
+
+// reflectedSchema is the schema reflected from one input type, with its
+// fields and required ones. It is never modified once made.
+type reflectedSchema struct {
+	schema          json.RawMessage
+	props, required []string
+}
+
+// schemaCache maps an input type (reflect.Type) to its *reflectedSchema.
+// Reflecting a schema costs hundreds of allocations per tool and its result
+// depends on the type alone, so every Runtime and every agent share one
+// copy per type, the way encoding/json caches its per-type encoders. It
+// only ever gains entries, each immutable.
+var schemaCache sync.Map
+
+// reflectSchema returns the schema of In, reflected on first use.
+func reflectSchema[In any](name string) *reflectedSchema {
+	typ := reflect.TypeFor[In]()
+	if rs, ok := schemaCache.Load(typ); ok {
+		return rs.(*reflectedSchema)
+	}
 	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: false}
 	var zero In
 	s := r.Reflect(&zero)
@@ -32,16 +65,13 @@ func Func[In any](cfg FuncConfig, run func(ctx context.Context, env *Env, in In)
 	s.ID = ""
 	schema, err := json.Marshal(s)
 	if err != nil {
-		panic(fmt.Sprintf("tool %s: schema: %v", cfg.Name, err)) // programmer error, at construction
+		panic(fmt.Sprintf("tool %s: schema: %v", name, err)) // programmer error, at construction
 	}
 	props, required := schemaFields(schema)
-	return &funcTool[In]{
-		spec:     llm.ToolSpec{Name: cfg.Name, Description: strings.TrimSpace(cfg.Description), InputSchema: schema},
-		readOnly: cfg.ReadOnly,
-		run:      run,
-		props:    props,
-		required: required,
-	}
+	// Clipped: an append to a shared schema or field list must copy.
+	rs := &reflectedSchema{schema: slices.Clip(schema), props: slices.Clip(props), required: slices.Clip(required)}
+	got, _ := schemaCache.LoadOrStore(typ, rs)
+	return got.(*reflectedSchema)
 }
 
 type funcTool[In any] struct {

@@ -1,6 +1,9 @@
 package tool
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // The names of every tool cadre knows, built in or coming from the runtime
 // (Agent, TaskStop, SendMessage…). Permission rules, the capability
@@ -157,6 +160,18 @@ func Known() []string {
 		out[i] = in.Name
 	}
 	return out
+}
+
+// FoldVariant returns the registered tool name that name differs from only
+// by case, or "" when there is none. Unlike a loop over
+// Known, it allocates nothing.
+func FoldVariant(name string) string {
+	for _, in := range registry {
+		if in.Name != name && strings.EqualFold(in.Name, name) {
+			return in.Name
+		}
+	}
+	return ""
 }
 
 // IsMCP reports whether name is an MCP tool name or pattern (mcp__…).

@@ -37,3 +37,16 @@ func TestRegistry(t *testing.T) {
 		t.Error("Canonical")
 	}
 }
+
+// TestFoldVariant: a name differing from a registered one only by case
+// gives the registered spelling; the exact name and an unknown one give "".
+func TestFoldVariant(t *testing.T) {
+	for name, want := range map[string]string{"read": Read, "BASH": Bash, Read: "", "Nope": "", "": ""} {
+		if got := FoldVariant(name); got != want {
+			t.Errorf("FoldVariant(%q) = %q, want %q", name, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(10, func() { FoldVariant("webfetch") }); n != 0 {
+		t.Errorf("FoldVariant allocates %v times, want 0", n)
+	}
+}

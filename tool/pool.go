@@ -12,7 +12,7 @@ type Pool struct {
 // NewPool returns a pool of the tools in order; a later tool with a name
 // already present replaces the earlier one in place.
 func NewPool(tools ...Tool) *Pool {
-	p := &Pool{index: map[string]int{}}
+	p := &Pool{index: make(map[string]int, len(tools)), tools: make([]Tool, 0, len(tools))}
 	for _, t := range tools {
 		p.Add(t)
 	}

@@ -43,15 +43,25 @@ func (r *runner) turnTools(ctx context.Context) *toolSet {
 		return r.tools
 	}
 	dyn := r.cfg.Dynamic.Tools(ctx)
-	// A new pool every turn: a reconnected server's tools are new values.
-	pool := tool.NewPool(r.cfg.Tools.Tools()...)
-	specs := make([]llm.ToolSpec, 0, len(dyn))
+	var added []tool.Tool
+	var specs []llm.ToolSpec
 	for _, t := range dyn {
 		if _, static := r.cfg.Tools.Get(t.Spec().Name); !static {
-			pool.Add(t)
+			added = append(added, t)
 			specs = append(specs, t.Spec())
 		}
 	}
+	if len(added) == 0 {
+		// No dynamic tools (the common case: no MCP server): the static
+		// pool serves as it is, and the previous turn's set when it had
+		// none either.
+		if r.tools == nil || len(r.tools.dyn) > 0 {
+			r.tools = &toolSet{pool: r.cfg.Tools, specs: r.cfg.Tools.Specs()}
+		}
+		return r.tools
+	}
+	// A new pool every turn: a reconnected server's tools are new values.
+	pool := tool.NewPool(append(slices.Clip(r.cfg.Tools.Tools()), added...)...)
 	if r.tools != nil && slices.EqualFunc(r.tools.dyn, specs, sameSpec) {
 		// The same tools: the same specs, so the request prefix is unchanged.
 		r.tools = &toolSet{pool: pool, specs: r.tools.specs, dyn: specs}

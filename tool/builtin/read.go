@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -78,7 +79,10 @@ func runRead(cfg Config, env *tool.Env, in readInput) tool.Output {
 	}
 	defer f.Close()
 
-	head := make([]byte, 8192)
+	// The head the checks below look at: the first 8 KiB, or the whole of
+	// a smaller file (512 bytes at least, for files whose size the system
+	// does not report).
+	head := make([]byte, min(max(fi.Size(), 512), 8192))
 	n, err := io.ReadFull(f, head)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return tool.Errorf("cannot read %s: %v", path, err)
@@ -126,8 +130,13 @@ func runRead(cfg Config, env *tool.Env, in readInput) tool.Output {
 		return tool.Output{Text: fmt.Sprintf("(%s has %s; offset %d is past the end)", path, plural(total, "line", "lines"), start)}
 	}
 	var b strings.Builder
+	size := 0
+	for _, l := range lines {
+		size += len(l) + 8
+	}
+	b.Grow(size)
 	for i, l := range lines {
-		fmt.Fprintf(&b, "%6d\t%s\n", start+i, l)
+		writeNumbered(&b, start+i, l)
 	}
 	if more {
 		last := start + len(lines) - 1
@@ -143,6 +152,7 @@ func runRead(cfg Config, env *tool.Env, in readInput) tool.Output {
 // returned lines, however long a line in the file is.
 func sliceLines(r *bufio.Reader, start, limit, maxChars int) ([]string, int, bool, error) {
 	var out []string
+	var buf []byte
 	keep := maxChars*4 + 8 // enough bytes for maxChars characters plus a line end
 	lineNo := 0
 	for {
@@ -151,7 +161,7 @@ func sliceLines(r *bufio.Reader, start, limit, maxChars int) ([]string, int, boo
 			return out, lineNo, err == nil, nil
 		}
 		want := lineNo+1 >= start
-		var buf []byte
+		buf = buf[:0]      // displayLine copies what it keeps
 		overflowRunes := 0 // characters beyond buf, counted per chunk
 		sawAny := false
 		var readErr error
@@ -200,6 +210,9 @@ func displayLine(buf []byte, overflow, maxChars int) string {
 	} else {
 		buf = bytes.TrimSuffix(buf, []byte("\n"))
 		buf = bytes.TrimSuffix(buf, []byte("\r"))
+	}
+	if utf8.Valid(buf) && utf8.RuneCount(buf)+overflow <= maxChars {
+		return string(buf) // what the rune round trip below gives valid text
 	}
 	line := []rune(string(buf))
 	if len(line)+overflow <= maxChars {
@@ -311,4 +324,19 @@ func editDistance(a, b string, limit int) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(rb)]
+}
+
+// writeNumbered writes line l as Read shows it: its number right-aligned in
+// six columns, a tab, the text and a line end (fmt's "%6d\t%s\n", without
+// its per-call allocations).
+func writeNumbered(b *strings.Builder, n int, l string) {
+	var num [20]byte
+	d := strconv.AppendInt(num[:0], int64(n), 10)
+	for range 6 - len(d) {
+		b.WriteByte(' ')
+	}
+	b.Write(d)
+	b.WriteByte('\t')
+	b.WriteString(l)
+	b.WriteByte('\n')
 }
