@@ -187,6 +187,7 @@ type taskStartedJSON struct {
 	Type           string         `json:"type"`
 	Subtype        string         `json:"subtype"`
 	TaskID         string         `json:"task_id"`
+	RunID          string         `json:"run_id,omitempty"`
 	ToolUseID      string         `json:"tool_use_id"`
 	Description    string         `json:"description"`
 	SubagentType   string         `json:"subagent_type"`
@@ -212,6 +213,7 @@ type taskProgressJSON struct {
 	Type         string    `json:"type"`
 	Subtype      string    `json:"subtype"`
 	TaskID       string    `json:"task_id"`
+	RunID        string    `json:"run_id,omitempty"`
 	ToolUseID    string    `json:"tool_use_id"`
 	Description  string    `json:"description"`
 	SubagentType string    `json:"subagent_type"`
@@ -233,6 +235,7 @@ type taskUpdatedJSON struct {
 	Type      string    `json:"type"`
 	Subtype   string    `json:"subtype"`
 	TaskID    string    `json:"task_id"`
+	RunID     string    `json:"run_id,omitempty"`
 	Patch     taskPatch `json:"patch"`
 	UUID      string    `json:"uuid"`
 	SessionID string    `json:"session_id"`
@@ -245,6 +248,7 @@ type taskNotificationJSON struct {
 	Type       string        `json:"type"`
 	Subtype    string        `json:"subtype"`
 	TaskID     string        `json:"task_id"`
+	RunID      string        `json:"run_id,omitempty"`
 	ToolUseID  string        `json:"tool_use_id"`
 	Status     string        `json:"status"`
 	OutputFile string        `json:"output_file"`
@@ -383,17 +387,25 @@ type resultJSON struct {
 	StructuredOutput  json.RawMessage           `json:"structured_output,omitempty"`
 	TerminalReason    string                    `json:"terminal_reason"`
 	APIErrorStatus    *int                      `json:"api_error_status"`
-	UUID              string                    `json:"uuid"`
-	Cadre             resultExtra               `json:"cadre"`
+	// ResultIndex numbers the run's results from 0 in the order they are
+	// written (one per turn of the main agent).
+	ResultIndex int `json:"result_index"`
+	// Origin is set on the result of a turn run on task notifications.
+	Origin *originJSON `json:"origin,omitempty"`
+	UUID   string      `json:"uuid"`
+	Cadre  resultExtra `json:"cadre"`
 }
 
 // resultExtra is cadre's part of the result: the whole run's usage (every
 // agent), the main agent's tool calls, sub-agent counts by cadre's refusal
 // reasons, the transcript, and whether any model's price was unknown.
 type resultExtra struct {
-	Version        string            `json:"version"`
-	TotalUsage     llm.Usage         `json:"total_usage"`
+	Version    string    `json:"version"`
+	TotalUsage llm.Usage `json:"total_usage"`
+	// ToolUses counts the main agent's tool calls in this result's turn;
+	// TotalTurns its model requests in every turn of the run so far.
 	ToolUses       int               `json:"tool_uses"`
+	TotalTurns     int               `json:"total_turns"`
 	Subagents      run.SubagentStats `json:"subagents"`
 	TranscriptPath string            `json:"transcript_path,omitempty"`
 	UnpricedModels []string          `json:"unpriced_models,omitempty"`

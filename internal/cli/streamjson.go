@@ -105,6 +105,9 @@ func (p *streamPrinter) event(ev run.Event) error {
 	return nil
 }
 
+// everyResult marks stream-json as writing every turn's result.
+func (p *streamPrinter) everyResult() {}
+
 // interruptNoter is a printer that shows an interrupted turn before its
 // result, as Claude Code does.
 type interruptNoter interface {
@@ -197,7 +200,7 @@ func (p *streamPrinter) taskProgress(ev run.Event) error {
 	}
 	usage := p.tally.progress(in.AgentID)
 	usage.ToolUses, usage.DurationMS = in.Progress.ToolUses, in.Progress.Elapsed.Milliseconds()
-	return p.write(taskProgressJSON{Type: "system", Subtype: "task_progress", TaskID: in.AgentID,
+	return p.write(taskProgressJSON{Type: "system", Subtype: "task_progress", TaskID: in.AgentID, RunID: p.tally.runID(in.AgentID),
 		ToolUseID: in.ToolUseID, Description: in.Description, SubagentType: in.AgentType,
 		Usage: usage, LastToolName: in.Progress.LastTool, UUID: uuid.NewString(), SessionID: p.session})
 }
@@ -256,7 +259,7 @@ func (p *streamPrinter) taskStarted(ev run.Event) error {
 	task := p.tally.tasks[in.AgentID]
 	if err := p.write(taskStartedJSON{Type: "system", Subtype: "task_started", TaskID: in.AgentID, ToolUseID: in.ToolUseID,
 		Description: in.Description, SubagentType: in.AgentType, IsBackgrounded: in.Background, SpawnDepth: in.Depth,
-		TaskType: "local_agent", Prompt: task.prompt, UUID: uuid.NewString(), SessionID: p.session,
+		TaskType: "local_agent", Prompt: task.prompt, RunID: p.tally.runID(in.AgentID), UUID: uuid.NewString(), SessionID: p.session,
 		Cadre: taskStartExtra{Parent: in.Parent, Receipt: in.Receipt}}); err != nil {
 		return err
 	}
@@ -270,7 +273,7 @@ func (p *streamPrinter) taskStarted(ev run.Event) error {
 func (p *streamPrinter) taskCompleted(r *run.SubagentResult) error {
 	status := string(r.Status)
 	patch := taskPatch{Status: status, EndTime: p.tally.now().UnixMilli(), Error: r.Error}
-	if err := p.write(taskUpdatedJSON{Type: "system", Subtype: "task_updated", TaskID: r.AgentID, Patch: patch,
+	if err := p.write(taskUpdatedJSON{Type: "system", Subtype: "task_updated", TaskID: r.AgentID, RunID: p.tally.runID(r.AgentID), Patch: patch,
 		UUID: uuid.NewString(), SessionID: p.session}); err != nil {
 		return err
 	}
@@ -281,7 +284,7 @@ func (p *streamPrinter) taskCompleted(r *run.SubagentResult) error {
 	if r.Error != "" {
 		summary = r.Error
 	}
-	return p.write(taskNotificationJSON{Type: "system", Subtype: "task_notification", TaskID: r.AgentID, ToolUseID: r.ToolUseID,
+	return p.write(taskNotificationJSON{Type: "system", Subtype: "task_notification", TaskID: r.AgentID, RunID: p.tally.runID(r.AgentID), ToolUseID: r.ToolUseID,
 		Status: status, OutputFile: r.TranscriptPath, Summary: summary, Usage: p.tally.progress(r.AgentID),
 		UUID: uuid.NewString(), SessionID: p.session, Cadre: subagentExtra{
 			AgentType: r.AgentType, Model: r.Model, ModelRule: string(r.ModelRule), ModelsUsed: r.ModelsUsed, Error: r.Error,

@@ -1,0 +1,209 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/llmtest"
+)
+
+// notificationScenario scripts a main agent that starts one background
+// child and answers; the child works only once the main agent's first
+// turn is answering, so its notification runs the main agent again.
+func notificationScenario(t *testing.T) (*llmtest.Server, map[string]string) {
+	s, env := server(t)
+	answering := make(chan struct{})
+	var once sync.Once
+	s.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+		switch {
+		case strings.Contains(allText(r), "<task-notification>"):
+			return llmtest.Text("heard 1")
+		case len(r.Messages) == 1:
+			return llmtest.ToolUses(bgAgentCall(1), llmtest.Call{Name: "Glob", Input: map[string]any{"pattern": "*.none"}})
+		}
+		once.Do(func() { close(answering) })
+		return llmtest.Text("started")
+	})
+	s.ScriptFunc("BGCHILD-1", func(r *llmtest.Request) llmtest.Turn {
+		if len(r.Messages) == 1 {
+			<-answering
+			return llmtest.ToolUse("Glob", map[string]any{"pattern": "*.none"})
+		}
+		return llmtest.Text("done 1")
+	})
+	return s, env
+}
+
+// usageOf sums the usage the server reported for requests.
+func usageOf(reqs []*llmtest.Request) llm.Usage {
+	var u llm.Usage
+	for _, r := range reqs {
+		u = u.Add(r.Usage)
+	}
+	return u
+}
+
+// mainTurns splits the main agent's requests into the prompt's turn and
+// the notification's.
+func mainTurns(s *llmtest.Server) (first, second []*llmtest.Request) {
+	for _, r := range s.RequestsFor("MAIN") {
+		if strings.Contains(allText(r), "<task-notification>") {
+			second = append(second, r)
+		} else {
+			first = append(first, r)
+		}
+	}
+	return first, second
+}
+
+// TestStreamJSONResultPerTurn: a background child's notification runs the
+// main agent again; stream-json writes init before each turn and one
+// result per turn, numbered by result_index, the later one with origin
+// task-notification; each result's num_turns and usage are its turn's
+// (the server's requests of that turn), and its total_usage, modelUsage,
+// sub-agent counts are the run's so far.
+func TestStreamJSONResultPerTurn(t *testing.T) {
+	t.Parallel()
+	s, env := notificationScenario(t)
+	p := runCadre(t, env, "", "-p", "MAIN go", "--output-format", "stream-json", "--verbose")
+	if p.code != 0 {
+		t.Fatalf("code %d stderr %s", p.code, p.stderr)
+	}
+	var evs []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(p.stdout))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		evs = append(evs, ev)
+	}
+	first, second := mainTurns(s)
+	if len(first) != 2 || len(second) != 1 {
+		t.Fatalf("main requests: %d before the notification, %d with it\n%s", len(first), len(second), p.stdout)
+	}
+	turns := [][]*llmtest.Request{first, second}
+	// seen sums the usage of every agent's answers the stream showed so
+	// far; at the end it must be every request the server answered.
+	var seen llm.Usage
+	var results []map[string]any
+	inits, started, notified := 0, 0, 0
+	var runIDs []string
+	for _, ev := range evs {
+		switch ev["subtype"] {
+		case "init":
+			if inits != len(results) {
+				t.Fatalf("init %d after %d results\n%s", inits+1, len(results), p.stdout)
+			}
+			inits++
+		case "task_started":
+			started++
+		case "task_notification":
+			notified++
+		}
+		if st, _ := ev["subtype"].(string); strings.HasPrefix(st, "task_") {
+			id, _ := ev["run_id"].(string)
+			if id == "" {
+				t.Fatalf("task event without run_id: %v", ev)
+			}
+			runIDs = append(runIDs, id)
+		}
+		if ev["type"] == "assistant" {
+			var m struct {
+				Usage llm.Usage `json:"usage"`
+			}
+			b, _ := json.Marshal(ev["message"])
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			seen = seen.Add(m.Usage)
+		}
+		if ev["type"] != "result" {
+			continue
+		}
+		i := len(results)
+		results = append(results, ev)
+		if ev["result_index"] != float64(i) {
+			t.Fatalf("result %d: result_index %v", i, ev["result_index"])
+		}
+		origin, _ := ev["origin"].(map[string]any)
+		if (i == 0) != (origin == nil) || (i > 0 && origin["kind"] != "task-notification") {
+			t.Fatalf("result %d: origin %v", i, ev["origin"])
+		}
+		want := usageOf(turns[i])
+		var u llm.Usage
+		b, _ := json.Marshal(ev["usage"])
+		if err := json.Unmarshal(b, &u); err != nil {
+			t.Fatal(err)
+		}
+		if ev["num_turns"] != float64(len(turns[i])) || u != want {
+			t.Fatalf("result %d: num_turns %v usage %v, want %d turns and %+v", i, ev["num_turns"], u, len(turns[i]), want)
+		}
+		cad := ev["cadre"].(map[string]any)
+		var total llm.Usage
+		b, _ = json.Marshal(cad["total_usage"])
+		if err := json.Unmarshal(b, &total); err != nil {
+			t.Fatal(err)
+		}
+		if total != seen {
+			t.Fatalf("result %d: total_usage %+v, the answers so far %+v", i, total, seen)
+		}
+		sub := cad["subagents"].(map[string]any)
+		stats := ev["subagent_stats"].(map[string]any)
+		if sub["spawned"] != float64(started) || sub["completed"] != float64(notified) || stats["spawned"] != float64(started) || stats["completed"] != float64(notified) {
+			t.Fatalf("result %d after %d started, %d ended: cadre.subagents %v, subagent_stats %v", i, started, notified, sub, stats)
+		}
+		if cad["total_turns"] != float64(len(first)+i*len(second)) {
+			t.Fatalf("result %d: total_turns %v", i, cad["total_turns"])
+		}
+	}
+	if len(results) != 2 || inits != 2 || started != 1 || notified != 1 {
+		t.Fatalf("%d results, %d inits, %d started, %d notified\n%s", len(results), inits, started, notified, p.stdout)
+	}
+	if all := usageOf(append(append(first, second...), s.RequestsFor("BGCHILD-1")...)); seen != all {
+		t.Fatalf("the run's answers used %+v, the server answered %+v", seen, all)
+	}
+	if results[1]["result"] != "heard 1" || results[0]["result"] != "started" {
+		t.Fatalf("results %q, %q", results[0]["result"], results[1]["result"])
+	}
+	for _, id := range runIDs {
+		if id != runIDs[0] {
+			t.Fatalf("one run of one task has run ids %v", runIDs)
+		}
+	}
+}
+
+// TestJSONResultAfterNotificationTurn: json writes the run's last result:
+// the notification turn's own num_turns and usage, the run's total_usage,
+// turns and sub-agents.
+func TestJSONResultAfterNotificationTurn(t *testing.T) {
+	t.Parallel()
+	s, env := notificationScenario(t)
+	p := runCadre(t, env, "", "-p", "MAIN go", "--output-format", "json")
+	if p.code != 0 {
+		t.Fatalf("code %d stderr %s", p.code, p.stderr)
+	}
+	var res map[string]any
+	if err := json.Unmarshal([]byte(p.stdout), &res); err != nil {
+		t.Fatalf("%v: %s", err, p.stdout)
+	}
+	first, second := mainTurns(s)
+	if len(first) != 2 || len(second) != 1 {
+		t.Fatalf("main requests: %d before the notification, %d with it", len(first), len(second))
+	}
+	all := usageOf(append(append(append([]*llmtest.Request{}, first...), second...), s.RequestsFor("BGCHILD-1")...))
+	cad := res["cadre"].(map[string]any)
+	total, u := cad["total_usage"].(map[string]any), res["usage"].(map[string]any)
+	sub := cad["subagents"].(map[string]any)
+	origin, _ := res["origin"].(map[string]any)
+	if res["result"] != "heard 1" || res["num_turns"] != 1.0 || cad["total_turns"] != 3.0 || res["result_index"] != 1.0 || origin["kind"] != "task-notification" ||
+		u["output_tokens"] != float64(usageOf(second).OutputTokens) || total["output_tokens"] != float64(all.OutputTokens) ||
+		total["input_tokens"] != float64(all.InputTokens) || sub["spawned"] != 1.0 || sub["completed"] != 1.0 {
+		t.Fatalf("result %s", p.stdout)
+	}
+}
