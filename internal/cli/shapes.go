@@ -136,7 +136,17 @@ type toolResultJSON struct {
 	ToolUseID string `json:"tool_use_id"`
 	Type      string `json:"type"`
 	Content   string `json:"content"`
-	IsError   bool   `json:"is_error,omitempty"`
+	IsError   bool   `json:"is_error"`
+}
+
+// toolResultBlocksJSON is a tool_result block whose content is a list of
+// blocks (an Agent call's result, an image): llm.Block with is_error
+// always written.
+type toolResultBlocksJSON struct {
+	ToolUseID string      `json:"tool_use_id"`
+	Type      string      `json:"type"`
+	Content   []llm.Block `json:"content"`
+	IsError   bool        `json:"is_error"`
 }
 
 // userJSON is a user event: a tool result, or a sub-agent's prompt.

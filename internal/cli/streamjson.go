@@ -226,11 +226,24 @@ func (p *streamPrinter) user(ev run.Event, parent *string) error {
 
 // userBlock renders a block of a user event: a tool result of any tool but
 // Agent with its text as a string, as Claude Code writes it.
+//
+// Every tool_result block says is_error, false included.
 func (p *streamPrinter) userBlock(b llm.Block) any {
-	if b.Type != llm.BlockToolResult || p.tally.isAgentCall(b.ToolUseID) || len(b.Content) != 1 || b.Content[0].Type != llm.BlockText {
+	if b.Type != llm.BlockToolResult {
 		return b
 	}
+	if p.tally.isAgentCall(b.ToolUseID) || len(b.Content) != 1 || b.Content[0].Type != llm.BlockText {
+		return toolResultBlocksJSON{ToolUseID: b.ToolUseID, Type: string(llm.BlockToolResult), Content: nonNilBlocks(b.Content), IsError: b.IsError}
+	}
 	return toolResultJSON{ToolUseID: b.ToolUseID, Type: string(llm.BlockToolResult), Content: b.Content[0].Text, IsError: b.IsError}
+}
+
+// nonNilBlocks returns bs, or an empty list for none.
+func nonNilBlocks(bs []llm.Block) []llm.Block {
+	if bs == nil {
+		return []llm.Block{}
+	}
+	return bs
 }
 
 // toolUseResult is the structured result of a main-agent tool call: the
@@ -262,6 +275,11 @@ func (p *streamPrinter) taskStarted(ev run.Event) error {
 		TaskType: "local_agent", Prompt: task.prompt, RunID: p.tally.runID(in.AgentID), UUID: uuid.NewString(), SessionID: p.session,
 		Cadre: taskStartExtra{Parent: in.Parent, Receipt: in.Receipt}}); err != nil {
 		return err
+	}
+	if p.tally.runs[in.AgentID] > 1 {
+		// A later run of the task (the agent continued): its first
+		// message is not the prompt of the first run, which was shown.
+		return nil
 	}
 	// The sub-agent's first message, its prompt, as Claude Code shows it.
 	parent := in.ToolUseID

@@ -65,13 +65,17 @@ func mainTurns(s *llmtest.Server) (first, second []*llmtest.Request) {
 // result per turn, numbered by result_index, the later one with origin
 // task-notification; each result's num_turns and usage are its turn's
 // (the server's requests of that turn), and its total_usage, modelUsage,
-// sub-agent counts are the run's so far.
+// sub-agent counts are the run's so far; every tool_result block carries
+// is_error and every task event the run_id of the task's run.
 func TestStreamJSONResultPerTurn(t *testing.T) {
 	t.Parallel()
 	s, env := notificationScenario(t)
 	p := runCadre(t, env, "", "-p", "MAIN go", "--output-format", "stream-json", "--verbose")
 	if p.code != 0 {
 		t.Fatalf("code %d stderr %s", p.code, p.stderr)
+	}
+	if testing.Verbose() {
+		t.Log(p.stdout)
 	}
 	var evs []map[string]any
 	sc := bufio.NewScanner(strings.NewReader(p.stdout))
@@ -112,6 +116,16 @@ func TestStreamJSONResultPerTurn(t *testing.T) {
 				t.Fatalf("task event without run_id: %v", ev)
 			}
 			runIDs = append(runIDs, id)
+		}
+		if ev["type"] == "user" {
+			// Every tool result says whether it failed.
+			for _, b := range ev["message"].(map[string]any)["content"].([]any) {
+				if blk := b.(map[string]any); blk["type"] == "tool_result" {
+					if _, ok := blk["is_error"].(bool); !ok {
+						t.Fatalf("tool_result without is_error: %v", ev)
+					}
+				}
+			}
 		}
 		if ev["type"] == "assistant" {
 			var m struct {
