@@ -184,6 +184,20 @@ type agentToolResult struct {
 	CanContinueAgent bool `json:"canContinueAgent"`
 }
 
+// asyncLaunchResult is tool_use_result of an Agent call whose agent runs
+// in the background: the Agent SDK's AgentOutput of status
+// async_launched. OutputFile is the agent's transcript ("" when
+// transcripts are off).
+type asyncLaunchResult struct {
+	Status        string `json:"status"`
+	IsAsync       bool   `json:"isAsync"`
+	AgentID       string `json:"agentId"`
+	Description   string `json:"description"`
+	ResolvedModel string `json:"resolvedModel,omitempty"`
+	Prompt        string `json:"prompt"`
+	OutputFile    string `json:"outputFile"`
+}
+
 // taskUsage is the usage of task events: the tokens of the agent's latest
 // request (its context), its tool calls and its age.
 type taskUsage struct {

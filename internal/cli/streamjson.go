@@ -258,6 +258,9 @@ func (p *streamPrinter) toolUseResult(b llm.Block) any {
 			CanContinueAgent: r.Continuable,
 		}
 	}
+	if l := p.asyncLaunch(b); l != nil {
+		return l
+	}
 	if u := p.tally.todos[b.ToolUseID]; u != nil && !b.IsError {
 		return todoToolResult{OldTodos: u.Old, NewTodos: u.New} // todos.go
 	}
@@ -265,6 +268,33 @@ func (p *streamPrinter) toolUseResult(b llm.Block) any {
 		return "Error: " + b.ResultText()
 	}
 	return b.ResultText()
+}
+
+// asyncLaunch is tool_use_result of an Agent call that started its agent
+// in the background, in the shape the Agent SDK's AgentOutput gives it;
+// nil for any other result.
+func (p *streamPrinter) asyncLaunch(b llm.Block) *asyncLaunchResult {
+	if b.IsError || !p.tally.isAgentCall(b.ToolUseID) || p.tally.results[b.ToolUseID] != nil {
+		return nil
+	}
+	call := p.tally.calls[b.ToolUseID]
+	// The registry knows the task as soon as the call starts it; its
+	// task_started line may come after the call's result.
+	if p.tally.taskList == nil {
+		return nil
+	}
+	for _, in := range p.tally.taskList() {
+		if in.ToolUseID != b.ToolUseID || !in.Background {
+			continue
+		}
+		out := &asyncLaunchResult{Status: "async_launched", IsAsync: true, AgentID: in.ID, Description: in.Description,
+			Prompt: call.Prompt, OutputFile: in.OutputFile}
+		if tk := p.tally.tasks[in.ID]; tk != nil {
+			out.ResolvedModel = tk.info.Receipt.Model
+		}
+		return out
+	}
+	return nil
 }
 
 func (p *streamPrinter) taskStarted(ev run.Event) error {

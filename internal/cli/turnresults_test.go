@@ -66,7 +66,8 @@ func mainTurns(s *llmtest.Server) (first, second []*llmtest.Request) {
 // task-notification; each result's num_turns and usage are its turn's
 // (the server's requests of that turn), and its total_usage, modelUsage,
 // sub-agent counts are the run's so far; every tool_result block carries
-// is_error and every task event the run_id of the task's run.
+// is_error and every task event the run_id of the task's run; the Agent
+// call's tool_use_result is the async launch's object.
 func TestStreamJSONResultPerTurn(t *testing.T) {
 	t.Parallel()
 	s, env := notificationScenario(t)
@@ -96,7 +97,7 @@ func TestStreamJSONResultPerTurn(t *testing.T) {
 	// far; at the end it must be every request the server answered.
 	var seen llm.Usage
 	var results []map[string]any
-	inits, started, notified := 0, 0, 0
+	inits, started, notified, launches := 0, 0, 0, 0
 	var runIDs []string
 	for _, ev := range evs {
 		switch ev["subtype"] {
@@ -126,6 +127,13 @@ func TestStreamJSONResultPerTurn(t *testing.T) {
 					}
 				}
 			}
+		}
+		if r, ok := ev["tool_use_result"].(map[string]any); ok && r["status"] == "async_launched" {
+			// The background launch in the Agent SDK's AgentOutput shape.
+			if r["isAsync"] != true || r["agentId"] == "" || r["description"] != "job 1" || r["prompt"] != "BGCHILD-1: go" || r["outputFile"] == "" {
+				t.Fatalf("async launch result: %v", r)
+			}
+			launches++
 		}
 		if ev["type"] == "assistant" {
 			var m struct {
@@ -176,7 +184,7 @@ func TestStreamJSONResultPerTurn(t *testing.T) {
 			t.Fatalf("result %d: total_turns %v", i, cad["total_turns"])
 		}
 	}
-	if len(results) != 2 || inits != 2 || started != 1 || notified != 1 {
+	if len(results) != 2 || inits != 2 || started != 1 || notified != 1 || launches != 1 {
 		t.Fatalf("%d results, %d inits, %d started, %d notified\n%s", len(results), inits, started, notified, p.stdout)
 	}
 	if all := usageOf(append(append(first, second...), s.RequestsFor("BGCHILD-1")...)); seen != all {
