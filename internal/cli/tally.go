@@ -43,9 +43,12 @@ type tally struct {
 	mainTools  int
 	stopReason llm.StopReason
 	// allTurns counts the main agent's model requests of every turn.
-	allTurns  int
-	apiTime   time.Duration
-	models    map[string]*modelTally
+	allTurns int
+	apiTime  time.Duration
+	// models is every agent's usage by model over the run (an SDK
+	// session's turns share it).
+	models map[string]*modelTally
+	// webSearch counts the main agent's web searches of the turn.
 	webSearch int
 	// origin is the result's origin: set for a turn run on task
 	// notifications, nil for one run on a prompt.
@@ -145,7 +148,7 @@ func (t *tally) skipResult() { t.seq.next() }
 // beginTurn resets the main agent's figures for a new turn.
 func (t *tally) beginTurn() {
 	t.turnStart = t.now()
-	t.mainUsage, t.mainTurns, t.mainTools, t.stopReason = llm.Usage{}, 0, 0, ""
+	t.mainUsage, t.mainTurns, t.mainTools, t.stopReason, t.webSearch = llm.Usage{}, 0, 0, "", 0
 }
 
 // runID is the id of a task's current run: its task id and how many times

@@ -229,3 +229,68 @@ func TestJSONResultAfterNotificationTurn(t *testing.T) {
 		t.Fatalf("result %s", p.stdout)
 	}
 }
+
+// TestSDKSessionResultsAreCumulative: in a streaming-input session each
+// message is a turn with its own result, numbered by result_index; its
+// num_turns and usage are the turn's, while modelUsage, total_cost_usd
+// and cadre.total_usage run over the session, as the Agent SDK documents.
+func TestSDKSessionResultsAreCumulative(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	s.ScriptFunc("SDKCUM", func(r *llmtest.Request) llmtest.Turn {
+		if strings.Contains(r.Messages[len(r.Messages)-1].Text(), "SECOND") {
+			return llmtest.Text("second answer")
+		}
+		return llmtest.Text("first answer")
+	})
+	p := runCadre(t, env, sdkUser("SDKCUM FIRST")+sdkUser("SDKCUM SECOND"), "--input-format", "stream-json", "--output-format", "stream-json", "--verbose")
+	if p.code != 0 {
+		t.Fatalf("code %d stderr %s", p.code, p.stderr)
+	}
+	reqs := s.RequestsFor("SDKCUM")
+	var results []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(p.stdout))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		if ev["type"] == "result" {
+			results = append(results, ev)
+		}
+	}
+	if len(results) != 2 || len(reqs) != 2 {
+		t.Fatalf("%d results, %d requests\n%s", len(results), len(reqs), p.stdout)
+	}
+	usage := func(v any) llm.Usage {
+		var u llm.Usage
+		b, _ := json.Marshal(v)
+		if err := json.Unmarshal(b, &u); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	var cost float64
+	for i, res := range results {
+		if res["result_index"] != float64(i) || res["num_turns"] != 1.0 || res["origin"] != nil {
+			t.Fatalf("result %d: %v", i, res)
+		}
+		if u := usage(res["usage"]); u != reqs[i].Usage {
+			t.Fatalf("result %d: usage %+v, the turn's request %+v", i, u, reqs[i].Usage)
+		}
+		want := usageOf(reqs[:i+1])
+		if u := usage(res["cadre"].(map[string]any)["total_usage"]); u != want {
+			t.Fatalf("result %d: total_usage %+v, want %+v", i, u, want)
+		}
+		mu := res["modelUsage"].(map[string]any)["claude-sonnet-4-5"].(map[string]any)
+		if mu["outputTokens"] != float64(want.OutputTokens) {
+			t.Fatalf("result %d: modelUsage %v, want %+v", i, mu, want)
+		}
+		c := res["total_cost_usd"].(float64)
+		if c <= cost {
+			t.Fatalf("result %d: total_cost_usd %v after %v", i, c, cost)
+		}
+		cost = c
+	}
+}
