@@ -59,7 +59,7 @@ func TestHeadlessWaitsForBackgroundTasks(t *testing.T) {
 	// S-7.6 in Claude Code's names: task_started with is_backgrounded,
 	// task_progress from the task registry, task_notification with the
 	// report; every child message keeps parent_tool_use_id and agent_id.
-	var inits int
+	var inits, results int
 	started := map[string]string{} // task id → tool-use id
 	progress, notes := map[string]int{}, map[string]string{}
 	sc := bufio.NewScanner(strings.NewReader(p.stdout))
@@ -70,8 +70,15 @@ func TestHeadlessWaitsForBackgroundTasks(t *testing.T) {
 			t.Fatalf("line %q: %v", sc.Text(), err)
 		}
 		id, _ := ev["task_id"].(string)
+		if ev["type"] == "result" {
+			results++
+		}
 		switch ev["subtype"] {
 		case "init":
+			// Each turn starts with its init, as Claude Code's do.
+			if inits != results {
+				t.Fatalf("init after %d results: %s", results, p.stdout)
+			}
 			inits++
 		case "task_started":
 			if ev["is_backgrounded"] != true {
@@ -98,7 +105,7 @@ func TestHeadlessWaitsForBackgroundTasks(t *testing.T) {
 			}
 		}
 	}
-	if res := resultOf(t, p.stdout); res["result"] != "heard 3" || inits != 1 || len(started) != 3 || len(progress) != 3 || len(notes) != 3 {
+	if res := resultOf(t, p.stdout); res["result"] != "heard 3" || inits != results || inits < 2 || len(started) != 3 || len(progress) != 3 || len(notes) != 3 {
 		t.Fatalf("result %v, %d inits, %d background starts, progress %v, notifications %v\n%s", res, inits, len(started), progress, notes, p.stdout)
 	}
 	for id, n := range progress {

@@ -591,13 +591,21 @@ func driveStream(ctx context.Context, cancel context.CancelCauseFunc, sigs *sign
 	// Each turn's result lists the calls denied while it ran (a
 	// background agent's among them); the run's result lists them all.
 	var denials []permission.Denial
+	// written is the result already written: stream-json writes each
+	// turn's result when the turn ends and more turns follow; text and
+	// json write the run's last only.
+	var written *run.Result
+	every := writesEveryResult(pr)
 	for round := 0; ; round++ {
 		prev := last
 		var live *cadre.Runtime // a print run reports the tasks a failure leaves live (endtasks.go)
 		if waitTasks {
 			live = rt
 		}
-		answered, failed, code, err := driveTurn(ctx, sigs, stream, pr, tl, budget, cancel, round, &last, &held, live)
+		if round > 0 {
+			tl.notificationTurn()
+		}
+		answered, failed, code, err := driveTurn(ctx, sigs, stream, pr, tl, budget, cancel, &last, &held, live)
 		if last != nil && last != prev {
 			denials = append(denials, last.PermissionDenials...)
 		}
@@ -607,10 +615,24 @@ func driveStream(ctx context.Context, cancel context.CancelCauseFunc, sigs *sign
 		if !waitTasks || !answered || last == nil || last.IsError || (rt.RunningTasks() == 0 && !rt.PendingNotifications()) {
 			break
 		}
+		// More turns follow: this turn's result is written now (each
+		// result lists the run's denials so far).
+		if every {
+			if err := pr.event(withDenials(*held, denials)); err != nil {
+				return ExitFailed, fmt.Errorf("write output: %w", err)
+			}
+		} else {
+			tl.skipResult()
+		}
+		written, held = last, nil
 		stream = rt.RunNotifications(ctx)
 	}
 	if last == nil {
 		return ExitFailed, errors.New("the run ended without a result")
+	}
+	if last == written {
+		// The last turn's result is out; the wait after it ran no turn.
+		return ExitOK, nil
 	}
 	if waitTasks && last.IsError && rt.RunningTasks() > 0 {
 		// The run failed with tasks live: each is stopped and reported
@@ -624,13 +646,8 @@ func driveStream(ctx context.Context, cancel context.CancelCauseFunc, sigs *sign
 		final.Result = last
 		held = &final
 	}
-	if len(denials) > len(last.PermissionDenials) {
-		res := *last
-		res.PermissionDenials = denials
-		final := *held
-		final.Result = &res
-		held = &final
-	}
+	final := withDenials(*held, denials)
+	held = &final
 	if err := pr.event(*held); err != nil {
 		return ExitFailed, fmt.Errorf("write output: %w", err)
 	}
@@ -643,9 +660,9 @@ func driveStream(ctx context.Context, cancel context.CancelCauseFunc, sigs *sign
 // driveTurn writes one turn's stream (the first, or one run for
 // notifications) and holds its result back; it reports whether the turn
 // yielded a result, and whether it failed (then the run ends with code
-// and err). Turns after the first do not repeat the init event.
+// and err). Each turn starts with its init, as Claude Code's do.
 func driveTurn(ctx context.Context, sigs *signals, stream iter.Seq2[run.Event, error], pr printer, tl *tally, budget float64,
-	cancel context.CancelCauseFunc, round int, last **run.Result, held **run.Event, live *cadre.Runtime) (answered, failed bool, code int, err error) {
+	cancel context.CancelCauseFunc, last **run.Result, held **run.Event, live *cadre.Runtime) (answered, failed bool, code int, err error) {
 	for ev, err := range stream {
 		if err != nil {
 			f := failure{msg: trimPrefix(err.Error()), subtype: run.ErrorDuringExecution}
@@ -690,9 +707,6 @@ func driveTurn(ctx context.Context, sigs *signals, stream iter.Seq2[run.Event, e
 			*last, *held, answered = ev.Result, &ev, true
 			continue
 		}
-		if ev.Type == run.EventInit && round > 0 {
-			continue
-		}
 		if err := pr.event(ev); err != nil {
 			return answered, true, ExitFailed, fmt.Errorf("write output: %w", err)
 		}
@@ -701,6 +715,33 @@ func driveTurn(ctx context.Context, sigs *signals, stream iter.Seq2[run.Event, e
 		}
 	}
 	return answered, false, ExitOK, nil
+}
+
+// withDenials is a result event whose result lists denials, the run's
+// so far, when they are more than its turn's.
+func withDenials(ev run.Event, denials []permission.Denial) run.Event {
+	if ev.Result == nil || len(denials) <= len(ev.Result.PermissionDenials) {
+		return ev
+	}
+	res := *ev.Result
+	res.PermissionDenials = denials
+	ev.Result = &res
+	return ev
+}
+
+// everyResulter is a printer that writes the result of every turn of a
+// headless run (stream-json), not only the last.
+type everyResulter interface {
+	everyResult()
+}
+
+// writesEveryResult reports whether pr writes every turn's result.
+func writesEveryResult(pr printer) bool {
+	if d, ok := pr.(*debugPrinter); ok {
+		pr = d.next
+	}
+	_, ok := pr.(everyResulter)
+	return ok
 }
 
 // checkNewSession refuses a --session-id that is not a UUID (it names

@@ -71,10 +71,6 @@ var notActionable = map[string]map[string]string{
 		"tool_use_result.usage.speed":                 "Anthropic account fast mode",
 		"tool_use_result.usage.fallback_credit":       "Anthropic account detail",
 	},
-	"system/task_started":      {"run_id": "Claude Code's id of one run of a task; task_id names the task"},
-	"system/task_progress":     {"run_id": "as task_started"},
-	"system/task_updated":      {"run_id": "as task_started"},
-	"system/task_notification": {"run_id": "as task_started"},
 	"result/success": {
 		"fast_mode_state":               "Anthropic account fast mode",
 		"fast_mode_disabled_reason":     "Anthropic account fast mode",
@@ -84,7 +80,6 @@ var notActionable = map[string]map[string]string{
 		"time_to_request_ms":            "timing telemetry",
 		"first_content_frame_ms":        "timing telemetry",
 		"queued_turn_count":             "a headless run has no queued turns",
-		"result_index":                  "index of results in a long-lived remote session",
 		"model_usage_since_last_result": "cadre's modelUsage already covers one run",
 		"usage.output_tokens_details":   "thinking tokens are not reported apart by the providers cadre reads",
 		"usage.inference_geo":           "Anthropic account detail",

@@ -415,6 +415,8 @@ func (s *sdkSession) turn(ctx context.Context, sigs *signals, msg *sdkproto.User
 	stream := rt.RunNotifications(tctx)
 	if msg != nil {
 		stream = rt.Run(tctx, msg.Text)
+	} else {
+		tl.notificationTurn()
 	}
 	return driveStream(tctx, cancel, sigs, rt, stream, false, out, tl, s.o.maxBudgetUSD)
 }

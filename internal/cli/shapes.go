@@ -136,7 +136,17 @@ type toolResultJSON struct {
 	ToolUseID string `json:"tool_use_id"`
 	Type      string `json:"type"`
 	Content   string `json:"content"`
-	IsError   bool   `json:"is_error,omitempty"`
+	IsError   bool   `json:"is_error"`
+}
+
+// toolResultBlocksJSON is a tool_result block whose content is a list of
+// blocks (an Agent call's result, an image): llm.Block with is_error
+// always written.
+type toolResultBlocksJSON struct {
+	ToolUseID string      `json:"tool_use_id"`
+	Type      string      `json:"type"`
+	Content   []llm.Block `json:"content"`
+	IsError   bool        `json:"is_error"`
 }
 
 // userJSON is a user event: a tool result, or a sub-agent's prompt.
@@ -174,6 +184,20 @@ type agentToolResult struct {
 	CanContinueAgent bool `json:"canContinueAgent"`
 }
 
+// asyncLaunchResult is tool_use_result of an Agent call whose agent runs
+// in the background: the Agent SDK's AgentOutput of status
+// async_launched. OutputFile is the agent's transcript ("" when
+// transcripts are off).
+type asyncLaunchResult struct {
+	Status        string `json:"status"`
+	IsAsync       bool   `json:"isAsync"`
+	AgentID       string `json:"agentId"`
+	Description   string `json:"description"`
+	ResolvedModel string `json:"resolvedModel,omitempty"`
+	Prompt        string `json:"prompt"`
+	OutputFile    string `json:"outputFile"`
+}
+
 // taskUsage is the usage of task events: the tokens of the agent's latest
 // request (its context), its tool calls and its age.
 type taskUsage struct {
@@ -187,6 +211,7 @@ type taskStartedJSON struct {
 	Type           string         `json:"type"`
 	Subtype        string         `json:"subtype"`
 	TaskID         string         `json:"task_id"`
+	RunID          string         `json:"run_id,omitempty"`
 	ToolUseID      string         `json:"tool_use_id"`
 	Description    string         `json:"description"`
 	SubagentType   string         `json:"subagent_type"`
@@ -212,6 +237,7 @@ type taskProgressJSON struct {
 	Type         string    `json:"type"`
 	Subtype      string    `json:"subtype"`
 	TaskID       string    `json:"task_id"`
+	RunID        string    `json:"run_id,omitempty"`
 	ToolUseID    string    `json:"tool_use_id"`
 	Description  string    `json:"description"`
 	SubagentType string    `json:"subagent_type"`
@@ -235,6 +261,7 @@ type taskUpdatedJSON struct {
 	Type      string    `json:"type"`
 	Subtype   string    `json:"subtype"`
 	TaskID    string    `json:"task_id"`
+	RunID     string    `json:"run_id,omitempty"`
 	Patch     taskPatch `json:"patch"`
 	UUID      string    `json:"uuid"`
 	SessionID string    `json:"session_id"`
@@ -247,6 +274,7 @@ type taskNotificationJSON struct {
 	Type       string        `json:"type"`
 	Subtype    string        `json:"subtype"`
 	TaskID     string        `json:"task_id"`
+	RunID      string        `json:"run_id,omitempty"`
 	ToolUseID  string        `json:"tool_use_id"`
 	Status     string        `json:"status"`
 	OutputFile string        `json:"output_file"`
@@ -385,17 +413,25 @@ type resultJSON struct {
 	StructuredOutput  json.RawMessage           `json:"structured_output,omitempty"`
 	TerminalReason    string                    `json:"terminal_reason"`
 	APIErrorStatus    *int                      `json:"api_error_status"`
-	UUID              string                    `json:"uuid"`
-	Cadre             resultExtra               `json:"cadre"`
+	// ResultIndex numbers the run's results from 0 in the order they are
+	// written (one per turn of the main agent).
+	ResultIndex int `json:"result_index"`
+	// Origin is set on the result of a turn run on task notifications.
+	Origin *originJSON `json:"origin,omitempty"`
+	UUID   string      `json:"uuid"`
+	Cadre  resultExtra `json:"cadre"`
 }
 
 // resultExtra is cadre's part of the result: the whole run's usage (every
 // agent), the main agent's tool calls, sub-agent counts by cadre's refusal
 // reasons, the transcript, and whether any model's price was unknown.
 type resultExtra struct {
-	Version        string            `json:"version"`
-	TotalUsage     llm.Usage         `json:"total_usage"`
+	Version    string    `json:"version"`
+	TotalUsage llm.Usage `json:"total_usage"`
+	// ToolUses counts the main agent's tool calls in this result's turn;
+	// TotalTurns its model requests in every turn of the run so far.
 	ToolUses       int               `json:"tool_uses"`
+	TotalTurns     int               `json:"total_turns"`
 	Subagents      run.SubagentStats `json:"subagents"`
 	TranscriptPath string            `json:"transcript_path,omitempty"`
 	UnpricedModels []string          `json:"unpriced_models,omitempty"`

@@ -107,6 +107,9 @@ func (p *streamPrinter) event(ev run.Event) error {
 	return nil
 }
 
+// everyResult marks stream-json as writing every turn's result.
+func (p *streamPrinter) everyResult() {}
+
 // interruptNoter is a printer that shows an interrupted turn before its
 // result, as Claude Code does.
 type interruptNoter interface {
@@ -199,7 +202,7 @@ func (p *streamPrinter) taskProgress(ev run.Event) error {
 	}
 	usage := p.tally.progress(in.AgentID)
 	usage.ToolUses, usage.DurationMS = in.Progress.ToolUses, in.Progress.Elapsed.Milliseconds()
-	return p.write(taskProgressJSON{Type: "system", Subtype: "task_progress", TaskID: in.AgentID,
+	return p.write(taskProgressJSON{Type: "system", Subtype: "task_progress", TaskID: in.AgentID, RunID: p.tally.runID(in.AgentID),
 		ToolUseID: in.ToolUseID, Description: in.Description, SubagentType: in.AgentType,
 		Usage: usage, LastToolName: in.Progress.LastTool, UUID: uuid.NewString(), SessionID: p.session})
 }
@@ -225,11 +228,24 @@ func (p *streamPrinter) user(ev run.Event, parent *string) error {
 
 // userBlock renders a block of a user event: a tool result of any tool but
 // Agent with its text as a string, as Claude Code writes it.
+//
+// Every tool_result block says is_error, false included.
 func (p *streamPrinter) userBlock(b llm.Block) any {
-	if b.Type != llm.BlockToolResult || p.tally.isAgentCall(b.ToolUseID) || len(b.Content) != 1 || b.Content[0].Type != llm.BlockText {
+	if b.Type != llm.BlockToolResult {
 		return b
 	}
+	if p.tally.isAgentCall(b.ToolUseID) || len(b.Content) != 1 || b.Content[0].Type != llm.BlockText {
+		return toolResultBlocksJSON{ToolUseID: b.ToolUseID, Type: string(llm.BlockToolResult), Content: nonNilBlocks(b.Content), IsError: b.IsError}
+	}
 	return toolResultJSON{ToolUseID: b.ToolUseID, Type: string(llm.BlockToolResult), Content: b.Content[0].Text, IsError: b.IsError}
+}
+
+// nonNilBlocks returns bs, or an empty list for none.
+func nonNilBlocks(bs []llm.Block) []llm.Block {
+	if bs == nil {
+		return []llm.Block{}
+	}
+	return bs
 }
 
 // toolUseResult is the structured result of a main-agent tool call: the
@@ -244,6 +260,9 @@ func (p *streamPrinter) toolUseResult(b llm.Block) any {
 			CanContinueAgent: r.Continuable,
 		}
 	}
+	if l := p.asyncLaunch(b); l != nil {
+		return l
+	}
 	if u := p.tally.todos[b.ToolUseID]; u != nil && !b.IsError {
 		return todoToolResult{OldTodos: u.Old, NewTodos: u.New} // todos.go
 	}
@@ -253,14 +272,46 @@ func (p *streamPrinter) toolUseResult(b llm.Block) any {
 	return b.ResultText()
 }
 
+// asyncLaunch is tool_use_result of an Agent call that started its agent
+// in the background, in the shape the Agent SDK's AgentOutput gives it;
+// nil for any other result.
+func (p *streamPrinter) asyncLaunch(b llm.Block) *asyncLaunchResult {
+	if b.IsError || !p.tally.isAgentCall(b.ToolUseID) || p.tally.results[b.ToolUseID] != nil {
+		return nil
+	}
+	call := p.tally.calls[b.ToolUseID]
+	// The registry knows the task as soon as the call starts it; its
+	// task_started line may come after the call's result.
+	if p.tally.taskList == nil {
+		return nil
+	}
+	for _, in := range p.tally.taskList() {
+		if in.ToolUseID != b.ToolUseID || !in.Background {
+			continue
+		}
+		out := &asyncLaunchResult{Status: "async_launched", IsAsync: true, AgentID: in.ID, Description: in.Description,
+			Prompt: call.Prompt, OutputFile: in.OutputFile}
+		if tk := p.tally.tasks[in.ID]; tk != nil {
+			out.ResolvedModel = tk.info.Receipt.Model
+		}
+		return out
+	}
+	return nil
+}
+
 func (p *streamPrinter) taskStarted(ev run.Event) error {
 	in := ev.Task
 	task := p.tally.tasks[in.AgentID]
 	if err := p.write(taskStartedJSON{Type: "system", Subtype: "task_started", TaskID: in.AgentID, ToolUseID: in.ToolUseID,
 		Description: in.Description, SubagentType: in.AgentType, IsBackgrounded: in.Background, SpawnDepth: in.Depth,
-		TaskType: "local_agent", Prompt: task.prompt, UUID: uuid.NewString(), SessionID: p.session,
+		TaskType: "local_agent", Prompt: task.prompt, RunID: p.tally.runID(in.AgentID), UUID: uuid.NewString(), SessionID: p.session,
 		Cadre: taskStartExtra{Parent: in.Parent, Receipt: in.Receipt}}); err != nil {
 		return err
+	}
+	if p.tally.runs[in.AgentID] > 1 {
+		// A later run of the task (the agent continued): its first
+		// message is not the prompt of the first run, which was shown.
+		return nil
 	}
 	// The sub-agent's first message, its prompt, as Claude Code shows it.
 	parent := in.ToolUseID
@@ -272,7 +323,7 @@ func (p *streamPrinter) taskStarted(ev run.Event) error {
 func (p *streamPrinter) taskCompleted(r *run.SubagentResult) error {
 	status := string(r.Status)
 	patch := taskPatch{Status: status, EndTime: p.tally.now().UnixMilli(), Error: r.Error}
-	if err := p.write(taskUpdatedJSON{Type: "system", Subtype: "task_updated", TaskID: r.AgentID, Patch: patch,
+	if err := p.write(taskUpdatedJSON{Type: "system", Subtype: "task_updated", TaskID: r.AgentID, RunID: p.tally.runID(r.AgentID), Patch: patch,
 		UUID: uuid.NewString(), SessionID: p.session}); err != nil {
 		return err
 	}
@@ -283,7 +334,7 @@ func (p *streamPrinter) taskCompleted(r *run.SubagentResult) error {
 	if r.Error != "" {
 		summary = r.Error
 	}
-	return p.write(taskNotificationJSON{Type: "system", Subtype: "task_notification", TaskID: r.AgentID, ToolUseID: r.ToolUseID,
+	return p.write(taskNotificationJSON{Type: "system", Subtype: "task_notification", TaskID: r.AgentID, RunID: p.tally.runID(r.AgentID), ToolUseID: r.ToolUseID,
 		Status: status, OutputFile: r.TranscriptPath, Summary: summary, Usage: p.tally.progress(r.AgentID),
 		UUID: uuid.NewString(), SessionID: p.session, Cadre: subagentExtra{
 			AgentType: r.AgentType, Model: r.Model, ModelRule: string(r.ModelRule), ModelsUsed: r.ModelsUsed, Error: r.Error,

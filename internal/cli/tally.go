@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -21,25 +23,51 @@ import (
 // spent in model requests, and each sub-agent's progress. It sees every
 // event, so a run that ends in an error still gets a result with its
 // numbers.
+//
+// A run has one result per turn of the main agent (a headless run's
+// first turn, then one per batch of task notifications), and its figures
+// follow Claude Code's: num_turns, usage, the main agent's tool uses and
+// stop reason are the turn's (reset by each turn's init); modelUsage,
+// total_cost_usd, cadre.total_usage, the sub-agent counts and the
+// permission denials are the whole run's so far, background agents'
+// requests made between two turns included.
 type tally struct {
 	prices pricing.Table
 	now    func() time.Time
 	start  time.Time
 
+	// The main agent's figures of the current turn, since its init.
+	turnStart  time.Time
 	mainUsage  llm.Usage
 	mainTurns  int
 	mainTools  int
 	stopReason llm.StopReason
-	apiTime    time.Duration
-	models     map[string]*modelTally
-	webSearch  int
+	// allTurns counts the main agent's model requests of every turn.
+	allTurns int
+	apiTime  time.Duration
+	// models is every agent's usage by model over the run (an SDK
+	// session's turns share it).
+	models map[string]*modelTally
+	// webSearch counts the main agent's web searches of the turn.
+	webSearch int
+	// origin is the result's origin: set for a turn run on task
+	// notifications, nil for one run on a prompt.
+	origin *originJSON
+	// seq numbers the results (result_index); shared by the tallies of
+	// one SDK session.
+	seq *resultSeq
+	// runtime holds what only the runtime's per-turn results count (calls
+	// queued for a slot, refusals), summed over the run's results.
+	runtime *run.SubagentStats
+	// runs numbers each task's runs, for run_id.
+	runs map[string]int
 
 	// calls holds the input of every Agent call, by tool-use id.
 	calls map[string]agentCall
 	tasks map[string]*taskTally
 	// results holds each ended sub-agent's result, by tool-use id.
 	results map[string]*run.SubagentResult
-	stats   subagentStatsJSON
+	stats   *subagentStatsJSON
 	// todos holds each TodoWrite call's change, by tool-use id (todos.go).
 	todos map[string]*run.TodoUpdate
 	// taskList lists the session's tasks for the result's cadre.tasks
@@ -80,14 +108,65 @@ func newTally(now func() time.Time, prices pricing.Table) *tally {
 	}
 	t := &tally{prices: prices, now: now, start: now(), models: map[string]*modelTally{},
 		calls: map[string]agentCall{}, tasks: map[string]*taskTally{}, results: map[string]*run.SubagentResult{},
-		todos: map[string]*run.TodoUpdate{}}
-	t.stats.ByType = map[string]int{}
+		todos: map[string]*run.TodoUpdate{}, seq: &resultSeq{}, runs: map[string]int{},
+		stats: &subagentStatsJSON{ByType: map[string]int{}}}
+	t.turnStart = t.start
+	t.runtime = &run.SubagentStats{Refused: map[run.RefusalReason]int{}}
 	return t
+}
+
+// resultSeq counts the results written so far.
+type resultSeq struct{ n int }
+
+// next returns the next result_index.
+func (s *resultSeq) next() int {
+	n := s.n
+	s.n++
+	return n
+}
+
+// originJSON is a result's origin: what started its turn, in the Agent
+// SDK's SDKMessageOrigin shape.
+type originJSON struct {
+	Kind string `json:"kind"`
+}
+
+// notificationOrigin is the origin of a turn run on task notifications.
+var notificationOrigin = originJSON{Kind: "task-notification"}
+
+// notificationTurn marks the turns that follow as run on task
+// notifications (their results carry origin).
+func (t *tally) notificationTurn() {
+	o := notificationOrigin
+	t.origin = &o
+}
+
+// skipResult numbers a turn's result that is not written (json and text
+// write only the run's last).
+func (t *tally) skipResult() { t.seq.next() }
+
+// beginTurn resets the main agent's figures for a new turn.
+func (t *tally) beginTurn() {
+	t.turnStart = t.now()
+	t.mainUsage, t.mainTurns, t.mainTools, t.stopReason, t.webSearch = llm.Usage{}, 0, 0, "", 0
+}
+
+// runID is the id of a task's current run: its task id and how many times
+// it started, so the runs of one task sort in the order they opened; ""
+// for a task this stream never saw start.
+func (t *tally) runID(taskID string) string {
+	n := t.runs[taskID]
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s-run%03d", taskID, n)
 }
 
 // observe folds one event in.
 func (t *tally) observe(ev run.Event) {
 	switch ev.Type {
+	case run.EventInit:
+		t.beginTurn()
 	case run.EventAssistant:
 		t.assistant(ev)
 	case run.EventToolStart:
@@ -123,6 +202,7 @@ func (t *tally) assistant(ev run.Event) {
 	if ev.AgentID == "" {
 		t.mainUsage = t.mainUsage.Add(ev.Usage)
 		t.mainTurns++
+		t.allTurns++
 		t.stopReason = ev.StopReason
 	}
 	if task := t.tasks[ev.AgentID]; task != nil {
@@ -165,6 +245,7 @@ func (t *tally) taskStarted(info *run.TaskInfo) {
 	if info.Depth > 1 {
 		t.stats.SpawnedBySubagents++
 	}
+	t.runs[info.AgentID]++
 	t.tasks[info.AgentID] = &taskTally{info: *info, prompt: t.calls[info.ToolUseID].Prompt, started: t.now()}
 }
 
@@ -212,9 +293,11 @@ func (t *tally) cost() float64 {
 
 // failed builds the result object of a run that ended with an error.
 func (t *tally) failed(session string, f failure) resultJSON {
-	out := t.base(session)
+	var out resultJSON
 	if f.result != nil {
 		out = t.result(f.result)
+	} else {
+		out = t.base(session)
 	}
 	out.Subtype, out.IsError, out.Result, out.Errors = f.subtype, true, f.msg, []string{f.msg}
 	out.TerminalReason = terminalReason(f.subtype, f.msg)
@@ -231,15 +314,22 @@ func (t *tally) result(res *run.Result) resultJSON {
 	out := t.base(res.SessionID)
 	out.Subtype, out.IsError, out.Result = res.Subtype, res.IsError, res.Text
 	out.NumTurns, out.DurationMS = res.NumTurns, res.Duration.Milliseconds()
-	out.Cadre.ToolUses, out.Cadre.TotalUsage, out.Cadre.TranscriptPath = res.ToolUses, res.Usage, res.TranscriptPath
-	out.Cadre.Subagents = res.Subagents
+	out.Cadre.ToolUses, out.Cadre.TranscriptPath = res.ToolUses, res.TranscriptPath
+	// The runtime's result counts its own turn; the sub-agents it
+	// started, and what they spend after it, count in the run's figures
+	// (base), which the tally follows across turns.
+	t.runtime.Spawned += res.Subagents.Spawned
+	t.runtime.Queued += res.Subagents.Queued
+	for k, n := range res.Subagents.Refused {
+		t.runtime.Refused[k] += n
+	}
+	out.Cadre.Subagents = t.subagents()
 	out.Cadre.Todos = res.Todos
 	out.StructuredOutput = res.StructuredOutput
 	if res.PermissionDenials != nil {
 		out.PermissionDenials = res.PermissionDenials
 	}
-	r := res.Subagents.Refused
-	out.SubagentStats.Refused.DepthLimit = r[run.RefusedDepth]
+	out.SubagentStats.Refused.DepthLimit = t.runtime.Refused[run.RefusedDepth]
 	// Calls beyond the running cap wait in the gate's queue, so none is
 	// ever refused for concurrency; the key stays for Claude Code's shape.
 	out.TerminalReason = "completed"
@@ -256,11 +346,11 @@ func (t *tally) base(session string) resultJSON {
 	usage, cost, unpriced := t.modelUsage()
 	out := resultJSON{
 		Type: "result", Subtype: run.ErrorDuringExecution, IsError: true, SessionID: session,
-		DurationMS: t.now().Sub(t.start).Milliseconds(), DurationAPIMS: t.apiTime.Milliseconds(),
-		NumTurns: t.mainTurns, TotalCostUSD: cost, ModelUsage: usage, SubagentStats: t.stats,
-		PermissionDenials: []permission.Denial{},
-		UUID:              uuid.NewString(),
-		Cadre:             resultExtra{Version: Version, ToolUses: t.mainTools, UnpricedModels: unpriced, Tasks: t.tasksJSON()},
+		DurationMS: t.now().Sub(t.turnStart).Milliseconds(), DurationAPIMS: t.apiTime.Milliseconds(),
+		NumTurns: t.mainTurns, TotalCostUSD: cost, ModelUsage: usage, SubagentStats: *t.stats,
+		PermissionDenials: []permission.Denial{}, ResultIndex: t.seq.next(), Origin: t.origin,
+		UUID:  uuid.NewString(),
+		Cadre: resultExtra{Version: Version, ToolUses: t.mainTools, TotalTurns: t.allTurns, UnpricedModels: unpriced, Tasks: t.tasksJSON(), Subagents: t.subagents()},
 	}
 	out.Usage.InputTokens = t.mainUsage.InputTokens
 	out.Usage.OutputTokens = t.mainUsage.OutputTokens
@@ -276,6 +366,19 @@ func (t *tally) base(session string) resultJSON {
 	for _, m := range t.models {
 		out.Cadre.TotalUsage = out.Cadre.TotalUsage.Add(m.usage)
 	}
+	return out
+}
+
+// subagents is cadre.subagents: the run's sub-agents so far, from the
+// task events of every turn (a background child that ends after the turn
+// that started it counts), with the queued and refused calls of the
+// runtime's results. A call queued for a slot is spawned before it
+// starts (and may be stopped before it does): spawned is the larger of
+// the tasks seen starting and the runtime's count.
+func (t *tally) subagents() run.SubagentStats {
+	out := run.SubagentStats{Spawned: max(t.stats.Spawned, t.runtime.Spawned), Completed: t.stats.Completed, Failed: t.stats.Failed,
+		Killed: t.stats.Killed.User + t.stats.Killed.Parent + t.stats.Killed.System, Queued: t.runtime.Queued,
+		Refused: maps.Clone(t.runtime.Refused)}
 	return out
 }
 

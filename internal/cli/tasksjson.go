@@ -63,8 +63,12 @@ type taskLister func() []task.Info
 // shareTasks makes t follow sub-agents in session's maps: in an SDK
 // session each turn has its own tally (its result counts that turn), and
 // a background task outlives the turn that started it, so its later lines
-// (progress, notification) and the result's task list need what earlier
-// turns saw of it.
+// (progress, notification, their run_id) and the result's task list need
+// what earlier turns saw of it; the sub-agent counts, the results'
+// numbering and the usage by model (modelUsage, total_cost_usd,
+// cadre.total_usage: cumulative across the turns of a streaming-input
+// session, as the Agent SDK documents them) are the session's.
 func (t *tally) shareTasks(session *tally) {
-	t.calls, t.tasks, t.results = session.calls, session.tasks, session.results
+	t.calls, t.tasks, t.results, t.runs = session.calls, session.tasks, session.results, session.runs
+	t.stats, t.runtime, t.seq, t.models = session.stats, session.runtime, session.seq, session.models
 }
