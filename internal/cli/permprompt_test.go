@@ -85,6 +85,10 @@ func TestPermissionPromptToolMCP(t *testing.T) {
 		if res := reqs[1].LastToolResults(); len(res) != 1 || !res[0].IsError || !strings.Contains(res[0].ResultText(), "PERM-TOOL: not that one") {
 			t.Fatalf("the model got %+v", res)
 		}
+		// Issue 29: the prompt tool's message reaches the model as given.
+		if got := reqs[1].LastToolResults()[0].ResultText(); got != "PERM-TOOL: not that one" {
+			t.Errorf("the model got %q, not the prompt tool's message as given", got)
+		}
 		for name, want := range map[string]bool{"forbidden.txt": false, "original.txt": false, "rewritten.txt": true} {
 			if _, err := os.Stat(filepath.Join(cmd.Dir, name)); (err == nil) != want {
 				t.Errorf("%s exists: %v, want %v", name, err == nil, want)
