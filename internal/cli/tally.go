@@ -317,6 +317,11 @@ func (t *tally) result(res *run.Result) resultJSON {
 	out := t.base(res.SessionID)
 	out.Subtype, out.IsError, out.Result = res.Subtype, res.IsError, res.Text
 	out.NumTurns, out.DurationMS = res.NumTurns, res.Duration.Milliseconds()
+	if t.origin != nil {
+		// A turn run on notifications starts when they are there (its
+		// init), not when the wait for them began.
+		out.DurationMS = t.now().Sub(t.turnStart).Milliseconds()
+	}
 	out.Cadre.ToolUses, out.Cadre.TranscriptPath = res.ToolUses, res.TranscriptPath
 	// The runtime's result counts its own turn; the sub-agents it
 	// started, and what they spend after it, count in the run's figures

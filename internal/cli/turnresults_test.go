@@ -7,9 +7,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // notificationScenario scripts a main agent that starts one background
@@ -311,5 +313,27 @@ func TestSDKSessionResultsAreCumulative(t *testing.T) {
 			t.Fatalf("result %d: total_cost_usd %v after %v", i, c, cost)
 		}
 		cost = c
+	}
+}
+
+// TestNotificationTurnDuration: the result of a turn run on notifications
+// counts its time from its init, not from when the wait for the
+// notifications began (the runtime's duration of the stream); a turn run
+// on a prompt keeps the runtime's.
+func TestNotificationTurnDuration(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tl := newTally(func() time.Time { return now }, nil)
+	tl.observe(run.Event{Type: run.EventInit, Init: &run.Init{SessionID: "s"}})
+	now = now.Add(3 * time.Second)
+	if got := tl.result(&run.Result{SessionID: "s", Duration: 3 * time.Second}); got.DurationMS != 3000 || got.ResultIndex != 0 || got.Origin != nil {
+		t.Fatalf("prompt turn: %d ms, index %d, origin %v", got.DurationMS, got.ResultIndex, got.Origin)
+	}
+	now = now.Add(time.Minute) // waiting for the notification
+	tl.notificationTurn()
+	tl.observe(run.Event{Type: run.EventInit, Init: &run.Init{SessionID: "s"}})
+	now = now.Add(2 * time.Second)
+	got := tl.result(&run.Result{SessionID: "s", Duration: time.Minute + 2*time.Second})
+	if got.DurationMS != 2000 || got.ResultIndex != 1 || got.Origin == nil || got.Origin.Kind != "task-notification" {
+		t.Fatalf("notification turn: %d ms, index %d, origin %v", got.DurationMS, got.ResultIndex, got.Origin)
 	}
 }
