@@ -110,20 +110,24 @@ func TestSDKSessionRunsNotificationsWhileIdle(t *testing.T) {
 	if _, err := io.WriteString(stdin, sdkUser("SDKBG: start a job")); err != nil {
 		t.Fatal(err)
 	}
-	if r := untilResult(); r["result"] != "started it" {
+	if r := untilResult(); r["result"] != "started it" || r["result_index"] != 0.0 || r["origin"] != nil {
 		t.Fatalf("first result %v", r)
 	}
 	// The child still runs: the next message is answered now.
 	if _, err := io.WriteString(stdin, sdkUser("SECOND: are you there")); err != nil {
 		t.Fatal(err)
 	}
-	if r := untilResult(); r["result"] != "second answer" {
+	if r := untilResult(); r["result"] != "second answer" || r["result_index"] != 1.0 || r["origin"] != nil {
 		t.Fatalf("second result %v", r)
 	}
 	// The child ends; with no message from the program, the main agent
 	// answers its notification.
 	once.Do(func() { close(release) })
-	if r := untilResult(); r["result"] != "heard 1" || r["is_error"] != false {
+	// Its result is numbered after the session's others and says the turn
+	// ran on a task notification.
+	r := untilResult()
+	if origin, _ := r["origin"].(map[string]any); r["result"] != "heard 1" || r["is_error"] != false || r["result_index"] != 2.0 ||
+		origin["kind"] != "task-notification" {
 		t.Fatalf("third result %v", r)
 	}
 	for m := range lines {

@@ -198,6 +198,28 @@ type asyncLaunchResult struct {
 	OutputFile    string `json:"outputFile"`
 }
 
+// backgroundTasksJSON is system/background_tasks_changed: the whole set
+// of live background tasks, written when it changes (a level, which a
+// consumer replaces its set with).
+type backgroundTasksJSON struct {
+	Type      string               `json:"type"`
+	Subtype   string               `json:"subtype"`
+	Tasks     []backgroundTaskJSON `json:"tasks"`
+	UUID      string               `json:"uuid"`
+	SessionID string               `json:"session_id"`
+}
+
+// backgroundTaskJSON is one live background task. ParentTaskID is the
+// sub-agent that launched it, empty when the main agent did.
+type backgroundTaskJSON struct {
+	TaskID       string `json:"task_id"`
+	RunID        string `json:"run_id,omitempty"`
+	TaskType     string `json:"task_type"`
+	SubagentType string `json:"subagent_type,omitempty"`
+	Description  string `json:"description"`
+	ParentTaskID string `json:"parent_task_id,omitempty"`
+}
+
 // taskUsage is the usage of task events: the tokens of the agent's latest
 // request (its context), its tool calls and its age.
 type taskUsage struct {

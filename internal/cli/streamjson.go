@@ -94,9 +94,25 @@ func (p *streamPrinter) event(ev run.Event) error {
 	case run.EventTaskPending:
 		return p.taskPending(ev) // taskpending.go
 	case run.EventTaskStarted:
+		// A task that starts in the background joins the live set before
+		// its task_started, as in Claude Code.
+		if ev.Task.Background && !slices.Contains(*p.tally.live, ev.Task.AgentID) {
+			*p.tally.live = append(*p.tally.live, ev.Task.AgentID)
+			if err := p.backgroundTasksChanged(); err != nil {
+				return err
+			}
+		}
 		return p.taskStarted(ev)
 	case run.EventTaskCompleted:
-		return p.taskCompleted(ev.Subagent)
+		if err := p.taskCompleted(ev.Subagent); err != nil {
+			return err
+		}
+		// An ended task leaves the live set after its notification.
+		if i := slices.Index(*p.tally.live, ev.Subagent.AgentID); i >= 0 {
+			*p.tally.live = slices.Delete(*p.tally.live, i, i+1)
+			return p.backgroundTasksChanged()
+		}
+		return nil
 	case run.EventTaskProgress:
 		return p.taskProgress(ev)
 	case run.EventResult:
@@ -318,6 +334,26 @@ func (p *streamPrinter) taskStarted(ev run.Event) error {
 	return p.write(userJSON{Type: "user", Message: userMessage{Role: llm.RoleUser, Content: []any{llm.TextBlock(task.prompt)}},
 		ParentToolUseID: &parent, AgentID: in.AgentID, SessionID: p.session, UUID: uuid.NewString(), Timestamp: timestamp(p.tally.now()),
 		SubagentType: in.AgentType, TaskDescription: in.Description})
+}
+
+// backgroundTasksChanged writes system/background_tasks_changed: every
+// background task live after a change, in the Agent SDK's shape.
+func (p *streamPrinter) backgroundTasksChanged() error {
+	tasks := make([]backgroundTaskJSON, 0, len(*p.tally.live))
+	for _, id := range *p.tally.live {
+		tk := p.tally.tasks[id]
+		if tk == nil {
+			continue
+		}
+		e := backgroundTaskJSON{TaskID: id, RunID: p.tally.runID(id), TaskType: "local_agent", SubagentType: tk.info.AgentType,
+			Description: tk.info.Description}
+		if tk.info.Parent != "" && tk.info.Parent != "main" {
+			e.ParentTaskID = tk.info.Parent
+		}
+		tasks = append(tasks, e)
+	}
+	return p.write(backgroundTasksJSON{Type: "system", Subtype: "background_tasks_changed", Tasks: tasks,
+		UUID: uuid.NewString(), SessionID: p.session})
 }
 
 func (p *streamPrinter) taskCompleted(r *run.SubagentResult) error {

@@ -61,6 +61,9 @@ type tally struct {
 	runtime *run.SubagentStats
 	// runs numbers each task's runs, for run_id.
 	runs map[string]int
+	// live lists the background tasks running, in the order they joined
+	// (system/background_tasks_changed); shared like runs.
+	live *[]string
 
 	// calls holds the input of every Agent call, by tool-use id.
 	calls map[string]agentCall
@@ -108,7 +111,7 @@ func newTally(now func() time.Time, prices pricing.Table) *tally {
 	}
 	t := &tally{prices: prices, now: now, start: now(), models: map[string]*modelTally{},
 		calls: map[string]agentCall{}, tasks: map[string]*taskTally{}, results: map[string]*run.SubagentResult{},
-		todos: map[string]*run.TodoUpdate{}, seq: &resultSeq{}, runs: map[string]int{},
+		todos: map[string]*run.TodoUpdate{}, seq: &resultSeq{}, runs: map[string]int{}, live: &[]string{},
 		stats: &subagentStatsJSON{ByType: map[string]int{}}}
 	t.turnStart = t.start
 	t.runtime = &run.SubagentStats{Refused: map[run.RefusalReason]int{}}
@@ -314,6 +317,11 @@ func (t *tally) result(res *run.Result) resultJSON {
 	out := t.base(res.SessionID)
 	out.Subtype, out.IsError, out.Result = res.Subtype, res.IsError, res.Text
 	out.NumTurns, out.DurationMS = res.NumTurns, res.Duration.Milliseconds()
+	if t.origin != nil {
+		// A turn run on notifications starts when they are there (its
+		// init), not when the wait for them began.
+		out.DurationMS = t.now().Sub(t.turnStart).Milliseconds()
+	}
 	out.Cadre.ToolUses, out.Cadre.TranscriptPath = res.ToolUses, res.TranscriptPath
 	// The runtime's result counts its own turn; the sub-agents it
 	// started, and what they spend after it, count in the run's figures

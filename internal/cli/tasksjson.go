@@ -69,6 +69,6 @@ type taskLister func() []task.Info
 // cadre.total_usage: cumulative across the turns of a streaming-input
 // session, as the Agent SDK documents them) are the session's.
 func (t *tally) shareTasks(session *tally) {
-	t.calls, t.tasks, t.results, t.runs = session.calls, session.tasks, session.results, session.runs
+	t.calls, t.tasks, t.results, t.runs, t.live = session.calls, session.tasks, session.results, session.runs, session.live
 	t.stats, t.runtime, t.seq, t.models = session.stats, session.runtime, session.seq, session.models
 }

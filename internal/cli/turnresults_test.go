@@ -3,12 +3,15 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // notificationScenario scripts a main agent that starts one background
@@ -67,7 +70,8 @@ func mainTurns(s *llmtest.Server) (first, second []*llmtest.Request) {
 // (the server's requests of that turn), and its total_usage, modelUsage,
 // sub-agent counts are the run's so far; every tool_result block carries
 // is_error and every task event the run_id of the task's run; the Agent
-// call's tool_use_result is the async launch's object.
+// call's tool_use_result is the async launch's object, and
+// system/background_tasks_changed gives the live set as it changes.
 func TestStreamJSONResultPerTurn(t *testing.T) {
 	t.Parallel()
 	s, env := notificationScenario(t)
@@ -98,6 +102,7 @@ func TestStreamJSONResultPerTurn(t *testing.T) {
 	var seen llm.Usage
 	var results []map[string]any
 	inits, started, notified, launches := 0, 0, 0, 0
+	var levels []int
 	var runIDs []string
 	for _, ev := range evs {
 		switch ev["subtype"] {
@@ -107,9 +112,25 @@ func TestStreamJSONResultPerTurn(t *testing.T) {
 			}
 			inits++
 		case "task_started":
+			if len(levels) != 1 || levels[0] != 1 {
+				t.Fatalf("task_started after background_tasks_changed %v", levels)
+			}
 			started++
 		case "task_notification":
 			notified++
+		case "background_tasks_changed":
+			// The live set: the child joins before its task_started and
+			// leaves after its notification.
+			tasks := ev["tasks"].([]any)
+			if len(tasks) == 1 {
+				e := tasks[0].(map[string]any)
+				if e["task_type"] != "local_agent" || e["description"] != "job 1" || e["subagent_type"] != "general-purpose" || e["run_id"] == "" {
+					t.Fatalf("background task %v", e)
+				}
+			} else if notified != 1 {
+				t.Fatalf("the child left the live set before its notification: %v", ev)
+			}
+			levels = append(levels, len(tasks))
 		}
 		if st, _ := ev["subtype"].(string); strings.HasPrefix(st, "task_") {
 			id, _ := ev["run_id"].(string)
@@ -184,8 +205,8 @@ func TestStreamJSONResultPerTurn(t *testing.T) {
 			t.Fatalf("result %d: total_turns %v", i, cad["total_turns"])
 		}
 	}
-	if len(results) != 2 || inits != 2 || started != 1 || notified != 1 || launches != 1 {
-		t.Fatalf("%d results, %d inits, %d started, %d notified\n%s", len(results), inits, started, notified, p.stdout)
+	if len(results) != 2 || inits != 2 || started != 1 || notified != 1 || launches != 1 || !slices.Equal(levels, []int{1, 0}) {
+		t.Fatalf("%d results, %d inits, %d started, %d notified, live sets %v\n%s", len(results), inits, started, notified, levels, p.stdout)
 	}
 	if all := usageOf(append(append(first, second...), s.RequestsFor("BGCHILD-1")...)); seen != all {
 		t.Fatalf("the run's answers used %+v, the server answered %+v", seen, all)
@@ -292,5 +313,27 @@ func TestSDKSessionResultsAreCumulative(t *testing.T) {
 			t.Fatalf("result %d: total_cost_usd %v after %v", i, c, cost)
 		}
 		cost = c
+	}
+}
+
+// TestNotificationTurnDuration: the result of a turn run on notifications
+// counts its time from its init, not from when the wait for the
+// notifications began (the runtime's duration of the stream); a turn run
+// on a prompt keeps the runtime's.
+func TestNotificationTurnDuration(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tl := newTally(func() time.Time { return now }, nil)
+	tl.observe(run.Event{Type: run.EventInit, Init: &run.Init{SessionID: "s"}})
+	now = now.Add(3 * time.Second)
+	if got := tl.result(&run.Result{SessionID: "s", Duration: 3 * time.Second}); got.DurationMS != 3000 || got.ResultIndex != 0 || got.Origin != nil {
+		t.Fatalf("prompt turn: %d ms, index %d, origin %v", got.DurationMS, got.ResultIndex, got.Origin)
+	}
+	now = now.Add(time.Minute) // waiting for the notification
+	tl.notificationTurn()
+	tl.observe(run.Event{Type: run.EventInit, Init: &run.Init{SessionID: "s"}})
+	now = now.Add(2 * time.Second)
+	got := tl.result(&run.Result{SessionID: "s", Duration: time.Minute + 2*time.Second})
+	if got.DurationMS != 2000 || got.ResultIndex != 1 || got.Origin == nil || got.Origin.Kind != "task-notification" {
+		t.Fatalf("notification turn: %d ms, index %d, origin %v", got.DurationMS, got.ResultIndex, got.Origin)
 	}
 }
