@@ -94,18 +94,30 @@ func (m *Manager) Start() {
 
 // Wait blocks until no shared server is connecting (or ctx ends).
 func (m *Manager) Wait(ctx context.Context) error {
-	for {
+	return awaitConnected(ctx, func() []*conn {
 		m.mu.Lock()
-		var pending []chan struct{}
+		defer m.mu.Unlock()
+		conns := make([]*conn, 0, len(m.names))
 		for _, n := range m.names {
-			c := m.shared[n].c
+			conns = append(conns, m.shared[n].c)
+		}
+		return conns
+	})
+}
+
+// awaitConnected blocks until none of the connections list returns is
+// connecting (or ctx ends); list is asked again after each wait, since
+// servers may be added meanwhile.
+func awaitConnected(ctx context.Context, list func() []*conn) error {
+	for {
+		var pending []chan struct{}
+		for _, c := range list() {
 			c.mu.Lock()
 			if c.state == StatePending {
 				pending = append(pending, c.ready)
 			}
 			c.mu.Unlock()
 		}
-		m.mu.Unlock()
 		if len(pending) == 0 {
 			return nil
 		}
@@ -473,24 +485,5 @@ var claudeSource = map[Scope]string{
 // ends): for an agent whose only tools are MCP tools, which can start
 // only once its servers are connected.
 func (l *Lease) Wait(ctx context.Context) error {
-	for {
-		var pending []chan struct{}
-		for _, c := range l.conns() {
-			c.mu.Lock()
-			if c.state == StatePending {
-				pending = append(pending, c.ready)
-			}
-			c.mu.Unlock()
-		}
-		if len(pending) == 0 {
-			return nil
-		}
-		for _, ch := range pending {
-			select {
-			case <-ch:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-	}
+	return awaitConnected(ctx, l.conns)
 }
