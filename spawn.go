@@ -402,10 +402,11 @@ func writeMeta(j *transcript.Journal, path string, m *agentMeta) error {
 	if err != nil {
 		return fmt.Errorf("encode agent meta: %w", err)
 	}
+	// b is this call's own: the journal keeps it without a copy.
 	if !m.Finished {
-		return j.Create(path, append(b, '\n'))
+		return j.CreateOwned(path, append(b, '\n'))
 	}
-	return j.Replace(path, append(b, '\n'))
+	return j.ReplaceOwned(path, append(b, '\n'))
 }
 
 // execute runs the child to the end and turns its outcome into the Agent

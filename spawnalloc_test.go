@@ -13,8 +13,8 @@ import (
 // up to scheduling, so a rise past these bounds is new per-child work (or
 // per-run work at fan-out 16), not noise. Lower them when a cut lands.
 const (
-	maxAllocsPerChild16 = 595    // floor 539 (2026-12-06)
-	maxBytesPerChild16  = 90_000 // floor 81,388 (2026-12-06)
+	maxAllocsPerChild16 = 560    // floor 507 (2026-12-06)
+	maxBytesPerChild16  = 80_000 // floor 73,248 (2026-12-06)
 )
 
 // TestSpawnAllocsPerChildBounded runs the fan-out 16 spawn scenario of

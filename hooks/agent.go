@@ -41,6 +41,10 @@ func (a *Agent) Dispatcher() *Dispatcher { return a.d }
 // Scope returns the agent's scope.
 func (a *Agent) Scope() Scope { return a.scope }
 
+// Quiet reports whether no hook is registered now, so Fire would return
+// the zero Outcome whatever the input: a caller may skip building it.
+func (a *Agent) Quiet() bool { return a == nil || a.d == nil || a.d.count.Load() == 0 }
+
 // Fire fires in for this agent, filling in its common fields in place.
 // Fields of in that are already set are kept (SubagentStart names the
 // child, not the agent firing it). In a
@@ -49,7 +53,7 @@ func (a *Agent) Scope() Scope { return a.scope }
 // UserPromptSubmit fires nothing: a sub-agent's prompt comes from its
 // parent, not from a user.
 func (a *Agent) Fire(ctx context.Context, in *Input) Outcome {
-	if a == nil || a.d == nil || a.d.count.Load() == 0 {
+	if a.Quiet() {
 		return Outcome{}
 	}
 	s := &a.scope

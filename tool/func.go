@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -97,7 +98,7 @@ func (t *funcTool[In]) Run(ctx context.Context, env *Env, input json.RawMessage)
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
-	dec := json.NewDecoder(strings.NewReader(string(input)))
+	dec := json.NewDecoder(bytes.NewReader(input))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
 		return Errorf("invalid input for %s: %v", t.spec.Name, err), nil

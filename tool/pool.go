@@ -6,13 +6,19 @@ import "github.com/cadre-dev/cadre/llm"
 // shown to the model, so it must be deterministic.
 type Pool struct {
 	tools []Tool
+	// index maps names to positions once the pool is larger than
+	// smallPool; a smaller pool is searched in order, which costs no map
+	// per pool (a pool is made for every agent).
 	index map[string]int
 }
+
+// smallPool is the size up to which a pool has no index.
+const smallPool = 32
 
 // NewPool returns a pool of the tools in order; a later tool with a name
 // already present replaces the earlier one in place.
 func NewPool(tools ...Tool) *Pool {
-	p := &Pool{index: make(map[string]int, len(tools)), tools: make([]Tool, 0, len(tools))}
+	p := &Pool{tools: make([]Tool, 0, len(tools))}
 	for _, t := range tools {
 		p.Add(t)
 	}
@@ -22,12 +28,34 @@ func NewPool(tools ...Tool) *Pool {
 // Add appends t, or replaces the tool of the same name in place.
 func (p *Pool) Add(t Tool) {
 	name := t.Spec().Name
-	if i, ok := p.index[name]; ok {
+	if i, ok := p.find(name); ok {
 		p.tools[i] = t
 		return
 	}
-	p.index[name] = len(p.tools)
+	if p.index != nil {
+		p.index[name] = len(p.tools)
+	}
 	p.tools = append(p.tools, t)
+	if p.index == nil && len(p.tools) > smallPool {
+		p.index = make(map[string]int, 2*len(p.tools))
+		for i, t := range p.tools {
+			p.index[t.Spec().Name] = i
+		}
+	}
+}
+
+// find returns the position of the tool called name.
+func (p *Pool) find(name string) (int, bool) {
+	if p.index != nil {
+		i, ok := p.index[name]
+		return i, ok
+	}
+	for i, t := range p.tools {
+		if t.Spec().Name == name {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // Get returns the tool called name.
@@ -35,7 +63,7 @@ func (p *Pool) Get(name string) (Tool, bool) {
 	if p == nil {
 		return nil, false
 	}
-	i, ok := p.index[name]
+	i, ok := p.find(name)
 	if !ok {
 		return nil, false
 	}

@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -138,6 +139,41 @@ func TestFuncCheckInput(t *testing.T) {
 	for _, c := range cases {
 		if diff := cmp.Diff(c.want, CheckInput(e, json.RawMessage(c.in))); diff != "" {
 			t.Errorf("input %s (-want +got):\n%s", c.in, diff)
+		}
+	}
+}
+
+// TestPoolLargeAndSmallAlike: a pool past smallPool (indexed) and one
+// below it (searched in order) keep order, find every tool and replace a
+// same-named tool in place, before and after the index is built.
+func TestPoolLargeAndSmallAlike(t *testing.T) {
+	for _, n := range []int{3, smallPool, smallPool + 1, 3 * smallPool} {
+		var tools []Tool
+		for i := range n {
+			tools = append(tools, reader(fmt.Sprintf("T%d", i), false))
+		}
+		tools = append(tools, reader("T0", true)) // replaces T0 in place
+		p := NewPool(tools...)
+		if p.Len() != n {
+			t.Fatalf("n=%d: %d tools", n, p.Len())
+		}
+		for i, name := range p.Names() {
+			if want := fmt.Sprintf("T%d", i); name != want {
+				t.Fatalf("n=%d: tool %d is %s, want %s", n, i, name, want)
+			}
+			if got, ok := p.Get(name); !ok || got != p.Tools()[i] {
+				t.Fatalf("n=%d: Get(%s) = %v, %v", n, name, got, ok)
+			}
+		}
+		if got, _ := p.Get("T0"); !got.ReadOnly() {
+			t.Errorf("n=%d: T0 was not replaced in place", n)
+		}
+		if _, ok := p.Get("missing"); ok {
+			t.Errorf("n=%d: Get(missing) found a tool", n)
+		}
+		p.Add(reader("extra", false))
+		if got, ok := p.Get("extra"); !ok || p.Tools()[n] != got {
+			t.Errorf("n=%d: an added tool is not found at the end", n)
 		}
 	}
 }

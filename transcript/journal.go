@@ -426,6 +426,17 @@ func (j *Journal) Replace(path string, data []byte) error {
 	return j.send(journalOp{path: path, data: append([]byte(nil), data...), replace: true})
 }
 
+// CreateOwned is Create for data the caller hands over: it must not
+// change data afterwards, and the journal keeps it without a copy.
+func (j *Journal) CreateOwned(path string, data []byte) error {
+	return j.send(journalOp{path: path, data: data, create: true})
+}
+
+// ReplaceOwned is Replace for data the caller hands over (see CreateOwned).
+func (j *Journal) ReplaceOwned(path string, data []byte) error {
+	return j.send(journalOp{path: path, data: data, replace: true})
+}
+
 // Sync waits until everything queued before it was written and synced
 // to disk (the files stay open) and returns the first error any write met. A run syncs its
 // transcripts before its result while background agents keep writing.

@@ -83,11 +83,29 @@ func messageText(m llm.Message) string {
 	return strings.Join(parts, "\n")
 }
 
+// hooksQuiet reports whether no hook can fire now: no Firer, or one that
+// says it has no hook (hooks.Agent.Quiet), so the events around every tool
+// call need not build their inputs.
+func (r *runner) hooksQuiet() bool {
+	if r.cfg.Hooks == nil {
+		return true
+	}
+	q, ok := r.cfg.Hooks.(interface{ Quiet() bool })
+	return ok && q.Quiet()
+}
+
 // preToolHooks fires PreToolUse for a call. It returns the input to run
 // (a hook may rewrite it), the hooks' permission verdict (nil when none
 // gave one), context to add to the result, and a result when a hook ended
 // the turn before the call.
 func (r *runner) preToolHooks(ctx context.Context, call llm.Block, input json.RawMessage) (json.RawMessage, *permission.HookVerdict, []string, *ToolResult, error) {
+	if r.hooksQuiet() {
+		// What Fire's zero Outcome leads to, without building the input.
+		if err := ctx.Err(); err != nil {
+			return nil, nil, nil, nil, err
+		}
+		return input, nil, nil, nil, nil
+	}
 	in := &hooks.Input{HookEventName: hooks.PreToolUse, ToolName: call.Name, ToolInput: input, ToolUseID: call.ID, Cwd: r.cfg.Env.Cwd}
 	o := r.cfg.Hooks.Fire(ctx, in)
 	if err := ctx.Err(); err != nil {
@@ -138,6 +156,9 @@ func (r *runner) authorizeHooked(ctx context.Context, req permission.Request, v 
 // postToolHooks fires PostToolUse, or PostToolUseFailure for an error
 // result, and adds what the hooks said for the model to the result.
 func (r *runner) postToolHooks(ctx context.Context, call llm.Block, input json.RawMessage, res *ToolResult) {
+	if r.hooksQuiet() {
+		return // no hook: nothing to tell, no input (and result copy) to build
+	}
 	in := &hooks.Input{ToolName: call.Name, ToolInput: input, ToolUseID: call.ID, Cwd: r.cfg.Env.Cwd, DurationMS: res.Duration.Milliseconds()}
 	if res.Output.IsError {
 		in.HookEventName, in.Error = hooks.PostToolUseFailure, res.Output.Text

@@ -147,6 +147,14 @@ func modeNotApplied(declared, parent permission.Mode, limits permission.SessionL
 func (c *Ceiling) grant(in CeilingInput, allowList []agentdef.ToolEntry) {
 	def := in.Def
 	used := make([]bool, len(allowList))
+	// Room for every parent tool at once (an allocation per child, not
+	// one per doubling); nil again below when none was granted.
+	c.Tools = make([]string, 0, len(in.ParentTools))
+	defer func() {
+		if len(c.Tools) == 0 {
+			c.Tools = nil
+		}
+	}()
 	drop := func(name, why string) { c.Dropped = append(c.Dropped, Dropped{Name: name, Reason: why}) }
 	for _, name := range in.ParentTools {
 		info, _ := tool.Lookup(name)
