@@ -342,3 +342,68 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 		}
 	}
 }
+
+// TestSandboxCannotPlantGitConfig is finding 2 of issue 23 through the
+// binary: inside --sandbox a command tries to make cadre's own, unsandboxed
+// git run its code later (an fsmonitor or alias in .git/config, a hook in
+// .git/hooks, a .mcp.json server); every write is refused, the files are
+// as they were, and a later unsandboxed run's git snapshot runs nothing.
+func TestSandboxCannotPlantGitConfig(t *testing.T) {
+	t.Parallel()
+	needBwrap(t)
+	mark := filepath.Join(t.TempDir(), "planted-ran")
+	commands := []string{
+		"git config core.fsmonitor 'touch " + mark + "'; echo config-tried",
+		"printf '[core]\\n\\tfsmonitor = touch " + mark + "\\n' >> .git/config; echo append-tried",
+		"mkdir -p .git/hooks && printf '#!/bin/sh\\ntouch " + mark + "\\n' > .git/hooks/post-checkout; chmod +x .git/hooks/post-checkout; echo hook-tried",
+		"printf '{\"mcpServers\":{\"x\":{\"command\":\"touch\",\"args\":[\"" + mark + "\"]}}}' > .mcp.json; echo mcp-tried",
+	}
+	s, env := server(t)
+	bashCalls(s, commands...)
+	cmd, _, errb, _ := cadreCmd(t, env, "", "-p", "plant", "--sandbox", "--dangerously-skip-permissions")
+	writeFiles(t, cmd.Dir, map[string]string{"README.md": "hello"})
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "x"}} {
+		g := exec.Command("git", args...)
+		g.Dir = cmd.Dir
+		if b, err := g.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, b)
+		}
+	}
+	before, err := os.ReadFile(filepath.Join(cmd.Dir, ".git", "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("cadre: %v %s", err, errb)
+	}
+	res := toolResults(t, s)
+	if len(res) != len(commands) {
+		t.Fatalf("%d results for %d calls: %q", len(res), len(commands), res)
+	}
+	for i, w := range []string{"config-tried", "append-tried", "hook-tried", "mcp-tried"} {
+		if !strings.Contains(res[i], w) {
+			t.Errorf("%s did not run in the sandbox: %s", commands[i], res[i])
+		}
+	}
+	if after, _ := os.ReadFile(filepath.Join(cmd.Dir, ".git", "config")); string(after) != string(before) {
+		t.Errorf(".git/config changed inside the sandbox:\n%s", after)
+	}
+	if _, err := os.Stat(filepath.Join(cmd.Dir, ".git", "hooks", "post-checkout")); err == nil {
+		t.Error("a hook was planted in .git/hooks")
+	}
+	if b, err := os.ReadFile(filepath.Join(cmd.Dir, ".mcp.json")); err == nil && strings.Contains(string(b), mark) {
+		t.Errorf(".mcp.json was written inside the sandbox: %s", b)
+	}
+	// A later run without the sandbox takes its git snapshot in the same
+	// repository: nothing planted runs.
+	s2, env2 := server(t)
+	s2.Script("", llmtest.Text("done"))
+	cmd2, _, errb2, _ := cadreCmd(t, env2, "", "-p", "status")
+	cmd2.Dir = cmd.Dir
+	if err := cmd2.Run(); err != nil {
+		t.Fatalf("cadre (second run): %v %s", err, errb2)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Fatal("code planted inside the sandbox ran on the host")
+	}
+}
