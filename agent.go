@@ -35,12 +35,15 @@ type agent struct {
 	// agent): it holds a running slot, and gives it back while the agent
 	// waits for its own children.
 	ticket *spawn.Ticket
-	pool   *tool.Pool
-	spec   *agentToolSpec // nil when the agent cannot spawn
-	types  []string       // spawnable types; nil means any
-	perms  permission.Effective
-	env    *tool.Env
-	system string
+	// pendingErr is what sending its EventTaskPending returned, when the
+	// gate queued it (spawn.go admit; lifecycle.go live).
+	pendingErr error
+	pool       *tool.Pool
+	spec       *agentToolSpec // nil when the agent cannot spawn
+	types      []string       // spawnable types; nil means any
+	perms      permission.Effective
+	env        *tool.Env
+	system     string
 	// systemPrefix is the part of a sub-agent's system prompt siblings of
 	// any type share, sent ahead of system (renderSystem); "" for the main
 	// agent.

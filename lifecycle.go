@@ -134,8 +134,7 @@ func (c *agent) live(ctx context.Context, parent *agent, in agentInput) (tool.Ou
 	rs, rt := c.run, c.run.rt
 	if c.ticket.Queued() {
 		queuedAt := rt.cfg.Now()
-		err := rs.send(ctx, run.Event{Type: run.EventTaskPending, AgentID: c.id, ParentToolUseID: c.toolUseID,
-			Task: c.taskInfo(parent, in, task.Pending)})
+		err := c.pendingErr // its EventTaskPending went out in admit (spawn.go)
 		if err == nil {
 			if err = c.ticket.Wait(ctx); err != nil {
 				// Killed while it waited: it never ran, and says so even

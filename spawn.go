@@ -157,8 +157,8 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool)
 		return tool.Output{}, err
 	}
 	ticket, ref := rt.gate.Admit(a.depth)
-	tool.TurnDone(ctx)
 	if ref != nil {
+		tool.TurnDone(ctx)
 		child.releaseMCP() // mcp.go: it never ran
 		reason := refusalReason(ref.Limit)
 		rs.count(func(s *run.SubagentStats) { s.Refused[reason]++ })
@@ -173,7 +173,12 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool)
 	})
 	if ticket.Queued() {
 		child.spawnReceipt.Queued, child.spawnReceipt.QueuePosition = true, ticket.Position()
+		// Announced before the turn passes, so the pending events of one
+		// batch come out in call order too (lifecycle.go's live waits).
+		child.pendingErr = rs.send(ctx, run.Event{Type: run.EventTaskPending, AgentID: child.id, ParentToolUseID: child.toolUseID,
+			Task: child.taskInfo(a, in, task.Pending)})
 	}
+	tool.TurnDone(ctx)
 	h := rt.bg.start(ctx, a, child, in, bg)
 	if bg {
 		return tool.Output{Text: prompts.AsyncLaunched{AgentID: child.id, AgentType: child.typ, Description: in.Description,
