@@ -3,7 +3,6 @@ package permission
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -210,7 +209,12 @@ func (s *Script) uncertain(reason string) {
 	s.Uncertain = append(s.Uncertain, reason)
 }
 
-var numberRE = regexp.MustCompile(`^-?[0-9]+$`)
+// isNumber reports whether s is an optionally negative decimal integer
+// (plain code: package-level regexps cost every start of cadre).
+func isNumber(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
 
 func numericTest(e syntax.TestExpr) bool {
 	w, ok := e.(*syntax.Word)
@@ -218,7 +222,7 @@ func numericTest(e syntax.TestExpr) bool {
 		return false
 	}
 	a := wordArg(w)
-	return a.Static && numberRE.MatchString(a.Value)
+	return a.Static && isNumber(a.Value)
 }
 
 // checkArithm marks arithmetic on anything but number literals as
@@ -233,7 +237,7 @@ func (s *Script) checkArithm(e syntax.ArithmExpr, what string) {
 		switch n := n.(type) {
 		case *syntax.Word:
 			a := wordArg(n)
-			if !a.Static || !numberRE.MatchString(strings.TrimPrefix(a.Value, "+")) {
+			if !a.Static || !isNumber(strings.TrimPrefix(a.Value, "+")) {
 				bad = true
 			}
 			return false
@@ -263,7 +267,7 @@ func (s *Script) addRedirects(rs []*syntax.Redirect) {
 		case syntax.RdrInOut:
 			s.Writes = append(s.Writes, a)
 		case syntax.DplOut, syntax.DplIn:
-			if a.Static && fdRE.MatchString(a.Value) {
+			if a.Static && isFD(a.Value) {
 				continue
 			}
 			if r.Op == syntax.DplOut {
@@ -277,7 +281,15 @@ func (s *Script) addRedirects(rs []*syntax.Redirect) {
 	}
 }
 
-var fdRE = regexp.MustCompile(`^([0-9]+-?|-)$`)
+// isFD reports whether s is a redirection's descriptor word: digits,
+// optionally followed by "-" (move), or "-" alone (close).
+func isFD(s string) bool {
+	if s == "-" {
+		return true
+	}
+	s = strings.TrimSuffix(s, "-")
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
 
 func harmlessSink(p string) bool {
 	switch p {
@@ -389,7 +401,7 @@ func (s *Script) addArgs(args []Arg, depth int, via string) error {
 // skipAssignments drops leading NAME=value words (after env they are
 // assignments too), noting dangerous ones.
 func (s *Script) skipAssignments(args []Arg) []Arg {
-	for len(args) > 0 && args[0].Static && assignRE.MatchString(args[0].Value) {
+	for len(args) > 0 && args[0].Static && isAssign(args[0].Value) {
 		name := args[0].Value[:strings.IndexByte(args[0].Value, '=')]
 		if dangerousVar(name) {
 			s.uncertain("assignment to " + name)
@@ -658,7 +670,21 @@ func followWatch(s *Script, cmd Command, _ string, depth int) error {
 	return s.addScript(strings.Join(parts, " "), depth+1, "watch")
 }
 
-var assignRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+// isAssign reports whether s starts with a shell variable assignment
+// (NAME=).
+func isAssign(s string) bool {
+	name, _, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
 
 // unwrap removes a harmless wrapper's own options and returns the command
 // it runs. ok is false when that cannot be told.

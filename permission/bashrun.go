@@ -47,7 +47,7 @@ func inputOf(rs []*syntax.Redirect) input {
 			in = input{set: true, text: a.Value + "\n", static: a.Static}
 		case syntax.RdrIn, syntax.RdrInOut, syntax.DplIn:
 			a := wordArg(r.Word)
-			if r.Op == syntax.DplIn && a.Static && fdRE.MatchString(a.Value) {
+			if r.Op == syntax.DplIn && a.Static && isFD(a.Value) {
 				// <&3: some other descriptor, not known here.
 				in = input{set: true}
 				continue
