@@ -119,15 +119,29 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	_ = proclife.Adopt() // best effort: without it orphans go to init
 	// The reaper ends what cadre started even after kill -9 (issue 23);
 	// best effort like Adopt: without it, only an orderly exit ends them.
-	reaper, _ := proclife.StartReaper()
+	// It starts once a command is about to run, before that command can
+	// start anything: --version and --help start no process and pay for
+	// no reaper.
+	var reaper *proclife.Reaper
+	ran := false
 	defer func() {
-		proclife.EndDescendants(endGrace, reaper.Pid())
-		_ = reaper.Close()
+		if ran {
+			proclife.EndDescendants(endGrace, reaper.Pid())
+			_ = reaper.Close()
+		}
 	}()
 	ctx, sigs := withSignals(context.Background())
 	defer sigs.stop()
 	p := procIO{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
 	cmd := newRootCmd(ctx, p, sigs)
+	// No subcommand sets its own persistent pre-run, so this one runs
+	// before every command's RunE (TestReaperStartsBeforeEveryCommand).
+	cmd.PersistentPreRun = func(*cobra.Command, []string) {
+		if !ran {
+			ran = true
+			reaper, _ = proclife.StartReaper()
+		}
+	}
 	cmd.SetArgs(joinDebugFilter(args)) // --debug's optional value (debug.go)
 	cmd.SetIn(stdin)
 	cmd.SetOut(stdout)
