@@ -4,6 +4,7 @@ import (
 	"context"
 	"iter"
 
+	"github.com/cadre-dev/cadre/internal/engine/hub"
 	"github.com/cadre-dev/cadre/run"
 )
 
@@ -23,21 +24,21 @@ func (r *Runtime) Idle(ctx context.Context) iter.Seq[run.Event] {
 	return func(yield func(run.Event) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		events := make(chan item, 64)
+		events := make(chan hub.Item, 64)
 		go func() {
 			defer close(events)
 			// Events of background agents reach this stream while it
 			// waits; it is detached (sends under way finish) before the
 			// channel closes, as a run's is.
-			r.bg.hub.attach(ctx, events)
-			defer r.bg.hub.detach()
+			r.bg.hub.Attach(ctx, events)
+			defer r.bg.hub.Detach()
 			r.bg.waitForNotes(ctx)
 		}()
 		for it := range events {
-			if it.err != nil {
+			if it.Err != nil {
 				continue
 			}
-			if !yield(it.ev) {
+			if !yield(it.Ev) {
 				cancel()
 				for range events {
 					// Drain until the waiter has detached.

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/cadre-dev/cadre/internal/engine/hub"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/pricing"
@@ -31,7 +32,7 @@ import (
 // agent that outlived its run reports to the stream open now, or to none.
 func (s *runState) sendFinal(ev run.Event) {
 	s.note(ev)
-	_ = s.rt.bg.hub.send(context.Background(), ev)
+	_ = s.rt.bg.hub.Send(context.Background(), ev)
 }
 
 // note counts the main agent's turns and tool calls from its events, so a
@@ -104,7 +105,7 @@ func (s *runState) finish(ctx context.Context, rec *transcript.JournalWriter, re
 	}
 	s.sendFinal(run.Event{Type: run.EventResult, Result: out})
 	if runErr != nil {
-		s.events <- item{err: runErr}
+		s.events <- hub.Item{Err: runErr}
 	}
 }
 

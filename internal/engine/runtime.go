@@ -24,6 +24,7 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/hooks"
+	"github.com/cadre-dev/cadre/internal/engine/hub"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/sandbox"
 	"github.com/cadre-dev/cadre/internal/spawn"
@@ -566,11 +567,11 @@ func (r *Runtime) stream(ctx context.Context, prompt string, wait bool) iter.Seq
 	return func(yield func(run.Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		rs := &runState{rt: r, events: make(chan item, 64), start: r.cfg.Now(),
+		rs := &runState{rt: r, events: make(chan hub.Item, 64), start: r.cfg.Now(),
 			stats: run.SubagentStats{Refused: map[run.RefusalReason]int{}}}
 		go rs.produce(ctx, prompt, wait)
 		for it := range rs.events {
-			if !yield(it.ev, it.err) {
+			if !yield(it.Ev, it.Err) {
 				cancel()
 				for range rs.events {
 					// Drain until the producer has wound down.
@@ -581,17 +582,11 @@ func (r *Runtime) stream(ctx context.Context, prompt string, wait bool) iter.Seq
 	}
 }
 
-// item is one element of a run's merged event stream.
-type item struct {
-	ev  run.Event
-	err error
-}
-
 // runState is one Run: the merged event stream of every agent, the run's
 // counters and the denial log.
 type runState struct {
 	rt     *Runtime
-	events chan item
+	events chan hub.Item
 	start  time.Time
 	// denied is what the run's Result reports of the session's denials
 	// (takeDenials).
@@ -622,7 +617,7 @@ type runState struct {
 // run's stream, see hub); it fails once ctx is cancelled.
 func (s *runState) send(ctx context.Context, ev run.Event) error {
 	s.note(ev)
-	return s.rt.bg.hub.send(ctx, ev)
+	return s.rt.bg.hub.Send(ctx, ev)
 }
 
 // holdJournal takes a reference on the run's transcript journal.
@@ -668,8 +663,8 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	// Every agent's events reach this stream while it is open, background
 	// agents' included; it is detached (waiting for sends under way)
 	// before the channel closes.
-	r.bg.hub.attach(ctx, s.events) // with the task events held since the last stream (background.go)
-	defer r.bg.hub.detach()
+	r.bg.hub.Attach(ctx, s.events) // with the task events held since the last stream (background.go)
+	defer r.bg.hub.Detach()
 	var recorder loop.Recorder
 	var mainRec *transcript.JournalWriter
 	if r.tpath != "" {
@@ -693,12 +688,12 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	// Background tasks (background.go): the task journal is replayed on
 	// the first run; RunNotifications waits for a notification first.
 	if err := r.bg.open(); err != nil {
-		s.events <- item{err: fmt.Errorf("cadre: %w", err)}
+		s.events <- hub.Item{Err: fmt.Errorf("cadre: %w", err)}
 		return
 	}
 	if wait && !r.bg.waitForNotes(ctx) {
 		if err := ctx.Err(); err != nil {
-			s.events <- item{err: err}
+			s.events <- hub.Item{Err: err}
 		}
 		return
 	}
