@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/cadre-dev/cadre/agentdef"
@@ -84,7 +83,7 @@ type agent struct {
 
 	// Worktree isolation (worktree.go): isolation is the kind asked for;
 	// tree the lease the agent holds on a worktree (its own when ownsTree,
-	// else its parent's), released once by leaveTree.
+	// else its parent's), released once by treeGlue.leave.
 	isolation   agentdef.Isolation
 	treeMu      sync.Mutex
 	tree        *worktree.Lease
@@ -98,10 +97,7 @@ type agent struct {
 	background bool
 	final      *run.SubagentResult
 
-	mu        sync.Mutex
-	usage     llm.Usage // own requests plus finished children's subtrees
-	models    []string  // models used in the subtree
-	toolStats map[string]int
+	tally // what its subtree used (tally.go)
 }
 
 type agentKey struct{}
@@ -119,12 +115,13 @@ func agentFrom(ctx context.Context) *agent {
 
 // authorizer builds the agent's permission session (New made
 // Config.Permissions non-nil).
-func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
+func (su toolSetup) authorizer(background bool) (permission.Authorizer, error) {
+	a := su.a
 	p := a.run.rt.cfg.Permissions
 	cc := a.perms.CheckerConfig(a.env.Cwd, a.env.Dirs, a.run.rt.cfg.Home)
 	cc.DisableBypass = p.Limits.DisableBypass
-	cc.Tools = a.run.rt.extraToolNames()                        // rules may name the embedder's tools
-	confined := a.confine(a.run.rt.sandboxFor(background), &cc) // sandbox.go (issue 9)
+	cc.Tools = toolboxOf(a.run.rt).extraToolNames()                              // rules may name the embedder's tools
+	confined := setupOf(a).confine(glueOf(a.run.rt).sandboxFor(background), &cc) // sandbox.go (issue 9)
 	checker, err := permission.NewChecker(cc)
 	if err != nil {
 		return nil, fmt.Errorf("permissions of agent %s: %w", a.label(), err)
@@ -142,9 +139,9 @@ func (a *agent) authorizer(background bool) (permission.Authorizer, error) {
 	}
 	a.denialsFrom = a.run.rt.denials.Len()
 	return permission.NewSession(permission.SessionConfig{
-		Checker: checker, Prompter: forkPrompter(a.perms.Mode, a.hookPrompter(p.Prompter)), AgentID: a.id, AgentType: a.typ, Background: background, Log: &a.run.rt.denials,
-		Answerer: a.hookAnswerer(), // PermissionRequest hooks of an agent that cannot prompt
-		Grants:   &a.run.rt.grants, // shared by the session's agents (issue 9)
+		Checker: checker, Prompter: forkPrompter(a.perms.Mode, hooksOf(a).prompter(p.Prompter)), AgentID: a.id, AgentType: a.typ, Background: background, Log: &a.run.rt.denials,
+		Answerer: hooksOf(a).answerer(), // PermissionRequest hooks of an agent that cannot prompt
+		Grants:   &a.run.rt.grants,      // shared by the session's agents (issue 9)
 		// issue 29: no hint names a settings file the workspace ignores
 		UntrustedWorkspace: a.run.rt.cfg.Provenance != nil && !a.run.rt.cfg.Provenance.Trusted,
 	})
@@ -160,18 +157,18 @@ func (a *agent) label() string {
 // runLoop runs the agent's loop over msgs, forwarding its events to the
 // run's stream, and returns the loop's result.
 func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Recorder) (*loop.Result, error) {
-	auth, err := a.authorizer(a.background)
+	auth, err := setupOf(a).authorizer(a.background)
 	if err != nil {
 		return nil, err
 	}
 	cfg := loop.Config{
 		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, SystemPrefix: a.systemPrefix, Tools: a.pool, Env: a.env,
-		SharedTools: a.sharedTools(), // toolorder.go
+		SharedTools: setupOf(a).sharedTools(), // toolorder.go
 		MaxTurns:    a.maxTurns, MaxTokens: a.run.rt.cfg.MaxTokens, Thinking: a.run.rt.cfg.Thinking, Effort: a.effort, Recorder: rec,
 		AgentID: a.id, AgentType: a.typ, Unavailable: a.unavailable, Now: a.run.rt.cfg.Now,
-		Hooks:      a.hookFirer(),
-		Dynamic:    a.dynamicTools(), // none for the coordinator (coordinator.go)
-		CacheHints: a.cacheHints,     // a fork's shared prefix (fork.go)
+		Hooks:      hooksOf(a).firer(),
+		Dynamic:    setupOf(a).dynamicTools(), // none for the coordinator (coordinator.go)
+		CacheHints: a.cacheHints,              // a fork's shared prefix (fork.go)
 		Background: a.background,
 		Prompt:     a.prompt, // issue 15: UserPromptSubmit's text
 	}
@@ -239,44 +236,6 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		return nil, err
 	}
 	return nil, errors.New("agent loop ended without a result")
-}
-
-func (a *agent) addUsage(u llm.Usage) {
-	a.mu.Lock()
-	a.usage = a.usage.Add(u)
-	a.mu.Unlock()
-}
-
-func (a *agent) noteModel(id string) {
-	a.mu.Lock()
-	if !slices.Contains(a.models, id) {
-		a.models = append(a.models, id)
-	}
-	a.mu.Unlock()
-}
-
-func (a *agent) noteTool(name string) {
-	a.mu.Lock()
-	if a.toolStats == nil {
-		a.toolStats = map[string]int{}
-	}
-	a.toolStats[name]++
-	a.mu.Unlock()
-}
-
-// absorb rolls a finished child's usage and models into a (S-1.4).
-func (a *agent) absorb(child *agent) {
-	child.mu.Lock()
-	u, models := child.usage, append([]string(nil), child.models...)
-	child.mu.Unlock()
-	a.mu.Lock()
-	a.usage = a.usage.Add(u)
-	for _, m := range models {
-		if !slices.Contains(a.models, m) {
-			a.models = append(a.models, m)
-		}
-	}
-	a.mu.Unlock()
 }
 
 // hasReadDeny reports whether any deny rule can hide files from reading, so

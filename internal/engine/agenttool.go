@@ -33,7 +33,8 @@ type agentToolSpec struct {
 
 // visibleDefs are the definitions an agent with these rules and allowed
 // types may start, in listing order (S-3.4: denied types are never listed).
-func (r *Runtime) visibleDefs(rules []permission.Rule, allowed []string) []*agentdef.Definition {
+func (tb toolbox) visibleDefs(rules []permission.Rule, allowed []string) []*agentdef.Definition {
+	r := tb.r
 	var out []*agentdef.Definition
 	for _, d := range r.defList {
 		if _, denied := permission.AgentTypeDenied(rules, d.Name); denied {
@@ -50,13 +51,14 @@ func (r *Runtime) visibleDefs(rules []permission.Rule, allowed []string) []*agen
 // agentSpec returns the Agent tool spec for an agent with these rules and
 // allowed types. Agents that see the same listing share one spec value, so
 // their tool bytes are identical and it is rendered once.
-func (r *Runtime) agentSpec(rules []permission.Rule, allowed []string) *agentToolSpec {
-	defs := r.visibleDefs(rules, allowed)
+func (tb toolbox) agentSpec(rules []permission.Rule, allowed []string) *agentToolSpec {
+	r := tb.r
+	defs := toolboxOf(r).visibleDefs(rules, allowed)
 	types := make([]string, len(defs))
 	for i, d := range defs {
 		types[i] = d.Name
 	}
-	fork := r.forkState(rules, allowed)
+	fork := toolboxOf(r).forkState(rules, allowed)
 	key := fork.key() + "\x01" + strings.Join(types, "\x00")
 	r.specMu.Lock()
 	defer r.specMu.Unlock()
@@ -80,7 +82,7 @@ func (r *Runtime) agentSpec(rules []permission.Rule, allowed []string) *agentToo
 	}
 	s := &agentToolSpec{
 		spec: llm.ToolSpec{Name: AgentToolName, Description: desc,
-			InputSchema: tasktools.AgentSchema(r.cfg.ForceSubagentModel != "", r.isolationOffered(), !r.cfg.Background.offersRunInBackground())},
+			InputSchema: tasktools.AgentSchema(r.cfg.ForceSubagentModel != "", glueOf(r).isolationOffered(), !r.cfg.Background.offersRunInBackground())},
 		types: types, fork: fork,
 	}
 	r.specs[key] = s

@@ -67,7 +67,8 @@ type bgAsk struct {
 // coordinator mode (BackgroundForced) and on the fork path; otherwise as
 // the call says, else as the definition says, else as the session's
 // default. Every spawn path (Agent, fork, teams, coordinator) asks here.
-func (r *Runtime) wantsBackground(q bgAsk) bool {
+func (tb toolbox) wantsBackground(q bgAsk) bool {
+	r := tb.r
 	switch mode := r.cfg.Background; {
 	case mode == BackgroundOff:
 		return false
@@ -112,7 +113,7 @@ func newBackground(r *Runtime) *background {
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &background{rt: r, reg: task.NewRegistry(r.cfg.Now), ctx: ctx, cancel: cancel, agents: map[string]*childRun{}}
 	b.main = newInbox("main", nil, b)
-	r.onClose(b.close)
+	glueOf(r).onClose(b.close)
 	return b
 }
 

@@ -213,11 +213,11 @@ func TestBackgroundModes(t *testing.T) {
 		{BackgroundOff, new(true), true, false},
 	} {
 		rt := &Runtime{cfg: Config{Background: c.mode}}
-		if got := rt.wantsBackground(bgAsk{Call: c.call, Definition: c.def}); got != c.want {
+		if got := toolboxOf(rt).wantsBackground(bgAsk{Call: c.call, Definition: c.def}); got != c.want {
 			t.Errorf("mode %q call %v def %v: %v, want %v", c.mode, c.call, c.def, got, c.want)
 		}
 	}
-	if !(&Runtime{}).wantsBackground(bgAsk{Fork: true}) || (&Runtime{cfg: Config{Background: BackgroundOff}}).wantsBackground(bgAsk{Fork: true}) {
+	if !toolboxOf(&Runtime{}).wantsBackground(bgAsk{Fork: true}) || toolboxOf(&Runtime{cfg: Config{Background: BackgroundOff}}).wantsBackground(bgAsk{Fork: true}) {
 		t.Error("fork")
 	}
 }

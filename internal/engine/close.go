@@ -24,7 +24,8 @@ func (r *Runtime) Close() error {
 // onClose registers f to run when the session closes. Each part of the
 // runtime that starts something long-lived registers its own stop here,
 // so Close needs to know none of them.
-func (r *Runtime) onClose(f func() error) {
+func (sg sessionGlue) onClose(f func() error) {
+	r := sg.r
 	r.closeMu.Lock()
 	defer r.closeMu.Unlock()
 	if r.closed {

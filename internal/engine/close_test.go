@@ -10,8 +10,8 @@ func TestCloseRunsClosersLastFirstOnce(t *testing.T) {
 	r := &Runtime{}
 	var order []int
 	e1, e2 := errors.New("one"), errors.New("two")
-	r.onClose(func() error { order = append(order, 1); return e1 })
-	r.onClose(func() error { order = append(order, 2); return e2 })
+	glueOf(r).onClose(func() error { order = append(order, 1); return e1 })
+	glueOf(r).onClose(func() error { order = append(order, 2); return e2 })
 	err := r.Close()
 	if !errors.Is(err, e1) || !errors.Is(err, e2) {
 		t.Fatalf("Close() = %v, want both failures", err)
@@ -23,7 +23,7 @@ func TestCloseRunsClosersLastFirstOnce(t *testing.T) {
 		t.Fatalf("second Close() = %v after %v, want nothing run", err, order)
 	}
 	ran := false
-	r.onClose(func() error { ran = true; return nil })
+	glueOf(r).onClose(func() error { ran = true; return nil })
 	if !ran {
 		t.Fatal("a closer registered after Close did not run at once")
 	}

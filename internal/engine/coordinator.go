@@ -39,7 +39,8 @@ func applyCoordinator(cfg *Config) error {
 
 // coordinatorPool narrows the main agent's pool to the coordinator's
 // tools, adding ListAgents; outside coordinator mode it returns p.
-func (r *Runtime) coordinatorPool(p *tool.Pool) *tool.Pool {
+func (tb toolbox) coordinatorPool(p *tool.Pool) *tool.Pool {
+	r := tb.r
 	if !r.cfg.Coordinator {
 		return p
 	}
@@ -59,7 +60,8 @@ func (r *Runtime) coordinatorPool(p *tool.Pool) *tool.Pool {
 // ceilingPool is the pool a's children's tools are taken from: the
 // agent's own, but for the coordinator, whose workers draw on the
 // session's whole tool set.
-func (a *agent) ceilingPool() *tool.Pool {
+func (su toolSetup) ceilingPool() *tool.Pool {
+	a := su.a
 	if a.id == "" && a.run.rt.cfg.Coordinator {
 		return a.run.rt.base
 	}
@@ -69,7 +71,8 @@ func (a *agent) ceilingPool() *tool.Pool {
 // dynamicTools is the source of the agent's MCP tools turn by turn: none
 // for the coordinator (its children still draw on the session's servers
 // through a.mcp).
-func (a *agent) dynamicTools() loop.ToolSource {
+func (su toolSetup) dynamicTools() loop.ToolSource {
+	a := su.a
 	if a.id == "" && a.run.rt.cfg.Coordinator {
 		return nil
 	}
@@ -78,7 +81,8 @@ func (a *agent) dynamicTools() loop.ToolSource {
 
 // coordinatorBlock is the system prompt's part about coordinator mode
 // ("" outside it).
-func (r *Runtime) coordinatorBlock() string {
+func (sp systemPrompts) coordinatorBlock() string {
+	r := sp.r
 	if !r.cfg.Coordinator {
 		return ""
 	}

@@ -187,7 +187,7 @@ type corpusTools struct {
 // toolsFor computes what def gets when rt's main agent spawns it.
 func toolsFor(rt *Runtime, def *agentdef.Definition) corpusTools {
 	parent := rt.mainPool.Names()
-	c := spawn.ComputeCeiling(spawn.CeilingInput{ParentTools: parent, ParentPerms: rt.rootPerms(), Def: def, Depth: 1, MaxDepth: rt.gate.Limits().MaxDepth})
+	c := spawn.ComputeCeiling(spawn.CeilingInput{ParentTools: parent, ParentPerms: glueOf(rt).rootPerms(), Def: def, Depth: 1, MaxDepth: rt.gate.Limits().MaxDepth})
 	out := corpusTools{Tools: c.Tools}
 	for _, e := range def.EffectiveTools() {
 		if !slices.ContainsFunc(parent, func(n string) bool { return spawn.EntryMatches(e, n) }) {

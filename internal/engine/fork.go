@@ -47,7 +47,8 @@ func (f forkState) key() string {
 // unavailable when a definition is named fork (the name then means that
 // agent), when a rule denies Agent(fork), or when the agent's definition
 // limits it to types that do not include fork.
-func (r *Runtime) forkState(rules []permission.Rule, allowed []string) forkState {
+func (tb toolbox) forkState(rules []permission.Rule, allowed []string) forkState {
+	r := tb.r
 	if !r.cfg.ForkSubagent {
 		return forkState{}
 	}
@@ -72,7 +73,8 @@ func isForkDef(def *agentdef.Definition) bool {
 // forkRoute decides an Agent call of a that names typ ("" when omitted)
 // against the fork path: the fork definition when the call forks, a
 // refusal when it asks for a fork that is unavailable, or neither.
-func (a *agent) forkRoute(typ string) (*agentdef.Definition, *refusal) {
+func (fp forkPath) forkRoute(typ string) (*agentdef.Definition, *refusal) {
+	a := fp.a
 	var fs forkState
 	if a.spec != nil {
 		fs = a.spec.fork
@@ -89,13 +91,14 @@ func (a *agent) forkRoute(typ string) (*agentdef.Definition, *refusal) {
 	case fs.reason != "":
 		return nil, &refusal{run.RefusedFork, prompts.ForkUnavailable(fs.reason, defaultAgentType)}
 	}
-	return nil, &refusal{run.RefusedFork, prompts.ForkDisabled(defaultAgentType, a.listedTypes())}
+	return nil, &refusal{run.RefusedFork, prompts.ForkDisabled(defaultAgentType, setupOf(a).listedTypes())}
 }
 
 // inFork reports whether a is a fork (S-6.3): the runtime marker, or —
 // for a conversation restored from a fork's transcript — the fork rules
 // in a user message of the conversation its tools see.
-func (a *agent) inFork(ctx context.Context) bool {
+func (fp forkPath) inFork(ctx context.Context) bool {
+	a := fp.a
 	if a.fork {
 		return true
 	}
@@ -117,7 +120,8 @@ func (a *agent) inFork(ctx context.Context) bool {
 // conversation from ctx, bubble mode and 200 turns; isolation is the
 // worktree isolation the call asked for ("" for none). Arguments a fork
 // does not take are receipt warnings.
-func (a *agent) newFork(ctx context.Context, in agentInput, toolUseID string, isolation agentdef.Isolation) (*agent, *refusal) {
+func (fp forkPath) newFork(ctx context.Context, in agentInput, toolUseID string, isolation agentdef.Isolation) (*agent, *refusal) {
+	a := fp.a
 	rt := a.run.rt
 	def := agentdef.Fork()
 	req, err := spawn.BuildFork(spawn.ForkInput{
@@ -160,7 +164,8 @@ func (a *agent) newFork(ctx context.Context, in agentInput, toolUseID string, is
 // inherited conversation and directive message, else its prompt. A fork's
 // inherited messages go to its transcript first, so the transcript alone
 // restores the fork, fork rules included (S-6.3).
-func (c *agent) startMessages(prompt string, rec loop.Recorder) ([]llm.Message, error) {
+func (fp forkPath) startMessages(prompt string, rec loop.Recorder) ([]llm.Message, error) {
+	c := fp.a
 	if c.start == nil {
 		return []llm.Message{llm.UserText(prompt)}, nil
 	}
@@ -184,20 +189,22 @@ func forkPrompter(mode permission.Mode, p permission.Prompter) permission.Prompt
 	return permission.BubblePrompter{Parent: p}
 }
 
-// hookMessage is the message the SubagentStart hooks' context is put in
+// message is the message the SubagentStart hooks' context is put in
 // front of (hooks.go): a fresh child's first message; for a fork, a
-// scratch message that withHookContext appends after the directive, so
+// scratch message that hookGlue.withContext appends after the directive, so
 // the bytes the fork shares with its parent and siblings stay put.
-func (c *agent) hookMessage(msgs []llm.Message) *llm.Message {
+func (hg hookGlue) message(msgs []llm.Message) *llm.Message {
+	c := hg.a
 	if c.start == nil {
 		return &msgs[0]
 	}
 	return &llm.Message{Role: llm.RoleUser}
 }
 
-// withHookContext returns msgs with the blocks of a fork's scratch hook
-// message (see hookMessage) at the end of its last message.
-func (c *agent) withHookContext(msgs []llm.Message, m *llm.Message) []llm.Message {
+// withContext returns msgs with the blocks of a fork's scratch hook
+// message (see hookGlue.message) at the end of its last message.
+func (hg hookGlue) withContext(msgs []llm.Message, m *llm.Message) []llm.Message {
+	c := hg.a
 	if c.start == nil || len(m.Content) == 0 {
 		return msgs
 	}
@@ -207,10 +214,11 @@ func (c *agent) withHookContext(msgs []llm.Message, m *llm.Message) []llm.Messag
 	return out
 }
 
-// tellTree tells a fork that runs in its own worktree where it is (S-6.4):
+// tell tells a fork that runs in its own worktree where it is (S-6.4):
 // a block after its directive, so its system prompt and every byte it
 // shares with its parent and siblings stay as they are.
-func (c *agent) tellTree(tree, branch, parentRoot, cwd string) {
+func (tg treeGlue) tell(tree, branch, parentRoot, cwd string) {
+	c := tg.a
 	msgs := slices.Clone(c.start)
 	last := &msgs[len(msgs)-1]
 	last.Content = append(slices.Clip(last.Content), llm.TextBlock(prompts.ForkWorktree(tree, branch, parentRoot, cwd)))

@@ -25,7 +25,8 @@ func (r *Runtime) Hooks() *hooks.Dispatcher { return r.hooks }
 
 // initHooks makes the session's dispatcher; its observer turns hook runs
 // into events of the run in progress.
-func (r *Runtime) initHooks() {
+func (sg sessionGlue) initHooks() {
+	r := sg.r
 	r.hooks = hooks.New(r.cfg.Hooks, hooks.Options{ProjectDir: r.cfg.Cwd, Env: r.cfg.HookEnv, Observer: &r.hookSink})
 }
 
@@ -68,9 +69,10 @@ func (h *hookSink) attach(ctx context.Context, s *runState) (detach func()) {
 	}
 }
 
-// bindHooks gives a its binding of the dispatcher: what every input of
+// bind gives a its binding of the dispatcher: what every input of
 // its events carries. tpath is a sub-agent's own transcript.
-func (a *agent) bindHooks(tpath string) {
+func (hg hookGlue) bind(tpath string) {
+	a := hg.a
 	rt := a.run.rt
 	mode := string(a.perms.Mode)
 	a.hooks = rt.hooks.ForAgent(hooks.Scope{
@@ -78,7 +80,7 @@ func (a *agent) bindHooks(tpath string) {
 		AgentID: a.id, AgentType: agentTypeOf(a), AgentTranscriptPath: tpath,
 		PermissionMode: func() string { return mode },
 		// What it leaves running when it stops (hooktasks.go).
-		BackgroundTasks: a.liveBackgroundTasks,
+		BackgroundTasks: hooksOf(a).liveBackgroundTasks,
 	})
 }
 
@@ -90,9 +92,10 @@ func agentTypeOf(a *agent) string {
 	return a.typ
 }
 
-// hookFirer is what the agent's loop fires hooks through; nil when the
+// firer is what the agent's loop fires hooks through; nil when the
 // agent has no binding.
-func (a *agent) hookFirer() hooks.Firer {
+func (hg hookGlue) firer() hooks.Firer {
+	a := hg.a
 	if a.hooks == nil {
 		return nil
 	}
@@ -119,7 +122,7 @@ func (s *runState) startSession(ctx context.Context, main *agent, first *llm.Mes
 	o := main.hooks.Fire(ctx, &hooks.Input{HookEventName: hooks.SessionStart, Source: source})
 	addContext(first, hooks.SessionStart, o.Context)
 	end := main.hooks
-	r.onClose(func() error {
+	glueOf(r).onClose(func() error {
 		// The session's end: Close gives the hooks their own timeouts,
 		// not the last run's context.
 		o := end.Fire(context.Background(), &hooks.Input{HookEventName: hooks.SessionEnd, Reason: "other"})
@@ -149,7 +152,7 @@ func addContext(m *llm.Message, ev hooks.Event, context []string) {
 	m.Content = append(content, m.Content...)
 }
 
-// beginHooks is a sub-agent's hook lifecycle, for every kind of child
+// begin is a sub-agent's hook lifecycle, for every kind of child
 // (sync, background, fork): it binds the child's hooks, fires
 // SubagentStart through its parent (the context the hooks add reaches the
 // child before its first turn, in first) and registers the definition's
@@ -157,18 +160,20 @@ func addContext(m *llm.Message, ev hooks.Event, context []string) {
 // end removes them; the caller defers it so it runs on every exit path
 // (S-5.6). SubagentStop is fired by the child's own loop when it stops
 // (its binding turns Stop into SubagentStop).
-func (c *agent) beginHooks(ctx context.Context, parent *agent, tpath string, first *llm.Message) (end func()) {
-	c.bindHooks(tpath)
+func (hg hookGlue) begin(ctx context.Context, parent *agent, tpath string, first *llm.Message) (end func()) {
+	c := hg.a
+	hooksOf(c).bind(tpath)
 	// The parent is bound before its loop runs, so before it can spawn.
 	o := parent.hooks.Fire(ctx, &hooks.Input{HookEventName: hooks.SubagentStart, AgentID: c.id, AgentType: c.typ, Cwd: c.env.Cwd})
 	addContext(first, hooks.SubagentStart, o.Context)
-	return c.registerDefinitionHooks()
+	return hooksOf(c).registerDefinition()
 }
 
-// registerDefinitionHooks adds the hooks of the child's definition for
+// registerDefinition adds the hooks of the child's definition for
 // its events only; the returned func removes them. A definition whose
 // hooks cannot be used runs without them, with a warning in its receipt.
-func (c *agent) registerDefinitionHooks() func() {
+func (hg hookGlue) registerDefinition() func() {
+	c := hg.a
 	def := c.def
 	if def == nil || len(def.Hooks) == 0 {
 		return func() {}
@@ -188,11 +193,12 @@ func (c *agent) registerDefinitionHooks() func() {
 	return c.run.rt.hooks.AddForAgent(c.id, cfg)
 }
 
-// hookPrompter puts the hooks in front of the permission prompt: the
+// prompter puts the hooks in front of the permission prompt: the
 // PermissionRequest hooks answer first, and a Notification fires when a
 // person is asked. With no one to ask and no PermissionRequest hook, next
 // (nil) is kept, so the session knows nobody can answer.
-func (a *agent) hookPrompter(next permission.Prompter) permission.Prompter {
+func (hg hookGlue) prompter(next permission.Prompter) permission.Prompter {
+	a := hg.a
 	if a.hooks == nil || (next == nil && !a.run.rt.hooks.Has(hooks.PermissionRequest)) {
 		return next
 	}
@@ -202,12 +208,13 @@ func (a *agent) hookPrompter(next permission.Prompter) permission.Prompter {
 	return hooks.Prompter{Hooks: a.hooks, Next: next}
 }
 
-// hookAnswerer lets the PermissionRequest hooks decide a background
+// answerer lets the PermissionRequest hooks decide a background
 // agent's calls that would be asked about, before the session denies them
 // for want of a prompt (S-7.5): Claude Code runs these hooks for agents
 // that cannot show prompts too. Hooks added later (a frontmatter's) are
 // seen, since the dispatcher is asked at every call.
-func (a *agent) hookAnswerer() permission.Answerer {
+func (hg hookGlue) answerer() permission.Answerer {
+	a := hg.a
 	if a.hooks == nil {
 		return nil
 	}

@@ -22,7 +22,8 @@ const (
 // theirs — and its own background shells still running. A foreground
 // child cannot be running then (its parent waits for it), so these are
 // the agent's background work.
-func (a *agent) liveBackgroundTasks() []hooks.BackgroundTask {
+func (hg hookGlue) liveBackgroundTasks() []hooks.BackgroundTask {
+	a := hg.a
 	var out []hooks.BackgroundTask
 	for _, t := range a.run.rt.bg.reg.LiveBelow(a.name()) {
 		out = append(out, hooks.BackgroundTask{ID: t.ID, Type: hookTaskSubagent, Status: string(t.Status),

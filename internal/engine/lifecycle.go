@@ -216,7 +216,7 @@ func (b *background) finish(h *childRun, out tool.Output, err error) {
 	// Everything the child held is given back before anyone hears it
 	// ended: its slot, its MCP lease, its hold on the run's transcripts.
 	c.ticket.Release()
-	c.releaseMCP() // mcp.go: idempotent; covers a child killed while queued
+	mcpOf(c).release() // mcp.go: idempotent; covers a child killed while queued
 	c.run.releaseJournal()
 	h.mu.Lock()
 	bg := h.background

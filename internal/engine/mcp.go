@@ -37,7 +37,8 @@ type mcpRuntime struct {
 
 // initMCP makes the session's MCP manager (nothing connects yet) and
 // registers its stop with Close.
-func (r *Runtime) initMCP() error {
+func (sg sessionGlue) initMCP() error {
+	r := sg.r
 	opts := r.cfg.MCPOptions
 	if opts.Dir == "" {
 		opts.Dir = r.cfg.Cwd
@@ -52,7 +53,7 @@ func (r *Runtime) initMCP() error {
 		return fmt.Errorf("mcp: %w", err)
 	}
 	r.mcp = &mcpRuntime{m: m}
-	r.onClose(m.Close)
+	glueOf(r).onClose(m.Close)
 	return nil
 }
 
@@ -85,7 +86,10 @@ func (r *Runtime) WaitMCP(ctx context.Context) error {
 }
 
 // mcpInit is the init event's mcp_servers list.
-func (r *Runtime) mcpInit() []mcp.InitServer { return mcpx.InitServers(r.MCPStatus()) }
+func (sg sessionGlue) mcpInit() []mcp.InitServer {
+	r := sg.r
+	return mcpx.InitServers(r.MCPStatus())
+}
 
 // mainMCP is the main agent's source of MCP tools: the shared servers'
 // tools, less those a deny rule forbids outright.
@@ -93,7 +97,7 @@ type mainMCP struct {
 	r *Runtime
 }
 
-func (s mainMCP) rules() []permission.Rule { return s.r.rootPerms().Rules }
+func (s mainMCP) rules() []permission.Rule { return glueOf(s.r).rootPerms().Rules }
 
 // Tools implements loop.ToolSource.
 func (s mainMCP) Tools(ctx context.Context) []tool.Tool {
@@ -289,12 +293,13 @@ func (s *childMCP) resolve(ctx context.Context, name string) (tool.Tool, string)
 	return nil, ""
 }
 
-// acquireMCP holds the servers the child's definition asks for (named and
+// acquire holds the servers the child's definition asks for (named and
 // inline mcpServers, requiredMcpServers) and gives the child its MCP
 // tools; the spawn receipt lists the servers, the MCP tools granted now and
 // those dropped with why. A required server that fails refuses the spawn,
-// naming it. The lease is released by releaseMCP at the child's own end.
-func (c *agent) acquireMCP(ctx context.Context, parent *agent) (*refusal, error) {
+// naming it. The lease is released by mcpGlue.release at the child's own end.
+func (mg mcpGlue) acquire(ctx context.Context, parent *agent) (*refusal, error) {
+	c := mg.a
 	rt := c.run.rt
 	def := c.def
 	src := &childMCP{parent: parent.mcp, c: c}
@@ -358,10 +363,11 @@ func (c *agent) acquireMCP(ctx context.Context, parent *agent) (*refusal, error)
 	return nil, nil
 }
 
-// mcpOnlyReady decides a child with no built-in tools whose definition
+// onlyReady decides a child with no built-in tools whose definition
 // names MCP tools (issue 29): it waits for the servers it can reach to be
 // connected, then refuses it only if none of its MCP tools is there.
-func (c *agent) mcpOnlyReady(ctx context.Context) (*refusal, error) {
+func (mg mcpGlue) onlyReady(ctx context.Context) (*refusal, error) {
+	c := mg.a
 	if len(c.pool.Tools()) > 0 || !spawn.NamesMCP(c.def) {
 		return nil, nil
 	}
@@ -379,13 +385,14 @@ func (c *agent) mcpOnlyReady(ctx context.Context) (*refusal, error) {
 	return &refusal{run.RefusedNoTools, prompts.NoTools(c.def.Name, []string{"its MCP tools: no connected server offers them"})}, nil
 }
 
-// releaseMCP ends the child's hold on its MCP servers: its inline servers
+// release ends the child's hold on its MCP servers: its inline servers
 // stop (their processes are gone when it returns). It is the child's end
 // of its MCP lifecycle, safe to call more than once: the foreground path
 // calls it when the child's run ends, on every exit path; a child that
 // runs in the background must call it when it finishes, not when its Agent
 // call returns.
-func (c *agent) releaseMCP() {
+func (mg mcpGlue) release() {
+	c := mg.a
 	if c.mcpLease != nil {
 		c.mcpLease.Release()
 	}

@@ -31,7 +31,7 @@ func (r *Runtime) SetModel(model string) error {
 	if id == "" {
 		return errors.New("cadre: the model resolved to an empty id")
 	}
-	system := r.renderSystemFor(id)
+	system := promptsOf(r).renderSystemFor(id)
 	r.modelMu.Lock()
 	r.modelID, r.system = id, system
 	r.modelMu.Unlock()
@@ -40,13 +40,14 @@ func (r *Runtime) SetModel(model string) error {
 
 // Model is the model id the main agent's next run uses.
 func (r *Runtime) Model() string {
-	id, _ := r.mainModel()
+	id, _ := promptsOf(r).mainModel()
 	return id
 }
 
 // mainModel is the main agent's model id and system prompt, as a run
 // starting now uses them.
-func (r *Runtime) mainModel() (id, system string) {
+func (sp systemPrompts) mainModel() (id, system string) {
+	r := sp.r
 	r.modelMu.Lock()
 	defer r.modelMu.Unlock()
 	return r.modelID, r.system

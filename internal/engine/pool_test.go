@@ -85,7 +85,7 @@ func TestChildToolListsMatchTheCeiling(t *testing.T) {
 	spawned := 0
 	for i, d := range defs {
 		reqs := h.srv.RequestsFor(fmt.Sprintf("POOL-%04d", i))
-		c := spawn.ComputeCeiling(spawn.CeilingInput{ParentTools: parentTools, ParentPerms: rt.rootPerms(), Def: d, Depth: 1, MaxDepth: DefaultMaxDepth})
+		c := spawn.ComputeCeiling(spawn.CeilingInput{ParentTools: parentTools, ParentPerms: glueOf(rt).rootPerms(), Def: d, Depth: 1, MaxDepth: DefaultMaxDepth})
 		if len(c.Tools) == 0 {
 			if len(reqs) != 0 {
 				t.Errorf("%s: a child with no tools was started", d.Name)

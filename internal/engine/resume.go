@@ -162,7 +162,7 @@ func (b *background) resume(ctx context.Context, from *agent, h *childRun, text 
 	child, ref := from.newChildID(def, in, tool.CallID(ctx), cwd, "", h.id)
 	if ref == nil {
 		child.start, child.resumed = msgs, &resumedFrom{kept: kept}
-		if ref, err = child.acquireMCP(ctx, from); err != nil { // mcp.go
+		if ref, err = mcpOf(child).acquire(ctx, from); err != nil { // mcp.go
 			return tool.Output{}, err
 		}
 	}

@@ -320,13 +320,13 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	r := &Runtime{cfg: cfg, gate: spawn.NewGate(cfg.Limits.gate()), defs: map[string]*agentdef.Definition{},
 		git: workspace.NewSnapshot(cfg.Cwd), specs: map[string]*agentToolSpec{}}
-	r.initHooks()
+	glueOf(r).initHooks()
 
 	var err error
-	if err := r.openSandbox(); err != nil { // sandbox.go (issue 9)
+	if err := glueOf(r).openSandbox(); err != nil { // sandbox.go (issue 9)
 		return nil, fmt.Errorf("cadre: %w", err)
 	}
-	if r.worktrees, err = r.newWorktrees(); err != nil {
+	if r.worktrees, err = glueOf(r).newWorktrees(); err != nil {
 		return nil, fmt.Errorf("cadre: %w", err)
 	}
 	r.defList = cfg.Agents
@@ -345,15 +345,15 @@ func New(cfg Config) (*Runtime, error) {
 	if tools == nil {
 		tools = defaultTools(&cfg) // tools.go
 	}
-	tools = append(tools, r.mergeTools()...) // worktree_tool.go
+	tools = append(tools, toolboxOf(r).mergeTools()...) // worktree_tool.go
 	r.base = tool.NewPool(tools...)
 	if cfg.ToolNames != nil {
 		r.base = r.base.Filter(func(t tool.Tool) bool { return namedTool(cfg.ToolNames, t.Spec().Name) }) // sdkoptions.go
 	}
-	if err := r.checkRules(); err != nil {
+	if err := toolboxOf(r).checkRules(); err != nil {
 		return nil, err
 	}
-	if rules := r.rootPerms().Rules; len(rules) > 0 {
+	if rules := glueOf(r).rootPerms().Rules; len(rules) > 0 {
 		// Tools a deny rule forbids outright are not offered at all.
 		r.base = r.base.Filter(func(t tool.Tool) bool {
 			_, denied := spawn.WholeToolDenied(rules, t.Spec().Name)
@@ -376,7 +376,7 @@ func New(cfg Config) (*Runtime, error) {
 		r.tpath = tpath
 	}
 	// After the session id: the servers' logs go beside its transcripts.
-	if err := r.initMCP(); err != nil { // mcp.go
+	if err := glueOf(r).initMCP(); err != nil { // mcp.go
 		return nil, fmt.Errorf("cadre: %w", err)
 	}
 	if name := r.cfg.Permissions.PromptTool; name != "" {
@@ -385,19 +385,19 @@ func New(cfg Config) (*Runtime, error) {
 		r.cfg.Permissions = &perms
 	}
 	r.modelID = cfg.ModelID
-	r.system = r.renderSystemFor(cfg.ModelID)
+	r.system = promptsOf(r).renderSystemFor(cfg.ModelID)
 	r.bg = newBackground(r)
 	r.mainPool = r.base
 	if !cfg.DisableSubagents && (cfg.ToolNames == nil || namedTool(cfg.ToolNames, AgentToolName)) {
-		if _, denied := spawn.WholeToolDenied(r.rootPerms().Rules, AgentToolName); !denied {
-			r.mainSpec = r.agentSpec(r.rootPerms().Rules, nil)
+		if _, denied := spawn.WholeToolDenied(glueOf(r).rootPerms().Rules, AgentToolName); !denied {
+			r.mainSpec = toolboxOf(r).agentSpec(glueOf(r).rootPerms().Rules, nil)
 			r.mainPool = tool.NewPool(append([]tool.Tool{&agentTool{spec: r.mainSpec}}, r.base.Tools()...)...)
-			r.mainPool = r.withTaskTools(r.mainPool)   // tasktools.go
-			r.mainPool = r.coordinatorPool(r.mainPool) // coordinator.go
-			r.mainPool = mainOnlyLast(r.mainPool)      // toolorder.go
+			r.mainPool = toolboxOf(r).withTaskTools(r.mainPool)   // tasktools.go
+			r.mainPool = toolboxOf(r).coordinatorPool(r.mainPool) // coordinator.go
+			r.mainPool = mainOnlyLast(r.mainPool)                 // toolorder.go
 		}
 	}
-	if err := r.addStructuredOutput(); err != nil { // sdkoptions.go
+	if err := toolboxOf(r).addStructuredOutput(); err != nil { // sdkoptions.go
 		return nil, fmt.Errorf("cadre: %w", err)
 	}
 	return r, nil
@@ -487,27 +487,29 @@ func newAgentID() string {
 	return "a" + hex.EncodeToString(b[:])
 }
 
-func (r *Runtime) rootPerms() permission.Effective {
+func (sg sessionGlue) rootPerms() permission.Effective {
+	r := sg.r
 	m := r.PermissionMode()
 	return permission.Effective{Mode: m, NoPrompt: m == permission.ModeDontAsk, Rules: r.cfg.Permissions.Rules}
 }
 
 // renderSystemFor renders the main agent's system prompt for a model id.
-func (r *Runtime) renderSystemFor(modelID string) string {
+func (sp systemPrompts) renderSystemFor(modelID string) string {
+	r := sp.r
 	base := r.cfg.SystemPrompt
 	if base == "" {
 		base = prompts.Main()
 	}
-	parts := []string{base, r.environment(r.cfg.Cwd, modelID).Render()}
+	parts := []string{base, promptsOf(r).environment(r.cfg.Cwd, modelID).Render()}
 	if r.cfg.SystemPrompt == "" {
-		if block := r.instructionsBlock(r.cfg.Cwd); block != "" {
+		if block := promptsOf(r).instructionsBlock(r.cfg.Cwd); block != "" {
 			parts = append(parts, block)
 		}
 	}
-	if block := r.skillListing(r.base); block != "" { // tools.go
+	if block := promptsOf(r).skillListing(r.base); block != "" { // tools.go
 		parts = append(parts, block)
 	}
-	if block := r.coordinatorBlock(); block != "" { // coordinator.go
+	if block := promptsOf(r).coordinatorBlock(); block != "" { // coordinator.go
 		parts = append(parts, block)
 	}
 	if r.cfg.AppendSystemPrompt != "" {
@@ -516,13 +518,15 @@ func (r *Runtime) renderSystemFor(modelID string) string {
 	return strings.Join(parts, "\n\n")
 }
 
-func (r *Runtime) environment(cwd, modelID string) prompts.Environment {
+func (sp systemPrompts) environment(cwd, modelID string) prompts.Environment {
+	r := sp.r
 	f := r.facts.Get(cwd)
 	return prompts.Environment{Cwd: cwd, Dirs: r.cfg.AddDirs, ModelID: modelID, Date: r.cfg.Now(), GitRepo: f.InRepo, GitBranch: f.Repo.Branch}
 }
 
 // instructionsBlock is the project instructions file of dir, framed.
-func (r *Runtime) instructionsBlock(dir string) string {
+func (sp systemPrompts) instructionsBlock(dir string) string {
+	r := sp.r
 	in := r.facts.Get(dir).Instructions
 	return prompts.Instructions(in.Name, in.Text, in.Cut)
 }
@@ -538,7 +542,7 @@ func (r *Runtime) ToolNames() []string { return r.mainPool.Names() }
 
 // SystemPrompt is the rendered system prompt of the main agent.
 func (r *Runtime) SystemPrompt() string {
-	_, system := r.mainModel()
+	_, system := promptsOf(r).mainModel()
 	return system
 }
 
@@ -697,11 +701,11 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 		}
 		return
 	}
-	r.StartMCP()                     // in the background: the first request does not wait
-	modelID, system := r.mainModel() // SetModel's choice (model.go)
+	r.StartMCP()                                // in the background: the first request does not wait
+	modelID, system := promptsOf(r).mainModel() // SetModel's choice (model.go)
 	main := &agent{
 		run: s, id: "", typ: "main", modelID: modelID, pool: r.mainPool, spec: r.mainSpec,
-		perms: r.rootPerms(), system: system, maxTurns: r.cfg.MaxTurns, mcp: mainMCP{r}, effort: r.cfg.Effort,
+		perms: glueOf(r).rootPerms(), system: system, maxTurns: r.cfg.MaxTurns, mcp: mainMCP{r}, effort: r.cfg.Effort,
 		output: s.outputSlot(), // structured output (sdkoptions.go)
 		inbox:  r.bg.main,
 		prompt: &prompt, // issue 15: UserPromptSubmit fires for it alone
@@ -714,13 +718,13 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	main.env = &tool.Env{Cwd: r.cfg.Cwd, Dirs: r.cfg.AddDirs, Files: tool.NewFileState(), Shells: shells}
 	s.restoreTodos(main.env) // todos.go
 	// Hooks (hooks.go): hook runs stream into this run until it ends.
-	main.bindHooks("")
+	hooksOf(main).bind("")
 	defer r.hookSink.attach(ctx, s)()
 	// The worktrees earlier sessions left: unchanged ones of ended agents
 	// are removed, changed ones reported (worktree.go).
-	house := r.housekeepWorktrees(ctx)
+	house := glueOf(r).housekeepWorktrees(ctx)
 	if err := s.send(ctx, run.Event{Type: run.EventInit, Init: &run.Init{SessionID: r.session, Model: modelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
-		MCPServers: r.mcpInit(), PermissionMode: main.perms.Mode, Provenance: r.cfg.Provenance, // PermissionMode, Provenance: issue 9
+		MCPServers: glueOf(r).mcpInit(), PermissionMode: main.perms.Mode, Provenance: r.cfg.Provenance, // PermissionMode, Provenance: issue 9
 		Worktrees: house, Sandbox: r.SandboxStatus()}}); err != nil {
 		return
 	}

@@ -49,7 +49,8 @@ type SandboxConfig struct {
 // openSandbox starts the sandbox Config.Sandbox asks for, once per
 // session: bwrap is probed here, so a machine where it cannot run is told
 // up front (an error with FailIfUnavailable, else a warning).
-func (r *Runtime) openSandbox() error {
+func (sg sessionGlue) openSandbox() error {
+	r := sg.r
 	sc := r.cfg.Sandbox
 	if sc == nil {
 		return nil
@@ -84,7 +85,8 @@ func (r *Runtime) SandboxStatus() *run.SandboxStatus {
 // sandboxFor returns the sandbox an agent's Bash runs in: nil when the
 // session has none, or when only background sub-agents are confined and
 // this agent is not one.
-func (r *Runtime) sandboxFor(background bool) *sandbox.Sandbox {
+func (sg sessionGlue) sandboxFor(background bool) *sandbox.Sandbox {
+	r := sg.r
 	if r.sandbox == nil || (r.cfg.Sandbox.BackgroundOnly && !background) {
 		return nil
 	}
@@ -94,7 +96,8 @@ func (r *Runtime) sandboxFor(background bool) *sandbox.Sandbox {
 // confine puts the agent's Bash in sb (nil: unconfined) and tells its
 // checker so: cc gets the sandbox before the checker is built, and the
 // agent's Env the sandbox whose masks the built checker computes.
-func (a *agent) confine(sb *sandbox.Sandbox, cc *permission.Config) func(*permission.Checker) {
+func (su toolSetup) confine(sb *sandbox.Sandbox, cc *permission.Config) func(*permission.Checker) {
+	a := su.a
 	if sb == nil {
 		a.env.Sandbox = nil
 		return func(*permission.Checker) {}

@@ -36,7 +36,8 @@ func namedTool(names []string, name string) bool {
 
 // addStructuredOutput compiles Config.OutputSchema into the main agent's
 // StructuredOutput tool.
-func (r *Runtime) addStructuredOutput() error {
+func (tb toolbox) addStructuredOutput() error {
+	r := tb.r
 	if len(r.cfg.OutputSchema) == 0 {
 		return nil
 	}

@@ -46,7 +46,7 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 	var cwd string
 	var iso agentdef.Isolation
 	ref := &refusal{run.RefusedForkNested, prompts.ForkNested()} // a fork cannot start agents (fork.go)
-	if !a.inFork(ctx) {
+	if !forkOf(a).inFork(ctx) {
 		def, cwd, ref = a.check(in)
 	}
 	if ref == nil {
@@ -57,34 +57,34 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 		if isForkDef(def) {
 			q.cwd = ""
 		}
-		iso, ref = a.checkIsolation(q)
+		iso, ref = worktreeOf(a).checkIsolation(q)
 	}
 	if ref == nil {
 		var child *agent
 		if isForkDef(def) {
-			child, ref = a.newFork(ctx, in, toolUseID, iso)
+			child, ref = forkOf(a).newFork(ctx, in, toolUseID, iso)
 		} else {
 			child, ref = a.newChild(def, in, toolUseID, cwd, iso)
 		}
 		if ref == nil {
 			var err error
-			if ref, err = child.acquireMCP(ctx, a); err != nil { // mcp.go
+			if ref, err = mcpOf(child).acquire(ctx, a); err != nil { // mcp.go
 				return tool.Output{}, err
 			}
 			if ref == nil {
-				if ref, err = child.mcpOnlyReady(ctx); err != nil { // mcp.go
-					child.releaseMCP()
+				if ref, err = mcpOf(child).onlyReady(ctx); err != nil { // mcp.go
+					mcpOf(child).release()
 					return tool.Output{}, err
 				}
 				if ref != nil {
-					child.releaseMCP()
+					mcpOf(child).release()
 				}
 			}
 			if ref == nil {
 				// execute releases at the child's own end; admit (refused
 				// by the gate) and finish (killed while queued) cover a
 				// child that never ran.
-				return a.admit(ctx, child, in, rt.wantsBackground(bgAsk{Call: in.RunInBackground, Definition: def.Background, Fork: isForkDef(def)}))
+				return a.admit(ctx, child, in, toolboxOf(rt).wantsBackground(bgAsk{Call: in.RunInBackground, Definition: def.Background, Fork: isForkDef(def)}))
 			}
 		}
 	}
@@ -103,7 +103,7 @@ func (a *agent) check(in agentInput) (*agentdef.Definition, string, *refusal) {
 		return nil, "", &refusal{msg: prompts.AgentNeedsPrompt()}
 	}
 	typ := strings.TrimSpace(in.SubagentType)
-	if def, ref := a.forkRoute(typ); def != nil || ref != nil {
+	if def, ref := forkOf(a).forkRoute(typ); def != nil || ref != nil {
 		return def, a.env.Cwd, ref // the fork path (fork.go)
 	}
 	typ = cmp.Or(typ, defaultAgentType)
@@ -112,7 +112,7 @@ func (a *agent) check(in agentInput) (*agentdef.Definition, string, *refusal) {
 	}
 	def := rt.defs[typ]
 	if def == nil {
-		return nil, "", &refusal{run.RefusedUnknownType, prompts.UnknownAgentType(typ, a.listedTypes())}
+		return nil, "", &refusal{run.RefusedUnknownType, prompts.UnknownAgentType(typ, setupOf(a).listedTypes())}
 	}
 	if a.types != nil && !slices.Contains(a.types, typ) {
 		return nil, "", &refusal{run.RefusedPermission, prompts.AgentTypeNotAllowed(typ, a.types)}
@@ -130,7 +130,8 @@ func (a *agent) check(in agentInput) (*agentdef.Definition, string, *refusal) {
 }
 
 // listedTypes are the types a's Agent tool lists, for messages.
-func (a *agent) listedTypes() []string {
+func (su toolSetup) listedTypes() []string {
+	a := su.a
 	if a.spec == nil {
 		return nil
 	}
@@ -153,13 +154,13 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool)
 	// Calls of one batch join the queue in the order they were made
 	// (issue 29); Admit never blocks, so the turn passes at once.
 	if err := tool.AwaitTurn(ctx); err != nil {
-		child.releaseMCP()
+		mcpOf(child).release()
 		return tool.Output{}, err
 	}
 	ticket, ref := rt.gate.Admit(a.depth)
 	if ref != nil {
 		tool.TurnDone(ctx)
-		child.releaseMCP() // mcp.go: it never ran
+		mcpOf(child).release() // mcp.go: it never ran
 		reason := refusalReason(ref.Limit)
 		rs.count(func(s *run.SubagentStats) { s.Refused[reason]++ })
 		return errorOutput(ref.Message()), nil
@@ -206,12 +207,12 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 	}
 	c := spawn.ComputeCeiling(spawn.CeilingInput{
 		// ceilingPool: the coordinator's workers draw on every tool (coordinator.go).
-		ParentTools: a.ceilingPool().Names(), ParentTypes: a.types, ParentPerms: a.perms, Limits: limits,
+		ParentTools: setupOf(a).ceilingPool().Names(), ParentTypes: a.types, ParentPerms: a.perms, Limits: limits,
 		Def: def, Depth: depth, MaxDepth: maxDepth,
 	})
 	if len(c.Tools) == 0 && !spawn.NamesMCP(def) {
 		// An agent whose tools are only MCP tools is decided once its
-		// servers are connected (mcpOnlyReady).
+		// servers are connected (mcpGlue.onlyReady).
 		var why []string
 		for _, d := range c.Dropped {
 			why = append(why, d.Name+": "+d.Reason)
@@ -234,11 +235,11 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 	tools := make([]tool.Tool, 0, len(c.Tools))
 	for _, name := range c.Tools {
 		if name == AgentToolName {
-			child.spec = rt.agentSpec(c.Perms.Rules, c.Types)
+			child.spec = toolboxOf(rt).agentSpec(c.Perms.Rules, c.Types)
 			tools = append(tools, &agentTool{spec: child.spec})
 			continue
 		}
-		t, _ := a.ceilingPool().Get(name)
+		t, _ := setupOf(a).ceilingPool().Get(name)
 		if entries := c.Narrow[name]; entries != nil {
 			nt, err := spawn.Narrow(t, entries, rt.cfg.Home)
 			if err != nil {
@@ -256,8 +257,8 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 		child.unavailable = map[string]string{AgentToolName: prompts.DepthLimit(depth, maxDepth)}
 	}
 	if isolation == "" {
-		// An isolated child's prompt is rendered in its tree (enterTree).
-		child.systemPrefix, child.system = child.renderSystem(cwd)
+		// An isolated child's prompt is rendered in its tree (treeGlue.enter).
+		child.systemPrefix, child.system = setupOf(child).renderSystem(cwd)
 	}
 	return child, nil
 }
@@ -271,7 +272,8 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 // and the skills it preloads. shared goes first, so a fan-out of mixed
 // types with one tool list shares the tools and shared as one cached
 // prefix (issue 12). What it could not include is a receipt warning.
-func (c *agent) renderSystem(cwd string) (shared, own string) {
+func (su toolSetup) renderSystem(cwd string) (shared, own string) {
+	c := su.a
 	rt, def := c.run.rt, c.def
 	key := sharedSystemKey{cwd: cwd, modelID: c.modelID, date: rt.cfg.Now(),
 		git: !def.OmitGitStatus, instructions: !def.OmitInstructions}
@@ -282,17 +284,17 @@ func (c *agent) renderSystem(cwd string) (shared, own string) {
 		}
 	}
 	// Skills (tools.go): the listing when the child has the Skill tool.
-	key.skills = rt.skillListing(c.pool)
-	shared = rt.sharedSystem(key)
+	key.skills = promptsOf(rt).skillListing(c.pool)
+	shared = promptsOf(rt).sharedSystem(key)
 	var mine []string
 	if body := strings.TrimSpace(def.Body); body != "" {
 		mine = append(mine, body)
 	}
-	if block := c.memory(); block != "" {
+	if block := setupOf(c).memory(); block != "" {
 		mine = append(mine, block)
 	}
 	// The skills its definition preloads.
-	if block := c.preloadSkills(); block != "" {
+	if block := setupOf(c).preloadSkills(); block != "" {
 		mine = append(mine, block)
 	}
 	return shared, strings.Join(mine, "\n\n")
@@ -314,13 +316,14 @@ type sharedSystemKey struct {
 // sharedSystem returns the shared part of a sub-agent's system prompt for
 // key, rendered on first use: children alike in key get the same string
 // (one copy, not one each).
-func (r *Runtime) sharedSystem(key sharedSystemKey) string {
+func (sp systemPrompts) sharedSystem(key sharedSystemKey) string {
+	r := sp.r
 	r.sysMu.Lock()
 	defer r.sysMu.Unlock()
 	if s, ok := r.sysShared[key]; ok {
 		return s
 	}
-	env := r.environment(key.cwd, key.modelID)
+	env := promptsOf(r).environment(key.cwd, key.modelID)
 	env.Date = key.date
 	parts := []string{prompts.Subagent(), env.Render()}
 	if key.git && key.gitReady {
@@ -330,7 +333,7 @@ func (r *Runtime) sharedSystem(key sharedSystemKey) string {
 		}
 	}
 	if key.instructions {
-		if block := r.instructionsBlock(key.cwd); block != "" {
+		if block := promptsOf(r).instructionsBlock(key.cwd); block != "" {
 			parts = append(parts, block)
 		}
 	}
@@ -348,7 +351,8 @@ func (r *Runtime) sharedSystem(key sharedSystemKey) string {
 // memory makes the agent's memory directory one of its working
 // directories (so its permission mode covers its notes) and returns the
 // prompt block about it; "" without memory.
-func (c *agent) memory() string {
+func (su toolSetup) memory() string {
+	c := su.a
 	rt, def := c.run.rt, c.def
 	if def.Memory == "" {
 		return ""
@@ -426,11 +430,11 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	// Its worktree: made now (isolation), or its parent's leased; released
 	// on every path, and before the report so that the report can say
 	// what became of it (worktree.go).
-	if msg, ok := c.enterTree(ctx, parent); !ok {
+	if msg, ok := worktreeOf(c).enter(ctx, parent); !ok {
 		rs.count(func(s *run.SubagentStats) { s.Failed++ })
 		return errorOutput(msg), nil
 	}
-	defer c.leaveTree(ctx)
+	defer worktreeOf(c).leave(ctx)
 
 	meta := &agentMeta{AgentID: c.id, AgentType: c.typ, Description: in.Description, ToolUseID: c.toolUseID, Depth: c.depth,
 		Parent: parent.name(), Model: c.modelID, Background: c.background, StartedAt: start.UTC(), Receipt: c.spawnReceipt, Worktree: c.spawnReceipt.Worktree}
@@ -455,7 +459,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 			return errorOutput(prompts.SubagentNotStarted(err)), nil
 		}
 	}
-	defer c.releaseMCP() // mcp.go: inline servers stop with the child
+	defer mcpOf(c).release() // mcp.go: inline servers stop with the child
 	defer func() {
 		// Runs on every exit path: the slot is released by the caller;
 		// here the record is closed and counted.
@@ -469,7 +473,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 				s.Failed++
 			}
 		})
-		parent.absorb(c)
+		parent.absorb(&c.tally)
 		if mpath != "" {
 			meta.Finished, meta.Status, meta.FinishedAt = true, status, rt.cfg.Now().UTC()
 			_ = writeMeta(rs.journal, mpath, meta)
@@ -489,15 +493,15 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	if c.def.InitialPrompt != "" {
 		prompt = c.def.InitialPrompt + "\n\n" + prompt
 	}
-	msgs, runErr := c.startMessages(prompt, rec) // a fork's inherited conversation (fork.go)
+	msgs, runErr := forkOf(c).startMessages(prompt, rec) // a fork's inherited conversation (fork.go)
 	var res *loop.Result
 	if runErr == nil {
 		// Hooks (hooks.go): SubagentStart, and the definition's hooks while
 		// the child runs, removed on every exit path. A fork's hook context
 		// goes after its directive (fork.go).
-		hm := c.hookMessage(msgs)
-		defer c.beginHooks(ctx, parent, tpath, hm)()
-		msgs = c.withHookContext(msgs, hm)
+		hm := hooksOf(c).message(msgs)
+		defer hooksOf(c).begin(ctx, parent, tpath, hm)()
+		msgs = hooksOf(c).withContext(msgs, hm)
 		res, runErr = c.safeRun(ctx, msgs, rec)
 	}
 	if runErr == nil {
@@ -521,7 +525,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		status = task.Completed
 	}
 	result := c.structured(status, res, runErr, rt.cfg.Now().Sub(start), tpath)
-	result.Worktree = c.leaveTree(ctx)
+	result.Worktree = worktreeOf(c).leave(ctx)
 	c.final = result
 	if status != task.Killed {
 		if err := rs.send(ctx, run.Event{Type: run.EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result}); err != nil {

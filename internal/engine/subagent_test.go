@@ -56,7 +56,7 @@ func TestNamedAgent(t *testing.T) {
 	if strings.Contains(child.System, "<git-status") {
 		t.Fatal("Explore omits git status")
 	}
-	want := spawn.ComputeCeiling(spawn.CeilingInput{ParentTools: rt.mainPool.Names(), ParentPerms: rt.rootPerms(), Def: explore, Depth: 1, MaxDepth: 3}).Tools
+	want := spawn.ComputeCeiling(spawn.CeilingInput{ParentTools: rt.mainPool.Names(), ParentPerms: glueOf(rt).rootPerms(), Def: explore, Depth: 1, MaxDepth: 3}).Tools
 	if diff := cmp.Diff(want, child.ToolNames()); diff != "" {
 		t.Fatalf("child tools (-computed +sent):\n%s", diff)
 	}

@@ -86,7 +86,8 @@ func (b *background) send(ctx context.Context, from *agent, in tasktools.Message
 // withTaskTools adds the task tools to the main agent's pool whenever a
 // sub-agent can run in the background: a model that can start one can
 // also read, message and stop it.
-func (r *Runtime) withTaskTools(p *tool.Pool) *tool.Pool {
+func (tb toolbox) withTaskTools(p *tool.Pool) *tool.Pool {
+	r := tb.r
 	if r.cfg.Background == BackgroundOff {
 		return p
 	}

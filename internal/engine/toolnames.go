@@ -10,7 +10,8 @@ import (
 // extraToolNames are the names of the embedder's tools (Config.Tools)
 // that are not built-in, so permission rules may name them; taken before
 // deny rules filter the pool, since a rule that removes a tool names it.
-func (r *Runtime) extraToolNames() []string {
+func (tb toolbox) extraToolNames() []string {
+	r := tb.r
 	var names []string
 	for _, t := range r.cfg.Tools {
 		name := t.Spec().Name
@@ -24,9 +25,10 @@ func (r *Runtime) extraToolNames() []string {
 // checkRules builds the main agent's checker once so that a rule naming no
 // tool (a deny that would protect nothing) fails New rather than the
 // first run (issue 9).
-func (r *Runtime) checkRules() error {
-	cc := r.rootPerms().CheckerConfig(r.cfg.Cwd, r.cfg.AddDirs, r.cfg.Home)
-	cc.Tools = r.extraToolNames()
+func (tb toolbox) checkRules() error {
+	r := tb.r
+	cc := glueOf(r).rootPerms().CheckerConfig(r.cfg.Cwd, r.cfg.AddDirs, r.cfg.Home)
+	cc.Tools = toolboxOf(r).extraToolNames()
 	if _, err := permission.NewChecker(cc); err != nil {
 		return fmt.Errorf("cadre: permissions: %w", err)
 	}

@@ -45,7 +45,8 @@ func mainOnlyLast(p *tool.Pool) *tool.Pool {
 // sharedTools is how many leading tools of a's pool its sub-agents share:
 // for the main agent, the tools before its own; 0 (no marker of its own)
 // for every other agent, whose whole list is what its children share.
-func (a *agent) sharedTools() int {
+func (su toolSetup) sharedTools() int {
+	a := su.a
 	if a.id != "" {
 		return 0
 	}

@@ -60,7 +60,8 @@ func (r *Runtime) SmallModelID() string { return smallModelID(&r.cfg) }
 
 // skillListing is the block of a system prompt that lists the session's
 // skills; "" when there are none or the agent has no Skill tool.
-func (r *Runtime) skillListing(pool *tool.Pool) string {
+func (sp systemPrompts) skillListing(pool *tool.Pool) string {
+	r := sp.r
 	if _, ok := pool.Get(tool.Skill); !ok {
 		return ""
 	}
@@ -70,7 +71,8 @@ func (r *Runtime) skillListing(pool *tool.Pool) string {
 // preloadSkills renders the skills a definition's `skills:` preloads
 // (S-4.1: the first skills.MaxPreloaded names) for the child's system
 // prompt; names that match no skill are receipt warnings.
-func (c *agent) preloadSkills() string {
+func (su toolSetup) preloadSkills() string {
+	c := su.a
 	if len(c.def.Skills) == 0 {
 		return ""
 	}

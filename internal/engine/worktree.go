@@ -85,7 +85,7 @@ type WorktreeHookRequest struct {
 type hookAdapter struct{ r *Runtime }
 
 func (a hookAdapter) CreateWorktree(ctx context.Context, req worktree.HookRequest) (string, error) {
-	h := a.r.worktreeHooks()
+	h := glueOf(a.r).worktreeHooks()
 	if h == nil {
 		return "", errors.New("no worktree hooks")
 	}
@@ -93,7 +93,7 @@ func (a hookAdapter) CreateWorktree(ctx context.Context, req worktree.HookReques
 }
 
 func (a hookAdapter) RemoveWorktree(ctx context.Context, req worktree.HookRequest) error {
-	h := a.r.worktreeHooks()
+	h := glueOf(a.r).worktreeHooks()
 	if h == nil {
 		return errors.New("no worktree hooks")
 	}
@@ -105,7 +105,8 @@ func (a hookAdapter) RemoveWorktree(ctx context.Context, req worktree.HookReques
 // Config.WorktreeHooks; the session's hook dispatcher can answer here
 // when that is nil (an implementation whose HandlesWorktrees reports
 // whether a WorktreeCreate hook is configured). nil uses git.
-func (r *Runtime) worktreeHooks() WorktreeHooks {
+func (sg sessionGlue) worktreeHooks() WorktreeHooks {
+	r := sg.r
 	if r.cfg.WorktreeHooks != nil {
 		return r.cfg.WorktreeHooks
 	}
@@ -144,7 +145,8 @@ type worktrees struct {
 
 // newWorktrees prepares the managers. A missing git binary is not an
 // error here: only an isolation request fails, naming it.
-func (r *Runtime) newWorktrees() (*worktrees, error) {
+func (sg sessionGlue) newWorktrees() (*worktrees, error) {
+	r := sg.r
 	cfg := &r.cfg
 	base, err := worktree.ParseBase(cfg.WorktreeBase)
 	if err != nil {
@@ -165,8 +167,9 @@ func (r *Runtime) newWorktrees() (*worktrees, error) {
 
 // worktreeManager is the manager that makes the next tree: the hooks'
 // when they handle worktrees now, else git's.
-func (r *Runtime) worktreeManager() (*worktree.Manager, error) {
-	if r.hooksMakeWorktrees() {
+func (sg sessionGlue) worktreeManager() (*worktree.Manager, error) {
+	r := sg.r
+	if glueOf(r).hooksMakeWorktrees() {
 		return r.worktrees.hooked, nil
 	}
 	if r.worktrees.git == nil {
@@ -176,15 +179,17 @@ func (r *Runtime) worktreeManager() (*worktree.Manager, error) {
 }
 
 // hooksMakeWorktrees reports whether hooks make the next worktree.
-func (r *Runtime) hooksMakeWorktrees() bool {
-	h := r.worktreeHooks()
+func (sg sessionGlue) hooksMakeWorktrees() bool {
+	r := sg.r
+	h := glueOf(r).worktreeHooks()
 	return h != nil && h.HandlesWorktrees()
 }
 
 // isolationOffered reports whether the Agent tool offers isolation: the
 // session's directory is in a git repository, or hooks make worktrees.
-func (r *Runtime) isolationOffered() bool {
-	if r.hooksMakeWorktrees() {
+func (sg sessionGlue) isolationOffered() bool {
+	r := sg.r
+	if glueOf(r).hooksMakeWorktrees() {
 		return true
 	}
 	_, ok := workspace.FindRepo(r.cfg.Cwd)
@@ -194,7 +199,8 @@ func (r *Runtime) isolationOffered() bool {
 // checkIsolation validates the isolation a call or definition asks for; a
 // refusal starts nothing (S-3.1: cwd excludes isolation: worktree; outside
 // a git repository a clear error, no spawn).
-func (a *agent) checkIsolation(q isolationRequest) (agentdef.Isolation, *refusal) {
+func (tg treeGlue) checkIsolation(q isolationRequest) (agentdef.Isolation, *refusal) {
+	a := tg.a
 	kind := q.kind()
 	switch kind {
 	case "":
@@ -206,7 +212,7 @@ func (a *agent) checkIsolation(q isolationRequest) (agentdef.Isolation, *refusal
 	if q.cwd != "" {
 		return "", &refusal{msg: prompts.IsolationWithCwd()}
 	}
-	if _, ok := workspace.FindRepo(a.env.Cwd); !ok && !a.run.rt.hooksMakeWorktrees() {
+	if _, ok := workspace.FindRepo(a.env.Cwd); !ok && !glueOf(a.run.rt).hooksMakeWorktrees() {
 		return "", &refusal{msg: prompts.IsolationNotInRepo(a.env.Cwd)}
 	}
 	return kind, nil
@@ -223,11 +229,12 @@ func (q *isolationRequest) kind() agentdef.Isolation {
 	return agentdef.Isolation(strings.TrimSpace(string(cmp.Or(q.call, q.def))))
 }
 
-// enterTree puts the child in its worktree before it runs: a new tree
+// enter puts the child in its worktree before it runs: a new tree
 // when it is isolated, else a lease on its parent's tree when the parent
 // works in one (the tree then lives until both have ended). It returns a
 // refusal text when the tree could not be made; nothing has started then.
-func (c *agent) enterTree(ctx context.Context, parent *agent) (string, bool) {
+func (tg treeGlue) enter(ctx context.Context, parent *agent) (string, bool) {
+	c := tg.a
 	rt := c.run.rt
 	if c.isolation == "" {
 		if parent.tree == nil {
@@ -243,7 +250,7 @@ func (c *agent) enterTree(ctx context.Context, parent *agent) (string, bool) {
 		c.tree = l
 		return "", true
 	}
-	m, err := rt.worktreeManager()
+	m, err := glueOf(rt).worktreeManager()
 	if err != nil {
 		return prompts.WorktreeNotCreated(err), false
 	}
@@ -273,12 +280,12 @@ func (c *agent) enterTree(ctx context.Context, parent *agent) (string, bool) {
 	if c.fork {
 		// A fork keeps its parent's system prompt bytes; it is told
 		// about its tree after its directive (fork.go).
-		c.tellTree(info.Path, info.Branch, parentTop(parent.env.Cwd), cwd)
+		worktreeOf(c).tell(info.Path, info.Branch, parentTop(parent.env.Cwd), cwd)
 	} else {
 		// Rendered first: the agent's memory directory joins its working
 		// directories there, and stays writable. The worktree block is
 		// the agent's own: after its type's part.
-		shared, own := c.renderSystem(cwd)
+		shared, own := setupOf(c).renderSystem(cwd)
 		if own != "" {
 			own += "\n\n"
 		}
@@ -296,13 +303,14 @@ func (c *agent) enterTree(ctx context.Context, parent *agent) (string, bool) {
 	return "", true
 }
 
-// leaveTree releases the agent's lease on its worktree, once; the last
+// leave releases the agent's lease on its worktree, once; the last
 // release removes an unchanged tree or keeps a changed one. It runs even
 // when ctx is cancelled (a cancelled agent's tree must still be finished)
 // and returns what became of a tree the agent owns, nil otherwise. Every
 // path that ends an agent calls it: a background child calls it at its
 // own end, not its parent's turn's.
-func (c *agent) leaveTree(ctx context.Context) *run.WorktreeOutcome {
+func (tg treeGlue) leave(ctx context.Context) *run.WorktreeOutcome {
+	c := tg.a
 	c.treeMu.Lock()
 	defer c.treeMu.Unlock()
 	if c.tree == nil {
@@ -451,7 +459,8 @@ func escapeGlob(p string) string {
 // event: it removes the unchanged trees of agents whose process is gone
 // and lists the trees earlier sessions left with work in them. It costs
 // nothing outside a repository with a .cadre/worktrees directory.
-func (r *Runtime) housekeepWorktrees(ctx context.Context) *run.WorktreeHousekeeping {
+func (sg sessionGlue) housekeepWorktrees(ctx context.Context) *run.WorktreeHousekeeping {
+	r := sg.r
 	w := r.worktrees
 	w.houseOnce.Do(func() {
 		repo, ok := workspace.FindRepo(r.cfg.Cwd)

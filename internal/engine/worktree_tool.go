@@ -30,17 +30,19 @@ func (mergeInput) JSONSchemaExtend(s *jsonschema.Schema) {
 // worktrees (the session is in a git repository and sub-agents are on):
 // the merge-back path of S-15.5 for the agents themselves. The user has
 // `cadre worktrees merge`.
-func (r *Runtime) mergeTools() []tool.Tool {
-	if r.cfg.DisableSubagents || r.worktrees.git == nil || !r.isolationOffered() {
+func (tb toolbox) mergeTools() []tool.Tool {
+	r := tb.r
+	if r.cfg.DisableSubagents || r.worktrees.git == nil || !glueOf(r).isolationOffered() {
 		return nil
 	}
-	return []tool.Tool{tool.Func(tool.FuncConfig{Name: tool.MergeWorktree, Description: prompts.MergeWorktreeTool()}, r.mergeWorktree)}
+	return []tool.Tool{tool.Func(tool.FuncConfig{Name: tool.MergeWorktree, Description: prompts.MergeWorktreeTool()}, toolboxOf(r).mergeWorktree)}
 }
 
 // mergeWorktree merges a kept worktree's branch into the calling agent's
 // tree. A conflict is an error result that lists the files; the tree is
 // left as it was.
-func (r *Runtime) mergeWorktree(ctx context.Context, env *tool.Env, in mergeInput) (tool.Output, error) {
+func (tb toolbox) mergeWorktree(ctx context.Context, env *tool.Env, in mergeInput) (tool.Output, error) {
+	r := tb.r
 	if (in.AgentID == "") == (in.Branch == "") {
 		return errorOutput("Name either agent_id or branch."), nil
 	}
