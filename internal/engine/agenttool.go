@@ -53,12 +53,12 @@ func (tb toolbox) visibleDefs(rules []permission.Rule, allowed []string) []*agen
 // their tool bytes are identical and it is rendered once.
 func (tb toolbox) agentSpec(rules []permission.Rule, allowed []string) *agentToolSpec {
 	r := tb.r
-	defs := toolboxOf(r).visibleDefs(rules, allowed)
+	defs := tb.visibleDefs(rules, allowed)
 	types := make([]string, len(defs))
 	for i, d := range defs {
 		types[i] = d.Name
 	}
-	fork := toolboxOf(r).forkState(rules, allowed)
+	fork := tb.forkState(rules, allowed)
 	key := fork.key() + "\x01" + strings.Join(types, "\x00")
 	r.specMu.Lock()
 	defer r.specMu.Unlock()

@@ -79,16 +79,6 @@ func (su toolSetup) dynamicTools() loop.ToolSource {
 	return a.mcp
 }
 
-// coordinatorBlock is the system prompt's part about coordinator mode
-// ("" outside it).
-func (sp systemPrompts) coordinatorBlock() string {
-	r := sp.r
-	if !r.cfg.Coordinator {
-		return ""
-	}
-	return prompts.Coordinator()
-}
-
 type listAgentsInput struct{}
 
 // listAgentsTool lists the session's agents (ListAgents).

@@ -80,7 +80,7 @@ func (hg hookGlue) bind(tpath string) {
 		AgentID: a.id, AgentType: agentTypeOf(a), AgentTranscriptPath: tpath,
 		PermissionMode: func() string { return mode },
 		// What it leaves running when it stops (hooktasks.go).
-		BackgroundTasks: hooksOf(a).liveBackgroundTasks,
+		BackgroundTasks: hg.liveBackgroundTasks,
 	})
 }
 
@@ -162,11 +162,11 @@ func addContext(m *llm.Message, ev hooks.Event, context []string) {
 // (its binding turns Stop into SubagentStop).
 func (hg hookGlue) begin(ctx context.Context, parent *agent, tpath string, first *llm.Message) (end func()) {
 	c := hg.a
-	hooksOf(c).bind(tpath)
+	hg.bind(tpath)
 	// The parent is bound before its loop runs, so before it can spawn.
 	o := parent.hooks.Fire(ctx, &hooks.Input{HookEventName: hooks.SubagentStart, AgentID: c.id, AgentType: c.typ, Cwd: c.env.Cwd})
 	addContext(first, hooks.SubagentStart, o.Context)
-	return hooksOf(c).registerDefinition()
+	return hg.registerDefinition()
 }
 
 // registerDefinition adds the hooks of the child's definition for

@@ -53,7 +53,7 @@ func (sg sessionGlue) initMCP() error {
 		return fmt.Errorf("mcp: %w", err)
 	}
 	r.mcp = &mcpRuntime{m: m}
-	glueOf(r).onClose(m.Close)
+	sg.onClose(m.Close)
 	return nil
 }
 

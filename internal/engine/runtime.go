@@ -33,7 +33,6 @@ import (
 	"github.com/cadre-dev/cadre/llm/pricing"
 	"github.com/cadre-dev/cadre/mcp"
 	"github.com/cadre-dev/cadre/permission"
-	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/skills"
 	"github.com/cadre-dev/cadre/tool"
@@ -491,44 +490,6 @@ func (sg sessionGlue) rootPerms() permission.Effective {
 	r := sg.r
 	m := r.PermissionMode()
 	return permission.Effective{Mode: m, NoPrompt: m == permission.ModeDontAsk, Rules: r.cfg.Permissions.Rules}
-}
-
-// renderSystemFor renders the main agent's system prompt for a model id.
-func (sp systemPrompts) renderSystemFor(modelID string) string {
-	r := sp.r
-	base := r.cfg.SystemPrompt
-	if base == "" {
-		base = prompts.Main()
-	}
-	parts := []string{base, promptsOf(r).environment(r.cfg.Cwd, modelID).Render()}
-	if r.cfg.SystemPrompt == "" {
-		if block := promptsOf(r).instructionsBlock(r.cfg.Cwd); block != "" {
-			parts = append(parts, block)
-		}
-	}
-	if block := promptsOf(r).skillListing(r.base); block != "" { // tools.go
-		parts = append(parts, block)
-	}
-	if block := promptsOf(r).coordinatorBlock(); block != "" { // coordinator.go
-		parts = append(parts, block)
-	}
-	if r.cfg.AppendSystemPrompt != "" {
-		parts = append(parts, r.cfg.AppendSystemPrompt)
-	}
-	return strings.Join(parts, "\n\n")
-}
-
-func (sp systemPrompts) environment(cwd, modelID string) prompts.Environment {
-	r := sp.r
-	f := r.facts.Get(cwd)
-	return prompts.Environment{Cwd: cwd, Dirs: r.cfg.AddDirs, ModelID: modelID, Date: r.cfg.Now(), GitRepo: f.InRepo, GitBranch: f.Repo.Branch}
-}
-
-// instructionsBlock is the project instructions file of dir, framed.
-func (sp systemPrompts) instructionsBlock(dir string) string {
-	r := sp.r
-	in := r.facts.Get(dir).Instructions
-	return prompts.Instructions(in.Name, in.Text, in.Cut)
 }
 
 // SessionID names the session.

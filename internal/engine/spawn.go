@@ -14,7 +14,6 @@ import (
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/spawn"
-	"github.com/cadre-dev/cadre/internal/workspace"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
@@ -24,9 +23,6 @@ import (
 	"github.com/cadre-dev/cadre/tool/builtin"
 	"github.com/cadre-dev/cadre/transcript"
 )
-
-// memoryLines is how much of MEMORY.md goes into the prompt (S-4.7).
-const memoryLines = 200
 
 // refusal is an Agent call that starts nothing: the reason it is counted
 // under and the message the model reads.
@@ -261,118 +257,6 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 		child.systemPrefix, child.system = setupOf(child).renderSystem(cwd)
 	}
 	return child, nil
-}
-
-// renderSystem renders a sub-agent's system prompt (S-5.2) in two parts
-// (llm.Request.SystemPrefix). shared is what sibling sub-agents of any
-// type with the same model see alike: the fixed sub-agent block, the
-// environment, git status and the project instructions unless the
-// definition omits them, and the skill listing (the same for the same
-// tools). own is its type's: the definition's body, its memory (S-4.7)
-// and the skills it preloads. shared goes first, so a fan-out of mixed
-// types with one tool list shares the tools and shared as one cached
-// prefix (issue 12). What it could not include is a receipt warning.
-func (su toolSetup) renderSystem(cwd string) (shared, own string) {
-	c := su.a
-	rt, def := c.run.rt, c.def
-	key := sharedSystemKey{cwd: cwd, modelID: c.modelID, date: rt.cfg.Now(),
-		git: !def.OmitGitStatus, instructions: !def.OmitInstructions}
-	key.date = time.Date(key.date.Year(), key.date.Month(), key.date.Day(), 0, 0, 0, 0, key.date.Location())
-	if key.git {
-		if _, key.gitReady = rt.git.Get(cwd); !key.gitReady {
-			c.warn("git status was not ready yet; the agent started without it")
-		}
-	}
-	// Skills (tools.go): the listing when the child has the Skill tool.
-	key.skills = promptsOf(rt).skillListing(c.pool)
-	shared = promptsOf(rt).sharedSystem(key)
-	var mine []string
-	if body := strings.TrimSpace(def.Body); body != "" {
-		mine = append(mine, body)
-	}
-	if block := setupOf(c).memory(); block != "" {
-		mine = append(mine, block)
-	}
-	// The skills its definition preloads.
-	if block := setupOf(c).preloadSkills(); block != "" {
-		mine = append(mine, block)
-	}
-	return shared, strings.Join(mine, "\n\n")
-}
-
-// sharedSystemKey is everything the shared part of a sub-agent's system
-// prompt is made of: its working directory (environment, git status and
-// instructions are per directory, each a snapshot of the session's
-// start), model, date (the day), which blocks its definition keeps, and
-// the skill listing it gets.
-type sharedSystemKey struct {
-	cwd, modelID  string
-	date          time.Time
-	git, gitReady bool
-	instructions  bool
-	skills        string
-}
-
-// sharedSystem returns the shared part of a sub-agent's system prompt for
-// key, rendered on first use: children alike in key get the same string
-// (one copy, not one each).
-func (sp systemPrompts) sharedSystem(key sharedSystemKey) string {
-	r := sp.r
-	r.sysMu.Lock()
-	defer r.sysMu.Unlock()
-	if s, ok := r.sysShared[key]; ok {
-		return s
-	}
-	env := promptsOf(r).environment(key.cwd, key.modelID)
-	env.Date = key.date
-	parts := []string{prompts.Subagent(), env.Render()}
-	if key.git && key.gitReady {
-		gs, _ := r.git.Get(key.cwd)
-		if block := prompts.GitStatus(gs.Status, gs.MoreLines, gs.Log); block != "" {
-			parts = append(parts, block)
-		}
-	}
-	if key.instructions {
-		if block := promptsOf(r).instructionsBlock(key.cwd); block != "" {
-			parts = append(parts, block)
-		}
-	}
-	if key.skills != "" {
-		parts = append(parts, key.skills)
-	}
-	s := strings.Join(parts, "\n\n")
-	if r.sysShared == nil {
-		r.sysShared = map[sharedSystemKey]string{}
-	}
-	r.sysShared[key] = s
-	return s
-}
-
-// memory makes the agent's memory directory one of its working
-// directories (so its permission mode covers its notes) and returns the
-// prompt block about it; "" without memory.
-func (su toolSetup) memory() string {
-	c := su.a
-	rt, def := c.run.rt, c.def
-	if def.Memory == "" {
-		return ""
-	}
-	dir, err := workspace.CheckedMemoryDir(string(def.Memory), def.Name, rt.cfg.Home, rt.cfg.Cwd)
-	if err != nil { // New refuses such definitions; kept for any path around it
-		c.warn(err.Error() + "; the agent runs without memory")
-		return ""
-	}
-	if dir == "" {
-		c.warn(fmt.Sprintf("memory: %s needs the user's home directory (Config.Home); the agent runs without memory", def.Memory))
-		return ""
-	}
-	c.env.Dirs = append(c.env.Dirs, dir)
-	m, err := workspace.ReadMemory(dir, memoryLines)
-	if err != nil {
-		c.warn(err.Error())
-	}
-	return prompts.Memory{Dir: dir, File: filepath.Join(dir, workspace.MemoryFile), MaxLines: memoryLines,
-		Exists: m.Exists, Lines: m.Lines, Cut: m.Cut}.Render()
 }
 
 func (c *agent) warn(msg string) { c.spawnReceipt.Warnings = append(c.spawnReceipt.Warnings, msg) }

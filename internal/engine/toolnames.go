@@ -28,7 +28,7 @@ func (tb toolbox) extraToolNames() []string {
 func (tb toolbox) checkRules() error {
 	r := tb.r
 	cc := glueOf(r).rootPerms().CheckerConfig(r.cfg.Cwd, r.cfg.AddDirs, r.cfg.Home)
-	cc.Tools = toolboxOf(r).extraToolNames()
+	cc.Tools = tb.extraToolNames()
 	if _, err := permission.NewChecker(cc); err != nil {
 		return fmt.Errorf("cadre: permissions: %w", err)
 	}

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/cadre-dev/cadre/skills"
@@ -57,31 +56,3 @@ func smallModelID(cfg *Config) string {
 // SmallModelID is the model id that applies WebFetch's prompt to a
 // fetched page in this session (see Config.SmallModel).
 func (r *Runtime) SmallModelID() string { return smallModelID(&r.cfg) }
-
-// skillListing is the block of a system prompt that lists the session's
-// skills; "" when there are none or the agent has no Skill tool.
-func (sp systemPrompts) skillListing(pool *tool.Pool) string {
-	r := sp.r
-	if _, ok := pool.Get(tool.Skill); !ok {
-		return ""
-	}
-	return r.cfg.Skills.Listing()
-}
-
-// preloadSkills renders the skills a definition's `skills:` preloads
-// (S-4.1: the first skills.MaxPreloaded names) for the child's system
-// prompt; names that match no skill are receipt warnings.
-func (su toolSetup) preloadSkills() string {
-	c := su.a
-	if len(c.def.Skills) == 0 {
-		return ""
-	}
-	if n := len(c.def.Skills); n > skills.MaxPreloaded {
-		c.warn(fmt.Sprintf("skills: %d names given; only the first %d are preloaded", n, skills.MaxPreloaded))
-	}
-	text, missing := c.run.rt.cfg.Skills.Preload(c.def.Skills)
-	for _, name := range missing {
-		c.warn(fmt.Sprintf("skills: no skill named %q is installed; it was not preloaded", name))
-	}
-	return text
-}

@@ -169,7 +169,7 @@ func (sg sessionGlue) newWorktrees() (*worktrees, error) {
 // when they handle worktrees now, else git's.
 func (sg sessionGlue) worktreeManager() (*worktree.Manager, error) {
 	r := sg.r
-	if glueOf(r).hooksMakeWorktrees() {
+	if sg.hooksMakeWorktrees() {
 		return r.worktrees.hooked, nil
 	}
 	if r.worktrees.git == nil {
@@ -180,8 +180,7 @@ func (sg sessionGlue) worktreeManager() (*worktree.Manager, error) {
 
 // hooksMakeWorktrees reports whether hooks make the next worktree.
 func (sg sessionGlue) hooksMakeWorktrees() bool {
-	r := sg.r
-	h := glueOf(r).worktreeHooks()
+	h := sg.worktreeHooks()
 	return h != nil && h.HandlesWorktrees()
 }
 
@@ -189,7 +188,7 @@ func (sg sessionGlue) hooksMakeWorktrees() bool {
 // session's directory is in a git repository, or hooks make worktrees.
 func (sg sessionGlue) isolationOffered() bool {
 	r := sg.r
-	if glueOf(r).hooksMakeWorktrees() {
+	if sg.hooksMakeWorktrees() {
 		return true
 	}
 	_, ok := workspace.FindRepo(r.cfg.Cwd)
@@ -280,7 +279,7 @@ func (tg treeGlue) enter(ctx context.Context, parent *agent) (string, bool) {
 	if c.fork {
 		// A fork keeps its parent's system prompt bytes; it is told
 		// about its tree after its directive (fork.go).
-		worktreeOf(c).tell(info.Path, info.Branch, parentTop(parent.env.Cwd), cwd)
+		tg.tell(info.Path, info.Branch, parentTop(parent.env.Cwd), cwd)
 	} else {
 		// Rendered first: the agent's memory directory joins its working
 		// directories there, and stays writable. The worktree block is

@@ -35,7 +35,7 @@ func (tb toolbox) mergeTools() []tool.Tool {
 	if r.cfg.DisableSubagents || r.worktrees.git == nil || !glueOf(r).isolationOffered() {
 		return nil
 	}
-	return []tool.Tool{tool.Func(tool.FuncConfig{Name: tool.MergeWorktree, Description: prompts.MergeWorktreeTool()}, toolboxOf(r).mergeWorktree)}
+	return []tool.Tool{tool.Func(tool.FuncConfig{Name: tool.MergeWorktree, Description: prompts.MergeWorktreeTool()}, tb.mergeWorktree)}
 }
 
 // mergeWorktree merges a kept worktree's branch into the calling agent's
