@@ -72,11 +72,11 @@ func (h *hookSink) attach(ctx context.Context, s *runState) (detach func()) {
 // its events carries. tpath is a sub-agent's own transcript.
 func (a *agent) bindHooks(tpath string) {
 	rt := a.run.rt
-	mode := string(a.perms.Mode)
+	mode := a.perms.Mode
 	a.hooks = rt.hooks.ForAgent(hooks.Scope{
 		SessionID: rt.session, TranscriptPath: rt.tpath, Cwd: a.env.Cwd,
 		AgentID: a.id, AgentType: agentTypeOf(a), AgentTranscriptPath: tpath,
-		PermissionMode: func() string { return mode },
+		PermissionMode: func() permission.Mode { return mode },
 		// What it leaves running when it stops (hooktasks.go).
 		BackgroundTasks: a.liveBackgroundTasks,
 	})

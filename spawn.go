@@ -229,7 +229,7 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 	child := &agent{
 		run: a.run, id: id, typ: def.Name, toolUseID: toolUseID, depth: depth, def: def,
 		modelID: modelID, types: c.Types, perms: c.Perms, env: env, maxTurns: def.MaxTurns,
-		effort: string(cmp.Or(in.Effort, def.Effort)), spawnReceipt: receipt, isolation: isolation,
+		effort: cmp.Or(in.Effort, def.Effort), spawnReceipt: receipt, isolation: isolation,
 	}
 	tools := make([]tool.Tool, 0, len(c.Tools))
 	for _, name := range c.Tools {

@@ -53,7 +53,7 @@ type Config struct {
 	// MaxTokens, Thinking and Effort are passed to every request.
 	MaxTokens int64
 	Thinking  *llm.Thinking
-	Effort    string
+	Effort    llm.Effort
 	// Recorder, when set, gets every message as it is complete.
 	Recorder Recorder
 	// AgentID and AgentType identify the agent to the authorizer.
