@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -554,7 +555,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 func (c *agent) safeRun(ctx context.Context, msgs []llm.Message, rec loop.Recorder) (res *loop.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			res, err = nil, fmt.Errorf("the sub-agent crashed: %v", p)
+			res, err = nil, errors.New(prompts.SubagentCrashed(p))
 		}
 	}()
 	return c.runLoop(ctx, msgs, rec)

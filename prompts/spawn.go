@@ -117,3 +117,7 @@ func ToolInputTooLarge(tool string, got, limit int64) string {
 		"Call the tool again with a smaller input: split the content over several calls, or write it to a file with smaller edits.",
 		tool, got, limit)
 }
+
+// SubagentCrashed is the error of a sub-agent whose run panicked: the
+// child fails and its parent goes on.
+func SubagentCrashed(panicked any) string { return fmt.Sprintf("the sub-agent crashed: %v", panicked) }

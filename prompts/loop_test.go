@@ -1,0 +1,31 @@
+package prompts
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestLoopTextsGolden(t *testing.T) {
+	t.Parallel()
+	golden(t, "loop_texts", strings.Join([]string{
+		ToolInputNotJSON("Read", `{"file_path": "a.go"`),
+		NoSuchTool("Wirte", []string{"Read", "Write", "Bash"}),
+		NoSuchTool("Read", nil),
+		ToolDenied("Bash"),
+		ToolCrashed("Glob", errors.New("index out of range [3] with length 3")),
+		ToolFailedSilently,
+		ToolNoOutput,
+		MaxTurnsReached(12),
+	}, "\n"))
+}
+
+func TestSpawnPathTextsGolden(t *testing.T) {
+	t.Parallel()
+	golden(t, "spawn_path_texts", strings.Join([]string{
+		SubagentCrashed("nil map write"),
+		AgentEndedWithoutResult(),
+		AgentStoppedEarly(),
+		DeniedCall("Bash", `{"command":"rm -rf build"}`, "no rule allows it and a background agent cannot ask"),
+	}, "\n"))
+}
