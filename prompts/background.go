@@ -215,4 +215,6 @@ func AgentStoppedEarly() string { return "The agent was stopped before it finish
 
 // DeniedCall is one line of a notification's denied calls: the tool, the
 // start of its input, and why it was denied.
-func DeniedCall(tool, input, reason string) string { return fmt.Sprintf("%s %s (%s)", tool, input, reason) }
+func DeniedCall(tool, input, reason string) string {
+	return fmt.Sprintf("%s %s (%s)", tool, input, reason)
+}
