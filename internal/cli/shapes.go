@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/mcp"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
@@ -48,8 +49,8 @@ type initJSON struct {
 
 // mcpServerJSON is one MCP server of init.
 type mcpServerJSON struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
+	Name   string    `json:"name"`
+	Status mcp.State `json:"status"`
 }
 
 // pluginJSON is one plugin of init; cadre loads none yet.

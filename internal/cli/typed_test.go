@@ -12,13 +12,14 @@ import (
 	"testing"
 
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/mcp"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/task"
 )
 
 // TestTypedFieldsKeepTheirWireBytes: the stream-json fields that became
 // named types (permission mode, task status, retry cause, notification
-// status) write the same bytes as the strings they replaced.
+// status, MCP server state) write the same bytes as the strings they replaced.
 func TestTypedFieldsKeepTheirWireBytes(t *testing.T) {
 	t.Parallel()
 	retry := retryJSON{Type: "system", Subtype: "api_retry"}
@@ -48,6 +49,8 @@ func TestTypedFieldsKeepTheirWireBytes(t *testing.T) {
 			`"cadre":{"cause":"cut","message":""}`},
 		{"tasks list", taskJSON{Status: task.Running},
 			`"status":"running"`},
+		{"init mcp_servers", mcpServersJSON([]mcp.InitServer{{Name: "fs", Status: mcp.StatePending}}),
+			`[{"name":"fs","status":"pending"}]`},
 	} {
 		b, err := json.Marshal(tc.v)
 		if err != nil {
