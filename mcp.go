@@ -376,7 +376,7 @@ func (c *agent) mcpOnlyReady(ctx context.Context) (*refusal, error) {
 	if c.mcp != nil && len(c.mcp.Tools(ctx)) > 0 {
 		return nil, nil
 	}
-	return &refusal{run.RefusedNoTools, prompts.NoTools(c.def.Name, []string{"its MCP tools: no connected server offers them"})}, nil
+	return &refusal{run.RefusedNoTools, prompts.NoTools(c.def.Name, []string{prompts.DroppedNoMCPServer})}, nil
 }
 
 // releaseMCP ends the child's hold on its MCP servers: its inline servers

@@ -27,5 +27,7 @@ func TestSpawnPathTextsGolden(t *testing.T) {
 		AgentEndedWithoutResult(),
 		AgentStoppedEarly(),
 		DeniedCall("Bash", `{"command":"rm -rf build"}`, "no rule allows it and a background agent cannot ask"),
+		NoTools("db-reader", []string{DroppedInteractiveOnly, DroppedTaskTools, DroppedInBackground, DroppedNotInTools,
+			DroppedNoMCPServer, DroppedDisallowed("Bash"), DroppedByRule("WebFetch"), DroppedNestingLimit(3, 3)}),
 	}, "\n"))
 }
