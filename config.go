@@ -190,7 +190,7 @@ type Config struct {
 
 	// Effort is the main agent's reasoning effort (low, medium, high,
 	// xhigh, max; Claude Code's --effort); "" lets the provider choose.
-	Effort string
+	Effort llm.Effort
 	// ToolNames, when non-nil, is the session's tool set (Claude Code's
 	// --tools): only the built-in tools named (Task or Agent for the Agent
 	// tool, which brings the task tools with it) are offered, to every

@@ -30,6 +30,16 @@ const (
 	ErrorMaxStructuredOutputRetries Subtype = "error_max_structured_output_retries"
 )
 
+// Valid reports whether s is one of the subtypes (a result read back from
+// a transcript or another process names one).
+func (s Subtype) Valid() bool {
+	switch s {
+	case Success, ErrorMaxTurns, ErrorDuringExecution, ErrorMaxBudget, ErrorMaxStructuredOutputRetries:
+		return true
+	}
+	return false
+}
+
 // Result sums up a finished run.
 type Result struct {
 	// Text is the final answer.

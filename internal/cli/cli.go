@@ -510,11 +510,11 @@ func (o *options) debugWriter(p procIO) io.Writer {
 
 // runInfoOf is what init reports beyond the runtime's Init.
 func runInfoOf(p procIO, cfg cadre.Config) runInfo {
-	info := runInfo{AddDirs: cfg.AddDirs, PermissionMode: string(permission.ModeDefault), APIKeySource: "none"} // nil Permissions: default mode (issue 9)
+	info := runInfo{AddDirs: cfg.AddDirs, PermissionMode: permission.ModeDefault, APIKeySource: "none"} // nil Permissions: default mode (issue 9)
 	if cfg.Permissions != nil {
-		info.PermissionMode = string(cfg.Permissions.Mode)
+		info.PermissionMode = cfg.Permissions.Mode
 		if info.PermissionMode == "" {
-			info.PermissionMode = string(permission.ModeDefault)
+			info.PermissionMode = permission.ModeDefault
 		}
 	}
 	switch cfg.Model.(type) {

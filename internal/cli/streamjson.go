@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/run"
-	"github.com/cadre-dev/cadre/task"
 	"github.com/google/uuid"
 )
 
@@ -23,7 +23,7 @@ type lineWriter interface {
 // runInfo is what init reports that the runtime's Init does not carry.
 type runInfo struct {
 	AddDirs        []string
-	PermissionMode string
+	PermissionMode permission.Mode
 	APIKeySource   string
 	Provider       string
 	Agents         []string
@@ -160,7 +160,7 @@ func (p *streamPrinter) init(in *run.Init) error {
 		SlashCommands: nonNil(p.info.Skills), APIKeySource: p.info.APIKeySource, ClaudeCodeVersion: protocolVersion, AddDirs: nonNil(p.info.AddDirs),
 		OutputStyle: "default", Agents: nonNil(p.info.Agents), Skills: nonNil(p.info.Skills), Plugins: []pluginJSON{},
 		UUID: uuid.NewString(), Cadre: initExtra{Version: Version, Provider: p.info.Provider, TranscriptPath: in.TranscriptPath,
-			Trust: trustOf(cmp.Or(p.info.PermissionMode, string(in.PermissionMode)), in.Provenance), Sandbox: sandboxOf(in.Sandbox)},
+			Trust: trustOf(cmp.Or(p.info.PermissionMode, in.PermissionMode), in.Provenance), Sandbox: sandboxOf(in.Sandbox)},
 	}
 	if ev.MCPServers == nil {
 		ev.MCPServers = mcpServersJSON(in.MCPServers) // mcp.go
@@ -270,7 +270,7 @@ func nonNilBlocks(bs []llm.Block) []llm.Block {
 func (p *streamPrinter) toolUseResult(b llm.Block) any {
 	if r := p.tally.results[b.ToolUseID]; r != nil {
 		return agentToolResult{
-			Status: string(r.Status), Prompt: p.tally.calls[b.ToolUseID].Prompt, AgentID: r.AgentID, AgentType: r.AgentType,
+			Status: r.Status, Prompt: p.tally.calls[b.ToolUseID].Prompt, AgentID: r.AgentID, AgentType: r.AgentType,
 			Content: []llm.Block{llm.TextBlock(r.Text)}, ToolsUsed: sortedKeys(r.ToolStats), ResolvedModel: r.Model, TotalDurationMS: r.Duration.Milliseconds(),
 			TotalTokens: p.tally.progress(r.AgentID).TotalTokens, TotalToolUseCount: r.ToolUses, Usage: r.Usage,
 			CanContinueAgent: r.Continuable,
@@ -357,21 +357,17 @@ func (p *streamPrinter) backgroundTasksChanged() error {
 }
 
 func (p *streamPrinter) taskCompleted(r *run.SubagentResult) error {
-	status := string(r.Status)
-	patch := taskPatch{Status: status, EndTime: p.tally.now().UnixMilli(), Error: r.Error}
+	patch := taskPatch{Status: r.Status, EndTime: p.tally.now().UnixMilli(), Error: r.Error}
 	if err := p.write(taskUpdatedJSON{Type: "system", Subtype: "task_updated", TaskID: r.AgentID, RunID: p.tally.runID(r.AgentID), Patch: patch,
 		UUID: uuid.NewString(), SessionID: p.session}); err != nil {
 		return err
-	}
-	if r.Status == task.Killed {
-		status = "stopped"
 	}
 	summary := r.Text
 	if r.Error != "" {
 		summary = r.Error
 	}
 	return p.write(taskNotificationJSON{Type: "system", Subtype: "task_notification", TaskID: r.AgentID, RunID: p.tally.runID(r.AgentID), ToolUseID: r.ToolUseID,
-		Status: status, OutputFile: r.TranscriptPath, Summary: summary, Usage: p.tally.progress(r.AgentID),
+		Status: notificationStatusOf(r.Status), OutputFile: r.TranscriptPath, Summary: summary, Usage: p.tally.progress(r.AgentID),
 		UUID: uuid.NewString(), SessionID: p.session, Cadre: subagentExtra{
 			AgentType: r.AgentType, Model: r.Model, ModelRule: string(r.ModelRule), ModelsUsed: r.ModelsUsed, Error: r.Error,
 			MaxTurnsHit: r.MaxTurnsHit, Turns: r.Turns, ToolUses: r.ToolUses, ToolStats: r.ToolStats, Usage: r.Usage,
@@ -388,7 +384,7 @@ func (p *streamPrinter) retry(ev run.Event, parent *string) error {
 		s := r.Status
 		out.ErrorStatus = &s
 	}
-	out.Cadre.Cause, out.Cadre.Message, out.Cadre.AgentID = string(r.Cause), r.Err, ev.AgentID
+	out.Cadre.Cause, out.Cadre.Message, out.Cadre.AgentID = r.Cause, r.Err, ev.AgentID
 	return p.write(out)
 }
 

@@ -48,7 +48,7 @@ type agent struct {
 	// agent.
 	systemPrefix string
 	maxTurns     int
-	effort       string
+	effort       llm.Effort
 	// output is the run's structured output for the main agent when the
 	// session has an output schema; nil for every other agent.
 	output *builtin.OutputSlot

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -243,7 +242,7 @@ func (c *agent) outcome(err error) (task.Status, string) {
 	if err != nil {
 		return task.Killed, err.Error()
 	}
-	return task.Failed, "the agent ended without a result"
+	return task.Failed, prompts.AgentEndedWithoutResult()
 }
 
 // notification is what the parent of a background child hears of its end.
@@ -257,7 +256,7 @@ func (c *agent) notification(h *childRun, status task.Status, errText string) *t
 		}
 	}
 	if status == task.Killed && errText == context.Canceled.Error() {
-		tn.Error = "The agent was stopped before it finished."
+		tn.Error = prompts.AgentStoppedEarly()
 	}
 	for _, d := range c.run.rt.denials.Since(c.denialsFrom) {
 		if d.AgentID == c.id && d.Background {
@@ -274,7 +273,7 @@ func denialLine(d permission.Denial) string {
 	if len(in) > 200 {
 		in = in[:200] + "…"
 	}
-	return fmt.Sprintf("%s %s (%s)", d.ToolName, in, d.Reason)
+	return prompts.DeniedCall(d.ToolName, in, d.Reason)
 }
 
 // settle keeps a child that started background children of its own from

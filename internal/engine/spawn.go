@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -226,7 +227,7 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 	child := &agent{
 		run: a.run, id: id, typ: def.Name, toolUseID: toolUseID, depth: depth, def: def,
 		modelID: modelID, types: c.Types, perms: c.Perms, env: env, maxTurns: def.MaxTurns,
-		effort: string(cmp.Or(in.Effort, def.Effort)), spawnReceipt: receipt, isolation: isolation,
+		effort: cmp.Or(in.Effort, def.Effort), spawnReceipt: receipt, isolation: isolation,
 	}
 	tools := make([]tool.Tool, 0, len(c.Tools))
 	for _, name := range c.Tools {
@@ -442,7 +443,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 func (c *agent) safeRun(ctx context.Context, msgs []llm.Message, rec loop.Recorder) (res *loop.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			res, err = nil, fmt.Errorf("the sub-agent crashed: %v", p)
+			res, err = nil, errors.New(prompts.SubagentCrashed(p))
 		}
 	}()
 	return c.runLoop(ctx, msgs, rec)

@@ -124,7 +124,7 @@ func (w *hookWorld) config(auth permission.Authorizer, scope hooks.Scope) Config
 		scope.SessionID = "s1"
 		scope.TranscriptPath = filepath.Join(w.dir, "s1.jsonl")
 		scope.Cwd = w.dir
-		scope.PermissionMode = func() string { return "default" }
+		scope.PermissionMode = func() permission.Mode { return permission.ModeDefault }
 	}
 	return Config{
 		Model: w.m, ModelID: "claude-sonnet-4-5", MaxTokens: 1024,
