@@ -151,9 +151,9 @@ func (m *Model) endRun(it runItem) tea.Cmd {
 	if it.interrupted && len(m.queued) > 0 {
 		// The user stopped the turn: what they queued behind it goes back
 		// to the editor rather than out.
-		m.input.SetValue(strings.Join(append(m.queued, m.input.Value()), "\n"))
+		m.input.setValue(strings.Join(append(m.queued, m.input.Value()), "\n"))
 		m.queued = nil
-		m.layout()
+		m.input.layout()
 	}
 	if len(m.queued) > 0 {
 		next := m.queued[0]

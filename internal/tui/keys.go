@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -50,7 +49,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.escape()
 	case "tab":
 		if m.focus == focusInput && strings.HasPrefix(m.input.Value(), "/") {
-			m.completeSlash()
+			if msg := m.input.complete(); msg != "" {
+				m.setStatus("%s", msg)
+			}
 			return nil
 		}
 		m.toggleFocus()
@@ -59,7 +60,35 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.focus == focusTree {
 		return m.treeKey(s)
 	}
-	return m.inputKey(k)
+	if s == "enter" {
+		return m.submit()
+	}
+	return m.input.key(k)
+}
+
+// submit sends the editor's text: a slash command, or a prompt.
+func (m *Model) submit() tea.Cmd {
+	text, ok := m.input.take()
+	if !ok {
+		return nil
+	}
+	if strings.HasPrefix(text, "/") {
+		return m.slash(text)
+	}
+	return m.send(text)
+}
+
+// paste gives pasted text to what has the keyboard: the reason of a
+// denial being typed, or the editor.
+func (m *Model) paste(text string) {
+	if len(m.prompts) > 0 && m.modal.reasoning {
+		m.modal.reason += oneLine(text)
+		return
+	}
+	if m.focus != focusInput || m.picker != nil {
+		return
+	}
+	m.input.paste(text)
 }
 
 // ctrlC interrupts a running turn, clears the input, or, pressed twice,
@@ -76,7 +105,7 @@ func (m *Model) ctrlC() tea.Cmd {
 	m.quitAt = m.now
 	if m.input.Value() != "" {
 		m.input.Reset()
-		m.layout()
+		m.input.layout()
 	}
 	return m.interrupt()
 }
@@ -99,31 +128,12 @@ func (m *Model) escape() tea.Cmd {
 func (m *Model) toggleFocus() {
 	if m.focus == focusTree {
 		m.focus = focusInput
-		m.input.Focus()
+		m.input.focus()
 		return
 	}
 	m.focus = focusTree
-	m.input.Blur()
+	m.input.blur()
 	m.clampSel()
-}
-
-func (m *Model) inputKey(k tea.KeyPressMsg) tea.Cmd {
-	switch k.String() {
-	case "enter":
-		return m.submit()
-	case "up":
-		if m.historyStep(-1) {
-			return nil
-		}
-	case "down":
-		if m.historyStep(1) {
-			return nil
-		}
-	}
-	var cmd tea.Cmd
-	m.input, cmd = m.input.Update(k)
-	m.layout()
-	return cmd
 }
 
 // treeKey handles a key while the agent tree has the focus.
@@ -154,7 +164,7 @@ func (m *Model) treeKey(s string) tea.Cmd {
 	case "i", "/":
 		m.toggleFocus()
 		if s == "/" {
-			m.input.SetValue("/")
+			m.input.setValue("/")
 		}
 	}
 	return nil
@@ -295,22 +305,5 @@ func (m *Model) click(msg tea.MouseClickMsg) {
 			m.view, m.scroll = m.tree.Rows()[row].Node.ID, 0
 		}
 		m.treeSel = row
-	}
-}
-
-// completeSlash completes a slash command from its prefix.
-func (m *Model) completeSlash() {
-	matches := slashMatches(m.input.Value())
-	switch len(matches) {
-	case 0:
-		m.setStatus("No command starts with %s.", m.input.Value())
-	case 1:
-		m.input.SetValue(matches[0].name + " ")
-	default:
-		var names []string
-		for _, c := range matches {
-			names = append(names, c.name)
-		}
-		m.setStatus("%s", fmt.Sprint(strings.Join(names, " ")))
 	}
 }

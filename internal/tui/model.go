@@ -7,7 +7,6 @@ import (
 
 	tasks "github.com/cadre-dev/cadre/task"
 
-	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
@@ -132,12 +131,7 @@ type Model struct {
 	// saved session's key (viewSession).
 	view string
 
-	input   textarea.Model
-	history []string
-	histPos int
-	draft   string
-	pastes  map[int]string
-	pasteN  int
+	input *editor
 
 	running bool
 	// notifyTurn is set while the running turn answers notifications:
@@ -176,10 +170,9 @@ type Model struct {
 	expanded bool
 	scroll   int
 	// Renders kept between frames.
-	treeCache  treeView
-	treeRows   map[*Node]treeRow // the rows of the tree last drawn (treeview.go)
-	inputCache inputRender
-	quitAt     time.Time
+	treeCache treeView
+	treeRows  map[*Node]treeRow // the rows of the tree last drawn (treeview.go)
+	quitAt    time.Time
 	// clock reads the wall clock for what cannot wait for the next tick
 	// (a first Ctrl+C after an idle spell, when no tick has moved now).
 	clock    func() time.Time
@@ -199,14 +192,13 @@ const (
 // newModel builds the model; act may leave any action nil.
 func newModel(cfg config, act actions) *Model {
 	m := &Model{cfg: cfg, act: act, st: newStyles(cfg.dark), width: 80, height: 24, profile: colorprofile.TrueColor,
-		tree: NewTree(), pastes: map[int]string{}, mode: cfg.mode, sessions: map[string]sessionInfo{}, clock: time.Now}
+		tree: NewTree(), mode: cfg.mode, sessions: map[string]sessionInfo{}, clock: time.Now}
 	if m.mode == "" {
 		m.mode = permission.ModeDefault
 	}
 	m.convos = map[string]*convo{"": newConvo("", cfg.cwd)}
 	m.tree.Main().Model = cfg.model
-	m.input = newInput(m.st)
-	m.layout()
+	m.input = newEditor(&m.st, m.width)
 	return m
 }
 
@@ -240,13 +232,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		m.layout()
+		m.input.setWidth(msg.Width)
 	case tea.ColorProfileMsg:
 		m.profile = msg.Profile
 	case tea.BackgroundColorMsg:
 		if dark := msg.IsDark(); dark != m.st.dark {
 			m.st = newStyles(dark)
-			m.input.SetStyles(inputStyles(m.st))
+			m.input.restyle()
 			m.invalidate()
 		}
 	case eventsMsg:
@@ -260,7 +252,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		cmds = append(cmds, m.key(msg))
 	case tea.PasteMsg:
-		cmds = append(cmds, m.paste(msg.Content))
+		m.paste(msg.Content)
 	case tea.MouseWheelMsg:
 		m.wheel(msg)
 	case tea.MouseClickMsg:

@@ -21,11 +21,6 @@ const (
 	sideMinimum = 140
 )
 
-// layout sizes the input to the terminal.
-func (m *Model) layout() {
-	m.input.SetWidth(max(m.width-4, 10))
-}
-
 // sidePanel reports whether the tree is drawn beside the conversation,
 // and its width.
 func (m *Model) sidePanel() (bool, int) {
@@ -51,8 +46,11 @@ func (m *Model) View() tea.View {
 		v.MouseMode = tea.MouseModeCellMotion
 	}
 	v.WindowTitle = "cadre"
-	if c := m.cursor(content); c != nil {
-		v.Cursor = c
+	// The terminal's cursor is in the editor, when nothing covers it.
+	if m.focus == focusInput && len(m.prompts) == 0 && m.picker == nil && m.confirmStop == "" {
+		if c := m.input.cursor(content); c != nil {
+			v.Cursor = c
+		}
 	}
 	return v
 }
@@ -246,8 +244,8 @@ func (m *Model) bottom() string {
 	case m.confirmStop != "":
 		parts = append(parts, m.confirmView())
 	default:
-		parts = append(parts, m.inputView())
-		if hint := m.slashHint(); hint != "" {
+		parts = append(parts, m.input.view(m.focus == focusInput))
+		if hint := m.input.hint(); hint != "" {
 			parts = append(parts, hint)
 		}
 	}
@@ -282,73 +280,6 @@ func (m *Model) spinnerLine() string {
 	}
 	detail := fmt.Sprintf(" (%s · %s↓ %s tokens · esc to interrupt)", formatElapsed(el), progress, formatTokens(m.turnTokens()))
 	return clip(st.accent.Render(frame+" "+what)+st.dim.Render(detail), m.width)
-}
-
-func (m *Model) inputView() string {
-	key := inputKey{value: m.input.Value(), width: m.width, focus: m.focus == focusInput, line: m.input.Line(),
-		col: m.input.Column(), height: m.input.Height(), dark: m.st.dark}
-	if m.inputCache.text != "" && m.inputCache.key == key {
-		return m.inputCache.text
-	}
-	edge := m.st.inputEdge
-	if m.focus != focusInput {
-		edge = m.st.faint
-	}
-	text := box(edge, strings.Split(m.input.View(), "\n"), m.width)
-	m.inputCache.key, m.inputCache.text = key, text
-	return text
-}
-
-// inputView's render is kept while the editor is unchanged.
-type inputKey struct {
-	value                    string
-	width, line, col, height int
-	focus, dark              bool
-}
-
-type inputRender struct {
-	key  inputKey
-	text string
-}
-
-// cursor places the terminal's cursor in the input.
-func (m *Model) cursor(content string) *tea.Cursor {
-	if m.focus != focusInput || len(m.prompts) > 0 || m.picker != nil || m.confirmStop != "" {
-		return nil
-	}
-	c := m.input.Cursor()
-	if c == nil {
-		return nil
-	}
-	// The input box sits above the status line (and the slash hint);
-	// its text starts after the border and the padding.
-	below := 2 // bottom border and the status line
-	if m.slashHint() != "" {
-		below++
-	}
-	top := lipgloss.Height(content) - below - m.input.Height()
-	c.Position.X += 2
-	c.Position.Y += top
-	return c
-}
-
-func (m *Model) slashHint() string {
-	v := m.input.Value()
-	if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, " \n") {
-		return ""
-	}
-	matches := slashMatches(v)
-	switch len(matches) {
-	case 0:
-		return m.st.dim.Render("  no such command · /help lists them")
-	case 1:
-		return clip("  "+matches[0].name+" "+m.st.dim.Render(matches[0].help), m.width)
-	}
-	var names []string
-	for _, c := range matches {
-		names = append(names, c.name)
-	}
-	return clip("  "+strings.Join(names, "  ")+m.st.dim.Render("  · tab completes"), m.width)
 }
 
 func (m *Model) confirmView() string {
