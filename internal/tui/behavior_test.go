@@ -241,8 +241,8 @@ func TestPermissionPromptAnswers(t *testing.T) {
 	}
 	// A prompt whose call went away leaves the queue.
 	m.Update(promptGoneMsg{id: 4})
-	if len(m.prompts) != 0 || len(gone) != 0 {
-		t.Fatalf("%d prompts left", len(m.prompts))
+	if len(m.perm.prompts) != 0 || len(gone) != 0 {
+		t.Fatalf("%d prompts left", len(m.perm.prompts))
 	}
 	m.cmdPermissions("")
 	has(t, view(t, m), "Added allow rule Bash(make:*)", "this session, Explore a1")
@@ -272,8 +272,8 @@ func TestPromptsMarkTheTreeAndTheCall(t *testing.T) {
 	// Cancelling the turn withdraws its prompts (the prompter says so).
 	m.Update(eventsMsg{items: []runItem{{end: true, interrupted: true, err: errors.New("canceled"), at: f.at}}})
 	m.Update(promptGoneMsg{id: 1})
-	if len(m.prompts) != 0 || m.tree.State(m.tree.Main()) != StateInterrupted {
-		t.Fatalf("after the turn: %d prompts, main %s", len(m.prompts), m.tree.State(m.tree.Main()))
+	if len(m.perm.prompts) != 0 || m.tree.State(m.tree.Main()) != StateInterrupted {
+		t.Fatalf("after the turn: %d prompts, main %s", len(m.perm.prompts), m.tree.State(m.tree.Main()))
 	}
 }
 

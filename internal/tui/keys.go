@@ -17,14 +17,20 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+c":
 		return m.ctrlC()
 	case "ctrl+d":
-		if m.input.Value() == "" && len(m.prompts) == 0 {
+		if m.input.Value() == "" && !m.perm.open() {
 			m.quitting = true
 			return m.interrupt()
 		}
 	}
 	switch {
-	case len(m.prompts) > 0:
-		m.promptKey(k)
+	case m.perm.open():
+		info, expand := m.perm.key(k, m.tree)
+		if info != "" {
+			m.main().addInfo(info)
+		}
+		if expand {
+			m.expanded = !m.expanded
+		}
 		return nil
 	case m.confirmStop != "":
 		return m.confirmKey(s)
@@ -81,11 +87,7 @@ func (m *Model) submit() tea.Cmd {
 // paste gives pasted text to what has the keyboard: the reason of a
 // denial being typed, or the editor.
 func (m *Model) paste(text string) {
-	if len(m.prompts) > 0 && m.modal.reasoning {
-		m.modal.reason += oneLine(text)
-		return
-	}
-	if m.focus != focusInput || m.picker != nil {
+	if m.perm.paste(text) || m.focus != focusInput || m.picker != nil {
 		return
 	}
 	m.input.paste(text)

@@ -150,9 +150,7 @@ type Model struct {
 	tokens    int64 // every token of the session
 	mode      permission.Mode
 
-	prompts []*pendingPrompt
-	modal   promptModal
-	granted []grant
+	perm *permissionDialog
 
 	focus       focusArea
 	treeSel     int
@@ -199,6 +197,7 @@ func newModel(cfg config, act actions) *Model {
 	m.convos = map[string]*convo{"": newConvo("", cfg.cwd)}
 	m.tree.Main().Model = cfg.model
 	m.input = newEditor(&m.st, m.width)
+	m.perm = &permissionDialog{st: &m.st}
 	return m
 }
 
@@ -258,9 +257,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseClickMsg:
 		m.click(msg)
 	case promptMsg:
-		m.addPrompt(msg)
+		m.perm.add(msg, m.tree)
 	case promptGoneMsg:
-		m.dropPrompt(msg.id, false)
+		if p := m.perm.drop(msg.id, m.tree); p != nil {
+			m.setStatus("A permission prompt of %s was withdrawn: its call was cancelled.", p.label())
+		}
 	case modeMsg:
 		m.modeChanged(msg)
 	case modelMsg:
@@ -307,7 +308,7 @@ const (
 
 // keepTicking schedules the next tick while something on screen moves.
 func (m *Model) keepTicking() tea.Cmd {
-	if m.ticking || !(m.running || len(m.prompts) > 0 || !m.quitAt.IsZero() || m.status != "" || m.tree.Counts()[StateBackground] > 0) {
+	if m.ticking || !(m.running || m.perm.open() || !m.quitAt.IsZero() || m.status != "" || m.tree.Counts()[StateBackground] > 0) {
 		return nil
 	}
 	m.ticking = true

@@ -46,7 +46,7 @@ func (m *Model) renderItem(it *item, width int) []string {
 	if it.kind == itemTool && (it.name == tool.Agent || it.name == tool.Task) {
 		extra = m.agentCallStatus(it)
 	}
-	if it.kind == itemTool && !it.done && m.waitingCall(it.callID) {
+	if it.kind == itemTool && !it.done && m.perm.waiting(it.callID) {
 		extra += "\x00waiting"
 	}
 	if it.kind == itemAssistant && !it.done {
@@ -197,17 +197,4 @@ func (m *Model) agentCallStatus(it *item) string {
 		parts = append(parts, n.LastTool)
 	}
 	return strings.Join(parts, " · ")
-}
-
-// waitingCall reports whether a permission prompt for the call is open.
-func (m *Model) waitingCall(callID string) bool {
-	if callID == "" {
-		return false
-	}
-	for _, p := range m.prompts {
-		if p.prompt.Request.ToolUseID == callID {
-			return true
-		}
-	}
-	return false
 }

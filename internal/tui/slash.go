@@ -152,7 +152,7 @@ func (m *Model) cmdResume(string) tea.Cmd {
 func (m *Model) cmdPermissions(string) tea.Cmd {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Mode: %s (shift+tab cycles %s)\n", m.mode, joinModes(m.modeCycle()))
-	if len(m.cfg.rules) == 0 && len(m.granted) == 0 {
+	if len(m.cfg.rules) == 0 && len(m.perm.granted) == 0 {
 		b.WriteString("No allow, ask or deny rules.")
 	}
 	for _, beh := range []permission.Behavior{permission.Deny, permission.Ask, permission.Allow} {
@@ -162,7 +162,7 @@ func (m *Model) cmdPermissions(string) tea.Cmd {
 			}
 		}
 	}
-	for _, g := range m.granted {
+	for _, g := range m.perm.granted {
 		fmt.Fprintf(&b, "allow\t%s\tthis session, %s\n", g.rule, g.agent)
 	}
 	m.main().addInfo(strings.TrimRight(b.String(), "\n"))

@@ -47,7 +47,7 @@ func (m *Model) View() tea.View {
 	}
 	v.WindowTitle = "cadre"
 	// The terminal's cursor is in the editor, when nothing covers it.
-	if m.focus == focusInput && len(m.prompts) == 0 && m.picker == nil && m.confirmStop == "" {
+	if m.focus == focusInput && !m.perm.open() && m.picker == nil && m.confirmStop == "" {
 		if c := m.input.cursor(content); c != nil {
 			v.Cursor = c
 		}
@@ -237,8 +237,8 @@ func (m *Model) bottom() string {
 		}
 	}
 	switch {
-	case len(m.prompts) > 0:
-		parts = append(parts, m.promptView(m.width, max(m.height-22, 4)))
+	case m.perm.open():
+		parts = append(parts, m.perm.view(m.width, max(m.height-22, 4), m.cfg.cwd, m.expanded))
 	case m.picker != nil:
 		parts = append(parts, m.pickerView(m.width, max(m.height-10, 5)))
 	case m.confirmStop != "":
@@ -272,7 +272,7 @@ func (m *Model) spinnerLine() string {
 	if doing != "" {
 		what = doing + "…"
 	}
-	if len(m.prompts) > 0 {
+	if m.perm.open() {
 		what = "Waiting for your answer…"
 	}
 	if progress != "" {
