@@ -32,8 +32,12 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			m.expanded = !m.expanded
 		}
 		return nil
-	case m.confirmStop != "":
-		return m.confirmKey(s)
+	case m.panel.confirmStop != "":
+		if id := m.panel.confirmKey(s); id != "" {
+			return m.act.stop(id)
+		}
+		m.setStatus("Not stopped.")
+		return nil
 	case m.picker != nil:
 		return m.pickerKey(s)
 	}
@@ -135,24 +139,18 @@ func (m *Model) toggleFocus() {
 	}
 	m.focus = focusTree
 	m.input.blur()
-	m.clampSel()
+	m.panel.clampSel()
 }
 
 // treeKey handles a key while the agent tree has the focus.
 func (m *Model) treeKey(s string) tea.Cmd {
-	rows := m.tree.Rows()
+	if m.panel.move(s) {
+		return nil
+	}
 	switch s {
-	case "up", "k":
-		m.treeSel = max(m.treeSel-1, 0)
-	case "down", "j":
-		m.treeSel = min(m.treeSel+1, len(rows)-1)
-	case "home", "g":
-		m.treeSel = 0
-	case "end", "G":
-		m.treeSel = len(rows) - 1
 	case "enter", "space":
-		m.clampSel()
-		m.view, m.scroll = rows[m.treeSel].Node.ID, 0
+		m.panel.clampSel()
+		m.view, m.scroll = m.panel.selected().ID, 0
 	case "c":
 		if n := m.tree.ClearFinished(); n > 0 {
 			m.setStatus("Cleared %d finished agents.", n)
@@ -160,9 +158,11 @@ func (m *Model) treeKey(s string) tea.Cmd {
 				m.view = ""
 			}
 		}
-		m.clampSel()
+		m.panel.clampSel()
 	case "x":
-		return m.askStop()
+		if why := m.panel.askStop(m.act.stop != nil); why != "" {
+			m.setStatus("%s", why)
+		}
 	case "i", "/":
 		m.toggleFocus()
 		if s == "/" {
@@ -172,46 +172,12 @@ func (m *Model) treeKey(s string) tea.Cmd {
 	return nil
 }
 
-func (m *Model) clampSel() {
-	n := len(m.tree.Rows())
-	m.treeSel = max(0, min(m.treeSel, n-1))
-}
-
-// selected is the agent selected in the tree, or nil.
-func (m *Model) selected() *Node {
-	rows := m.tree.Rows()
-	if m.treeSel < 0 || m.treeSel >= len(rows) {
-		return nil
-	}
-	return rows[m.treeSel].Node
-}
-
 // toBackground moves the selected running foreground child to the
 // background, or the only one when none is selected (S-7.4).
 func (m *Model) toBackground() tea.Cmd {
-	var target *Node
-	if n := m.selected(); m.focus == focusTree && n != nil && n.ID != "" {
-		target = n
-	} else {
-		var fg []*Node
-		for _, r := range m.tree.Rows() {
-			if n := r.Node; n.ID != "" && n.state == StateRunning && !n.Background {
-				fg = append(fg, n)
-			}
-		}
-		switch len(fg) {
-		case 0:
-			m.setStatus("No sub-agent runs in the foreground.")
-			return nil
-		case 1:
-			target = fg[0]
-		default:
-			m.setStatus("%d sub-agents run in the foreground: select one in the tree (tab) and press ctrl+b.", len(fg))
-			return nil
-		}
-	}
-	if target.state != StateRunning || target.Background {
-		m.setStatus("%s %s is %s, not running in the foreground.", target.Type, shortID(target.ID), m.tree.State(target))
+	target, why := m.panel.foreground(m.focus == focusTree)
+	if target == nil {
+		m.setStatus("%s", why)
 		return nil
 	}
 	if m.act.background == nil {
@@ -219,35 +185,6 @@ func (m *Model) toBackground() tea.Cmd {
 		return nil
 	}
 	return m.act.background(target.ID)
-}
-
-// askStop asks to confirm stopping the selected agent.
-func (m *Model) askStop() tea.Cmd {
-	n := m.selected()
-	if n == nil || n.ID == "" {
-		m.setStatus("Select a sub-agent to stop; Esc interrupts the main agent.")
-		return nil
-	}
-	if !n.state.Live() {
-		m.setStatus("%s %s has already ended (%s).", n.Type, shortID(n.ID), n.state)
-		return nil
-	}
-	if m.act.stop == nil {
-		m.setStatus("x: stopping an agent is %v (the runtime needs Stop, issue 11).", errNotAvailable)
-		return nil
-	}
-	m.confirmStop = n.ID
-	return nil
-}
-
-func (m *Model) confirmKey(s string) tea.Cmd {
-	id := m.confirmStop
-	m.confirmStop = ""
-	if s == "y" || s == "enter" {
-		return m.act.stop(id)
-	}
-	m.setStatus("Not stopped.")
-	return nil
 }
 
 // modeCycle is the order Shift+Tab walks the main agent's modes in; a
@@ -303,9 +240,9 @@ func (m *Model) click(msg tea.MouseClickMsg) {
 		if m.focus != focusTree {
 			m.toggleFocus()
 		}
-		if m.treeSel == row {
+		if m.panel.sel == row {
 			m.view, m.scroll = m.tree.Rows()[row].Node.ID, 0
 		}
-		m.treeSel = row
+		m.panel.sel = row
 	}
 }

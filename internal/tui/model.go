@@ -152,9 +152,8 @@ type Model struct {
 
 	perm *permissionDialog
 
-	focus       focusArea
-	treeSel     int
-	confirmStop string
+	focus focusArea
+	panel *agentsPanel
 
 	picker *sessionPicker
 	// sessions are saved sessions loaded for viewing, by view key.
@@ -168,9 +167,7 @@ type Model struct {
 	expanded bool
 	scroll   int
 	// Renders kept between frames.
-	treeCache treeView
-	treeRows  map[*Node]treeRow // the rows of the tree last drawn (treeview.go)
-	quitAt    time.Time
+	quitAt time.Time
 	// clock reads the wall clock for what cannot wait for the next tick
 	// (a first Ctrl+C after an idle spell, when no tick has moved now).
 	clock    func() time.Time
@@ -198,6 +195,7 @@ func newModel(cfg config, act actions) *Model {
 	m.tree.Main().Model = cfg.model
 	m.input = newEditor(&m.st, m.width)
 	m.perm = &permissionDialog{st: &m.st}
+	m.panel = &agentsPanel{st: &m.st, tree: m.tree}
 	return m
 }
 

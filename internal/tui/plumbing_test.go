@@ -257,8 +257,8 @@ func TestMouse(t *testing.T) {
 		}
 	}
 	m.Update(tea.MouseClickMsg{Button: tea.MouseLeft, X: 5, Y: y})
-	if m.focus != focusTree || m.selected() == nil || m.selected().ID != "a2" {
-		t.Fatalf("click selected %+v", m.selected())
+	if m.focus != focusTree || m.panel.selected() == nil || m.panel.selected().ID != "a2" {
+		t.Fatalf("click selected %+v", m.panel.selected())
 	}
 	m.Update(tea.MouseClickMsg{Button: tea.MouseLeft, X: 5, Y: y})
 	if m.view != "a2" {

@@ -232,6 +232,6 @@ func (m *Model) resetConversation() {
 	m.convos = map[string]*convo{"": newConvo("", m.cfg.cwd)}
 	m.tree.Reset()
 	m.tree.Main().Model = m.cfg.model
-	m.view, m.scroll, m.treeSel, m.tokens = "", 0, 0, 0
+	m.view, m.scroll, m.panel.sel, m.tokens = "", 0, 0, 0
 	m.sessions = map[string]sessionInfo{}
 }

@@ -47,7 +47,7 @@ func (m *Model) View() tea.View {
 	}
 	v.WindowTitle = "cadre"
 	// The terminal's cursor is in the editor, when nothing covers it.
-	if m.focus == focusInput && !m.perm.open() && m.picker == nil && m.confirmStop == "" {
+	if m.focus == focusInput && !m.perm.open() && m.picker == nil && m.panel.confirmStop == "" {
 		if c := m.input.cursor(content); c != nil {
 			v.Cursor = c
 		}
@@ -69,7 +69,7 @@ func (m *Model) render() string {
 	}
 	var tree string
 	if !side && m.showTree() {
-		tree = strings.Join(m.treeLines(m.width, m.narrowTreeRows(), false), "\n")
+		tree = strings.Join(m.panel.lines(m.width, m.narrowTreeRows(), false, m.focus == focusTree, m.now), "\n")
 	}
 	th := 0
 	if tree != "" {
@@ -84,7 +84,7 @@ func (m *Model) render() string {
 	top := strings.Join(conv, "\n")
 	if side {
 		left := padLines(conv, convoW, ch)
-		right := m.sidePanelLines(panelW, ch)
+		right := m.panel.sideLines(panelW, ch, m.focus == focusTree, m.now)
 		for i := range left {
 			left[i] += right[i]
 		}
@@ -241,8 +241,8 @@ func (m *Model) bottom() string {
 		parts = append(parts, m.perm.view(m.width, max(m.height-22, 4), m.cfg.cwd, m.expanded))
 	case m.picker != nil:
 		parts = append(parts, m.pickerView(m.width, max(m.height-10, 5)))
-	case m.confirmStop != "":
-		parts = append(parts, m.confirmView())
+	case m.panel.confirmStop != "":
+		parts = append(parts, m.panel.confirmView(m.width))
 	default:
 		parts = append(parts, m.input.view(m.focus == focusInput))
 		if hint := m.input.hint(); hint != "" {
@@ -280,16 +280,6 @@ func (m *Model) spinnerLine() string {
 	}
 	detail := fmt.Sprintf(" (%s · %s↓ %s tokens · esc to interrupt)", formatElapsed(el), progress, formatTokens(m.turnTokens()))
 	return clip(st.accent.Render(frame+" "+what)+st.dim.Render(detail), m.width)
-}
-
-func (m *Model) confirmView() string {
-	n := m.tree.Get(m.confirmStop)
-	what := m.confirmStop
-	if n != nil {
-		what = n.Type + " " + n.ID
-	}
-	text := fmt.Sprintf("Stop %s and every agent and shell it started? y stops · any other key keeps it", what)
-	return box(m.st.modalEdge, []string{text}, m.width)
 }
 
 func modeLabel(mode permission.Mode) string {
