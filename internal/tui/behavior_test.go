@@ -394,7 +394,7 @@ func TestAgentViewAndClear(t *testing.T) {
 	f.ev(run.Event{Type: run.EventText, AgentID: "a1", Text: "found three files"})
 	has(t, view(t, m), "found three files")
 	press(m, "esc")
-	if m.view != "" {
+	if m.pane.view != "" {
 		t.Fatal("esc did not leave the agent's view")
 	}
 	f.ev(run.Event{Type: run.EventTaskCompleted, AgentID: "a1", Subagent: &run.SubagentResult{AgentID: "a1", Status: "completed"}})
@@ -453,8 +453,8 @@ func TestSlashCommands(t *testing.T) {
 	m.input.Reset()
 	// /clear without a runtime action forgets the conversation.
 	slash("/clear")
-	if len(m.main().items) != 0 {
-		t.Fatalf("/clear left %d items", len(m.main().items))
+	if len(m.pane.main().items) != 0 {
+		t.Fatalf("/clear left %d items", len(m.pane.main().items))
 	}
 	_, cmd := m.Update(keyMsg("/"))
 	_ = cmd

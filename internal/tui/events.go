@@ -34,7 +34,7 @@ func (m *Model) applyEvent(ev run.Event, at time.Time) {
 	case run.EventInit:
 		m.runStart = at
 		if ev.AgentID == "" {
-			m.noteAt = len(m.main().items)
+			m.noteAt = len(m.pane.main().items)
 		}
 		if ev.Init != nil {
 			m.cfg.sessionID = ev.Init.SessionID
@@ -44,10 +44,10 @@ func (m *Model) applyEvent(ev run.Event, at time.Time) {
 		}
 		return
 	case run.EventTaskStarted, run.EventTaskPending:
-		m.taskStarted(ev)
+		m.pane.taskStarted(ev)
 		return
 	case run.EventTaskCompleted:
-		m.taskEnded(ev)
+		m.pane.taskEnded(ev)
 		return
 	case run.EventNotification:
 		m.notificationEvent(ev, at)
@@ -56,7 +56,7 @@ func (m *Model) applyEvent(ev run.Event, at time.Time) {
 		if r := ev.Result; r != nil {
 			// A failed run's error follows its result and is shown then.
 			if r.IsError && r.Subtype != run.ErrorDuringExecution {
-				m.main().addError(resultProblem(r))
+				m.pane.main().addError(resultProblem(r))
 			}
 		}
 		return
@@ -71,12 +71,12 @@ func (m *Model) applyEvent(ev run.Event, at time.Time) {
 			m.streamed += len(ev.Text)
 		}
 	}
-	m.convoOf(ev.AgentID).apply(ev)
+	m.pane.convoOf(ev.AgentID).apply(ev)
 	switch ev.Type {
 	case run.EventAssistant, run.EventToolStart, run.EventToolEnd:
 		if ev.AgentID == "" {
 			// What the main agent's next request brings comes after.
-			m.noteAt = len(m.main().items)
+			m.noteAt = len(m.pane.main().items)
 		}
 	}
 }
@@ -91,29 +91,29 @@ func resultProblem(r *run.Result) string {
 
 // taskStarted opens a sub-agent's conversation with the prompt its
 // parent's Agent call gave it.
-func (m *Model) taskStarted(ev run.Event) {
+func (p *convoPane) taskStarted(ev run.Event) {
 	info := ev.Task
-	if info == nil || m.convos[info.AgentID] != nil {
+	if info == nil || p.convos[info.AgentID] != nil {
 		return
 	}
-	c := m.convoOf(info.AgentID)
+	c := p.convoOf(info.AgentID)
 	parent := info.Parent
 	if parent == "main" {
 		parent = ""
 	}
-	if pc := m.convos[parent]; pc != nil {
+	if pc := p.convos[parent]; pc != nil {
 		if p := agentPrompt(pc.tool(info.ToolUseID)); p != "" {
 			c.addUser(p)
 		}
 	}
 }
 
-func (m *Model) taskEnded(ev run.Event) {
+func (p *convoPane) taskEnded(ev run.Event) {
 	res := ev.Subagent
 	if res == nil {
 		return
 	}
-	c := m.convoOf(res.AgentID)
+	c := p.convoOf(res.AgentID)
 	c.closeOpen("The agent ended before this call finished.")
 	line := fmt.Sprintf("Agent %s: %s · %s tokens · %s", res.Status, plural(res.ToolUses, "tool use"), formatTokens(res.Usage.Total()), formatElapsed(res.Duration))
 	if res.Error != "" {
@@ -134,7 +134,7 @@ func (m *Model) endRun(it runItem) tea.Cmd {
 	case it.err != nil:
 		why = it.err.Error()
 	}
-	for id, c := range m.convos {
+	for id, c := range m.pane.convos {
 		if n := m.tree.Get(id); id == "" || (n != nil && (n.state == StateRunning || n.state == StatePending) && !m.tree.underBackground(n)) {
 			c.closeOpen(orText(why, "The turn ended before this call finished."))
 		}
@@ -142,9 +142,9 @@ func (m *Model) endRun(it runItem) tea.Cmd {
 	m.tree.EndTurn(it.interrupted, errText(it), it.at)
 	switch {
 	case it.interrupted:
-		m.main().addInfo("Interrupted. What should the agent do instead?")
+		m.pane.main().addInfo("Interrupted. What should the agent do instead?")
 	case it.err != nil:
-		m.main().addError(it.err.Error())
+		m.pane.main().addError(it.err.Error())
 	}
 	// Prompts of the turn's agents are withdrawn by the prompter as their
 	// calls are cancelled (promptGoneMsg); a background agent's stay.
@@ -192,9 +192,9 @@ func (m *Model) send(text string) tea.Cmd {
 		m.setStatus("No runtime to send the prompt to.")
 		return nil
 	}
-	m.view = ""
-	m.scroll = 0
-	m.main().addUser(text)
+	m.pane.view = ""
+	m.pane.scroll = 0
+	m.pane.main().addUser(text)
 	m.running, m.runStart, m.runOutput, m.streamed = true, m.now, 0, 0
 	return m.act.start(text)
 }

@@ -26,10 +26,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case m.perm.open():
 		info, expand := m.perm.key(k, m.tree)
 		if info != "" {
-			m.main().addInfo(info)
+			m.pane.main().addInfo(info)
 		}
 		if expand {
-			m.expanded = !m.expanded
+			m.pane.expanded = !m.pane.expanded
 		}
 		return nil
 	case m.panel.confirmStop != "":
@@ -45,15 +45,15 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "shift+tab":
 		return m.cycleMode()
 	case "ctrl+o":
-		m.expanded = !m.expanded
+		m.pane.expanded = !m.pane.expanded
 		return nil
 	case "ctrl+b":
 		return m.toBackground()
 	case "pgup":
-		m.scrollBy(m.convoHeight() - 2)
+		m.pane.scrollBy(m.convoHeight() - 2)
 		return nil
 	case "pgdown":
-		m.scrollBy(-(m.convoHeight() - 2))
+		m.pane.scrollBy(-(m.convoHeight() - 2))
 		return nil
 	case "esc":
 		return m.escape()
@@ -120,8 +120,8 @@ func (m *Model) ctrlC() tea.Cmd {
 // session's) view, the tree's focus; then it interrupts the turn.
 func (m *Model) escape() tea.Cmd {
 	switch {
-	case m.view != "":
-		m.view, m.scroll = "", 0
+	case m.pane.view != "":
+		m.pane.show("")
 	case m.focus == focusTree:
 		m.toggleFocus()
 	case m.running:
@@ -150,12 +150,12 @@ func (m *Model) treeKey(s string) tea.Cmd {
 	switch s {
 	case "enter", "space":
 		m.panel.clampSel()
-		m.view, m.scroll = m.panel.selected().ID, 0
+		m.pane.show(m.panel.selected().ID)
 	case "c":
 		if n := m.tree.ClearFinished(); n > 0 {
 			m.setStatus("Cleared %d finished agents.", n)
-			if m.view != "" && m.tree.Get(m.view) == nil && !strings.HasPrefix(m.view, viewSession) {
-				m.view = ""
+			if m.pane.view != "" && m.tree.Get(m.pane.view) == nil && !strings.HasPrefix(m.pane.view, viewSession) {
+				m.pane.view = ""
 			}
 		}
 		m.panel.clampSel()
@@ -220,16 +220,12 @@ func (m *Model) cycleMode() tea.Cmd {
 	return m.act.setMode(next)
 }
 
-func (m *Model) scrollBy(n int) {
-	m.scroll = max(0, m.scroll+n)
-}
-
 func (m *Model) wheel(msg tea.MouseWheelMsg) {
 	switch msg.Mouse().Button {
 	case tea.MouseWheelUp:
-		m.scrollBy(3)
+		m.pane.scrollBy(3)
 	case tea.MouseWheelDown:
-		m.scrollBy(-3)
+		m.pane.scrollBy(-3)
 	}
 }
 
@@ -241,7 +237,7 @@ func (m *Model) click(msg tea.MouseClickMsg) {
 			m.toggleFocus()
 		}
 		if m.panel.sel == row {
-			m.view, m.scroll = m.tree.Rows()[row].Node.ID, 0
+			m.pane.show(m.tree.Rows()[row].Node.ID)
 		}
 		m.panel.sel = row
 	}

@@ -120,17 +120,12 @@ type Model struct {
 	cfg config
 	act actions
 	st  styles
-	md  markdown
 
 	width, height int
 	now           time.Time
 
-	tree   *Tree
-	convos map[string]*convo
-	// view is the agent whose conversation is shown ("" for main), or a
-	// saved session's key (viewSession).
-	view string
-
+	tree  *Tree
+	pane  *convoPane
 	input *editor
 
 	running bool
@@ -156,17 +151,12 @@ type Model struct {
 	panel *agentsPanel
 
 	picker *sessionPicker
-	// sessions are saved sessions loaded for viewing, by view key.
-	sessions map[string]sessionInfo
 
 	// profile is the terminal's colour profile: what is printed to the
 	// scrollback does not pass through the renderer, which would reduce
 	// its colours to it (NO_COLOR included).
 	profile colorprofile.Profile
 
-	expanded bool
-	scroll   int
-	// Renders kept between frames.
 	quitAt time.Time
 	// clock reads the wall clock for what cannot wait for the next tick
 	// (a first Ctrl+C after an idle spell, when no tick has moved now).
@@ -187,27 +177,67 @@ const (
 // newModel builds the model; act may leave any action nil.
 func newModel(cfg config, act actions) *Model {
 	m := &Model{cfg: cfg, act: act, st: newStyles(cfg.dark), width: 80, height: 24, profile: colorprofile.TrueColor,
-		tree: NewTree(), mode: cfg.mode, sessions: map[string]sessionInfo{}, clock: time.Now}
+		tree: NewTree(), mode: cfg.mode, clock: time.Now}
 	if m.mode == "" {
 		m.mode = permission.ModeDefault
 	}
-	m.convos = map[string]*convo{"": newConvo("", cfg.cwd)}
 	m.tree.Main().Model = cfg.model
 	m.input = newEditor(&m.st, m.width)
 	m.perm = &permissionDialog{st: &m.st}
 	m.panel = &agentsPanel{st: &m.st, tree: m.tree}
+	m.pane = &convoPane{st: &m.st, cfg: &m.cfg, tree: m.tree, perm: m.perm}
+	m.pane.reset()
 	return m
 }
 
+// convoPane is the conversation on screen: the main agent's, a
+// sub-agent's opened from the tree, or a saved session's shown read-only;
+// scrolled with the page keys and the wheel, its tool results collapsed
+// or expanded (Ctrl+O). In inline mode what is finished goes to the
+// terminal's scrollback and is not drawn again.
+type convoPane struct {
+	st   *styles
+	cfg  *config
+	tree *Tree
+	perm *permissionDialog // calls waiting for an answer say so
+	md   markdown
+
+	convos map[string]*convo
+	// view is the agent whose conversation is shown ("" for main), or a
+	// saved session's key (viewSession).
+	view     string
+	scroll   int
+	expanded bool
+	// sessions are saved sessions loaded for viewing, by view key.
+	sessions map[string]sessionInfo
+}
+
+// reset forgets every conversation (after /clear or when another
+// session opens).
+func (p *convoPane) reset() {
+	p.convos = map[string]*convo{"": newConvo("", p.cfg.cwd)}
+	p.view, p.scroll = "", 0
+	p.sessions = map[string]sessionInfo{}
+}
+
+// show puts an agent's conversation (or a saved session's) on screen,
+// scrolled to its end; "" is the main agent's.
+func (p *convoPane) show(view string) { p.view, p.scroll = view, 0 }
+
+// scrollBy scrolls the conversation up n lines (down when negative).
+func (p *convoPane) scrollBy(n int) {
+	p.scroll = max(0, p.scroll+n)
+}
+
 // main is the main agent's conversation.
-func (m *Model) main() *convo { return m.convos[""] }
+func (p *convoPane) main() *convo { return p.convos[""] }
 
 // convoOf returns the conversation of an agent, making it on first use.
-func (m *Model) convoOf(agentID string) *convo {
-	c := m.convos[agentID]
+func (p *convoPane) convoOf(agentID string) *convo {
+	c := p.convos[agentID]
 	if c == nil {
-		c = newConvo(agentID, m.cfg.cwd)
-		m.convos[agentID] = c
+		c = newConvo(agentID, p.cfg.cwd)
+		p.convos[agentID] = c
 	}
 	return c
 }
@@ -236,7 +266,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if dark := msg.IsDark(); dark != m.st.dark {
 			m.st = newStyles(dark)
 			m.input.restyle()
-			m.invalidate()
+			m.pane.invalidate()
 		}
 	case eventsMsg:
 		cmds = append(cmds, m.applyRun(msg.items)...)
@@ -275,7 +305,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case runtimeMsg:
 		cmds = append(cmds, m.runtimeChanged(msg))
 	}
-	cmds = append(cmds, m.flushPrinted(), m.keepTicking())
+	cmds = append(cmds, m.pane.flushPrinted(m.width, m.profile, m.now), m.keepTicking())
 	if m.quitting {
 		cmds = append(cmds, tea.Quit)
 	}
@@ -348,11 +378,11 @@ func (m *Model) controlled(msg controlMsg) {
 var errNotAvailable = errors.New("not available yet")
 
 // invalidate drops every cached render (the width or the style changed).
-func (m *Model) invalidate() {
-	for _, c := range m.convos {
+func (p *convoPane) invalidate() {
+	for _, c := range p.convos {
 		for _, it := range c.items {
 			it.cache = renderCache{}
 		}
 	}
-	m.md = markdown{}
+	p.md = markdown{}
 }

@@ -114,7 +114,7 @@ func (m *Model) notifyItem(it runItem) tea.Cmd {
 	switch {
 	case it.watchEnd:
 		if it.err != nil {
-			m.main().addError(it.err.Error())
+			m.pane.main().addError(it.err.Error())
 		}
 		return nil
 	case it.end:
@@ -122,7 +122,7 @@ func (m *Model) notifyItem(it runItem) tea.Cmd {
 			return m.endRun(it)
 		}
 		// A stale turn's open calls end with it.
-		m.main().closeOpen("Interrupted by the prompt that followed.")
+		m.pane.main().closeOpen("Interrupted by the prompt that followed.")
 		return nil
 	}
 	if it.ev.Type == run.EventInit && !m.running {
@@ -161,7 +161,7 @@ func (m *Model) notificationEvent(ev run.Event, at time.Time) {
 	}
 	note := m.noteOf(ev.Notification)
 	m.tree.SetStatus(note.TaskID, note.Status, at)
-	c, it := m.convoOf(ev.AgentID), &item{kind: itemNotification, note: &note, done: true}
+	c, it := m.pane.convoOf(ev.AgentID), &item{kind: itemNotification, note: &note, done: true}
 	if ev.AgentID == "" && m.running && m.noteAt >= c.printed && m.noteAt <= len(c.items) {
 		// The runtime reports notifications delivered once the request
 		// that carried them was answered, after the answer streamed: show

@@ -358,7 +358,7 @@ func TestEventsWhileNoStreamIsAttachedReachTheUI(t *testing.T) {
 		t.Fatalf("the tree's node of the child: %+v", node)
 	}
 	read := false
-	for _, it := range m.convos[node.ID].items {
+	for _, it := range m.pane.convos[node.ID].items {
 		read = read || (it.name == "Read" && it.done && !it.isError && strings.Contains(it.result, "hello"))
 	}
 	if !read {

@@ -238,15 +238,15 @@ func TestMouse(t *testing.T) {
 	m, _ := treeModel(t, nil)
 	m.cfg.mouse = true
 	for range 30 {
-		m.main().addInfo("filler line")
+		m.pane.main().addInfo("filler line")
 	}
 	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
-	if m.scroll != 3 {
-		t.Fatalf("wheel up scrolled to %d", m.scroll)
+	if m.pane.scroll != 3 {
+		t.Fatalf("wheel up scrolled to %d", m.pane.scroll)
 	}
 	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
-	if m.scroll != 0 {
-		t.Fatalf("wheel down scrolled to %d", m.scroll)
+	if m.pane.scroll != 0 {
+		t.Fatalf("wheel down scrolled to %d", m.pane.scroll)
 	}
 	// Clicking a tree row selects it; clicking it again opens it.
 	lines := strings.Split(screen(t, m), "\n")
@@ -261,8 +261,8 @@ func TestMouse(t *testing.T) {
 		t.Fatalf("click selected %+v", m.panel.selected())
 	}
 	m.Update(tea.MouseClickMsg{Button: tea.MouseLeft, X: 5, Y: y})
-	if m.view != "a2" {
-		t.Fatalf("second click opened %q", m.view)
+	if m.pane.view != "a2" {
+		t.Fatalf("second click opened %q", m.pane.view)
 	}
 	if v := m.View(); v.MouseMode != tea.MouseModeCellMotion {
 		t.Fatal("--mouse does not turn mouse reporting on")

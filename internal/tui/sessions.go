@@ -150,7 +150,7 @@ type sessionPicker struct {
 
 func (m *Model) openPicker(msg sessionsMsg) {
 	if msg.err != nil {
-		m.main().addError(msg.err.Error())
+		m.pane.main().addError(msg.err.Error())
 		return
 	}
 	var list []sessionInfo
@@ -160,7 +160,7 @@ func (m *Model) openPicker(msg sessionsMsg) {
 		}
 	}
 	if len(list) == 0 {
-		m.main().addInfo("No other saved session of this project.")
+		m.pane.main().addInfo("No other saved session of this project.")
 		return
 	}
 	m.picker = &sessionPicker{list: list}
@@ -191,28 +191,28 @@ func (m *Model) pickerKey(s string) tea.Cmd {
 // showHistory shows a saved session read-only.
 func (m *Model) showHistory(msg historyMsg) {
 	if msg.err != nil {
-		m.main().addError(fmt.Sprintf("Cannot read session %s: %v", msg.session.ID, msg.err))
+		m.pane.main().addError(fmt.Sprintf("Cannot read session %s: %v", msg.session.ID, msg.err))
 		return
 	}
 	key := viewSession + msg.session.ID
 	c := historyConvo(msg.entries, m.cfg.cwd)
 	c.agentID = key
-	m.convos[key] = c
-	m.sessions[key] = msg.session
-	m.view, m.scroll = key, 0
+	m.pane.convos[key] = c
+	m.pane.sessions[key] = msg.session
+	m.pane.show(key)
 }
 
 // runtimeChanged switches to another session.
 func (m *Model) runtimeChanged(msg runtimeMsg) tea.Cmd {
 	if msg.err != nil {
-		m.main().addError(msg.err.Error())
+		m.pane.main().addError(msg.err.Error())
 		return nil
 	}
 	m.resetConversation()
 	m.cfg.sessionID = msg.sessionID
 	if h := msg.resumed; h != nil && h.err == nil {
-		m.convos[""] = historyConvo(h.entries, m.cfg.cwd)
-		m.main().addInfo("Resumed session " + msg.sessionID + ".")
+		m.pane.convos[""] = historyConvo(h.entries, m.cfg.cwd)
+		m.pane.main().addInfo("Resumed session " + msg.sessionID + ".")
 	}
 	if msg.resumed == nil || m.running {
 		return nil

@@ -46,7 +46,7 @@ func slashMatches(typed string) []slashCommand {
 func (m *Model) slash(text string) tea.Cmd {
 	name, arg, _ := strings.Cut(text, " ")
 	// What a command prints goes to the main conversation: show it.
-	m.view, m.scroll = "", 0
+	m.pane.show("")
 	for _, c := range slashCommands() {
 		if c.name == name {
 			return c.run(m, strings.TrimSpace(arg))
@@ -66,13 +66,13 @@ func (m *Model) slash(text string) tea.Cmd {
 	if best != "" {
 		msg += " Did you mean " + best + "?"
 	}
-	m.main().addError(msg + " Type /help for the list.")
+	m.pane.main().addError(msg + " Type /help for the list.")
 	return nil
 }
 
 func (m *Model) cmdAgents(string) tea.Cmd {
 	if m.act.agents == nil {
-		m.main().addError("The agent definitions cannot be listed here.")
+		m.pane.main().addError("The agent definitions cannot be listed here.")
 		return nil
 	}
 	return m.act.agents()
@@ -81,7 +81,7 @@ func (m *Model) cmdAgents(string) tea.Cmd {
 func (m *Model) cmdModel(arg string) tea.Cmd {
 	if arg != "" {
 		if m.act.setModel == nil {
-			m.main().addError("The model cannot be switched here: start cadre with --model " + arg + ".")
+			m.pane.main().addError("The model cannot be switched here: start cadre with --model " + arg + ".")
 			return nil
 		}
 		return m.act.setModel(arg)
@@ -104,14 +104,14 @@ func (m *Model) cmdModel(arg string) tea.Cmd {
 	}
 	b.WriteString("/model NAME switches the main agent's model (an alias such as sonnet, opus, haiku, or a model id; default goes back).\n")
 	b.WriteString("Sub-agents take the model of their Agent call, their definition, CADRE_SUBAGENT_MODEL or their parent.")
-	m.main().addInfo(b.String())
+	m.pane.main().addInfo(b.String())
 	return nil
 }
 
 // modelChanged shows the outcome of /model NAME.
 func (m *Model) modelChanged(msg modelMsg) {
 	if msg.err != nil {
-		m.main().addError(fmt.Sprintf("/model %s: %v", msg.asked, msg.err))
+		m.pane.main().addError(fmt.Sprintf("/model %s: %v", msg.asked, msg.err))
 		return
 	}
 	m.cfg.model = msg.model
@@ -122,7 +122,7 @@ func (m *Model) modelChanged(msg modelMsg) {
 	if m.running {
 		text += " The running turn keeps its model."
 	}
-	m.main().addInfo(text)
+	m.pane.main().addInfo(text)
 }
 
 func (m *Model) cmdClear(string) tea.Cmd {
@@ -143,7 +143,7 @@ func (m *Model) cmdResume(string) tea.Cmd {
 		return nil
 	}
 	if m.act.sessions == nil {
-		m.main().addError("Saved sessions cannot be listed: transcripts are off.")
+		m.pane.main().addError("Saved sessions cannot be listed: transcripts are off.")
 		return nil
 	}
 	return m.act.sessions()
@@ -165,7 +165,7 @@ func (m *Model) cmdPermissions(string) tea.Cmd {
 	for _, g := range m.perm.granted {
 		fmt.Fprintf(&b, "allow\t%s\tthis session, %s\n", g.rule, g.agent)
 	}
-	m.main().addInfo(strings.TrimRight(b.String(), "\n"))
+	m.pane.main().addInfo(strings.TrimRight(b.String(), "\n"))
 	return nil
 }
 
@@ -187,7 +187,7 @@ func (m *Model) cmdHelp(string) tea.Cmd {
 	for _, c := range slashCommands() {
 		fmt.Fprintf(&b, "  %-16s %s\n", c.name, c.help)
 	}
-	m.main().addInfo(strings.TrimRight(b.String(), "\n"))
+	m.pane.main().addInfo(strings.TrimRight(b.String(), "\n"))
 	return nil
 }
 
@@ -219,19 +219,18 @@ func keyHelp() [][2]string {
 // showText shows a command's output.
 func (m *Model) showText(msg textMsg) {
 	if msg.err != nil {
-		m.main().addError(fmt.Sprintf("%s: %v", msg.title, msg.err))
+		m.pane.main().addError(fmt.Sprintf("%s: %v", msg.title, msg.err))
 		return
 	}
-	m.view, m.scroll = "", 0
-	m.main().addInfo(msg.text)
+	m.pane.show("")
+	m.pane.main().addInfo(msg.text)
 }
 
 // resetConversation forgets the conversation and the tree (after /clear
 // or when another session opens).
 func (m *Model) resetConversation() {
-	m.convos = map[string]*convo{"": newConvo("", m.cfg.cwd)}
+	m.pane.reset()
 	m.tree.Reset()
 	m.tree.Main().Model = m.cfg.model
-	m.view, m.scroll, m.panel.sel, m.tokens = "", 0, 0, 0
-	m.sessions = map[string]sessionInfo{}
+	m.panel.sel, m.tokens = 0, 0
 }

@@ -26,8 +26,7 @@ func (c *convo) applyTodos(u *run.TodoUpdate) {
 }
 
 // todoLines renders a todo list as a checklist.
-func (m *Model) todoLines(todos []tool.Todo, width int) []string {
-	st := m.st
+func todoLines(st *styles, todos []tool.Todo, width int) []string {
 	if len(todos) == 0 {
 		return []string{st.dim.Render("(the list is empty)")}
 	}
@@ -49,7 +48,7 @@ func (m *Model) todoLines(todos []tool.Todo, width int) []string {
 // in-progress item's active form, and "n/m done"; both empty without a
 // list.
 func (m *Model) todoProgress() (doing, progress string) {
-	todos := m.main().todos
+	todos := m.pane.main().todos
 	if len(todos) == 0 {
 		return "", ""
 	}

@@ -77,10 +77,10 @@ func (m *Model) render() string {
 	}
 	ch := m.height - bh - th
 	if !m.cfg.altScreen {
-		ch = min(ch, m.liveHeight(convoW))
+		ch = min(ch, m.pane.liveHeight(convoW, m.now))
 	}
 	ch = max(ch, 1)
-	conv := m.convoView(convoW, ch)
+	conv := m.pane.convoView(convoW, ch, m.now)
 	top := strings.Join(conv, "\n")
 	if side {
 		left := padLines(conv, convoW, ch)
@@ -140,61 +140,61 @@ func padLines(lines []string, w, h int) []string {
 }
 
 // viewed is the conversation on screen.
-func (m *Model) viewed() *convo {
-	if c := m.convos[m.view]; c != nil {
+func (p *convoPane) viewed() *convo {
+	if c := p.convos[p.view]; c != nil {
 		return c
 	}
-	return m.main()
+	return p.main()
 }
 
 // liveHeight is the height the conversation needs in inline mode: the
 // items not yet written to the scrollback.
-func (m *Model) liveHeight(width int) int {
-	c := m.viewed()
+func (p *convoPane) liveHeight(width int, now time.Time) int {
+	c := p.viewed()
 	from := c.printed
-	if m.view != "" {
+	if p.view != "" {
 		from = 0
 	}
 	h := 0
 	for _, it := range c.items[from:] {
-		h += len(m.renderItem(it, width)) + 1
+		h += len(p.renderItem(it, width, now)) + 1
 	}
-	if m.view != "" {
+	if p.view != "" {
 		h++
 	}
 	return h
 }
 
 // convoView renders the bottom of the conversation on screen that fits
-// height, scrolled up by m.scroll lines.
-func (m *Model) convoView(width, height int) []string {
-	c := m.viewed()
+// height, scrolled up by m.pane.scroll lines.
+func (p *convoPane) convoView(width, height int, now time.Time) []string {
+	c := p.viewed()
 	var header string
-	if m.view != "" {
-		header = m.viewHeader(width)
+	if p.view != "" {
+		header = p.viewHeader(width)
 		height--
 	}
 	from := 0
-	if !m.cfg.altScreen && m.view == "" {
+	if !p.cfg.altScreen && p.view == "" {
 		from = c.printed
 	}
-	need := height + m.scroll
+	need := height + p.scroll
 	var lines []string
 	for i := len(c.items) - 1; i >= from && len(lines) < need; i-- {
-		block := m.renderItem(c.items[i], width)
+		block := p.renderItem(c.items[i], width, now)
 		lines = append(append(append([]string(nil), block...), ""), lines...)
 	}
 	if len(lines) > 0 {
 		lines = lines[:len(lines)-1]
 	}
 	maxScroll := max(len(lines)-height, 0)
-	if m.scroll > maxScroll && len(lines) < need {
-		m.scroll = maxScroll
+	if p.scroll > maxScroll && len(lines) < need {
+		p.scroll = maxScroll
 	}
-	end := len(lines) - m.scroll
+	end := len(lines) - p.scroll
 	start := max(end-height, 0)
 	out := lines[start:max(end, start)]
-	if m.cfg.altScreen {
+	if p.cfg.altScreen {
 		for len(out) < height {
 			out = append([]string{""}, out...)
 		}
@@ -205,13 +205,13 @@ func (m *Model) convoView(width, height int) []string {
 	return out
 }
 
-func (m *Model) viewHeader(width int) string {
-	st := m.st
+func (p *convoPane) viewHeader(width int) string {
+	st := p.st
 	what := ""
-	if s, ok := m.sessions[m.view]; ok {
+	if s, ok := p.sessions[p.view]; ok {
 		what = "saved session " + shortID(s.ID) + " · read-only · esc returns"
-	} else if n := m.tree.Get(m.view); n != nil {
-		what = fmt.Sprintf("%s %s · %s · %s · read-only · esc returns", n.Type, n.ID, orText(n.Model, "?"), m.tree.State(n))
+	} else if n := p.tree.Get(p.view); n != nil {
+		what = fmt.Sprintf("%s %s · %s · %s · read-only · esc returns", n.Type, n.ID, orText(n.Model, "?"), p.tree.State(n))
 	}
 	return st.title.Render(clip("── "+what+" ", width))
 }
@@ -238,7 +238,7 @@ func (m *Model) bottom() string {
 	}
 	switch {
 	case m.perm.open():
-		parts = append(parts, m.perm.view(m.width, max(m.height-22, 4), m.cfg.cwd, m.expanded))
+		parts = append(parts, m.perm.view(m.width, max(m.height-22, 4), m.cfg.cwd, m.pane.expanded))
 	case m.picker != nil:
 		parts = append(parts, m.pickerView(m.width, max(m.height-10, 5)))
 	case m.panel.confirmStop != "":
@@ -312,7 +312,7 @@ func (m *Model) statusLine() string {
 		if side, _ := m.sidePanel(); side {
 			middle = st.dim.Render("tab back to the prompt")
 		}
-	case m.view != "":
+	case m.pane.view != "":
 		middle = st.dim.Render("esc returns to the conversation")
 	default:
 		middle = st.dim.Render("tab agents · /help")
@@ -330,25 +330,25 @@ func (m *Model) statusLine() string {
 
 // flushPrinted writes finished items of the main conversation to the
 // terminal's scrollback (inline mode), in order.
-func (m *Model) flushPrinted() tea.Cmd {
-	if m.cfg.altScreen {
+func (p *convoPane) flushPrinted(width int, profile colorprofile.Profile, now time.Time) tea.Cmd {
+	if p.cfg.altScreen {
 		return nil
 	}
-	c := m.main()
+	c := p.main()
 	var out []string
 	for c.printed < len(c.items) {
 		it := c.items[c.printed]
 		if !it.done || it == c.streaming {
 			break
 		}
-		out = append(out, strings.Join(m.renderItem(it, m.width), "\n"), "")
+		out = append(out, strings.Join(p.renderItem(it, width, now), "\n"), "")
 		c.printed++
 	}
 	if len(out) == 0 {
 		return nil
 	}
 	var b strings.Builder
-	w := &colorprofile.Writer{Forward: &b, Profile: m.profile}
+	w := &colorprofile.Writer{Forward: &b, Profile: profile}
 	_, _ = w.WriteString(strings.Join(out, "\n"))
 	return tea.Println(b.String())
 }
