@@ -284,8 +284,8 @@ func TestModeCycle(t *testing.T) {
 	for _, want := range []permission.Mode{permission.ModeAcceptEdits, permission.ModePlan, permission.ModeDefault} {
 		_, cmd := m.Update(keyMsg("shift+tab"))
 		runCmds(t, m, cmd)
-		if m.mode != want {
-			t.Fatalf("shift+tab gave %s, want %s", m.mode, want)
+		if m.bar.mode != want {
+			t.Fatalf("shift+tab gave %s, want %s", m.bar.mode, want)
 		}
 	}
 	m.Update(modeMsg{mode: permission.ModePlan})
@@ -297,7 +297,7 @@ func TestModeCycle(t *testing.T) {
 	}
 	// A session started in bypass keeps it in the cycle.
 	m.cfg.mode = permission.ModeBypassPermissions
-	if got := joinModes(m.modeCycle()); got != "default → acceptEdits → plan → bypassPermissions" {
+	if got := joinModes(m.bar.modeCycle()); got != "default → acceptEdits → plan → bypassPermissions" {
 		t.Fatalf("cycle %s", got)
 	}
 	// Without the action, the UI says so.

@@ -189,7 +189,7 @@ func (m *Model) send(text string) tea.Cmd {
 		return nil
 	}
 	if m.act.start == nil {
-		m.setStatus("No runtime to send the prompt to.")
+		m.bar.set("No runtime to send the prompt to.")
 		return nil
 	}
 	m.pane.view = ""

@@ -36,14 +36,18 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		if id := m.panel.confirmKey(s); id != "" {
 			return m.act.stop(id)
 		}
-		m.setStatus("Not stopped.")
+		m.bar.set("Not stopped.")
 		return nil
 	case m.picker != nil:
 		return m.pickerKey(s)
 	}
 	switch s {
 	case "shift+tab":
-		return m.cycleMode()
+		if m.act.setMode == nil {
+			m.bar.set("Changing the permission mode is %v.", errNotAvailable)
+			return nil
+		}
+		return m.act.setMode(m.bar.nextMode())
 	case "ctrl+o":
 		m.pane.expanded = !m.pane.expanded
 		return nil
@@ -60,7 +64,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "tab":
 		if m.focus == focusInput && strings.HasPrefix(m.input.Value(), "/") {
 			if msg := m.input.complete(); msg != "" {
-				m.setStatus("%s", msg)
+				m.bar.set("%s", msg)
 			}
 			return nil
 		}
@@ -104,11 +108,10 @@ func (m *Model) ctrlC() tea.Cmd {
 	// stale, and the window must count from this press, not from the last
 	// tick (the next tick would otherwise end it at once).
 	m.advance(m.clock())
-	if !m.quitAt.IsZero() && m.now.Sub(m.quitAt) <= quitWindow {
+	if m.bar.secondCtrlC() {
 		m.quitting = true
 		return m.interrupt()
 	}
-	m.quitAt = m.now
 	if m.input.Value() != "" {
 		m.input.Reset()
 		m.input.layout()
@@ -125,7 +128,7 @@ func (m *Model) escape() tea.Cmd {
 	case m.focus == focusTree:
 		m.toggleFocus()
 	case m.running:
-		m.setStatus("Interrupting…")
+		m.bar.set("Interrupting…")
 		return m.interrupt()
 	}
 	return nil
@@ -153,7 +156,7 @@ func (m *Model) treeKey(s string) tea.Cmd {
 		m.pane.show(m.panel.selected().ID)
 	case "c":
 		if n := m.tree.ClearFinished(); n > 0 {
-			m.setStatus("Cleared %d finished agents.", n)
+			m.bar.set("Cleared %d finished agents.", n)
 			if m.pane.view != "" && m.tree.Get(m.pane.view) == nil && !strings.HasPrefix(m.pane.view, viewSession) {
 				m.pane.view = ""
 			}
@@ -161,7 +164,7 @@ func (m *Model) treeKey(s string) tea.Cmd {
 		m.panel.clampSel()
 	case "x":
 		if why := m.panel.askStop(m.act.stop != nil); why != "" {
-			m.setStatus("%s", why)
+			m.bar.set("%s", why)
 		}
 	case "i", "/":
 		m.toggleFocus()
@@ -177,11 +180,11 @@ func (m *Model) treeKey(s string) tea.Cmd {
 func (m *Model) toBackground() tea.Cmd {
 	target, why := m.panel.foreground(m.focus == focusTree)
 	if target == nil {
-		m.setStatus("%s", why)
+		m.bar.set("%s", why)
 		return nil
 	}
 	if m.act.background == nil {
-		m.setStatus("ctrl+b: moving an agent to the background is %v (the runtime needs Background, issue 11).", errNotAvailable)
+		m.bar.set("ctrl+b: moving an agent to the background is %v (the runtime needs Background, issue 11).", errNotAvailable)
 		return nil
 	}
 	return m.act.background(target.ID)
@@ -190,9 +193,9 @@ func (m *Model) toBackground() tea.Cmd {
 // modeCycle is the order Shift+Tab walks the main agent's modes in; a
 // session started in another mode (bypassPermissions, dontAsk) keeps it
 // in the cycle.
-func (m *Model) modeCycle() []permission.Mode {
+func (b *statusBar) modeCycle() []permission.Mode {
 	cycle := []permission.Mode{permission.ModeDefault, permission.ModeAcceptEdits, permission.ModePlan}
-	start := m.cfg.mode
+	start := b.cfg.mode
 	if start != "" {
 		found := false
 		for _, c := range cycle {
@@ -205,19 +208,16 @@ func (m *Model) modeCycle() []permission.Mode {
 	return cycle
 }
 
-func (m *Model) cycleMode() tea.Cmd {
-	cycle := m.modeCycle()
+// nextMode is the mode Shift+Tab switches to.
+func (b *statusBar) nextMode() permission.Mode {
+	cycle := b.modeCycle()
 	next := cycle[0]
 	for i, c := range cycle {
-		if c == m.mode {
+		if c == b.mode {
 			next = cycle[(i+1)%len(cycle)]
 		}
 	}
-	if m.act.setMode == nil {
-		m.setStatus("Changing the permission mode is %v.", errNotAvailable)
-		return nil
-	}
-	return m.act.setMode(next)
+	return next
 }
 
 func (m *Model) wheel(msg tea.MouseWheelMsg) {

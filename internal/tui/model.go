@@ -143,7 +143,7 @@ type Model struct {
 	streamed  int   // bytes streamed since the last answer
 	queued    []string
 	tokens    int64 // every token of the session
-	mode      permission.Mode
+	bar       *statusBar
 
 	perm *permissionDialog
 
@@ -157,12 +157,9 @@ type Model struct {
 	// its colours to it (NO_COLOR included).
 	profile colorprofile.Profile
 
-	quitAt time.Time
 	// clock reads the wall clock for what cannot wait for the next tick
 	// (a first Ctrl+C after an idle spell, when no tick has moved now).
 	clock    func() time.Time
-	status   string
-	statusAt time.Time
 	ticking  bool
 	quitting bool
 }
@@ -177,9 +174,10 @@ const (
 // newModel builds the model; act may leave any action nil.
 func newModel(cfg config, act actions) *Model {
 	m := &Model{cfg: cfg, act: act, st: newStyles(cfg.dark), width: 80, height: 24, profile: colorprofile.TrueColor,
-		tree: NewTree(), mode: cfg.mode, clock: time.Now}
-	if m.mode == "" {
-		m.mode = permission.ModeDefault
+		tree: NewTree(), clock: time.Now}
+	m.bar = &statusBar{st: &m.st, cfg: &m.cfg, mode: cfg.mode}
+	if m.bar.mode == "" {
+		m.bar.mode = permission.ModeDefault
 	}
 	m.tree.Main().Model = cfg.model
 	m.input = newEditor(&m.st, m.width)
@@ -288,10 +286,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.perm.add(msg, m.tree)
 	case promptGoneMsg:
 		if p := m.perm.drop(msg.id, m.tree); p != nil {
-			m.setStatus("A permission prompt of %s was withdrawn: its call was cancelled.", p.label())
+			m.bar.set("A permission prompt of %s was withdrawn: its call was cancelled.", p.label())
 		}
 	case modeMsg:
-		m.modeChanged(msg)
+		m.bar.modeChanged(msg, m.running)
 	case modelMsg:
 		m.modelChanged(msg)
 	case controlMsg:
@@ -317,12 +315,7 @@ func (m *Model) advance(at time.Time) {
 	if at.After(m.now) {
 		m.now = at
 	}
-	if !m.quitAt.IsZero() && m.now.Sub(m.quitAt) > quitWindow {
-		m.quitAt = time.Time{}
-	}
-	if m.status != "" && m.now.Sub(m.statusAt) > statusTTL {
-		m.status = ""
-	}
+	m.bar.advance(m.now)
 }
 
 const (
@@ -336,41 +329,85 @@ const (
 
 // keepTicking schedules the next tick while something on screen moves.
 func (m *Model) keepTicking() tea.Cmd {
-	if m.ticking || !(m.running || m.perm.open() || !m.quitAt.IsZero() || m.status != "" || m.tree.Counts()[StateBackground] > 0) {
+	if m.ticking || !(m.running || m.perm.open() || m.bar.moving() || m.tree.Counts()[StateBackground] > 0) {
 		return nil
 	}
 	m.ticking = true
 	return tea.Tick(tickEvery, func(t time.Time) tea.Msg { return tickMsg{at: t} })
 }
 
-// setStatus shows a transient message in the status line.
-func (m *Model) setStatus(format string, args ...any) {
-	m.status = fmt.Sprintf(format, args...)
-	m.statusAt = m.now
+// statusBar is the footer: the permission mode (Shift+Tab cycles it), a
+// hint for where the keyboard is, the model and the session's tokens;
+// above it for a few seconds the last status message; and the window in
+// which a second Ctrl+C quits.
+type statusBar struct {
+	st   *styles
+	cfg  *config
+	mode permission.Mode
+	// now is the UI's clock as advance last moved it.
+	now time.Time
+	// text is the transient status, set at at.
+	text string
+	at   time.Time
+	// quitAt is when the first Ctrl+C was pressed (zero: none pending).
+	quitAt time.Time
 }
 
-func (m *Model) modeChanged(msg modeMsg) {
+// set shows a transient message in the status line.
+func (b *statusBar) set(format string, args ...any) {
+	b.text = fmt.Sprintf(format, args...)
+	b.at = b.now
+}
+
+// advance moves the bar's clock: the Ctrl+C window and the status expire.
+func (b *statusBar) advance(now time.Time) {
+	b.now = now
+	if !b.quitAt.IsZero() && b.now.Sub(b.quitAt) > quitWindow {
+		b.quitAt = time.Time{}
+	}
+	if b.text != "" && b.now.Sub(b.at) > statusTTL {
+		b.text = ""
+	}
+}
+
+// moving reports whether the bar changes with time (what it shows
+// expires).
+func (b *statusBar) moving() bool { return !b.quitAt.IsZero() || b.text != "" }
+
+// secondCtrlC reports whether a Ctrl+C now is the second within the
+// window; a first one opens the window.
+func (b *statusBar) secondCtrlC() bool {
+	if !b.quitAt.IsZero() && b.now.Sub(b.quitAt) <= quitWindow {
+		return true
+	}
+	b.quitAt = b.now
+	return false
+}
+
+// modeChanged shows the outcome of a change of the permission mode;
+// running says a turn runs (it keeps the mode it started with).
+func (b *statusBar) modeChanged(msg modeMsg, running bool) {
 	if msg.err != nil {
-		m.setStatus("Cannot switch to %s: %v", msg.mode, msg.err)
+		b.set("Cannot switch to %s: %v", msg.mode, msg.err)
 		return
 	}
-	m.mode = msg.mode
-	if m.running {
-		m.setStatus("Permission mode %s from the next turn.", msg.mode)
+	b.mode = msg.mode
+	if running {
+		b.set("Permission mode %s from the next turn.", msg.mode)
 	}
 }
 
 func (m *Model) controlled(msg controlMsg) {
 	if msg.err != nil {
-		m.setStatus("Cannot %s %s: %v", msg.what, shortID(msg.agentID), msg.err)
+		m.bar.set("Cannot %s %s: %v", msg.what, shortID(msg.agentID), msg.err)
 		return
 	}
 	switch msg.what {
 	case "background":
 		m.tree.SetStatus(msg.agentID, tasks.Backgrounded, m.now)
-		m.setStatus("%s runs in the background now.", shortID(msg.agentID))
+		m.bar.set("%s runs in the background now.", shortID(msg.agentID))
 	case "stop":
-		m.setStatus("Stopping %s.", shortID(msg.agentID))
+		m.bar.set("Stopping %s.", shortID(msg.agentID))
 	}
 }
 

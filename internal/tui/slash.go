@@ -127,7 +127,7 @@ func (m *Model) modelChanged(msg modelMsg) {
 
 func (m *Model) cmdClear(string) tea.Cmd {
 	if m.running {
-		m.setStatus("A turn is running: press Esc to interrupt it first.")
+		m.bar.set("A turn is running: press Esc to interrupt it first.")
 		return nil
 	}
 	if m.act.fresh == nil {
@@ -139,7 +139,7 @@ func (m *Model) cmdClear(string) tea.Cmd {
 
 func (m *Model) cmdResume(string) tea.Cmd {
 	if m.running {
-		m.setStatus("A turn is running: press Esc to interrupt it first.")
+		m.bar.set("A turn is running: press Esc to interrupt it first.")
 		return nil
 	}
 	if m.act.sessions == nil {
@@ -151,7 +151,7 @@ func (m *Model) cmdResume(string) tea.Cmd {
 
 func (m *Model) cmdPermissions(string) tea.Cmd {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Mode: %s (shift+tab cycles %s)\n", m.mode, joinModes(m.modeCycle()))
+	fmt.Fprintf(&b, "Mode: %s (shift+tab cycles %s)\n", m.bar.mode, joinModes(m.bar.modeCycle()))
 	if len(m.cfg.rules) == 0 && len(m.perm.granted) == 0 {
 		b.WriteString("No allow, ask or deny rules.")
 	}

@@ -231,8 +231,8 @@ func (m *Model) bottom() string {
 	if line := m.spinnerLine(); line != "" {
 		parts = append(parts, line)
 	}
-	if m.status != "" && m.quitAt.IsZero() {
-		for _, l := range wrapLines(m.status, m.width-2) {
+	if m.bar.text != "" && m.bar.quitAt.IsZero() {
+		for _, l := range wrapLines(m.bar.text, m.width-2) {
 			parts = append(parts, "  "+m.st.warn.Render(l))
 		}
 	}
@@ -249,7 +249,8 @@ func (m *Model) bottom() string {
 			parts = append(parts, hint)
 		}
 	}
-	parts = append(parts, m.statusLine())
+	side, _ := m.sidePanel()
+	parts = append(parts, m.bar.view(m.width, m.height, m.focus == focusTree, m.pane.view != "", side, m.tokens))
 	return strings.Join(parts, "\n")
 }
 
@@ -296,36 +297,38 @@ func modeLabel(mode permission.Mode) string {
 	return "default mode"
 }
 
-// statusLine shows the mode, a hint or the last status, the model and
-// the session's tokens.
-func (m *Model) statusLine() string {
-	st := m.st
-	left := st.accent.Render(modeLabel(m.mode)) + st.dim.Render(" (shift+tab)")
+// view shows the mode, a hint or the Ctrl+C window, the model and the
+// session's tokens on a terminal width×height; treeFocus says the tree
+// has the keyboard, viewing that an agent's or a saved session's
+// conversation is on screen, side that the tree is beside it.
+func (b *statusBar) view(width, height int, treeFocus, viewing, side bool, tokens int64) string {
+	st := b.st
+	left := st.accent.Render(modeLabel(b.mode)) + st.dim.Render(" (shift+tab)")
 	var middle string
 	switch {
-	case !m.quitAt.IsZero():
+	case !b.quitAt.IsZero():
 		middle = st.warn.Render("Press Ctrl+C again to exit")
-	case m.width < minWidth || m.height < minHeight:
-		middle = st.warn.Render(fmt.Sprintf("terminal %d×%d is below %d×%d", m.width, m.height, minWidth, minHeight))
-	case m.focus == focusTree:
+	case width < minWidth || height < minHeight:
+		middle = st.warn.Render(fmt.Sprintf("terminal %d×%d is below %d×%d", width, height, minWidth, minHeight))
+	case treeFocus:
 		middle = st.dim.Render("⏎ open · x stop · c clear · ^B bg · tab")
-		if side, _ := m.sidePanel(); side {
+		if side {
 			middle = st.dim.Render("tab back to the prompt")
 		}
-	case m.pane.view != "":
+	case viewing:
 		middle = st.dim.Render("esc returns to the conversation")
 	default:
 		middle = st.dim.Render("tab agents · /help")
 	}
-	right := st.dim.Render(formatTokens(m.tokens) + " tokens")
-	if side, _ := m.sidePanel(); side {
-		right = st.dim.Render(orText(m.cfg.model, "?")) + " · " + right
+	right := st.dim.Render(formatTokens(tokens) + " tokens")
+	if side {
+		right = st.dim.Render(orText(b.cfg.model, "?")) + " · " + right
 	}
-	room := m.width - cellWidth(left) - cellWidth(right) - 3
+	room := width - cellWidth(left) - cellWidth(right) - 3
 	if room < 10 {
-		return clip(left+"  "+middle, m.width)
+		return clip(left+"  "+middle, width)
 	}
-	return padBetween(left+"  "+clip(middle, room), right, m.width)
+	return padBetween(left+"  "+clip(middle, room), right, width)
 }
 
 // flushPrinted writes finished items of the main conversation to the
