@@ -63,7 +63,7 @@ func TestSendQueueAndInterrupt(t *testing.T) {
 	m := testModel(t, 80, 24, rec)
 	typeText(m, "first")
 	press(m, "enter")
-	if len(rec.started) != 1 || rec.started[0] != "first" || !m.running {
+	if len(rec.started) != 1 || rec.started[0] != "first" || !m.turn.running {
 		t.Fatalf("enter did not start a turn: %v", rec.started)
 	}
 	// A prompt sent while the turn runs waits for it.

@@ -32,9 +32,9 @@ func (m *Model) applyEvent(ev run.Event, at time.Time) {
 	m.tree.Apply(ev, at)
 	switch ev.Type {
 	case run.EventInit:
-		m.runStart = at
+		m.turn.runStart = at
 		if ev.AgentID == "" {
-			m.noteAt = len(m.pane.main().items)
+			m.turn.noteAt = len(m.pane.main().items)
 		}
 		if ev.Init != nil {
 			m.cfg.sessionID = ev.Init.SessionID
@@ -60,23 +60,14 @@ func (m *Model) applyEvent(ev run.Event, at time.Time) {
 			}
 		}
 		return
-	case run.EventAssistant:
-		m.tokens += ev.Usage.Total()
-		if ev.AgentID == "" {
-			m.runOutput += ev.Usage.OutputTokens
-			m.streamed = 0
-		}
-	case run.EventText:
-		if ev.AgentID == "" {
-			m.streamed += len(ev.Text)
-		}
 	}
+	m.turn.count(ev)
 	m.pane.convoOf(ev.AgentID).apply(ev)
 	switch ev.Type {
 	case run.EventAssistant, run.EventToolStart, run.EventToolEnd:
 		if ev.AgentID == "" {
 			// What the main agent's next request brings comes after.
-			m.noteAt = len(m.pane.main().items)
+			m.turn.noteAt = len(m.pane.main().items)
 		}
 	}
 }
@@ -125,8 +116,8 @@ func (p *convoPane) taskEnded(ev run.Event) {
 // endRun closes a turn: open calls end, the tree settles, a queued prompt
 // goes next.
 func (m *Model) endRun(it runItem) tea.Cmd {
-	userTurn := !m.notifyTurn
-	m.running, m.notifyTurn = false, false
+	userTurn := !m.turn.notifyTurn
+	m.turn.running, m.turn.notifyTurn = false, false
 	why := ""
 	switch {
 	case it.interrupted:
@@ -148,16 +139,16 @@ func (m *Model) endRun(it runItem) tea.Cmd {
 	}
 	// Prompts of the turn's agents are withdrawn by the prompter as their
 	// calls are cancelled (promptGoneMsg); a background agent's stay.
-	if it.interrupted && len(m.queued) > 0 {
+	if it.interrupted && len(m.turn.queued) > 0 {
 		// The user stopped the turn: what they queued behind it goes back
 		// to the editor rather than out.
-		m.input.setValue(strings.Join(append(m.queued, m.input.Value()), "\n"))
-		m.queued = nil
+		m.input.setValue(strings.Join(append(m.turn.queued, m.input.Value()), "\n"))
+		m.turn.queued = nil
 		m.input.layout()
 	}
-	if len(m.queued) > 0 {
-		next := m.queued[0]
-		m.queued = m.queued[1:]
+	if len(m.turn.queued) > 0 {
+		next := m.turn.queued[0]
+		m.turn.queued = m.turn.queued[1:]
 		return m.send(next)
 	}
 	if userTurn {
@@ -184,8 +175,8 @@ func orText(s, alt string) string {
 
 // send starts a turn with text, or queues it behind the running one.
 func (m *Model) send(text string) tea.Cmd {
-	if m.running {
-		m.queued = append(m.queued, text)
+	if m.turn.running {
+		m.turn.queued = append(m.turn.queued, text)
 		return nil
 	}
 	if m.act.start == nil {
@@ -195,13 +186,13 @@ func (m *Model) send(text string) tea.Cmd {
 	m.pane.view = ""
 	m.pane.scroll = 0
 	m.pane.main().addUser(text)
-	m.running, m.runStart, m.runOutput, m.streamed = true, m.now, 0, 0
+	m.turn.begin(m.now)
 	return m.act.start(text)
 }
 
 // interrupt cancels the running turn; the transcript keeps what was said.
 func (m *Model) interrupt() tea.Cmd {
-	if !m.running || m.act.interrupt == nil {
+	if !m.turn.running || m.act.interrupt == nil {
 		return nil
 	}
 	return m.act.interrupt()
@@ -209,4 +200,4 @@ func (m *Model) interrupt() tea.Cmd {
 
 // turnTokens sums up a turn for the spinner: output tokens so far, with
 // the streamed text estimated at 4 bytes a token.
-func (m *Model) turnTokens() int64 { return m.runOutput + int64(m.streamed/4) }
+func (t *turn) turnTokens() int64 { return t.runOutput + int64(t.streamed/4) }

@@ -127,7 +127,7 @@ func (m *Model) escape() tea.Cmd {
 		m.pane.show("")
 	case m.focus == focusTree:
 		m.toggleFocus()
-	case m.running:
+	case m.turn.running:
 		m.bar.set("Interrupting…")
 		return m.interrupt()
 	}

@@ -128,22 +128,8 @@ type Model struct {
 	pane  *convoPane
 	input *editor
 
-	running bool
-	// notifyTurn is set while the running turn answers notifications:
-	// stream names its watcher, watchN numbers the watchers started.
-	notifyTurn bool
-	stream     int
-	watchN     int
-	// noteAt is where notifications the main agent is told of go in its
-	// conversation: after what it did before the request that carried
-	// them, before the answer to them (notifications.go).
-	noteAt    int
-	runStart  time.Time
-	runOutput int64 // output tokens of the turn's finished answers
-	streamed  int   // bytes streamed since the last answer
-	queued    []string
-	tokens    int64 // every token of the session
-	bar       *statusBar
+	turn *turn
+	bar  *statusBar
 
 	perm *permissionDialog
 
@@ -175,6 +161,7 @@ const (
 func newModel(cfg config, act actions) *Model {
 	m := &Model{cfg: cfg, act: act, st: newStyles(cfg.dark), width: 80, height: 24, profile: colorprofile.TrueColor,
 		tree: NewTree(), clock: time.Now}
+	m.turn = &turn{st: &m.st}
 	m.bar = &statusBar{st: &m.st, cfg: &m.cfg, mode: cfg.mode}
 	if m.bar.mode == "" {
 		m.bar.mode = permission.ModeDefault
@@ -289,7 +276,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.bar.set("A permission prompt of %s was withdrawn: its call was cancelled.", p.label())
 		}
 	case modeMsg:
-		m.bar.modeChanged(msg, m.running)
+		m.bar.modeChanged(msg, m.turn.running)
 	case modelMsg:
 		m.modelChanged(msg)
 	case controlMsg:
@@ -329,11 +316,70 @@ const (
 
 // keepTicking schedules the next tick while something on screen moves.
 func (m *Model) keepTicking() tea.Cmd {
-	if m.ticking || !(m.running || m.perm.open() || m.bar.moving() || m.tree.Counts()[StateBackground] > 0) {
+	if m.ticking || !(m.turn.running || m.perm.open() || m.bar.moving() || m.tree.Counts()[StateBackground] > 0) {
 		return nil
 	}
 	m.ticking = true
 	return tea.Tick(tickEvery, func(t time.Time) tea.Msg { return tickMsg{at: t} })
+}
+
+// turn is the main agent's turn in progress, the user's or one that
+// answers background tasks' notifications, as the line above the editor
+// shows it (a spinner, what the agent is doing, its time and tokens),
+// with the prompts queued behind it; and the session's token count.
+type turn struct {
+	st      *styles
+	running bool
+	// notifyTurn is set while the running turn answers notifications:
+	// stream names its watcher, watchN numbers the watchers started.
+	notifyTurn bool
+	stream     int
+	watchN     int
+	// noteAt is where notifications the main agent is told of go in its
+	// conversation: after what it did before the request that carried
+	// them, before the answer to them (notifications.go).
+	noteAt    int
+	runStart  time.Time
+	runOutput int64 // output tokens of the turn's finished answers
+	streamed  int   // bytes streamed since the last answer
+	queued    []string
+	tokens    int64 // every token of the session
+}
+
+// begin starts a turn at at.
+func (t *turn) begin(at time.Time) {
+	t.running, t.runStart, t.runOutput, t.streamed = true, at, 0, 0
+}
+
+// count adds an event's tokens: the session's, and the turn's output
+// (the streamed text estimated until its answer is complete).
+func (t *turn) count(ev run.Event) {
+	switch ev.Type {
+	case run.EventAssistant:
+		t.tokens += ev.Usage.Total()
+		if ev.AgentID == "" {
+			t.runOutput += ev.Usage.OutputTokens
+			t.streamed = 0
+		}
+	case run.EventText:
+		if ev.AgentID == "" {
+			t.streamed += len(ev.Text)
+		}
+	}
+}
+
+// queuedLines are the prompts waiting for the turn to end, the first two
+// and how many more.
+func (t *turn) queuedLines(width int) []string {
+	var parts []string
+	for i, q := range t.queued {
+		if i == 2 {
+			parts = append(parts, t.st.dim.Render(fmt.Sprintf("  … and %d more queued", len(t.queued)-2)))
+			break
+		}
+		parts = append(parts, t.st.dim.Render(clip("  ⏎ queued: "+oneLine(q), width)))
+	}
+	return parts
 }
 
 // statusBar is the footer: the permission mode (Shift+Tab cycles it), a

@@ -103,8 +103,8 @@ func (m *Model) startWatch(opened bool) tea.Cmd {
 	if m.act.watch == nil {
 		return nil
 	}
-	m.watchN++
-	return m.act.watch(m.watchN, opened)
+	m.turn.watchN++
+	return m.act.watch(m.turn.watchN, opened)
 }
 
 // notifyItem folds a watcher's item into the model: its first event opens
@@ -118,16 +118,16 @@ func (m *Model) notifyItem(it runItem) tea.Cmd {
 		}
 		return nil
 	case it.end:
-		if m.running && m.notifyTurn && m.stream == it.stream {
+		if m.turn.running && m.turn.notifyTurn && m.turn.stream == it.stream {
 			return m.endRun(it)
 		}
 		// A stale turn's open calls end with it.
 		m.pane.main().closeOpen("Interrupted by the prompt that followed.")
 		return nil
 	}
-	if it.ev.Type == run.EventInit && !m.running {
-		m.running, m.notifyTurn, m.stream = true, true, it.stream
-		m.runStart, m.runOutput, m.streamed = it.at, 0, 0
+	if it.ev.Type == run.EventInit && !m.turn.running {
+		m.turn.running, m.turn.notifyTurn, m.turn.stream = true, true, it.stream
+		m.turn.begin(it.at)
 	}
 	m.applyEvent(it.ev, it.at)
 	return nil
@@ -162,12 +162,12 @@ func (m *Model) notificationEvent(ev run.Event, at time.Time) {
 	note := m.noteOf(ev.Notification)
 	m.tree.SetStatus(note.TaskID, note.Status, at)
 	c, it := m.pane.convoOf(ev.AgentID), &item{kind: itemNotification, note: &note, done: true}
-	if ev.AgentID == "" && m.running && m.noteAt >= c.printed && m.noteAt <= len(c.items) {
+	if ev.AgentID == "" && m.turn.running && m.turn.noteAt >= c.printed && m.turn.noteAt <= len(c.items) {
 		// The runtime reports notifications delivered once the request
 		// that carried them was answered, after the answer streamed: show
 		// them before that answer, in the order delivered.
-		c.items = slices.Insert(c.items, m.noteAt, it)
-		m.noteAt++
+		c.items = slices.Insert(c.items, m.turn.noteAt, it)
+		m.turn.noteAt++
 		return
 	}
 	c.add(it)

@@ -214,7 +214,7 @@ func (m *Model) runtimeChanged(msg runtimeMsg) tea.Cmd {
 		m.pane.convos[""] = historyConvo(h.entries, m.cfg.cwd)
 		m.pane.main().addInfo("Resumed session " + msg.sessionID + ".")
 	}
-	if msg.resumed == nil || m.running {
+	if msg.resumed == nil || m.turn.running {
 		return nil
 	}
 	// A saved session may hold notifications its earlier process never

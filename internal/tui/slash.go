@@ -115,18 +115,18 @@ func (m *Model) modelChanged(msg modelMsg) {
 		return
 	}
 	m.cfg.model = msg.model
-	if !m.running {
+	if !m.turn.running {
 		m.tree.Main().Model = msg.model
 	}
 	text := fmt.Sprintf("Main agent: %s from the next turn.", msg.model)
-	if m.running {
+	if m.turn.running {
 		text += " The running turn keeps its model."
 	}
 	m.pane.main().addInfo(text)
 }
 
 func (m *Model) cmdClear(string) tea.Cmd {
-	if m.running {
+	if m.turn.running {
 		m.bar.set("A turn is running: press Esc to interrupt it first.")
 		return nil
 	}
@@ -138,7 +138,7 @@ func (m *Model) cmdClear(string) tea.Cmd {
 }
 
 func (m *Model) cmdResume(string) tea.Cmd {
-	if m.running {
+	if m.turn.running {
 		m.bar.set("A turn is running: press Esc to interrupt it first.")
 		return nil
 	}
@@ -232,5 +232,5 @@ func (m *Model) resetConversation() {
 	m.pane.reset()
 	m.tree.Reset()
 	m.tree.Main().Model = m.cfg.model
-	m.panel.sel, m.tokens = 0, 0
+	m.panel.sel, m.turn.tokens = 0, 0
 }

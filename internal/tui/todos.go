@@ -47,8 +47,7 @@ func todoLines(st *styles, todos []tool.Todo, width int) []string {
 // todoProgress is what the spinner says of the main agent's list: the
 // in-progress item's active form, and "n/m done"; both empty without a
 // list.
-func (m *Model) todoProgress() (doing, progress string) {
-	todos := m.pane.main().todos
+func todoProgress(todos []tool.Todo) (doing, progress string) {
 	if len(todos) == 0 {
 		return "", ""
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // The smallest terminal the layout is made for, and the width from which
@@ -221,14 +222,8 @@ func (p *convoPane) viewHeader(width int) string {
 // status line.
 func (m *Model) bottom() string {
 	var parts []string
-	for i, q := range m.queued {
-		if i == 2 {
-			parts = append(parts, m.st.dim.Render(fmt.Sprintf("  … and %d more queued", len(m.queued)-2)))
-			break
-		}
-		parts = append(parts, m.st.dim.Render(clip("  ⏎ queued: "+oneLine(q), m.width)))
-	}
-	if line := m.spinnerLine(); line != "" {
+	parts = append(parts, m.turn.queuedLines(m.width)...)
+	if line := m.turn.spinnerLine(m.now, m.width, m.pane.main().todos, m.perm.open()); line != "" {
 		parts = append(parts, line)
 	}
 	if m.bar.text != "" && m.bar.quitAt.IsZero() {
@@ -250,37 +245,40 @@ func (m *Model) bottom() string {
 		}
 	}
 	side, _ := m.sidePanel()
-	parts = append(parts, m.bar.view(m.width, m.height, m.focus == focusTree, m.pane.view != "", side, m.tokens))
+	parts = append(parts, m.bar.view(m.width, m.height, m.focus == focusTree, m.pane.view != "", side, m.turn.tokens))
 	return strings.Join(parts, "\n")
 }
 
 // spinnerFrames are the spinner's frames, one a tick.
 const spinnerFrames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
-func (m *Model) spinnerLine() string {
-	if !m.running {
+// spinnerLine shows the turn while it runs: what the agent does (the
+// todo in progress, or waiting for the user's answer), how long, and its
+// output tokens.
+func (t *turn) spinnerLine(now time.Time, width int, todos []tool.Todo, waiting bool) string {
+	if !t.running {
 		return ""
 	}
-	st := m.st
+	st := t.st
 	el := time.Duration(0)
-	if !m.runStart.IsZero() && m.now.After(m.runStart) {
-		el = m.now.Sub(m.runStart)
+	if !t.runStart.IsZero() && now.After(t.runStart) {
+		el = now.Sub(t.runStart)
 	}
 	frames := []rune(spinnerFrames)
 	frame := string(frames[int(el/tickEvery)%len(frames)])
 	what := "Working…"
-	doing, progress := m.todoProgress() // todos.go
+	doing, progress := todoProgress(todos) // todos.go
 	if doing != "" {
 		what = doing + "…"
 	}
-	if m.perm.open() {
+	if waiting {
 		what = "Waiting for your answer…"
 	}
 	if progress != "" {
 		progress += " · "
 	}
-	detail := fmt.Sprintf(" (%s · %s↓ %s tokens · esc to interrupt)", formatElapsed(el), progress, formatTokens(m.turnTokens()))
-	return clip(st.accent.Render(frame+" "+what)+st.dim.Render(detail), m.width)
+	detail := fmt.Sprintf(" (%s · %s↓ %s tokens · esc to interrupt)", formatElapsed(el), progress, formatTokens(t.turnTokens()))
+	return clip(st.accent.Render(frame+" "+what)+st.dim.Render(detail), width)
 }
 
 func modeLabel(mode permission.Mode) string {
