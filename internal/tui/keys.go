@@ -52,7 +52,18 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.pane.expanded = !m.pane.expanded
 		return nil
 	case "ctrl+b":
-		return m.toBackground()
+		// The selected running foreground child goes to the background,
+		// or the only one when none is selected (S-7.4).
+		target, why := m.panel.foreground(m.focus == focusTree)
+		switch {
+		case target == nil:
+			m.bar.set("%s", why)
+		case m.act.background == nil:
+			m.bar.set("ctrl+b: moving an agent to the background is %v (the runtime needs Background, issue 11).", errNotAvailable)
+		default:
+			return m.act.background(target.ID)
+		}
+		return nil
 	case "pgup":
 		m.pane.scrollBy(m.convoHeight() - 2)
 		return nil
@@ -90,15 +101,6 @@ func (m *Model) submit() tea.Cmd {
 		return m.slash(text)
 	}
 	return m.send(text)
-}
-
-// paste gives pasted text to what has the keyboard: the reason of a
-// denial being typed, or the editor.
-func (m *Model) paste(text string) {
-	if m.perm.paste(text) || m.focus != focusInput || m.picker != nil {
-		return
-	}
-	m.input.paste(text)
 }
 
 // ctrlC interrupts a running turn, clears the input, or, pressed twice,
@@ -175,21 +177,6 @@ func (m *Model) treeKey(s string) tea.Cmd {
 	return nil
 }
 
-// toBackground moves the selected running foreground child to the
-// background, or the only one when none is selected (S-7.4).
-func (m *Model) toBackground() tea.Cmd {
-	target, why := m.panel.foreground(m.focus == focusTree)
-	if target == nil {
-		m.bar.set("%s", why)
-		return nil
-	}
-	if m.act.background == nil {
-		m.bar.set("ctrl+b: moving an agent to the background is %v (the runtime needs Background, issue 11).", errNotAvailable)
-		return nil
-	}
-	return m.act.background(target.ID)
-}
-
 // modeCycle is the order Shift+Tab walks the main agent's modes in; a
 // session started in another mode (bypassPermissions, dontAsk) keeps it
 // in the cycle.
@@ -220,12 +207,13 @@ func (b *statusBar) nextMode() permission.Mode {
 	return next
 }
 
-func (m *Model) wheel(msg tea.MouseWheelMsg) {
+// wheel scrolls the conversation with the mouse wheel.
+func (p *convoPane) wheel(msg tea.MouseWheelMsg) {
 	switch msg.Mouse().Button {
 	case tea.MouseWheelUp:
-		m.pane.scrollBy(3)
+		p.scrollBy(3)
 	case tea.MouseWheelDown:
-		m.pane.scrollBy(-3)
+		p.scrollBy(-3)
 	}
 }
 

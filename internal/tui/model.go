@@ -264,9 +264,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		cmds = append(cmds, m.key(msg))
 	case tea.PasteMsg:
-		m.paste(msg.Content)
+		// The reason of a denial being typed takes it, or the editor.
+		if !m.perm.paste(msg.Content) && m.focus == focusInput && m.picker == nil {
+			m.input.paste(msg.Content)
+		}
 	case tea.MouseWheelMsg:
-		m.wheel(msg)
+		m.pane.wheel(msg)
 	case tea.MouseClickMsg:
 		m.click(msg)
 	case promptMsg:
@@ -280,13 +283,26 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case modelMsg:
 		m.modelChanged(msg)
 	case controlMsg:
-		m.controlled(msg)
+		if s := m.panel.controlled(msg, m.now); s != "" {
+			m.bar.set("%s", s)
+		}
 	case textMsg:
-		m.showText(msg)
+		if msg.err != nil {
+			m.pane.main().addError(fmt.Sprintf("%s: %v", msg.title, msg.err))
+			break
+		}
+		m.pane.show("")
+		m.pane.main().addInfo(msg.text)
 	case sessionsMsg:
-		m.openPicker(msg)
+		if msg.err != nil {
+			m.pane.main().addError(msg.err.Error())
+		} else if p := newSessionPicker(msg.list, m.cfg.sessionID); p == nil {
+			m.pane.main().addInfo("No other saved session of this project.")
+		} else {
+			m.picker = p
+		}
 	case historyMsg:
-		m.showHistory(msg)
+		m.pane.showHistory(msg)
 	case runtimeMsg:
 		cmds = append(cmds, m.runtimeChanged(msg))
 	}
@@ -443,18 +459,20 @@ func (b *statusBar) modeChanged(msg modeMsg, running bool) {
 	}
 }
 
-func (m *Model) controlled(msg controlMsg) {
+// controlled records the outcome of Ctrl+B or x in the tree; it returns
+// what the status line says of it.
+func (p *agentsPanel) controlled(msg controlMsg, now time.Time) string {
 	if msg.err != nil {
-		m.bar.set("Cannot %s %s: %v", msg.what, shortID(msg.agentID), msg.err)
-		return
+		return fmt.Sprintf("Cannot %s %s: %v", msg.what, shortID(msg.agentID), msg.err)
 	}
 	switch msg.what {
 	case "background":
-		m.tree.SetStatus(msg.agentID, tasks.Backgrounded, m.now)
-		m.bar.set("%s runs in the background now.", shortID(msg.agentID))
+		p.tree.SetStatus(msg.agentID, tasks.Backgrounded, now)
+		return fmt.Sprintf("%s runs in the background now.", shortID(msg.agentID))
 	case "stop":
-		m.bar.set("Stopping %s.", shortID(msg.agentID))
+		return fmt.Sprintf("Stopping %s.", shortID(msg.agentID))
 	}
+	return ""
 }
 
 // errNotAvailable explains a control the runtime does not offer yet.

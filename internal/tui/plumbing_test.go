@@ -190,7 +190,7 @@ func TestSessionsFromRealTranscripts(t *testing.T) {
 		t.Fatal(h.err)
 	}
 	m := testModel(t, 80, 24, nil)
-	m.showHistory(h)
+	m.Update(h)
 	has(t, view(t, m), "saved session", "› older: what host is this?", "Read(/etc/hostname)", "It is a host.")
 	if none, err := listSessions(t.TempDir(), dir, 10); err != nil || len(none) != 0 {
 		t.Fatalf("an empty state dir lists %v, %v", none, err)

@@ -216,16 +216,6 @@ func keyHelp() [][2]string {
 	}
 }
 
-// showText shows a command's output.
-func (m *Model) showText(msg textMsg) {
-	if msg.err != nil {
-		m.pane.main().addError(fmt.Sprintf("%s: %v", msg.title, msg.err))
-		return
-	}
-	m.pane.show("")
-	m.pane.main().addInfo(msg.text)
-}
-
 // resetConversation forgets the conversation and the tree (after /clear
 // or when another session opens).
 func (m *Model) resetConversation() {

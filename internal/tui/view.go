@@ -235,7 +235,7 @@ func (m *Model) bottom() string {
 	case m.perm.open():
 		parts = append(parts, m.perm.view(m.width, max(m.height-22, 4), m.cfg.cwd, m.pane.expanded))
 	case m.picker != nil:
-		parts = append(parts, m.pickerView(m.width, max(m.height-10, 5)))
+		parts = append(parts, m.picker.view(&m.st, m.width, max(m.height-10, 5), m.cfg.canResume))
 	case m.panel.confirmStop != "":
 		parts = append(parts, m.panel.confirmView(m.width))
 	default:
