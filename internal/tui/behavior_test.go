@@ -244,7 +244,7 @@ func TestPermissionPromptAnswers(t *testing.T) {
 	if len(m.perm.prompts) != 0 || len(gone) != 0 {
 		t.Fatalf("%d prompts left", len(m.perm.prompts))
 	}
-	m.cmdPermissions("")
+	m.slash("/permissions")
 	has(t, view(t, m), "Added allow rule Bash(make:*)", "this session, Explore a1")
 
 	// Esc denies without a reason.

@@ -154,7 +154,7 @@ func (m *Model) endRun(it runItem) tea.Cmd {
 	if userTurn {
 		// Background tasks of the session report back while it is idle;
 		// a notification turn's watcher goes on by itself.
-		return m.startWatch(false)
+		return m.turn.startWatch(m.act.watch, false)
 	}
 	return nil
 }
@@ -191,11 +191,12 @@ func (m *Model) send(text string) tea.Cmd {
 }
 
 // interrupt cancels the running turn; the transcript keeps what was said.
-func (m *Model) interrupt() tea.Cmd {
-	if !m.turn.running || m.act.interrupt == nil {
+// act is the runtime's way to interrupt (nil when it has none).
+func (t *turn) interrupt(act func() tea.Cmd) tea.Cmd {
+	if !t.running || act == nil {
 		return nil
 	}
-	return m.act.interrupt()
+	return act()
 }
 
 // turnTokens sums up a turn for the spinner: output tokens so far, with

@@ -19,7 +19,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+d":
 		if m.input.Value() == "" && !m.perm.open() {
 			m.quitting = true
-			return m.interrupt()
+			return m.turn.interrupt(m.act.interrupt)
 		}
 	}
 	switch {
@@ -112,13 +112,13 @@ func (m *Model) ctrlC() tea.Cmd {
 	m.advance(m.clock())
 	if m.bar.secondCtrlC() {
 		m.quitting = true
-		return m.interrupt()
+		return m.turn.interrupt(m.act.interrupt)
 	}
 	if m.input.Value() != "" {
 		m.input.Reset()
 		m.input.layout()
 	}
-	return m.interrupt()
+	return m.turn.interrupt(m.act.interrupt)
 }
 
 // escape closes what is open, in order: an agent's (or a saved
@@ -131,7 +131,7 @@ func (m *Model) escape() tea.Cmd {
 		m.toggleFocus()
 	case m.turn.running:
 		m.bar.set("Interrupting…")
-		return m.interrupt()
+		return m.turn.interrupt(m.act.interrupt)
 	}
 	return nil
 }

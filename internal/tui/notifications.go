@@ -99,12 +99,13 @@ func watchNotifications(ctx context.Context, n Notifier, stream int, opened bool
 
 // startWatch asks for a watcher once a turn of the user's has ended, or
 // a saved session was opened (opened).
-func (m *Model) startWatch(opened bool) tea.Cmd {
-	if m.act.watch == nil {
+// watch is the runtime's way to start one (nil when it has none).
+func (t *turn) startWatch(watch func(stream int, opened bool) tea.Cmd, opened bool) tea.Cmd {
+	if watch == nil {
 		return nil
 	}
-	m.turn.watchN++
-	return m.act.watch(m.turn.watchN, opened)
+	t.watchN++
+	return watch(t.watchN, opened)
 }
 
 // notifyItem folds a watcher's item into the model: its first event opens

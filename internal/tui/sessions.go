@@ -231,7 +231,7 @@ func (m *Model) runtimeChanged(msg runtimeMsg) tea.Cmd {
 	// A saved session may hold notifications its earlier process never
 	// delivered, and tasks a crash interrupted: a watcher looks at once,
 	// so they show (and the main agent hears of them) without a prompt.
-	return m.startWatch(true)
+	return m.turn.startWatch(m.act.watch, true)
 }
 
 // view renders the session list; canResume says a session chosen is
