@@ -34,7 +34,7 @@ func (m *Model) applyEvent(ev run.Event, at time.Time) {
 	case run.EventInit:
 		m.turn.runStart = at
 		if ev.AgentID == "" {
-			m.turn.noteAt = len(m.pane.main().items)
+			m.pane.noteAt = len(m.pane.main().items)
 		}
 		if ev.Init != nil {
 			m.cfg.sessionID = ev.Init.SessionID
@@ -50,7 +50,7 @@ func (m *Model) applyEvent(ev run.Event, at time.Time) {
 		m.pane.taskEnded(ev)
 		return
 	case run.EventNotification:
-		m.notificationEvent(ev, at)
+		m.pane.notificationEvent(ev, at, m.now, m.turn.running)
 		return
 	case run.EventResult:
 		if r := ev.Result; r != nil {
@@ -67,7 +67,7 @@ func (m *Model) applyEvent(ev run.Event, at time.Time) {
 	case run.EventAssistant, run.EventToolStart, run.EventToolEnd:
 		if ev.AgentID == "" {
 			// What the main agent's next request brings comes after.
-			m.turn.noteAt = len(m.pane.main().items)
+			m.pane.noteAt = len(m.pane.main().items)
 		}
 	}
 }

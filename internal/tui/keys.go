@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/cadre-dev/cadre/permission"
 )
@@ -64,11 +65,13 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			return m.act.background(target.ID)
 		}
 		return nil
-	case "pgup":
-		m.pane.scrollBy(m.convoHeight() - 2)
-		return nil
-	case "pgdown":
-		m.pane.scrollBy(-(m.convoHeight() - 2))
+	case "pgup", "pgdown":
+		// A page is the conversation's height on the last layout, less two.
+		page := max(m.height-lipgloss.Height(m.bottom())-narrowTreeRows(m.height)-1, 3) - 2
+		if s == "pgdown" {
+			page = -page
+		}
+		m.pane.scrollBy(page)
 		return nil
 	case "esc":
 		return m.escape()
@@ -220,7 +223,15 @@ func (p *convoPane) wheel(msg tea.MouseWheelMsg) {
 // click selects an agent in the tree panel.
 func (m *Model) click(msg tea.MouseClickMsg) {
 	mouse := msg.Mouse()
-	if row, ok := m.treeRowAt(mouse.X, mouse.Y); ok {
+	side, panelW := sidePanel(m.width)
+	if !m.panel.shown(side, m.focus == focusTree) {
+		return
+	}
+	top := 0
+	if !side {
+		top = m.height - lipgloss.Height(m.bottom()) - min(narrowTreeRows(m.height), len(m.tree.Rows()))
+	}
+	if row, ok := m.panel.rowAt(mouse.X, mouse.Y, side, m.width-panelW, top); ok {
 		if m.focus != focusTree {
 			m.toggleFocus()
 		}

@@ -195,6 +195,10 @@ type convoPane struct {
 	expanded bool
 	// sessions are saved sessions loaded for viewing, by view key.
 	sessions map[string]sessionInfo
+	// noteAt is where notifications the main agent is told of go in its
+	// conversation: after what it did before the request that carried
+	// them, before the answer to them (notifications.go).
+	noteAt int
 }
 
 // reset forgets every conversation (after /clear or when another
@@ -351,15 +355,11 @@ type turn struct {
 	notifyTurn bool
 	stream     int
 	watchN     int
-	// noteAt is where notifications the main agent is told of go in its
-	// conversation: after what it did before the request that carried
-	// them, before the answer to them (notifications.go).
-	noteAt    int
-	runStart  time.Time
-	runOutput int64 // output tokens of the turn's finished answers
-	streamed  int   // bytes streamed since the last answer
-	queued    []string
-	tokens    int64 // every token of the session
+	runStart   time.Time
+	runOutput  int64 // output tokens of the turn's finished answers
+	streamed   int   // bytes streamed since the last answer
+	queued     []string
+	tokens     int64 // every token of the session
 }
 
 // begin starts a turn at at.

@@ -136,13 +136,13 @@ func (m *Model) notifyItem(it runItem) tea.Cmd {
 
 // noteOf is the UI's account of a delivered notification: the runtime's,
 // with the tool uses, tokens and run time the tree counted.
-func (m *Model) noteOf(n *tasks.Notification) Notification {
+func noteOf(n *tasks.Notification, tree *Tree, now time.Time) Notification {
 	out := Notification{TaskID: n.TaskID, ToolUseID: n.ToolUseID, AgentType: n.AgentType, Description: n.Description,
 		Status: n.Status, Summary: n.Summary, OutputFile: n.OutputFile}
-	if node := m.tree.Get(n.TaskID); node != nil {
+	if node := tree.Get(n.TaskID); node != nil {
 		out.ToolUses = node.ToolUses
 		out.Usage.OutputTokens = node.Tokens // shown as a total only
-		out.Duration = node.Elapsed(m.now)
+		out.Duration = node.Elapsed(now)
 		if out.AgentType == "" {
 			out.AgentType = node.Type
 		}
@@ -155,20 +155,21 @@ func (m *Model) noteOf(n *tasks.Notification) Notification {
 }
 
 // notificationEvent shows a notification the runtime delivered: in the
-// main conversation for the main agent, in the agent's own otherwise.
-func (m *Model) notificationEvent(ev run.Event, at time.Time) {
+// main conversation for the main agent, in the agent's own otherwise;
+// running says a turn of the main agent runs.
+func (p *convoPane) notificationEvent(ev run.Event, at, now time.Time, running bool) {
 	if ev.Notification == nil {
 		return
 	}
-	note := m.noteOf(ev.Notification)
-	m.tree.SetStatus(note.TaskID, note.Status, at)
-	c, it := m.pane.convoOf(ev.AgentID), &item{kind: itemNotification, note: &note, done: true}
-	if ev.AgentID == "" && m.turn.running && m.turn.noteAt >= c.printed && m.turn.noteAt <= len(c.items) {
+	note := noteOf(ev.Notification, p.tree, now)
+	p.tree.SetStatus(note.TaskID, note.Status, at)
+	c, it := p.convoOf(ev.AgentID), &item{kind: itemNotification, note: &note, done: true}
+	if ev.AgentID == "" && running && p.noteAt >= c.printed && p.noteAt <= len(c.items) {
 		// The runtime reports notifications delivered once the request
 		// that carried them was answered, after the answer streamed: show
 		// them before that answer, in the order delivered.
-		c.items = slices.Insert(c.items, m.turn.noteAt, it)
-		m.turn.noteAt++
+		c.items = slices.Insert(c.items, p.noteAt, it)
+		p.noteAt++
 		return
 	}
 	c.add(it)

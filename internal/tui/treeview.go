@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"charm.land/lipgloss/v2"
 )
 
 // agentsPanel is the agent tree on screen, below a narrow conversation or
@@ -361,15 +359,13 @@ func continuation(guide string) string {
 	return guide
 }
 
-// treeRowAt maps a screen position to a tree row (mouse selection).
-func (m *Model) treeRowAt(x, y int) (int, bool) {
-	if !m.showTree() {
-		return 0, false
-	}
-	side, panelW := m.sidePanel()
-	rows := len(m.tree.Rows())
+// rowAt maps a screen position to a tree row (mouse selection): in the
+// tree beside the conversation (side) from column panelX, or in the one
+// below it from line top.
+func (p *agentsPanel) rowAt(x, y int, side bool, panelX, top int) (int, bool) {
+	rows := len(p.tree.Rows())
 	if side {
-		if x < m.width-panelW {
+		if x < panelX {
 			return 0, false
 		}
 		i := (y - 1) / 2
@@ -378,7 +374,6 @@ func (m *Model) treeRowAt(x, y int) (int, bool) {
 		}
 		return i, true
 	}
-	top := m.height - lipgloss.Height(m.bottom()) - min(m.narrowTreeRows(), rows)
 	i := y - top
 	if i < 0 || i >= rows {
 		return 0, false

@@ -24,18 +24,17 @@ const (
 
 // sidePanel reports whether the tree is drawn beside the conversation,
 // and its width.
-func (m *Model) sidePanel() (bool, int) {
-	if m.width < sideMinimum {
+func sidePanel(width int) (bool, int) {
+	if width < sideMinimum {
 		return false, 0
 	}
-	return true, max(56, min(m.width*2/5, 80))
+	return true, max(56, min(width*2/5, 80))
 }
 
-// showTree reports whether the tree panel is on screen: always beside a
+// shown reports whether the tree panel is on screen: always beside a
 // wide conversation, below a narrow one once there are sub-agents.
-func (m *Model) showTree() bool {
-	side, _ := m.sidePanel()
-	return side || m.tree.Len() > 1 || m.focus == focusTree
+func (p *agentsPanel) shown(side, focused bool) bool {
+	return side || p.tree.Len() > 1 || focused
 }
 
 // View renders the screen.
@@ -63,14 +62,14 @@ func (m *Model) render() string {
 	}
 	bottom := m.bottom()
 	bh := lipgloss.Height(bottom)
-	side, panelW := m.sidePanel()
+	side, panelW := sidePanel(m.width)
 	convoW := m.width
 	if side {
 		convoW = m.width - panelW
 	}
 	var tree string
-	if !side && m.showTree() {
-		tree = strings.Join(m.panel.lines(m.width, m.narrowTreeRows(), false, m.focus == focusTree, m.now), "\n")
+	if !side && m.panel.shown(side, m.focus == focusTree) {
+		tree = strings.Join(m.panel.lines(m.width, narrowTreeRows(m.height), false, m.focus == focusTree, m.now), "\n")
 	}
 	th := 0
 	if tree != "" {
@@ -106,16 +105,10 @@ func (m *Model) render() string {
 	return out
 }
 
-// convoHeight is the conversation's height on the last layout, for
-// paging.
-func (m *Model) convoHeight() int {
-	return max(m.height-lipgloss.Height(m.bottom())-m.narrowTreeRows()-1, 3)
-}
-
 // narrowTreeRows is how many agents the tree below the conversation
 // shows at most.
-func (m *Model) narrowTreeRows() int {
-	return max(3, (m.height-12)/2)
+func narrowTreeRows(height int) int {
+	return max(3, (height-12)/2)
 }
 
 // padLines makes lines exactly w cells wide and h lines high (the last h
@@ -244,7 +237,7 @@ func (m *Model) bottom() string {
 			parts = append(parts, hint)
 		}
 	}
-	side, _ := m.sidePanel()
+	side, _ := sidePanel(m.width)
 	parts = append(parts, m.bar.view(m.width, m.height, m.focus == focusTree, m.pane.view != "", side, m.turn.tokens))
 	return strings.Join(parts, "\n")
 }
