@@ -347,13 +347,53 @@ func cadreLines(t *testing.T) []cadreLine {
 	return out
 }
 
+// prose returns a page without its fenced blocks.
+func prose(t *testing.T, rel string) string {
+	t.Helper()
+	var out []string
+	inFence := false
+	for _, l := range strings.Split(read(t, rel), "\n") {
+		if strings.HasPrefix(l, "```") {
+			inFence = !inFence
+			continue
+		}
+		if !inFence {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// proseCadreLines returns the command lines the text quotes in
+// backquotes (`cadre worktrees merge AGENT-ID [--cherry-pick]`), optional
+// parts' brackets dropped.
+func proseCadreLines(t *testing.T) []cadreLine {
+	t.Helper()
+	var out []cadreLine
+	for _, p := range examplePages(t) {
+		for _, span := range proseFlagRE.FindAllString(prose(t, p), -1) {
+			span = strings.NewReplacer("`", "", "[", " ", "]", " ", "\n", " ").Replace(span)
+			if !strings.HasPrefix(span, "cadre ") || strings.Contains(span, "<") {
+				continue
+			}
+			words, err := shell.Fields(span, func(string) string { return "" })
+			if err != nil {
+				t.Errorf("%s: `%s`: %v", p, span, err)
+				continue
+			}
+			out = append(out, cadreLine{where: p + ": `" + span + "`", args: words[1:]})
+		}
+	}
+	return out
+}
+
 // TestCommandLinesNameRealFlags: every cadre command line in the docs
 // names subcommands and flags `cadre … --help` lists.
 func TestCommandLinesNameRealFlags(t *testing.T) {
 	t.Parallel()
 	cache := map[string]command{}
-	lines := cadreLines(t)
-	if len(lines) < 20 {
+	lines := append(cadreLines(t), proseCadreLines(t)...)
+	if len(lines) < 40 {
 		t.Fatalf("only %d cadre command lines found", len(lines))
 	}
 	for _, l := range lines {
@@ -378,7 +418,7 @@ func TestCommandLinesNameRealFlags(t *testing.T) {
 	}
 }
 
-var proseFlagRE = regexp.MustCompile("`[^`\n]*`")
+var proseFlagRE = regexp.MustCompile("`[^`]*`")
 var flagNameRE = regexp.MustCompile(`(?:^|[\s/(\[])(--[a-zA-Z][a-zA-Z0-9-]*)`)
 
 // TestProseFlagsExist: a flag the text names in backquotes is one some
@@ -404,7 +444,7 @@ func TestProseFlagsExist(t *testing.T) {
 	checked := 0
 	var hidden []string
 	for _, p := range examplePages(t) {
-		for _, span := range proseFlagRE.FindAllString(read(t, p), -1) {
+		for _, span := range proseFlagRE.FindAllString(prose(t, p), -1) {
 			span = strings.Trim(span, "`")
 			if !strings.HasPrefix(span, "--") && !strings.HasPrefix(span, "cadre ") && !strings.HasPrefix(span, "-p") {
 				continue // another program's flags (git, npm)
