@@ -34,6 +34,7 @@ import (
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/skills"
+	"github.com/cadre-dev/cadre/tool/builtin"
 )
 
 // mainEnv makes the test binary run as cadre itself (cli.Main), as
@@ -547,9 +548,15 @@ func TestPermissionExamplesDecideAsWritten(t *testing.T) {
 
 // settingsBlock loads one JSON block as --settings in a fresh project
 // with the home directory given, and returns the environment it used.
-func settingsBlock(t *testing.T, b block, home string, env map[string]string) (cadre.Config, func(string) string) {
+func settingsBlock(t *testing.T, b block, home, project string, env map[string]string) (cadre.Config, func(string) string) {
 	t.Helper()
 	dir := t.TempDir()
+	if project != "" {
+		dir = filepath.Join(home, project)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	getenv := func(k string) string {
 		switch k {
 		case "HOME":
@@ -585,6 +592,7 @@ func TestSettingsBlocksLoad(t *testing.T) {
 		contains string
 		env      map[string]string
 		setup    func(t *testing.T, home string)
+		project  string // the project's directory below home; "" for one elsewhere
 		check    func(t *testing.T, cfg cadre.Config, home string) string
 	}
 	effects := []effect{
@@ -615,7 +623,12 @@ func TestSettingsBlocksLoad(t *testing.T) {
 		{contains: `"permissions"`, check: func(t *testing.T, cfg cadre.Config, _ string) string {
 			return "" // decided below, through cadre permissions check
 		}},
-		{contains: `"trustedWorkspaces"`, check: func(t *testing.T, cfg cadre.Config, _ string) string { return "" }},
+		{contains: `"trustedWorkspaces": ["~/src/shop"]`, project: "src/shop", check: func(t *testing.T, cfg cadre.Config, _ string) string {
+			if cfg.Provenance == nil || !cfg.Provenance.Trusted {
+				return "~/src/shop is not trusted: " + jsonString(cfg.Provenance)
+			}
+			return ""
+		}},
 		{contains: `"failIfUnavailable": true`, check: func(t *testing.T, cfg cadre.Config, home string) string {
 			s := cfg.Sandbox
 			if s == nil || !s.NoNetwork || !s.FailIfUnavailable || s.BackgroundOnly {
@@ -641,9 +654,25 @@ func TestSettingsBlocksLoad(t *testing.T) {
 			}
 			return ""
 		}},
-		{contains: `"modelPrices"`, check: func(t *testing.T, cfg cadre.Config, _ string) string { return "" }},
-		{contains: `"backend": "searxng"`, check: func(t *testing.T, cfg cadre.Config, _ string) string { return "" }},
-		{contains: `"smallModel"`, env: map[string]string{"BRAVE_SEARCH_API_KEY": "k"}, check: func(t *testing.T, cfg cadre.Config, _ string) string { return "" }},
+		{contains: `"modelPrices"`, check: func(t *testing.T, cfg cadre.Config, _ string) string {
+			p, ok := cfg.Prices.Lookup("my-model")
+			if !ok || p.Input != 1 || p.Output != 5 || p.CacheWrite != 1.25 || p.CacheRead != 0.1 {
+				return "my-model's price " + jsonString(p)
+			}
+			return ""
+		}},
+		{contains: `"backend": "searxng"`, check: func(t *testing.T, cfg cadre.Config, _ string) string {
+			if s, ok := cfg.WebSearch.(*builtin.SearXNG); !ok || s.BaseURL != "http://localhost:8888" {
+				return "web search " + jsonString(cfg.WebSearch)
+			}
+			return ""
+		}},
+		{contains: `"smallModel"`, env: map[string]string{"BRAVE_SEARCH_API_KEY": "k"}, check: func(t *testing.T, cfg cadre.Config, _ string) string {
+			if _, ok := cfg.WebSearch.(*builtin.Brave); !ok || cfg.SmallModel != "claude-haiku-4-5" {
+				return "web search " + jsonString(cfg.WebSearch) + ", small model " + cfg.SmallModel
+			}
+			return ""
+		}},
 		{contains: `"enabledPlugins"`, setup: installPlugin, check: func(t *testing.T, cfg cadre.Config, _ string) string {
 			for _, d := range cfg.Agents {
 				if d.Name == "agent-teams:team-reviewer" {
@@ -693,7 +722,7 @@ func TestSettingsBlocksLoad(t *testing.T) {
 		if e.setup != nil {
 			e.setup(t, home)
 		}
-		cfg, getenv := settingsBlock(t, b, home, e.env)
+		cfg, getenv := settingsBlock(t, b, home, e.project, e.env)
 		if msg := e.check(t, cfg, home); msg != "" {
 			t.Errorf("%s: not the effect the page states: %s", b, msg)
 		}
