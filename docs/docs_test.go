@@ -140,7 +140,7 @@ func allBlocks(t *testing.T, lang string) []block {
 // would be an example nobody checks.
 func TestEveryBlockHasAChecker(t *testing.T) {
 	t.Parallel()
-	known := []string{"sh", "json", "markdown", "go", "text"}
+	known := []string{"sh", "json", "json stream", "markdown", "go", "text"}
 	for _, p := range examplePages(t) {
 		for _, b := range blocks(t, p) {
 			if b.lang == "" && p == "docs/architecture.md" {
@@ -1128,4 +1128,124 @@ func TestPicturesAreTheGoldenViews(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestStreamSampleIsRealOutput runs the scenario of the headless page's
+// stream-json sample — the main agent asks Explore where the parser is —
+// through the real command against the scripted model, and holds the
+// sample to it: its lines come in this order, and every key they show is
+// in the real line with a value of the same kind (type and subtype equal).
+func TestStreamSampleIsRealOutput(t *testing.T) {
+	t.Parallel()
+	samples := allBlocks(t, "json stream")
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	srv.Script("MAIN", llmtest.ToolUse("Agent", map[string]any{"description": "map the code", "prompt": "EXPLORE: find the parser", "subagent_type": "Explore"}),
+		llmtest.Text("The parser is in parse.go."))
+	srv.Script("EXPLORE", llmtest.Text("parse.go holds it."))
+	home := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-p", "MAIN: where is the parser?", "--output-format", "stream-json", "--verbose")
+	cmd.Dir = t.TempDir()
+	cmd.Env = []string{mainEnv + "=1", "HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + filepath.Join(home, "state"),
+		"GORACE=atexit_sleep_ms=0", "ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + srv.URL()}
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("cadre -p: %v", err)
+	}
+	var real []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not a JSON line: %q", l)
+		}
+		real = append(real, m)
+	}
+	for _, b := range samples {
+		next := 0
+		for i, l := range strings.Split(b.text, "\n") {
+			var want map[string]any
+			if err := json.Unmarshal([]byte(l), &want); err != nil {
+				t.Fatalf("%s line %d: %v", b, i+1, err)
+			}
+			found := false
+			for next < len(real) {
+				got := real[next]
+				next++
+				if got["type"] == want["type"] && got["subtype"] == want["subtype"] {
+					if msg := sameShape(want, got, ""); msg != "" {
+						t.Errorf("%s line %d (%v %v): %s", b, i+1, want["type"], want["subtype"], msg)
+					}
+					found = true
+					break
+				}
+			}
+			if !found {
+				t.Errorf("%s line %d: no %v %v line follows in the real output:\n%s", b, i+1, want["type"], want["subtype"], out)
+			}
+		}
+	}
+}
+
+// sameShape reports how want is not a part of got: a key got lacks, or a
+// value of another kind.
+func sameShape(want, got any, path string) string {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return path + " is not an object"
+		}
+		for k, v := range w {
+			gv, ok := g[k]
+			if !ok {
+				return path + "." + k + " is not in the real output"
+			}
+			if msg := sameShape(v, gv, path+"."+k); msg != "" {
+				return msg
+			}
+		}
+	case []any:
+		g, ok := got.([]any)
+		if !ok {
+			return path + " is not an array"
+		}
+		for i, v := range w {
+			if _, isObj := v.(map[string]any); !isObj {
+				continue
+			}
+			match := false
+			for _, gv := range g {
+				if sameShape(v, gv, "") == "" {
+					match = true
+					break
+				}
+			}
+			if !match {
+				return path + "[" + strconv.Itoa(i) + "] matches no element of the real array"
+			}
+		}
+	default:
+		if (want == nil) != (got == nil) {
+			return path + ": null in one, not the other"
+		}
+		if want != nil && jsonKind(want) != jsonKind(got) {
+			return path + " is a " + jsonKind(got) + ", the sample shows a " + jsonKind(want)
+		}
+		if strings.HasSuffix(path, ".type") && want != got {
+			return path + " is " + jsonString(got) + ", the sample says " + jsonString(want)
+		}
+	}
+	return ""
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case float64:
+		return "number"
+	case bool:
+		return "boolean"
+	}
+	return "value"
 }
