@@ -30,6 +30,7 @@ import (
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/config"
+	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/internal/cli"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/run"
@@ -841,6 +842,31 @@ func TestAgentAndSkillBlocksParse(t *testing.T) {
 		}
 		if def == nil || def.Name != m[1] || def.Body == "" {
 			t.Errorf("%s: did not load as agent %s with a prompt", b, m[1])
+			continue
+		}
+		// Each scalar key of the frontmatter is what the definition holds.
+		var fields map[string]any
+		if err := json.Unmarshal([]byte(jsonString(def)), &fields); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(strings.SplitN(b.text, "\n---", 2)[0], "\n") {
+			k, v, ok := strings.Cut(l, ": ")
+			got, known := fields[k]
+			if !ok || !known || k == "description" {
+				continue
+			}
+			switch g := got.(type) {
+			case string, float64, bool:
+				if gs := strings.Trim(jsonString(g), `"`); gs != v {
+					t.Errorf("%s: %s is %s in the loaded definition, %s on the page", b, k, gs, v)
+				}
+			}
+		}
+		if len(def.Hooks) > 0 { // frontmatter hooks load as the agent's own
+			hc, hdiags, err := hooks.ParseAgent(def.Hooks, b.file)
+			if err != nil || len(hdiags) > 0 || hc.Len() == 0 {
+				t.Errorf("%s: its hooks do not load: %v %v", b, err, hdiags)
+			}
 		}
 	}
 }
