@@ -196,6 +196,11 @@ type asyncLaunchResult struct {
 	ResolvedModel string `json:"resolvedModel,omitempty"`
 	Prompt        string `json:"prompt"`
 	OutputFile    string `json:"outputFile"`
+	// CanReadOutputFile: OutputFile is there to read (transcripts on).
+	CanReadOutputFile bool `json:"canReadOutputFile"`
+	// CanContinueAgent: SendMessage can continue the agent once it ends
+	// (it keeps a transcript and is not a fork, S-8.2).
+	CanContinueAgent bool `json:"canContinueAgent"`
 }
 
 // backgroundTasksJSON is system/background_tasks_changed: the whole set

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"slices"
 	"time"
@@ -282,8 +283,13 @@ func (p *streamPrinter) toolUseResult(b llm.Block) any {
 	if u := p.tally.todos[b.ToolUseID]; u != nil && !b.IsError {
 		return todoToolResult{OldTodos: u.Old, NewTodos: u.New} // todos.go
 	}
+	res, ok := p.tally.structured[b.ToolUseID]
+	delete(p.tally.structured, b.ToolUseID)
 	if b.IsError {
 		return "Error: " + b.ResultText()
+	}
+	if ok {
+		return json.RawMessage(res) // the tool's own (tool/builtin/toolresult.go)
 	}
 	return b.ResultText()
 }
@@ -306,7 +312,7 @@ func (p *streamPrinter) asyncLaunch(b llm.Block) *asyncLaunchResult {
 			continue
 		}
 		out := &asyncLaunchResult{Status: "async_launched", IsAsync: true, AgentID: in.ID, Description: in.Description,
-			Prompt: call.Prompt, OutputFile: in.OutputFile}
+			Prompt: call.Prompt, OutputFile: in.OutputFile, CanReadOutputFile: in.OutputFile != "", CanContinueAgent: in.OutputFile != "" && in.AgentType != "fork"}
 		if tk := p.tally.tasks[in.ID]; tk != nil {
 			out.ResolvedModel = tk.info.Receipt.Model
 		}

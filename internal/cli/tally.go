@@ -73,6 +73,9 @@ type tally struct {
 	stats   *subagentStatsJSON
 	// todos holds each TodoWrite call's change, by tool-use id (todos.go).
 	todos map[string]*run.TodoUpdate
+	// structured holds the main agent's tool calls' structured results,
+	// by tool-use id (tool.Output.Result), until their user event.
+	structured map[string][]byte
 	// taskList lists the session's tasks for the result's cadre.tasks
 	// (tasksjson.go); nil leaves the key out.
 	taskList taskLister
@@ -111,7 +114,7 @@ func newTally(now func() time.Time, prices pricing.Table) *tally {
 	}
 	t := &tally{prices: prices, now: now, start: now(), models: map[string]*modelTally{},
 		calls: map[string]agentCall{}, tasks: map[string]*taskTally{}, results: map[string]*run.SubagentResult{},
-		todos: map[string]*run.TodoUpdate{}, seq: &resultSeq{}, runs: map[string]int{}, live: &[]string{},
+		todos: map[string]*run.TodoUpdate{}, structured: map[string][]byte{}, seq: &resultSeq{}, runs: map[string]int{}, live: &[]string{},
 		stats: &subagentStatsJSON{ByType: map[string]int{}}}
 	t.turnStart = t.start
 	t.runtime = &run.SubagentStats{Refused: map[run.RefusalReason]int{}}
@@ -175,6 +178,10 @@ func (t *tally) observe(ev run.Event) {
 	case run.EventToolStart:
 		if ev.AgentID == "" {
 			t.mainTools++
+		}
+	case run.EventToolEnd:
+		if ev.AgentID == "" && ev.ToolResult != nil && len(ev.ToolResult.Result) > 0 && ev.Call != nil {
+			t.structured[ev.Call.ID] = ev.ToolResult.Result
 		}
 	case run.EventTodos:
 		t.todos[ev.Todos.ToolUseID] = ev.Todos

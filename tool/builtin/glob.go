@@ -134,7 +134,7 @@ func runGlob(ctx context.Context, cfg Config, env *tool.Env, in globInput) tool.
 	}
 	if len(hits) == 0 {
 		return withResult(tool.Output{Text: "No files found" + hiddenNote(hidden)},
-			globResultJSON{Filenames: []string{}, DurationMS: time.Since(began).Milliseconds()})
+			globResultJSON{Filenames: []string{}, DurationMS: time.Since(began).Milliseconds(), CountIsComplete: true})
 	}
 	sortNewestFirst(hits)
 	var b strings.Builder
@@ -147,7 +147,7 @@ func runGlob(ctx context.Context, cfg Config, env *tool.Env, in globInput) tool.
 		fmt.Fprintf(&b, "(Results are truncated: showing %d of %d files, newest first. Use a narrower path or pattern.)\n", shown, len(hits))
 	}
 	res := globResultJSON{Filenames: make([]string, 0, shown), DurationMS: time.Since(began).Milliseconds(), NumFiles: shown,
-		Truncated: shown < len(hits)}
+		Truncated: shown < len(hits), TotalMatches: len(hits), CountIsComplete: true}
 	for _, h := range hits[:shown] {
 		res.Filenames = append(res.Filenames, relPath(env, h.path))
 	}

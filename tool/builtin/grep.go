@@ -164,12 +164,17 @@ func grepResult(env *tool.Env, mode string, files []grepFile, text string) grepR
 		for _, f := range files {
 			res.Filenames = append(res.Filenames, relPath(env, f.Path))
 		}
+		n := len(files)
+		res.TotalFiles = &n
 	case modeContent:
-		n := 0
+		n, total := 0, 0
 		if len(files) > 0 {
 			n = strings.Count(text, "\n") + 1
 		}
-		res.Content, res.NumLines = &text, &n
+		for _, f := range files {
+			total += len(f.Lines) + f.Omitted
+		}
+		res.Content, res.NumLines, res.TotalLines = &text, &n, &total
 	case modeCount:
 		n := 0
 		for _, f := range files {

@@ -79,17 +79,23 @@ type grepResultJSON struct {
 	Mode       string   `json:"mode"`
 	NumFiles   int      `json:"numFiles"`
 	Filenames  []string `json:"filenames"`
+	TotalFiles *int     `json:"totalFiles,omitempty"`
 	Content    *string  `json:"content,omitempty"`
 	NumLines   *int     `json:"numLines,omitempty"`
+	TotalLines *int     `json:"totalLines,omitempty"`
 	NumMatches *int     `json:"numMatches,omitempty"`
 }
 
-// globResultJSON is Glob's structured result.
+// globResultJSON is Glob's structured result: the files listed
+// (Truncated when more matched), all TotalMatches counted
+// (CountIsComplete: the walk was not cut short).
 type globResultJSON struct {
-	Filenames  []string `json:"filenames"`
-	DurationMS int64    `json:"durationMs"`
-	NumFiles   int      `json:"numFiles"`
-	Truncated  bool     `json:"truncated"`
+	Filenames       []string `json:"filenames"`
+	DurationMS      int64    `json:"durationMs"`
+	NumFiles        int      `json:"numFiles"`
+	Truncated       bool     `json:"truncated"`
+	TotalMatches    int      `json:"totalMatches"`
+	CountIsComplete bool     `json:"countIsComplete"`
 }
 
 // withResult returns out carrying v as its structured result.
