@@ -20,7 +20,7 @@ import (
 )
 
 var (
-	claudeBin = flag.String("claude-bin", "", "run this Claude Code binary on the tool-shapes scenario and rewrite "+toolsCaptureFile)
+	claudeBin    = flag.String("claude-bin", "", "run this Claude Code binary on the tool-shapes scenario and rewrite "+toolsCaptureFile)
 	claudeRunEnv = flag.String("claude-env", "", "comma-separated environment settings for -claude-bin's run")
 )
 
