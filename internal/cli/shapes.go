@@ -298,18 +298,21 @@ type taskUpdatedJSON struct {
 // ended. Status is completed, failed or stopped (Claude Code's word for
 // killed).
 type taskNotificationJSON struct {
-	Type       string        `json:"type"`
-	Subtype    string        `json:"subtype"`
-	TaskID     string        `json:"task_id"`
-	RunID      string        `json:"run_id,omitempty"`
-	ToolUseID  string        `json:"tool_use_id"`
-	Status     string        `json:"status"`
-	OutputFile string        `json:"output_file"`
-	Summary    string        `json:"summary"`
-	Usage      taskUsage     `json:"usage"`
-	UUID       string        `json:"uuid"`
-	SessionID  string        `json:"session_id"`
-	Cadre      subagentExtra `json:"cadre"`
+	Type       string `json:"type"`
+	Subtype    string `json:"subtype"`
+	TaskID     string `json:"task_id"`
+	RunID      string `json:"run_id,omitempty"`
+	ToolUseID  string `json:"tool_use_id"`
+	Status     string `json:"status"`
+	OutputFile string `json:"output_file"`
+	Summary    string `json:"summary"`
+	// SummaryIsReport: Summary is the agent's final report, not an
+	// account of its failure.
+	SummaryIsReport bool          `json:"summary_is_report"`
+	Usage           taskUsage     `json:"usage"`
+	UUID            string        `json:"uuid"`
+	SessionID       string        `json:"session_id"`
+	Cadre           subagentExtra `json:"cadre"`
 }
 
 // subagentExtra is cadre's structured sub-agent result (S-3.6) without the

@@ -135,6 +135,10 @@ func (s *resultSeq) next() int {
 // SDK's SDKMessageOrigin shape.
 type originJSON struct {
 	Kind string `json:"kind"`
+	// Producer and RunID name what produced the turn's input: the
+	// session's task whose run's notification the turn answers first.
+	Producer string `json:"producer,omitempty"`
+	RunID    string `json:"runId,omitempty"`
 }
 
 // notificationOrigin is the origin of a turn run on task notifications.
@@ -182,6 +186,12 @@ func (t *tally) observe(ev run.Event) {
 	case run.EventToolEnd:
 		if ev.AgentID == "" && ev.ToolResult != nil && len(ev.ToolResult.Result) > 0 && ev.Call != nil {
 			t.structured[ev.Call.ID] = ev.ToolResult.Result
+		}
+	case run.EventNotification:
+		// The first notification a notification turn delivers to the
+		// main agent names the run its result answers.
+		if n := ev.Notification; n != nil && ev.AgentID == "" && t.origin != nil && t.origin.RunID == "" {
+			t.origin.Producer, t.origin.RunID = "session-task", t.runID(n.TaskID)
 		}
 	case run.EventTodos:
 		t.todos[ev.Todos.ToolUseID] = ev.Todos

@@ -439,6 +439,164 @@ func TestStreamJSONToolResultsMatchClaudeCode(t *testing.T) {
 	if len(diffs) > 0 {
 		t.Errorf("tool_use_result shapes differ from Claude Code 2.1.328's:\n%s", strings.Join(diffs, "\n"))
 	}
+
+	// 2. Every kind of event (type/subtype, sub-agent or not) Claude Code
+	// wrote, with its keys and their types (golden_test.go's
+	// notActionable and streamDifferences say what is skipped and why).
+	if d := schemaDiffs(schemaOfEvents(want), schemaOfEvents(got)); len(d) > 0 {
+		var left []string
+		for _, x := range d {
+			if !streamDifference(x) {
+				left = append(left, x)
+			}
+		}
+		if len(left) > 0 {
+			t.Errorf("cadre's stream-json lacks what Claude Code's has:\n%s", strings.Join(left, "\n"))
+		}
+	}
+
+	// 3. Order: the main agent's tool calls; one init before each turn
+	// and one result after it, numbered, the notification turn's with
+	// origin {kind, producer, runId} naming the background task's run;
+	// each task starts before its notification; a foreground child's
+	// prompt shows as a user line, a background child's does not.
+	for name, evs := range map[string][]map[string]any{"Claude Code": want, "cadre": got} {
+		t.Run(name, func(t *testing.T) { checkStreamOrder(t, evs) })
+	}
+	if w, g := mainToolCalls(want), mainToolCalls(got); strings.Join(w, " ") != strings.Join(g, " ") {
+		t.Errorf("main agent's tool calls: cadre %v, Claude Code %v", g, w)
+	}
+
+	// 4. A PreToolUse hook's deny reason: Claude Code sends the model its
+	// own label before it ("PreToolUse:Bash hook error: "); cadre sends
+	// the reason exactly as the hook gave it, and the stream's
+	// tool_use_result is that reason as a failed call's ("Error: …").
+	b, err := os.ReadFile(toolsRequestsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claudeModel map[string]string
+	if err := json.Unmarshal(b, &claudeModel); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(claudeModel["Bash#3"], denyReason) {
+		t.Fatalf("the capture's denied call does not carry the reason: %q", claudeModel["Bash#3"])
+	}
+	if got := modelToolResults(s, cmd.Dir)["Bash#3"]; got != denyReason {
+		t.Errorf("the model got %q for the hook-denied call, want the hook's reason %q as given", got, denyReason)
+	}
+	if r := gotShapes["Bash#3"]; r == nil || r[""] != "string" {
+		t.Errorf("the denied call's tool_use_result: %v", r)
+	}
+	for _, ev := range got {
+		if r, ok := ev["tool_use_result"].(string); ok && strings.Contains(r, "DENYME") && r != "Error: "+denyReason {
+			t.Errorf("the denied call's tool_use_result is %q, want %q", r, "Error: "+denyReason)
+		}
+	}
+}
+
+// streamDifferences are differences of whole events or keys between
+// cadre's stream-json and Claude Code's on toolsScenario, by the text
+// schemaDiffs reports, with the reason each is on purpose.
+var streamDifferences = map[string]string{
+	"assistant: request_id missing (string)":             "Claude Code's id of its HTTP request; cadre's answers carry the provider's message id",
+	"assistant (sub-agent): request_id missing (string)": "as for the main agent",
+	"user: tool_result_meta missing (array)":             "already in golden_test.go's notActionable: per-call permission decisions are not carried by cadre's events",
+	"user (sub-agent): tool_result_meta missing (array)": "as for the main agent",
+}
+
+// streamDifference reports whether a schemaDiffs line is a difference on
+// purpose (streamDifferences, or any key under tool_result_meta or
+// request_id, or a key notActionable names).
+func streamDifference(line string) bool {
+	if _, ok := streamDifferences[line]; ok {
+		return true
+	}
+	return strings.Contains(line, "tool_result_meta") || strings.Contains(line, "request_id")
+}
+
+// schemaOfEvents is schemaOf over normalised events.
+func schemaOfEvents(evs []map[string]any) map[string]map[string]string {
+	kinds := map[string]map[string]string{}
+	for _, ev := range evs {
+		k := eventKind(ev)
+		if kinds[k] == nil {
+			kinds[k] = map[string]string{}
+		}
+		flatten(kinds[k], "", ev)
+	}
+	return kinds
+}
+
+// mainToolCalls lists the names of the main agent's tool calls in order.
+func mainToolCalls(evs []map[string]any) []string {
+	var out []string
+	for _, ev := range evs {
+		if ev["type"] != "assistant" || ev["parent_tool_use_id"] != nil {
+			continue
+		}
+		msg, _ := ev["message"].(map[string]any)
+		content, _ := msg["content"].([]any)
+		for _, c := range content {
+			if b, _ := c.(map[string]any); b["type"] == "tool_use" {
+				out = append(out, b["name"].(string))
+			}
+		}
+	}
+	return out
+}
+
+// checkStreamOrder checks toolsScenario's order facts on one output (ids
+// are normalised, so tasks are told apart by description).
+func checkStreamOrder(t *testing.T, evs []map[string]any) {
+	inits, results := 0, 0
+	started := map[string]bool{}
+	notified := map[string]bool{}
+	prompts := map[string]int{}
+	var origins []any
+	for _, ev := range evs {
+		switch kind := eventKind(ev); kind {
+		case "system/init":
+			inits++
+		case "result/success":
+			if ev["result_index"] != float64(results) {
+				t.Errorf("result %d has result_index %v", results, ev["result_index"])
+			}
+			results++
+			origins = append(origins, ev["origin"])
+		case "system/task_started":
+			started[ev["description"].(string)] = true
+		case "system/task_notification":
+			// Claude Code's notification names no description: the one
+			// task started and not yet notified, in start order.
+			for d := range started {
+				if !notified[d] {
+					notified[d] = true
+					break
+				}
+			}
+		case "user (sub-agent prompt)":
+			prompts[ev["task_description"].(string)]++
+		}
+	}
+	if inits != 2 || results != 2 {
+		t.Errorf("%d inits and %d results, want one of each per turn (2)", inits, results)
+	}
+	if len(origins) == 2 {
+		if origins[0] != nil {
+			t.Errorf("the prompt's result has origin %v", origins[0])
+		}
+		o, _ := origins[1].(map[string]any)
+		if o["kind"] != "task-notification" || o["producer"] != "session-task" || o["runId"] != "<runId>" {
+			t.Errorf("the notification turn's origin: %v", origins[1])
+		}
+	}
+	if len(started) != 2 || len(notified) != 2 {
+		t.Errorf("tasks started %v, notified %v", started, notified)
+	}
+	if prompts["foreground job"] != 1 || prompts["background job"] != 0 {
+		t.Errorf("sub-agent prompt lines by task: %v, want the foreground child's only", prompts)
+	}
 }
 
 // sortedCopy returns a sorted copy of s.
