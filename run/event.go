@@ -1,6 +1,7 @@
 package run
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/cadre-dev/cadre/hooks"
@@ -135,6 +136,9 @@ type ToolResult struct {
 	IsError  bool
 	Denied   bool
 	Duration time.Duration
+	// Result is the tool's structured result as JSON (tool.Output.Result),
+	// for programs that read the run; empty when the tool gives none.
+	Result json.RawMessage
 }
 
 // TodoUpdate is one change of an agent's todo list.

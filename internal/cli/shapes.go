@@ -198,6 +198,11 @@ type asyncLaunchResult struct {
 	ResolvedModel string `json:"resolvedModel,omitempty"`
 	Prompt        string `json:"prompt"`
 	OutputFile    string `json:"outputFile"`
+	// CanReadOutputFile: OutputFile is there to read (transcripts on).
+	CanReadOutputFile bool `json:"canReadOutputFile"`
+	// CanContinueAgent: SendMessage can continue the agent once it ends
+	// (it keeps a transcript and is not a fork, S-8.2).
+	CanContinueAgent bool `json:"canContinueAgent"`
 }
 
 // backgroundTasksJSON is system/background_tasks_changed: the whole set
@@ -303,10 +308,13 @@ type taskNotificationJSON struct {
 	Status     notificationStatus `json:"status"`
 	OutputFile string             `json:"output_file"`
 	Summary    string             `json:"summary"`
-	Usage      taskUsage          `json:"usage"`
-	UUID       string             `json:"uuid"`
-	SessionID  string             `json:"session_id"`
-	Cadre      subagentExtra      `json:"cadre"`
+	// SummaryIsReport: Summary is the agent's final report, not an
+	// account of its failure.
+	SummaryIsReport bool          `json:"summary_is_report"`
+	Usage           taskUsage     `json:"usage"`
+	UUID            string        `json:"uuid"`
+	SessionID       string        `json:"session_id"`
+	Cadre           subagentExtra `json:"cadre"`
 }
 
 // notificationStatus is a task_notification's status: how a task ended,

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"slices"
 	"time"
@@ -282,8 +283,13 @@ func (p *streamPrinter) toolUseResult(b llm.Block) any {
 	if u := p.tally.todos[b.ToolUseID]; u != nil && !b.IsError {
 		return todoToolResult{OldTodos: u.Old, NewTodos: u.New} // todos.go
 	}
+	res, ok := p.tally.structured[b.ToolUseID]
+	delete(p.tally.structured, b.ToolUseID)
 	if b.IsError {
 		return "Error: " + b.ResultText()
+	}
+	if ok {
+		return json.RawMessage(res) // the tool's own (tool/builtin/toolresult.go)
 	}
 	return b.ResultText()
 }
@@ -306,7 +312,7 @@ func (p *streamPrinter) asyncLaunch(b llm.Block) *asyncLaunchResult {
 			continue
 		}
 		out := &asyncLaunchResult{Status: "async_launched", IsAsync: true, AgentID: in.ID, Description: in.Description,
-			Prompt: call.Prompt, OutputFile: in.OutputFile}
+			Prompt: call.Prompt, OutputFile: in.OutputFile, CanReadOutputFile: in.OutputFile != "", CanContinueAgent: in.OutputFile != "" && in.AgentType != "fork"}
 		if tk := p.tally.tasks[in.ID]; tk != nil {
 			out.ResolvedModel = tk.info.Receipt.Model
 		}
@@ -324,12 +330,16 @@ func (p *streamPrinter) taskStarted(ev run.Event) error {
 		Cadre: taskStartExtra{Parent: in.Parent, Receipt: in.Receipt}}); err != nil {
 		return err
 	}
-	if p.tally.runs[in.AgentID] > 1 {
+	if p.tally.runs[in.AgentID] > 1 || in.Background {
 		// A later run of the task (the agent continued): its first
 		// message is not the prompt of the first run, which was shown.
+		// A background task's prompt is in its task_started and the
+		// launch's tool_use_result; Claude Code 2.1.328 writes no user
+		// line for it either (toolshapes_test.go).
 		return nil
 	}
-	// The sub-agent's first message, its prompt, as Claude Code shows it.
+	// A foreground sub-agent's first message, its prompt, as Claude Code
+	// shows it.
 	parent := in.ToolUseID
 	return p.write(userJSON{Type: "user", Message: userMessage{Role: llm.RoleUser, Content: []any{llm.TextBlock(task.prompt)}},
 		ParentToolUseID: &parent, AgentID: in.AgentID, SessionID: p.session, UUID: uuid.NewString(), Timestamp: timestamp(p.tally.now()),
@@ -367,7 +377,7 @@ func (p *streamPrinter) taskCompleted(r *run.SubagentResult) error {
 		summary = r.Error
 	}
 	return p.write(taskNotificationJSON{Type: "system", Subtype: "task_notification", TaskID: r.AgentID, RunID: p.tally.runID(r.AgentID), ToolUseID: r.ToolUseID,
-		Status: notificationStatusOf(r.Status), OutputFile: r.TranscriptPath, Summary: summary, Usage: p.tally.progress(r.AgentID),
+		Status: notificationStatusOf(r.Status), OutputFile: r.TranscriptPath, Summary: summary, SummaryIsReport: r.Error == "", Usage: p.tally.progress(r.AgentID),
 		UUID: uuid.NewString(), SessionID: p.session, Cadre: subagentExtra{
 			AgentType: r.AgentType, Model: r.Model, ModelRule: string(r.ModelRule), ModelsUsed: r.ModelsUsed, Error: r.Error,
 			MaxTurnsHit: r.MaxTurnsHit, Turns: r.Turns, ToolUses: r.ToolUses, ToolStats: r.ToolStats, Usage: r.Usage,

@@ -211,7 +211,8 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 			a.noteTool(ev.Call.Name)
 			o := ev.ToolResult.Output
 			out.Type, out.Call = run.EventToolEnd, ev.Call
-			out.ToolResult = &run.ToolResult{Text: o.Text, IsError: o.IsError, Denied: ev.ToolResult.Denied, Duration: ev.ToolResult.Duration}
+			out.ToolResult = &run.ToolResult{Text: o.Text, IsError: o.IsError, Denied: ev.ToolResult.Denied, Duration: ev.ToolResult.Duration,
+				Result: o.Result}
 		case loop.UserMessage:
 			out.Type, out.Message = run.EventUser, ev.Message
 		case loop.Done:
