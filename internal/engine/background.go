@@ -104,6 +104,10 @@ type background struct {
 	// resumeMu makes SendMessage deliveries to sub-agents one at a time
 	// (resume.go).
 	resumeMu sync.Mutex
+
+	// warns logs the writes of the session's record that failed
+	// (warnings.go).
+	warns warnings
 }
 
 // newBackground prepares the machinery and registers its stop with
@@ -188,7 +192,11 @@ func (b *background) open() error {
 		if err := j.Notify(n); err != nil {
 			return err
 		}
-		_ = j.Ended(t)
+		if err := j.Ended(t); err != nil {
+			// Replayed as interrupted again next time: the notification
+			// above is journaled, so that one would be a second one.
+			b.recordFailed("task journal", err)
+		}
 		b.main.push(inboxItem{note: n, text: n.Text})
 		b.agents[t.ID] = &childRun{id: t.ID, resumable: &resumeInfo{typ: t.AgentType, description: t.Description, transcript: t.OutputFile}}
 	}
@@ -319,10 +327,25 @@ func (x *inbox) Sent() {
 		if it.note == nil {
 			continue
 		}
-		_ = x.b.taskJournal().Delivered(it.note.Seq)
+		if err := x.b.taskJournal().Delivered(it.note.Seq); err != nil {
+			// A later process would deliver it again.
+			x.b.recordFailed("task journal", err)
+		}
 		n := *it.note
 		_ = x.b.hub.Send(x.b.ctx, run.Event{Type: run.EventNotification, AgentID: agentIDOf(x.owner), Notification: &n})
 	}
+}
+
+// notesInFlight reports whether a notification is in flight.
+func (x *inbox) notesInFlight() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, it := range x.flight {
+		if it.note != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // discard marks everything queued or in flight delivered without
@@ -335,7 +358,9 @@ func (x *inbox) discard() {
 	x.mu.Unlock()
 	for _, it := range left {
 		if it.note != nil {
-			_ = x.b.taskJournal().Delivered(it.note.Seq)
+			if err := x.b.taskJournal().Delivered(it.note.Seq); err != nil {
+				x.b.recordFailed("task journal", err)
+			}
 		}
 	}
 }
@@ -366,6 +391,7 @@ func (b *background) notify(to *inbox, n *task.Notification) {
 	if err := b.taskJournal().Notify(n); err != nil {
 		// The notification still goes out; only a crash could lose it now.
 		n.Text += "\n" + fmt.Sprintf("(cadre could not journal this notification: %v)", err)
+		b.recordFailed("task journal", err)
 	}
 	to.push(inboxItem{note: n, text: n.Text})
 }

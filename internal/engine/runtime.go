@@ -605,7 +605,11 @@ func (s *runState) releaseJournal() {
 	last := s.jrefs == 0
 	s.jmu.Unlock()
 	if last {
-		_ = s.journal.Close()
+		// Writes of agents that outlived the run end here: a failure
+		// no Result reported yet goes in the next one.
+		if err := s.journal.Close(); err != nil {
+			s.rt.bg.recordFailed("transcripts", err)
+		}
 	}
 }
 

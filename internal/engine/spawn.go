@@ -361,7 +361,12 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		parent.absorb(&c.tally)
 		if mpath != "" {
 			meta.Finished, meta.Status, meta.FinishedAt = true, status, rt.cfg.Now().UTC()
-			_ = writeMeta(rs.journal, mpath, meta)
+			if err := writeMeta(rs.journal, mpath, meta); err != nil {
+				// Queued after the agent's own check: the run's sync or
+				// the journal's close reports a failed write; this is
+				// the journal refusing it.
+				rt.bg.recordFailed("transcripts", err)
+			}
 		}
 	}()
 
