@@ -37,6 +37,8 @@ var layers = []struct {
 		"agent definitions, hooks, the SDK's stream protocol, MCP clients"},
 	{[]string{"run", "internal/loop", "internal/spawn"},
 		"the public vocabulary of a run, the query loop, the pure spawn decisions"},
+	{[]string{"internal/engine/executor"},
+		"the executor seam: a child's spawn request as plain data, and the interface that runs it (on the public vocabulary)"},
 	{[]string{""},
 		"the root: the embedder's API (Config, New, Runtime)"},
 	{[]string{"config", "internal/tui"},
@@ -227,7 +229,7 @@ func TestCheckFindsBrokenRules(t *testing.T) {
 		want string
 	}{
 		{"upward to the root", func(g map[string][]string) { g["permission"] = append(g["permission"], "") },
-			"permission (layer 4: provider adapters; permissions, skills and the built-in tools over the tool contract) imports the root package (layer 7)"},
+			"permission (layer 4: provider adapters; permissions, skills and the built-in tools over the tool contract) imports the root package (layer 8)"},
 		{"upward to the cli", func(g map[string][]string) { g["run"] = []string{"internal/cli"} }, "run imports internal/cli: the command line is main's alone"},
 		{"within a layer", func(g map[string][]string) { g["tool"] = []string{"transcript"} }, "tool (layer 3:"},
 		{"the root to sdkproto", func(g map[string][]string) { g[""] = []string{"internal/sdkproto"} }, "the root package imports internal/sdkproto: the SDKs' stream-json protocol"},
