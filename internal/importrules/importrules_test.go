@@ -39,8 +39,8 @@ var layers = []struct {
 		"the public vocabulary of a run, the query loop, the pure spawn decisions"},
 	{[]string{"internal/engine/executor"},
 		"the executor seam: a child's spawn request as plain data, and the interface that runs it (on the public vocabulary)"},
-	{[]string{""},
-		"the root: the embedder's API (Config, New, Runtime)"},
+	{[]string{"", "internal/engine/executor/executortest"},
+		"the root: the embedder's API (Config, New, Runtime); beside it the executor conformance suite, which only tests import"},
 	{[]string{"config", "internal/tui"},
 		"over the root: settings and trust to a cadre.Config; the terminal UI, a consumer of the public API"},
 	{[]string{"internal/cli/agentscmd", "internal/cli/skillscmd", "internal/cli/permcmd", "internal/cli/hookscmd"},
@@ -67,7 +67,8 @@ var only = []struct {
 	{"internal/tui", []string{"internal/cli"}, "the terminal UI loads only when the CLI starts it"},
 	{"internal/sdkproto", []string{"internal/cli"}, "the SDKs' stream-json protocol is spoken by the CLI; the root has no edge to it"},
 	{"config", []string{"internal/cli", "internal/cli/..."}, "settings files are read above the root; the runtime gets a cadre.Config"},
-	{"llm/llmtest", nil, "the scripted model server is for tests only"},
+	{"llm/llmtest", []string{"internal/engine/executor/executortest"}, "the scripted model server is for tests only (and the executor conformance suite, which drives children with it)"},
+	{"internal/engine/executor/executortest", nil, "the executor conformance suite is for tests only"},
 }
 
 // confined names packages that may import, within the module, only what
