@@ -27,8 +27,9 @@ type Executor interface {
 	// returns once the child is registered with the executor (a Handle
 	// whose methods work), not when the child has run; an error means
 	// nothing was started and nothing will be reported for req.AgentID.
-	// ctx bounds the start only: the child lives on after it (a background
-	// child outlives its parent's turn) until it ends or is stopped.
+	// ctx is the parent's turn: a foreground child (req.Background false)
+	// is stopped when it ends, as its parent's Agent call is; a background
+	// child outlives it and ends with its session, or when stopped.
 	Start(ctx context.Context, req SpawnRequest) (Handle, error)
 }
 
@@ -44,8 +45,10 @@ type Handle interface {
 	// coalesced by a remote executor; tool starts and ends, messages, task
 	// events and the completion are never dropped, duplicated or
 	// reordered. Breaking out of the loop stops watching, not the child.
-	// An error ends the sequence: the executor lost track of the child
-	// (ErrNotWatched for an executor that does not keep events per child).
+	// An error ends the sequence: the executor lost track of the child,
+	// or (ErrNotWatched) it keeps no events per child — the local
+	// executor, in the engine's own use, delivers every event to the
+	// session's stream and keeps them per child only when made to watch.
 	Events() iter.Seq2[run.Event, error]
 	// Send gives a message to the child (S-8.2). A running child gets it
 	// at its next tool round or turn, exactly once; a child that has ended
@@ -64,7 +67,9 @@ type Handle interface {
 	// transcript could not be written) or killed. A child's own failure
 	// is a result with Status failed and Error set, never a Go error and
 	// never a hang; the error is for ctx ending first or an executor that
-	// lost the child. For a background child, its notification has been
+	// lost the child. After a message continued the child (Send returned
+	// Resumed) it is the continued run's result, which names the call
+	// that continued it. For a background child, its notification has been
 	// queued for its parent before Wait returns.
 	Wait(ctx context.Context) (*run.SubagentResult, error)
 }
