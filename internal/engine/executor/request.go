@@ -77,7 +77,9 @@ type Definition struct {
 	Path string `json:"path,omitempty"`
 	// SystemPrefix is the part of the system prompt siblings of any type
 	// share, System the type's own part (its body, memory, preloaded
-	// skills); both rendered at spawn.
+	// skills); both rendered at spawn, except for a child isolated in a
+	// worktree, whose prompt describes its tree and is rendered where it
+	// runs once the tree exists (both empty here).
 	SystemPrefix string `json:"system_prefix"`
 	System       string `json:"system"`
 	// InitialPrompt is put before the first user turn's prompt.
