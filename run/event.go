@@ -65,6 +65,13 @@ const (
 	// EventHookFinished carries Hook with its exit code, duration, output
 	// and decision.
 	EventHookFinished EventType = "hook_finished"
+	// EventWarning carries Text: part of the session's record could not
+	// be written — a task-journal or transcript write failed — though the
+	// run goes on. The exactly-once delivery of notifications rests on the
+	// task journal, and resuming on the transcripts, so these are never
+	// dropped: each comes once, just before the Result that lists it in
+	// Result.Warnings (the next run's when it happened between runs).
+	EventWarning EventType = "warning"
 	// EventResult carries Result; it is the last event, but for the error
 	// that follows the result of a failed run.
 	EventResult EventType = "result"

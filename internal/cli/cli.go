@@ -549,6 +549,7 @@ func runPrint(ctx context.Context, p procIO, sigs *signals, o *options, prompt s
 	if o.debug != "" {
 		pr = &debugPrinter{next: pr, out: o.debugWriter(p), filter: o.debug}
 	}
+	pr = &warningPrinter{next: pr, out: p.stderr}
 	code, err := drive(ctx, cancel, sigs, rt, prompt, pr, tl, o.maxBudgetUSD)
 	if code == ExitOK && err == nil {
 		return nil
