@@ -2,6 +2,9 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/cadre-dev/cadre/internal/engine/executor"
@@ -82,19 +85,33 @@ func newLocalHarness(t *testing.T) *executortest.Harness {
 			}
 			return req
 		},
-		Notifications: func(*testing.T) []task.Notification {
-			x := rt.bg.main
-			x.mu.Lock()
-			defer x.mu.Unlock()
-			var out []task.Notification
-			for _, it := range append(append([]inboxItem(nil), x.flight...), x.queue...) {
-				if it.note != nil {
-					out = append(out, *it.note)
-				}
-			}
-			return out
-		},
-		Live:      func(*testing.T) int { return rt.bg.reg.Live() },
-		PanicTool: "Boom",
+		Notifications: func(t *testing.T) []task.Notification { return journaledNotes(t, rt.bg.journalPath()) },
+		Live:          func(*testing.T) int { return rt.bg.reg.Live() },
+		PanicTool:     "Boom",
 	}
+}
+
+// journaledNotes reads the notifications the session's task journal
+// (tasks.jsonl) holds: each is journaled before it is queued for its
+// parent, and the harness's root never takes them.
+func journaledNotes(t *testing.T, path string) []task.Notification {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read the task journal: %v", err)
+	}
+	var out []task.Notification
+	for line := range strings.Lines(string(raw)) {
+		var rec struct {
+			Op   string             `json:"op"`
+			Note *task.Notification `json:"note"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("task journal line %q: %v", line, err)
+		}
+		if rec.Op == "notify" && rec.Note != nil {
+			out = append(out, *rec.Note)
+		}
+	}
+	return out
 }

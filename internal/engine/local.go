@@ -10,6 +10,7 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/engine/executor"
+	"github.com/cadre-dev/cadre/internal/engine/tasktools"
 	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
@@ -126,20 +127,18 @@ func (h *childRun) Events() iter.Seq2[run.Event, error] {
 	}
 }
 
-// Send implements executor.Handle as SendMessage does (tasktools.go): a
-// running child gets the message at its next tool round; a finished one
-// is continued with it as a background child of its parent, or the
-// refusal says why.
+// Send implements executor.Handle through SendMessage's own path
+// (background.send): a running child gets the message at its next tool
+// round; a finished one is continued with it as a background child of the
+// sender (m.From when it is a live agent of the session, else the child's
+// parent), or the refusal says why.
 func (h *childRun) Send(ctx context.Context, m executor.Message) (executor.Delivery, error) {
 	b := h.child.run.rt.bg
 	from := h.parent
 	if live := b.handle(m.From); live != nil && live.child != nil && m.From != h.id {
 		from = live.child
 	}
-	if b.oneShot(h) {
-		return "", &executor.RefusedError{AgentID: h.id, Reason: prompts.OneShotNoMessages(h.id, h.agentType())}
-	}
-	out, err := b.deliver(ctx, from, h, prompts.AgentMessage(m.From, m.Summary, m.Text))
+	out, err := b.send(ctx, from, tasktools.Message{To: h.id, Message: m.Text, Summary: m.Summary})
 	switch {
 	case err != nil:
 		return "", fmt.Errorf("message to agent %s: %w", h.id, err)
