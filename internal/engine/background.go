@@ -93,6 +93,8 @@ type background struct {
 	journal *task.Journal
 	main    *inbox
 	hub     hub.Hub
+	// exec starts every child (local.go).
+	exec *localExecutor
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -117,6 +119,7 @@ func newBackground(r *Runtime) *background {
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &background{rt: r, reg: task.NewRegistry(r.cfg.Now), ctx: ctx, cancel: cancel, agents: map[string]*childRun{}}
 	b.main = newInbox("main", nil, b)
+	b.exec = newLocalExecutor(b)
 	glueOf(r).onClose(b.close)
 	return b
 }
@@ -332,7 +335,7 @@ func (x *inbox) Sent() {
 			x.b.recordFailed("task journal", err)
 		}
 		n := *it.note
-		_ = x.b.hub.Send(x.b.ctx, run.Event{Type: run.EventNotification, AgentID: agentIDOf(x.owner), Notification: &n})
+		_ = x.b.emit(x.b.ctx, run.Event{Type: run.EventNotification, AgentID: agentIDOf(x.owner), Notification: &n})
 	}
 }
 

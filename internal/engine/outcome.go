@@ -32,7 +32,7 @@ import (
 // agent that outlived its run reports to the stream open now, or to none.
 func (s *runState) sendFinal(ev run.Event) {
 	s.note(ev)
-	_ = s.rt.bg.hub.Send(context.Background(), ev)
+	_ = s.rt.bg.emit(context.Background(), ev)
 }
 
 // note counts the main agent's turns and tool calls from its events, so a

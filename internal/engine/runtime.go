@@ -582,7 +582,7 @@ type runState struct {
 // run's stream, see hub); it fails once ctx is cancelled.
 func (s *runState) send(ctx context.Context, ev run.Event) error {
 	s.note(ev)
-	return s.rt.bg.hub.Send(ctx, ev)
+	return s.rt.bg.emit(ctx, ev)
 }
 
 // holdJournal takes a reference on the run's transcript journal.
