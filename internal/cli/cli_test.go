@@ -40,7 +40,6 @@ func TestMain(m *testing.M) {
 // start (a test binary built with -race re-executed as cadre).
 const raceEnv = "atexit_sleep_ms=0"
 
-
 // coverEnv makes a child process of a coverage run write its counters
 // where the test binary writes its own (-test.gocoverdir), so that go test
 // -cover counts what the end-to-end tests run.
