@@ -144,6 +144,11 @@ type agentTool struct{ spec *agentToolSpec }
 // Spec implements tool.Tool.
 func (t *agentTool) Spec() llm.ToolSpec { return t.spec.spec }
 
+// Subject implements tool.SubjectDeclarer: the agent type Agent rules match.
+func (t *agentTool) Subject(input json.RawMessage) (tool.Subject, error) {
+	return tool.BuiltinSubject(tool.Agent)(input)
+}
+
 // ReadOnly implements tool.Tool: a sub-agent may change things.
 func (t *agentTool) ReadOnly() bool { return false }
 

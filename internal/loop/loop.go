@@ -630,6 +630,7 @@ func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, er
 			ToolUseID:  call.ID,
 			Input:      input,
 			ReadOnly:   t.ReadOnly(),
+			Declarer:   declarer(t),
 			Cwd:        r.cfg.Env.Cwd,
 			Dirs:       r.cfg.Env.Dirs,
 			AgentID:    r.cfg.AgentID,
@@ -669,6 +670,12 @@ func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, er
 		res.Output.Text = resultText(res.Output) + prompts.HookResultNotes(string(hooks.PreToolUse), nil, notes)
 	}
 	return res, nil
+}
+
+// declarer returns the tool's declaration of its calls' subject, or nil.
+func declarer(t tool.Tool) tool.SubjectDeclarer {
+	d, _ := t.(tool.SubjectDeclarer)
+	return d
 }
 
 func deref(r *ToolResult) ToolResult {
