@@ -40,13 +40,13 @@ type refusal struct {
 // when the running cap is reached), the run. Every refusal is an error
 // result the model can read, counted by reason; a Go error is returned
 // only when the run itself is cancelled.
-func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (tool.Output, error) {
-	rs, rt := a.run, a.run.rt
+func (a *agent) spawn(ctx context.Context, call tool.Call, in agentInput) (tool.Output, error) {
+	rs, rt, toolUseID := a.run, a.run.rt, call.ID
 	var def *agentdef.Definition
 	var cwd string
 	var iso agentdef.Isolation
 	ref := &refusal{run.RefusedForkNested, prompts.ForkNested()} // a fork cannot start agents (fork.go)
-	if !a.inFork(ctx) {
+	if !a.inFork(call.Conversation) {
 		def, cwd, ref = a.check(in)
 	}
 	if ref == nil {
@@ -62,7 +62,7 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 	if ref == nil {
 		var child *agent
 		if isForkDef(def) {
-			child, ref = a.newFork(ctx, in, toolUseID, iso)
+			child, ref = a.newFork(call.Conversation, in, toolUseID, iso)
 		} else {
 			child, ref = a.newChild(def, in, toolUseID, cwd, iso)
 		}
@@ -84,7 +84,7 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 				// execute releases at the child's own end; admit (refused
 				// by the gate) and finish (killed while queued) cover a
 				// child that never ran.
-				return a.admit(ctx, child, in, rt.wantsBackground(bgAsk{Call: in.RunInBackground, Definition: def.Background, Fork: isForkDef(def)}))
+				return a.admit(ctx, call.Turn, child, in, rt.wantsBackground(bgAsk{Call: in.RunInBackground, Definition: def.Background, Fork: isForkDef(def)}))
 			}
 		}
 	}
@@ -142,7 +142,7 @@ func (a *agent) listedTypes() []string {
 // slot back meanwhile (it does no work while its Agent call waits), so
 // nested spawns never deadlock the queue; a background child's call
 // returns at once with async_launched.
-func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool) (tool.Output, error) {
+func (a *agent) admit(ctx context.Context, turn tool.Turn, child *agent, in agentInput, bg bool) (tool.Output, error) {
 	rs, rt := a.run, a.run.rt
 	if !bg {
 		a.ticket.Suspend()
@@ -152,13 +152,13 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool)
 	}
 	// Calls of one batch join the queue in the order they were made
 	// (issue 29); Admit never blocks, so the turn passes at once.
-	if err := tool.AwaitTurn(ctx); err != nil {
+	if err := turn.Await(ctx); err != nil {
 		child.releaseMCP()
 		return tool.Output{}, err
 	}
 	ticket, ref := rt.gate.Admit(a.depth)
 	if ref != nil {
-		tool.TurnDone(ctx)
+		turn.Done()
 		child.releaseMCP() // mcp.go: it never ran
 		reason := refusalReason(ref.Limit)
 		rs.count(func(s *run.SubagentStats) { s.Refused[reason]++ })
@@ -178,7 +178,7 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool)
 		child.pendingErr = rs.send(ctx, run.Event{Type: run.EventTaskPending, AgentID: child.id, ParentToolUseID: child.toolUseID,
 			Task: child.taskInfo(a, in, task.Pending)})
 	}
-	tool.TurnDone(ctx)
+	turn.Done()
 	h := rt.bg.start(ctx, a, child, in, bg)
 	if bg {
 		return tool.Output{Text: prompts.AsyncLaunched{AgentID: child.id, AgentType: child.typ, Description: in.Description,

@@ -38,8 +38,8 @@ type sendMessageInput struct {
 // taskTools builds the tools for the runtime.
 func taskTools() []tool.Tool {
 	return []tool.Tool{
-		tool.Func(tool.FuncConfig{Name: tool.TaskStop, Description: prompts.TaskStopTool}, func(ctx context.Context, _ *tool.Env, in taskStopInput) (tool.Output, error) {
-			a := agentFrom(ctx)
+		tool.Func(tool.FuncConfig{Name: tool.TaskStop, Description: prompts.TaskStopTool}, func(ctx context.Context, env *tool.Env, in taskStopInput) (tool.Output, error) {
+			a := agentFrom(env)
 			if a == nil {
 				return errorOutput(prompts.AgentOutsideSession()), nil
 			}
@@ -51,8 +51,8 @@ func taskTools() []tool.Tool {
 			b, _ := json.Marshal(map[string]string{"message": "Stopped task " + id, "task_id": id, "task_type": "local_agent", "command": info.Description})
 			return tool.Output{Text: string(b)}, nil
 		}),
-		tool.Func(tool.FuncConfig{Name: tool.TaskOutput, Description: prompts.TaskOutputTool, ReadOnly: true}, func(ctx context.Context, _ *tool.Env, in taskOutputInput) (tool.Output, error) {
-			a := agentFrom(ctx)
+		tool.Func(tool.FuncConfig{Name: tool.TaskOutput, Description: prompts.TaskOutputTool, ReadOnly: true}, func(ctx context.Context, env *tool.Env, in taskOutputInput) (tool.Output, error) {
+			a := agentFrom(env)
 			if a == nil {
 				return errorOutput(prompts.AgentOutsideSession()), nil
 			}
@@ -78,12 +78,12 @@ func taskTools() []tool.Tool {
 			j, _ := json.Marshal(out)
 			return tool.Output{Text: string(j)}, nil
 		}),
-		tool.Func(tool.FuncConfig{Name: tool.SendMessage, Description: prompts.SendMessageTool}, func(ctx context.Context, _ *tool.Env, in sendMessageInput) (tool.Output, error) {
-			a := agentFrom(ctx)
+		tool.Func(tool.FuncConfig{Name: tool.SendMessage, Description: prompts.SendMessageTool}, func(ctx context.Context, env *tool.Env, in sendMessageInput) (tool.Output, error) {
+			a := agentFrom(env)
 			if a == nil {
 				return errorOutput(prompts.AgentOutsideSession()), nil
 			}
-			return a.run.rt.bg.send(ctx, a, in)
+			return a.run.rt.bg.send(ctx, a, env.Call.ID, in)
 		}),
 	}
 }
@@ -124,7 +124,7 @@ func (b *background) waitEnded(ctx context.Context, id string) {
 // to a finished one, it continues the agent in the background (resume.go).
 // One-shot types get an error, and so does an unknown id, with the list
 // of known ones.
-func (b *background) send(ctx context.Context, from *agent, in sendMessageInput) (tool.Output, error) {
+func (b *background) send(ctx context.Context, from *agent, callID string, in sendMessageInput) (tool.Output, error) {
 	text := prompts.AgentMessage(from.name(), in.Summary, in.Message)
 	to := strings.TrimSpace(in.To)
 	if to == "main" {
@@ -144,7 +144,7 @@ func (b *background) send(ctx context.Context, from *agent, in sendMessageInput)
 	if h.child == from {
 		return errorOutput(prompts.MessageToSelf()), nil
 	}
-	return b.deliver(ctx, from, h, text)
+	return b.deliver(ctx, from, callID, h, text)
 }
 
 // withTaskTools adds the task tools to the main agent's pool whenever a

@@ -201,7 +201,7 @@ func Run(ctx context.Context, cfg Config, msgs []llm.Message) iter.Seq2[Event, e
 			r.cfg.Now = time.Now
 		}
 		if r.cfg.Env == nil {
-			r.cfg.Env = &tool.Env{Files: tool.NewFileState()}
+			r.cfg.Env = &tool.Env{Files: tool.NewFileState(), Todos: &tool.TodoList{}}
 		}
 		r.start = r.cfg.Now()
 		res, err := r.run(ctx)
@@ -236,6 +236,10 @@ type runner struct {
 	tools    *toolSet
 	mu       sync.Mutex
 	hookStop *HookStop
+	// conversation is what the calls of the running batch see as
+	// tool.Call.Conversation: the history up to the answer that made them,
+	// clipped so that it cannot be appended into.
+	conversation []llm.Message
 }
 
 // emit yields one event. Once the consumer has stopped, it never yields
@@ -362,7 +366,8 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		}
 		// Tools see the conversation up to this answer (the Agent tool
 		// forks from it); the clipped slice cannot be appended into.
-		results, runErr := r.runTools(tool.WithConversation(ctx, slices.Clip(r.msgs)), calls)
+		r.conversation = slices.Clip(r.msgs)
+		results, runErr := r.runTools(ctx, calls)
 		if results != nil && runErr == nil && r.cfg.Inbox != nil {
 			// What arrived meanwhile goes with the results (S-7.3).
 			results = append(results, r.cfg.Inbox.Take()...)
@@ -537,19 +542,19 @@ func (r *runner) runBatch(ctx context.Context, calls []llm.Block, offset int, re
 	}
 	r.toolUses += len(calls)
 	if len(calls) == 1 {
-		res, err := r.runOne(ctx, calls[0])
+		res, err := r.runOne(ctx, calls[0], tool.Turn{})
 		return r.finish(calls[0], offset, res, err, results, filled)
 	}
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ch := make(chan done, len(calls))
 	var wg sync.WaitGroup
-	seq := tool.NewSequence(len(calls)) // steps taken in call order (tool.AwaitTurn)
+	seq := tool.NewSequence(len(calls)) // steps taken in call order (tool.Turn)
 	for i := range calls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := r.runOne(tool.WithTurn(bctx, seq, i), calls[i])
+			res, err := r.runOne(bctx, calls[i], seq.Turn(i))
 			seq.Pass(i)
 			ch <- done{index: i, result: res, err: err}
 		}()
@@ -588,7 +593,7 @@ func resultText(o tool.Output) string {
 
 // runOne authorizes and runs one call. A panic in the tool becomes an error
 // result; only a Go error from the tool or the authorizer is returned.
-func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, err error) {
+func (r *runner) runOne(ctx context.Context, call llm.Block, turn tool.Turn) (res ToolResult, err error) {
 	start := r.cfg.Now()
 	defer func() { res.Duration = r.cfg.Now().Sub(start) }()
 	if call.InputOverLimit > 0 {
@@ -660,7 +665,7 @@ func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, er
 		}
 	}
 	call.Input = input
-	res, err = r.invoke(ctx, t, call)
+	res, err = r.invoke(ctx, t, call, turn)
 	if err != nil || r.cfg.Hooks == nil {
 		return res, err
 	}
@@ -685,7 +690,7 @@ func deref(r *ToolResult) ToolResult {
 	return *r
 }
 
-func (r *runner) invoke(ctx context.Context, t tool.Tool, call llm.Block) (res ToolResult, err error) {
+func (r *runner) invoke(ctx context.Context, t tool.Tool, call llm.Block, turn tool.Turn) (res ToolResult, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			res = ToolResult{Output: tool.Errorf("The tool %s crashed: %v", call.Name, p)}
@@ -696,7 +701,8 @@ func (r *runner) invoke(ctx context.Context, t tool.Tool, call llm.Block) (res T
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
-	out, err := t.Run(tool.WithCallID(ctx, call.ID), r.cfg.Env, input)
+	env := r.cfg.Env.ForCall(tool.Call{ID: call.ID, Conversation: r.conversation, Turn: turn})
+	out, err := t.Run(ctx, env, input)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ToolResult{}, ctx.Err()
