@@ -7,17 +7,14 @@ package loop
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/cadre-dev/cadre/hooks"
-	"github.com/cadre-dev/cadre/internal/text"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
@@ -589,127 +586,6 @@ func resultText(o tool.Output) string {
 		return "(no output)"
 	}
 	return o.Text
-}
-
-// runOne authorizes and runs one call. A panic in the tool becomes an error
-// result; only a Go error from the tool or the authorizer is returned.
-func (r *runner) runOne(ctx context.Context, call llm.Block, turn tool.Turn) (res ToolResult, err error) {
-	start := r.cfg.Now()
-	defer func() { res.Duration = r.cfg.Now().Sub(start) }()
-	if call.InputOverLimit > 0 {
-		return ToolResult{Output: tool.Errorf("%s", prompts.ToolInputTooLarge(call.Name, call.InputOverLimit, llm.MaxToolInputBytes))}, nil
-	}
-	if call.InvalidInput != "" {
-		return ToolResult{Output: tool.Errorf("The input for %s was not valid JSON: %s. Call the tool again with a valid JSON object.",
-			call.Name, text.Ellipsis(call.InvalidInput, 200))}, nil
-	}
-	t, ok := r.pool().Get(call.Name)
-	if !ok {
-		// dynamic.go: a tool offered since, or withheld with a reason.
-		var msg string
-		if t, msg, ok = r.resolve(ctx, call.Name); ok && t == nil {
-			return ToolResult{Output: tool.Output{Text: msg, IsError: true}}, nil
-		}
-	}
-	if !ok {
-		return ToolResult{Output: tool.Errorf("No such tool: %s. Available tools: %s.", call.Name, strings.Join(r.pool().Names(), ", "))}, nil
-	}
-	if problems := tool.CheckInput(t, call.Input); len(problems) > 0 {
-		// An input error the model can fix, checked before hooks and
-		// permissions: never a denial (issue 29).
-		return ToolResult{Output: tool.Errorf("%s", prompts.ToolInputInvalid(call.Name, problems))}, nil
-	}
-	input := call.Input
-	var verdict *permission.HookVerdict
-	var notes []string
-	if r.cfg.Hooks != nil {
-		var stopped *ToolResult
-		input, verdict, notes, stopped, err = r.preToolHooks(ctx, call, input)
-		if err != nil || stopped != nil {
-			return deref(stopped), err
-		}
-	}
-	if r.cfg.Authorizer != nil || verdict != nil {
-		req := permission.Request{
-			Tool:       call.Name,
-			ToolUseID:  call.ID,
-			Input:      input,
-			ReadOnly:   t.ReadOnly(),
-			Declarer:   declarer(t),
-			Cwd:        r.cfg.Env.Cwd,
-			Dirs:       r.cfg.Env.Dirs,
-			AgentID:    r.cfg.AgentID,
-			AgentType:  r.cfg.AgentType,
-			Background: r.cfg.Background,
-		}
-		var out permission.Outcome
-		if verdict != nil {
-			out, err = r.authorizeHooked(ctx, req, *verdict)
-		} else {
-			out, err = r.cfg.Authorizer.Authorize(ctx, req)
-		}
-		if err != nil {
-			return ToolResult{}, fmt.Errorf("authorize %s: %w", call.Name, err)
-		}
-		if !out.Allowed {
-			msg := out.Message
-			if msg == "" {
-				msg = "Permission to use " + call.Name + " was denied."
-			}
-			return ToolResult{Output: tool.Output{Text: msg, IsError: true}, Denied: true}, nil
-		}
-		if len(out.UpdatedInput) > 0 {
-			// The prompter's answer rewrote the input; the history keeps
-			// what the model asked for.
-			input = out.UpdatedInput
-		}
-	}
-	call.Input = input
-	res, err = r.invoke(ctx, t, call, turn)
-	if err != nil || r.cfg.Hooks == nil {
-		return res, err
-	}
-	res.Duration = r.cfg.Now().Sub(start)
-	r.postToolHooks(ctx, call, input, &res)
-	if len(notes) > 0 {
-		res.Output.Text = resultText(res.Output) + prompts.HookResultNotes(string(hooks.PreToolUse), nil, notes)
-	}
-	return res, nil
-}
-
-// declarer returns the tool's declaration of its calls' subject, or nil.
-func declarer(t tool.Tool) tool.SubjectDeclarer {
-	d, _ := t.(tool.SubjectDeclarer)
-	return d
-}
-
-func deref(r *ToolResult) ToolResult {
-	if r == nil {
-		return ToolResult{}
-	}
-	return *r
-}
-
-func (r *runner) invoke(ctx context.Context, t tool.Tool, call llm.Block, turn tool.Turn) (res ToolResult, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			res = ToolResult{Output: tool.Errorf("The tool %s crashed: %v", call.Name, p)}
-			err = nil
-		}
-	}()
-	input := call.Input
-	if len(input) == 0 {
-		input = json.RawMessage("{}")
-	}
-	env := r.cfg.Env.ForCall(tool.Call{ID: call.ID, Conversation: r.conversation, Turn: turn})
-	out, err := t.Run(ctx, env, input)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ToolResult{}, ctx.Err()
-		}
-		return ToolResult{}, fmt.Errorf("tool %s: %w", call.Name, err)
-	}
-	return ToolResult{Output: out}, nil
 }
 
 // dropEmptyText removes empty text blocks, which the API rejects when the
