@@ -287,7 +287,7 @@ func (c *Checker) Check(req Request) Decision {
 	}
 	e := c.env(req)
 	t := canonicalTool(req.Tool)
-	s, declared, err := subjectOf(req)
+	s, _, err := subjectOf(req)
 	var f facts
 	switch {
 	case err != nil:
@@ -300,7 +300,7 @@ func (c *Checker) Check(req Request) Decision {
 	case isEditTool(t) || isReadTool(t):
 		f = c.pathFacts(s, e, t)
 	default:
-		f = c.toolFacts(req, t, s, declared, e)
+		f = c.toolFacts(req, t, s, e)
 	}
 	return c.decide(f)
 }
@@ -397,13 +397,19 @@ func joinLabels(rs []Rule) string {
 // rulesFor returns the rules of one behaviour whose tool name selects the
 // tool, or — for path rules — whose tool is in the same category.
 func (c *Checker) rulesFor(b Behavior, tname string) []Rule {
+	return c.rulesForServer(b, tname, "")
+}
+
+// rulesForServer is rulesFor for a call whose subject names its MCP
+// server ("" for none).
+func (c *Checker) rulesForServer(b Behavior, tname, server string) []Rule {
 	var out []Rule
 	for _, r := range c.cfg.Rules {
 		if r.Behavior != b {
 			continue
 		}
 		rt := canonicalTool(r.Tool)
-		if toolMatches(r.Tool, tname) || sameCategory(rt, canonicalTool(tname)) {
+		if toolSelects(r.Tool, tname, server) || sameCategory(rt, canonicalTool(tname)) {
 			out = append(out, r)
 		}
 	}
@@ -413,8 +419,14 @@ func (c *Checker) rulesFor(b Behavior, tname string) []Rule {
 // firstMatch returns the first rule of behaviour b for tool that match
 // selects (whole-tool rules always match).
 func (c *Checker) firstMatch(b Behavior, tname string, match func(Rule) bool) *Rule {
-	for _, r := range c.rulesFor(b, tname) {
-		if r.Content == "" && toolMatches(r.Tool, tname) {
+	return c.firstMatchServer(b, tname, "", match)
+}
+
+// firstMatchServer is firstMatch for a call whose subject names its MCP
+// server ("" for none).
+func (c *Checker) firstMatchServer(b Behavior, tname, server string, match func(Rule) bool) *Rule {
+	for _, r := range c.rulesForServer(b, tname, server) {
+		if r.Content == "" && toolSelects(r.Tool, tname, server) {
 			r := r
 			return &r
 		}
@@ -433,9 +445,9 @@ func noPermission(name string) bool {
 	return ok && in.NoPermission
 }
 
-func (c *Checker) toolFacts(req Request, tname string, s tool.Subject, declared bool, e *env) facts {
+func (c *Checker) toolFacts(req Request, tname string, s tool.Subject, e *env) facts {
 	var f facts
-	if !declared && !isObject(req.Input) {
+	if !isObject(req.Input) {
 		f.unsure = prompts.PermInputNotObject
 		return f
 	}
@@ -454,9 +466,9 @@ func (c *Checker) toolFacts(req Request, tname string, s tool.Subject, declared 
 		// allow rules never match.
 		match = func(r Rule) bool { return r.Behavior != Allow }
 	}
-	f.deny = c.firstMatch(Deny, tname, match)
-	f.ask = c.firstMatch(Ask, tname, match)
-	if r := c.firstMatch(Allow, tname, match); r != nil {
+	f.deny = c.firstMatchServer(Deny, tname, s.Server, match)
+	f.ask = c.firstMatchServer(Ask, tname, s.Server, match)
+	if r := c.firstMatchServer(Allow, tname, s.Server, match); r != nil {
 		f.allowed, f.allowRules = true, []Rule{*r}
 	}
 	switch {

@@ -135,3 +135,60 @@ func TestDeclaredSubjectUnreadableInput(t *testing.T) {
 		t.Errorf("input not an object: got %s (%s)", got.Behavior, got.Reason)
 	}
 }
+
+// serverDeclarer is an MCP server tool's declaration: the server it goes
+// to (internal/mcpx's server tools declare theirs).
+type serverDeclarer string
+
+func (s serverDeclarer) Subject(json.RawMessage) (tool.Subject, error) {
+	return tool.Subject{Server: string(s)}, nil
+}
+
+// An MCP tool that declares its server is matched by server rules even
+// when the server's name contains "__", which its tool name alone cannot
+// tell; for other names the declared server changes nothing.
+func TestMCPServerSubject(t *testing.T) {
+	t.Parallel()
+	cwd := t.TempDir()
+	var all []permission.Rule
+	for b, raws := range map[permission.Behavior][]string{
+		permission.Allow: {"mcp__my__srv", "mcp__plain"},
+		permission.Ask:   {"mcp__my__srv__write"},
+		permission.Deny:  {"mcp__other__*"},
+	} {
+		rs, err := permission.ParseRules(b, "settings.json", "", raws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, rs...)
+	}
+	c, err := permission.NewChecker(permission.Config{Cwd: cwd, Rules: all})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, server string
+		want         permission.Behavior
+		rule         string
+	}{
+		{"mcp__my__srv__get", "my__srv", permission.Allow, "mcp__my__srv"},
+		{"mcp__my__srv__get", "", permission.Ask, ""}, // by name alone the server reads as "my"
+		{"mcp__my__srv__write", "my__srv", permission.Ask, "mcp__my__srv__write"},
+		{"mcp__plain__get", "plain", permission.Allow, "mcp__plain"},
+		{"mcp__plain__get", "", permission.Allow, "mcp__plain"},
+		{"mcp__other__rm", "other", permission.Deny, "mcp__other__*"},
+		{"mcp__other__rm", "", permission.Deny, "mcp__other__*"},
+	} {
+		req := permission.Request{Tool: tc.name, Input: json.RawMessage(`{}`), Cwd: cwd}
+		if tc.server != "" {
+			req.Declarer = serverDeclarer(tc.server)
+		}
+		if got := c.Check(req); got.Behavior != tc.want || got.Rule != tc.rule {
+			t.Errorf("%s (server %q): got %s by %q (%s), want %s by %q", tc.name, tc.server, got.Behavior, got.Rule, got.Reason, tc.want, tc.rule)
+		}
+	}
+	// The input must still be an object.
+	if got := c.Check(permission.Request{Tool: "mcp__plain__get", Input: json.RawMessage(`[1]`), Cwd: cwd, Declarer: serverDeclarer("plain")}); got.Behavior != permission.Ask {
+		t.Errorf("input not an object: %s (%s)", got.Behavior, got.Reason)
+	}
+}

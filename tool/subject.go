@@ -29,6 +29,11 @@ type Subject struct {
 	// AgentType is the kind of agent the call starts ("" is
 	// general-purpose); `Agent(Type)` rules match it.
 	AgentType string
+	// Server is the MCP server the call goes to, normalised as in the
+	// tool's name (mcp__<server>__<tool>): `mcp__server` and
+	// `mcp__server__*` rules are matched against it, so a server whose
+	// name contains "__" is not misread.
+	Server string
 }
 
 // SubjectDeclarer is a Tool that declares the subject of its calls. A tool
