@@ -101,6 +101,9 @@ package permission
 // Content on a tool that declares no subject: deny and ask rules bind the
 // whole tool, allow rules never match (with a warning for cadre's own
 // tools).
+// An MCP server tool declares the server it goes to: `mcp__server` and
+// `mcp__server__*` rules are compared with it, so a server named
+// `my__srv` is not read as `my` (by name alone it would be).
 //
 // Rule names: a deny or ask rule whose tool name is not in the tool
 // registry (tool.Known) or Config.Tools is an error (NewChecker fails, with
