@@ -180,7 +180,8 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 	}
 	// StructuredOutput calls give the main agent's answer only: any other
 	// agent (a fork has the tool too) gets none to fill.
-	if a.output != nil {
+	a.env.Answer = nil
+	if a.output != nil { // a nil *OutputSlot must not become a non-nil AnswerSlot
 		a.env.Answer = a.output
 	}
 	if auth != nil {

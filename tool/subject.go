@@ -60,8 +60,8 @@ func SubjectOf(t Tool, input json.RawMessage) (s Subject, declared bool, err err
 
 // DecodeSubject returns a subject function over a typed view of the input:
 // the raw input is decoded into In (unknown fields ignored) and subject
-// reads it. Use a field of type Text for a string that may be missing or
-// of another type. An empty input decodes as {}.
+// reads it. Use a field of type LenientString for a string that may be
+// missing or of another type. An empty input decodes as {}.
 func DecodeSubject[In any](subject func(In) Subject) func(json.RawMessage) (Subject, error) {
 	return func(input json.RawMessage) (Subject, error) {
 		var in In
@@ -72,17 +72,17 @@ func DecodeSubject[In any](subject func(In) Subject) func(json.RawMessage) (Subj
 	}
 }
 
-// Text is a string field of a subject's input view that is lenient about
-// what the model sent: a JSON string sets it; null, a number or any other
-// type leaves it empty. The checker then treats the field as missing
-// instead of failing to read the whole input.
-type Text string
+// LenientString is a string field of a subject's input view that is
+// lenient about what the model sent: a JSON string sets it; null, a number
+// or any other type leaves it empty. The checker then treats the field as
+// missing instead of failing to read the whole input.
+type LenientString string
 
 // UnmarshalJSON implements json.Unmarshaler.
-func (t *Text) UnmarshalJSON(b []byte) error {
+func (t *LenientString) UnmarshalJSON(b []byte) error {
 	var s string
 	if json.Unmarshal(b, &s) == nil {
-		*t = Text(s)
+		*t = LenientString(s)
 	}
 	return nil
 }
@@ -127,7 +127,7 @@ func decodeView(input json.RawMessage, v any) error {
 
 func filePathSubject(input json.RawMessage) (Subject, error) {
 	var in struct {
-		FilePath Text `json:"file_path"`
+		FilePath LenientString `json:"file_path"`
 	}
 	if err := decodeView(input, &in); err != nil {
 		return Subject{}, err
@@ -137,7 +137,7 @@ func filePathSubject(input json.RawMessage) (Subject, error) {
 
 func notebookPathSubject(input json.RawMessage) (Subject, error) {
 	var in struct {
-		NotebookPath Text `json:"notebook_path"`
+		NotebookPath LenientString `json:"notebook_path"`
 	}
 	if err := decodeView(input, &in); err != nil {
 		return Subject{}, err
@@ -149,7 +149,7 @@ func notebookPathSubject(input json.RawMessage) (Subject, error) {
 // names none.
 func searchSubject(input json.RawMessage) (Subject, error) {
 	var in struct {
-		Path Text `json:"path"`
+		Path LenientString `json:"path"`
 	}
 	if err := decodeView(input, &in); err != nil {
 		return Subject{}, err
@@ -159,8 +159,8 @@ func searchSubject(input json.RawMessage) (Subject, error) {
 
 func globSubject(input json.RawMessage) (Subject, error) {
 	var in struct {
-		Path    Text `json:"path"`
-		Pattern Text `json:"pattern"`
+		Path    LenientString `json:"path"`
+		Pattern LenientString `json:"pattern"`
 	}
 	if err := decodeView(input, &in); err != nil {
 		return Subject{}, err
@@ -168,7 +168,7 @@ func globSubject(input json.RawMessage) (Subject, error) {
 	return Subject{Paths: []string{searchDir(in.Path)}, Glob: string(in.Pattern)}, nil
 }
 
-func searchDir(path Text) string {
+func searchDir(path LenientString) string {
 	if path == "" {
 		return "."
 	}
@@ -177,7 +177,7 @@ func searchDir(path Text) string {
 
 func commandSubject(input json.RawMessage) (Subject, error) {
 	var in struct {
-		Command Text `json:"command"`
+		Command LenientString `json:"command"`
 	}
 	err := decodeView(input, &in)
 	return Subject{Content: string(in.Command)}, err
@@ -185,7 +185,7 @@ func commandSubject(input json.RawMessage) (Subject, error) {
 
 func urlSubject(input json.RawMessage) (Subject, error) {
 	var in struct {
-		URL Text `json:"url"`
+		URL LenientString `json:"url"`
 	}
 	err := decodeView(input, &in)
 	return Subject{URL: string(in.URL)}, err
@@ -193,7 +193,7 @@ func urlSubject(input json.RawMessage) (Subject, error) {
 
 func agentTypeSubject(input json.RawMessage) (Subject, error) {
 	var in struct {
-		SubagentType Text `json:"subagent_type"`
+		SubagentType LenientString `json:"subagent_type"`
 	}
 	err := decodeView(input, &in)
 	return Subject{AgentType: string(in.SubagentType)}, err
