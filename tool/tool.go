@@ -44,7 +44,9 @@ type Tool interface {
 
 // Env is the agent-scoped state a tool runs against. Each agent has its own
 // Env; a sub-agent gets a clone (see Clone) so it shares nothing mutable
-// with its parent.
+// with its parent. The loop hands each call a shallow copy carrying the call
+// (ForCall): what it points to (files, shells, todos) is the agent's, the
+// copy itself is the call's, so a tool should not keep it past its Run.
 type Env struct {
 	// Cwd is the agent's working directory (absolute).
 	Cwd string
