@@ -64,7 +64,7 @@ func newLocalHarness(t *testing.T) *executortest.Harness {
 	})
 	modelID, system := promptsOf(rt).mainModel()
 	main := &agent{run: rs, typ: "main", modelID: modelID, pool: rt.mainPool, spec: rt.mainSpec, perms: glueOf(rt).rootPerms(),
-		system: system, inbox: rt.bg.main, env: &tool.Env{Cwd: rt.cfg.Cwd, Files: tool.NewFileState()}}
+		system: system, inbox: rt.bg.main, env: &tool.Env{Cwd: rt.cfg.Cwd, Files: tool.NewFileState(), Todos: &tool.TodoList{}}}
 	hooksOf(main).bind("")
 	return &executortest.Harness{
 		Executor: x,
@@ -72,7 +72,7 @@ func newLocalHarness(t *testing.T) *executortest.Harness {
 		Request: func(t *testing.T, c executortest.Child) executor.SpawnRequest {
 			t.Helper()
 			in := agentInput{Description: c.Description, Prompt: c.Prompt, SubagentType: "general-purpose", RunInBackground: &c.Background}
-			child, bg, ref, err := main.build(context.Background(), c.ToolUseID, in)
+			child, bg, ref, err := main.build(context.Background(), tool.Call{ID: c.ToolUseID}, in)
 			if err != nil || ref != nil {
 				t.Fatalf("the spawn path refused the child: %v %+v", err, ref)
 			}

@@ -138,7 +138,7 @@ func (h *childRun) Send(ctx context.Context, m executor.Message) (executor.Deliv
 	if live := b.handle(m.From); live != nil && live.child != nil && m.From != h.id {
 		from = live.child
 	}
-	out, err := b.send(ctx, from, tasktools.Message{To: h.id, Message: m.Text, Summary: m.Summary})
+	out, err := b.send(ctx, from, "", tasktools.Message{To: h.id, Message: m.Text, Summary: m.Summary})
 	switch {
 	case err != nil:
 		return "", fmt.Errorf("message to agent %s: %w", h.id, err)
