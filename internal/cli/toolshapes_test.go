@@ -290,6 +290,11 @@ func modelToolResults(s *llmtest.Server, work string) map[string]string {
 	return out
 }
 
+// TestCaptureClaudeTools regenerates the capture the golden test below
+// compares with, from a Claude Code binary (not run without -claude-bin):
+//
+//	npm i --prefix /tmp/peers @anthropic-ai/claude-code@2.1.328
+//	go test ./internal/cli -run TestCaptureClaudeTools -claude-bin /tmp/peers/node_modules/.bin/claude
 func TestCaptureClaudeTools(t *testing.T) {
 	if *claudeBin == "" {
 		t.Skip("-claude-bin not set")
@@ -391,6 +396,21 @@ var toolShapeDifferences = map[string]map[string]string{
 	},
 }
 
+// TestStreamJSONToolResultsMatchClaudeCode is the golden comparison of
+// cadre's stream-json with Claude Code 2.1.328's on toolsScenario (every
+// built-in tool with a structured result, a failing and a hook-denied
+// Bash call, a foreground and a background sub-agent, the notification
+// turn), both normalised by normaliseCapture. It compares shapes, never
+// values: each tool call's tool_use_result keys and JSON types; every
+// event kind's keys and types; the order facts checkStreamOrder lists; and
+// what the model is sent for the hook-denied call. What differs on purpose
+// is listed with its reason: toolShapeDifferences, streamDifferences,
+// golden_test.go's notActionable, and the deny text (point 4 below).
+// Values differ where the runtimes do (Read's numLines and totalLines take
+// a file's last newline as the end of its last line, where Claude Code
+// counts an empty line after it; Grep shows the model absolute paths), and Claude Code writes the first turn's result late, after
+// the notification turn's init; the test does not hold either to the
+// other there.
 func TestStreamJSONToolResultsMatchClaudeCode(t *testing.T) {
 	t.Parallel()
 	want := readCapture(t, toolsCaptureFile)
