@@ -390,11 +390,7 @@ var grepModes = map[string]string{"Grep#1": "files_with_matches", "Grep#2": "con
 // toolShapeDifferences are the tool_use_result keys where cadre differs
 // from Claude Code on purpose, by call and key path, with the reason; a
 // "+" before the path marks a key only cadre has.
-var toolShapeDifferences = map[string]map[string]string{
-	"Agent#2": {
-		"resolvedModel": "cadre writes the launch's result before the task's start, which carries the model (task_started's cadre.receipt.model); the key is left out rather than guessed",
-	},
-}
+var toolShapeDifferences = map[string]map[string]string{}
 
 // TestStreamJSONToolResultsMatchClaudeCode is the golden comparison of
 // cadre's stream-json with Claude Code 2.1.328's on toolsScenario (every
@@ -478,7 +474,8 @@ func TestStreamJSONToolResultsMatchClaudeCode(t *testing.T) {
 	// 3. Order: the main agent's tool calls; one init before each turn
 	// and one result after it, numbered, the notification turn's with
 	// origin {kind, producer, runId} naming the background task's run;
-	// each task starts before its notification; a foreground child's
+	// each task starts before its notification, a background one before
+	// its launch's tool_use_result; a foreground child's
 	// prompt shows as a user line, a background child's does not.
 	for name, evs := range map[string][]map[string]any{"Claude Code": want, "cadre": got} {
 		t.Run(name, func(t *testing.T) { checkStreamOrder(t, evs) })
@@ -597,6 +594,10 @@ func checkStreamOrder(t *testing.T, evs []map[string]any) {
 			}
 		case "user (sub-agent prompt)":
 			prompts[ev["task_description"].(string)]++
+		case "user":
+			if r, _ := ev["tool_use_result"].(map[string]any); r["status"] == "async_launched" && !started[r["description"].(string)] {
+				t.Errorf("the launch of %v came before its task_started", r["description"])
+			}
 		}
 	}
 	if inits != 2 || results != 2 {
