@@ -550,8 +550,6 @@ func runPrint(ctx context.Context, p procIO, sigs *signals, o *options, prompt s
 	if err != nil {
 		return err
 	}
-	// The session is built: start-up's code is behind us.
-	proclife.ReleaseStartupPages()
 	defer closeRuntime(p, rt)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -138,14 +138,3 @@ func readStat(pid int) (procStat, bool) {
 	}
 	return procStat{ppid: ppid, state: f[0], start: start}, true
 }
-
-// ReleaseStartupPages drops from this process's resident set the pages of
-// its own executable that start-up faulted in (every package's init, the
-// configuration's parsing, the tools' schemas): clean copies of the file,
-// read back from the page cache when touched again. cadre calls it once
-// its session is built, before the first model request, so the run's peak
-// resident set counts the code the run uses rather than all the code
-// start-up ran (issue 24: peak RSS at fan-out 16 from ~38 to ~31 MB).
-// It returns how many bytes of mappings it asked the kernel to drop (0
-// where that is not supported).
-func ReleaseStartupPages() int { return releaseFilePages() }
