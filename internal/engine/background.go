@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/internal/engine/hub"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/prompts"
@@ -93,8 +94,10 @@ type background struct {
 	journal *task.Journal
 	main    *inbox
 	hub     hub.Hub
-	// exec starts every child (local.go).
-	exec *localExecutor
+	// exec starts every child: local, the session's local executor
+	// (local.go), unless a test put another before it.
+	exec  executor.Executor
+	local *localExecutor
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -119,7 +122,8 @@ func newBackground(r *Runtime) *background {
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &background{rt: r, reg: task.NewRegistry(r.cfg.Now), ctx: ctx, cancel: cancel, agents: map[string]*childRun{}}
 	b.main = newInbox("main", nil, b)
-	b.exec = newLocalExecutor(b)
+	b.local = newLocalExecutor(b)
+	b.exec = b.local
 	glueOf(r).onClose(b.close)
 	return b
 }

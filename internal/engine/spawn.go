@@ -182,9 +182,31 @@ func (a *agent) admit(ctx context.Context, turn tool.Turn, child *agent, in agen
 		return tool.Output{Text: prompts.AsyncLaunched{AgentID: child.id, AgentType: child.typ, Description: in.Description,
 			OutputFile: child.transcriptPath()}.Render()}, nil
 	}
-	// The waiting call gets what the child's run made of its end
-	// (execute): the framed report, or why it failed.
-	return hd.(*childRun).wait(ctx)
+	return a.await(ctx, child, hd)
+}
+
+// await is what the waiting Agent call gets of the foreground child of
+// hd. A local child's is what its run made of its end (execute: the
+// framed report, or why it failed; async_launched when it was moved to
+// the background); another executor's child is reported from its
+// structured result the same way.
+func (a *agent) await(ctx context.Context, child *agent, hd executor.Handle) (tool.Output, error) {
+	if h, ok := hd.(*childRun); ok {
+		return h.wait(ctx)
+	}
+	res, err := hd.Wait(ctx)
+	switch {
+	case err != nil:
+		return tool.Output{}, err
+	case res.Status == task.Completed:
+		return child.callResult(a, res, nil), nil
+	case res.Status == task.Killed && ctx.Err() != nil:
+		return tool.Output{}, ctx.Err()
+	case res.Status == task.Killed:
+		// Stopped on its own: the parent goes on.
+		return errorOutput(prompts.SubagentStopped(child.id, child.typ)), nil
+	}
+	return child.callResult(a, res, errors.New(res.Error)), nil
 }
 
 // enterGate takes child through the spawn gate (queued when the running
@@ -210,7 +232,7 @@ func (a *agent) enterGate(child *agent, in agentInput, bg bool) (executor.SpawnR
 	if ticket.Queued() {
 		child.spawnReceipt.Queued, child.spawnReceipt.QueuePosition = true, ticket.Position()
 	}
-	rt.bg.exec.prepare(a, child, in)
+	rt.bg.local.prepare(a, child, in)
 	return child.request(a, in, bg), nil
 }
 
@@ -458,18 +480,25 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		rs.sendFinal(run.Event{Type: run.EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result})
 		return tool.Output{}, ctx.Err()
 	}
-	if runErr != nil {
-		msg := prompts.SubagentFailed(c.id, c.typ, runErr)
+	return c.callResult(parent, result, runErr), nil
+}
+
+// callResult is what the waiting Agent call of parent gets of the child's
+// end (completed or failed with failure): the framed report, or why it
+// failed, with what became of its worktree.
+func (c *agent) callResult(parent *agent, result *run.SubagentResult, failure error) tool.Output {
+	if failure != nil {
+		msg := prompts.SubagentFailed(c.id, c.typ, failure)
 		if w := worktreeReport(result.Worktree); w != nil {
 			msg += "\n" + w.Render()
 		}
-		return errorOutput(msg), nil
+		return errorOutput(msg)
 	}
 	text := c.report(result)
 	if _, ok := parent.pool.Get(tool.SendMessage); ok && !c.def.OneShot {
 		text += "\n" + prompts.ContinueWithSendMessage(c.id) // issue 29: how to continue it
 	}
-	return tool.Output{Text: text}, nil
+	return tool.Output{Text: text}
 }
 
 // safeRun runs the child's loop, turning a panic anywhere below it (the
