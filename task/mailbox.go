@@ -373,8 +373,9 @@ func (s *Mailboxes) endTornLine() error {
 }
 
 // write appends rec and syncs it to disk; s.mu is held. The exactly-once
-// promise rests on every record: a post lost to a crash is a lost
-// message, a lost ack a duplicate one.
+// promise rests on every record but an address: a post lost to a crash
+// is a lost message, a lost ack a duplicate one. An address (a name) is
+// not synced; a later synced record carries it to disk.
 func (s *Mailboxes) write(rec mailRecord) error {
 	if s.path == "" {
 		return nil
@@ -390,7 +391,7 @@ func (s *Mailboxes) write(rec mailRecord) error {
 		return fmt.Errorf("mailbox journal: %w", err)
 	}
 	n, err := s.f.Write(append(b, '\n'))
-	if err == nil {
+	if err == nil && rec.Op != mailAddr {
 		err = s.f.Sync()
 	}
 	if err != nil {
@@ -414,7 +415,8 @@ func (s *Mailboxes) Path() string { return s.path }
 // address, when it is new): what it holds and what is posted from now on
 // is the agent's at its next tool round or turn. name ("" for none)
 // becomes its address beside its id; an agent keeps the name it had when
-// name is "".
+// name is "". Only a name costs a journal write, so starting an agent
+// does no I/O.
 func (s *Mailboxes) Open(id, name string) error {
 	if id == "" || id == Main {
 		return fmt.Errorf("mailbox %q: not an agent id", id)
@@ -430,7 +432,9 @@ func (s *Mailboxes) Open(id, name string) error {
 			return fmt.Errorf("mailbox %s: %w", id, err)
 		}
 	}
-	if !known || (name != "" && box.name != name) {
+	if name != "" && (!known || box.name != name) {
+		// An id needs no record: a mailbox that holds something is
+		// named by its messages' records.
 		if err := s.write(mailRecord{Op: mailAddr, ID: id, Name: name}); err != nil {
 			return err
 		}
@@ -477,6 +481,18 @@ func (s *Mailboxes) Name(id string) string {
 // unknown address is ErrUnknownAddress, and a failed journal write an
 // error with nothing kept (the sender may try again).
 func (s *Mailboxes) Post(m Message) (Outcome, error) {
+	return s.post(m, false)
+}
+
+// PostRunning is Post for a message that only a running agent should
+// keep (a notification whose agent has ended goes to its parent): when
+// the agent does not run, nothing is kept and the outcome says what Post
+// would have done.
+func (s *Mailboxes) PostRunning(m Message) (Outcome, error) {
+	return s.post(m, true)
+}
+
+func (s *Mailboxes) post(m Message, runningOnly bool) (Outcome, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id, ok := s.resolve(m.To)
@@ -492,6 +508,8 @@ func (s *Mailboxes) Post(m Message) (Outcome, error) {
 		}
 		if out.Delivery == Refused {
 			out.Reason = box.after.Reason
+		}
+		if out.Delivery == Refused || runningOnly {
 			return out, nil
 		}
 	}
@@ -532,8 +550,9 @@ func (s *Mailboxes) Take(id string) []Message {
 
 // Ack marks what is in flight in the mailbox of agent id delivered, and
 // returns it: call it once the request that carried it was answered.
-// When the journal cannot record it, the messages stay in flight (a
-// later Ack or a restart delivers them again) and the error says so.
+// They were delivered whatever the journal says: when it cannot record
+// that, they are still returned and gone from the mailbox, and the error
+// says a restart would deliver them again.
 func (s *Mailboxes) Ack(id string) ([]Message, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -541,13 +560,13 @@ func (s *Mailboxes) Ack(id string) ([]Message, error) {
 	if box == nil || len(box.flight) == 0 {
 		return nil, nil
 	}
-	if seqs := durable(box.flight); len(seqs) > 0 {
-		if err := s.write(mailRecord{Op: mailAck, Seqs: seqs}); err != nil {
-			return nil, fmt.Errorf("mailbox %s: acknowledge: %w", id, err)
-		}
-	}
 	acked := box.flight
 	box.flight = nil
+	if seqs := durable(acked); len(seqs) > 0 {
+		if err := s.write(mailRecord{Op: mailAck, Seqs: seqs}); err != nil {
+			return acked, fmt.Errorf("mailbox %s: record %d delivered messages (a restart would deliver them again): %w", id, len(seqs), err)
+		}
+	}
 	return acked, nil
 }
 
@@ -654,6 +673,15 @@ func (s *Mailboxes) End(id string, after AfterEnd, forward string) error {
 	box.live, box.after, box.flight, box.queue = false, after, nil, held
 	box.wake()
 	return nil
+}
+
+// Live reports whether the agent of mailbox id runs (Open, not End);
+// the main agent's always does.
+func (s *Mailboxes) Live(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	box := s.boxes[id]
+	return box != nil && box.live
 }
 
 // Pending reports whether anything waits in the mailbox of agent id.

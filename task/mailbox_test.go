@@ -328,8 +328,8 @@ func TestMailboxCrash(t *testing.T) {
 }
 
 // TestMailboxWriteFails: a post the journal cannot record is refused
-// with an error and not kept; an acknowledgement it cannot record leaves
-// the messages in flight.
+// with an error and not kept; an acknowledgement it cannot record is
+// reported, and the messages, delivered, are not delivered again.
 func TestMailboxWriteFails(t *testing.T) {
 	t.Parallel()
 	s, _, err := OpenMailboxes(filepath.Join(t.TempDir(), "mailbox.jsonl"))
@@ -341,12 +341,12 @@ func TestMailboxWriteFails(t *testing.T) {
 	if _, err := s.Post(Message{To: Main, Text: "b"}); err == nil {
 		t.Error("post after Close: no error")
 	}
-	if _, err := s.Ack(Main); err == nil {
-		t.Error("ack after Close: no error")
+	if acked, err := s.Ack(Main); err == nil || !slices.Equal(texts(acked), []string{"a"}) {
+		t.Errorf("ack after Close: %q %v; want [a] and an error", texts(acked), err)
 	}
 	s.Requeue(Main)
-	if got := texts(s.Take(Main)); !slices.Equal(got, []string{"a"}) {
-		t.Errorf("after failed writes the mailbox holds %q, want [a]", got)
+	if got := s.Take(Main); got != nil {
+		t.Errorf("after failed writes the mailbox holds %q, want nothing", texts(got))
 	}
 }
 
@@ -485,4 +485,33 @@ func FuzzMailboxJournal(f *testing.F) {
 			t.Fatalf("pending after all were acknowledged: %+v", rep3.Pending)
 		}
 	})
+}
+
+// TestMailboxPostRunning: PostRunning keeps a message only for a running
+// agent and otherwise says what Post would have done, keeping nothing;
+// opening an unnamed agent's mailbox writes nothing.
+func TestMailboxPostRunning(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "mailbox.jsonl")
+	s, _, err := OpenMailboxes(path)
+	mustOK(t, err)
+	mustOK(t, s.Open("c", ""))
+	if st, err := os.Stat(path); err != nil || st.Size() != 0 {
+		t.Fatalf("opening an unnamed mailbox wrote to the journal: %v %v", st, err)
+	}
+	note := Message{To: "c", Text: "n1", Note: &Notification{TaskID: "g"}}
+	if out, err := s.PostRunning(note); err != nil || out.Delivery != Queued || !s.Live("c") {
+		t.Fatalf("to a running agent: %+v %v", out, err)
+	}
+	mustOK(t, s.End("c", AfterEnd{Delivery: Resumes}, Main))
+	if s.Live("c") || !s.Live(Main) {
+		t.Fatal("Live after End")
+	}
+	note.Text = "n2"
+	if out, err := s.PostRunning(note); err != nil || out.Delivery != Resumes || s.Pending("c") {
+		t.Fatalf("to an ended agent: %+v %v, pending %v", out, err, s.Pending("c"))
+	}
+	if got := texts(s.Take(Main)); !slices.Equal(got, []string{"n1"}) {
+		t.Fatalf("main got %q", got)
+	}
 }
