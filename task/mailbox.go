@@ -633,7 +633,9 @@ func (s *Mailboxes) Withdraw(id string, which func(Message) bool, reason string)
 // End stops the mailbox of agent id taking messages for a running agent:
 // from now on Post answers as after says. What it holds (pending, and in
 // flight for a request that was never answered) moves to the mailbox of
-// forward in order, or stays for the agent when forward is "".
+// forward in order, or stays for the agent when forward is "" (or when
+// the journal cannot record the move: the mailbox ends all the same, and
+// the error says so).
 func (s *Mailboxes) End(id string, after AfterEnd, forward string) error {
 	switch after.Delivery {
 	case Later, Resumes, Refused:
@@ -647,31 +649,32 @@ func (s *Mailboxes) End(id string, after AfterEnd, forward string) error {
 		return fmt.Errorf("mailbox %s: %w", id, ErrUnknownAddress)
 	}
 	held := append(slices.Clone(box.flight), box.queue...)
-	if forward != "" && forward != id && len(held) > 0 {
-		to, ok := s.resolve(forward)
-		if !ok {
-			return fmt.Errorf("mailbox %s: forward to %q: %w", id, forward, ErrUnknownAddress)
-		}
-		if seqs := durable(held); len(seqs) > 0 {
-			if err := s.write(mailRecord{Op: mailFwd, Seqs: seqs, To: to}); err != nil {
-				return fmt.Errorf("mailbox %s: forward: %w", id, err)
-			}
-		}
-		dst := s.boxes[to]
-		for _, m := range held {
-			m.To = to
-			if m.Note != nil {
-				n := *m.Note
-				n.To = to
-				m.Note = &n
-			}
-			dst.queue = append(dst.queue, m)
-		}
-		dst.wake()
-		held = nil
-	}
 	box.live, box.after, box.flight, box.queue = false, after, nil, held
-	box.wake()
+	defer box.wake()
+	if forward == "" || forward == id || len(held) == 0 {
+		return nil
+	}
+	to, ok := s.resolve(forward)
+	if !ok {
+		return fmt.Errorf("mailbox %s: forward to %q: %w", id, forward, ErrUnknownAddress)
+	}
+	if seqs := durable(held); len(seqs) > 0 {
+		if err := s.write(mailRecord{Op: mailFwd, Seqs: seqs, To: to}); err != nil {
+			return fmt.Errorf("mailbox %s: forward: %w", id, err)
+		}
+	}
+	dst := s.boxes[to]
+	for _, m := range held {
+		m.To = to
+		if m.Note != nil {
+			n := *m.Note
+			n.To = to
+			m.Note = &n
+		}
+		dst.queue = append(dst.queue, m)
+	}
+	dst.wake()
+	box.queue = nil
 	return nil
 }
 
