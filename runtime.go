@@ -1,544 +1,211 @@
-// Package cadre is a runtime for LLM agents that delegate work to
-// sub-agents. A Runtime holds one session: a model, a working directory,
-// tools, permissions and agent definitions; Run sends it a prompt and
-// streams what happens, sub-agents included.
-//
-// The command-line tool cmd/cadre is a thin layer over this package, so
-// everything it does is reachable from Go.
 package cadre
 
 import (
-	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"iter"
-	"os"
-	"path/filepath"
-	"strings"
-	"sync"
-	"time"
 
-	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/hooks"
-	"github.com/cadre-dev/cadre/internal/loop"
-	"github.com/cadre-dev/cadre/internal/sandbox"
-	"github.com/cadre-dev/cadre/internal/spawn"
-	"github.com/cadre-dev/cadre/internal/workspace"
-	"github.com/cadre-dev/cadre/llm"
-	"github.com/cadre-dev/cadre/llm/pricing"
+	"github.com/cadre-dev/cadre/internal/engine"
 	"github.com/cadre-dev/cadre/mcp"
 	"github.com/cadre-dev/cadre/permission"
-	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/run"
-	"github.com/cadre-dev/cadre/skills"
-	"github.com/cadre-dev/cadre/tool"
-	"github.com/cadre-dev/cadre/tool/builtin"
-	"github.com/cadre-dev/cadre/transcript"
-	"github.com/google/uuid"
+	"github.com/cadre-dev/cadre/task"
 )
-
-// Config configures a Runtime. Model and ModelID are required, and so is
-// StateDir unless NoTranscript is set. The runtime reads nothing from the
-// process environment: everything it needs is here (package config builds
-// a Config from settings files and the environment the way the cadre
-// command does).
-type Config struct {
-	// Model answers requests of every agent; ModelID is the main agent's
-	// model id. Sub-agents may use other ids of the same provider.
-	Model   llm.Model
-	ModelID string
-	// ResolveModel maps a model alias (sonnet, opus, haiku, or one from
-	// settings) to a model id; nil means ids are used as given.
-	ResolveModel func(alias string) (id string, ok bool)
-	// SubagentModel is the model (alias or id) of a sub-agent whose Agent
-	// call and definition name none; "" means its parent's (S-5.3).
-	SubagentModel string
-	// ForceSubagentModel, when set, is the model of every sub-agent
-	// whatever its call or definition says, and the Agent tool offers no
-	// model field (S-3.2).
-	ForceSubagentModel string
-	// Cwd is the working directory; "" means the process's.
-	Cwd string
-	// AddDirs are further working directories the agents may use.
-	AddDirs []string
-	// Home is the user's home directory: it expands ~ in permission rules
-	// and holds the memory of agents with `memory: user`. "" means none
-	// (a rule that starts with ~ is then an error, and user memory is off
-	// with a warning in the spawn receipt).
-	Home string
-	// Tools replaces the built-in tools when non-nil. The Agent tool is
-	// added unless DisableSubagents is set.
-	Tools []tool.Tool
-	// SystemPrompt replaces the default system prompt when non-empty;
-	// AppendSystemPrompt is added to whichever is used.
-	SystemPrompt       string
-	AppendSystemPrompt string
-	// MaxTurns bounds the main agent's model requests; 0 means no bound.
-	MaxTurns int
-	// MaxTokens bounds each answer; 0 lets the provider adapter choose.
-	MaxTokens int64
-	// Thinking turns on extended thinking for every agent where the
-	// provider supports it; nil leaves it off.
-	Thinking *llm.Thinking
-	// Permissions decides every tool call of every agent. Nil means the
-	// default mode with nobody to ask: read-only calls inside the working
-	// directories run, and what would need approval (writes, most Bash
-	// commands) is denied with the reason. AllowAll() opts out of checks.
-	Permissions *Permissions
-	// Agents are the agent definitions sub-agents are made from (see
-	// agentdef.Load); nil means the built-in agents.
-	Agents []*agentdef.Definition
-	// DisableSubagents removes the Agent tool.
-	DisableSubagents bool
-	// Limits bound sub-agent spawning.
-	Limits Limits
-	// StateDir is where transcripts go (transcript.StateDir gives cadre's
-	// usual one). NoTranscript turns transcripts off.
-	StateDir     string
-	NoTranscript bool
-	// SessionID names the session; "" makes a new random one.
-	SessionID string
-	// History is the conversation the session continues (a resumed
-	// session's messages, see transcript.Messages); the first Run sends
-	// its prompt after it. It must alternate roles and start with a user
-	// message.
-	History []llm.Message
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
-
-	// Hooks (issue 15, hooks.go).
-
-	// Hooks are the session's hooks (package config merges them from the
-	// settings files); nil means none. Hooks of agent definitions are
-	// added for as long as their agent runs, and Runtime.Hooks().Add adds
-	// more (an SDK's callbacks).
-	Hooks *hooks.Config
-	// HookEnv is the environment of hook commands; nil means the
-	// process's. CLAUDE_PROJECT_DIR and CADRE_PROJECT_DIR are set to Cwd.
-	HookEnv []string
-
-	// MCP servers (issue 14, mcp.go).
-
-	// MCPServers are the session's MCP servers (package config reads
-	// .mcp.json, --mcp-config and settings files); they connect in the
-	// background when the first Run starts. Agent definitions' mcpServers
-	// name them or configure their own.
-	MCPServers []mcp.Server
-	// MCPOptions tune the MCP connections; Dir defaults to Cwd.
-	MCPOptions mcp.Options
-
-	// Security (issue 9).
-
-	// Provenance says where the session's widening settings came from and
-	// what an untrusted workspace did not get; it is reported on EventInit
-	// and changes nothing by itself. config.Load fills it.
-	Provenance *run.Provenance
-	// Tools (issue 16): used with the built-in tool set (Tools nil).
-
-	// SmallModel is the model (alias or id) that applies WebFetch's
-	// prompt to a fetched page; "" means the provider's "haiku" alias, or
-	// the main model when ResolveModel knows no such alias.
-	SmallModel string
-	// WebSearch answers the WebSearch tool (builtin.AnthropicSearch,
-	// builtin.SearXNG, builtin.Brave); nil makes WebSearch answer that no
-	// search backend is configured, never a made-up result.
-	WebSearch builtin.Searcher
-	// Skills are the skills agents list in their system prompt and load
-	// with the Skill tool, and that definitions preload with `skills:`
-	// (skills.Load finds them); nil means none.
-	Skills *skills.Set
-
-	// Headless (issue 10).
-
-	// Prices is the price table Result.CostUSD is figured with (settings'
-	// modelPrices over pricing.Default); nil means pricing.Default().
-	Prices pricing.Table
-
-	// The fork path (issue 12, S-6; fork.go).
-
-	// ForkSubagent turns on the fork path: an Agent call without
-	// subagent_type (or with "fork") starts a copy of the calling agent
-	// that inherits its whole conversation, system prompt, tools and
-	// model, and shares its prompt cache with its sibling forks.
-	ForkSubagent bool
-
-	// Worktree isolation (issue 13, worktree.go).
-	// WorktreeBase is where an isolated agent's worktree starts:
-	// WorktreeBaseHead ("head", the default: the parent's HEAD) or
-	// WorktreeBaseDefault ("default": a fresh ref of the default branch).
-	WorktreeBase string
-	// WorktreeHooks, when set and handling worktrees, makes and removes
-	// isolated agents' directories in place of git (the WorktreeCreate and
-	// WorktreeRemove hooks); nil uses git.
-	WorktreeHooks WorktreeHooks
-
-	// Background sub-agents (issue 11, background.go).
-
-	// Background says when sub-agents run in the background (S-7.1);
-	// the zero value runs one there when its call or definition asks.
-	Background BackgroundMode
-
-	// The Bash sandbox (issue 9, sandbox.go).
-
-	// Sandbox, when set, runs agents' Bash commands in the OS sandbox
-	// (bubblewrap): writes only in the working directories, denied paths
-	// masked, the network on or off, nothing outliving cadre. New checks
-	// that bubblewrap can run; see SandboxConfig for what happens when it
-	// cannot. Nil runs commands unconfined.
-	Sandbox *SandboxConfig
-
-	// Coordinator mode (issue 11, S-11.2; coordinator.go).
-
-	// Coordinator makes the main agent a coordinator: it keeps only the
-	// Agent, SendMessage, TaskStop and ListAgents tools, every worker it
-	// starts runs in the background (Background is forced; off is an
-	// error) and is continued with SendMessage, and the fork path is off.
-	Coordinator bool
-
-	// The Claude Agent SDK's session options (issue 29, sdkoptions.go).
-
-	// Effort is the main agent's reasoning effort (low, medium, high,
-	// xhigh, max; Claude Code's --effort); "" lets the provider choose.
-	Effort string
-	// ToolNames, when non-nil, is the session's tool set (Claude Code's
-	// --tools): only the built-in tools named (Task or Agent for the Agent
-	// tool, which brings the task tools with it) are offered, to every
-	// agent; an empty list offers none. MCP tools are not affected.
-	ToolNames []string
-	// OutputSchema, when set, is a JSON Schema (root "type": "object") the
-	// main agent's answer to each Run must match (Claude Code's
-	// --json-schema, S-15.6): it gives the answer with the StructuredOutput
-	// tool, whose input schema this is; each call that does not match gets
-	// every error back, and a matching one ends the turn, its value in
-	// Result.StructuredOutput. OutputRetries bounds the failed attempts
-	// (0 means builtin.DefaultOutputAttempts); past them the run ends
-	// with run.ErrorMaxStructuredOutputRetries.
-	OutputSchema  json.RawMessage
-	OutputRetries int
-}
-
-// Permissions configures permission checking for the session.
-type Permissions struct {
-	// Mode is the main agent's permission mode; "" means default.
-	Mode permission.Mode
-	// Rules are the allow, ask and deny rules with their sources.
-	Rules []permission.Rule
-	// Limits bound the modes any agent may use.
-	Limits permission.SessionLimits
-	// Prompter asks a person; nil means nobody can be asked (headless),
-	// so what would be asked is denied with an explanation.
-	Prompter permission.Prompter
-	// PromptTool, when set instead of Prompter, names an MCP tool of a
-	// configured server (mcp__<server>__<tool>) that answers the prompts,
-	// as Claude Code's --permission-prompt-tool: it is called with
-	// {"tool_name", "input", "tool_use_id"} and answers with the JSON text
-	// {"behavior":"allow","updatedInput":{…}} or
-	// {"behavior":"deny","message":"…"} (permprompt.go).
-	PromptTool string
-}
 
 // Runtime is one agent session. Run may be called again to continue the
 // conversation, but not concurrently.
 type Runtime struct {
-	cfg      Config
-	gate     *spawn.Gate
-	defs     map[string]*agentdef.Definition
-	defList  []*agentdef.Definition
-	base     *tool.Pool // the tools before the Agent tool is added
-	system   string
-	session  string
-	tpath    string
-	mainSpec *agentToolSpec
-	mainPool *tool.Pool
-	git      *workspace.Snapshot
-	facts    workspace.FactCache
-
-	specMu sync.Mutex
-	specs  map[string]*agentToolSpec
-	// sysMu guards sysShared: the shared part of sub-agents' system
-	// prompts, rendered once per distinct input (spawn.go).
-	sysMu     sync.Mutex
-	sysShared map[sharedSystemKey]string
-
-	mu       sync.Mutex
-	messages []llm.Message
-	todos    []tool.Todo // the main agent's todo list, carried to the next Run (todos.go)
-
-	modeMu sync.Mutex
-	mode   permission.Mode // set by SetPermissionMode; "" means the configured one
-
-	mcp *mcpRuntime // the session's MCP servers (mcp.go)
-
-	closeMu sync.Mutex
-	closers []func() error // run by Close, last first
-	closed  bool
-
-	// modelMu guards the main agent's model id and the system prompt that
-	// names it (SetModel, model.go).
-	modelMu sync.Mutex
-	modelID string
-
-	// Hooks (hooks.go): the one dispatcher every agent fires through, the
-	// sink that streams hook runs, and whether SessionStart has fired.
-	hooks          *hooks.Dispatcher
-	hookSink       hookSink
-	hookMu         sync.Mutex
-	sessionStarted bool
-
-	// grants are the "always for this session" approvals, shared by every
-	// agent and run of the session (issue 9, grants.go).
-	grants permission.Grants
-	// denials logs every denied call of the session, in order. Each
-	// run's Result reports those no earlier Result did (denialsReported
-	// of them were, guarded by mu), so a background agent's denial made
-	// after one run's Result is in the next run's: never lost, never
-	// reported twice.
-	denials         permission.DenialLog
-	denialsReported int
-	// worktrees makes isolated agents' worktrees (worktree.go).
-	worktrees *worktrees
-	// bg is the session's background machinery (background.go).
-	bg *background
-	// sandbox confines agents' Bash (nil: none, or unavailable);
-	// sandboxStatus is what init reports (sandbox.go, issue 9).
-	sandbox       *sandbox.Sandbox
-	sandboxStatus *run.SandboxStatus
-	// structured is the StructuredOutput tool of Config.OutputSchema
-	// (sdkoptions.go); nil without one.
-	structured *builtin.StructuredOutput
+	e *engine.Runtime
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
 func New(cfg Config) (*Runtime, error) {
-	if err := checkConfig(&cfg); err != nil {
-		return nil, fmt.Errorf("cadre: %w", err)
-	}
-	r := &Runtime{cfg: cfg, gate: spawn.NewGate(cfg.Limits.gate()), defs: map[string]*agentdef.Definition{},
-		git: workspace.NewSnapshot(cfg.Cwd), specs: map[string]*agentToolSpec{}}
-	r.initHooks()
-
-	var err error
-	if err := r.openSandbox(); err != nil { // sandbox.go (issue 9)
-		return nil, fmt.Errorf("cadre: %w", err)
-	}
-	if r.worktrees, err = r.newWorktrees(); err != nil {
-		return nil, fmt.Errorf("cadre: %w", err)
-	}
-	r.defList = cfg.Agents
-	if r.defList == nil {
-		r.defList = agentdef.Builtins()
-	}
-	for _, d := range r.defList {
-		// Issue 9: a definition built in Go skips agentdef's name check;
-		// its memory directory must stay inside its root.
-		if _, err := workspace.CheckedMemoryDir(string(d.Memory), d.Name, cfg.Home, cfg.Cwd); err != nil {
-			return nil, fmt.Errorf("cadre: agent definition %s: %w", d.Path, err)
-		}
-		r.defs[d.Name] = d
-	}
-	tools := cfg.Tools
-	if tools == nil {
-		tools = defaultTools(&cfg) // tools.go
-	}
-	tools = append(tools, r.mergeTools()...) // worktree_tool.go
-	r.base = tool.NewPool(tools...)
-	if cfg.ToolNames != nil {
-		r.base = r.base.Filter(func(t tool.Tool) bool { return namedTool(cfg.ToolNames, t.Spec().Name) }) // sdkoptions.go
-	}
-	if err := r.checkRules(); err != nil {
+	e, err := engine.New(cfg.engine())
+	if err != nil {
 		return nil, err
 	}
-	if rules := r.rootPerms().Rules; len(rules) > 0 {
-		// Tools a deny rule forbids outright are not offered at all.
-		r.base = r.base.Filter(func(t tool.Tool) bool {
-			_, denied := spawn.WholeToolDenied(rules, t.Spec().Name)
-			return !denied
-		})
-	}
-	if n := len(cfg.History); n > 0 && cfg.History[0].Role != llm.RoleUser {
-		return nil, errors.New("cadre: Config.History must start with a user message")
-	}
-	// Calls of a crashed session's last answer that never got results
-	// get error results, so the next request is well formed.
-	r.messages, _ = transcript.CloseInterrupted(append([]llm.Message(nil), cfg.History...))
-	r.session = cmp.Or(cfg.SessionID, uuid.NewString())
-	if !cfg.NoTranscript {
-		// A session id names files: a UUID, and the path stays in StateDir (issue 9).
-		tpath, err := transcript.SessionFile(cfg.StateDir, cfg.Cwd, r.session)
-		if err != nil {
-			return nil, fmt.Errorf("cadre: Config.SessionID: %w", err)
-		}
-		r.tpath = tpath
-	}
-	// After the session id: the servers' logs go beside its transcripts.
-	if err := r.initMCP(); err != nil { // mcp.go
-		return nil, fmt.Errorf("cadre: %w", err)
-	}
-	if name := r.cfg.Permissions.PromptTool; name != "" {
-		perms := *r.cfg.Permissions
-		perms.Prompter = &mcpPrompter{r: r, tool: name} // permprompt.go
-		r.cfg.Permissions = &perms
-	}
-	r.modelID = cfg.ModelID
-	r.system = r.renderSystemFor(cfg.ModelID)
-	r.bg = newBackground(r)
-	r.mainPool = r.base
-	if !cfg.DisableSubagents && (cfg.ToolNames == nil || namedTool(cfg.ToolNames, AgentToolName)) {
-		if _, denied := spawn.WholeToolDenied(r.rootPerms().Rules, AgentToolName); !denied {
-			r.mainSpec = r.agentSpec(r.rootPerms().Rules, nil)
-			r.mainPool = tool.NewPool(append([]tool.Tool{&agentTool{spec: r.mainSpec}}, r.base.Tools()...)...)
-			r.mainPool = r.withTaskTools(r.mainPool)   // tasktools.go
-			r.mainPool = r.coordinatorPool(r.mainPool) // coordinator.go
-			r.mainPool = mainOnlyLast(r.mainPool)      // toolorder.go
-		}
-	}
-	if err := r.addStructuredOutput(); err != nil { // sdkoptions.go
-		return nil, fmt.Errorf("cadre: %w", err)
-	}
-	return r, nil
+	return &Runtime{e: e}, nil
 }
 
-// checkConfig validates cfg and fills in what defaults to something.
-func checkConfig(cfg *Config) error {
-	switch {
-	case cfg.Model == nil:
-		return errors.New("Config.Model is required")
-	case cfg.ModelID == "":
-		return errors.New("Config.ModelID is required")
-	case cfg.StateDir == "" && !cfg.NoTranscript:
-		return errors.New("Config.StateDir is required for transcripts (transcript.StateDir gives cadre's usual one); set NoTranscript to run without")
+// engine is c in the engine's terms: the same fields, field by field.
+func (c Config) engine() engine.Config {
+	ec := engine.Config{
+		Model:              c.Model,
+		ModelID:            c.ModelID,
+		ResolveModel:       c.ResolveModel,
+		SubagentModel:      c.SubagentModel,
+		ForceSubagentModel: c.ForceSubagentModel,
+		Cwd:                c.Cwd,
+		AddDirs:            c.AddDirs,
+		Home:               c.Home,
+		Tools:              c.Tools,
+		SystemPrompt:       c.SystemPrompt,
+		AppendSystemPrompt: c.AppendSystemPrompt,
+		MaxTurns:           c.MaxTurns,
+		MaxTokens:          c.MaxTokens,
+		Thinking:           c.Thinking,
+		Agents:             c.Agents,
+		DisableSubagents:   c.DisableSubagents,
+		StateDir:           c.StateDir,
+		NoTranscript:       c.NoTranscript,
+		SessionID:          c.SessionID,
+		History:            c.History,
+		Now:                c.Now,
+		Hooks:              c.Hooks,
+		HookEnv:            c.HookEnv,
+		MCPServers:         c.MCPServers,
+		MCPOptions:         c.MCPOptions,
+		Provenance:         c.Provenance,
+		SmallModel:         c.SmallModel,
+		WebSearch:          c.WebSearch,
+		Skills:             c.Skills,
+		Prices:             c.Prices,
+		ForkSubagent:       c.ForkSubagent,
+		WorktreeBase:       c.WorktreeBase,
+		Coordinator:        c.Coordinator,
+		Effort:             c.Effort,
+		ToolNames:          c.ToolNames,
+		OutputSchema:       c.OutputSchema,
+		OutputRetries:      c.OutputRetries,
+		Limits:             engine.Limits(c.Limits),
+		Background:         engine.BackgroundMode(c.Background),
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if c.Permissions != nil {
+		p := engine.Permissions(*c.Permissions)
+		ec.Permissions = &p
 	}
-	if !cfg.Background.Valid() {
-		return fmt.Errorf("Config.Background %q: want \"\", %q, %q or %q", cfg.Background, BackgroundDefault, BackgroundForced, BackgroundOff)
+	if c.Sandbox != nil {
+		s := engine.SandboxConfig(*c.Sandbox)
+		ec.Sandbox = &s
 	}
-	if err := applyCoordinator(cfg); err != nil { // coordinator.go
-		return err
+	if c.WorktreeHooks != nil {
+		ec.WorktreeHooks = worktreeHooks{c.WorktreeHooks}
 	}
-	if err := checkSDKOptions(cfg); err != nil { // sdkoptions.go
-		return err
-	}
-	if cfg.Cwd == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return fmt.Errorf("working directory: %w", err)
-		}
-		cfg.Cwd = wd
-	}
-	var err error
-	if cfg.Cwd, err = checkDir(cfg.Cwd); err != nil {
-		return fmt.Errorf("working directory: %w", err)
-	}
-	dirs := make([]string, len(cfg.AddDirs))
-	for i, d := range cfg.AddDirs {
-		if !filepath.IsAbs(d) {
-			d = filepath.Join(cfg.Cwd, d)
-		}
-		if dirs[i], err = checkDir(d); err != nil {
-			return fmt.Errorf("additional directory: %w", err)
-		}
-	}
-	cfg.AddDirs = dirs
-	if cfg.Permissions == nil {
-		cfg.Permissions = defaultPermissions() // safe by default (issue 9)
-	}
-	if p := cfg.Permissions; p != nil {
-		if _, err := permission.ParseMode(string(p.Mode)); err != nil {
-			return err
-		}
-		if err := checkPromptTool(cfg); err != nil { // permprompt.go
-			return err
-		}
-		for _, rule := range p.Rules {
-			if cfg.Home == "" && strings.HasPrefix(rule.Content, "~") {
-				return fmt.Errorf("rule %s from %s uses ~ but Config.Home is empty", rule, cmp.Or(rule.Source, "Config.Permissions"))
-			}
-		}
-	}
-	return nil
+	return ec
 }
 
-func checkDir(d string) (string, error) {
-	abs, err := filepath.Abs(d)
-	if err != nil {
-		return "", err
-	}
-	st, err := os.Stat(abs)
-	if err != nil {
-		return "", fmt.Errorf("%s: no such directory", d)
-	}
-	if !st.IsDir() {
-		return "", fmt.Errorf("%s: not a directory", d)
-	}
-	return abs, nil
+// worktreeHooks hands an embedder's WorktreeHooks to the engine.
+type worktreeHooks struct{ h WorktreeHooks }
+
+func (w worktreeHooks) HandlesWorktrees() bool { return w.h.HandlesWorktrees() }
+
+func (w worktreeHooks) CreateWorktree(ctx context.Context, req engine.WorktreeHookRequest) (string, error) {
+	return w.h.CreateWorktree(ctx, WorktreeHookRequest(req))
 }
 
-// newAgentID returns "a" + 16 hex digits (S-3.7).
-func newAgentID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "a" + hex.EncodeToString(b[:])
+func (w worktreeHooks) RemoveWorktree(ctx context.Context, req engine.WorktreeHookRequest) error {
+	return w.h.RemoveWorktree(ctx, WorktreeHookRequest(req))
 }
 
-func (r *Runtime) rootPerms() permission.Effective {
-	m := r.PermissionMode()
-	return permission.Effective{Mode: m, NoPrompt: m == permission.ModeDontAsk, Rules: r.cfg.Permissions.Rules}
+// Close ends the session: it stops what the session started (background
+// tasks, MCP servers, the SessionEnd hooks) in the reverse order of
+// starting, and reports every failure. It is safe to call more than once
+// (later calls do nothing); Run must not be running.
+func (r *Runtime) Close() error {
+	return r.e.Close()
 }
 
-// renderSystemFor renders the main agent's system prompt for a model id.
-func (r *Runtime) renderSystemFor(modelID string) string {
-	base := r.cfg.SystemPrompt
-	if base == "" {
-		base = prompts.Main()
-	}
-	parts := []string{base, r.environment(r.cfg.Cwd, modelID).Render()}
-	if r.cfg.SystemPrompt == "" {
-		if block := r.instructionsBlock(r.cfg.Cwd); block != "" {
-			parts = append(parts, block)
-		}
-	}
-	if block := r.skillListing(r.base); block != "" { // tools.go
-		parts = append(parts, block)
-	}
-	if block := r.coordinatorBlock(); block != "" { // coordinator.go
-		parts = append(parts, block)
-	}
-	if r.cfg.AppendSystemPrompt != "" {
-		parts = append(parts, r.cfg.AppendSystemPrompt)
-	}
-	return strings.Join(parts, "\n\n")
+// Grants returns the allow rules a person granted "always for this
+// session" so far. They hold for every agent of the session — the main
+// agent, its sub-agents, later runs — below deny and ask rules, plan mode
+// and read-only agents.
+func (r *Runtime) Grants() []permission.Rule {
+	return r.e.Grants()
 }
 
-func (r *Runtime) environment(cwd, modelID string) prompts.Environment {
-	f := r.facts.Get(cwd)
-	return prompts.Environment{Cwd: cwd, Dirs: r.cfg.AddDirs, ModelID: modelID, Date: r.cfg.Now(), GitRepo: f.InRepo, GitBranch: f.Repo.Branch}
+// Hooks returns the session's hook dispatcher: the settings' hooks
+// (Config.Hooks) plus whatever is added to it. Every agent of the session
+// — main, sub-agents at any depth — fires through it (S-14.3). Add
+// registers hooks for every agent from then on, such as an SDK's
+// callbacks.
+func (r *Runtime) Hooks() *hooks.Dispatcher {
+	return r.e.Hooks()
 }
 
-// instructionsBlock is the project instructions file of dir, framed.
-func (r *Runtime) instructionsBlock(dir string) string {
-	in := r.facts.Get(dir).Instructions
-	return prompts.Instructions(in.Name, in.Text, in.Cut)
+// Idle streams what background agents send while the main agent has no
+// turn running (their messages, task events and notifications), so a
+// program that waits for its user can still show them. It returns when a
+// notification waits for the main agent (then RunNotifications runs it at
+// once), when no task is running, or when ctx ends; it never runs the
+// main agent, so cancelling ctx (a user message arrived) loses nothing:
+//
+//	for rt.RunningTasks() > 0 && !rt.PendingNotifications() {
+//		for ev := range rt.Idle(waitCtx) { ... }
+//	}
+//
+// Like RunNotifications, it must not run concurrently with Run.
+func (r *Runtime) Idle(ctx context.Context) iter.Seq[run.Event] {
+	return r.e.Idle(ctx)
+}
+
+// StartMCP begins connecting the configured MCP servers in the
+// background and returns at once; Run calls it. Calling it again does
+// nothing.
+func (r *Runtime) StartMCP() {
+	r.e.StartMCP()
+}
+
+// MCPStatus reports the configured MCP servers, sorted by name: source,
+// transport, state and tools. Before StartMCP every server is idle.
+func (r *Runtime) MCPStatus() []mcp.ServerStatus {
+	return r.e.MCPStatus()
+}
+
+// WaitMCP starts the configured servers if needed and waits until none is
+// still connecting, or ctx ends.
+func (r *Runtime) WaitMCP(ctx context.Context) error {
+	return r.e.WaitMCP(ctx)
+}
+
+// SetModel changes the main agent's model for the runs that start after it
+// (the Agent SDK's set_model, a terminal UI's /model); a run in progress
+// keeps the model it started with. model is an alias Config.ResolveModel
+// knows (sonnet, opus, haiku…) or a model id of Config.Model's provider;
+// "" or "default" goes back to Config.ModelID. Sub-agents that inherit
+// their parent's model inherit the new one. The system prompt, which names
+// the model, is rendered again.
+func (r *Runtime) SetModel(model string) error {
+	return r.e.SetModel(model)
+}
+
+// Model is the model id the main agent's next run uses.
+func (r *Runtime) Model() string {
+	return r.e.Model()
+}
+
+// SetPermissionMode changes the main agent's permission mode for the runs
+// that start after it (a terminal UI's Shift+Tab); a run in progress keeps
+// the mode it started with, and its sub-agents are ratcheted from that. The
+// mode must be one a session may use: not the internal bubble mode, not
+// auto (unsupported), not bypassPermissions when the session's limits
+// disable it.
+func (r *Runtime) SetPermissionMode(mode permission.Mode) error {
+	return r.e.SetPermissionMode(mode)
+}
+
+// PermissionMode is the mode the main agent's next run starts in.
+func (r *Runtime) PermissionMode() permission.Mode {
+	return r.e.PermissionMode()
 }
 
 // SessionID names the session.
-func (r *Runtime) SessionID() string { return r.session }
+func (r *Runtime) SessionID() string {
+	return r.e.SessionID()
+}
 
 // TranscriptPath is the session's transcript file ("" when off).
-func (r *Runtime) TranscriptPath() string { return r.tpath }
+func (r *Runtime) TranscriptPath() string {
+	return r.e.TranscriptPath()
+}
 
 // ToolNames lists the main agent's tools in the order the model sees them.
-func (r *Runtime) ToolNames() []string { return r.mainPool.Names() }
+func (r *Runtime) ToolNames() []string {
+	return r.e.ToolNames()
+}
 
 // SystemPrompt is the rendered system prompt of the main agent.
 func (r *Runtime) SystemPrompt() string {
-	_, system := r.mainModel()
-	return system
+	return r.e.SystemPrompt()
 }
 
 // Run sends prompt to the main agent and streams the run: EventInit first,
@@ -550,190 +217,74 @@ func (r *Runtime) SystemPrompt() string {
 // over to the next Run of the same Runtime. Breaking out of the loop
 // cancels the run and waits for it to wind down.
 func (r *Runtime) Run(ctx context.Context, prompt string) iter.Seq2[run.Event, error] {
-	return func(yield func(run.Event, error) bool) {
-		if strings.TrimSpace(prompt) == "" {
-			yield(run.Event{}, errors.New("cadre: empty prompt"))
-			return
-		}
-		r.stream(ctx, prompt, false)(yield)
-	}
+	return r.e.Run(ctx, prompt)
 }
 
-// stream runs one turn of the main agent on prompt (after what its inbox
-// holds); with wait it first waits for notifications and runs no turn
-// when none can come (see RunNotifications).
-func (r *Runtime) stream(ctx context.Context, prompt string, wait bool) iter.Seq2[run.Event, error] {
-	return func(yield func(run.Event, error) bool) {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		rs := &runState{rt: r, events: make(chan item, 64), start: r.cfg.Now(),
-			stats: run.SubagentStats{Refused: map[run.RefusalReason]int{}}}
-		go rs.produce(ctx, prompt, wait)
-		for it := range rs.events {
-			if !yield(it.ev, it.err) {
-				cancel()
-				for range rs.events {
-					// Drain until the producer has wound down.
-				}
-				return
-			}
-		}
-	}
+// SandboxStatus reports what the session's sandbox does; nil when
+// Config.Sandbox asked for none.
+func (r *Runtime) SandboxStatus() *run.SandboxStatus {
+	return r.e.SandboxStatus()
 }
 
-// item is one element of a run's merged event stream.
-type item struct {
-	ev  run.Event
-	err error
+// Tasks lists every sub-agent task of the session, live or ended, in the
+// order they started, with status and progress (S-7.2).
+func (r *Runtime) Tasks() []task.Info {
+	return r.e.Tasks()
 }
 
-// runState is one Run: the merged event stream of every agent, the run's
-// counters and the denial log.
-type runState struct {
-	rt     *Runtime
-	events chan item
-	start  time.Time
-	// denied is what the run's Result reports of the session's denials
-	// (takeDenials).
-	denied []permission.Denial
-	// journal writes every transcript of the run; nil when off. The run
-	// and every sub-agent it starts hold it (holdJournal), so agents that
-	// outlive the run keep writing; the last release closes it.
-	journal *transcript.Journal
-	jmu     sync.Mutex
-	jrefs   int
-
-	mu    sync.Mutex
-	usage llm.Usage
-	stats run.SubagentStats
-	// mainTurns and mainTools count the main agent's answers and tool
-	// calls as they stream, for the Result of a run that fails; byModel
-	// sums every agent's usage per model, for the cost (outcome.go).
-	mainTurns, mainTools int
-	byModel              map[string]llm.Usage
-	todos                map[string][]tool.Todo // each agent's current todo list (todos.go)
-	// output is the run's structured output (sdkoptions.go); nil without
-	// Config.OutputSchema.
-	output *builtin.OutputSlot
+// Task returns the task id.
+func (r *Runtime) Task(id string) (task.Info, bool) {
+	return r.e.Task(id)
 }
 
-// send delivers an event to the consumer of the stream going on (this
-// run's while it lasts: a background agent's later events go to a later
-// run's stream, see hub); it fails once ctx is cancelled.
-func (s *runState) send(ctx context.Context, ev run.Event) error {
-	s.note(ev)
-	return s.rt.bg.hub.send(ctx, ev)
+// RunningTasks counts the tasks that have not ended.
+func (r *Runtime) RunningTasks() int {
+	return r.e.RunningTasks()
 }
 
-// holdJournal takes a reference on the run's transcript journal.
-func (s *runState) holdJournal() {
-	if s.journal == nil {
-		return
-	}
-	s.jmu.Lock()
-	s.jrefs++
-	s.jmu.Unlock()
+// PendingNotifications reports whether notifications wait for the main
+// agent's next turn.
+func (r *Runtime) PendingNotifications() bool {
+	return r.e.PendingNotifications()
 }
 
-// releaseJournal drops a reference; the last one closes the journal.
-func (s *runState) releaseJournal() {
-	if s.journal == nil {
-		return
-	}
-	s.jmu.Lock()
-	s.jrefs--
-	last := s.jrefs == 0
-	s.jmu.Unlock()
-	if last {
-		_ = s.journal.Close()
-	}
+// RunNotifications is how the main agent hears from its background tasks
+// while nobody prompts it (a headless run after its turn, an idle UI). It
+// waits until a notification is queued for the main agent — streaming the
+// events background agents send meanwhile — and then runs one turn of the
+// main agent on every notification queued by then (EventInit ...
+// EventResult, like Run). When no task is running and nothing is queued
+// it yields nothing and returns at once, so a caller loops until it
+// does:
+//
+//	for rt.RunningTasks() > 0 || rt.PendingNotifications() {
+//		for ev, err := range rt.RunNotifications(ctx) { ... }
+//	}
+//
+// Like Run, it must not run concurrently with Run.
+func (r *Runtime) RunNotifications(ctx context.Context) iter.Seq2[run.Event, error] {
+	return r.e.RunNotifications(ctx)
 }
 
-func (s *runState) addUsage(u llm.Usage) {
-	s.mu.Lock()
-	s.usage = s.usage.Add(u)
-	s.mu.Unlock()
+// Stop stops the live task id (S-7.4): it cancels the agent, its
+// descendants and their shells. A background task's parent then gets one
+// "killed" notification; a foreground task's Agent call returns saying it
+// was stopped. Stop returns once the task has ended.
+func (r *Runtime) Stop(ctx context.Context, id string) error {
+	return r.e.Stop(ctx, id)
 }
 
-func (s *runState) count(f func(st *run.SubagentStats)) {
-	s.mu.Lock()
-	f(&s.stats)
-	s.mu.Unlock()
+// Background moves the running foreground sub-agent agentID to the
+// background (S-7.4): its parent's Agent call returns at once with
+// async_launched and the agent goes on; its end reaches the parent as a
+// notification. It fails for an unknown agent and for one that has ended
+// or already runs in the background.
+func (r *Runtime) Background(ctx context.Context, agentID string) error {
+	return r.e.Background(ctx, agentID)
 }
 
-// produce runs the main agent and closes the stream when it has ended.
-func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
-	defer close(s.events)
-	r := s.rt
-	// Every agent's events reach this stream while it is open, background
-	// agents' included; it is detached (waiting for sends under way)
-	// before the channel closes.
-	r.bg.hub.attach(ctx, s.events) // with the task events held since the last stream (background.go)
-	defer r.bg.hub.detach()
-	var recorder loop.Recorder
-	var mainRec *transcript.JournalWriter
-	if r.tpath != "" {
-		// Every agent's transcript goes through one journal, so no agent
-		// waits for the disk; it is drained before the result is sent.
-		s.journal = transcript.NewJournal()
-		s.holdJournal()
-		defer s.releaseJournal()
-		mainRec = s.journal.Transcript(r.tpath, r.session, "", r.cfg.Now)
-		recorder = mainRec
-	}
-	if r.mainSpec != nil {
-		// Take the git snapshot sub-agents will see while the first model
-		// request is in flight; no spawn waits for it.
-		gitCtx, stopGit := context.WithCancel(ctx)
-		var wg sync.WaitGroup
-		wg.Go(func() { r.git.Take(gitCtx) })
-		defer wg.Wait()
-		defer stopGit()
-	}
-	// Background tasks (background.go): the task journal is replayed on
-	// the first run; RunNotifications waits for a notification first.
-	if err := r.bg.open(); err != nil {
-		s.events <- item{err: fmt.Errorf("cadre: %w", err)}
-		return
-	}
-	if wait && !r.bg.waitForNotes(ctx) {
-		if err := ctx.Err(); err != nil {
-			s.events <- item{err: err}
-		}
-		return
-	}
-	r.StartMCP()                     // in the background: the first request does not wait
-	modelID, system := r.mainModel() // SetModel's choice (model.go)
-	main := &agent{
-		run: s, id: "", typ: "main", modelID: modelID, pool: r.mainPool, spec: r.mainSpec,
-		perms: r.rootPerms(), system: system, maxTurns: r.cfg.MaxTurns, mcp: mainMCP{r}, effort: r.cfg.Effort,
-		output: s.outputSlot(), // structured output (sdkoptions.go)
-		inbox:  r.bg.main,
-		prompt: &prompt, // issue 15: UserPromptSubmit fires for it alone
-	}
-	// Notifications taken for a request that was never answered go back
-	// to the queue for the next turn.
-	defer r.bg.main.requeue()
-	shells := builtin.NewShells()
-	defer shells.Close()
-	main.env = &tool.Env{Cwd: r.cfg.Cwd, Dirs: r.cfg.AddDirs, Files: tool.NewFileState(), Shells: shells}
-	s.restoreTodos(main.env) // todos.go
-	// Hooks (hooks.go): hook runs stream into this run until it ends.
-	main.bindHooks("")
-	defer r.hookSink.attach(ctx, s)()
-	// The worktrees earlier sessions left: unchanged ones of ended agents
-	// are removed, changed ones reported (worktree.go).
-	house := r.housekeepWorktrees(ctx)
-	if err := s.send(ctx, run.Event{Type: run.EventInit, Init: &run.Init{SessionID: r.session, Model: modelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
-		MCPServers: r.mcpInit(), PermissionMode: main.perms.Mode, Provenance: r.cfg.Provenance, // PermissionMode, Provenance: issue 9
-		Worktrees: house, Sandbox: r.SandboxStatus()}}); err != nil {
-		return
-	}
-	r.mu.Lock()
-	msgs := append(append([]llm.Message(nil), r.messages...), r.bg.firstMessage(prompt))
-	r.mu.Unlock()
-	s.startSession(ctx, main, &msgs[len(msgs)-1])
-	res, err := main.runLoop(ctx, msgs, recorder)
-	// Every way the run ends closes its record the same way (outcome.go).
-	s.finish(ctx, mainRec, res, err)
+// SmallModelID is the model id that applies WebFetch's prompt to a
+// fetched page in this session (see Config.SmallModel).
+func (r *Runtime) SmallModelID() string {
+	return r.e.SmallModelID()
 }

@@ -1,0 +1,251 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/hooks"
+	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/mcpx"
+	"github.com/cadre-dev/cadre/internal/spawn"
+	"github.com/cadre-dev/cadre/internal/worktree"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/tool"
+	"github.com/cadre-dev/cadre/tool/builtin"
+)
+
+// agent is one running agent of the tree: the main agent (depth 0) or a
+// sub-agent. Every agent runs the same loop (loop.Run) with its own
+// configuration.
+type agent struct {
+	run       *runState
+	id        string // "" for the main agent
+	typ       string
+	toolUseID string // the Agent call that started it
+	depth     int
+	def       *agentdef.Definition
+	modelID   string
+	// ticket is the child's place in the spawn gate (nil for the main
+	// agent): it holds a running slot, and gives it back while the agent
+	// waits for its own children.
+	ticket *spawn.Ticket
+	// pendingErr is what sending its EventTaskPending returned, when the
+	// gate queued it (spawn.go admit; lifecycle.go live).
+	pendingErr error
+	pool       *tool.Pool
+	spec       *agentToolSpec // nil when the agent cannot spawn
+	types      []string       // spawnable types; nil means any
+	perms      permission.Effective
+	env        *tool.Env
+	system     string
+	// systemPrefix is the part of a sub-agent's system prompt siblings of
+	// any type share, sent ahead of system (renderSystem); "" for the main
+	// agent.
+	systemPrefix string
+	maxTurns     int
+	effort       string
+	// output is the run's structured output for the main agent when the
+	// session has an output schema; nil for every other agent.
+	output *builtin.OutputSlot
+	// unavailable maps withheld tool names to the message a call gets.
+	unavailable map[string]string
+	// denialsFrom marks where this agent's denials begin in the
+	// session's log (set with its authorizer): a continued agent's
+	// notification lists only the calls denied since it was continued.
+	denialsFrom int
+	// spawnReceipt is what the spawn granted (sub-agents only).
+	spawnReceipt run.Receipt
+	// hooks is the agent's binding of the session's hook dispatcher
+	// (hooks.go); nil until it is bound.
+	hooks *hooks.Agent
+	// prompt is what a person submitted for the main agent's run ("" for
+	// a run on notifications alone); nil for sub-agents (issue 15:
+	// UserPromptSubmit fires for it, not for notifications).
+	prompt *string
+	// mcp offers the agent's MCP tools turn by turn; mcpLease holds the
+	// servers its definition asks for (mcp.go).
+	mcp      loop.ToolSource
+	mcpLease *mcpx.Lease
+	// The fork path (fork.go): fork marks a fork (it cannot start agents);
+	// start is a fork's first messages (nil: the prompt alone) and
+	// cacheHints where the prefix its siblings share ends.
+	fork       bool
+	start      []llm.Message
+	cacheHints []llm.CacheHint
+	// resumed is set on a finished agent continued with SendMessage: its
+	// start is the history read back from its transcript (resume.go).
+	resumed *resumedFrom
+
+	// Worktree isolation (worktree.go): isolation is the kind asked for;
+	// tree the lease the agent holds on a worktree (its own when ownsTree,
+	// else its parent's), released once by treeGlue.leave.
+	isolation   agentdef.Isolation
+	treeMu      sync.Mutex
+	tree        *worktree.Lease
+	ownsTree    bool
+	treeOutcome *run.WorktreeOutcome
+
+	// Background work (background.go, lifecycle.go): what arrives for the
+	// agent while it works, whether it started in the background, and
+	// how it ended (sub-agents only).
+	inbox      *inbox
+	background bool
+	final      *run.SubagentResult
+
+	tally // what its subtree used (tally.go)
+}
+
+type agentKey struct{}
+
+// withAgent marks ctx as running inside a; the Agent tool finds its owner
+// this way.
+func withAgent(ctx context.Context, a *agent) context.Context {
+	return context.WithValue(ctx, agentKey{}, a)
+}
+
+func agentFrom(ctx context.Context) *agent {
+	a, _ := ctx.Value(agentKey{}).(*agent)
+	return a
+}
+
+// authorizer builds the agent's permission session (New made
+// Config.Permissions non-nil).
+func (su toolSetup) authorizer(background bool) (permission.Authorizer, error) {
+	a := su.a
+	p := a.run.rt.cfg.Permissions
+	cc := a.perms.CheckerConfig(a.env.Cwd, a.env.Dirs, a.run.rt.cfg.Home)
+	cc.DisableBypass = p.Limits.DisableBypass
+	cc.Tools = toolboxOf(a.run.rt).extraToolNames()                      // rules may name the embedder's tools
+	confined := su.confine(glueOf(a.run.rt).sandboxFor(background), &cc) // sandbox.go (issue 9)
+	checker, err := permission.NewChecker(cc)
+	if err != nil {
+		return nil, fmt.Errorf("permissions of agent %s: %w", a.label(), err)
+	}
+	confined(checker)
+	// A WebFetch(domain:host) allow rule lets WebFetch reach that host on
+	// a private address; no rule, no private addresses (no SSRF).
+	a.env.AllowPrivateHost = checker.AllowsPrivateHost
+	if hasReadDeny(a.perms.Rules) {
+		cwd := a.env.Cwd
+		a.env.Hidden = func(path string) bool {
+			_, denied := checker.PathDenied(cwd, path, false)
+			return denied
+		}
+	}
+	a.denialsFrom = a.run.rt.denials.Len()
+	return permission.NewSession(permission.SessionConfig{
+		Checker: checker, Prompter: forkPrompter(a.perms.Mode, hooksOf(a).prompter(p.Prompter)), AgentID: a.id, AgentType: a.typ, Background: background, Log: &a.run.rt.denials,
+		Answerer: hooksOf(a).answerer(), // PermissionRequest hooks of an agent that cannot prompt
+		Grants:   &a.run.rt.grants,      // shared by the session's agents (issue 9)
+		// issue 29: no hint names a settings file the workspace ignores
+		UntrustedWorkspace: a.run.rt.cfg.Provenance != nil && !a.run.rt.cfg.Provenance.Trusted,
+	})
+}
+
+func (a *agent) label() string {
+	if a.id == "" {
+		return "main"
+	}
+	return a.typ + " " + a.id
+}
+
+// runLoop runs the agent's loop over msgs, forwarding its events to the
+// run's stream, and returns the loop's result.
+func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Recorder) (*loop.Result, error) {
+	auth, err := setupOf(a).authorizer(a.background)
+	if err != nil {
+		return nil, err
+	}
+	cfg := loop.Config{
+		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, SystemPrefix: a.systemPrefix, Tools: a.pool, Env: a.env,
+		SharedTools: setupOf(a).sharedTools(), // toolorder.go
+		MaxTurns:    a.maxTurns, MaxTokens: a.run.rt.cfg.MaxTokens, Thinking: a.run.rt.cfg.Thinking, Effort: a.effort, Recorder: rec,
+		AgentID: a.id, AgentType: a.typ, Unavailable: a.unavailable, Now: a.run.rt.cfg.Now,
+		Hooks:      hooksOf(a).firer(),
+		Dynamic:    setupOf(a).dynamicTools(), // none for the coordinator (coordinator.go)
+		CacheHints: a.cacheHints,              // a fork's shared prefix (fork.go)
+		Background: a.background,
+		Prompt:     a.prompt, // issue 15: UserPromptSubmit's text
+	}
+	if a.inbox != nil {
+		cfg.Inbox = a.inbox
+	}
+	if a.output != nil {
+		cfg.Output = a.output
+	}
+	// StructuredOutput calls give the main agent's answer only: any other
+	// agent (a fork has the tool too) gets none to fill.
+	ctx = builtin.WithOutputSlot(ctx, a.output)
+	if auth != nil {
+		cfg.Authorizer = auth
+	}
+	a.noteModel(a.modelID)
+	ctx = withAgent(ctx, a)
+	for ev, err := range loop.Run(ctx, cfg, msgs) {
+		if err != nil {
+			return nil, err
+		}
+		out := run.Event{AgentID: a.id, ParentToolUseID: a.toolUseID}
+		switch ev.Kind {
+		case loop.TextDelta:
+			out.Type, out.Text = run.EventText, ev.Text
+		case loop.ThinkingDelta:
+			out.Type, out.Text = run.EventThinking, ev.Text
+		case loop.Retry:
+			out.Type, out.Retry = run.EventRetry, ev.Retry
+		case loop.AssistantMessage:
+			a.addUsage(ev.Usage)
+			a.run.addUsage(ev.Usage)
+			a.progress("", ev.Usage.Total())
+			out.Type, out.Message, out.Usage = run.EventAssistant, ev.Message, ev.Usage
+			out.MessageID, out.Model, out.StopReason, out.APIDuration = ev.MessageID, ev.Model, ev.StopReason, ev.APIDuration
+		case loop.ToolStart:
+			a.progress(ev.Call.Name, 0) // a call made counts as a tool use (Claude Code's task_progress)
+			out.Type, out.Call = run.EventToolStart, ev.Call
+		case loop.ToolEnd:
+			a.noteTool(ev.Call.Name)
+			o := ev.ToolResult.Output
+			out.Type, out.Call = run.EventToolEnd, ev.Call
+			out.ToolResult = &run.ToolResult{Text: o.Text, IsError: o.IsError, Denied: ev.ToolResult.Denied, Duration: ev.ToolResult.Duration}
+		case loop.UserMessage:
+			out.Type, out.Message = run.EventUser, ev.Message
+		case loop.Done:
+			return ev.Result, nil
+		}
+		if out.Type == "" {
+			continue
+		}
+		if err := a.run.send(ctx, out); err != nil {
+			return nil, err
+		}
+		if ev.Kind == loop.ToolStart {
+			if err := a.sendProgress(ctx); err != nil { // lifecycle.go
+				return nil, err
+			}
+		}
+		if err := a.sendTodos(ctx, ev); err != nil { // todos.go
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("agent loop ended without a result")
+}
+
+// hasReadDeny reports whether any deny rule can hide files from reading, so
+// search results must be filtered (only then: the check costs a path
+// resolution per file).
+func hasReadDeny(rules []permission.Rule) bool {
+	for _, r := range rules {
+		if r.Behavior == permission.Deny && r.Tool == tool.Read {
+			return true
+		}
+	}
+	return false
+}

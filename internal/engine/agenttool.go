@@ -1,0 +1,123 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/engine/tasktools"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// defaultAgentType is used when a call names no type and forking is off
+// (S-3.3).
+const defaultAgentType = "general-purpose"
+
+// agentInput is the Agent tool's input (package tasktools holds it and
+// its schema).
+type agentInput = tasktools.AgentInput
+
+// agentToolSpec is the rendered spec of an Agent tool: description with the
+// listing an agent may see, and the schema. Agents that see the same
+// listing share one spec, so their request bytes match.
+type agentToolSpec struct {
+	spec  llm.ToolSpec
+	types []string  // the types listed, in listing order
+	fork  forkState // whether a call without subagent_type forks (fork.go)
+}
+
+// visibleDefs are the definitions an agent with these rules and allowed
+// types may start, in listing order (S-3.4: denied types are never listed).
+func (tb toolbox) visibleDefs(rules []permission.Rule, allowed []string) []*agentdef.Definition {
+	r := tb.r
+	var out []*agentdef.Definition
+	for _, d := range r.defList {
+		if _, denied := permission.AgentTypeDenied(rules, d.Name); denied {
+			continue
+		}
+		if allowed != nil && !slices.Contains(allowed, d.Name) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// agentSpec returns the Agent tool spec for an agent with these rules and
+// allowed types. Agents that see the same listing share one spec value, so
+// their tool bytes are identical and it is rendered once.
+func (tb toolbox) agentSpec(rules []permission.Rule, allowed []string) *agentToolSpec {
+	r := tb.r
+	defs := tb.visibleDefs(rules, allowed)
+	types := make([]string, len(defs))
+	for i, d := range defs {
+		types[i] = d.Name
+	}
+	fork := tb.forkState(rules, allowed)
+	key := fork.key() + "\x01" + strings.Join(types, "\x00")
+	r.specMu.Lock()
+	defer r.specMu.Unlock()
+	if s, ok := r.specs[key]; ok {
+		return s
+	}
+	listing := agentdef.Listing(defs)
+	if strings.TrimSpace(listing) == "" {
+		listing = prompts.NoAgentTypes
+	}
+	defType := defaultAgentType
+	if r.defs[defaultAgentType] == nil {
+		defType = ""
+	}
+	desc := prompts.AgentTool(listing, defType)
+	switch {
+	case fork.on: // the fork path is the default (S-3.3)
+		desc = prompts.AgentToolFork(listing)
+	case fork.reason != "":
+		desc = prompts.AgentTool(strings.TrimRight(listing, "\n")+"\n"+prompts.ForkListingLine(fork.reason), defType)
+	}
+	s := &agentToolSpec{
+		spec: llm.ToolSpec{Name: AgentToolName, Description: desc,
+			InputSchema: tasktools.AgentSchema(r.cfg.ForceSubagentModel != "", glueOf(r).isolationOffered(), !r.cfg.Background.offersRunInBackground())},
+		types: types, fork: fork,
+	}
+	r.specs[key] = s
+	return s
+}
+
+// agentTool is the Agent tool. Which agent is calling comes from the
+// context (see withAgent), so one value serves every agent that sees the
+// same listing.
+type agentTool struct{ spec *agentToolSpec }
+
+// Spec implements tool.Tool.
+func (t *agentTool) Spec() llm.ToolSpec { return t.spec.spec }
+
+// ReadOnly implements tool.Tool: a sub-agent may change things.
+func (t *agentTool) ReadOnly() bool { return false }
+
+// ConcurrencySafe implements tool.ConcurrencySafe: several Agent calls of
+// one message run in parallel, each child in its own context.
+func (t *agentTool) ConcurrencySafe() bool { return true }
+
+// Run implements tool.Tool: it starts a sub-agent and returns its report.
+func (t *agentTool) Run(ctx context.Context, _ *tool.Env, raw json.RawMessage) (tool.Output, error) {
+	owner := agentFrom(ctx)
+	if owner == nil {
+		return errorOutput(prompts.AgentOutsideSession()), nil
+	}
+	var in agentInput
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		return errorOutput(prompts.AgentInputInvalid(err, tasktools.OptionalFields(t.spec.spec.InputSchema))), nil
+	}
+	return owner.spawn(ctx, tool.CallID(ctx), in)
+}
+
+// errorOutput is a tool result the model reads as a failure.
+func errorOutput(msg string) tool.Output { return tasktools.ErrorOutput(msg) }

@@ -1,0 +1,420 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"github.com/cadre-dev/cadre/internal/engine/hub"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/task"
+	"github.com/cadre-dev/cadre/transcript"
+)
+
+// BackgroundMode says when sub-agents run in the background (S-7.1).
+type BackgroundMode string
+
+// Background modes.
+const (
+	// BackgroundOn (the zero value): a sub-agent runs in the background
+	// when its Agent call sets run_in_background or its definition says
+	// `background: true`.
+	BackgroundOn BackgroundMode = ""
+	// BackgroundDefault: every sub-agent runs in the background unless
+	// its call sets run_in_background to false.
+	BackgroundDefault BackgroundMode = "default"
+	// BackgroundForced: every sub-agent runs in the background (coordinator
+	// mode, S-11.2); the Agent tool offers no run_in_background.
+	BackgroundForced BackgroundMode = "forced"
+	// BackgroundOff: every sub-agent runs in the foreground; the Agent
+	// tool offers no run_in_background and definitions' `background` is
+	// ignored.
+	BackgroundOff BackgroundMode = "off"
+)
+
+// Valid reports whether m is a known mode.
+func (m BackgroundMode) Valid() bool {
+	switch m {
+	case BackgroundOn, BackgroundDefault, BackgroundForced, BackgroundOff:
+		return true
+	}
+	return false
+}
+
+// offersRunInBackground reports whether the Agent tool shows the
+// run_in_background field (S-3.2: not when background is off or forced).
+func (m BackgroundMode) offersRunInBackground() bool {
+	return m != BackgroundOff && m != BackgroundForced
+}
+
+// bgAsk is what an Agent call, its definition and its path say about
+// running in the background.
+type bgAsk struct {
+	// Call is the call's run_in_background (nil: not set).
+	Call *bool
+	// Definition is the definition's `background: true`.
+	Definition bool
+	// Fork is true for the fork path (S-6), which always runs in the
+	// background.
+	Fork bool
+}
+
+// wantsBackground is the one place that decides whether a child runs in
+// the background (S-7.1): never when background is off; always in
+// coordinator mode (BackgroundForced) and on the fork path; otherwise as
+// the call says, else as the definition says, else as the session's
+// default. Every spawn path (Agent, fork, teams, coordinator) asks here.
+func (tb toolbox) wantsBackground(q bgAsk) bool {
+	r := tb.r
+	switch mode := r.cfg.Background; {
+	case mode == BackgroundOff:
+		return false
+	case mode == BackgroundForced, q.Fork:
+		return true
+	case q.Call != nil:
+		return *q.Call
+	case q.Definition:
+		return true
+	default:
+		return mode == BackgroundDefault
+	}
+}
+
+// background is the session's background machinery: the task registry,
+// the task journal, the main agent's inbox, the stream background agents'
+// events go to, and the owner of every child's goroutine. Its context is
+// the session's: Close cancels it, which ends every task, and waits.
+type background struct {
+	rt      *Runtime
+	reg     *task.Registry
+	journal *task.Journal
+	main    *inbox
+	hub     hub.Hub
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	agents map[string]*childRun // every sub-agent of the session by id
+
+	// resumeMu makes SendMessage deliveries to sub-agents one at a time
+	// (resume.go).
+	resumeMu sync.Mutex
+}
+
+// newBackground prepares the machinery and registers its stop with
+// Close. The journal is opened (and replayed) on the first Run, not here:
+// New does no I/O.
+func newBackground(r *Runtime) *background {
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &background{rt: r, reg: task.NewRegistry(r.cfg.Now), ctx: ctx, cancel: cancel, agents: map[string]*childRun{}}
+	b.main = newInbox("main", nil, b)
+	glueOf(r).onClose(b.close)
+	return b
+}
+
+// close stops every task, waits for all of them to end and closes the
+// journal.
+func (b *background) close() error {
+	b.cancel()
+	b.reg.StopAll()
+	b.wg.Wait()
+	b.mu.Lock()
+	j := b.journal
+	b.mu.Unlock()
+	if j != nil {
+		return j.Close()
+	}
+	return nil
+}
+
+// journalPath is the session's tasks.jsonl, beside its sub-agents'
+// transcripts ("" when transcripts are off).
+func (b *background) journalPath() string {
+	r := b.rt
+	if r.tpath == "" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(transcript.AgentPath(r.cfg.StateDir, r.cfg.Cwd, r.session, "x")), "tasks.jsonl")
+}
+
+// open opens the task journal once and queues for the main agent what
+// an earlier process left undelivered: notifications written but not
+// delivered, and one "interrupted" notification for each background task
+// that was running when it died (S-8.1, S-15.3).
+func (b *background) open() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.journal != nil {
+		return nil
+	}
+	path := b.journalPath()
+	if path == "" {
+		b.journal = task.MemoryJournal()
+		return nil
+	}
+	j, rep, err := task.OpenJournal(path)
+	if err != nil {
+		return err
+	}
+	b.journal = j
+	inHistory := b.historyTexts()
+	for _, n := range rep.Undelivered {
+		if inHistory[n.Text] {
+			// The process died while the main agent's request carrying
+			// it was in flight: the restored conversation holds it
+			// already, so it is delivered.
+			if err := j.Delivered(n.Seq); err != nil {
+				return err
+			}
+			continue
+		}
+		n.To = "main" // every agent of the earlier process is gone
+		b.main.push(inboxItem{note: &n, text: n.Text})
+	}
+	for _, t := range rep.Ended {
+		// Background agents of earlier processes can be continued.
+		b.agents[t.ID] = &childRun{id: t.ID, resumable: &resumeInfo{typ: t.AgentType, description: t.Description, transcript: t.OutputFile}}
+	}
+	for _, t := range rep.Interrupted {
+		tn := prompts.TaskNotification{TaskID: t.ID, ToolUseID: t.ToolUseID, AgentType: t.AgentType, Description: t.Description,
+			Status: task.Killed, OutputFile: t.OutputFile, Interrupted: true}
+		n := &task.Notification{To: "main", TaskID: t.ID, ToolUseID: t.ToolUseID, AgentType: t.AgentType, Description: t.Description,
+			Status: task.Killed, OutputFile: t.OutputFile, Summary: tn.Summary(), Text: tn.Render()}
+		if err := j.Notify(n); err != nil {
+			return err
+		}
+		_ = j.Ended(t)
+		b.main.push(inboxItem{note: n, text: n.Text})
+		b.agents[t.ID] = &childRun{id: t.ID, resumable: &resumeInfo{typ: t.AgentType, description: t.Description, transcript: t.OutputFile}}
+	}
+	return nil
+}
+
+// historyTexts is the set of the text blocks of the main agent's user
+// messages in the conversation the session starts from.
+func (b *background) historyTexts() map[string]bool {
+	r := b.rt
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	texts := map[string]bool{}
+	for _, m := range r.messages {
+		if m.Role != llm.RoleUser {
+			continue
+		}
+		for _, c := range m.Content {
+			if c.Type == llm.BlockText {
+				texts[c.Text] = true
+			}
+		}
+	}
+	return texts
+}
+
+// taskJournal returns the journal (opened by the first Run).
+func (b *background) taskJournal() *task.Journal {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.journal == nil {
+		b.journal = task.MemoryJournal()
+	}
+	return b.journal
+}
+
+// inboxItem is one thing waiting for an agent: a task notification, or a
+// message (SendMessage) when note is nil.
+type inboxItem struct {
+	note *task.Notification
+	text string
+}
+
+// inbox is an agent's queue of notifications and messages (loop.Inbox).
+// Items are delivered in arrival order, each once: Take moves them in
+// flight, Sent marks them delivered in the journal. An inbox closes when
+// its agent ends; what is queued or in flight then, and what arrives
+// later, goes to the nearest live ancestor (the main agent's inbox never
+// closes), so nothing is dropped.
+type inbox struct {
+	owner  string
+	parent *inbox
+	b      *background
+
+	mu     sync.Mutex
+	queue  []inboxItem
+	flight []inboxItem
+	closed bool
+	signal chan struct{} // closed and replaced when an item arrives
+}
+
+func newInbox(owner string, parent *inbox, b *background) *inbox {
+	return &inbox{owner: owner, parent: parent, b: b, signal: make(chan struct{})}
+}
+
+// push queues it, or hands it up once the inbox is closed.
+func (x *inbox) push(it inboxItem) {
+	if !x.tryPush(it) {
+		x.parent.push(it)
+	}
+}
+
+// tryPush queues it unless the inbox is closed (its agent has ended),
+// and reports whether it did.
+func (x *inbox) tryPush(it inboxItem) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return false
+	}
+	if it.note != nil {
+		it.note.To = x.owner
+	}
+	x.queue = append(x.queue, it)
+	close(x.signal)
+	x.signal = make(chan struct{})
+	return true
+}
+
+// pending reports whether anything is queued.
+func (x *inbox) pending() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return len(x.queue) > 0
+}
+
+// changed returns a channel closed when the next item arrives.
+func (x *inbox) changed() <-chan struct{} {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.signal
+}
+
+// Take implements loop.Inbox.
+func (x *inbox) Take() []llm.Block {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.queue) == 0 {
+		return nil
+	}
+	blocks := make([]llm.Block, len(x.queue))
+	for i, it := range x.queue {
+		blocks[i] = llm.TextBlock(it.text)
+	}
+	x.flight = append(x.flight, x.queue...)
+	x.queue = nil
+	return blocks
+}
+
+// Sent implements loop.Inbox: the request carrying what is in flight was
+// answered, so each notification is marked delivered and reported.
+func (x *inbox) Sent() {
+	x.mu.Lock()
+	sent := x.flight
+	x.flight = nil
+	x.mu.Unlock()
+	for _, it := range sent {
+		if it.note == nil {
+			continue
+		}
+		_ = x.b.taskJournal().Delivered(it.note.Seq)
+		n := *it.note
+		_ = x.b.hub.Send(x.b.ctx, run.Event{Type: run.EventNotification, AgentID: agentIDOf(x.owner), Notification: &n})
+	}
+}
+
+// discard marks everything queued or in flight delivered without
+// delivering it: a killed agent's children's ends are folded into its
+// own notification.
+func (x *inbox) discard() {
+	x.mu.Lock()
+	left := append(x.flight, x.queue...)
+	x.flight, x.queue = nil, nil
+	x.mu.Unlock()
+	for _, it := range left {
+		if it.note != nil {
+			_ = x.b.taskJournal().Delivered(it.note.Seq)
+		}
+	}
+}
+
+// close ends the inbox: what is queued or in flight (taken by a request
+// that was never answered) goes up to the parent.
+func (x *inbox) close() {
+	x.mu.Lock()
+	left := append(x.flight, x.queue...)
+	x.flight, x.queue, x.closed = nil, nil, true
+	x.mu.Unlock()
+	for _, it := range left {
+		x.parent.push(it)
+	}
+}
+
+// agentIDOf maps an inbox owner to an event's AgentID ("" for main).
+func agentIDOf(owner string) string {
+	if owner == "main" {
+		return ""
+	}
+	return owner
+}
+
+// notify journals n and queues it in to (S-7.3: written before it can be
+// delivered).
+func (b *background) notify(to *inbox, n *task.Notification) {
+	if err := b.taskJournal().Notify(n); err != nil {
+		// The notification still goes out; only a crash could lose it now.
+		n.Text += "\n" + fmt.Sprintf("(cadre could not journal this notification: %v)", err)
+	}
+	to.push(inboxItem{note: n, text: n.Text})
+}
+
+// requeue puts what is in flight (taken for a request that was never
+// answered) back at the front of the queue.
+func (x *inbox) requeue() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(x.flight) == 0 {
+		return
+	}
+	x.queue = append(x.flight, x.queue...)
+	x.flight = nil
+	close(x.signal)
+	x.signal = make(chan struct{})
+}
+
+// firstMessage is the user message that starts a main turn: what waits in
+// the main agent's inbox, then the prompt ("" for a turn run only for
+// notifications).
+func (b *background) firstMessage(prompt string) llm.Message {
+	content := b.main.Take()
+	if prompt != "" {
+		content = append(content, llm.TextBlock(prompt))
+	}
+	return llm.Message{Role: llm.RoleUser, Content: content}
+}
+
+// waitForNotes waits until something is queued for the main agent, and
+// reports false when nothing can come any more (no task is live and the
+// inbox is empty) or ctx ended.
+func (b *background) waitForNotes(ctx context.Context) bool {
+	for {
+		inboxCh, regCh := b.main.changed(), b.reg.Changed()
+		// Live first: a task queues its notification before it leaves
+		// the registry, so once none is live the inbox holds them all.
+		live := b.reg.Live()
+		if b.main.pending() {
+			return true
+		}
+		if live == 0 {
+			return false
+		}
+		select {
+		case <-inboxCh:
+		case <-regCh:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}

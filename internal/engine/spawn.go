@@ -1,0 +1,495 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/spawn"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/task"
+	"github.com/cadre-dev/cadre/tool"
+	"github.com/cadre-dev/cadre/tool/builtin"
+	"github.com/cadre-dev/cadre/transcript"
+)
+
+// refusal is an Agent call that starts nothing: the reason it is counted
+// under and the message the model reads.
+type refusal struct {
+	reason run.RefusalReason
+	msg    string
+}
+
+// spawn starts a sub-agent of a for one Agent call and waits for it: the
+// checks, the child's configuration, a place in the spawn gate (queued
+// when the running cap is reached), the run. Every refusal is an error
+// result the model can read, counted by reason; a Go error is returned
+// only when the run itself is cancelled.
+func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (tool.Output, error) {
+	rs, rt := a.run, a.run.rt
+	var def *agentdef.Definition
+	var cwd string
+	var iso agentdef.Isolation
+	ref := &refusal{run.RefusedForkNested, prompts.ForkNested()} // a fork cannot start agents (fork.go)
+	if !forkOf(a).inFork(ctx) {
+		def, cwd, ref = a.check(in)
+	}
+	if ref == nil {
+		// isolation: worktree (worktree.go). A fork takes the call's
+		// isolation (it ignores cwd) and is told about its tree after its
+		// directive (fork.go, S-6.4).
+		q := isolationRequest{call: in.Isolation, def: def.Isolation, cwd: in.Cwd}
+		if isForkDef(def) {
+			q.cwd = ""
+		}
+		iso, ref = worktreeOf(a).checkIsolation(q)
+	}
+	if ref == nil {
+		var child *agent
+		if isForkDef(def) {
+			child, ref = forkOf(a).newFork(ctx, in, toolUseID, iso)
+		} else {
+			child, ref = a.newChild(def, in, toolUseID, cwd, iso)
+		}
+		if ref == nil {
+			var err error
+			if ref, err = mcpOf(child).acquire(ctx, a); err != nil { // mcp.go
+				return tool.Output{}, err
+			}
+			if ref == nil {
+				if ref, err = mcpOf(child).onlyReady(ctx); err != nil { // mcp.go
+					mcpOf(child).release()
+					return tool.Output{}, err
+				}
+				if ref != nil {
+					mcpOf(child).release()
+				}
+			}
+			if ref == nil {
+				// execute releases at the child's own end; admit (refused
+				// by the gate) and finish (killed while queued) cover a
+				// child that never ran.
+				return a.admit(ctx, child, in, toolboxOf(rt).wantsBackground(bgAsk{Call: in.RunInBackground, Definition: def.Background, Fork: isForkDef(def)}))
+			}
+		}
+	}
+	if ref.reason != "" {
+		rs.count(func(s *run.SubagentStats) { s.Refused[ref.reason]++ })
+	}
+	return errorOutput(ref.msg), nil
+}
+
+// check validates an Agent call against what a may start (S-3.3, S-3.4)
+// and returns the definition and working directory of the child. A
+// refusal without a reason is a malformed call, not counted.
+func (a *agent) check(in agentInput) (*agentdef.Definition, string, *refusal) {
+	rt := a.run.rt
+	if strings.TrimSpace(in.Prompt) == "" {
+		return nil, "", &refusal{msg: prompts.AgentNeedsPrompt()}
+	}
+	typ := strings.TrimSpace(in.SubagentType)
+	if def, ref := forkOf(a).forkRoute(typ); def != nil || ref != nil {
+		return def, a.env.Cwd, ref // the fork path (fork.go)
+	}
+	typ = cmp.Or(typ, defaultAgentType)
+	if rule, denied := permission.AgentTypeDenied(a.perms.Rules, typ); denied {
+		return nil, "", &refusal{run.RefusedPermission, prompts.AgentTypeDenied(typ, rule.String(), rule.Source)}
+	}
+	def := rt.defs[typ]
+	if def == nil {
+		return nil, "", &refusal{run.RefusedUnknownType, prompts.UnknownAgentType(typ, setupOf(a).listedTypes())}
+	}
+	if a.types != nil && !slices.Contains(a.types, typ) {
+		return nil, "", &refusal{run.RefusedPermission, prompts.AgentTypeNotAllowed(typ, a.types)}
+	}
+	if in.Cwd == "" {
+		return def, a.env.Cwd, nil
+	}
+	if !filepath.IsAbs(in.Cwd) {
+		return nil, "", &refusal{msg: prompts.AgentCwdNotAbsolute(in.Cwd)}
+	}
+	if st, err := os.Stat(in.Cwd); err != nil || !st.IsDir() {
+		return nil, "", &refusal{msg: prompts.AgentCwdNotDir(in.Cwd)}
+	}
+	return def, filepath.Clean(in.Cwd), nil
+}
+
+// listedTypes are the types a's Agent tool lists, for messages.
+func (su toolSetup) listedTypes() []string {
+	a := su.a
+	if a.spec == nil {
+		return nil
+	}
+	return a.spec.types
+}
+
+// admit takes the child through the spawn gate and starts it (see
+// lifecycle.go). A foreground child's parent waits for it, giving its own
+// slot back meanwhile (it does no work while its Agent call waits), so
+// nested spawns never deadlock the queue; a background child's call
+// returns at once with async_launched.
+func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool) (tool.Output, error) {
+	rs, rt := a.run, a.run.rt
+	if !bg {
+		a.ticket.Suspend()
+		// Taking the slot back waits its turn ahead of queued spawns; a
+		// cancelled run does not wait.
+		defer func() { _ = a.ticket.Resume(ctx) }()
+	}
+	// Calls of one batch join the queue in the order they were made
+	// (issue 29); Admit never blocks, so the turn passes at once.
+	if err := tool.AwaitTurn(ctx); err != nil {
+		mcpOf(child).release()
+		return tool.Output{}, err
+	}
+	ticket, ref := rt.gate.Admit(a.depth)
+	if ref != nil {
+		tool.TurnDone(ctx)
+		mcpOf(child).release() // mcp.go: it never ran
+		reason := refusalReason(ref.Limit)
+		rs.count(func(s *run.SubagentStats) { s.Refused[reason]++ })
+		return errorOutput(ref.Message()), nil
+	}
+	child.ticket = ticket
+	rs.count(func(s *run.SubagentStats) {
+		s.Spawned++
+		if ticket.Queued() {
+			s.Queued++
+		}
+	})
+	if ticket.Queued() {
+		child.spawnReceipt.Queued, child.spawnReceipt.QueuePosition = true, ticket.Position()
+		// Announced before the turn passes, so the pending events of one
+		// batch come out in call order too (lifecycle.go's live waits).
+		child.pendingErr = rs.send(ctx, run.Event{Type: run.EventTaskPending, AgentID: child.id, ParentToolUseID: child.toolUseID,
+			Task: child.taskInfo(a, in, task.Pending)})
+	}
+	tool.TurnDone(ctx)
+	h := rt.bg.start(ctx, a, child, in, bg)
+	if bg {
+		return tool.Output{Text: prompts.AsyncLaunched{AgentID: child.id, AgentType: child.typ, Description: in.Description,
+			OutputFile: child.transcriptPath()}.Render()}, nil
+	}
+	return h.wait(ctx)
+}
+
+// newChild builds a child agent from def: its ceiling, model, tools,
+// prompt and environment. It refuses a child that would have no tools or
+// whose definition cannot be applied.
+func (a *agent) newChild(def *agentdef.Definition, in agentInput, toolUseID, cwd string, isolation agentdef.Isolation) (*agent, *refusal) {
+	return a.newChildID(def, in, toolUseID, cwd, isolation, newAgentID())
+}
+
+// newChildID is newChild with the child's id given: a finished agent
+// continued with SendMessage keeps its id (resume.go).
+func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, cwd string, isolation agentdef.Isolation, id string) (*agent, *refusal) {
+	rt := a.run.rt
+	depth := a.depth + 1
+	maxDepth := rt.gate.Limits().MaxDepth
+	var limits permission.SessionLimits
+	if rt.cfg.Permissions != nil {
+		limits = rt.cfg.Permissions.Limits
+	}
+	c := spawn.ComputeCeiling(spawn.CeilingInput{
+		// ceilingPool: the coordinator's workers draw on every tool (coordinator.go).
+		ParentTools: setupOf(a).ceilingPool().Names(), ParentTypes: a.types, ParentPerms: a.perms, Limits: limits,
+		Def: def, Depth: depth, MaxDepth: maxDepth,
+	})
+	if len(c.Tools) == 0 && !spawn.NamesMCP(def) {
+		// An agent whose tools are only MCP tools is decided once its
+		// servers are connected (mcpGlue.onlyReady).
+		var why []string
+		for _, d := range c.Dropped {
+			why = append(why, d.Name+": "+d.Reason)
+		}
+		return nil, &refusal{run.RefusedNoTools, prompts.NoTools(def.Name, why)}
+	}
+	receipt := newReceipt(def.Name, depth, false, &c)
+	modelID, rule := spawn.ChooseModel(spawn.ModelChoice{
+		Forced: rt.cfg.ForceSubagentModel, Call: in.Model, Definition: def.Model,
+		Default: rt.cfg.SubagentModel, Parent: a.modelID, Resolve: rt.cfg.ResolveModel,
+	})
+	receipt.Model, receipt.ModelRule = modelID, run.ModelRule(rule)
+	env := a.env.Clone(id)
+	env.Cwd = cwd
+	child := &agent{
+		run: a.run, id: id, typ: def.Name, toolUseID: toolUseID, depth: depth, def: def,
+		modelID: modelID, types: c.Types, perms: c.Perms, env: env, maxTurns: def.MaxTurns,
+		effort: string(cmp.Or(in.Effort, def.Effort)), spawnReceipt: receipt, isolation: isolation,
+	}
+	tools := make([]tool.Tool, 0, len(c.Tools))
+	for _, name := range c.Tools {
+		if name == AgentToolName {
+			child.spec = toolboxOf(rt).agentSpec(c.Perms.Rules, c.Types)
+			tools = append(tools, &agentTool{spec: child.spec})
+			continue
+		}
+		t, _ := setupOf(a).ceilingPool().Get(name)
+		if entries := c.Narrow[name]; entries != nil {
+			nt, err := spawn.Narrow(t, entries, rt.cfg.Home)
+			if err != nil {
+				return nil, &refusal{run.RefusedDefinition, prompts.BadDefinition(def.Name, err, def.Path)}
+			}
+			t = nt
+		}
+		tools = append(tools, t)
+	}
+	child.pool = tool.NewPool(tools...)
+	if readOnlyAgent(def, child.pool, c.Narrow[tool.Bash] != nil) {
+		child.perms.ReadOnly = true // issue 9: read-only by construction, not by prompt
+	}
+	if child.spec == nil && depth >= maxDepth {
+		child.unavailable = map[string]string{AgentToolName: prompts.DepthLimit(depth, maxDepth)}
+	}
+	if isolation == "" {
+		// An isolated child's prompt is rendered in its tree (treeGlue.enter).
+		child.systemPrefix, child.system = setupOf(child).renderSystem(cwd)
+	}
+	return child, nil
+}
+
+func (c *agent) warn(msg string) { c.spawnReceipt.Warnings = append(c.spawnReceipt.Warnings, msg) }
+
+// taskInfo describes the child for its task events.
+func (c *agent) taskInfo(parent *agent, in agentInput, status task.Status) *run.TaskInfo {
+	return &run.TaskInfo{AgentID: c.id, ToolUseID: c.toolUseID, AgentType: c.typ, Description: in.Description, Status: status,
+		Background: c.background, Depth: c.depth, Parent: parent.name(), Receipt: c.spawnReceipt}
+}
+
+// name is the agent's id, "main" for the main agent.
+func (a *agent) name() string { return cmp.Or(a.id, "main") }
+
+// agentMeta is the .meta.json beside a sub-agent's transcript (S-8.1).
+type agentMeta struct {
+	AgentID     string      `json:"agent_id"`
+	AgentType   string      `json:"agent_type"`
+	Description string      `json:"description"`
+	ToolUseID   string      `json:"tool_use_id"`
+	Depth       int         `json:"depth"`
+	Parent      string      `json:"parent"`
+	Model       string      `json:"model"`
+	Worktree    string      `json:"worktree"`
+	Background  bool        `json:"background"`
+	StartedAt   time.Time   `json:"started_at"`
+	Finished    bool        `json:"finished"`
+	Status      task.Status `json:"status,omitempty"`
+	FinishedAt  time.Time   `json:"finished_at,omitzero"`
+	Receipt     run.Receipt `json:"receipt"`
+}
+
+// writeMeta queues the agent's .meta.json on the session's journal: a plain
+// create when the agent starts, an atomic replace when it ends.
+func writeMeta(j *transcript.Journal, path string, m *agentMeta) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode agent meta: %w", err)
+	}
+	// b is this call's own: the journal keeps it without a copy.
+	if !m.Finished {
+		return j.CreateOwned(path, append(b, '\n'))
+	}
+	return j.ReplaceOwned(path, append(b, '\n'))
+}
+
+// execute runs the child to the end and turns its outcome into the Agent
+// tool's result. Cleanup (shells, transcript, meta, counters) runs on every
+// path.
+func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool.Output, error) {
+	rs, rt := c.run, c.run.rt
+	start := rt.cfg.Now()
+	shells := builtin.NewShells()
+	defer shells.Close()
+	c.env.Shells = shells
+	// Its worktree: made now (isolation), or its parent's leased; released
+	// on every path, and before the report so that the report can say
+	// what became of it (worktree.go).
+	if msg, ok := worktreeOf(c).enter(ctx, parent); !ok {
+		rs.count(func(s *run.SubagentStats) { s.Failed++ })
+		return errorOutput(msg), nil
+	}
+	defer worktreeOf(c).leave(ctx)
+
+	meta := &agentMeta{AgentID: c.id, AgentType: c.typ, Description: in.Description, ToolUseID: c.toolUseID, Depth: c.depth,
+		Parent: parent.name(), Model: c.modelID, Background: c.background, StartedAt: start.UTC(), Receipt: c.spawnReceipt, Worktree: c.spawnReceipt.Worktree}
+	var tpath, mpath string
+	var rec loop.Recorder
+	status := task.Failed
+	if rs.journal != nil {
+		var err error
+		if tpath, err = transcript.AgentFile(rt.cfg.StateDir, rt.cfg.Cwd, rt.session, c.id); err != nil {
+			// Issue 9: ids are checked and the path stays in StateDir.
+			rs.count(func(s *run.SubagentStats) { s.Failed++ })
+			return errorOutput(prompts.SubagentNotStarted(err)), nil
+		}
+		mpath = strings.TrimSuffix(tpath, ".jsonl") + ".meta.json"
+		jw := rs.journal.Transcript(tpath, rt.session, c.id, rt.cfg.Now)
+		// No descriptor is held for it once it ended.
+		defer func() { _ = jw.Release() }()
+		rec = c.resumeRecorder(jw) // a continued agent's history is in the file already (resume.go)
+		if err := writeMeta(rs.journal, mpath, meta); err != nil {
+			mpath = ""
+			rs.count(func(s *run.SubagentStats) { s.Failed++ })
+			return errorOutput(prompts.SubagentNotStarted(err)), nil
+		}
+	}
+	defer mcpOf(c).release() // mcp.go: inline servers stop with the child
+	defer func() {
+		// Runs on every exit path: the slot is released by the caller;
+		// here the record is closed and counted.
+		rs.count(func(s *run.SubagentStats) {
+			switch status {
+			case task.Completed:
+				s.Completed++
+			case task.Killed:
+				s.Killed++
+			default:
+				s.Failed++
+			}
+		})
+		parent.absorb(&c.tally)
+		if mpath != "" {
+			meta.Finished, meta.Status, meta.FinishedAt = true, status, rt.cfg.Now().UTC()
+			_ = writeMeta(rs.journal, mpath, meta)
+		}
+	}()
+
+	if err := rs.send(ctx, run.Event{Type: run.EventTaskStarted, AgentID: c.id, ParentToolUseID: c.toolUseID, Task: c.taskInfo(parent, in, task.Running)}); err != nil {
+		status = task.Killed
+		if c.spawnReceipt.Queued {
+			// Its EventTaskPending went out: say it ended.
+			rs.sendFinal(run.Event{Type: run.EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID,
+				Subagent: c.structured(task.Killed, nil, err, 0, "")})
+		}
+		return tool.Output{}, err
+	}
+	prompt := in.Prompt
+	if c.def.InitialPrompt != "" {
+		prompt = c.def.InitialPrompt + "\n\n" + prompt
+	}
+	msgs, runErr := forkOf(c).startMessages(prompt, rec) // a fork's inherited conversation (fork.go)
+	var res *loop.Result
+	if runErr == nil {
+		// Hooks (hooks.go): SubagentStart, and the definition's hooks while
+		// the child runs, removed on every exit path. A fork's hook context
+		// goes after its directive (fork.go).
+		hm := hooksOf(c).message(msgs)
+		defer hooksOf(c).begin(ctx, parent, tpath, hm)()
+		msgs = hooksOf(c).withContext(msgs, hm)
+		res, runErr = c.safeRun(ctx, msgs, rec)
+	}
+	if runErr == nil {
+		// Background children of its own end first (lifecycle.go).
+		res, runErr = c.settle(ctx, res, rec)
+	}
+	if runErr == nil && tpath != "" {
+		// Its transcript and metadata are written as it goes; one that
+		// could not be (a full disk, no descriptor left) fails the agent
+		// rather than leaving it without a record.
+		if err := rs.journal.Written(tpath, mpath); err != nil {
+			runErr = fmt.Errorf("record the agent: %w", err)
+		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		status = task.Killed
+	case runErr != nil:
+		status = task.Failed
+	default:
+		status = task.Completed
+	}
+	result := c.structured(status, res, runErr, rt.cfg.Now().Sub(start), tpath)
+	result.Worktree = worktreeOf(c).leave(ctx)
+	c.final = result
+	if status != task.Killed {
+		if err := rs.send(ctx, run.Event{Type: run.EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result}); err != nil {
+			status = task.Killed
+		}
+	}
+	if status == task.Killed {
+		// A killed agent still reports how it ended, with its numbers,
+		// though the run is cancelled (outcome.go).
+		result.Status = task.Killed
+		rs.sendFinal(run.Event{Type: run.EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result})
+		return tool.Output{}, ctx.Err()
+	}
+	if runErr != nil {
+		msg := prompts.SubagentFailed(c.id, c.typ, runErr)
+		if w := worktreeReport(result.Worktree); w != nil {
+			msg += "\n" + w.Render()
+		}
+		return errorOutput(msg), nil
+	}
+	text := c.report(result)
+	if _, ok := parent.pool.Get(tool.SendMessage); ok && !c.def.OneShot {
+		text += "\n" + prompts.ContinueWithSendMessage(c.id) // issue 29: how to continue it
+	}
+	return tool.Output{Text: text}, nil
+}
+
+// safeRun runs the child's loop, turning a panic anywhere below it (the
+// model adapter, the loop) into an error so the parent goes on.
+func (c *agent) safeRun(ctx context.Context, msgs []llm.Message, rec loop.Recorder) (res *loop.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("the sub-agent crashed: %v", p)
+		}
+	}()
+	return c.runLoop(ctx, msgs, rec)
+}
+
+// structured builds the SubagentResult of a finished child.
+func (c *agent) structured(status task.Status, res *loop.Result, runErr error, d time.Duration, tpath string) *run.SubagentResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	stats, uses := map[string]int{}, 0
+	for k, v := range c.toolStats {
+		stats[k] = v
+		uses += v
+	}
+	out := &run.SubagentResult{
+		AgentID: c.id, AgentType: c.typ, ToolUseID: c.toolUseID, Status: status, Model: c.modelID, ModelRule: c.spawnReceipt.ModelRule,
+		ModelsUsed: slices.Clone(c.models), ToolUses: uses, ToolStats: stats, Usage: c.usage,
+		Duration: d, TranscriptPath: tpath, Receipt: c.spawnReceipt,
+		Continuable: tpath != "" && !c.fork && (c.def == nil || !c.def.OneShot), // resume.go
+	}
+	if runErr != nil {
+		out.Error = runErr.Error()
+	}
+	if res != nil {
+		out.Turns, out.MaxTurnsHit = res.Turns, res.MaxTurnsHit
+		out.Text = lastAssistantText(res.Messages)
+	}
+	return out
+}
+
+func lastAssistantText(msgs []llm.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.RoleAssistant {
+			if t := strings.TrimSpace(msgs[i].Text()); t != "" {
+				return t
+			}
+		}
+	}
+	return ""
+}
+
+// report is the Agent tool's result text for a finished child (S-3.6).
+func (c *agent) report(res *run.SubagentResult) string {
+	r := prompts.Report{AgentID: c.id, AgentType: c.typ, Text: res.Text, OneShot: c.def.OneShot, TranscriptPath: res.TranscriptPath,
+		Tokens: res.Usage.Total(), ToolUses: res.ToolUses, Duration: res.Duration, Worktree: worktreeReport(res.Worktree)}
+	if res.MaxTurnsHit {
+		r.MaxTurns = c.maxTurns
+	}
+	return r.Render()
+}

@@ -1,0 +1,101 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/cadre-dev/cadre/internal/engine/tasktools"
+	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/task"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// The task tools (TaskStop, TaskOutput, SendMessage) live in package
+// tasktools; this file is the engine's side of them: the calling agent as
+// a tasktools.Caller, and SendMessage's delivery.
+
+// taskTools builds the task tools over the agent that owns each call.
+func taskTools() []tool.Tool {
+	return tasktools.Tools(func(ctx context.Context) tasktools.Caller {
+		a := agentFrom(ctx)
+		if a == nil {
+			return nil
+		}
+		return taskCaller{a}
+	})
+}
+
+// taskCaller is an agent calling a task tool.
+type taskCaller struct{ a *agent }
+
+// Registry implements tasktools.Caller.
+func (c taskCaller) Registry() *task.Registry { return c.a.run.rt.bg.reg }
+
+// FinalText implements tasktools.Caller.
+func (c taskCaller) FinalText(id string) (string, bool) {
+	if h := c.a.run.rt.bg.handle(id); h != nil && h.child != nil && h.child.final != nil {
+		return h.child.final.Text, true
+	}
+	return "", false
+}
+
+// SendMessage implements tasktools.Caller.
+func (c taskCaller) SendMessage(ctx context.Context, m tasktools.Message) (tool.Output, error) {
+	return c.a.run.rt.bg.send(ctx, c.a, m)
+}
+
+// ids lists every task id of the session, for messages.
+func (b *background) ids() []string { return tasktools.IDs(b.reg) }
+
+// handle returns the child run of agent id, nil if unknown.
+func (b *background) handle(id string) *childRun {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.agents[id]
+}
+
+// send delivers a SendMessage (S-8.2): to main, queued for the main
+// agent's next turn; to a running agent, queued for its next tool round;
+// to a finished one, it continues the agent in the background (resume.go).
+// One-shot types get an error, and so does an unknown id, with the list
+// of known ones.
+func (b *background) send(ctx context.Context, from *agent, in tasktools.Message) (tool.Output, error) {
+	text := prompts.AgentMessage(from.name(), in.Summary, in.Message)
+	to := strings.TrimSpace(in.To)
+	if to == "main" {
+		b.main.push(inboxItem{text: text})
+		return tool.Output{Text: prompts.MessageQueued("main")}, nil
+	}
+	h := b.handle(to)
+	if h == nil {
+		h = b.earlier(to) // a foreground agent of an earlier process (resume.go)
+	}
+	if h == nil || (h.child == nil && h.resumable == nil) {
+		return errorOutput(prompts.UnknownRecipient(to, b.known())), nil
+	}
+	if b.oneShot(h) {
+		return errorOutput(prompts.OneShotNoMessages(to, h.agentType())), nil
+	}
+	if h.child == from {
+		return errorOutput(prompts.MessageToSelf()), nil
+	}
+	return b.deliver(ctx, from, h, text)
+}
+
+// withTaskTools adds the task tools to the main agent's pool whenever a
+// sub-agent can run in the background: a model that can start one can
+// also read, message and stop it.
+func (tb toolbox) withTaskTools(p *tool.Pool) *tool.Pool {
+	r := tb.r
+	if r.cfg.Background == BackgroundOff {
+		return p
+	}
+	tools := p.Tools()
+	for _, t := range taskTools() {
+		if !slices.ContainsFunc(tools, func(x tool.Tool) bool { return x.Spec().Name == t.Spec().Name }) {
+			tools = append(tools, t)
+		}
+	}
+	return tool.NewPool(tools...)
+}
