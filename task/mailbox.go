@@ -248,6 +248,7 @@ func (s *Mailboxes) order() []string {
 func (s *Mailboxes) replay(b []byte) {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
+	where := map[int64]string{} // a pending message's mailbox
 	seen := map[int64]bool{}
 	for sc.Scan() {
 		var rec mailRecord
@@ -269,16 +270,18 @@ func (s *Mailboxes) replay(b []byte) {
 			s.seq = max(s.seq, m.Seq)
 			box := s.box(m.To)
 			box.queue = append(box.queue, *m)
+			where[m.Seq] = m.To
 		case mailAck, mailWithdrawn:
-			s.remove(rec.Seqs)
+			s.remove(where, rec.Seqs)
 		case mailFwd:
 			if rec.To == "" {
 				continue
 			}
 			to := s.box(rec.To)
-			for _, m := range s.remove(rec.Seqs) {
+			for _, m := range s.remove(where, rec.Seqs) {
 				m.To = rec.To
 				to.queue = append(to.queue, m)
+				where[m.Seq] = rec.To
 			}
 		}
 	}
@@ -289,16 +292,23 @@ func (s *Mailboxes) replay(b []byte) {
 	}
 }
 
-// remove takes the messages numbered seqs out of whichever mailbox holds
-// them and returns them.
-func (s *Mailboxes) remove(seqs []int64) []Message {
+// remove takes the pending messages numbered seqs out of the mailboxes
+// where says hold them, and returns them in seqs' mailboxes' order.
+func (s *Mailboxes) remove(where map[int64]string, seqs []int64) []Message {
 	var out []Message
-	for _, id := range s.order() {
+	done := map[string]bool{}
+	for _, seq := range seqs {
+		id, ok := where[seq]
+		if !ok || done[id] {
+			continue
+		}
+		done[id] = true
 		box := s.boxes[id]
 		keep := box.queue[:0]
 		for _, m := range box.queue {
-			if slices.Contains(seqs, m.Seq) {
+			if where[m.Seq] == id && slices.Contains(seqs, m.Seq) {
 				out = append(out, m)
+				delete(where, m.Seq)
 			} else {
 				keep = append(keep, m)
 			}
