@@ -258,3 +258,50 @@ func TestMessagesAcrossACrash(t *testing.T) {
 		t.Errorf("pending for a third process: %+v", p)
 	}
 }
+
+// TestMessageToAStoppedChildIsNotLost: a message a child never read
+// before it was stopped is not dropped with it: it goes up to the main
+// agent, once, with the child's end.
+func TestMessageToAStoppedChildIsNotLost(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	arrived, release := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(release) }) // before the server closes
+	var rt *Runtime
+	var id string
+	h.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+		switch len(r.Messages) {
+		case 1:
+			return llmtest.ToolUse("Agent", bgCall("HANG: work"))
+		case 3:
+			id = taskByDescription(t, rt, "bg HANG")
+			<-arrived
+			return llmtest.ToolUses(sendCall(id, "FOR-HUNG"), llmtest.Call{Name: "TaskStop", Input: map[string]any{"task_id": id}})
+		}
+		return llmtest.Text("noted")
+	})
+	h.srv.ScriptFunc("HANG", func(*llmtest.Request) llmtest.Turn {
+		close(arrived)
+		<-release
+		return llmtest.Text("too late")
+	})
+	cfg := h.config()
+	cfg.Background = BackgroundDefault
+	rt = newRuntime(t, cfg)
+	if _, _, err := runAll(t, context.Background(), rt, "MAIN go"); err != nil {
+		t.Fatal(err)
+	}
+	drainNotifications(t, rt)
+	mains := h.srv.RequestsFor("MAIN")
+	contains(t, mains[2].LastToolResults()[0].ResultText(), "Message queued for "+id)
+	last := mains[len(mains)-1]
+	if n := countIn(last, "FOR-HUNG"); n != 1 {
+		t.Fatalf("the unread message reached main %d times", n)
+	}
+	if n := notesIn(last, id); n != 1 {
+		t.Fatalf("the stopped child notified %d times", n)
+	}
+	if p := mailPending(t, rt); len(p) != 0 {
+		t.Errorf("pending after delivery: %+v", p)
+	}
+}
