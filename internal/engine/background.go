@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -222,8 +224,15 @@ func (b *background) openMail(path string, inHistory map[string]bool) error {
 		return err
 	}
 	for _, m := range rep.Pending {
-		if m.To == task.Main || mail.Live(m.To) {
+		if m.To == task.Main || mail.Live(m.To) || !mail.Pending(m.To) {
 			continue
+		}
+		// What the agent's transcript holds reached it: the process died
+		// between its request and the acknowledgement.
+		inAgent := b.agentTexts(m.To)
+		if _, err := mail.Withdraw(m.To, func(m task.Message) bool { return inAgent(m.Text) }, "in the agent's transcript already"); err != nil {
+			_ = mail.Close()
+			return err
 		}
 		if err := mail.End(m.To, task.AfterEnd{Delivery: task.Resumes}, task.Main); err != nil {
 			_ = mail.Close()
@@ -234,6 +243,35 @@ func (b *background) openMail(path string, inHistory map[string]bool) error {
 	// empty store in memory: nothing can have been posted yet.
 	b.mail.Store(mail)
 	return nil
+}
+
+// agentTexts reports whether a text is in a user message of the
+// transcript of agent id of this session (none when it has none).
+func (b *background) agentTexts(id string) func(string) bool {
+	r := b.rt
+	path, err := transcript.AgentFile(r.cfg.StateDir, r.cfg.Cwd, r.session, id)
+	if err != nil {
+		return func(string) bool { return false } // not an agent id
+	}
+	entries, err := transcript.ReadFile(path)
+	if err != nil {
+		return func(string) bool { return false } // no transcript: nothing reached it
+	}
+	var texts []string
+	for _, m := range transcript.Messages(entries) {
+		if m.Role != llm.RoleUser {
+			continue
+		}
+		for _, c := range m.Content {
+			if c.Type == llm.BlockText {
+				texts = append(texts, c.Text)
+			}
+		}
+	}
+	// A continuation joins its messages in one block: containment.
+	return func(text string) bool {
+		return slices.ContainsFunc(texts, func(t string) bool { return strings.Contains(t, text) })
+	}
 }
 
 // mailboxes returns the mailbox store (opened by the first Run; in

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -171,91 +173,128 @@ func TestMessageToAFinishedChild(t *testing.T) {
 
 // TestMessagesAcrossACrash: a process dies (its runtime is dropped, not
 // closed) with a message to a child that never took it, after a message
-// another child received; the session reopened from its state dir gives
-// the first to the main agent at its first turn, once, and never the
-// second; a third process has nothing to deliver.
+// another child received — with its acknowledgement journaled, or lost
+// to the crash while the child's transcript holds the message; the
+// session reopened from its state dir gives the first to the main agent
+// at its first turn, once, and never the second; a third process has
+// nothing to deliver.
 func TestMessagesAcrossACrash(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	sleepArrived, sleepRelease := make(chan struct{}), make(chan struct{})
-	takeArrived, takeRelease := make(chan struct{}), make(chan struct{})
-	t.Cleanup(func() { close(sleepRelease) }) // before the server closes
-	var rt *Runtime
-	var take, sleep string
-	h.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
-		switch len(r.Messages) {
-		case 1:
-			return llmtest.ToolUses(llmtest.Call{Name: "Agent", Input: bgCall("TAKE: job")}, llmtest.Call{Name: "Agent", Input: bgCall("SLEEP: job")})
-		case 3:
-			take, sleep = taskByDescription(t, rt, "bg TAKE"), taskByDescription(t, rt, "bg SLEE")
-			<-takeArrived
-			<-sleepArrived
-			return llmtest.ToolUses(sendCall(take, "FOR-TAKER"), sendCall(sleep, "FOR-SLEEPER"))
-		}
-		return llmtest.Text("main " + string(rune('0'+len(r.Messages)%10)))
-	})
-	h.srv.ScriptFunc("TAKE", func(r *llmtest.Request) llmtest.Turn {
-		if len(r.Messages) == 1 {
-			close(takeArrived)
-			<-takeRelease
-			return llmtest.ToolUse("Glob", map[string]any{"pattern": "*.none"})
-		}
-		return llmtest.Text("taker done")
-	})
-	h.srv.ScriptFunc("SLEEP", func(r *llmtest.Request) llmtest.Turn {
-		close(sleepArrived)
-		<-sleepRelease // until the test ends: the process dies under it
-		return llmtest.Text("too late")
-	})
-	cfg := h.config()
-	cfg.Background = BackgroundDefault
-	rt = newRuntime(t, cfg)
-	if _, _, err := runAll(t, context.Background(), rt, "MAIN go"); err != nil {
-		t.Fatal(err)
+	for _, lostAck := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lost ack %v", lostAck), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			sleepArrived, sleepRelease := make(chan struct{}), make(chan struct{})
+			takeArrived, takeRelease := make(chan struct{}), make(chan struct{})
+			t.Cleanup(func() { close(sleepRelease) }) // before the server closes
+			var rt *Runtime
+			var take, sleep string
+			h.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+				switch len(r.Messages) {
+				case 1:
+					return llmtest.ToolUses(llmtest.Call{Name: "Agent", Input: bgCall("TAKE: job")}, llmtest.Call{Name: "Agent", Input: bgCall("SLEEP: job")})
+				case 3:
+					take, sleep = taskByDescription(t, rt, "bg TAKE"), taskByDescription(t, rt, "bg SLEE")
+					<-takeArrived
+					<-sleepArrived
+					return llmtest.ToolUses(sendCall(take, "FOR-TAKER"), sendCall(sleep, "FOR-SLEEPER"))
+				}
+				return llmtest.Text("main " + string(rune('0'+len(r.Messages)%10)))
+			})
+			h.srv.ScriptFunc("TAKE", func(r *llmtest.Request) llmtest.Turn {
+				if len(r.Messages) == 1 {
+					close(takeArrived)
+					<-takeRelease
+					return llmtest.ToolUse("Glob", map[string]any{"pattern": "*.none"})
+				}
+				return llmtest.Text("taker done")
+			})
+			h.srv.ScriptFunc("SLEEP", func(r *llmtest.Request) llmtest.Turn {
+				close(sleepArrived)
+				<-sleepRelease // until the test ends: the process dies under it
+				return llmtest.Text("too late")
+			})
+			cfg := h.config()
+			cfg.Background = BackgroundDefault
+			rt = newRuntime(t, cfg)
+			if _, _, err := runAll(t, context.Background(), rt, "MAIN go"); err != nil {
+				t.Fatal(err)
+			}
+			close(takeRelease)
+			waitTask(rt, take)
+			takes := h.srv.RequestsFor("TAKE")
+			if countIn(takes[len(takes)-1], "FOR-TAKER") != 1 {
+				t.Fatal("the taker did not get its message")
+			}
+			// "kill -9": rt is left as it is (its cleanup closes it after the
+			// test); a new process opens the session.
+			if lostAck {
+				// The taker's request was answered and recorded, but the
+				// process died before the mailbox journal said so.
+				if err := rt.bg.handle(take).child.run.journal.Sync(); err != nil {
+					t.Fatal(err)
+				}
+				dropAcks(t, mailPath(rt))
+			}
+			entries, err := transcript.ReadFile(rt.TranscriptPath())
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg2 := cfg
+			cfg2.SessionID, cfg2.History = rt.SessionID(), transcript.Messages(entries)
+			rt2 := newRuntime(t, cfg2)
+			before := len(h.srv.RequestsFor("MAIN"))
+			if _, _, err := runAll(t, context.Background(), rt2, "MAIN again"); err != nil {
+				t.Fatal(err)
+			}
+			first := h.srv.RequestsFor("MAIN")[before]
+			last := first.Messages[len(first.Messages)-1]
+			var got strings.Builder
+			for _, b := range last.Content {
+				got.WriteString(b.Text)
+			}
+			if n := strings.Count(got.String(), "FOR-SLEEPER"); n != 1 {
+				t.Fatalf("the undelivered message reached main %d times in %q", n, got.String())
+			}
+			if strings.Contains(got.String(), "FOR-TAKER") {
+				t.Fatal("a delivered message was delivered again")
+			}
+			contains(t, got.String(), "<task-id>"+sleep+"</task-id>") // interrupted
+			// A second turn and a third process deliver nothing again.
+			before = len(h.srv.RequestsFor("MAIN"))
+			if _, _, err := runAll(t, context.Background(), rt2, "MAIN third"); err != nil {
+				t.Fatal(err)
+			}
+			second := h.srv.RequestsFor("MAIN")[before]
+			if n := countIn(second, "FOR-SLEEPER"); n != 1 {
+				t.Fatalf("the message is %d times in the next turn's request, want once (in history)", n)
+			}
+			if p := mailPending(t, rt2); len(p) != 0 {
+				t.Errorf("pending for a third process: %+v", p)
+			}
+
+		})
 	}
-	close(takeRelease)
-	waitTask(rt, take)
-	takes := h.srv.RequestsFor("TAKE")
-	if countIn(takes[len(takes)-1], "FOR-TAKER") != 1 {
-		t.Fatal("the taker did not get its message")
-	}
-	// "kill -9": rt is left as it is (its cleanup closes it after the
-	// test); a new process opens the session.
-	entries, err := transcript.ReadFile(rt.TranscriptPath())
+}
+
+// dropAcks removes the acknowledgements from the mailbox journal at path.
+func dropAcks(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg2 := cfg
-	cfg2.SessionID, cfg2.History = rt.SessionID(), transcript.Messages(entries)
-	rt2 := newRuntime(t, cfg2)
-	before := len(h.srv.RequestsFor("MAIN"))
-	if _, _, err := runAll(t, context.Background(), rt2, "MAIN again"); err != nil {
+	var kept []string
+	for _, l := range strings.SplitAfter(string(b), "\n") {
+		if !strings.Contains(l, `"op":"ack"`) {
+			kept = append(kept, l)
+		}
+	}
+	if len(kept) == len(strings.SplitAfter(string(b), "\n")) {
+		t.Fatal("no acknowledgement in the journal")
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(kept, "")), 0o600); err != nil {
 		t.Fatal(err)
-	}
-	first := h.srv.RequestsFor("MAIN")[before]
-	last := first.Messages[len(first.Messages)-1]
-	var got strings.Builder
-	for _, b := range last.Content {
-		got.WriteString(b.Text)
-	}
-	if n := strings.Count(got.String(), "FOR-SLEEPER"); n != 1 {
-		t.Fatalf("the undelivered message reached main %d times in %q", n, got.String())
-	}
-	if strings.Contains(got.String(), "FOR-TAKER") {
-		t.Fatal("a delivered message was delivered again")
-	}
-	contains(t, got.String(), "<task-id>"+sleep+"</task-id>") // interrupted
-	// A second turn and a third process deliver nothing again.
-	before = len(h.srv.RequestsFor("MAIN"))
-	if _, _, err := runAll(t, context.Background(), rt2, "MAIN third"); err != nil {
-		t.Fatal(err)
-	}
-	second := h.srv.RequestsFor("MAIN")[before]
-	if n := countIn(second, "FOR-SLEEPER"); n != 1 {
-		t.Fatalf("the message is %d times in the next turn's request, want once (in history)", n)
-	}
-	if p := mailPending(t, rt2); len(p) != 0 {
-		t.Errorf("pending for a third process: %+v", p)
 	}
 }
 

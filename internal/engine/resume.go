@@ -143,9 +143,15 @@ func (b *background) deliver(ctx context.Context, from *agent, h *childRun, it i
 	}
 	res, err := b.resume(ctx, from, h, strings.Join(texts, "\n\n"))
 	if err != nil || res.IsError {
-		// Not continued: the message goes back to its sender.
+		// Not continued: the message goes back to its sender. A journal
+		// that cannot record that ends the turn (a restart would deliver
+		// the message the sender was told was not).
+		why := res.Text
+		if err != nil {
+			why = err.Error()
+		}
 		mail.Requeue(h.id)
-		if _, werr := mail.Withdraw(h.id, func(m task.Message) bool { return m.Seq == out.Seq }, res.Text); werr != nil && err == nil {
+		if _, werr := mail.Withdraw(h.id, func(m task.Message) bool { return m.Seq == out.Seq }, why); werr != nil && err == nil {
 			err = werr
 		}
 	}
