@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -162,16 +163,16 @@ func (e ToolEntry) AgentTypes() (types []string, ok bool) {
 }
 
 // Effort is a reasoning-effort level (S-4.1's effort key, the Agent
-// call's effort field).
-type Effort string
+// call's effort field): the model request's llm.Effort.
+type Effort = llm.Effort
 
 // Effort levels.
 const (
-	EffortLow    Effort = "low"
-	EffortMedium Effort = "medium"
-	EffortHigh   Effort = "high"
-	EffortXHigh  Effort = "xhigh"
-	EffortMax    Effort = "max"
+	EffortLow    = llm.EffortLow
+	EffortMedium = llm.EffortMedium
+	EffortHigh   = llm.EffortHigh
+	EffortXHigh  = llm.EffortXHigh
+	EffortMax    = llm.EffortMax
 )
 
 // MemoryScope is where an agent's memory directory lives (S-4.7).

@@ -1,6 +1,10 @@
 package hooks
 
-import "context"
+import (
+	"context"
+
+	"github.com/cadre-dev/cadre/permission"
+)
 
 // Scope is what every input of one agent carries.
 type Scope struct {
@@ -18,7 +22,7 @@ type Scope struct {
 	AgentTranscriptPath string
 	// PermissionMode returns the agent's current mode; nil leaves
 	// permission_mode out.
-	PermissionMode func() string
+	PermissionMode func() permission.Mode
 	// BackgroundTasks returns the tasks still running when the agent
 	// stops; nil means none.
 	BackgroundTasks func() []BackgroundTask

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/cadre-dev/cadre/permission"
 )
 
 // BenchmarkFire measures one PreToolUse event: with no hooks, with one
@@ -12,7 +14,7 @@ func BenchmarkFire(b *testing.B) {
 	in := func() *Input {
 		return &Input{HookEventName: PreToolUse, ToolName: "Read", ToolInput: json.RawMessage(`{"file_path":"/p/bench-input.txt"}`), ToolUseID: "toolu_1"}
 	}
-	scope := Scope{SessionID: "s1", TranscriptPath: "/t/s1.jsonl", Cwd: b.TempDir(), PermissionMode: func() string { return "default" }}
+	scope := Scope{SessionID: "s1", TranscriptPath: "/t/s1.jsonl", Cwd: b.TempDir(), PermissionMode: func() permission.Mode { return permission.ModeDefault }}
 	ctx := context.Background()
 	b.Run("none", func(b *testing.B) {
 		a := New(nil, Options{}).ForAgent(scope)

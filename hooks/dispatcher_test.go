@@ -74,7 +74,7 @@ func TestFireRealScriptGetsStdinEnvAndCwd(t *testing.T) {
 	dump := script(t, dir, "dump.sh", `cat >> "`+log+`"; echo >> "`+log+`"
 echo "$CLAUDE_PROJECT_DIR|$CADRE_PROJECT_DIR|$(pwd)|$HOOK_TEST_VAR" >> "`+log+`"`)
 	d := New(settings(t, cmdHooks(PreToolUse, "Bash", dump)), Options{ProjectDir: project, Env: []string{"PATH=" + os.Getenv("PATH"), "HOOK_TEST_VAR=kept", "CLAUDE_PROJECT_DIR=/stale"}})
-	a := d.ForAgent(Scope{SessionID: "s1", TranscriptPath: "/t/s1.jsonl", Cwd: agentCwd, AgentID: "a1", AgentType: "Explore", PermissionMode: func() string { return "plan" }})
+	a := d.ForAgent(Scope{SessionID: "s1", TranscriptPath: "/t/s1.jsonl", Cwd: agentCwd, AgentID: "a1", AgentType: "Explore", PermissionMode: func() permission.Mode { return permission.ModePlan }})
 
 	o := a.Fire(context.Background(), &Input{HookEventName: PreToolUse, ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"ls"}`), ToolUseID: "t1"})
 	if o.Blocked || len(o.Errors()) > 0 || len(o.Runs) != 1 || o.Runs[0].ExitCode != 0 {
@@ -473,7 +473,7 @@ func TestAgentBinding(t *testing.T) {
 	tasks := func() []BackgroundTask {
 		return []BackgroundTask{{ID: "b1", Type: "subagent", Status: "running", Description: "scan"}}
 	}
-	mode := func() string { return "default" }
+	mode := func() permission.Mode { return permission.ModeDefault }
 	main := d.ForAgent(Scope{SessionID: "s", TranscriptPath: "/t/s.jsonl", Cwd: dir, PermissionMode: mode, BackgroundTasks: tasks})
 	child := d.ForAgent(Scope{SessionID: "s", TranscriptPath: "/t/s.jsonl", Cwd: dir, AgentID: "a1", AgentType: "Explore", AgentTranscriptPath: "/t/s/agent-a1.jsonl", PermissionMode: mode})
 	ctx := context.Background()

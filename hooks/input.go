@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/cadre-dev/cadre/permission"
 )
 
 // Input is what a hook gets on stdin, as JSON with Claude Code's field
@@ -19,7 +21,7 @@ type Input struct {
 	Cwd string
 	// PermissionMode is the agent's mode; left out of the events Claude
 	// Code leaves it out of (session, worktree and SubagentStart events).
-	PermissionMode string
+	PermissionMode permission.Mode
 	// AgentID and AgentType name the sub-agent the event belongs to; both
 	// are empty for the main agent. For SubagentStart and SubagentStop
 	// they name the child.
@@ -94,7 +96,7 @@ func (in *Input) MarshalJSON() ([]byte, error) {
 	w.str("transcript_path", in.TranscriptPath)
 	w.str("cwd", in.Cwd)
 	if in.HookEventName.carriesPermissionMode() && in.PermissionMode != "" {
-		w.str("permission_mode", in.PermissionMode)
+		w.str("permission_mode", string(in.PermissionMode))
 	}
 	if in.AgentID != "" {
 		w.str("agent_id", in.AgentID)

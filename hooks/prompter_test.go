@@ -48,7 +48,7 @@ func TestPrompterAnswersWithPermissionRequestHooks(t *testing.T) {
 	for _, tt := range tests {
 		d := New(settings(t, cmdHooks(PermissionRequest, "Bash", tt.cmd)), Options{})
 		next := &countingPrompter{}
-		p := Prompter{Hooks: d.ForAgent(Scope{SessionID: "s", PermissionMode: func() string { return "default" }}), Next: next}
+		p := Prompter{Hooks: d.ForAgent(Scope{SessionID: "s", PermissionMode: func() permission.Mode { return permission.ModeDefault }}), Next: next}
 		reply, err := p.Prompt(context.Background(), prompt)
 		if err != nil {
 			t.Fatal(err)

@@ -209,8 +209,9 @@ type Request struct {
 	MaxTokens int64
 	// Thinking enables extended thinking where the provider supports it.
 	Thinking *Thinking
-	// Effort is an optional reasoning-effort hint (low, medium, high, max).
-	Effort string
+	// Effort is an optional reasoning-effort hint (low, medium, high,
+	// xhigh, max); empty leaves the provider's default.
+	Effort Effort
 	// NoCache disables prompt-cache breakpoints (providers that cache
 	// automatically ignore it).
 	NoCache bool
@@ -294,6 +295,32 @@ type Retry struct {
 	// Cause names why the attempt failed.
 	Cause RetryCause
 	Err   string
+}
+
+// Effort is a reasoning-effort level (Request.Effort).
+type Effort string
+
+// Effort levels, lowest first.
+const (
+	EffortLow    Effort = "low"
+	EffortMedium Effort = "medium"
+	EffortHigh   Effort = "high"
+	EffortXHigh  Effort = "xhigh"
+	EffortMax    Effort = "max"
+)
+
+// Efforts lists every effort level, lowest first.
+func Efforts() []Effort {
+	return []Effort{EffortLow, EffortMedium, EffortHigh, EffortXHigh, EffortMax}
+}
+
+// Valid reports whether e is one of the effort levels (empty is not).
+func (e Effort) Valid() bool {
+	switch e {
+	case EffortLow, EffortMedium, EffortHigh, EffortXHigh, EffortMax:
+		return true
+	}
+	return false
 }
 
 // RetryCause names why a model request's attempt failed (Retry.Cause).

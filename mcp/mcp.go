@@ -186,6 +186,6 @@ type ServerStatus struct {
 // project, local, dynamic for --mcp-config, managed, agent, sdk).
 type InitServer struct {
 	Name   string `json:"name"`
-	Status string `json:"status"`
+	Status State  `json:"status"`
 	Source string `json:"source"`
 }

@@ -204,3 +204,17 @@ func listOrNone(xs []string) string {
 	}
 	return strings.Join(xs, ", ")
 }
+
+// AgentEndedWithoutResult is the error of a child that ended with neither
+// a result nor an error.
+func AgentEndedWithoutResult() string { return "the agent ended without a result" }
+
+// AgentStoppedEarly is the error a notification gives for a background
+// child that was stopped (its context cancelled) before it finished.
+func AgentStoppedEarly() string { return "The agent was stopped before it finished." }
+
+// DeniedCall is one line of a notification's denied calls: the tool, the
+// start of its input, and why it was denied.
+func DeniedCall(tool, input, reason string) string {
+	return fmt.Sprintf("%s %s (%s)", tool, input, reason)
+}

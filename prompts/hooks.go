@@ -26,9 +26,14 @@ func hookText(texts []string) string {
 }
 
 // HookBlockedCall is the result of a tool call a hook of event (PreToolUse)
-// blocked or denied: the hooks' reasons, for the model to act on.
+// blocked or denied: the hooks' reasons exactly as they gave them (the
+// result is marked an error, which says the call did not run), or, when
+// no hook gave one, a sentence saying which hook blocked the call.
 func HookBlockedCall(event, tool string, reasons []string) string {
-	return fmt.Sprintf("A %s hook blocked this %s call, so it was not run. The hook said:\n%s", event, tool, hookText(reasons))
+	if t := hookText(reasons); t != "" {
+		return t
+	}
+	return fmt.Sprintf("A %s hook blocked this %s call, so it was not run; it gave no reason.", event, tool)
 }
 
 // HookStopped is the result of a tool call not run because a hook ended

@@ -117,3 +117,32 @@ func ToolInputTooLarge(tool string, got, limit int64) string {
 		"Call the tool again with a smaller input: split the content over several calls, or write it to a file with smaller edits.",
 		tool, got, limit)
 }
+
+// SubagentCrashed is the error of a sub-agent whose run panicked: the
+// child fails and its parent goes on.
+func SubagentCrashed(panicked any) string { return fmt.Sprintf("the sub-agent crashed: %v", panicked) }
+
+// Why a tool was left out of a sub-agent's grant: the receipt's dropped
+// tools, and the reasons NoTools gives when none is left.
+const (
+	DroppedInteractiveOnly = "interactive-only tools are not given to sub-agents"
+	DroppedTaskTools       = "the task tools are the main agent's"
+	DroppedInBackground    = "not available to agents running in the background"
+	DroppedNotInTools      = "not in the definition's tools"
+	// DroppedNoMCPServer: the definition names MCP tools and no connected
+	// server offers them.
+	DroppedNoMCPServer = "its MCP tools: no connected server offers them"
+)
+
+// DroppedDisallowed: the definition's disallowedTools entry covers the tool.
+func DroppedDisallowed(entry string) string {
+	return "in the definition's disallowedTools (" + entry + ")"
+}
+
+// DroppedByRule: a permission rule denies the whole tool.
+func DroppedByRule(rule string) string { return "denied by rule " + rule }
+
+// DroppedNestingLimit: the Agent tool of a child at the nesting limit.
+func DroppedNestingLimit(depth, maxDepth int) string {
+	return fmt.Sprintf("nesting limit: depth %d of %d", depth, maxDepth)
+}

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/cadre-dev/cadre/hooks"
@@ -65,6 +66,13 @@ const (
 	// EventHookFinished carries Hook with its exit code, duration, output
 	// and decision.
 	EventHookFinished EventType = "hook_finished"
+	// EventWarning carries Text: part of the session's record could not
+	// be written — a task-journal or transcript write failed — though the
+	// run goes on. The exactly-once delivery of notifications rests on the
+	// task journal, and resuming on the transcripts, so these are never
+	// dropped: each comes once, just before the Result that lists it in
+	// Result.Warnings (the next run's when it happened between runs).
+	EventWarning EventType = "warning"
 	// EventResult carries Result; it is the last event, but for the error
 	// that follows the result of a failed run.
 	EventResult EventType = "result"
@@ -135,6 +143,9 @@ type ToolResult struct {
 	IsError  bool
 	Denied   bool
 	Duration time.Duration
+	// Result is the tool's structured result as JSON (tool.Output.Result),
+	// for programs that read the run; empty when the tool gives none.
+	Result json.RawMessage
 }
 
 // TodoUpdate is one change of an agent's todo list.

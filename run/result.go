@@ -30,6 +30,16 @@ const (
 	ErrorMaxStructuredOutputRetries Subtype = "error_max_structured_output_retries"
 )
 
+// Valid reports whether s is one of the subtypes (a result read back from
+// a transcript or another process names one).
+func (s Subtype) Valid() bool {
+	switch s {
+	case Success, ErrorMaxTurns, ErrorDuringExecution, ErrorMaxBudget, ErrorMaxStructuredOutputRetries:
+		return true
+	}
+	return false
+}
+
 // Result sums up a finished run.
 type Result struct {
 	// Text is the final answer.
@@ -71,6 +81,10 @@ type Result struct {
 	// session's output schema (cadre.Config.OutputSchema); nil without one
 	// or when the run did not succeed.
 	StructuredOutput json.RawMessage
+	// Warnings are the session's record-keeping failures no earlier
+	// Result reported: task-journal and transcript writes that failed
+	// without ending the run (see EventWarning).
+	Warnings []string
 }
 
 // SubagentStats counts the sub-agents of a run. Every spawned sub-agent

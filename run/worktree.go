@@ -15,6 +15,16 @@ const (
 	WorktreeHeld WorktreeState = "held"
 )
 
+// Valid reports whether s is one of the worktree states (an outcome read
+// back from an agent's meta file names one).
+func (s WorktreeState) Valid() bool {
+	switch s {
+	case WorktreeRemoved, WorktreeKept, WorktreeHeld:
+		return true
+	}
+	return false
+}
+
 // WorktreeOutcome is what became of an isolated agent's worktree when it
 // ended (SubagentResult.Worktree).
 type WorktreeOutcome struct {

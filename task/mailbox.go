@@ -688,6 +688,15 @@ func (s *Mailboxes) End(id string, after AfterEnd, forward string) error {
 	return nil
 }
 
+// InFlight reports whether anything taken from the mailbox of agent id
+// waits for Ack or Requeue.
+func (s *Mailboxes) InFlight(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	box := s.boxes[id]
+	return box != nil && len(box.flight) > 0
+}
+
 // Live reports whether the agent of mailbox id runs (Open, not End);
 // the main agent's always does.
 func (s *Mailboxes) Live(id string) bool {

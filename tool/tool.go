@@ -23,6 +23,11 @@ type Output struct {
 	// Blocks are further content of the result after Text: images
 	// (llm.BlockImage), which both providers carry to the model.
 	Blocks []llm.Block
+	// Result is the call's structured result as JSON, for programs that
+	// read the run (stream-json's tool_use_result); the model never sees
+	// it. Empty when the tool gives none. JSON rather than a Go value so
+	// it survives the Executor seam unchanged.
+	Result json.RawMessage
 }
 
 // Errorf returns an error Output with a formatted message.

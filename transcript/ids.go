@@ -6,30 +6,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/google/uuid"
 )
 
-// isUUID reports whether id is 8-4-4-4-12 hexadecimal digits. (Checked by
-// hand: a regexp with counted repetitions costs thousands of allocations
-// of package init in every cadre process.)
-func isUUID(id string) bool {
-	if len(id) != 36 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}
+// isUUID reports whether id is a UUID as 8-4-4-4-12 hexadecimal digits:
+// google/uuid's check, held to its plain 36-character form (it also
+// accepts braces, a urn:uuid: prefix and no hyphens, which a file name
+// should not carry).
+func isUUID(id string) bool { return len(id) == 36 && uuid.Validate(id) == nil }
 
 // isAgentID reports whether id is 1 to 128 letters, digits, '-' or '_'.
 func isAgentID(id string) bool {

@@ -11,7 +11,9 @@ func TestValidateIDs(t *testing.T) {
 	t.Parallel()
 	good := []string{"123e4567-e89b-42d3-a456-426614174000", "00000000-0000-0000-0000-000000000000", "ABCDEF01-2345-6789-ABCD-EF0123456789"}
 	bad := []string{"", "x", "../../../../tmp/x", "123e4567-e89b-42d3-a456-42661417400", "123e4567-e89b-42d3-a456-4266141740000",
-		"123e4567/e89b-42d3-a456-426614174000", "123e4567-e89b-42d3-a456-42661417400g", " 123e4567-e89b-42d3-a456-426614174000"}
+		"123e4567/e89b-42d3-a456-426614174000", "123e4567-e89b-42d3-a456-42661417400g", " 123e4567-e89b-42d3-a456-426614174000",
+		// Forms google/uuid parses that a file name should not carry.
+		"{123e4567-e89b-42d3-a456-426614174000}", "urn:uuid:123e4567-e89b-42d3-a456-426614174000", "123e4567e89b42d3a456426614174000"}
 	for _, id := range good {
 		if err := ValidateSessionID(id); err != nil {
 			t.Errorf("%q: %v", id, err)

@@ -33,6 +33,18 @@ import (
 // files go on. A file whose last line was torn by an earlier crash gets a
 // newline before its first new record, so the record starts a line of its
 // own (Scan skips the torn one).
+//
+// Durability, exactly: a line handed over is queued, not written. A
+// process killed (kill -9, a crash) before the journal's goroutine wrote
+// it loses it, and so does one killed before Close drained the queue.
+// Written waits for the queue: the lines are then in the file and survive
+// the process, but not a machine crash. Sync also fsyncs them (and Close
+// does, for the files it closes), so they survive that too. A run syncs
+// its transcripts before its Result; an agent checks its own files with
+// Written when it ends; and a notification is marked delivered in the
+// task journal only after the lines that carry it were written (the
+// engine's writtenFirst), so a killed process never leaves a notification
+// marked delivered that no transcript holds.
 type Journal struct {
 	ops  chan journalOp
 	done chan struct{}
@@ -505,6 +517,11 @@ func (w *JournalWriter) Path() string { return w.path }
 // Err returns the error a write of this transcript met, if any. Call it
 // after the journal's Sync or Written to see every write queued before.
 func (w *JournalWriter) Err() error { return w.j.pathErr(w.path) }
+
+// Written waits until every line queued before it was written (not
+// synced: the lines then survive the process, not yet a machine crash)
+// and returns the error a write of this transcript met.
+func (w *JournalWriter) Written() error { return w.j.Written(w.path) }
 
 // AppendMessage queues one conversation message; see Writer.AppendMessage.
 func (w *JournalWriter) AppendMessage(m llm.Message, model string, usage *llm.Usage) error {

@@ -119,15 +119,29 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	_ = proclife.Adopt() // best effort: without it orphans go to init
 	// The reaper ends what cadre started even after kill -9 (issue 23);
 	// best effort like Adopt: without it, only an orderly exit ends them.
-	reaper, _ := proclife.StartReaper()
+	// It starts once a command is about to run, before that command can
+	// start anything: --version and --help start no process and pay for
+	// no reaper.
+	var reaper *proclife.Reaper
+	ran := false
 	defer func() {
-		proclife.EndDescendants(endGrace, reaper.Pid())
-		_ = reaper.Close()
+		if ran {
+			proclife.EndDescendants(endGrace, reaper.Pid())
+			_ = reaper.Close()
+		}
 	}()
 	ctx, sigs := withSignals(context.Background())
 	defer sigs.stop()
 	p := procIO{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
 	cmd := newRootCmd(ctx, p, sigs)
+	// No subcommand sets its own persistent pre-run, so this one runs
+	// before every command's RunE (TestReaperStartsBeforeEveryCommand).
+	cmd.PersistentPreRun = func(*cobra.Command, []string) {
+		if !ran {
+			ran = true
+			reaper, _ = proclife.StartReaper()
+		}
+	}
 	cmd.SetArgs(joinDebugFilter(args)) // --debug's optional value (debug.go)
 	cmd.SetIn(stdin)
 	cmd.SetOut(stdout)
@@ -496,11 +510,11 @@ func (o *options) debugWriter(p procIO) io.Writer {
 
 // runInfoOf is what init reports beyond the runtime's Init.
 func runInfoOf(p procIO, cfg cadre.Config) runInfo {
-	info := runInfo{AddDirs: cfg.AddDirs, PermissionMode: string(permission.ModeDefault), APIKeySource: "none"} // nil Permissions: default mode (issue 9)
+	info := runInfo{AddDirs: cfg.AddDirs, PermissionMode: permission.ModeDefault, APIKeySource: "none"} // nil Permissions: default mode (issue 9)
 	if cfg.Permissions != nil {
-		info.PermissionMode = string(cfg.Permissions.Mode)
+		info.PermissionMode = cfg.Permissions.Mode
 		if info.PermissionMode == "" {
-			info.PermissionMode = string(permission.ModeDefault)
+			info.PermissionMode = permission.ModeDefault
 		}
 	}
 	switch cfg.Model.(type) {
@@ -549,6 +563,7 @@ func runPrint(ctx context.Context, p procIO, sigs *signals, o *options, prompt s
 	if o.debug != "" {
 		pr = &debugPrinter{next: pr, out: o.debugWriter(p), filter: o.debug}
 	}
+	pr = &warningPrinter{next: pr, out: p.stderr}
 	code, err := drive(ctx, cancel, sigs, rt, prompt, pr, tl, o.maxBudgetUSD)
 	if code == ExitOK && err == nil {
 		return nil

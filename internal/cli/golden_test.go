@@ -263,10 +263,26 @@ func TestStreamJSONMatchesClaudeCode(t *testing.T) {
 	}
 	got := schemaOf(t, out.String())
 
+	missing := schemaDiffs(want.Kinds, got, "system/background_tasks_changed") // background tasks only
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("cadre's stream-json lacks what Claude Code's has:\n%s", strings.Join(missing, "\n"))
+	}
+	for path := range notActionable {
+		if path != "*" && want.Kinds[path] == nil && got[path] == nil && !strings.HasPrefix(path, "user") {
+			t.Errorf("notActionable names kind %q, which neither output has", path)
+		}
+	}
+}
+
+// schemaDiffs lists what got lacks of want (kind → key path → JSON type):
+// a kind, a key, or a key's type; notActionable's keys, mixed types and
+// the keys of array elements cadre's array has none of are not compared.
+func schemaDiffs(want, got map[string]map[string]string, skipKinds ...string) []string {
 	var missing []string
-	for kind, keys := range want.Kinds {
-		if kind == "system/background_tasks_changed" {
-			continue // background tasks only
+	for kind, keys := range want {
+		if slices.Contains(skipKinds, kind) {
+			continue
 		}
 		g := got[kind]
 		if g == nil {
@@ -297,12 +313,5 @@ func TestStreamJSONMatchesClaudeCode(t *testing.T) {
 		}
 	}
 	sort.Strings(missing)
-	if len(missing) > 0 {
-		t.Errorf("cadre's stream-json lacks what Claude Code's has:\n%s", strings.Join(missing, "\n"))
-	}
-	for path := range notActionable {
-		if path != "*" && want.Kinds[path] == nil && got[path] == nil && !strings.HasPrefix(path, "user") {
-			t.Errorf("notActionable names kind %q, which neither output has", path)
-		}
-	}
+	return missing
 }

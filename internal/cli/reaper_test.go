@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/spf13/cobra"
 )
 
 // lifeMarkEnv marks, through cadre's environment, every process a test's
@@ -182,4 +183,29 @@ func looks(pid int) int {
 	}
 	v, _ := strconv.Atoi(n)
 	return v
+}
+
+// The reaper starts in the root command's persistent pre-run, which cobra
+// runs before a command's RunE only when no command nearer to it sets one
+// of its own: so no subcommand may, or it would run without a reaper.
+func TestReaperStartsBeforeEveryCommand(t *testing.T) {
+	ctx, sigs := withSignals(t.Context())
+	defer sigs.stop()
+	var out bytes.Buffer
+	root := newRootCmd(ctx, procIO{stdout: &out, stderr: &out, getenv: func(string) string { return "" }}, sigs)
+	var walk func(c *cobra.Command)
+	n := 0
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			n++
+			if sub.PersistentPreRun != nil || sub.PersistentPreRunE != nil {
+				t.Errorf("%s sets its own persistent pre-run: cadre's reaper would not start before it", sub.CommandPath())
+			}
+			walk(sub)
+		}
+	}
+	walk(root)
+	if n < 5 {
+		t.Fatalf("walked %d subcommands; the command tree is not what this test expects", n)
+	}
 }

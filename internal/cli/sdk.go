@@ -332,7 +332,7 @@ func (s *sdkSession) rtAgents() []agentSummary {
 
 // setMode changes the permission mode from the next turn on (a turn in
 // progress keeps its mode).
-func (s *sdkSession) setMode(ctx context.Context, mode string) error {
+func (s *sdkSession) setMode(ctx context.Context, mode permission.Mode) error {
 	<-s.readyOrBuild(ctx)
 	s.mu.Lock()
 	rt, err := s.rt, s.buildErr
@@ -340,7 +340,7 @@ func (s *sdkSession) setMode(ctx context.Context, mode string) error {
 	if rt == nil {
 		return err
 	}
-	if err := rt.SetPermissionMode(permission.Mode(mode)); err != nil {
+	if err := rt.SetPermissionMode(mode); err != nil {
 		return errors.New(trimPrefix(err.Error()))
 	}
 	return nil
@@ -405,13 +405,14 @@ func (s *sdkSession) turn(ctx context.Context, sigs *signals, msg *sdkproto.User
 	}
 	tl := s.turnTally(rt, cfg)
 	info := runInfoOf(s.p, cfg)
-	info.PermissionMode = string(rt.PermissionMode())
+	info.PermissionMode = rt.PermissionMode()
 	pr := newStreamPrinter(s.conn, tl, info, s.o.includePartial)
 	pr.hookEvents = s.o.includeHookEvents
 	var out printer = pr
 	if s.o.debug != "" {
 		out = &debugPrinter{next: pr, out: s.o.debugWriter(s.p), filter: s.o.debug}
 	}
+	out = &warningPrinter{next: out, out: s.p.stderr}
 	stream := rt.RunNotifications(tctx)
 	if msg != nil {
 		stream = rt.Run(tctx, msg.Text)

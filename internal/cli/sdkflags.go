@@ -19,6 +19,7 @@ import (
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/config"
 	"github.com/cadre-dev/cadre/internal/plugin"
+	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/tool/builtin"
@@ -136,7 +137,7 @@ func (s *sdkFlags) noEffect(w io.Writer) {
 
 // check validates the flags whose values cadre uses.
 func (s *sdkFlags) check() error {
-	if s.effort != "" && !slices.Contains([]string{"low", "medium", "high", "xhigh", "max"}, s.effort) {
+	if s.effort != "" && !llm.Effort(s.effort).Valid() {
 		return fmt.Errorf("invalid --effort %q: valid values are low, medium, high, xhigh, max", s.effort)
 	}
 	switch s.permissionPrompts {
@@ -222,7 +223,7 @@ func (s *sdkFlags) applyAgent(w io.Writer, o *options, cfg *cadre.Config) error 
 		cfg.ModelID = id
 	}
 	if def.Effort != "" && s.effort == "" {
-		cfg.Effort = string(def.Effort)
+		cfg.Effort = def.Effort
 	}
 	if def.Tools != nil && s.toolNames() == nil && !slices.ContainsFunc(def.Tools, func(e agentdef.ToolEntry) bool { return e.Name == "*" }) {
 		names := []string{}
@@ -283,7 +284,7 @@ func (s *sdkFlags) apply(p procIO, cfg *cadre.Config) error {
 		cfg.Thinking = nil
 	}
 	if s.effort != "" {
-		cfg.Effort = s.effort
+		cfg.Effort = llm.Effort(s.effort)
 	}
 	if names := s.toolNames(); names != nil {
 		for _, n := range names {

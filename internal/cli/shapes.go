@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/mcp"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -32,7 +34,7 @@ type initJSON struct {
 	Tools             []string        `json:"tools"`
 	MCPServers        []mcpServerJSON `json:"mcp_servers"`
 	Model             string          `json:"model"`
-	PermissionMode    string          `json:"permissionMode"`
+	PermissionMode    permission.Mode `json:"permissionMode"`
 	SlashCommands     []string        `json:"slash_commands"`
 	APIKeySource      string          `json:"apiKeySource"`
 	ClaudeCodeVersion string          `json:"claude_code_version"`
@@ -47,8 +49,8 @@ type initJSON struct {
 
 // mcpServerJSON is one MCP server of init.
 type mcpServerJSON struct {
-	Name   string `json:"name"`
-	Status string `json:"status"`
+	Name   string    `json:"name"`
+	Status mcp.State `json:"status"`
 }
 
 // pluginJSON is one plugin of init; cadre loads none yet.
@@ -83,12 +85,12 @@ type sandboxJSON struct {
 
 // trustJSON is init's account of workspace trust and widening settings.
 type trustJSON struct {
-	Trusted        bool          `json:"trusted"`
-	Source         string        `json:"source,omitempty"`
-	PermissionMode string        `json:"permission_mode"`
-	ModeSource     string        `json:"permission_mode_source,omitempty"`
-	Widenings      []settingJSON `json:"widenings"`
-	Ignored        []settingJSON `json:"ignored"`
+	Trusted        bool            `json:"trusted"`
+	Source         string          `json:"source,omitempty"`
+	PermissionMode permission.Mode `json:"permission_mode"`
+	ModeSource     string          `json:"permission_mode_source,omitempty"`
+	Widenings      []settingJSON   `json:"widenings"`
+	Ignored        []settingJSON   `json:"ignored"`
 }
 
 // settingJSON is one setting and the file or flag that set it.
@@ -169,7 +171,7 @@ type userJSON struct {
 // agentToolResult is tool_use_result of an Agent call: the sub-agent's
 // structured result in Claude Code's key names.
 type agentToolResult struct {
-	Status            string      `json:"status"`
+	Status            task.Status `json:"status"`
 	Prompt            string      `json:"prompt"`
 	AgentID           string      `json:"agentId"`
 	AgentType         string      `json:"agentType"`
@@ -196,6 +198,11 @@ type asyncLaunchResult struct {
 	ResolvedModel string `json:"resolvedModel,omitempty"`
 	Prompt        string `json:"prompt"`
 	OutputFile    string `json:"outputFile"`
+	// CanReadOutputFile: OutputFile is there to read (transcripts on).
+	CanReadOutputFile bool `json:"canReadOutputFile"`
+	// CanContinueAgent: SendMessage can continue the agent once it ends
+	// (it keeps a transcript and is not a fork, S-8.2).
+	CanContinueAgent bool `json:"canContinueAgent"`
 }
 
 // backgroundTasksJSON is system/background_tasks_changed: the whole set
@@ -271,7 +278,7 @@ type taskProgressJSON struct {
 
 // taskPatch is the change a task_updated event reports.
 type taskPatch struct {
-	Status string `json:"status"`
+	Status task.Status `json:"status"`
 	// Description is set on the pending update (a queued Agent call).
 	Description string `json:"description,omitempty"`
 	EndTime     int64  `json:"end_time,omitempty"` // 0 only while pending
@@ -293,18 +300,45 @@ type taskUpdatedJSON struct {
 // ended. Status is completed, failed or stopped (Claude Code's word for
 // killed).
 type taskNotificationJSON struct {
-	Type       string        `json:"type"`
-	Subtype    string        `json:"subtype"`
-	TaskID     string        `json:"task_id"`
-	RunID      string        `json:"run_id,omitempty"`
-	ToolUseID  string        `json:"tool_use_id"`
-	Status     string        `json:"status"`
-	OutputFile string        `json:"output_file"`
-	Summary    string        `json:"summary"`
-	Usage      taskUsage     `json:"usage"`
-	UUID       string        `json:"uuid"`
-	SessionID  string        `json:"session_id"`
-	Cadre      subagentExtra `json:"cadre"`
+	Type       string             `json:"type"`
+	Subtype    string             `json:"subtype"`
+	TaskID     string             `json:"task_id"`
+	RunID      string             `json:"run_id,omitempty"`
+	ToolUseID  string             `json:"tool_use_id"`
+	Status     notificationStatus `json:"status"`
+	OutputFile string             `json:"output_file"`
+	Summary    string             `json:"summary"`
+	// SummaryIsReport: Summary is the agent's final report, not an
+	// account of its failure.
+	SummaryIsReport bool          `json:"summary_is_report"`
+	Usage           taskUsage     `json:"usage"`
+	UUID            string        `json:"uuid"`
+	SessionID       string        `json:"session_id"`
+	Cadre           subagentExtra `json:"cadre"`
+}
+
+// notificationStatus is a task_notification's status: how a task ended,
+// in Claude Code's words.
+type notificationStatus string
+
+// Notification statuses.
+const (
+	notifyCompleted notificationStatus = "completed"
+	notifyFailed    notificationStatus = "failed"
+	// notifyStopped is Claude Code's word for a killed task.
+	notifyStopped notificationStatus = "stopped"
+)
+
+// notificationStatusOf is the notification status of a task that ended
+// in s: killed is stopped; anything else that is not completed failed.
+func notificationStatusOf(s task.Status) notificationStatus {
+	switch s {
+	case task.Completed:
+		return notifyCompleted
+	case task.Killed:
+		return notifyStopped
+	}
+	return notifyFailed
 }
 
 // subagentExtra is cadre's structured sub-agent result (S-3.6) without the
@@ -338,9 +372,9 @@ type retryJSON struct {
 	UUID            string  `json:"uuid"`
 	SessionID       string  `json:"session_id"`
 	Cadre           struct {
-		Cause   string `json:"cause"`
-		Message string `json:"message"`
-		AgentID string `json:"agent_id,omitempty"`
+		Cause   llm.RetryCause `json:"cause"`
+		Message string         `json:"message"`
+		AgentID string         `json:"agent_id,omitempty"`
 	} `json:"cadre"`
 }
 

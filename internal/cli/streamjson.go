@@ -4,13 +4,14 @@ import (
 	"cmp"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"slices"
 	"time"
 
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/run"
-	"github.com/cadre-dev/cadre/task"
 	"github.com/google/uuid"
 )
 
@@ -23,7 +24,7 @@ type lineWriter interface {
 // runInfo is what init reports that the runtime's Init does not carry.
 type runInfo struct {
 	AddDirs        []string
-	PermissionMode string
+	PermissionMode permission.Mode
 	APIKeySource   string
 	Provider       string
 	Agents         []string
@@ -160,7 +161,7 @@ func (p *streamPrinter) init(in *run.Init) error {
 		SlashCommands: nonNil(p.info.Skills), APIKeySource: p.info.APIKeySource, ClaudeCodeVersion: protocolVersion, AddDirs: nonNil(p.info.AddDirs),
 		OutputStyle: "default", Agents: nonNil(p.info.Agents), Skills: nonNil(p.info.Skills), Plugins: []pluginJSON{},
 		UUID: uuid.NewString(), Cadre: initExtra{Version: Version, Provider: p.info.Provider, TranscriptPath: in.TranscriptPath,
-			Trust: trustOf(cmp.Or(p.info.PermissionMode, string(in.PermissionMode)), in.Provenance), Sandbox: sandboxOf(in.Sandbox)},
+			Trust: trustOf(cmp.Or(p.info.PermissionMode, in.PermissionMode), in.Provenance), Sandbox: sandboxOf(in.Sandbox)},
 	}
 	if ev.MCPServers == nil {
 		ev.MCPServers = mcpServersJSON(in.MCPServers) // mcp.go
@@ -270,7 +271,7 @@ func nonNilBlocks(bs []llm.Block) []llm.Block {
 func (p *streamPrinter) toolUseResult(b llm.Block) any {
 	if r := p.tally.results[b.ToolUseID]; r != nil {
 		return agentToolResult{
-			Status: string(r.Status), Prompt: p.tally.calls[b.ToolUseID].Prompt, AgentID: r.AgentID, AgentType: r.AgentType,
+			Status: r.Status, Prompt: p.tally.calls[b.ToolUseID].Prompt, AgentID: r.AgentID, AgentType: r.AgentType,
 			Content: []llm.Block{llm.TextBlock(r.Text)}, ToolsUsed: sortedKeys(r.ToolStats), ResolvedModel: r.Model, TotalDurationMS: r.Duration.Milliseconds(),
 			TotalTokens: p.tally.progress(r.AgentID).TotalTokens, TotalToolUseCount: r.ToolUses, Usage: r.Usage,
 			CanContinueAgent: r.Continuable,
@@ -282,8 +283,13 @@ func (p *streamPrinter) toolUseResult(b llm.Block) any {
 	if u := p.tally.todos[b.ToolUseID]; u != nil && !b.IsError {
 		return todoToolResult{OldTodos: u.Old, NewTodos: u.New} // todos.go
 	}
+	res, ok := p.tally.structured[b.ToolUseID]
+	delete(p.tally.structured, b.ToolUseID)
 	if b.IsError {
 		return "Error: " + b.ResultText()
+	}
+	if ok {
+		return json.RawMessage(res) // the tool's own (tool/builtin/toolresult.go)
 	}
 	return b.ResultText()
 }
@@ -306,7 +312,7 @@ func (p *streamPrinter) asyncLaunch(b llm.Block) *asyncLaunchResult {
 			continue
 		}
 		out := &asyncLaunchResult{Status: "async_launched", IsAsync: true, AgentID: in.ID, Description: in.Description,
-			Prompt: call.Prompt, OutputFile: in.OutputFile}
+			Prompt: call.Prompt, OutputFile: in.OutputFile, CanReadOutputFile: in.OutputFile != "", CanContinueAgent: in.OutputFile != "" && in.AgentType != "fork"}
 		if tk := p.tally.tasks[in.ID]; tk != nil {
 			out.ResolvedModel = tk.info.Receipt.Model
 		}
@@ -324,12 +330,16 @@ func (p *streamPrinter) taskStarted(ev run.Event) error {
 		Cadre: taskStartExtra{Parent: in.Parent, Receipt: in.Receipt}}); err != nil {
 		return err
 	}
-	if p.tally.runs[in.AgentID] > 1 {
+	if p.tally.runs[in.AgentID] > 1 || in.Background {
 		// A later run of the task (the agent continued): its first
 		// message is not the prompt of the first run, which was shown.
+		// A background task's prompt is in its task_started and the
+		// launch's tool_use_result; Claude Code 2.1.328 writes no user
+		// line for it either (toolshapes_test.go).
 		return nil
 	}
-	// The sub-agent's first message, its prompt, as Claude Code shows it.
+	// A foreground sub-agent's first message, its prompt, as Claude Code
+	// shows it.
 	parent := in.ToolUseID
 	return p.write(userJSON{Type: "user", Message: userMessage{Role: llm.RoleUser, Content: []any{llm.TextBlock(task.prompt)}},
 		ParentToolUseID: &parent, AgentID: in.AgentID, SessionID: p.session, UUID: uuid.NewString(), Timestamp: timestamp(p.tally.now()),
@@ -357,21 +367,17 @@ func (p *streamPrinter) backgroundTasksChanged() error {
 }
 
 func (p *streamPrinter) taskCompleted(r *run.SubagentResult) error {
-	status := string(r.Status)
-	patch := taskPatch{Status: status, EndTime: p.tally.now().UnixMilli(), Error: r.Error}
+	patch := taskPatch{Status: r.Status, EndTime: p.tally.now().UnixMilli(), Error: r.Error}
 	if err := p.write(taskUpdatedJSON{Type: "system", Subtype: "task_updated", TaskID: r.AgentID, RunID: p.tally.runID(r.AgentID), Patch: patch,
 		UUID: uuid.NewString(), SessionID: p.session}); err != nil {
 		return err
-	}
-	if r.Status == task.Killed {
-		status = "stopped"
 	}
 	summary := r.Text
 	if r.Error != "" {
 		summary = r.Error
 	}
 	return p.write(taskNotificationJSON{Type: "system", Subtype: "task_notification", TaskID: r.AgentID, RunID: p.tally.runID(r.AgentID), ToolUseID: r.ToolUseID,
-		Status: status, OutputFile: r.TranscriptPath, Summary: summary, Usage: p.tally.progress(r.AgentID),
+		Status: notificationStatusOf(r.Status), OutputFile: r.TranscriptPath, Summary: summary, SummaryIsReport: r.Error == "", Usage: p.tally.progress(r.AgentID),
 		UUID: uuid.NewString(), SessionID: p.session, Cadre: subagentExtra{
 			AgentType: r.AgentType, Model: r.Model, ModelRule: string(r.ModelRule), ModelsUsed: r.ModelsUsed, Error: r.Error,
 			MaxTurnsHit: r.MaxTurnsHit, Turns: r.Turns, ToolUses: r.ToolUses, ToolStats: r.ToolStats, Usage: r.Usage,
@@ -388,7 +394,7 @@ func (p *streamPrinter) retry(ev run.Event, parent *string) error {
 		s := r.Status
 		out.ErrorStatus = &s
 	}
-	out.Cadre.Cause, out.Cadre.Message, out.Cadre.AgentID = string(r.Cause), r.Err, ev.AgentID
+	out.Cadre.Cause, out.Cadre.Message, out.Cadre.AgentID = r.Cause, r.Err, ev.AgentID
 	return p.write(out)
 }
 

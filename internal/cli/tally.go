@@ -73,6 +73,9 @@ type tally struct {
 	stats   *subagentStatsJSON
 	// todos holds each TodoWrite call's change, by tool-use id (todos.go).
 	todos map[string]*run.TodoUpdate
+	// structured holds the main agent's tool calls' structured results,
+	// by tool-use id (tool.Output.Result), until their user event.
+	structured map[string][]byte
 	// taskList lists the session's tasks for the result's cadre.tasks
 	// (tasksjson.go); nil leaves the key out.
 	taskList taskLister
@@ -111,7 +114,7 @@ func newTally(now func() time.Time, prices pricing.Table) *tally {
 	}
 	t := &tally{prices: prices, now: now, start: now(), models: map[string]*modelTally{},
 		calls: map[string]agentCall{}, tasks: map[string]*taskTally{}, results: map[string]*run.SubagentResult{},
-		todos: map[string]*run.TodoUpdate{}, seq: &resultSeq{}, runs: map[string]int{}, live: &[]string{},
+		todos: map[string]*run.TodoUpdate{}, structured: map[string][]byte{}, seq: &resultSeq{}, runs: map[string]int{}, live: &[]string{},
 		stats: &subagentStatsJSON{ByType: map[string]int{}}}
 	t.turnStart = t.start
 	t.runtime = &run.SubagentStats{Refused: map[run.RefusalReason]int{}}
@@ -132,6 +135,10 @@ func (s *resultSeq) next() int {
 // SDK's SDKMessageOrigin shape.
 type originJSON struct {
 	Kind string `json:"kind"`
+	// Producer and RunID name what produced the turn's input: the
+	// session's task whose run's notification the turn answers first.
+	Producer string `json:"producer,omitempty"`
+	RunID    string `json:"runId,omitempty"`
 }
 
 // notificationOrigin is the origin of a turn run on task notifications.
@@ -175,6 +182,16 @@ func (t *tally) observe(ev run.Event) {
 	case run.EventToolStart:
 		if ev.AgentID == "" {
 			t.mainTools++
+		}
+	case run.EventToolEnd:
+		if ev.AgentID == "" && ev.ToolResult != nil && len(ev.ToolResult.Result) > 0 && ev.Call != nil {
+			t.structured[ev.Call.ID] = ev.ToolResult.Result
+		}
+	case run.EventNotification:
+		// The first notification a notification turn delivers to the
+		// main agent names the run its result answers.
+		if n := ev.Notification; n != nil && ev.AgentID == "" && t.origin != nil && t.origin.RunID == "" {
+			t.origin.Producer, t.origin.RunID = "session-task", t.runID(n.TaskID)
 		}
 	case run.EventTodos:
 		t.todos[ev.Todos.ToolUseID] = ev.Todos

@@ -4,6 +4,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/task"
 )
 
 // taskPending writes system/task_updated with status pending (the Claude
@@ -15,6 +16,6 @@ func (p *streamPrinter) taskPending(ev run.Event) error {
 		return nil
 	}
 	return p.write(taskUpdatedJSON{Type: "system", Subtype: "task_updated", TaskID: in.AgentID,
-		Patch: taskPatch{Status: "pending", Description: in.Description},
+		Patch: taskPatch{Status: task.Pending, Description: in.Description},
 		UUID:  uuid.NewString(), SessionID: p.session})
 }

@@ -20,7 +20,7 @@ type taskJSON struct {
 	// IsBackgrounded is true when the task ran in the background.
 	IsBackgrounded bool `json:"is_backgrounded"`
 	// Status is pending, running, completed, failed or killed.
-	Status string `json:"status"`
+	Status task.Status `json:"status"`
 	// Error says why a failed or killed task ended.
 	Error string `json:"error,omitempty"`
 	// OutputFile is the task's transcript ("" when transcripts are off).
@@ -44,7 +44,7 @@ func (t *tally) tasksJSON() []taskJSON {
 	for _, in := range infos {
 		j := taskJSON{
 			TaskID: in.ID, ToolUseID: in.ToolUseID, SubagentType: in.AgentType, Description: in.Description,
-			Parent: in.Parent, Depth: in.Depth, IsBackgrounded: in.Background, Status: string(in.Status), Error: in.Error,
+			Parent: in.Parent, Depth: in.Depth, IsBackgrounded: in.Background, Status: in.Status, Error: in.Error,
 			OutputFile: in.OutputFile, LastTool: in.Progress.LastTool,
 			Usage: taskUsage{TotalTokens: in.Progress.Tokens, ToolUses: in.Progress.ToolUses, DurationMS: in.Progress.Elapsed.Milliseconds()},
 		}

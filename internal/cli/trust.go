@@ -1,12 +1,13 @@
 package cli
 
 import (
+	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/run"
 )
 
 // trustOf is init's account of the mode in force and where widening
 // settings came from; nil when the configuration says nothing about it.
-func trustOf(mode string, p *run.Provenance) *trustJSON {
+func trustOf(mode permission.Mode, p *run.Provenance) *trustJSON {
 	if p == nil {
 		return nil
 	}

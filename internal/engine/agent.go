@@ -48,7 +48,7 @@ type agent struct {
 	// agent.
 	systemPrefix string
 	maxTurns     int
-	effort       string
+	effort       llm.Effort
 	// output is the run's structured output for the main agent when the
 	// session has an output schema; nil for every other agent.
 	output *builtin.OutputSlot
@@ -174,6 +174,9 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 	}
 	if a.inbox != nil {
 		cfg.Inbox = a.inbox
+		if w, ok := rec.(writtenRecorder); ok {
+			cfg.Inbox = writtenFirst{a.inbox, w}
+		}
 	}
 	if a.output != nil {
 		cfg.Output = a.output
@@ -211,7 +214,8 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 			a.noteTool(ev.Call.Name)
 			o := ev.ToolResult.Output
 			out.Type, out.Call = run.EventToolEnd, ev.Call
-			out.ToolResult = &run.ToolResult{Text: o.Text, IsError: o.IsError, Denied: ev.ToolResult.Denied, Duration: ev.ToolResult.Duration}
+			out.ToolResult = &run.ToolResult{Text: o.Text, IsError: o.IsError, Denied: ev.ToolResult.Denied, Duration: ev.ToolResult.Duration,
+				Result: o.Result}
 		case loop.UserMessage:
 			out.Type, out.Message = run.EventUser, ev.Message
 		case loop.Done:
@@ -248,4 +252,34 @@ func hasReadDeny(rules []permission.Rule) bool {
 		}
 	}
 	return false
+}
+
+// writtenFirst marks the notifications and messages a request carried
+// delivered only once the transcript lines that carry them are written: the task
+// journal's record is written at once, the transcript's lines are queued
+// (transcript.Journal), and a process killed between the two would
+// otherwise leave a notification marked delivered that no conversation
+// holds — lost on resume. Written is enough for that (the lines then
+// survive the process); it does not wait for the disk.
+type writtenFirst struct {
+	*inbox
+	rec writtenRecorder
+}
+
+// writtenRecorder is a transcript recorder that can wait for its queued
+// lines (transcript.JournalWriter).
+type writtenRecorder interface {
+	Written() error
+}
+
+// Sent implements loop.Inbox.
+func (x writtenFirst) Sent() {
+	if x.inbox.inFlight() {
+		if err := x.rec.Written(); err != nil {
+			// The agent ends with this error too (its record fails);
+			// the notification reached the model, so it is delivered.
+			x.inbox.b.recordFailed("transcripts", err)
+		}
+	}
+	x.inbox.Sent()
 }

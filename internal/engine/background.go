@@ -99,6 +99,8 @@ type background struct {
 	mail atomic.Pointer[task.Mailboxes]
 	main *inbox
 	hub  hub.Hub
+	// exec starts every child (local.go).
+	exec *localExecutor
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -110,6 +112,10 @@ type background struct {
 	// resumeMu makes SendMessage deliveries to sub-agents one at a time
 	// (resume.go).
 	resumeMu sync.Mutex
+
+	// warns logs the writes of the session's record that failed
+	// (warnings.go).
+	warns warnings
 }
 
 // newBackground prepares the machinery and registers its stop with
@@ -119,6 +125,7 @@ func newBackground(r *Runtime) *background {
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &background{rt: r, reg: task.NewRegistry(r.cfg.Now), ctx: ctx, cancel: cancel, agents: map[string]*childRun{}}
 	b.main = newInbox("main", nil, b)
+	b.exec = newLocalExecutor(b)
 	glueOf(r).onClose(b.close)
 	return b
 }
@@ -201,7 +208,11 @@ func (b *background) open() error {
 		if err := j.Notify(n); err != nil {
 			return err
 		}
-		_ = j.Ended(t)
+		if err := j.Ended(t); err != nil {
+			// Replayed as interrupted again next time: the notification
+			// above is journaled, so that one would be a second one.
+			b.recordFailed("task journal", err)
+		}
 		b.main.push(inboxItem{note: n, text: n.Text})
 		b.agents[t.ID] = &childRun{id: t.ID, resumable: &resumeInfo{typ: t.AgentType, description: t.Description, transcript: t.OutputFile}}
 	}
@@ -320,6 +331,7 @@ func (b *background) notify(to *inbox, n *task.Notification) {
 	if err := b.taskJournal().Notify(n); err != nil {
 		// The notification still goes out; only a crash could lose it now.
 		n.Text += "\n" + fmt.Sprintf("(cadre could not journal this notification: %v)", err)
+		b.recordFailed("task journal", err)
 	}
 	to.push(inboxItem{note: n, text: n.Text})
 }

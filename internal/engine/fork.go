@@ -151,7 +151,7 @@ func (fp forkPath) newFork(ctx context.Context, in agentInput, toolUseID string,
 		system: a.system, systemPrefix: a.systemPrefix, fork: true, start: req.Messages, cacheHints: req.CacheHints, isolation: isolation,
 	}
 	for _, arg := range []struct{ field, value, kept string }{
-		{"model", in.Model, a.modelID}, {"effort", string(in.Effort), a.effort}, {"cwd", in.Cwd, a.env.Cwd},
+		{"model", in.Model, a.modelID}, {"effort", string(in.Effort), string(a.effort)}, {"cwd", in.Cwd, a.env.Cwd},
 	} {
 		if arg.value != "" && arg.value != arg.kept {
 			child.warn(prompts.ForkIgnoredArgument(arg.field, arg.value, cmp.Or(arg.kept, "default")))

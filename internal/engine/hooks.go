@@ -74,11 +74,11 @@ func (h *hookSink) attach(ctx context.Context, s *runState) (detach func()) {
 func (hg hookGlue) bind(tpath string) {
 	a := hg.a
 	rt := a.run.rt
-	mode := string(a.perms.Mode)
+	mode := a.perms.Mode
 	a.hooks = rt.hooks.ForAgent(hooks.Scope{
 		SessionID: rt.session, TranscriptPath: rt.tpath, Cwd: a.env.Cwd,
 		AgentID: a.id, AgentType: agentTypeOf(a), AgentTranscriptPath: tpath,
-		PermissionMode: func() string { return mode },
+		PermissionMode: func() permission.Mode { return mode },
 		// What it leaves running when it stops (hooktasks.go).
 		BackgroundTasks: hg.liveBackgroundTasks,
 	})

@@ -85,19 +85,28 @@ func (x *inbox) Take() []llm.Block {
 // answered, so it is acknowledged, and each notification is marked
 // delivered and reported.
 func (x *inbox) Sent() {
-	// An error means the mailbox journal could not record the delivery;
-	// the messages were delivered all the same, and only a restart could
-	// deliver them again.
-	sent, _ := x.b.mailboxes().Ack(x.owner)
+	sent, err := x.b.mailboxes().Ack(x.owner)
+	if err != nil {
+		// Delivered all the same; a later process would deliver them
+		// again.
+		x.b.recordFailed("mailbox journal", err)
+	}
 	for _, m := range sent {
 		if m.Note == nil {
 			continue
 		}
-		_ = x.b.taskJournal().Delivered(m.Note.Seq)
+		if err := x.b.taskJournal().Delivered(m.Note.Seq); err != nil {
+			// A later process would deliver it again.
+			x.b.recordFailed("task journal", err)
+		}
 		n := *m.Note
-		_ = x.b.hub.Send(x.b.ctx, run.Event{Type: run.EventNotification, AgentID: agentIDOf(x.owner), Notification: &n})
+		_ = x.b.emit(x.b.ctx, run.Event{Type: run.EventNotification, AgentID: agentIDOf(x.owner), Notification: &n})
 	}
 }
+
+// inFlight reports whether a notification or a message is in flight
+// (writtenFirst in agent.go waits for the transcript before Sent then).
+func (x *inbox) inFlight() bool { return x.b.mailboxes().InFlight(x.owner) }
 
 // discard marks every notification queued or in flight delivered without
 // delivering it: a killed agent's children's ends are folded into its
@@ -106,7 +115,9 @@ func (x *inbox) discard() {
 	// Notifications are not in the mailbox journal: no write, no error.
 	notes, _ := x.b.mailboxes().Withdraw(x.owner, func(m task.Message) bool { return m.Note != nil }, "folded into the killed agent's notification")
 	for _, m := range notes {
-		_ = x.b.taskJournal().Delivered(m.Note.Seq)
+		if err := x.b.taskJournal().Delivered(m.Note.Seq); err != nil {
+			x.b.recordFailed("task journal", err)
+		}
 	}
 }
 
@@ -119,10 +130,12 @@ func (x *inbox) close() {
 	for up.parent != nil && !mail.Live(up.owner) {
 		up = up.parent
 	}
-	// An error is a journal that could not record the move: what was
-	// queued stays in this mailbox, for the agent if it is continued,
-	// and for the main agent after a restart.
-	_ = mail.End(x.owner, task.AfterEnd{Delivery: task.Resumes}, up.owner)
+	if err := mail.End(x.owner, task.AfterEnd{Delivery: task.Resumes}, up.owner); err != nil {
+		// The journal could not record the move: what was queued stays
+		// in this mailbox, for the agent if it is continued, and for
+		// the main agent after a restart.
+		x.b.recordFailed("mailbox journal", err)
+	}
 }
 
 // requeue puts what is in flight (taken for a request that was never

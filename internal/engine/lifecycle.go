@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -102,7 +101,10 @@ func (b *background) start(ctx context.Context, parent, child *agent, in agentIn
 	b.agents[child.id] = h
 	b.mu.Unlock()
 	if bg {
-		_ = b.taskJournal().Started(info)
+		if err := b.taskJournal().Started(info); err != nil {
+			// A crash would not replay it as interrupted.
+			b.recordFailed("task journal", err)
+		}
 	}
 	child.run.holdJournal()
 	b.wg.Go(func() {
@@ -189,7 +191,9 @@ func (b *background) toBackground(h *childRun) bool {
 	}
 	b.reg.SetBackground(h.id)
 	if info, ok := b.reg.Get(h.id); ok {
-		_ = b.taskJournal().Started(info)
+		if err := b.taskJournal().Started(info); err != nil {
+			b.recordFailed("task journal", err)
+		}
 	}
 	close(h.moved)
 	return true
@@ -227,11 +231,17 @@ func (b *background) finish(h *childRun, out tool.Output, err error) {
 		b.notify(h.parent.inbox, c.notification(h, status, errText))
 		if info, ok := b.reg.Get(c.id); ok {
 			info.Status = status
-			_ = b.taskJournal().Ended(info)
+			if err := b.taskJournal().Ended(info); err != nil {
+				// A later process would take it for interrupted.
+				b.recordFailed("task journal", err)
+			}
 		}
 	}
 	b.reg.Finish(c.id, status, errText)
 	c.inbox.close()
+	if b.exec.watch.Load() {
+		b.exec.ended(c.id) // its events are all recorded (local.go)
+	}
 	close(h.done)
 }
 
@@ -243,7 +253,7 @@ func (c *agent) outcome(err error) (task.Status, string) {
 	if err != nil {
 		return task.Killed, err.Error()
 	}
-	return task.Failed, "the agent ended without a result"
+	return task.Failed, prompts.AgentEndedWithoutResult()
 }
 
 // notification is what the parent of a background child hears of its end.
@@ -257,7 +267,7 @@ func (c *agent) notification(h *childRun, status task.Status, errText string) *t
 		}
 	}
 	if status == task.Killed && errText == context.Canceled.Error() {
-		tn.Error = "The agent was stopped before it finished."
+		tn.Error = prompts.AgentStoppedEarly()
 	}
 	for _, d := range c.run.rt.denials.Since(c.denialsFrom) {
 		if d.AgentID == c.id && d.Background {
@@ -274,7 +284,7 @@ func denialLine(d permission.Denial) string {
 	if len(in) > 200 {
 		in = in[:200] + "…"
 	}
-	return fmt.Sprintf("%s %s (%s)", d.ToolName, in, d.Reason)
+	return prompts.DeniedCall(d.ToolName, in, d.Reason)
 }
 
 // settle keeps a child that started background children of its own from

@@ -382,7 +382,7 @@ func (mg mcpGlue) onlyReady(ctx context.Context) (*refusal, error) {
 	if c.mcp != nil && len(c.mcp.Tools(ctx)) > 0 {
 		return nil, nil
 	}
-	return &refusal{run.RefusedNoTools, prompts.NoTools(c.def.Name, []string{"its MCP tools: no connected server offers them"})}, nil
+	return &refusal{run.RefusedNoTools, prompts.NoTools(c.def.Name, []string{prompts.DroppedNoMCPServer})}, nil
 }
 
 // release ends the child's hold on its MCP servers: its inline servers

@@ -62,6 +62,15 @@ func (s *skipRecorder) AppendMessage(m llm.Message, model string, usage *llm.Usa
 	return s.rec.AppendMessage(m, model, usage)
 }
 
+// Written implements the engine's writtenRecorder when the recorder it
+// wraps does.
+func (s *skipRecorder) Written() error {
+	if w, ok := s.rec.(writtenRecorder); ok {
+		return w.Written()
+	}
+	return nil
+}
+
 // continuation returns the conversation a continued agent starts from:
 // its history and the message as a new user turn. Calls of its last
 // answer that never got results (it was stopped or the process died

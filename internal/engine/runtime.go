@@ -203,7 +203,7 @@ type Config struct {
 
 	// Effort is the main agent's reasoning effort (low, medium, high,
 	// xhigh, max; Claude Code's --effort); "" lets the provider choose.
-	Effort string
+	Effort llm.Effort
 	// ToolNames, when non-nil, is the session's tool set (Claude Code's
 	// --tools): only the built-in tools named (Task or Agent for the Agent
 	// tool, which brings the task tools with it) are offered, to every
@@ -582,7 +582,7 @@ type runState struct {
 // run's stream, see hub); it fails once ctx is cancelled.
 func (s *runState) send(ctx context.Context, ev run.Event) error {
 	s.note(ev)
-	return s.rt.bg.hub.Send(ctx, ev)
+	return s.rt.bg.emit(ctx, ev)
 }
 
 // holdJournal takes a reference on the run's transcript journal.
@@ -605,7 +605,11 @@ func (s *runState) releaseJournal() {
 	last := s.jrefs == 0
 	s.jmu.Unlock()
 	if last {
-		_ = s.journal.Close()
+		// Writes of agents that outlived the run end here: a failure
+		// no Result reported yet goes in the next one.
+		if err := s.journal.Close(); err != nil {
+			s.rt.bg.recordFailed("transcripts", err)
+		}
 	}
 }
 

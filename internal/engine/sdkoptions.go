@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/tool/builtin"
@@ -11,13 +10,10 @@ import (
 // The session options a Claude Agent SDK program sets through Claude
 // Code's flags (issue 29): Config.Effort and Config.ToolNames.
 
-// efforts are the valid values of Config.Effort.
-var efforts = []string{"low", "medium", "high", "xhigh", "max"}
-
 // checkSDKOptions validates Config.Effort. A name of Config.ToolNames
 // that is no tool matches nothing.
 func checkSDKOptions(cfg *Config) error {
-	if cfg.Effort != "" && !slices.Contains(efforts, cfg.Effort) {
+	if cfg.Effort != "" && !cfg.Effort.Valid() {
 		return fmt.Errorf("Config.Effort %q: want one of low, medium, high, xhigh, max", cfg.Effort)
 	}
 	return nil

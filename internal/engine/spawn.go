@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/spawn"
 	"github.com/cadre-dev/cadre/llm"
@@ -37,11 +39,31 @@ type refusal struct {
 // result the model can read, counted by reason; a Go error is returned
 // only when the run itself is cancelled.
 func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (tool.Output, error) {
-	rs, rt := a.run, a.run.rt
+	child, bg, ref, err := a.build(ctx, toolUseID, in)
+	if err != nil {
+		return tool.Output{}, err
+	}
+	if ref == nil {
+		// execute releases at the child's own end; admit (refused by the
+		// gate) and finish (killed while queued) cover a child that never
+		// ran.
+		return a.admit(ctx, child, in, bg)
+	}
+	if ref.reason != "" {
+		a.run.count(func(s *run.SubagentStats) { s.Refused[ref.reason]++ })
+	}
+	return errorOutput(ref.msg), nil
+}
+
+// build decides and builds the child of one Agent call: the checks, its
+// isolation, its configuration (newChild, newFork) and MCP servers, and
+// whether it runs in the background. A refusal is for the model to read;
+// a Go error means the run is cancelled.
+func (a *agent) build(ctx context.Context, toolUseID string, in agentInput) (child *agent, bg bool, ref *refusal, err error) {
 	var def *agentdef.Definition
 	var cwd string
 	var iso agentdef.Isolation
-	ref := &refusal{run.RefusedForkNested, prompts.ForkNested()} // a fork cannot start agents (fork.go)
+	ref = &refusal{run.RefusedForkNested, prompts.ForkNested()} // a fork cannot start agents (fork.go)
 	if !forkOf(a).inFork(ctx) {
 		def, cwd, ref = a.check(in)
 	}
@@ -55,39 +77,25 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 		}
 		iso, ref = worktreeOf(a).checkIsolation(q)
 	}
-	if ref == nil {
-		var child *agent
-		if isForkDef(def) {
-			child, ref = forkOf(a).newFork(ctx, in, toolUseID, iso)
-		} else {
-			child, ref = a.newChild(def, in, toolUseID, cwd, iso)
-		}
-		if ref == nil {
-			var err error
-			if ref, err = mcpOf(child).acquire(ctx, a); err != nil { // mcp.go
-				return tool.Output{}, err
-			}
-			if ref == nil {
-				if ref, err = mcpOf(child).onlyReady(ctx); err != nil { // mcp.go
-					mcpOf(child).release()
-					return tool.Output{}, err
-				}
-				if ref != nil {
-					mcpOf(child).release()
-				}
-			}
-			if ref == nil {
-				// execute releases at the child's own end; admit (refused
-				// by the gate) and finish (killed while queued) cover a
-				// child that never ran.
-				return a.admit(ctx, child, in, toolboxOf(rt).wantsBackground(bgAsk{Call: in.RunInBackground, Definition: def.Background, Fork: isForkDef(def)}))
-			}
-		}
+	if ref != nil {
+		return nil, false, ref, nil
 	}
-	if ref.reason != "" {
-		rs.count(func(s *run.SubagentStats) { s.Refused[ref.reason]++ })
+	if isForkDef(def) {
+		child, ref = forkOf(a).newFork(ctx, in, toolUseID, iso)
+	} else {
+		child, ref = a.newChild(def, in, toolUseID, cwd, iso)
 	}
-	return errorOutput(ref.msg), nil
+	if ref != nil {
+		return nil, false, ref, nil
+	}
+	if ref, err = mcpOf(child).acquire(ctx, a); err != nil || ref != nil { // mcp.go
+		return nil, false, ref, err
+	}
+	if ref, err = mcpOf(child).onlyReady(ctx); err != nil || ref != nil { // mcp.go
+		mcpOf(child).release()
+		return nil, false, ref, err
+	}
+	return child, toolboxOf(a.run.rt).wantsBackground(bgAsk{Call: in.RunInBackground, Definition: def.Background, Fork: isForkDef(def)}), nil, nil
 }
 
 // check validates an Agent call against what a may start (S-3.3, S-3.4)
@@ -140,7 +148,7 @@ func (su toolSetup) listedTypes() []string {
 // nested spawns never deadlock the queue; a background child's call
 // returns at once with async_launched.
 func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool) (tool.Output, error) {
-	rs, rt := a.run, a.run.rt
+	rt := a.run.rt
 	if !bg {
 		a.ticket.Suspend()
 		// Taking the slot back waits its turn ahead of queued spawns; a
@@ -153,13 +161,43 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool)
 		mcpOf(child).release()
 		return tool.Output{}, err
 	}
-	ticket, ref := rt.gate.Admit(a.depth)
+	req, ref := a.enterGate(child, in, bg)
 	if ref != nil {
 		tool.TurnDone(ctx)
+		return errorOutput(ref.msg), nil
+	}
+	// The child as plain data, started through the executor seam
+	// (local.go). A queued child's EventTaskPending goes out in Start,
+	// before the turn passes, so the pending events of one batch come out
+	// in call order too (lifecycle.go's live waits).
+	hd, err := rt.bg.exec.Start(ctx, req)
+	tool.TurnDone(ctx)
+	if err != nil {
+		child.ticket.Release()
+		mcpOf(child).release()
+		return tool.Output{}, err
+	}
+	if bg {
+		return tool.Output{Text: prompts.AsyncLaunched{AgentID: child.id, AgentType: child.typ, Description: in.Description,
+			OutputFile: child.transcriptPath()}.Render()}, nil
+	}
+	// The waiting call gets what the child's run made of its end
+	// (execute): the framed report, or why it failed.
+	return hd.(*childRun).wait(ctx)
+}
+
+// enterGate takes child through the spawn gate (queued when the running
+// cap is reached, refused past the queue's) and describes it as the
+// request the executor starts; the local executor is given the child
+// itself (prepare). A refused child's MCP lease is released.
+func (a *agent) enterGate(child *agent, in agentInput, bg bool) (executor.SpawnRequest, *refusal) {
+	rs, rt := a.run, a.run.rt
+	ticket, ref := rt.gate.Admit(a.depth)
+	if ref != nil {
 		mcpOf(child).release() // mcp.go: it never ran
 		reason := refusalReason(ref.Limit)
 		rs.count(func(s *run.SubagentStats) { s.Refused[reason]++ })
-		return errorOutput(ref.Message()), nil
+		return executor.SpawnRequest{}, &refusal{reason, ref.Message()}
 	}
 	child.ticket = ticket
 	rs.count(func(s *run.SubagentStats) {
@@ -170,18 +208,9 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool)
 	})
 	if ticket.Queued() {
 		child.spawnReceipt.Queued, child.spawnReceipt.QueuePosition = true, ticket.Position()
-		// Announced before the turn passes, so the pending events of one
-		// batch come out in call order too (lifecycle.go's live waits).
-		child.pendingErr = rs.send(ctx, run.Event{Type: run.EventTaskPending, AgentID: child.id, ParentToolUseID: child.toolUseID,
-			Task: child.taskInfo(a, in, task.Pending)})
 	}
-	tool.TurnDone(ctx)
-	h := rt.bg.start(ctx, a, child, in, bg)
-	if bg {
-		return tool.Output{Text: prompts.AsyncLaunched{AgentID: child.id, AgentType: child.typ, Description: in.Description,
-			OutputFile: child.transcriptPath()}.Render()}, nil
-	}
-	return h.wait(ctx)
+	rt.bg.exec.prepare(a, child, in)
+	return child.request(a, in, bg), nil
 }
 
 // newChild builds a child agent from def: its ceiling, model, tools,
@@ -226,7 +255,7 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 	child := &agent{
 		run: a.run, id: id, typ: def.Name, toolUseID: toolUseID, depth: depth, def: def,
 		modelID: modelID, types: c.Types, perms: c.Perms, env: env, maxTurns: def.MaxTurns,
-		effort: string(cmp.Or(in.Effort, def.Effort)), spawnReceipt: receipt, isolation: isolation,
+		effort: cmp.Or(in.Effort, def.Effort), spawnReceipt: receipt, isolation: isolation,
 	}
 	tools := make([]tool.Tool, 0, len(c.Tools))
 	for _, name := range c.Tools {
@@ -360,7 +389,12 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		parent.absorb(&c.tally)
 		if mpath != "" {
 			meta.Finished, meta.Status, meta.FinishedAt = true, status, rt.cfg.Now().UTC()
-			_ = writeMeta(rs.journal, mpath, meta)
+			if err := writeMeta(rs.journal, mpath, meta); err != nil {
+				// Queued after the agent's own check: the run's sync or
+				// the journal's close reports a failed write; this is
+				// the journal refusing it.
+				rt.bg.recordFailed("transcripts", err)
+			}
 		}
 	}()
 
@@ -442,7 +476,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 func (c *agent) safeRun(ctx context.Context, msgs []llm.Message, rec loop.Recorder) (res *loop.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			res, err = nil, fmt.Errorf("the sub-agent crashed: %v", p)
+			res, err = nil, errors.New(prompts.SubagentCrashed(p))
 		}
 	}()
 	return c.runLoop(ctx, msgs, rec)

@@ -17,7 +17,7 @@ import (
 
 // taskTools builds the task tools over the agent that owns each call.
 func taskTools() []tool.Tool {
-	return tasktools.Tools(func(ctx context.Context) tasktools.Caller {
+	return tasktools.Tools(func(ctx context.Context, _ *tool.Env) tasktools.Caller {
 		a := agentFrom(ctx)
 		if a == nil {
 			return nil

@@ -124,7 +124,7 @@ func (w *hookWorld) config(auth permission.Authorizer, scope hooks.Scope) Config
 		scope.SessionID = "s1"
 		scope.TranscriptPath = filepath.Join(w.dir, "s1.jsonl")
 		scope.Cwd = w.dir
-		scope.PermissionMode = func() string { return "default" }
+		scope.PermissionMode = func() permission.Mode { return permission.ModeDefault }
 	}
 	return Config{
 		Model: w.m, ModelID: "claude-sonnet-4-5", MaxTokens: 1024,
@@ -271,7 +271,7 @@ func TestPreToolUseExit2BlocksAndTheModelSeesStderr(t *testing.T) {
 		t.Error("the blocked command ran")
 	}
 	res := w.toolResults()
-	if len(res) != 1 || !strings.Contains(res[0], "no touching today") || !strings.Contains(res[0], "PreToolUse hook blocked this Bash call") {
+	if len(res) != 1 || res[0] != "no touching today" { // the hook's text as given (issue 29)
 		t.Errorf("model saw %q", res)
 	}
 	var denied bool

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"iter"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -53,7 +52,7 @@ type Config struct {
 	// MaxTokens, Thinking and Effort are passed to every request.
 	MaxTokens int64
 	Thinking  *llm.Thinking
-	Effort    string
+	Effort    llm.Effort
 	// Recorder, when set, gets every message as it is complete.
 	Recorder Recorder
 	// AgentID and AgentType identify the agent to the authorizer.
@@ -403,8 +402,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 func (r *runner) result(last llm.Message, stop llm.StopReason, maxTurns bool) *Result {
 	text := last.Text()
 	if maxTurns {
-		text = fmt.Sprintf("Stopped after reaching the limit of %d turns before the task was finished. "+
-			"Continue with a higher turn limit (--max-turns, or maxTurns in the agent definition) to let it finish.", r.cfg.MaxTurns)
+		text = prompts.MaxTurnsReached(r.cfg.MaxTurns)
 	}
 	return &Result{
 		Text:        text,
@@ -579,9 +577,9 @@ func (r *runner) finish(call llm.Block, index int, res ToolResult, err error, re
 func resultText(o tool.Output) string {
 	if o.Text == "" {
 		if o.IsError {
-			return "(the tool failed without a message)"
+			return prompts.ToolFailedSilently
 		}
-		return "(no output)"
+		return prompts.ToolNoOutput
 	}
 	return o.Text
 }
@@ -595,8 +593,7 @@ func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, er
 		return ToolResult{Output: tool.Errorf("%s", prompts.ToolInputTooLarge(call.Name, call.InputOverLimit, llm.MaxToolInputBytes))}, nil
 	}
 	if call.InvalidInput != "" {
-		return ToolResult{Output: tool.Errorf("The input for %s was not valid JSON: %s. Call the tool again with a valid JSON object.",
-			call.Name, text.Ellipsis(call.InvalidInput, 200))}, nil
+		return ToolResult{Output: tool.Errorf("%s", prompts.ToolInputNotJSON(call.Name, text.Ellipsis(call.InvalidInput, 200)))}, nil
 	}
 	t, ok := r.pool().Get(call.Name)
 	if !ok {
@@ -607,7 +604,7 @@ func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, er
 		}
 	}
 	if !ok {
-		return ToolResult{Output: tool.Errorf("No such tool: %s. Available tools: %s.", call.Name, strings.Join(r.pool().Names(), ", "))}, nil
+		return ToolResult{Output: tool.Errorf("%s", prompts.NoSuchTool(call.Name, r.pool().Names()))}, nil
 	}
 	if problems := tool.CheckInput(t, call.Input); len(problems) > 0 {
 		// An input error the model can fix, checked before hooks and
@@ -648,7 +645,7 @@ func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, er
 		if !out.Allowed {
 			msg := out.Message
 			if msg == "" {
-				msg = "Permission to use " + call.Name + " was denied."
+				msg = prompts.ToolDenied(call.Name)
 			}
 			return ToolResult{Output: tool.Output{Text: msg, IsError: true}, Denied: true}, nil
 		}
@@ -681,7 +678,7 @@ func deref(r *ToolResult) ToolResult {
 func (r *runner) invoke(ctx context.Context, t tool.Tool, call llm.Block) (res ToolResult, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			res = ToolResult{Output: tool.Errorf("The tool %s crashed: %v", call.Name, p)}
+			res = ToolResult{Output: tool.Errorf("%s", prompts.ToolCrashed(call.Name, p))}
 			err = nil
 		}
 	}()

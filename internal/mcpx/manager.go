@@ -467,9 +467,9 @@ func dedupe(s []string) []string {
 func InitServers(st []ServerStatus) []InitServer {
 	out := make([]InitServer, 0, len(st))
 	for _, s := range st {
-		status := string(s.State)
-		if s.State == StateIdle {
-			status = string(StatePending)
+		status := s.State
+		if status == StateIdle {
+			status = StatePending
 		}
 		out = append(out, InitServer{Name: s.Name, Status: status, Source: claudeSource[s.Source.Scope]})
 	}

@@ -173,15 +173,15 @@ type HookMatcher struct {
 
 // InitializeResponse is the CLI's answer to initialize.
 type InitializeResponse struct {
-	Commands              []Command   `json:"commands"`
-	Agents                []AgentInfo `json:"agents"`
-	OutputStyle           string      `json:"output_style"`
-	AvailableOutputStyles []string    `json:"available_output_styles"`
-	Models                []ModelInfo `json:"models"`
-	Account               Account     `json:"account"`
-	PID                   int         `json:"pid"`
-	ClaudeCodeVersion     string      `json:"claude_code_version"`
-	CurrentPermissionMode string      `json:"current_permission_mode"`
+	Commands              []Command       `json:"commands"`
+	Agents                []AgentInfo     `json:"agents"`
+	OutputStyle           string          `json:"output_style"`
+	AvailableOutputStyles []string        `json:"available_output_styles"`
+	Models                []ModelInfo     `json:"models"`
+	Account               Account         `json:"account"`
+	PID                   int             `json:"pid"`
+	ClaudeCodeVersion     string          `json:"claude_code_version"`
+	CurrentPermissionMode permission.Mode `json:"current_permission_mode"`
 	// HooksApplied tells the SDK whether its hooks were registered; it is
 	// set only when the request carried hooks.
 	HooksApplied *bool `json:"hooks_applied,omitempty"`
@@ -217,8 +217,8 @@ type Account struct {
 
 // SetPermissionMode is the set_permission_mode request.
 type SetPermissionMode struct {
-	Subtype string `json:"subtype"`
-	Mode    string `json:"mode"`
+	Subtype string          `json:"subtype"`
+	Mode    permission.Mode `json:"mode"`
 }
 
 // SetModel is the set_model request; a nil or "default" Model means the

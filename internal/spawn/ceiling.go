@@ -14,6 +14,7 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/tool"
 )
 
@@ -160,18 +161,18 @@ func (c *Ceiling) grant(in CeilingInput, allowList []agentdef.ToolEntry) {
 		info, _ := tool.Lookup(name)
 		switch {
 		case info.InteractiveOnly:
-			drop(name, "interactive-only tools are not given to sub-agents")
+			drop(name, prompts.DroppedInteractiveOnly)
 			continue
 		case name == tool.TaskStop || name == tool.TaskOutput || name == tool.SendMessage:
 			// They act on the session's tasks: the main agent's tools.
-			drop(name, "the task tools are the main agent's")
+			drop(name, prompts.DroppedTaskTools)
 			continue
 		case in.Background && !info.Background:
-			drop(name, "not available to agents running in the background")
+			drop(name, prompts.DroppedInBackground)
 			continue
 		}
 		if i := slices.IndexFunc(def.DisallowedTools, func(e agentdef.ToolEntry) bool { return wholeEntry(e) && EntryMatches(e, name) }); i >= 0 {
-			drop(name, "in the definition's disallowedTools ("+def.DisallowedTools[i].Raw+")")
+			drop(name, prompts.DroppedDisallowed(def.DisallowedTools[i].Raw))
 			continue
 		}
 		if allowList != nil {
@@ -182,16 +183,16 @@ func (c *Ceiling) grant(in CeilingInput, allowList []agentdef.ToolEntry) {
 				}
 			}
 			if !found {
-				drop(name, "not in the definition's tools")
+				drop(name, prompts.DroppedNotInTools)
 				continue
 			}
 		}
 		if rule, denied := WholeToolDenied(c.Perms.Rules, name); denied {
-			drop(name, "denied by rule "+rule.Label())
+			drop(name, prompts.DroppedByRule(rule.Label()))
 			continue
 		}
 		if tool.Canonical(name) == tool.Agent && in.Depth >= in.MaxDepth {
-			drop(name, fmt.Sprintf("nesting limit: depth %d of %d", in.Depth, in.MaxDepth))
+			drop(name, prompts.DroppedNestingLimit(in.Depth, in.MaxDepth))
 			continue
 		}
 		c.Tools = append(c.Tools, name)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/prompts"
 )
 
 // MCPGrant decides, the way ComputeCeiling decides for the parent's fixed
@@ -16,15 +17,15 @@ import (
 // returns why a tool is left out.
 func MCPGrant(def *agentdef.Definition, rules []permission.Rule, name string, own bool) (bool, string) {
 	if i := slices.IndexFunc(def.DisallowedTools, func(e agentdef.ToolEntry) bool { return wholeEntry(e) && EntryMatches(e, name) }); i >= 0 {
-		return false, "in the definition's disallowedTools (" + def.DisallowedTools[i].Raw + ")"
+		return false, prompts.DroppedDisallowed(def.DisallowedTools[i].Raw)
 	}
 	if allow := def.EffectiveTools(); allow != nil && !own {
 		if !slices.ContainsFunc(allow, func(e agentdef.ToolEntry) bool { return EntryMatches(e, name) }) {
-			return false, "not in the definition's tools"
+			return false, prompts.DroppedNotInTools
 		}
 	}
 	if rule, denied := WholeToolDenied(rules, name); denied {
-		return false, "denied by rule " + rule.Label()
+		return false, prompts.DroppedByRule(rule.Label())
 	}
 	return true, ""
 }

@@ -63,7 +63,7 @@ func TestSendQueueAndInterrupt(t *testing.T) {
 	m := testModel(t, 80, 24, rec)
 	typeText(m, "first")
 	press(m, "enter")
-	if len(rec.started) != 1 || rec.started[0] != "first" || !m.running {
+	if len(rec.started) != 1 || rec.started[0] != "first" || !m.turn.running {
 		t.Fatalf("enter did not start a turn: %v", rec.started)
 	}
 	// A prompt sent while the turn runs waits for it.
@@ -241,10 +241,10 @@ func TestPermissionPromptAnswers(t *testing.T) {
 	}
 	// A prompt whose call went away leaves the queue.
 	m.Update(promptGoneMsg{id: 4})
-	if len(m.prompts) != 0 || len(gone) != 0 {
-		t.Fatalf("%d prompts left", len(m.prompts))
+	if len(m.perm.prompts) != 0 || len(gone) != 0 {
+		t.Fatalf("%d prompts left", len(m.perm.prompts))
 	}
-	m.cmdPermissions("")
+	m.slash("/permissions")
 	has(t, view(t, m), "Added allow rule Bash(make:*)", "this session, Explore a1")
 
 	// Esc denies without a reason.
@@ -272,8 +272,8 @@ func TestPromptsMarkTheTreeAndTheCall(t *testing.T) {
 	// Cancelling the turn withdraws its prompts (the prompter says so).
 	m.Update(eventsMsg{items: []runItem{{end: true, interrupted: true, err: errors.New("canceled"), at: f.at}}})
 	m.Update(promptGoneMsg{id: 1})
-	if len(m.prompts) != 0 || m.tree.State(m.tree.Main()) != StateInterrupted {
-		t.Fatalf("after the turn: %d prompts, main %s", len(m.prompts), m.tree.State(m.tree.Main()))
+	if len(m.perm.prompts) != 0 || m.tree.State(m.tree.Main()) != StateInterrupted {
+		t.Fatalf("after the turn: %d prompts, main %s", len(m.perm.prompts), m.tree.State(m.tree.Main()))
 	}
 }
 
@@ -284,8 +284,8 @@ func TestModeCycle(t *testing.T) {
 	for _, want := range []permission.Mode{permission.ModeAcceptEdits, permission.ModePlan, permission.ModeDefault} {
 		_, cmd := m.Update(keyMsg("shift+tab"))
 		runCmds(t, m, cmd)
-		if m.mode != want {
-			t.Fatalf("shift+tab gave %s, want %s", m.mode, want)
+		if m.bar.mode != want {
+			t.Fatalf("shift+tab gave %s, want %s", m.bar.mode, want)
 		}
 	}
 	m.Update(modeMsg{mode: permission.ModePlan})
@@ -297,7 +297,7 @@ func TestModeCycle(t *testing.T) {
 	}
 	// A session started in bypass keeps it in the cycle.
 	m.cfg.mode = permission.ModeBypassPermissions
-	if got := joinModes(m.modeCycle()); got != "default → acceptEdits → plan → bypassPermissions" {
+	if got := joinModes(m.bar.modeCycle()); got != "default → acceptEdits → plan → bypassPermissions" {
 		t.Fatalf("cycle %s", got)
 	}
 	// Without the action, the UI says so.
@@ -394,7 +394,7 @@ func TestAgentViewAndClear(t *testing.T) {
 	f.ev(run.Event{Type: run.EventText, AgentID: "a1", Text: "found three files"})
 	has(t, view(t, m), "found three files")
 	press(m, "esc")
-	if m.view != "" {
+	if m.pane.view != "" {
 		t.Fatal("esc did not leave the agent's view")
 	}
 	f.ev(run.Event{Type: run.EventTaskCompleted, AgentID: "a1", Subagent: &run.SubagentResult{AgentID: "a1", Status: "completed"}})
@@ -453,8 +453,8 @@ func TestSlashCommands(t *testing.T) {
 	m.input.Reset()
 	// /clear without a runtime action forgets the conversation.
 	slash("/clear")
-	if len(m.main().items) != 0 {
-		t.Fatalf("/clear left %d items", len(m.main().items))
+	if len(m.pane.main().items) != 0 {
+		t.Fatalf("/clear left %d items", len(m.pane.main().items))
 	}
 	_, cmd := m.Update(keyMsg("/"))
 	_ = cmd

@@ -107,7 +107,7 @@ func TestForkPromptsBubbleToTheUI(t *testing.T) {
 		t.Fatalf("the call the user allowed did not run: %v", err)
 	}
 	has(t, view(t, m), `notification: fork`, `"make the file" completed`, "MAIN done")
-	if len(m.prompts) != 0 {
-		t.Fatalf("%d prompts left", len(m.prompts))
+	if len(m.perm.prompts) != 0 {
+		t.Fatalf("%d prompts left", len(m.perm.prompts))
 	}
 }

@@ -32,9 +32,9 @@ func (m *Model) applyEvent(ev run.Event, at time.Time) {
 	m.tree.Apply(ev, at)
 	switch ev.Type {
 	case run.EventInit:
-		m.runStart = at
+		m.turn.runStart = at
 		if ev.AgentID == "" {
-			m.noteAt = len(m.main().items)
+			m.pane.noteAt = len(m.pane.main().items)
 		}
 		if ev.Init != nil {
 			m.cfg.sessionID = ev.Init.SessionID
@@ -44,39 +44,30 @@ func (m *Model) applyEvent(ev run.Event, at time.Time) {
 		}
 		return
 	case run.EventTaskStarted, run.EventTaskPending:
-		m.taskStarted(ev)
+		m.pane.taskStarted(ev)
 		return
 	case run.EventTaskCompleted:
-		m.taskEnded(ev)
+		m.pane.taskEnded(ev)
 		return
 	case run.EventNotification:
-		m.notificationEvent(ev, at)
+		m.pane.notificationEvent(ev, at, m.now, m.turn.running)
 		return
 	case run.EventResult:
 		if r := ev.Result; r != nil {
 			// A failed run's error follows its result and is shown then.
 			if r.IsError && r.Subtype != run.ErrorDuringExecution {
-				m.main().addError(resultProblem(r))
+				m.pane.main().addError(resultProblem(r))
 			}
 		}
 		return
-	case run.EventAssistant:
-		m.tokens += ev.Usage.Total()
-		if ev.AgentID == "" {
-			m.runOutput += ev.Usage.OutputTokens
-			m.streamed = 0
-		}
-	case run.EventText:
-		if ev.AgentID == "" {
-			m.streamed += len(ev.Text)
-		}
 	}
-	m.convoOf(ev.AgentID).apply(ev)
+	m.turn.count(ev)
+	m.pane.convoOf(ev.AgentID).apply(ev)
 	switch ev.Type {
 	case run.EventAssistant, run.EventToolStart, run.EventToolEnd:
 		if ev.AgentID == "" {
 			// What the main agent's next request brings comes after.
-			m.noteAt = len(m.main().items)
+			m.pane.noteAt = len(m.pane.main().items)
 		}
 	}
 }
@@ -91,29 +82,29 @@ func resultProblem(r *run.Result) string {
 
 // taskStarted opens a sub-agent's conversation with the prompt its
 // parent's Agent call gave it.
-func (m *Model) taskStarted(ev run.Event) {
+func (p *convoPane) taskStarted(ev run.Event) {
 	info := ev.Task
-	if info == nil || m.convos[info.AgentID] != nil {
+	if info == nil || p.convos[info.AgentID] != nil {
 		return
 	}
-	c := m.convoOf(info.AgentID)
+	c := p.convoOf(info.AgentID)
 	parent := info.Parent
 	if parent == "main" {
 		parent = ""
 	}
-	if pc := m.convos[parent]; pc != nil {
+	if pc := p.convos[parent]; pc != nil {
 		if p := agentPrompt(pc.tool(info.ToolUseID)); p != "" {
 			c.addUser(p)
 		}
 	}
 }
 
-func (m *Model) taskEnded(ev run.Event) {
+func (p *convoPane) taskEnded(ev run.Event) {
 	res := ev.Subagent
 	if res == nil {
 		return
 	}
-	c := m.convoOf(res.AgentID)
+	c := p.convoOf(res.AgentID)
 	c.closeOpen("The agent ended before this call finished.")
 	line := fmt.Sprintf("Agent %s: %s · %s tokens · %s", res.Status, plural(res.ToolUses, "tool use"), formatTokens(res.Usage.Total()), formatElapsed(res.Duration))
 	if res.Error != "" {
@@ -125,8 +116,8 @@ func (m *Model) taskEnded(ev run.Event) {
 // endRun closes a turn: open calls end, the tree settles, a queued prompt
 // goes next.
 func (m *Model) endRun(it runItem) tea.Cmd {
-	userTurn := !m.notifyTurn
-	m.running, m.notifyTurn = false, false
+	userTurn := !m.turn.notifyTurn
+	m.turn.running, m.turn.notifyTurn = false, false
 	why := ""
 	switch {
 	case it.interrupted:
@@ -134,7 +125,7 @@ func (m *Model) endRun(it runItem) tea.Cmd {
 	case it.err != nil:
 		why = it.err.Error()
 	}
-	for id, c := range m.convos {
+	for id, c := range m.pane.convos {
 		if n := m.tree.Get(id); id == "" || (n != nil && (n.state == StateRunning || n.state == StatePending) && !m.tree.underBackground(n)) {
 			c.closeOpen(orText(why, "The turn ended before this call finished."))
 		}
@@ -142,28 +133,28 @@ func (m *Model) endRun(it runItem) tea.Cmd {
 	m.tree.EndTurn(it.interrupted, errText(it), it.at)
 	switch {
 	case it.interrupted:
-		m.main().addInfo("Interrupted. What should the agent do instead?")
+		m.pane.main().addInfo("Interrupted. What should the agent do instead?")
 	case it.err != nil:
-		m.main().addError(it.err.Error())
+		m.pane.main().addError(it.err.Error())
 	}
 	// Prompts of the turn's agents are withdrawn by the prompter as their
 	// calls are cancelled (promptGoneMsg); a background agent's stay.
-	if it.interrupted && len(m.queued) > 0 {
+	if it.interrupted && len(m.turn.queued) > 0 {
 		// The user stopped the turn: what they queued behind it goes back
 		// to the editor rather than out.
-		m.input.SetValue(strings.Join(append(m.queued, m.input.Value()), "\n"))
-		m.queued = nil
-		m.layout()
+		m.input.setValue(strings.Join(append(m.turn.queued, m.input.Value()), "\n"))
+		m.turn.queued = nil
+		m.input.layout()
 	}
-	if len(m.queued) > 0 {
-		next := m.queued[0]
-		m.queued = m.queued[1:]
+	if len(m.turn.queued) > 0 {
+		next := m.turn.queued[0]
+		m.turn.queued = m.turn.queued[1:]
 		return m.send(next)
 	}
 	if userTurn {
 		// Background tasks of the session report back while it is idle;
 		// a notification turn's watcher goes on by itself.
-		return m.startWatch(false)
+		return m.turn.startWatch(m.act.watch, false)
 	}
 	return nil
 }
@@ -184,29 +175,30 @@ func orText(s, alt string) string {
 
 // send starts a turn with text, or queues it behind the running one.
 func (m *Model) send(text string) tea.Cmd {
-	if m.running {
-		m.queued = append(m.queued, text)
+	if m.turn.running {
+		m.turn.queued = append(m.turn.queued, text)
 		return nil
 	}
 	if m.act.start == nil {
-		m.setStatus("No runtime to send the prompt to.")
+		m.bar.set("No runtime to send the prompt to.")
 		return nil
 	}
-	m.view = ""
-	m.scroll = 0
-	m.main().addUser(text)
-	m.running, m.runStart, m.runOutput, m.streamed = true, m.now, 0, 0
+	m.pane.view = ""
+	m.pane.scroll = 0
+	m.pane.main().addUser(text)
+	m.turn.begin(m.now)
 	return m.act.start(text)
 }
 
 // interrupt cancels the running turn; the transcript keeps what was said.
-func (m *Model) interrupt() tea.Cmd {
-	if !m.running || m.act.interrupt == nil {
+// act is the runtime's way to interrupt (nil when it has none).
+func (t *turn) interrupt(act func() tea.Cmd) tea.Cmd {
+	if !t.running || act == nil {
 		return nil
 	}
-	return m.act.interrupt()
+	return act()
 }
 
 // turnTokens sums up a turn for the spinner: output tokens so far, with
 // the streamed text estimated at 4 bytes a token.
-func (m *Model) turnTokens() int64 { return m.runOutput + int64(m.streamed/4) }
+func (t *turn) turnTokens() int64 { return t.runOutput + int64(t.streamed/4) }

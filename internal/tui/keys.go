@@ -1,10 +1,10 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 
 	"github.com/cadre-dev/cadre/permission"
 )
@@ -18,39 +18,68 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+c":
 		return m.ctrlC()
 	case "ctrl+d":
-		if m.input.Value() == "" && len(m.prompts) == 0 {
+		if m.input.Value() == "" && !m.perm.open() {
 			m.quitting = true
-			return m.interrupt()
+			return m.turn.interrupt(m.act.interrupt)
 		}
 	}
 	switch {
-	case len(m.prompts) > 0:
-		m.promptKey(k)
+	case m.perm.open():
+		info, expand := m.perm.key(k, m.tree)
+		if info != "" {
+			m.pane.main().addInfo(info)
+		}
+		if expand {
+			m.pane.expanded = !m.pane.expanded
+		}
 		return nil
-	case m.confirmStop != "":
-		return m.confirmKey(s)
+	case m.panel.confirmStop != "":
+		if id := m.panel.confirmKey(s); id != "" {
+			return m.act.stop(id)
+		}
+		m.bar.set("Not stopped.")
+		return nil
 	case m.picker != nil:
 		return m.pickerKey(s)
 	}
 	switch s {
 	case "shift+tab":
-		return m.cycleMode()
+		if m.act.setMode == nil {
+			m.bar.set("Changing the permission mode is %v.", errNotAvailable)
+			return nil
+		}
+		return m.act.setMode(m.bar.nextMode())
 	case "ctrl+o":
-		m.expanded = !m.expanded
+		m.pane.expanded = !m.pane.expanded
 		return nil
 	case "ctrl+b":
-		return m.toBackground()
-	case "pgup":
-		m.scrollBy(m.convoHeight() - 2)
+		// The selected running foreground child goes to the background,
+		// or the only one when none is selected (S-7.4).
+		target, why := m.panel.foreground(m.focus == focusTree)
+		switch {
+		case target == nil:
+			m.bar.set("%s", why)
+		case m.act.background == nil:
+			m.bar.set("ctrl+b: moving an agent to the background is %v (the runtime needs Background, issue 11).", errNotAvailable)
+		default:
+			return m.act.background(target.ID)
+		}
 		return nil
-	case "pgdown":
-		m.scrollBy(-(m.convoHeight() - 2))
+	case "pgup", "pgdown":
+		// A page is the conversation's height on the last layout, less two.
+		page := max(m.height-lipgloss.Height(m.bottom())-narrowTreeRows(m.height)-1, 3) - 2
+		if s == "pgdown" {
+			page = -page
+		}
+		m.pane.scrollBy(page)
 		return nil
 	case "esc":
 		return m.escape()
 	case "tab":
 		if m.focus == focusInput && strings.HasPrefix(m.input.Value(), "/") {
-			m.completeSlash()
+			if msg := m.input.complete(); msg != "" {
+				m.bar.set("%s", msg)
+			}
 			return nil
 		}
 		m.toggleFocus()
@@ -59,7 +88,22 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.focus == focusTree {
 		return m.treeKey(s)
 	}
-	return m.inputKey(k)
+	if s == "enter" {
+		return m.submit()
+	}
+	return m.input.key(k)
+}
+
+// submit sends the editor's text: a slash command, or a prompt.
+func (m *Model) submit() tea.Cmd {
+	text, ok := m.input.take()
+	if !ok {
+		return nil
+	}
+	if strings.HasPrefix(text, "/") {
+		return m.slash(text)
+	}
+	return m.send(text)
 }
 
 // ctrlC interrupts a running turn, clears the input, or, pressed twice,
@@ -69,29 +113,28 @@ func (m *Model) ctrlC() tea.Cmd {
 	// stale, and the window must count from this press, not from the last
 	// tick (the next tick would otherwise end it at once).
 	m.advance(m.clock())
-	if !m.quitAt.IsZero() && m.now.Sub(m.quitAt) <= quitWindow {
+	if m.bar.secondCtrlC() {
 		m.quitting = true
-		return m.interrupt()
+		return m.turn.interrupt(m.act.interrupt)
 	}
-	m.quitAt = m.now
 	if m.input.Value() != "" {
 		m.input.Reset()
-		m.layout()
+		m.input.layout()
 	}
-	return m.interrupt()
+	return m.turn.interrupt(m.act.interrupt)
 }
 
 // escape closes what is open, in order: an agent's (or a saved
 // session's) view, the tree's focus; then it interrupts the turn.
 func (m *Model) escape() tea.Cmd {
 	switch {
-	case m.view != "":
-		m.view, m.scroll = "", 0
+	case m.pane.view != "":
+		m.pane.show("")
 	case m.focus == focusTree:
 		m.toggleFocus()
-	case m.running:
-		m.setStatus("Interrupting…")
-		return m.interrupt()
+	case m.turn.running:
+		m.bar.set("Interrupting…")
+		return m.turn.interrupt(m.act.interrupt)
 	}
 	return nil
 }
@@ -99,151 +142,50 @@ func (m *Model) escape() tea.Cmd {
 func (m *Model) toggleFocus() {
 	if m.focus == focusTree {
 		m.focus = focusInput
-		m.input.Focus()
+		m.input.focus()
 		return
 	}
 	m.focus = focusTree
-	m.input.Blur()
-	m.clampSel()
-}
-
-func (m *Model) inputKey(k tea.KeyPressMsg) tea.Cmd {
-	switch k.String() {
-	case "enter":
-		return m.submit()
-	case "up":
-		if m.historyStep(-1) {
-			return nil
-		}
-	case "down":
-		if m.historyStep(1) {
-			return nil
-		}
-	}
-	var cmd tea.Cmd
-	m.input, cmd = m.input.Update(k)
-	m.layout()
-	return cmd
+	m.input.blur()
+	m.panel.clampSel()
 }
 
 // treeKey handles a key while the agent tree has the focus.
 func (m *Model) treeKey(s string) tea.Cmd {
-	rows := m.tree.Rows()
+	if m.panel.move(s) {
+		return nil
+	}
 	switch s {
-	case "up", "k":
-		m.treeSel = max(m.treeSel-1, 0)
-	case "down", "j":
-		m.treeSel = min(m.treeSel+1, len(rows)-1)
-	case "home", "g":
-		m.treeSel = 0
-	case "end", "G":
-		m.treeSel = len(rows) - 1
 	case "enter", "space":
-		m.clampSel()
-		m.view, m.scroll = rows[m.treeSel].Node.ID, 0
+		m.panel.clampSel()
+		m.pane.show(m.panel.selected().ID)
 	case "c":
 		if n := m.tree.ClearFinished(); n > 0 {
-			m.setStatus("Cleared %d finished agents.", n)
-			if m.view != "" && m.tree.Get(m.view) == nil && !strings.HasPrefix(m.view, viewSession) {
-				m.view = ""
+			m.bar.set("Cleared %d finished agents.", n)
+			if m.pane.view != "" && m.tree.Get(m.pane.view) == nil && !strings.HasPrefix(m.pane.view, viewSession) {
+				m.pane.view = ""
 			}
 		}
-		m.clampSel()
+		m.panel.clampSel()
 	case "x":
-		return m.askStop()
+		if why := m.panel.askStop(m.act.stop != nil); why != "" {
+			m.bar.set("%s", why)
+		}
 	case "i", "/":
 		m.toggleFocus()
 		if s == "/" {
-			m.input.SetValue("/")
+			m.input.setValue("/")
 		}
 	}
-	return nil
-}
-
-func (m *Model) clampSel() {
-	n := len(m.tree.Rows())
-	m.treeSel = max(0, min(m.treeSel, n-1))
-}
-
-// selected is the agent selected in the tree, or nil.
-func (m *Model) selected() *Node {
-	rows := m.tree.Rows()
-	if m.treeSel < 0 || m.treeSel >= len(rows) {
-		return nil
-	}
-	return rows[m.treeSel].Node
-}
-
-// toBackground moves the selected running foreground child to the
-// background, or the only one when none is selected (S-7.4).
-func (m *Model) toBackground() tea.Cmd {
-	var target *Node
-	if n := m.selected(); m.focus == focusTree && n != nil && n.ID != "" {
-		target = n
-	} else {
-		var fg []*Node
-		for _, r := range m.tree.Rows() {
-			if n := r.Node; n.ID != "" && n.state == StateRunning && !n.Background {
-				fg = append(fg, n)
-			}
-		}
-		switch len(fg) {
-		case 0:
-			m.setStatus("No sub-agent runs in the foreground.")
-			return nil
-		case 1:
-			target = fg[0]
-		default:
-			m.setStatus("%d sub-agents run in the foreground: select one in the tree (tab) and press ctrl+b.", len(fg))
-			return nil
-		}
-	}
-	if target.state != StateRunning || target.Background {
-		m.setStatus("%s %s is %s, not running in the foreground.", target.Type, shortID(target.ID), m.tree.State(target))
-		return nil
-	}
-	if m.act.background == nil {
-		m.setStatus("ctrl+b: moving an agent to the background is %v (the runtime needs Background, issue 11).", errNotAvailable)
-		return nil
-	}
-	return m.act.background(target.ID)
-}
-
-// askStop asks to confirm stopping the selected agent.
-func (m *Model) askStop() tea.Cmd {
-	n := m.selected()
-	if n == nil || n.ID == "" {
-		m.setStatus("Select a sub-agent to stop; Esc interrupts the main agent.")
-		return nil
-	}
-	if !n.state.Live() {
-		m.setStatus("%s %s has already ended (%s).", n.Type, shortID(n.ID), n.state)
-		return nil
-	}
-	if m.act.stop == nil {
-		m.setStatus("x: stopping an agent is %v (the runtime needs Stop, issue 11).", errNotAvailable)
-		return nil
-	}
-	m.confirmStop = n.ID
-	return nil
-}
-
-func (m *Model) confirmKey(s string) tea.Cmd {
-	id := m.confirmStop
-	m.confirmStop = ""
-	if s == "y" || s == "enter" {
-		return m.act.stop(id)
-	}
-	m.setStatus("Not stopped.")
 	return nil
 }
 
 // modeCycle is the order Shift+Tab walks the main agent's modes in; a
 // session started in another mode (bypassPermissions, dontAsk) keeps it
 // in the cycle.
-func (m *Model) modeCycle() []permission.Mode {
+func (b *statusBar) modeCycle() []permission.Mode {
 	cycle := []permission.Mode{permission.ModeDefault, permission.ModeAcceptEdits, permission.ModePlan}
-	start := m.cfg.mode
+	start := b.cfg.mode
 	if start != "" {
 		found := false
 		for _, c := range cycle {
@@ -256,61 +198,46 @@ func (m *Model) modeCycle() []permission.Mode {
 	return cycle
 }
 
-func (m *Model) cycleMode() tea.Cmd {
-	cycle := m.modeCycle()
+// nextMode is the mode Shift+Tab switches to.
+func (b *statusBar) nextMode() permission.Mode {
+	cycle := b.modeCycle()
 	next := cycle[0]
 	for i, c := range cycle {
-		if c == m.mode {
+		if c == b.mode {
 			next = cycle[(i+1)%len(cycle)]
 		}
 	}
-	if m.act.setMode == nil {
-		m.setStatus("Changing the permission mode is %v.", errNotAvailable)
-		return nil
-	}
-	return m.act.setMode(next)
+	return next
 }
 
-func (m *Model) scrollBy(n int) {
-	m.scroll = max(0, m.scroll+n)
-}
-
-func (m *Model) wheel(msg tea.MouseWheelMsg) {
+// wheel scrolls the conversation with the mouse wheel.
+func (p *convoPane) wheel(msg tea.MouseWheelMsg) {
 	switch msg.Mouse().Button {
 	case tea.MouseWheelUp:
-		m.scrollBy(3)
+		p.scrollBy(3)
 	case tea.MouseWheelDown:
-		m.scrollBy(-3)
+		p.scrollBy(-3)
 	}
 }
 
 // click selects an agent in the tree panel.
 func (m *Model) click(msg tea.MouseClickMsg) {
 	mouse := msg.Mouse()
-	if row, ok := m.treeRowAt(mouse.X, mouse.Y); ok {
+	side, panelW := sidePanel(m.width)
+	if !m.panel.shown(side, m.focus == focusTree) {
+		return
+	}
+	top := 0
+	if !side {
+		top = m.height - lipgloss.Height(m.bottom()) - min(narrowTreeRows(m.height), len(m.tree.Rows()))
+	}
+	if row, ok := m.panel.rowAt(mouse.X, mouse.Y, side, m.width-panelW, top); ok {
 		if m.focus != focusTree {
 			m.toggleFocus()
 		}
-		if m.treeSel == row {
-			m.view, m.scroll = m.tree.Rows()[row].Node.ID, 0
+		if m.panel.sel == row {
+			m.pane.show(m.tree.Rows()[row].Node.ID)
 		}
-		m.treeSel = row
-	}
-}
-
-// completeSlash completes a slash command from its prefix.
-func (m *Model) completeSlash() {
-	matches := slashMatches(m.input.Value())
-	switch len(matches) {
-	case 0:
-		m.setStatus("No command starts with %s.", m.input.Value())
-	case 1:
-		m.input.SetValue(matches[0].name + " ")
-	default:
-		var names []string
-		for _, c := range matches {
-			names = append(names, c.name)
-		}
-		m.setStatus("%s", fmt.Sprint(strings.Join(names, " ")))
+		m.panel.sel = row
 	}
 }

@@ -7,7 +7,6 @@ import (
 
 	tasks "github.com/cadre-dev/cadre/task"
 
-	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
 
@@ -121,70 +120,32 @@ type Model struct {
 	cfg config
 	act actions
 	st  styles
-	md  markdown
 
 	width, height int
 	now           time.Time
 
-	tree   *Tree
-	convos map[string]*convo
-	// view is the agent whose conversation is shown ("" for main), or a
-	// saved session's key (viewSession).
-	view string
+	tree  *Tree
+	pane  *convoPane
+	input *editor
 
-	input   textarea.Model
-	history []string
-	histPos int
-	draft   string
-	pastes  map[int]string
-	pasteN  int
+	turn *turn
+	bar  *statusBar
 
-	running bool
-	// notifyTurn is set while the running turn answers notifications:
-	// stream names its watcher, watchN numbers the watchers started.
-	notifyTurn bool
-	stream     int
-	watchN     int
-	// noteAt is where notifications the main agent is told of go in its
-	// conversation: after what it did before the request that carried
-	// them, before the answer to them (notifications.go).
-	noteAt    int
-	runStart  time.Time
-	runOutput int64 // output tokens of the turn's finished answers
-	streamed  int   // bytes streamed since the last answer
-	queued    []string
-	tokens    int64 // every token of the session
-	mode      permission.Mode
+	perm *permissionDialog
 
-	prompts []*pendingPrompt
-	modal   promptModal
-	granted []grant
-
-	focus       focusArea
-	treeSel     int
-	confirmStop string
+	focus focusArea
+	panel *agentsPanel
 
 	picker *sessionPicker
-	// sessions are saved sessions loaded for viewing, by view key.
-	sessions map[string]sessionInfo
 
 	// profile is the terminal's colour profile: what is printed to the
 	// scrollback does not pass through the renderer, which would reduce
 	// its colours to it (NO_COLOR included).
 	profile colorprofile.Profile
 
-	expanded bool
-	scroll   int
-	// Renders kept between frames.
-	treeCache  treeView
-	treeRows   map[*Node]treeRow // the rows of the tree last drawn (treeview.go)
-	inputCache inputRender
-	quitAt     time.Time
 	// clock reads the wall clock for what cannot wait for the next tick
 	// (a first Ctrl+C after an idle spell, when no tick has moved now).
 	clock    func() time.Time
-	status   string
-	statusAt time.Time
 	ticking  bool
 	quitting bool
 }
@@ -199,26 +160,73 @@ const (
 // newModel builds the model; act may leave any action nil.
 func newModel(cfg config, act actions) *Model {
 	m := &Model{cfg: cfg, act: act, st: newStyles(cfg.dark), width: 80, height: 24, profile: colorprofile.TrueColor,
-		tree: NewTree(), pastes: map[int]string{}, mode: cfg.mode, sessions: map[string]sessionInfo{}, clock: time.Now}
-	if m.mode == "" {
-		m.mode = permission.ModeDefault
+		tree: NewTree(), clock: time.Now}
+	m.turn = &turn{st: &m.st}
+	m.bar = &statusBar{st: &m.st, cfg: &m.cfg, mode: cfg.mode}
+	if m.bar.mode == "" {
+		m.bar.mode = permission.ModeDefault
 	}
-	m.convos = map[string]*convo{"": newConvo("", cfg.cwd)}
 	m.tree.Main().Model = cfg.model
-	m.input = newInput(m.st)
-	m.layout()
+	m.input = newEditor(&m.st, m.width)
+	m.perm = &permissionDialog{st: &m.st}
+	m.panel = &agentsPanel{st: &m.st, tree: m.tree}
+	m.pane = &convoPane{st: &m.st, cfg: &m.cfg, tree: m.tree, perm: m.perm}
+	m.pane.reset()
 	return m
 }
 
+// convoPane is the conversation on screen: the main agent's, a
+// sub-agent's opened from the tree, or a saved session's shown read-only;
+// scrolled with the page keys and the wheel, its tool results collapsed
+// or expanded (Ctrl+O). In inline mode what is finished goes to the
+// terminal's scrollback and is not drawn again.
+type convoPane struct {
+	st   *styles
+	cfg  *config
+	tree *Tree
+	perm *permissionDialog // calls waiting for an answer say so
+	md   markdown
+
+	convos map[string]*convo
+	// view is the agent whose conversation is shown ("" for main), or a
+	// saved session's key (viewSession).
+	view     string
+	scroll   int
+	expanded bool
+	// sessions are saved sessions loaded for viewing, by view key.
+	sessions map[string]sessionInfo
+	// noteAt is where notifications the main agent is told of go in its
+	// conversation: after what it did before the request that carried
+	// them, before the answer to them (notifications.go).
+	noteAt int
+}
+
+// reset forgets every conversation (after /clear or when another
+// session opens).
+func (p *convoPane) reset() {
+	p.convos = map[string]*convo{"": newConvo("", p.cfg.cwd)}
+	p.view, p.scroll = "", 0
+	p.sessions = map[string]sessionInfo{}
+}
+
+// show puts an agent's conversation (or a saved session's) on screen,
+// scrolled to its end; "" is the main agent's.
+func (p *convoPane) show(view string) { p.view, p.scroll = view, 0 }
+
+// scrollBy scrolls the conversation up n lines (down when negative).
+func (p *convoPane) scrollBy(n int) {
+	p.scroll = max(0, p.scroll+n)
+}
+
 // main is the main agent's conversation.
-func (m *Model) main() *convo { return m.convos[""] }
+func (p *convoPane) main() *convo { return p.convos[""] }
 
 // convoOf returns the conversation of an agent, making it on first use.
-func (m *Model) convoOf(agentID string) *convo {
-	c := m.convos[agentID]
+func (p *convoPane) convoOf(agentID string) *convo {
+	c := p.convos[agentID]
 	if c == nil {
-		c = newConvo(agentID, m.cfg.cwd)
-		m.convos[agentID] = c
+		c = newConvo(agentID, p.cfg.cwd)
+		p.convos[agentID] = c
 	}
 	return c
 }
@@ -240,14 +248,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
-		m.layout()
+		m.input.setWidth(msg.Width)
 	case tea.ColorProfileMsg:
 		m.profile = msg.Profile
 	case tea.BackgroundColorMsg:
 		if dark := msg.IsDark(); dark != m.st.dark {
 			m.st = newStyles(dark)
-			m.input.SetStyles(inputStyles(m.st))
-			m.invalidate()
+			m.input.restyle()
+			m.pane.invalidate()
 		}
 	case eventsMsg:
 		cmds = append(cmds, m.applyRun(msg.items)...)
@@ -260,31 +268,49 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		cmds = append(cmds, m.key(msg))
 	case tea.PasteMsg:
-		cmds = append(cmds, m.paste(msg.Content))
+		// The reason of a denial being typed takes it, or the editor.
+		if !m.perm.paste(msg.Content) && m.focus == focusInput && m.picker == nil {
+			m.input.paste(msg.Content)
+		}
 	case tea.MouseWheelMsg:
-		m.wheel(msg)
+		m.pane.wheel(msg)
 	case tea.MouseClickMsg:
 		m.click(msg)
 	case promptMsg:
-		m.addPrompt(msg)
+		m.perm.add(msg, m.tree)
 	case promptGoneMsg:
-		m.dropPrompt(msg.id, false)
+		if p := m.perm.drop(msg.id, m.tree); p != nil {
+			m.bar.set("A permission prompt of %s was withdrawn: its call was cancelled.", p.label())
+		}
 	case modeMsg:
-		m.modeChanged(msg)
+		m.bar.modeChanged(msg, m.turn.running)
 	case modelMsg:
 		m.modelChanged(msg)
 	case controlMsg:
-		m.controlled(msg)
+		if s := m.panel.controlled(msg, m.now); s != "" {
+			m.bar.set("%s", s)
+		}
 	case textMsg:
-		m.showText(msg)
+		if msg.err != nil {
+			m.pane.main().addError(fmt.Sprintf("%s: %v", msg.title, msg.err))
+			break
+		}
+		m.pane.show("")
+		m.pane.main().addInfo(msg.text)
 	case sessionsMsg:
-		m.openPicker(msg)
+		if msg.err != nil {
+			m.pane.main().addError(msg.err.Error())
+		} else if p := newSessionPicker(msg.list, m.cfg.sessionID); p == nil {
+			m.pane.main().addInfo("No other saved session of this project.")
+		} else {
+			m.picker = p
+		}
 	case historyMsg:
-		m.showHistory(msg)
+		m.pane.showHistory(msg)
 	case runtimeMsg:
 		cmds = append(cmds, m.runtimeChanged(msg))
 	}
-	cmds = append(cmds, m.flushPrinted(), m.keepTicking())
+	cmds = append(cmds, m.pane.flushPrinted(m.width, m.profile, m.now), m.keepTicking())
 	if m.quitting {
 		cmds = append(cmds, tea.Quit)
 	}
@@ -296,12 +322,7 @@ func (m *Model) advance(at time.Time) {
 	if at.After(m.now) {
 		m.now = at
 	}
-	if !m.quitAt.IsZero() && m.now.Sub(m.quitAt) > quitWindow {
-		m.quitAt = time.Time{}
-	}
-	if m.status != "" && m.now.Sub(m.statusAt) > statusTTL {
-		m.status = ""
-	}
+	m.bar.advance(m.now)
 }
 
 const (
@@ -315,53 +336,154 @@ const (
 
 // keepTicking schedules the next tick while something on screen moves.
 func (m *Model) keepTicking() tea.Cmd {
-	if m.ticking || !(m.running || len(m.prompts) > 0 || !m.quitAt.IsZero() || m.status != "" || m.tree.Counts()[StateBackground] > 0) {
+	if m.ticking || !(m.turn.running || m.perm.open() || m.bar.moving() || m.tree.Counts()[StateBackground] > 0) {
 		return nil
 	}
 	m.ticking = true
 	return tea.Tick(tickEvery, func(t time.Time) tea.Msg { return tickMsg{at: t} })
 }
 
-// setStatus shows a transient message in the status line.
-func (m *Model) setStatus(format string, args ...any) {
-	m.status = fmt.Sprintf(format, args...)
-	m.statusAt = m.now
+// turn is the main agent's turn in progress, the user's or one that
+// answers background tasks' notifications, as the line above the editor
+// shows it (a spinner, what the agent is doing, its time and tokens),
+// with the prompts queued behind it; and the session's token count.
+type turn struct {
+	st      *styles
+	running bool
+	// notifyTurn is set while the running turn answers notifications:
+	// stream names its watcher, watchN numbers the watchers started.
+	notifyTurn bool
+	stream     int
+	watchN     int
+	runStart   time.Time
+	runOutput  int64 // output tokens of the turn's finished answers
+	streamed   int   // bytes streamed since the last answer
+	queued     []string
+	tokens     int64 // every token of the session
 }
 
-func (m *Model) modeChanged(msg modeMsg) {
-	if msg.err != nil {
-		m.setStatus("Cannot switch to %s: %v", msg.mode, msg.err)
-		return
-	}
-	m.mode = msg.mode
-	if m.running {
-		m.setStatus("Permission mode %s from the next turn.", msg.mode)
+// begin starts a turn at at.
+func (t *turn) begin(at time.Time) {
+	t.running, t.runStart, t.runOutput, t.streamed = true, at, 0, 0
+}
+
+// count adds an event's tokens: the session's, and the turn's output
+// (the streamed text estimated until its answer is complete).
+func (t *turn) count(ev run.Event) {
+	switch ev.Type {
+	case run.EventAssistant:
+		t.tokens += ev.Usage.Total()
+		if ev.AgentID == "" {
+			t.runOutput += ev.Usage.OutputTokens
+			t.streamed = 0
+		}
+	case run.EventText:
+		if ev.AgentID == "" {
+			t.streamed += len(ev.Text)
+		}
 	}
 }
 
-func (m *Model) controlled(msg controlMsg) {
+// queuedLines are the prompts waiting for the turn to end, the first two
+// and how many more.
+func (t *turn) queuedLines(width int) []string {
+	var parts []string
+	for i, q := range t.queued {
+		if i == 2 {
+			parts = append(parts, t.st.dim.Render(fmt.Sprintf("  … and %d more queued", len(t.queued)-2)))
+			break
+		}
+		parts = append(parts, t.st.dim.Render(clip("  ⏎ queued: "+oneLine(q), width)))
+	}
+	return parts
+}
+
+// statusBar is the footer: the permission mode (Shift+Tab cycles it), a
+// hint for where the keyboard is, the model and the session's tokens;
+// above it for a few seconds the last status message; and the window in
+// which a second Ctrl+C quits.
+type statusBar struct {
+	st   *styles
+	cfg  *config
+	mode permission.Mode
+	// now is the UI's clock as advance last moved it.
+	now time.Time
+	// text is the transient status, set at at.
+	text string
+	at   time.Time
+	// quitAt is when the first Ctrl+C was pressed (zero: none pending).
+	quitAt time.Time
+}
+
+// set shows a transient message in the status line.
+func (b *statusBar) set(format string, args ...any) {
+	b.text = fmt.Sprintf(format, args...)
+	b.at = b.now
+}
+
+// advance moves the bar's clock: the Ctrl+C window and the status expire.
+func (b *statusBar) advance(now time.Time) {
+	b.now = now
+	if !b.quitAt.IsZero() && b.now.Sub(b.quitAt) > quitWindow {
+		b.quitAt = time.Time{}
+	}
+	if b.text != "" && b.now.Sub(b.at) > statusTTL {
+		b.text = ""
+	}
+}
+
+// moving reports whether the bar changes with time (what it shows
+// expires).
+func (b *statusBar) moving() bool { return !b.quitAt.IsZero() || b.text != "" }
+
+// secondCtrlC reports whether a Ctrl+C now is the second within the
+// window; a first one opens the window.
+func (b *statusBar) secondCtrlC() bool {
+	if !b.quitAt.IsZero() && b.now.Sub(b.quitAt) <= quitWindow {
+		return true
+	}
+	b.quitAt = b.now
+	return false
+}
+
+// modeChanged shows the outcome of a change of the permission mode;
+// running says a turn runs (it keeps the mode it started with).
+func (b *statusBar) modeChanged(msg modeMsg, running bool) {
 	if msg.err != nil {
-		m.setStatus("Cannot %s %s: %v", msg.what, shortID(msg.agentID), msg.err)
+		b.set("Cannot switch to %s: %v", msg.mode, msg.err)
 		return
+	}
+	b.mode = msg.mode
+	if running {
+		b.set("Permission mode %s from the next turn.", msg.mode)
+	}
+}
+
+// controlled records the outcome of Ctrl+B or x in the tree; it returns
+// what the status line says of it.
+func (p *agentsPanel) controlled(msg controlMsg, now time.Time) string {
+	if msg.err != nil {
+		return fmt.Sprintf("Cannot %s %s: %v", msg.what, shortID(msg.agentID), msg.err)
 	}
 	switch msg.what {
 	case "background":
-		m.tree.SetStatus(msg.agentID, tasks.Backgrounded, m.now)
-		m.setStatus("%s runs in the background now.", shortID(msg.agentID))
+		p.tree.SetStatus(msg.agentID, tasks.Backgrounded, now)
+		return fmt.Sprintf("%s runs in the background now.", shortID(msg.agentID))
 	case "stop":
-		m.setStatus("Stopping %s.", shortID(msg.agentID))
+		return fmt.Sprintf("Stopping %s.", shortID(msg.agentID))
 	}
+	return ""
 }
 
 // errNotAvailable explains a control the runtime does not offer yet.
 var errNotAvailable = errors.New("not available yet")
 
 // invalidate drops every cached render (the width or the style changed).
-func (m *Model) invalidate() {
-	for _, c := range m.convos {
+func (p *convoPane) invalidate() {
+	for _, c := range p.convos {
 		for _, it := range c.items {
 			it.cache = renderCache{}
 		}
 	}
-	m.md = markdown{}
+	p.md = markdown{}
 }

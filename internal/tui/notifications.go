@@ -99,12 +99,13 @@ func watchNotifications(ctx context.Context, n Notifier, stream int, opened bool
 
 // startWatch asks for a watcher once a turn of the user's has ended, or
 // a saved session was opened (opened).
-func (m *Model) startWatch(opened bool) tea.Cmd {
-	if m.act.watch == nil {
+// watch is the runtime's way to start one (nil when it has none).
+func (t *turn) startWatch(watch func(stream int, opened bool) tea.Cmd, opened bool) tea.Cmd {
+	if watch == nil {
 		return nil
 	}
-	m.watchN++
-	return m.act.watch(m.watchN, opened)
+	t.watchN++
+	return watch(t.watchN, opened)
 }
 
 // notifyItem folds a watcher's item into the model: its first event opens
@@ -114,20 +115,20 @@ func (m *Model) notifyItem(it runItem) tea.Cmd {
 	switch {
 	case it.watchEnd:
 		if it.err != nil {
-			m.main().addError(it.err.Error())
+			m.pane.main().addError(it.err.Error())
 		}
 		return nil
 	case it.end:
-		if m.running && m.notifyTurn && m.stream == it.stream {
+		if m.turn.running && m.turn.notifyTurn && m.turn.stream == it.stream {
 			return m.endRun(it)
 		}
 		// A stale turn's open calls end with it.
-		m.main().closeOpen("Interrupted by the prompt that followed.")
+		m.pane.main().closeOpen("Interrupted by the prompt that followed.")
 		return nil
 	}
-	if it.ev.Type == run.EventInit && !m.running {
-		m.running, m.notifyTurn, m.stream = true, true, it.stream
-		m.runStart, m.runOutput, m.streamed = it.at, 0, 0
+	if it.ev.Type == run.EventInit && !m.turn.running {
+		m.turn.running, m.turn.notifyTurn, m.turn.stream = true, true, it.stream
+		m.turn.begin(it.at)
 	}
 	m.applyEvent(it.ev, it.at)
 	return nil
@@ -135,13 +136,13 @@ func (m *Model) notifyItem(it runItem) tea.Cmd {
 
 // noteOf is the UI's account of a delivered notification: the runtime's,
 // with the tool uses, tokens and run time the tree counted.
-func (m *Model) noteOf(n *tasks.Notification) Notification {
+func noteOf(n *tasks.Notification, tree *Tree, now time.Time) Notification {
 	out := Notification{TaskID: n.TaskID, ToolUseID: n.ToolUseID, AgentType: n.AgentType, Description: n.Description,
 		Status: n.Status, Summary: n.Summary, OutputFile: n.OutputFile}
-	if node := m.tree.Get(n.TaskID); node != nil {
+	if node := tree.Get(n.TaskID); node != nil {
 		out.ToolUses = node.ToolUses
 		out.Usage.OutputTokens = node.Tokens // shown as a total only
-		out.Duration = node.Elapsed(m.now)
+		out.Duration = node.Elapsed(now)
 		if out.AgentType == "" {
 			out.AgentType = node.Type
 		}
@@ -154,20 +155,21 @@ func (m *Model) noteOf(n *tasks.Notification) Notification {
 }
 
 // notificationEvent shows a notification the runtime delivered: in the
-// main conversation for the main agent, in the agent's own otherwise.
-func (m *Model) notificationEvent(ev run.Event, at time.Time) {
+// main conversation for the main agent, in the agent's own otherwise;
+// running says a turn of the main agent runs.
+func (p *convoPane) notificationEvent(ev run.Event, at, now time.Time, running bool) {
 	if ev.Notification == nil {
 		return
 	}
-	note := m.noteOf(ev.Notification)
-	m.tree.SetStatus(note.TaskID, note.Status, at)
-	c, it := m.convoOf(ev.AgentID), &item{kind: itemNotification, note: &note, done: true}
-	if ev.AgentID == "" && m.running && m.noteAt >= c.printed && m.noteAt <= len(c.items) {
+	note := noteOf(ev.Notification, p.tree, now)
+	p.tree.SetStatus(note.TaskID, note.Status, at)
+	c, it := p.convoOf(ev.AgentID), &item{kind: itemNotification, note: &note, done: true}
+	if ev.AgentID == "" && running && p.noteAt >= c.printed && p.noteAt <= len(c.items) {
 		// The runtime reports notifications delivered once the request
 		// that carried them was answered, after the answer streamed: show
 		// them before that answer, in the order delivered.
-		c.items = slices.Insert(c.items, m.noteAt, it)
-		m.noteAt++
+		c.items = slices.Insert(c.items, p.noteAt, it)
+		p.noteAt++
 		return
 	}
 	c.add(it)

@@ -36,13 +36,13 @@ func TestNotificationTurns(t *testing.T) {
 	f.ev(initEvent(), run.Event{Type: run.EventResult, Result: &run.Result{Subtype: "success"}})
 	_, cmd := m.Update(eventsMsg{items: []runItem{{end: true, at: f.at}}})
 	runCmds(t, m, cmd)
-	if len(rec.watched) != 1 || rec.watched[0] != 1 || m.running {
-		t.Fatalf("the end of the user's turn started watchers %v (running %v)", rec.watched, m.running)
+	if len(rec.watched) != 1 || rec.watched[0] != 1 || m.turn.running {
+		t.Fatalf("the end of the user's turn started watchers %v (running %v)", rec.watched, m.turn.running)
 	}
 	// The watcher's stream: the notification turn opens with its init.
 	f.watch(1, initEvent(), run.Event{Type: run.EventNotification, Notification: &tasks.Notification{TaskID: "a1", Status: tasks.Failed,
 		AgentType: "Explore", Description: "survey", Summary: `Agent "survey" failed`}})
-	if !m.running || !m.notifyTurn {
+	if !m.turn.running || !m.turn.notifyTurn {
 		t.Fatal("a notification turn did not show as running")
 	}
 	has(t, view(t, m), `notification: Explore a1 "survey" failed`, `Agent "survey" failed`, "esc to interrupt")
@@ -54,7 +54,7 @@ func TestNotificationTurns(t *testing.T) {
 	f.watch(1, run.Event{Type: run.EventText, Text: "The survey failed."})
 	_, cmd = m.Update(eventsMsg{items: []runItem{{end: true, notify: true, stream: 1, at: f.at}}})
 	runCmds(t, m, cmd)
-	if len(rec.started) != 2 || rec.started[1] != "next question" || !m.running || m.notifyTurn {
+	if len(rec.started) != 2 || rec.started[1] != "next question" || !m.turn.running || m.turn.notifyTurn {
 		t.Fatalf("the queued prompt did not follow the notification turn: %v", rec.started)
 	}
 	if len(rec.watched) != 1 {
@@ -64,7 +64,7 @@ func TestNotificationTurns(t *testing.T) {
 	_, cmd = m.Update(eventsMsg{items: []runItem{{ev: initEvent(), notify: true, stream: 1, at: f.at},
 		{end: true, notify: true, stream: 1, interrupted: true, err: context.Canceled, at: f.at}, {watchEnd: true, notify: true, stream: 1, at: f.at}}})
 	runCmds(t, m, cmd)
-	if !m.running || m.notifyTurn {
+	if !m.turn.running || m.turn.notifyTurn {
 		t.Fatal("a stale watcher's end ended the user's turn")
 	}
 	// A watcher that fails says so.
@@ -205,12 +205,12 @@ func TestIdleNotificationsThroughTheRuntime(t *testing.T) {
 	// Take the queue until the turn ends; its end asks for a watcher,
 	// which run starts.
 	until(t, m, a, func(it runItem) bool { return it.end && !it.notify })
-	if m.watchN != 1 {
-		t.Fatalf("the turn's end started %d watchers", m.watchN)
+	if m.turn.watchN != 1 {
+		t.Fatalf("the turn's end started %d watchers", m.turn.watchN)
 	}
 	letGo()
 	until(t, m, a, func(it runItem) bool { return it.watchEnd })
-	if m.running {
+	if m.turn.running {
 		t.Fatal("the notification turn is still running")
 	}
 	screen := view(t, m)
@@ -358,7 +358,7 @@ func TestEventsWhileNoStreamIsAttachedReachTheUI(t *testing.T) {
 		t.Fatalf("the tree's node of the child: %+v", node)
 	}
 	read := false
-	for _, it := range m.convos[node.ID].items {
+	for _, it := range m.pane.convos[node.ID].items {
 		read = read || (it.name == "Read" && it.done && !it.isError && strings.Contains(it.result, "hello"))
 	}
 	if !read {

@@ -35,8 +35,8 @@ type Notification struct {
 	OutputFile string
 }
 
-func (m *Model) renderNotification(it *item, width int) []string {
-	st := m.st
+func (p *convoPane) renderNotification(it *item, width int) []string {
+	st := p.st
 	n := it.note
 	status := n.Status
 	style := st.ok
@@ -78,12 +78,12 @@ func (m *Model) renderNotification(it *item, width int) []string {
 	if sub != "" {
 		lines = append(lines, "  ⎿  "+clip(st.dim.Render(sub), width-5))
 	}
-	if m.expanded && n.Result != "" {
+	if p.expanded && n.Result != "" {
 		for _, l := range wrapLines(strings.TrimSpace(n.Result), width-5) {
 			lines = append(lines, "     "+st.dim.Render(l))
 		}
 	}
-	if n.OutputFile != "" && m.expanded {
+	if n.OutputFile != "" && p.expanded {
 		lines = append(lines, "     "+st.dim.Render("transcript: "+n.OutputFile))
 	}
 	return lines

@@ -190,7 +190,7 @@ func TestSessionsFromRealTranscripts(t *testing.T) {
 		t.Fatal(h.err)
 	}
 	m := testModel(t, 80, 24, nil)
-	m.showHistory(h)
+	m.Update(h)
 	has(t, view(t, m), "saved session", "› older: what host is this?", "Read(/etc/hostname)", "It is a host.")
 	if none, err := listSessions(t.TempDir(), dir, 10); err != nil || len(none) != 0 {
 		t.Fatalf("an empty state dir lists %v, %v", none, err)
@@ -238,15 +238,15 @@ func TestMouse(t *testing.T) {
 	m, _ := treeModel(t, nil)
 	m.cfg.mouse = true
 	for range 30 {
-		m.main().addInfo("filler line")
+		m.pane.main().addInfo("filler line")
 	}
 	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
-	if m.scroll != 3 {
-		t.Fatalf("wheel up scrolled to %d", m.scroll)
+	if m.pane.scroll != 3 {
+		t.Fatalf("wheel up scrolled to %d", m.pane.scroll)
 	}
 	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
-	if m.scroll != 0 {
-		t.Fatalf("wheel down scrolled to %d", m.scroll)
+	if m.pane.scroll != 0 {
+		t.Fatalf("wheel down scrolled to %d", m.pane.scroll)
 	}
 	// Clicking a tree row selects it; clicking it again opens it.
 	lines := strings.Split(screen(t, m), "\n")
@@ -257,12 +257,12 @@ func TestMouse(t *testing.T) {
 		}
 	}
 	m.Update(tea.MouseClickMsg{Button: tea.MouseLeft, X: 5, Y: y})
-	if m.focus != focusTree || m.selected() == nil || m.selected().ID != "a2" {
-		t.Fatalf("click selected %+v", m.selected())
+	if m.focus != focusTree || m.panel.selected() == nil || m.panel.selected().ID != "a2" {
+		t.Fatalf("click selected %+v", m.panel.selected())
 	}
 	m.Update(tea.MouseClickMsg{Button: tea.MouseLeft, X: 5, Y: y})
-	if m.view != "a2" {
-		t.Fatalf("second click opened %q", m.view)
+	if m.pane.view != "a2" {
+		t.Fatalf("second click opened %q", m.pane.view)
 	}
 	if v := m.View(); v.MouseMode != tea.MouseModeCellMotion {
 		t.Fatal("--mouse does not turn mouse reporting on")

@@ -96,40 +96,54 @@ type grant struct {
 	agent string
 }
 
-func (m *Model) addPrompt(msg promptMsg) {
+// permissionDialog is the permission prompt over the editor: the prompts
+// waiting for the user (the first on screen, the others queued behind
+// it), the choice highlighted, the reason typed for a denial, and the
+// rules the user allowed for the rest of the session.
+type permissionDialog struct {
+	st      *styles
+	prompts []*pendingPrompt
+	modal   promptModal
+	granted []grant
+}
+
+// open reports whether a prompt is on screen.
+func (d *permissionDialog) open() bool { return len(d.prompts) > 0 }
+
+// add queues a prompt; its agent waits in the tree.
+func (d *permissionDialog) add(msg promptMsg, tree *Tree) {
 	p := &pendingPrompt{id: msg.id, prompt: msg.prompt, reply: msg.reply}
-	m.prompts = append(m.prompts, p)
-	m.tree.Waiting(p.agentID(), 1)
-	if len(m.prompts) == 1 {
-		m.modal = promptModal{}
+	d.prompts = append(d.prompts, p)
+	tree.Waiting(p.agentID(), 1)
+	if len(d.prompts) == 1 {
+		d.modal = promptModal{}
 	}
 }
 
-// dropPrompt removes a prompt from the queue; answered says the user
-// answered it (otherwise its call went away).
-func (m *Model) dropPrompt(id int, answered bool) {
-	for i, p := range m.prompts {
+// drop removes a prompt from the queue and returns it (nil when it is
+// not there).
+func (d *permissionDialog) drop(id int, tree *Tree) *pendingPrompt {
+	for i, p := range d.prompts {
 		if p.id != id {
 			continue
 		}
-		m.tree.Waiting(p.agentID(), -1)
-		m.prompts = append(m.prompts[:i], m.prompts[i+1:]...)
+		tree.Waiting(p.agentID(), -1)
+		d.prompts = append(d.prompts[:i], d.prompts[i+1:]...)
 		if i == 0 {
-			m.modal = promptModal{}
+			d.modal = promptModal{}
 		}
-		if !answered {
-			m.setStatus("A permission prompt of %s was withdrawn: its call was cancelled.", p.label())
-		}
-		return
+		return p
 	}
+	return nil
 }
 
-// answer replies to the prompt on screen.
-func (m *Model) answer(choice permission.Choice, reason string) {
-	if len(m.prompts) == 0 {
-		return
+// answer replies to the prompt on screen; it returns what the main
+// conversation should say of it ("" for nothing).
+func (d *permissionDialog) answer(choice permission.Choice, reason string, tree *Tree) (info string) {
+	if len(d.prompts) == 0 {
+		return ""
 	}
-	p := m.prompts[0]
+	p := d.prompts[0]
 	r := permission.Reply{Choice: choice}
 	switch choice {
 	case permission.ChoiceDeny:
@@ -137,23 +151,36 @@ func (m *Model) answer(choice permission.Choice, reason string) {
 	case permission.ChoiceAllowSession:
 		if p.prompt.HasSuggestion {
 			rule := p.prompt.Suggested.String()
-			m.granted = append(m.granted, grant{rule: rule, agent: p.label()})
-			m.main().addInfo(fmt.Sprintf("Added allow rule %s for the rest of this session (%s).", rule, p.label()))
+			d.granted = append(d.granted, grant{rule: rule, agent: p.label()})
+			info = fmt.Sprintf("Added allow rule %s for the rest of this session (%s).", rule, p.label())
 		} else {
-			m.main().addInfo(fmt.Sprintf("Allowed this %s call; no rule can cover calls like it.", p.prompt.Request.Tool))
+			info = fmt.Sprintf("Allowed this %s call; no rule can cover calls like it.", p.prompt.Request.Tool)
 		}
 	}
 	p.reply <- r
-	m.dropPrompt(p.id, true)
+	d.drop(p.id, tree)
+	return info
 }
 
-// promptKey handles a key while a prompt is on screen.
-func (m *Model) promptKey(k tea.KeyPressMsg) {
-	md := &m.modal
+// paste adds pasted text to the reason being typed; it reports whether
+// one was.
+func (d *permissionDialog) paste(text string) bool {
+	if len(d.prompts) == 0 || !d.modal.reasoning {
+		return false
+	}
+	d.modal.reason += oneLine(text)
+	return true
+}
+
+// key handles a key while a prompt is on screen; it returns what the
+// main conversation should say of an answer, and expand for Ctrl+O
+// (show the whole input, and every tool result).
+func (d *permissionDialog) key(k tea.KeyPressMsg, tree *Tree) (info string, expand bool) {
+	md := &d.modal
 	if md.reasoning {
 		switch k.String() {
 		case "enter":
-			m.answer(permission.ChoiceDeny, md.reason)
+			return d.answer(permission.ChoiceDeny, md.reason, tree), false
 		case "esc":
 			md.reasoning, md.reason = false, ""
 		case "backspace":
@@ -167,7 +194,7 @@ func (m *Model) promptKey(k tea.KeyPressMsg) {
 				md.reason += k.Text
 			}
 		}
-		return
+		return "", false
 	}
 	switch k.String() {
 	case "up", "k", "shift+tab":
@@ -175,43 +202,57 @@ func (m *Model) promptKey(k tea.KeyPressMsg) {
 	case "down", "j", "tab":
 		md.sel = (md.sel + 1) % 3
 	case "1", "y":
-		m.answer(permission.ChoiceAllowOnce, "")
+		return d.answer(permission.ChoiceAllowOnce, "", tree), false
 	case "2", "a":
-		m.answer(permission.ChoiceAllowSession, "")
+		return d.answer(permission.ChoiceAllowSession, "", tree), false
 	case "3", "n":
 		md.sel, md.reasoning = 2, true
 	case "esc":
-		m.answer(permission.ChoiceDeny, "")
+		return d.answer(permission.ChoiceDeny, "", tree), false
 	case "enter":
 		switch md.sel {
 		case 0:
-			m.answer(permission.ChoiceAllowOnce, "")
+			return d.answer(permission.ChoiceAllowOnce, "", tree), false
 		case 1:
-			m.answer(permission.ChoiceAllowSession, "")
+			return d.answer(permission.ChoiceAllowSession, "", tree), false
 		default:
 			md.reasoning = true
 		}
 	case "ctrl+o":
-		m.expanded = !m.expanded
+		return "", true
 	}
+	return "", false
 }
 
-// promptView renders the prompt on screen as a box of the given width;
-// bodyRows bounds the lines of the call's input.
-func (m *Model) promptView(width, bodyRows int) string {
-	st := m.st
-	p := m.prompts[0]
+// waiting reports whether a permission prompt for the call is open.
+func (d *permissionDialog) waiting(callID string) bool {
+	if callID == "" {
+		return false
+	}
+	for _, p := range d.prompts {
+		if p.prompt.Request.ToolUseID == callID {
+			return true
+		}
+	}
+	return false
+}
+
+// view renders the prompt on screen as a box of the given width;
+// bodyRows bounds the lines of the call's input, unless expanded.
+func (d *permissionDialog) view(width, bodyRows int, cwd string, expanded bool) string {
+	st := d.st
+	p := d.prompts[0]
 	inner := max(width-4, 20)
 	req := p.prompt.Request
 	var lines []string
 	head := "Permission needed · " + p.label()
 	count := ""
-	if n := len(m.prompts); n > 1 {
+	if n := len(d.prompts); n > 1 {
 		count = fmt.Sprintf("1 of %d", n)
 	}
 	lines = append(lines, padBetween(st.title.Render(clip(head, inner-len(count)-1)), st.dim.Render(count), inner), "")
-	body := callBody(st, req.Tool, req.Input, m.cfg.cwd, inner)
-	if len(body) > bodyRows && !m.expanded {
+	body := callBody(*st, req.Tool, req.Input, cwd, inner)
+	if len(body) > bodyRows && !expanded {
 		more := len(body) - bodyRows + 1
 		body = append(body[:bodyRows-1], st.dim.Render(fmt.Sprintf("… %d more lines (ctrl+o shows all)", more)))
 	}
@@ -234,20 +275,20 @@ func (m *Model) promptView(width, bodyRows int) string {
 	for i, o := range options {
 		mark := "  "
 		text := fmt.Sprintf("%d. %s", i+1, o)
-		if i == m.modal.sel {
+		if i == d.modal.sel {
 			mark = st.accent.Render("›") + " "
 			text = st.bold.Render(text)
 		}
 		lines = append(lines, clip(mark+text, inner))
 	}
-	if m.modal.reasoning {
-		lines = append(lines, "", clip("Reason for the agent: "+m.modal.reason+"█", inner), st.dim.Render("enter sends the denial · esc goes back"))
+	if d.modal.reasoning {
+		lines = append(lines, "", clip("Reason for the agent: "+d.modal.reason+"█", inner), st.dim.Render("enter sends the denial · esc goes back"))
 	} else {
 		lines = append(lines, "", st.dim.Render(clip("enter chooses · 1 2 3 · esc denies · ctrl+o shows the whole input", inner)))
 	}
-	if len(m.prompts) > 1 {
+	if len(d.prompts) > 1 {
 		var rest []string
-		for _, q := range m.prompts[1:] {
+		for _, q := range d.prompts[1:] {
 			rest = append(rest, q.prompt.Request.Tool+" from "+q.label())
 		}
 		lines = append(lines, st.warn.Render(clip("Also waiting: "+strings.Join(rest, " · "), inner)))

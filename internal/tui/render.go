@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	xansi "github.com/charmbracelet/x/ansi"
 
@@ -41,12 +42,12 @@ func indent(lines []string, first, rest string) []string {
 
 // renderItem renders one item at width, from its cache when nothing it
 // depends on changed.
-func (m *Model) renderItem(it *item, width int) []string {
+func (p *convoPane) renderItem(it *item, width int, now time.Time) []string {
 	extra := ""
 	if it.kind == itemTool && (it.name == tool.Agent || it.name == tool.Task) {
-		extra = m.agentCallStatus(it)
+		extra = p.agentCallStatus(it, now)
 	}
-	if it.kind == itemTool && !it.done && m.waitingCall(it.callID) {
+	if it.kind == itemTool && !it.done && p.perm.waiting(it.callID) {
 		extra += "\x00waiting"
 	}
 	if it.kind == itemAssistant && !it.done {
@@ -55,16 +56,16 @@ func (m *Model) renderItem(it *item, width int) []string {
 		extra = ""
 	}
 	c := &it.cache
-	if c.lines != nil && c.ver == it.ver && c.width == width && c.expanded == m.expanded && c.extra == extra {
+	if c.lines != nil && c.ver == it.ver && c.width == width && c.expanded == p.expanded && c.extra == extra {
 		return c.lines
 	}
-	lines := m.renderItemFresh(it, width, extra)
-	*c = renderCache{ver: it.ver, width: width, expanded: m.expanded, extra: extra, lines: lines}
+	lines := p.renderItemFresh(it, width, extra)
+	*c = renderCache{ver: it.ver, width: width, expanded: p.expanded, extra: extra, lines: lines}
 	return lines
 }
 
-func (m *Model) renderItemFresh(it *item, width int, extra string) []string {
-	st := m.st
+func (p *convoPane) renderItemFresh(it *item, width int, extra string) []string {
+	st := p.st
 	inner := max(width-2, 10)
 	switch it.kind {
 	case itemUser:
@@ -74,13 +75,13 @@ func (m *Model) renderItemFresh(it *item, width int, extra string) []string {
 		}
 		return indent(lines, st.accent.Render("›")+" ", "  ")
 	case itemAssistant:
-		lines := m.md.render(it.text, inner, &st)
+		lines := p.md.render(it.text, inner, st)
 		if len(lines) == 0 {
 			lines = []string{""}
 		}
 		return indent(lines, "● ", "  ")
 	case itemThinking:
-		if !m.expanded {
+		if !p.expanded {
 			return []string{st.dim.Render("✻ Thinking…")}
 		}
 		lines := wrapLines(strings.TrimSpace(it.text), inner)
@@ -89,7 +90,7 @@ func (m *Model) renderItemFresh(it *item, width int, extra string) []string {
 		}
 		return indent(lines, st.dim.Render("✻ "), "  ")
 	case itemTool:
-		return m.renderTool(it, width, extra)
+		return p.renderTool(it, width, extra)
 	case itemError:
 		lines := wrapLines(it.text, inner)
 		for i := range lines {
@@ -108,15 +109,15 @@ func (m *Model) renderItemFresh(it *item, width int, extra string) []string {
 		}
 		return indent(lines, "  ", "  ")
 	case itemNotification:
-		return m.renderNotification(it, inner)
+		return p.renderNotification(it, inner)
 	}
 	return nil
 }
 
 // renderTool renders a call: a headline with its summary, and its result
 // collapsed to one line (all of it when expanded).
-func (m *Model) renderTool(it *item, width int, extra string) []string {
-	st := m.st
+func (p *convoPane) renderTool(it *item, width int, extra string) []string {
+	st := p.st
 	inner := max(width-2, 10)
 	bullet := st.accent.Render("●")
 	switch {
@@ -133,12 +134,12 @@ func (m *Model) renderTool(it *item, width int, extra string) []string {
 	}
 	head := clip(st.toolName.Render(name)+arg, inner)
 	lines := []string{bullet + " " + head}
-	result := m.toolResultLines(it, inner-3, extra)
+	result := p.toolResultLines(it, inner-3, extra)
 	return append(lines, indent(result, "  ⎿  ", "     ")...)
 }
 
-func (m *Model) toolResultLines(it *item, width int, extra string) []string {
-	st := m.st
+func (p *convoPane) toolResultLines(it *item, width int, extra string) []string {
+	st := p.st
 	isAgent := it.name == tool.Agent || it.name == tool.Task
 	if !it.done {
 		switch {
@@ -158,14 +159,14 @@ func (m *Model) toolResultLines(it *item, width int, extra string) []string {
 		style = st.errText
 	}
 	if it.todos != nil && !it.isError {
-		return m.todoLines(it.todos, width)
+		return todoLines(p.st, it.todos, width)
 	}
 	if isAgent && !it.isError && extra != "" {
 		// The child's framed report is in its own view; the call shows
 		// how it went.
 		return []string{clip(st.dim.Render(extra), width)}
 	}
-	if m.expanded {
+	if p.expanded {
 		lines := wrapLines(text, width)
 		for i := range lines {
 			lines[i] = style.Render(lines[i])
@@ -186,28 +187,15 @@ func (m *Model) toolResultLines(it *item, width int, extra string) []string {
 
 // agentCallStatus is the one-line state of the child an Agent call
 // started, for the call's result line.
-func (m *Model) agentCallStatus(it *item) string {
-	n := m.tree.ByToolUse(it.callID)
+func (p *convoPane) agentCallStatus(it *item, now time.Time) string {
+	n := p.tree.ByToolUse(it.callID)
 	if n == nil {
 		return ""
 	}
-	parts := []string{n.Type + " " + shortID(n.ID), m.tree.State(n).String()}
-	parts = append(parts, plural(n.ToolUses, "tool use"), formatTokens(n.Tokens)+" tokens", formatElapsed(n.Elapsed(m.now)))
+	parts := []string{n.Type + " " + shortID(n.ID), p.tree.State(n).String()}
+	parts = append(parts, plural(n.ToolUses, "tool use"), formatTokens(n.Tokens)+" tokens", formatElapsed(n.Elapsed(now)))
 	if n.state.Live() && n.LastTool != "" {
 		parts = append(parts, n.LastTool)
 	}
 	return strings.Join(parts, " · ")
-}
-
-// waitingCall reports whether a permission prompt for the call is open.
-func (m *Model) waitingCall(callID string) bool {
-	if callID == "" {
-		return false
-	}
-	for _, p := range m.prompts {
-		if p.prompt.Request.ToolUseID == callID {
-			return true
-		}
-	}
-	return false
 }

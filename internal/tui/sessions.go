@@ -148,88 +148,98 @@ type sessionPicker struct {
 	sel  int
 }
 
-func (m *Model) openPicker(msg sessionsMsg) {
-	if msg.err != nil {
-		m.main().addError(msg.err.Error())
-		return
-	}
-	var list []sessionInfo
-	for _, s := range msg.list {
-		if s.ID != m.cfg.sessionID {
-			list = append(list, s)
+// newSessionPicker lists the saved sessions other than current; nil
+// when there is none.
+func newSessionPicker(list []sessionInfo, current string) *sessionPicker {
+	var others []sessionInfo
+	for _, s := range list {
+		if s.ID != current {
+			others = append(others, s)
 		}
 	}
-	if len(list) == 0 {
-		m.main().addInfo("No other saved session of this project.")
-		return
+	if len(others) == 0 {
+		return nil
 	}
-	m.picker = &sessionPicker{list: list}
+	return &sessionPicker{list: others}
 }
 
-func (m *Model) pickerKey(s string) tea.Cmd {
-	p := m.picker
+// key moves the selection; Enter chooses a session, Esc closes the
+// picker (done).
+func (p *sessionPicker) key(s string) (chosen *sessionInfo, done bool) {
 	switch s {
 	case "up", "k":
 		p.sel = max(p.sel-1, 0)
 	case "down", "j":
 		p.sel = min(p.sel+1, len(p.list)-1)
 	case "esc", "q":
-		m.picker = nil
+		return nil, true
 	case "enter":
-		chosen := p.list[p.sel]
+		c := p.list[p.sel]
+		return &c, true
+	}
+	return nil, false
+}
+
+// pickerKey passes a key to the session picker and opens the session
+// chosen: to continue it when the runtime can, read-only otherwise.
+func (m *Model) pickerKey(s string) tea.Cmd {
+	chosen, done := m.picker.key(s)
+	if done {
 		m.picker = nil
-		if m.cfg.canResume && m.act.resume != nil {
-			return m.act.resume(chosen)
-		}
-		if m.act.history != nil {
-			return m.act.history(chosen)
-		}
+	}
+	if chosen == nil {
+		return nil
+	}
+	if m.cfg.canResume && m.act.resume != nil {
+		return m.act.resume(*chosen)
+	}
+	if m.act.history != nil {
+		return m.act.history(*chosen)
 	}
 	return nil
 }
 
 // showHistory shows a saved session read-only.
-func (m *Model) showHistory(msg historyMsg) {
+func (p *convoPane) showHistory(msg historyMsg) {
 	if msg.err != nil {
-		m.main().addError(fmt.Sprintf("Cannot read session %s: %v", msg.session.ID, msg.err))
+		p.main().addError(fmt.Sprintf("Cannot read session %s: %v", msg.session.ID, msg.err))
 		return
 	}
 	key := viewSession + msg.session.ID
-	c := historyConvo(msg.entries, m.cfg.cwd)
+	c := historyConvo(msg.entries, p.cfg.cwd)
 	c.agentID = key
-	m.convos[key] = c
-	m.sessions[key] = msg.session
-	m.view, m.scroll = key, 0
+	p.convos[key] = c
+	p.sessions[key] = msg.session
+	p.show(key)
 }
 
 // runtimeChanged switches to another session.
 func (m *Model) runtimeChanged(msg runtimeMsg) tea.Cmd {
 	if msg.err != nil {
-		m.main().addError(msg.err.Error())
+		m.pane.main().addError(msg.err.Error())
 		return nil
 	}
 	m.resetConversation()
 	m.cfg.sessionID = msg.sessionID
 	if h := msg.resumed; h != nil && h.err == nil {
-		m.convos[""] = historyConvo(h.entries, m.cfg.cwd)
-		m.main().addInfo("Resumed session " + msg.sessionID + ".")
+		m.pane.convos[""] = historyConvo(h.entries, m.cfg.cwd)
+		m.pane.main().addInfo("Resumed session " + msg.sessionID + ".")
 	}
-	if msg.resumed == nil || m.running {
+	if msg.resumed == nil || m.turn.running {
 		return nil
 	}
 	// A saved session may hold notifications its earlier process never
 	// delivered, and tasks a crash interrupted: a watcher looks at once,
 	// so they show (and the main agent hears of them) without a prompt.
-	return m.startWatch(true)
+	return m.turn.startWatch(m.act.watch, true)
 }
 
-// pickerView renders the session list.
-func (m *Model) pickerView(width, rows int) string {
-	st := m.st
-	p := m.picker
+// view renders the session list; canResume says a session chosen is
+// continued rather than shown read-only.
+func (p *sessionPicker) view(st *styles, width, rows int, canResume bool) string {
 	inner := max(width-4, 20)
 	lines := []string{st.title.Render("Resume a session of this project"), ""}
-	if !m.cfg.canResume {
+	if !canResume {
 		for _, l := range wrapLines("Saved sessions cannot be continued here: the one you pick opens read-only.", inner) {
 			lines = append(lines, st.warn.Render(l))
 		}

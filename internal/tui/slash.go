@@ -11,22 +11,21 @@ import (
 	"github.com/cadre-dev/cadre/permission"
 )
 
-// slashCommand is a command typed at the prompt.
+// slashCommand is a command typed at the prompt; Model.slash runs it.
 type slashCommand struct {
 	name, help string
-	run        func(m *Model, arg string) tea.Cmd
 }
 
 // slashCommands lists the commands (a function: /help lists them too).
 func slashCommands() []slashCommand {
 	return []slashCommand{
-		{"/agents", "list the agent definitions, their sources and what shadows what", (*Model).cmdAgents},
-		{"/model", "show the models of the session and its agents; /model NAME switches the main agent's", (*Model).cmdModel},
-		{"/clear", "start a new conversation (the old one stays in its transcript)", (*Model).cmdClear},
-		{"/resume", "pick a saved session of this project", (*Model).cmdResume},
-		{"/permissions", "show the permission mode and the rules in force, with their sources", (*Model).cmdPermissions},
-		{"/help", "show the keys and commands", (*Model).cmdHelp},
-		{"/exit", "leave cadre", (*Model).cmdExit},
+		{"/agents", "list the agent definitions, their sources and what shadows what"},
+		{"/model", "show the models of the session and its agents; /model NAME switches the main agent's"},
+		{"/clear", "start a new conversation (the old one stays in its transcript)"},
+		{"/resume", "pick a saved session of this project"},
+		{"/permissions", "show the permission mode and the rules in force, with their sources"},
+		{"/help", "show the keys and commands"},
+		{"/exit", "leave cadre"},
 	}
 }
 
@@ -45,13 +44,58 @@ func slashMatches(typed string) []slashCommand {
 // slash runs a typed slash command.
 func (m *Model) slash(text string) tea.Cmd {
 	name, arg, _ := strings.Cut(text, " ")
+	arg = strings.TrimSpace(arg)
 	// What a command prints goes to the main conversation: show it.
-	m.view, m.scroll = "", 0
-	for _, c := range slashCommands() {
-		if c.name == name {
-			return c.run(m, strings.TrimSpace(arg))
+	m.pane.show("")
+	switch name {
+	case "/agents":
+		if m.act.agents == nil {
+			m.pane.main().addError("The agent definitions cannot be listed here.")
+			return nil
 		}
+		return m.act.agents()
+	case "/model":
+		if arg == "" {
+			m.pane.main().addInfo(modelsText(m.cfg.model, m.tree))
+			return nil
+		}
+		if m.act.setModel == nil {
+			m.pane.main().addError("The model cannot be switched here: start cadre with --model " + arg + ".")
+			return nil
+		}
+		return m.act.setModel(arg)
+	case "/clear", "/resume":
+		if m.turn.running {
+			m.bar.set("A turn is running: press Esc to interrupt it first.")
+			return nil
+		}
+		if name == "/resume" && m.act.sessions == nil {
+			m.pane.main().addError("Saved sessions cannot be listed: transcripts are off.")
+			return nil
+		}
+		if name == "/resume" {
+			return m.act.sessions()
+		}
+		if m.act.fresh == nil {
+			m.resetConversation()
+			return nil
+		}
+		return m.act.fresh()
+	case "/permissions":
+		m.pane.main().addInfo(m.perm.rulesText(m.bar.mode, m.bar.modeCycle(), m.cfg.rules))
+	case "/help":
+		m.pane.main().addInfo(helpText())
+	case "/exit":
+		m.quitting = true
+		return m.turn.interrupt(m.act.interrupt)
+	default:
+		m.pane.main().addError(unknownCommand(name))
 	}
+	return nil
+}
+
+// unknownCommand says that name is no command, and which one it may be.
+func unknownCommand(name string) string {
 	var names []string
 	for _, c := range slashCommands() {
 		names = append(names, c.name)
@@ -66,30 +110,16 @@ func (m *Model) slash(text string) tea.Cmd {
 	if best != "" {
 		msg += " Did you mean " + best + "?"
 	}
-	m.main().addError(msg + " Type /help for the list.")
-	return nil
+	return msg + " Type /help for the list."
 }
 
-func (m *Model) cmdAgents(string) tea.Cmd {
-	if m.act.agents == nil {
-		m.main().addError("The agent definitions cannot be listed here.")
-		return nil
-	}
-	return m.act.agents()
-}
-
-func (m *Model) cmdModel(arg string) tea.Cmd {
-	if arg != "" {
-		if m.act.setModel == nil {
-			m.main().addError("The model cannot be switched here: start cadre with --model " + arg + ".")
-			return nil
-		}
-		return m.act.setModel(arg)
-	}
+// modelsText is /model's answer: the main agent's model, the
+// sub-agents' by model, and how to switch.
+func modelsText(model string, tree *Tree) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Main agent: %s\n", orText(m.cfg.model, "(unknown until the first turn)"))
+	fmt.Fprintf(&b, "Main agent: %s\n", orText(model, "(unknown until the first turn)"))
 	models := map[string][]string{}
-	for _, r := range m.tree.Rows() {
+	for _, r := range tree.Rows() {
 		if n := r.Node; n.ID != "" && n.Model != "" {
 			models[n.Model] = append(models[n.Model], n.Type+" "+shortID(n.ID))
 		}
@@ -104,69 +134,45 @@ func (m *Model) cmdModel(arg string) tea.Cmd {
 	}
 	b.WriteString("/model NAME switches the main agent's model (an alias such as sonnet, opus, haiku, or a model id; default goes back).\n")
 	b.WriteString("Sub-agents take the model of their Agent call, their definition, CADRE_SUBAGENT_MODEL or their parent.")
-	m.main().addInfo(b.String())
-	return nil
+	return b.String()
 }
 
 // modelChanged shows the outcome of /model NAME.
 func (m *Model) modelChanged(msg modelMsg) {
 	if msg.err != nil {
-		m.main().addError(fmt.Sprintf("/model %s: %v", msg.asked, msg.err))
+		m.pane.main().addError(fmt.Sprintf("/model %s: %v", msg.asked, msg.err))
 		return
 	}
 	m.cfg.model = msg.model
-	if !m.running {
+	if !m.turn.running {
 		m.tree.Main().Model = msg.model
 	}
 	text := fmt.Sprintf("Main agent: %s from the next turn.", msg.model)
-	if m.running {
+	if m.turn.running {
 		text += " The running turn keeps its model."
 	}
-	m.main().addInfo(text)
+	m.pane.main().addInfo(text)
 }
 
-func (m *Model) cmdClear(string) tea.Cmd {
-	if m.running {
-		m.setStatus("A turn is running: press Esc to interrupt it first.")
-		return nil
-	}
-	if m.act.fresh == nil {
-		m.resetConversation()
-		return nil
-	}
-	return m.act.fresh()
-}
-
-func (m *Model) cmdResume(string) tea.Cmd {
-	if m.running {
-		m.setStatus("A turn is running: press Esc to interrupt it first.")
-		return nil
-	}
-	if m.act.sessions == nil {
-		m.main().addError("Saved sessions cannot be listed: transcripts are off.")
-		return nil
-	}
-	return m.act.sessions()
-}
-
-func (m *Model) cmdPermissions(string) tea.Cmd {
+// rulesText is /permissions' answer: the mode and its cycle, the rules
+// in force with their sources, and what the user allowed this session.
+func (d *permissionDialog) rulesText(mode permission.Mode, cycle []permission.Mode, rules []permission.Rule) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Mode: %s (shift+tab cycles %s)\n", m.mode, joinModes(m.modeCycle()))
-	if len(m.cfg.rules) == 0 && len(m.granted) == 0 {
+	fmt.Fprintf(&b, "Mode: %s (shift+tab cycles %s)\n", mode, joinModes(cycle))
+	if len(rules) == 0 && len(d.granted) == 0 {
 		b.WriteString("No allow, ask or deny rules.")
 	}
 	for _, beh := range []permission.Behavior{permission.Deny, permission.Ask, permission.Allow} {
-		for _, r := range m.cfg.rules {
+		for _, r := range rules {
 			if r.Behavior == beh {
 				fmt.Fprintf(&b, "%-5s\t%s\t%s\n", beh, r.String(), orText(r.Source, "(no source)"))
 			}
 		}
 	}
-	for _, g := range m.granted {
+	for _, g := range d.granted {
 		fmt.Fprintf(&b, "allow\t%s\tthis session, %s\n", g.rule, g.agent)
 	}
-	m.main().addInfo(strings.TrimRight(b.String(), "\n"))
-	return nil
+	return strings.TrimRight(b.String(), "\n")
 }
 
 func joinModes(ms []permission.Mode) string {
@@ -177,7 +183,8 @@ func joinModes(ms []permission.Mode) string {
 	return strings.Join(s, " → ")
 }
 
-func (m *Model) cmdHelp(string) tea.Cmd {
+// helpText is /help's answer: the keys and the commands.
+func helpText() string {
 	var b strings.Builder
 	b.WriteString("Keys\n")
 	for _, k := range keyHelp() {
@@ -187,13 +194,7 @@ func (m *Model) cmdHelp(string) tea.Cmd {
 	for _, c := range slashCommands() {
 		fmt.Fprintf(&b, "  %-16s %s\n", c.name, c.help)
 	}
-	m.main().addInfo(strings.TrimRight(b.String(), "\n"))
-	return nil
-}
-
-func (m *Model) cmdExit(string) tea.Cmd {
-	m.quitting = true
-	return m.interrupt()
+	return strings.TrimRight(b.String(), "\n")
 }
 
 // keyHelp lists the key bindings, for /help and the README.
@@ -216,22 +217,11 @@ func keyHelp() [][2]string {
 	}
 }
 
-// showText shows a command's output.
-func (m *Model) showText(msg textMsg) {
-	if msg.err != nil {
-		m.main().addError(fmt.Sprintf("%s: %v", msg.title, msg.err))
-		return
-	}
-	m.view, m.scroll = "", 0
-	m.main().addInfo(msg.text)
-}
-
 // resetConversation forgets the conversation and the tree (after /clear
 // or when another session opens).
 func (m *Model) resetConversation() {
-	m.convos = map[string]*convo{"": newConvo("", m.cfg.cwd)}
+	m.pane.reset()
 	m.tree.Reset()
 	m.tree.Main().Model = m.cfg.model
-	m.view, m.scroll, m.treeSel, m.tokens = "", 0, 0, 0
-	m.sessions = map[string]sessionInfo{}
+	m.panel.sel, m.turn.tokens = 0, 0
 }

@@ -26,8 +26,7 @@ func (c *convo) applyTodos(u *run.TodoUpdate) {
 }
 
 // todoLines renders a todo list as a checklist.
-func (m *Model) todoLines(todos []tool.Todo, width int) []string {
-	st := m.st
+func todoLines(st *styles, todos []tool.Todo, width int) []string {
 	if len(todos) == 0 {
 		return []string{st.dim.Render("(the list is empty)")}
 	}
@@ -48,8 +47,7 @@ func (m *Model) todoLines(todos []tool.Todo, width int) []string {
 // todoProgress is what the spinner says of the main agent's list: the
 // in-progress item's active form, and "n/m done"; both empty without a
 // list.
-func (m *Model) todoProgress() (doing, progress string) {
-	todos := m.main().todos
+func todoProgress(todos []tool.Todo) (doing, progress string) {
 	if len(todos) == 0 {
 		return "", ""
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // The smallest terminal the layout is made for, and the width from which
@@ -21,25 +22,19 @@ const (
 	sideMinimum = 140
 )
 
-// layout sizes the input to the terminal.
-func (m *Model) layout() {
-	m.input.SetWidth(max(m.width-4, 10))
-}
-
 // sidePanel reports whether the tree is drawn beside the conversation,
 // and its width.
-func (m *Model) sidePanel() (bool, int) {
-	if m.width < sideMinimum {
+func sidePanel(width int) (bool, int) {
+	if width < sideMinimum {
 		return false, 0
 	}
-	return true, max(56, min(m.width*2/5, 80))
+	return true, max(56, min(width*2/5, 80))
 }
 
-// showTree reports whether the tree panel is on screen: always beside a
+// shown reports whether the tree panel is on screen: always beside a
 // wide conversation, below a narrow one once there are sub-agents.
-func (m *Model) showTree() bool {
-	side, _ := m.sidePanel()
-	return side || m.tree.Len() > 1 || m.focus == focusTree
+func (p *agentsPanel) shown(side, focused bool) bool {
+	return side || p.tree.Len() > 1 || focused
 }
 
 // View renders the screen.
@@ -51,8 +46,11 @@ func (m *Model) View() tea.View {
 		v.MouseMode = tea.MouseModeCellMotion
 	}
 	v.WindowTitle = "cadre"
-	if c := m.cursor(content); c != nil {
-		v.Cursor = c
+	// The terminal's cursor is in the editor, when nothing covers it.
+	if m.focus == focusInput && !m.perm.open() && m.picker == nil && m.panel.confirmStop == "" {
+		if c := m.input.cursor(content); c != nil {
+			v.Cursor = c
+		}
 	}
 	return v
 }
@@ -64,14 +62,14 @@ func (m *Model) render() string {
 	}
 	bottom := m.bottom()
 	bh := lipgloss.Height(bottom)
-	side, panelW := m.sidePanel()
+	side, panelW := sidePanel(m.width)
 	convoW := m.width
 	if side {
 		convoW = m.width - panelW
 	}
 	var tree string
-	if !side && m.showTree() {
-		tree = strings.Join(m.treeLines(m.width, m.narrowTreeRows(), false), "\n")
+	if !side && m.panel.shown(side, m.focus == focusTree) {
+		tree = strings.Join(m.panel.lines(m.width, narrowTreeRows(m.height), false, m.focus == focusTree, m.now), "\n")
 	}
 	th := 0
 	if tree != "" {
@@ -79,14 +77,14 @@ func (m *Model) render() string {
 	}
 	ch := m.height - bh - th
 	if !m.cfg.altScreen {
-		ch = min(ch, m.liveHeight(convoW))
+		ch = min(ch, m.pane.liveHeight(convoW, m.now))
 	}
 	ch = max(ch, 1)
-	conv := m.convoView(convoW, ch)
+	conv := m.pane.convoView(convoW, ch, m.now)
 	top := strings.Join(conv, "\n")
 	if side {
 		left := padLines(conv, convoW, ch)
-		right := m.sidePanelLines(panelW, ch)
+		right := m.panel.sideLines(panelW, ch, m.focus == focusTree, m.now)
 		for i := range left {
 			left[i] += right[i]
 		}
@@ -107,16 +105,10 @@ func (m *Model) render() string {
 	return out
 }
 
-// convoHeight is the conversation's height on the last layout, for
-// paging.
-func (m *Model) convoHeight() int {
-	return max(m.height-lipgloss.Height(m.bottom())-m.narrowTreeRows()-1, 3)
-}
-
 // narrowTreeRows is how many agents the tree below the conversation
 // shows at most.
-func (m *Model) narrowTreeRows() int {
-	return max(3, (m.height-12)/2)
+func narrowTreeRows(height int) int {
+	return max(3, (height-12)/2)
 }
 
 // padLines makes lines exactly w cells wide and h lines high (the last h
@@ -142,61 +134,61 @@ func padLines(lines []string, w, h int) []string {
 }
 
 // viewed is the conversation on screen.
-func (m *Model) viewed() *convo {
-	if c := m.convos[m.view]; c != nil {
+func (p *convoPane) viewed() *convo {
+	if c := p.convos[p.view]; c != nil {
 		return c
 	}
-	return m.main()
+	return p.main()
 }
 
 // liveHeight is the height the conversation needs in inline mode: the
 // items not yet written to the scrollback.
-func (m *Model) liveHeight(width int) int {
-	c := m.viewed()
+func (p *convoPane) liveHeight(width int, now time.Time) int {
+	c := p.viewed()
 	from := c.printed
-	if m.view != "" {
+	if p.view != "" {
 		from = 0
 	}
 	h := 0
 	for _, it := range c.items[from:] {
-		h += len(m.renderItem(it, width)) + 1
+		h += len(p.renderItem(it, width, now)) + 1
 	}
-	if m.view != "" {
+	if p.view != "" {
 		h++
 	}
 	return h
 }
 
 // convoView renders the bottom of the conversation on screen that fits
-// height, scrolled up by m.scroll lines.
-func (m *Model) convoView(width, height int) []string {
-	c := m.viewed()
+// height, scrolled up by m.pane.scroll lines.
+func (p *convoPane) convoView(width, height int, now time.Time) []string {
+	c := p.viewed()
 	var header string
-	if m.view != "" {
-		header = m.viewHeader(width)
+	if p.view != "" {
+		header = p.viewHeader(width)
 		height--
 	}
 	from := 0
-	if !m.cfg.altScreen && m.view == "" {
+	if !p.cfg.altScreen && p.view == "" {
 		from = c.printed
 	}
-	need := height + m.scroll
+	need := height + p.scroll
 	var lines []string
 	for i := len(c.items) - 1; i >= from && len(lines) < need; i-- {
-		block := m.renderItem(c.items[i], width)
+		block := p.renderItem(c.items[i], width, now)
 		lines = append(append(append([]string(nil), block...), ""), lines...)
 	}
 	if len(lines) > 0 {
 		lines = lines[:len(lines)-1]
 	}
 	maxScroll := max(len(lines)-height, 0)
-	if m.scroll > maxScroll && len(lines) < need {
-		m.scroll = maxScroll
+	if p.scroll > maxScroll && len(lines) < need {
+		p.scroll = maxScroll
 	}
-	end := len(lines) - m.scroll
+	end := len(lines) - p.scroll
 	start := max(end-height, 0)
 	out := lines[start:max(end, start)]
-	if m.cfg.altScreen {
+	if p.cfg.altScreen {
 		for len(out) < height {
 			out = append([]string{""}, out...)
 		}
@@ -207,13 +199,13 @@ func (m *Model) convoView(width, height int) []string {
 	return out
 }
 
-func (m *Model) viewHeader(width int) string {
-	st := m.st
+func (p *convoPane) viewHeader(width int) string {
+	st := p.st
 	what := ""
-	if s, ok := m.sessions[m.view]; ok {
+	if s, ok := p.sessions[p.view]; ok {
 		what = "saved session " + shortID(s.ID) + " · read-only · esc returns"
-	} else if n := m.tree.Get(m.view); n != nil {
-		what = fmt.Sprintf("%s %s · %s · %s · read-only · esc returns", n.Type, n.ID, orText(n.Model, "?"), m.tree.State(n))
+	} else if n := p.tree.Get(p.view); n != nil {
+		what = fmt.Sprintf("%s %s · %s · %s · read-only · esc returns", n.Type, n.ID, orText(n.Model, "?"), p.tree.State(n))
 	}
 	return st.title.Render(clip("── "+what+" ", width))
 }
@@ -223,142 +215,63 @@ func (m *Model) viewHeader(width int) string {
 // status line.
 func (m *Model) bottom() string {
 	var parts []string
-	for i, q := range m.queued {
-		if i == 2 {
-			parts = append(parts, m.st.dim.Render(fmt.Sprintf("  … and %d more queued", len(m.queued)-2)))
-			break
-		}
-		parts = append(parts, m.st.dim.Render(clip("  ⏎ queued: "+oneLine(q), m.width)))
-	}
-	if line := m.spinnerLine(); line != "" {
+	parts = append(parts, m.turn.queuedLines(m.width)...)
+	if line := m.turn.spinnerLine(m.now, m.width, m.pane.main().todos, m.perm.open()); line != "" {
 		parts = append(parts, line)
 	}
-	if m.status != "" && m.quitAt.IsZero() {
-		for _, l := range wrapLines(m.status, m.width-2) {
+	if m.bar.text != "" && m.bar.quitAt.IsZero() {
+		for _, l := range wrapLines(m.bar.text, m.width-2) {
 			parts = append(parts, "  "+m.st.warn.Render(l))
 		}
 	}
 	switch {
-	case len(m.prompts) > 0:
-		parts = append(parts, m.promptView(m.width, max(m.height-22, 4)))
+	case m.perm.open():
+		parts = append(parts, m.perm.view(m.width, max(m.height-22, 4), m.cfg.cwd, m.pane.expanded))
 	case m.picker != nil:
-		parts = append(parts, m.pickerView(m.width, max(m.height-10, 5)))
-	case m.confirmStop != "":
-		parts = append(parts, m.confirmView())
+		parts = append(parts, m.picker.view(&m.st, m.width, max(m.height-10, 5), m.cfg.canResume))
+	case m.panel.confirmStop != "":
+		parts = append(parts, m.panel.confirmView(m.width))
 	default:
-		parts = append(parts, m.inputView())
-		if hint := m.slashHint(); hint != "" {
+		parts = append(parts, m.input.view(m.focus == focusInput))
+		if hint := m.input.hint(); hint != "" {
 			parts = append(parts, hint)
 		}
 	}
-	parts = append(parts, m.statusLine())
+	side, _ := sidePanel(m.width)
+	parts = append(parts, m.bar.view(m.width, m.height, m.focus == focusTree, m.pane.view != "", side, m.turn.tokens))
 	return strings.Join(parts, "\n")
 }
 
 // spinnerFrames are the spinner's frames, one a tick.
 const spinnerFrames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
-func (m *Model) spinnerLine() string {
-	if !m.running {
+// spinnerLine shows the turn while it runs: what the agent does (the
+// todo in progress, or waiting for the user's answer), how long, and its
+// output tokens.
+func (t *turn) spinnerLine(now time.Time, width int, todos []tool.Todo, waiting bool) string {
+	if !t.running {
 		return ""
 	}
-	st := m.st
+	st := t.st
 	el := time.Duration(0)
-	if !m.runStart.IsZero() && m.now.After(m.runStart) {
-		el = m.now.Sub(m.runStart)
+	if !t.runStart.IsZero() && now.After(t.runStart) {
+		el = now.Sub(t.runStart)
 	}
 	frames := []rune(spinnerFrames)
 	frame := string(frames[int(el/tickEvery)%len(frames)])
 	what := "Working…"
-	doing, progress := m.todoProgress() // todos.go
+	doing, progress := todoProgress(todos) // todos.go
 	if doing != "" {
 		what = doing + "…"
 	}
-	if len(m.prompts) > 0 {
+	if waiting {
 		what = "Waiting for your answer…"
 	}
 	if progress != "" {
 		progress += " · "
 	}
-	detail := fmt.Sprintf(" (%s · %s↓ %s tokens · esc to interrupt)", formatElapsed(el), progress, formatTokens(m.turnTokens()))
-	return clip(st.accent.Render(frame+" "+what)+st.dim.Render(detail), m.width)
-}
-
-func (m *Model) inputView() string {
-	key := inputKey{value: m.input.Value(), width: m.width, focus: m.focus == focusInput, line: m.input.Line(),
-		col: m.input.Column(), height: m.input.Height(), dark: m.st.dark}
-	if m.inputCache.text != "" && m.inputCache.key == key {
-		return m.inputCache.text
-	}
-	edge := m.st.inputEdge
-	if m.focus != focusInput {
-		edge = m.st.faint
-	}
-	text := box(edge, strings.Split(m.input.View(), "\n"), m.width)
-	m.inputCache.key, m.inputCache.text = key, text
-	return text
-}
-
-// inputView's render is kept while the editor is unchanged.
-type inputKey struct {
-	value                    string
-	width, line, col, height int
-	focus, dark              bool
-}
-
-type inputRender struct {
-	key  inputKey
-	text string
-}
-
-// cursor places the terminal's cursor in the input.
-func (m *Model) cursor(content string) *tea.Cursor {
-	if m.focus != focusInput || len(m.prompts) > 0 || m.picker != nil || m.confirmStop != "" {
-		return nil
-	}
-	c := m.input.Cursor()
-	if c == nil {
-		return nil
-	}
-	// The input box sits above the status line (and the slash hint);
-	// its text starts after the border and the padding.
-	below := 2 // bottom border and the status line
-	if m.slashHint() != "" {
-		below++
-	}
-	top := lipgloss.Height(content) - below - m.input.Height()
-	c.Position.X += 2
-	c.Position.Y += top
-	return c
-}
-
-func (m *Model) slashHint() string {
-	v := m.input.Value()
-	if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, " \n") {
-		return ""
-	}
-	matches := slashMatches(v)
-	switch len(matches) {
-	case 0:
-		return m.st.dim.Render("  no such command · /help lists them")
-	case 1:
-		return clip("  "+matches[0].name+" "+m.st.dim.Render(matches[0].help), m.width)
-	}
-	var names []string
-	for _, c := range matches {
-		names = append(names, c.name)
-	}
-	return clip("  "+strings.Join(names, "  ")+m.st.dim.Render("  · tab completes"), m.width)
-}
-
-func (m *Model) confirmView() string {
-	n := m.tree.Get(m.confirmStop)
-	what := m.confirmStop
-	if n != nil {
-		what = n.Type + " " + n.ID
-	}
-	text := fmt.Sprintf("Stop %s and every agent and shell it started? y stops · any other key keeps it", what)
-	return box(m.st.modalEdge, []string{text}, m.width)
+	detail := fmt.Sprintf(" (%s · %s↓ %s tokens · esc to interrupt)", formatElapsed(el), progress, formatTokens(t.turnTokens()))
+	return clip(st.accent.Render(frame+" "+what)+st.dim.Render(detail), width)
 }
 
 func modeLabel(mode permission.Mode) string {
@@ -375,59 +288,61 @@ func modeLabel(mode permission.Mode) string {
 	return "default mode"
 }
 
-// statusLine shows the mode, a hint or the last status, the model and
-// the session's tokens.
-func (m *Model) statusLine() string {
-	st := m.st
-	left := st.accent.Render(modeLabel(m.mode)) + st.dim.Render(" (shift+tab)")
+// view shows the mode, a hint or the Ctrl+C window, the model and the
+// session's tokens on a terminal width×height; treeFocus says the tree
+// has the keyboard, viewing that an agent's or a saved session's
+// conversation is on screen, side that the tree is beside it.
+func (b *statusBar) view(width, height int, treeFocus, viewing, side bool, tokens int64) string {
+	st := b.st
+	left := st.accent.Render(modeLabel(b.mode)) + st.dim.Render(" (shift+tab)")
 	var middle string
 	switch {
-	case !m.quitAt.IsZero():
+	case !b.quitAt.IsZero():
 		middle = st.warn.Render("Press Ctrl+C again to exit")
-	case m.width < minWidth || m.height < minHeight:
-		middle = st.warn.Render(fmt.Sprintf("terminal %d×%d is below %d×%d", m.width, m.height, minWidth, minHeight))
-	case m.focus == focusTree:
+	case width < minWidth || height < minHeight:
+		middle = st.warn.Render(fmt.Sprintf("terminal %d×%d is below %d×%d", width, height, minWidth, minHeight))
+	case treeFocus:
 		middle = st.dim.Render("⏎ open · x stop · c clear · ^B bg · tab")
-		if side, _ := m.sidePanel(); side {
+		if side {
 			middle = st.dim.Render("tab back to the prompt")
 		}
-	case m.view != "":
+	case viewing:
 		middle = st.dim.Render("esc returns to the conversation")
 	default:
 		middle = st.dim.Render("tab agents · /help")
 	}
-	right := st.dim.Render(formatTokens(m.tokens) + " tokens")
-	if side, _ := m.sidePanel(); side {
-		right = st.dim.Render(orText(m.cfg.model, "?")) + " · " + right
+	right := st.dim.Render(formatTokens(tokens) + " tokens")
+	if side {
+		right = st.dim.Render(orText(b.cfg.model, "?")) + " · " + right
 	}
-	room := m.width - cellWidth(left) - cellWidth(right) - 3
+	room := width - cellWidth(left) - cellWidth(right) - 3
 	if room < 10 {
-		return clip(left+"  "+middle, m.width)
+		return clip(left+"  "+middle, width)
 	}
-	return padBetween(left+"  "+clip(middle, room), right, m.width)
+	return padBetween(left+"  "+clip(middle, room), right, width)
 }
 
 // flushPrinted writes finished items of the main conversation to the
 // terminal's scrollback (inline mode), in order.
-func (m *Model) flushPrinted() tea.Cmd {
-	if m.cfg.altScreen {
+func (p *convoPane) flushPrinted(width int, profile colorprofile.Profile, now time.Time) tea.Cmd {
+	if p.cfg.altScreen {
 		return nil
 	}
-	c := m.main()
+	c := p.main()
 	var out []string
 	for c.printed < len(c.items) {
 		it := c.items[c.printed]
 		if !it.done || it == c.streaming {
 			break
 		}
-		out = append(out, strings.Join(m.renderItem(it, m.width), "\n"), "")
+		out = append(out, strings.Join(p.renderItem(it, width, now), "\n"), "")
 		c.printed++
 	}
 	if len(out) == 0 {
 		return nil
 	}
 	var b strings.Builder
-	w := &colorprofile.Writer{Forward: &b, Profile: m.profile}
+	w := &colorprofile.Writer{Forward: &b, Profile: profile}
 	_, _ = w.WriteString(strings.Join(out, "\n"))
 	return tea.Println(b.String())
 }

@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -281,30 +280,6 @@ func TestScriptedNoRetries(t *testing.T) {
 	}
 	if n := len(s.Requests()); n != 1 {
 		t.Fatalf("%d requests", n)
-	}
-}
-
-func TestScriptedCancelDuringBackoff(t *testing.T) {
-	t.Parallel()
-	s, m, _ := newScripted(t, Config{Sleep: retry.Sleep, MaxRetryAfter: 2 * time.Hour, RetryBudget: 2 * time.Hour})
-	s.Script("task-hour", llmtest.RateLimited(time.Hour))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var last error
-	for ev, err := range m.Stream(ctx, &llm.Request{Model: "claude-test", Messages: []llm.Message{llm.UserText("task-hour")}}) {
-		if err != nil {
-			last = err
-			break
-		}
-		if ev.Kind == llm.EventRetry {
-			if ev.Retry.Wait != time.Hour {
-				t.Errorf("wait = %s, want the server's hour", ev.Retry.Wait)
-			}
-			cancel() // the real timer would wait an hour
-		}
-	}
-	if !errors.Is(last, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", last)
 	}
 }
 

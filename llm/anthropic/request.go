@@ -27,17 +27,17 @@ func defaultMaxTokens(model string) int64 {
 }
 
 // effort maps Request.Effort onto the API's output_config.effort.
-func effort(s string) (sdk.OutputConfigEffort, bool) {
+func effort(s llm.Effort) (sdk.OutputConfigEffort, bool) {
 	switch s {
-	case "low":
+	case llm.EffortLow:
 		return sdk.OutputConfigEffortLow, true
-	case "medium":
+	case llm.EffortMedium:
 		return sdk.OutputConfigEffortMedium, true
-	case "high":
+	case llm.EffortHigh:
 		return sdk.OutputConfigEffortHigh, true
-	case "xhigh":
+	case llm.EffortXHigh:
 		return sdk.OutputConfigEffortXhigh, true
-	case "max":
+	case llm.EffortMax:
 		return sdk.OutputConfigEffortMax, true
 	}
 	return "", false

@@ -86,4 +86,23 @@
 // at least 1; [Turn.WithUsage] overrides everything.
 //
 // Fault turns that answer an HTTP error neither read nor write the cache.
+//
+// # Adapter suite
+//
+// [RunAdapterSuite] is the conformance suite of an llm.Model adapter over
+// HTTP: the bounds that keep a request from hanging (a stalled stream,
+// withheld headers, a refused connection, an unknown host, a retry-after
+// past the cap, a cancelled back-off) and an oversized tool input. Both
+// of cadre's adapters run it; an adapter of another provider speaking one
+// of the two wire protocols can too:
+//
+//	func TestAdapterSuite(t *testing.T) {
+//		llmtest.RunAdapterSuite(t, func(t *testing.T, o llmtest.AdapterOptions) llm.Model {
+//			m, err := myadapter.New(myadapter.Config{BaseURL: o.URL, HTTPClient: o.HTTPClient, ...})
+//			if err != nil {
+//				t.Fatal(err)
+//			}
+//			return m
+//		}, llmtest.OpenAI)
+//	}
 package llmtest

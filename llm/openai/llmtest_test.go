@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cadre-dev/cadre/llm"
-	"github.com/cadre-dev/cadre/llm/internal/retry"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 )
 
@@ -202,30 +200,6 @@ func TestScriptedRetriesExhausted(t *testing.T) {
 	}
 	if n, r := len(s.Requests()), len(retries(evs)); n != 3 || r != 2 {
 		t.Errorf("%d requests, %d retry events; want 3 and 2", n, r)
-	}
-}
-
-func TestScriptedCancelDuringBackoff(t *testing.T) {
-	t.Parallel()
-	s, m, _ := newScripted(t, Config{Sleep: retry.Sleep, MaxRetryAfter: 2 * time.Hour, RetryBudget: 2 * time.Hour})
-	s.Script("task-hour", llmtest.RateLimited(time.Hour))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var last error
-	for ev, err := range m.Stream(ctx, &llm.Request{Model: "gpt-test", Messages: []llm.Message{llm.UserText("task-hour")}}) {
-		if err != nil {
-			last = err
-			break
-		}
-		if ev.Kind == llm.EventRetry {
-			if ev.Retry.Wait != time.Hour {
-				t.Errorf("wait = %s, want the server's hour", ev.Retry.Wait)
-			}
-			cancel() // the real timer would wait an hour
-		}
-	}
-	if !errors.Is(last, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", last)
 	}
 }
 

@@ -22,10 +22,11 @@ const (
 // Completions has no is_error flag.
 const errorPrefix = "Error: "
 
-// reasoningEffort maps Request.Effort onto reasoning_effort.
-func reasoningEffort(s string) (shared.ReasoningEffort, bool) {
+// reasoningEffort maps Request.Effort onto reasoning_effort: cadre's
+// levels, and OpenAI's own "none" and "minimal".
+func reasoningEffort(s llm.Effort) (shared.ReasoningEffort, bool) {
 	switch s {
-	case "none", "minimal", "low", "medium", "high", "xhigh", "max":
+	case "none", "minimal", llm.EffortLow, llm.EffortMedium, llm.EffortHigh, llm.EffortXHigh, llm.EffortMax:
 		return shared.ReasoningEffort(s), true
 	}
 	return "", false

@@ -143,6 +143,7 @@ func bashResult(output string, end bashEnd, explain func(string) string) tool.Ou
 	if end.leftovers && !end.timedOut && !end.cancelled {
 		notes = append(notes, "Processes the command left running in the background kept its output open and were killed; use run_in_background for long-running processes.")
 	}
+	structured := bashResultJSON{Stdout: text, Interrupted: end.cancelled, NoOutputExpected: false}
 	if text == "" && len(notes) == 0 {
 		text = "(no output)"
 	}
@@ -152,7 +153,7 @@ func bashResult(output string, end bashEnd, explain func(string) string) tool.Ou
 		}
 		text += strings.Join(notes, "\n")
 	}
-	return tool.Output{Text: text, IsError: isErr}
+	return withResult(tool.Output{Text: text, IsError: isErr}, structured)
 }
 
 // shellsOf returns the agent's background-shell host, or nil.

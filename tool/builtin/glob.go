@@ -56,6 +56,7 @@ func sortNewestFirst(h []fileHit) {
 // "which files exist", as Claude Code's Glob does; Grep is the tool that
 // honours ignore files.
 func runGlob(ctx context.Context, cfg Config, env *tool.Env, in globInput) tool.Output {
+	began := time.Now()
 	pattern := in.Pattern
 	if strings.TrimSpace(pattern) == "" {
 		return tool.Errorf("pattern is required")
@@ -132,7 +133,8 @@ func runGlob(ctx context.Context, cfg Config, env *tool.Env, in globInput) tool.
 		return tool.Errorf("cannot search %s: %v", walkRoot, err)
 	}
 	if len(hits) == 0 {
-		return tool.Output{Text: "No files found" + hiddenNote(hidden)}
+		return withResult(tool.Output{Text: "No files found" + hiddenNote(hidden)},
+			globResultJSON{Filenames: []string{}, DurationMS: time.Since(began).Milliseconds(), CountIsComplete: true})
 	}
 	sortNewestFirst(hits)
 	var b strings.Builder
@@ -144,7 +146,12 @@ func runGlob(ctx context.Context, cfg Config, env *tool.Env, in globInput) tool.
 	if shown < len(hits) {
 		fmt.Fprintf(&b, "(Results are truncated: showing %d of %d files, newest first. Use a narrower path or pattern.)\n", shown, len(hits))
 	}
-	return tool.Output{Text: strings.TrimSuffix(b.String(), "\n") + hiddenNote(hidden)}
+	res := globResultJSON{Filenames: make([]string, 0, shown), DurationMS: time.Since(began).Milliseconds(), NumFiles: shown,
+		Truncated: shown < len(hits), TotalMatches: len(hits), CountIsComplete: true}
+	for _, h := range hits[:shown] {
+		res.Filenames = append(res.Filenames, relPath(env, h.path))
+	}
+	return withResult(tool.Output{Text: strings.TrimSuffix(b.String(), "\n") + hiddenNote(hidden)}, res)
 }
 
 // hiddenNote tells the model that permission rules withheld n files.

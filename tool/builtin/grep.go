@@ -151,7 +151,38 @@ func runGrep(ctx context.Context, cfg Config, env *tool.Env, in grepInput) tool.
 		head = *in.HeadLimit
 	}
 	lineNums := in.LineNums == nil || *in.LineNums
-	return tool.Output{Text: formatGrep(q, files, head, lineNums, cfg) + hiddenNote(hidden)}
+	text := formatGrep(q, files, head, lineNums, cfg)
+	return withResult(tool.Output{Text: text + hiddenNote(hidden)}, grepResult(env, q.mode, files, text))
+}
+
+// grepResult is Grep's structured result (toolresult.go): the files in
+// files_with_matches mode, the text the model sees in the other modes.
+func grepResult(env *tool.Env, mode string, files []grepFile, text string) grepResultJSON {
+	res := grepResultJSON{Mode: mode, NumFiles: len(files), Filenames: []string{}}
+	switch mode {
+	case modeFiles:
+		for _, f := range files {
+			res.Filenames = append(res.Filenames, relPath(env, f.Path))
+		}
+		n := len(files)
+		res.TotalFiles = &n
+	case modeContent:
+		n, total := 0, 0
+		if len(files) > 0 {
+			n = strings.Count(text, "\n") + 1
+		}
+		for _, f := range files {
+			total += len(f.Lines) + f.Omitted
+		}
+		res.Content, res.NumLines, res.TotalLines = &text, &n, &total
+	case modeCount:
+		n := 0
+		for _, f := range files {
+			n += f.Matched
+		}
+		res.Content, res.NumMatches = &text, &n
+	}
+	return res
 }
 
 // search runs q with ripgrep when it is available, else with Go. A

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -293,6 +292,3 @@ func newCellID() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
-
-// ansi matches terminal colour sequences in tracebacks.
-var ansi = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)

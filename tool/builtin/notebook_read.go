@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // maxOutputChars caps the text shown for one cell output.
@@ -68,7 +70,8 @@ func renderOutput(raw json.RawMessage) string {
 		}
 		return s
 	case "error":
-		return fmt.Sprintf("%s: %s\n%s", o.Ename, o.Evalue, ansi.ReplaceAllString(strings.Join(o.Traceback, "\n"), ""))
+		// Tracebacks carry terminal escape sequences (colours, mostly).
+		return fmt.Sprintf("%s: %s\n%s", o.Ename, o.Evalue, ansi.Strip(strings.Join(o.Traceback, "\n")))
 	case "execute_result", "display_data":
 		for _, mime := range []string{"text/markdown", "text/plain"} {
 			if v, ok := o.Data[mime]; ok {

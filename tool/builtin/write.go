@@ -35,7 +35,7 @@ func runWrite(env *tool.Env, in writeInput) tool.Output {
 		return tool.Errorf("content is required (use an empty string for an empty file)")
 	}
 	content := *in.Content
-	cur, problem := openForChange(env, path, "overwrite", false)
+	cur, problem := openForChange(env, path, "overwrite", true)
 	if problem != "" {
 		return tool.Errorf("%s", problem)
 	}
@@ -51,5 +51,10 @@ func runWrite(env *tool.Env, in writeInput) tool.Output {
 	if existed {
 		verb = "Updated"
 	}
-	return tool.Output{Text: fmt.Sprintf("%s %s (%s, %d bytes).", verb, path, plural(lines, "line", "lines"), len(content))}
+	res := writeResultJSON{Type: "create", FilePath: path, Content: content, StructuredPatch: []patchHunk{}}
+	if existed {
+		orig := string(cur.data)
+		res.Type, res.OriginalFile, res.StructuredPatch = "update", &orig, structuredPatch(orig, content)
+	}
+	return withResult(tool.Output{Text: fmt.Sprintf("%s %s (%s, %d bytes).", verb, path, plural(lines, "line", "lines"), len(content))}, res)
 }
