@@ -246,8 +246,11 @@ func (s *Mailboxes) order() []string {
 // and records that make no sense (an unknown or repeated number, a bad
 // address) are skipped.
 func (s *Mailboxes) replay(b []byte) {
+	if len(b) == 0 {
+		return
+	}
 	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
+	sc.Buffer(nil, 64*1024*1024) // grows from 4 KiB as lines need
 	where := map[int64]string{} // a pending message's mailbox
 	seen := map[int64]bool{}
 	for sc.Scan() {
