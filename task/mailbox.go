@@ -251,7 +251,7 @@ func (s *Mailboxes) replay(b []byte) {
 	}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, 64*1024*1024) // grows from 4 KiB as lines need
-	where := map[int64]string{} // a pending message's mailbox
+	where := map[int64]string{}  // a pending message's mailbox
 	seen := map[int64]bool{}
 	for sc.Scan() {
 		var rec mailRecord
