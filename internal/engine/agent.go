@@ -254,8 +254,8 @@ func hasReadDeny(rules []permission.Rule) bool {
 	return false
 }
 
-// writtenFirst marks the notifications a request carried delivered only
-// once the transcript lines that carry them are written: the task
+// writtenFirst marks the notifications and messages a request carried
+// delivered only once the transcript lines that carry them are written: the task
 // journal's record is written at once, the transcript's lines are queued
 // (transcript.Journal), and a process killed between the two would
 // otherwise leave a notification marked delivered that no conversation
@@ -274,7 +274,7 @@ type writtenRecorder interface {
 
 // Sent implements loop.Inbox.
 func (x writtenFirst) Sent() {
-	if x.inbox.notesInFlight() {
+	if x.inbox.inFlight() {
 		if err := x.rec.Written(); err != nil {
 			// The agent ends with this error too (its record fails);
 			// the notification reached the model, so it is delivered.

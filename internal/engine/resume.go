@@ -12,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/transcript"
 )
@@ -115,22 +116,55 @@ func (b *background) oneShot(h *childRun) bool {
 	return d != nil && d.OneShot
 }
 
-// deliver gives text to the agent of h (S-8.2): queued for its next tool
-// round while it runs; once it has ended, it is continued in the
-// background as a child of from. Deliveries are one at a time, so two
+// deliver gives a message to the agent of h (S-8.2) through its mailbox,
+// journaled first: queued for its next tool round while it runs; once it
+// has ended, the mailbox keeps it and the agent is continued with it in
+// the background as a child of from, which acknowledges it once its first
+// request was answered. When it cannot be continued the message is
+// withdrawn and the sender told why. Deliveries are one at a time, so two
 // messages to a finished agent continue it once and the second is queued
 // for the continued run.
-func (b *background) deliver(ctx context.Context, from *agent, callID string, h *childRun, text string) (tool.Output, error) {
+func (b *background) deliver(ctx context.Context, from *agent, callID string, h *childRun, it inboxItem) (tool.Output, error) {
 	b.resumeMu.Lock()
 	defer b.resumeMu.Unlock()
 	h = b.handle(h.id) // the latest run of the agent
-	if h.child != nil {
-		if h.child.inbox.tryPush(inboxItem{text: text}) {
-			return tool.Output{Text: prompts.MessageQueued(h.id)}, nil
-		}
-		<-h.done // its inbox closed: it is ending and its result is being set
+	mail := b.mailboxes()
+	if _, known := mail.Resolve(h.id); !known {
+		// An agent of an earlier process that has no mailbox yet.
+		_ = mail.Open(h.id, "")
+		_ = mail.End(h.id, task.AfterEnd{Delivery: task.Resumes}, "")
 	}
-	return b.resume(ctx, from, callID, h, text)
+	out, err := mail.Post(it.message(h.id))
+	switch {
+	case err != nil:
+		return errorOutput(prompts.MessageNotKept(h.id, err)), nil
+	case out.Delivery == task.Refused:
+		return errorOutput(prompts.CannotContinue(h.id, out.Reason)), nil
+	case out.Delivery != task.Resumes:
+		return tool.Output{Text: prompts.MessageQueued(h.id)}, nil
+	}
+	if h.child != nil {
+		<-h.done // its mailbox ended: it is ending and its result is being set
+	}
+	var texts []string
+	for _, m := range mail.Take(h.id) {
+		texts = append(texts, m.Text)
+	}
+	res, err := b.resume(ctx, from, callID, h, strings.Join(texts, "\n\n"))
+	if err != nil || res.IsError {
+		// Not continued: the message goes back to its sender. A journal
+		// that cannot record that ends the turn (a restart would deliver
+		// the message the sender was told was not).
+		why := res.Text
+		if err != nil {
+			why = err.Error()
+		}
+		mail.Requeue(h.id)
+		if _, werr := mail.Withdraw(h.id, func(m task.Message) bool { return m.Seq == out.Seq }, why); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return res, err
 }
 
 // resume continues the finished agent of h with text as its next user

@@ -64,10 +64,15 @@ func (b *background) handle(id string) *childRun {
 // One-shot types get an error, and so does an unknown id, with the list
 // of known ones.
 func (b *background) send(ctx context.Context, from *agent, callID string, in tasktools.Message) (tool.Output, error) {
-	text := prompts.AgentMessage(from.name(), in.Summary, in.Message)
+	it := inboxItem{text: prompts.AgentMessage(from.name(), in.Summary, in.Message), from: from.name(), summary: in.Summary}
 	to := strings.TrimSpace(in.To)
+	if id, ok := b.mailboxes().Resolve(to); ok {
+		to = id // an agent's name reaches its id
+	}
 	if to == "main" {
-		b.main.push(inboxItem{text: text})
+		if _, err := b.main.post(it); err != nil {
+			return errorOutput(prompts.MessageNotKept(to, err)), nil
+		}
 		return tool.Output{Text: prompts.MessageQueued("main")}, nil
 	}
 	h := b.handle(to)
@@ -83,7 +88,7 @@ func (b *background) send(ctx context.Context, from *agent, callID string, in ta
 	if h.child == from {
 		return errorOutput(prompts.MessageToSelf()), nil
 	}
-	return b.deliver(ctx, from, callID, h, text)
+	return b.deliver(ctx, from, callID, h, it)
 }
 
 // withTaskTools adds the task tools to the main agent's pool whenever a
