@@ -215,7 +215,7 @@ func (e *editor) view(focused bool) string {
 	return text
 }
 
-// inputView's render is kept while the editor is unchanged.
+// The editor's render is kept while it is unchanged.
 type inputKey struct {
 	value                    string
 	width, line, col, height int
