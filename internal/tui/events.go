@@ -183,8 +183,7 @@ func (m *Model) send(text string) tea.Cmd {
 		m.bar.set("No runtime to send the prompt to.")
 		return nil
 	}
-	m.pane.view = ""
-	m.pane.scroll = 0
+	m.pane.show("")
 	m.pane.main().addUser(text)
 	m.turn.begin(m.now)
 	return m.act.start(text)
