@@ -99,6 +99,7 @@ func (p *convoPane) taskStarted(ev run.Event) {
 	}
 }
 
+// taskEnded closes a sub-agent's conversation with how it ended.
 func (p *convoPane) taskEnded(ev run.Event) {
 	res := ev.Subagent
 	if res == nil {
