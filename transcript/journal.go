@@ -74,6 +74,10 @@ type syncFile interface {
 	Close() error
 }
 
+// ErrJournalClosed is what a Journal's methods return once it is closed
+// (Close wrote everything queued before).
+var ErrJournalClosed = errors.New("transcript journal is closed")
+
 // appendFile is an open transcript: an *os.File in production.
 type appendFile interface {
 	Write(p []byte) (int, error)
@@ -467,7 +471,7 @@ func (j *Journal) send(op journalOp) error {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
 	if j.closed {
-		return errors.New("transcript journal is closed")
+		return ErrJournalClosed
 	}
 	j.ops <- op
 	return nil

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"slices"
 	"strings"
@@ -190,7 +191,9 @@ func (b *background) resume(ctx context.Context, from *agent, callID string, h *
 	if h.child != nil && h.child.run.journal != nil {
 		// Its last lines may still be queued in its run's journal; a
 		// closed journal has written everything already.
-		_ = h.child.run.journal.Sync()
+		if err := h.child.run.journal.Sync(); err != nil && !errors.Is(err, transcript.ErrJournalClosed) {
+			b.recordFailed("transcripts", err)
+		}
 	}
 	entries, err := transcript.ReadFile(info.transcript)
 	if err != nil {
