@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -180,5 +182,55 @@ func TestSyncChildReportedFromItsResult(t *testing.T) {
 	contains(t, bad[0].ResultText(), "opaque request refused")
 	if res.Subagents.Completed != 1 || res.Subagents.Failed != 1 {
 		t.Fatalf("subagents %+v", res.Subagents)
+	}
+}
+
+// The request the spawn path builds for a real child is the child: its
+// ids, depth, model and ceiling as the child has them; and it survives
+// JSON as the test of package executor's fully set one does.
+func TestSpawnPathRequest(t *testing.T) {
+	t.Parallel()
+	h := newLocalHarness(t)
+	for _, bg := range []bool{false, true} {
+		req := h.Request(t, executortest.Child{Prompt: "REQ-CHILD look", Description: "look", Background: bg, ToolUseID: "toolu_req"})
+		x := h.Executor.(*localExecutor)
+		x.mu.Lock()
+		p := x.prepared[req.AgentID]
+		x.mu.Unlock()
+		c := p.child
+		if c == nil || req.AgentID != c.id || req.ParentID != "main" || req.ToolUseID != "toolu_req" || req.Depth != 1 || req.Background != bg ||
+			req.RootID == "" || req.Description != "look" || req.Prompt != "REQ-CHILD look" {
+			t.Fatalf("request %+v", req)
+		}
+		if req.Definition.Name != "general-purpose" || req.Model.ID != c.modelID || req.Model.Rule == "" || req.Mode != c.perms.Mode ||
+			req.Cwd != c.env.Cwd || req.Definition.System != c.system || req.Definition.SystemPrefix != c.systemPrefix || req.Definition.SystemPrefix == "" {
+			t.Fatalf("definition, model or place: %+v", req)
+		}
+		if !slices.Equal(req.Ceiling.Tools, c.pool.Names()) || !slices.Equal(req.Receipt.Tools, c.pool.Names()) {
+			t.Fatalf("ceiling tools %v, receipt %v, the child's pool %v", req.Ceiling.Tools, req.Receipt.Tools, c.pool.Names())
+		}
+		b, err := json.Marshal(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back executor.SpawnRequest
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		b2, err := json.Marshal(back)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != string(b2) || !reflect.DeepEqual(req, back) {
+			t.Fatalf("the request changed in a JSON round trip:\n%s\n%s\n%+v\n%+v", b, b2, req, back)
+		}
+		// Started, so that nothing is left prepared and the slot is freed.
+		hd, err := h.Executor.Start(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := hd.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
