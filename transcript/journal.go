@@ -63,6 +63,15 @@ type Journal struct {
 	// (openAppend; a test replaces it to fail writes).
 	maxOpen int
 	open    func(path string) (appendFile, error)
+	// reopen opens a closed transcript again to sync it (safefs in
+	// production; a test counts the calls).
+	reopen func(path string) (syncFile, error)
+}
+
+// syncFile is a transcript opened again only to be synced.
+type syncFile interface {
+	Sync() error
+	Close() error
 }
 
 // appendFile is an open transcript: an *os.File in production.
@@ -100,7 +109,8 @@ func NewJournal() *Journal {
 }
 
 func newJournal(open func(string) (appendFile, error)) *Journal {
-	return &Journal{ops: make(chan journalOp, 256), done: make(chan struct{}), failed: map[string]error{}, maxOpen: maxOpen, open: open}
+	return &Journal{ops: make(chan journalOp, 256), done: make(chan struct{}), failed: map[string]error{}, maxOpen: maxOpen, open: open,
+		reopen: func(path string) (syncFile, error) { return safefs.OpenNoFollow(path, os.O_WRONLY|os.O_APPEND, 0) }}
 }
 
 // openFile is a transcript the journal holds open.
@@ -129,7 +139,11 @@ func (j *Journal) loop() {
 	// Synced before it is closed: the record survives a crash of the
 	// machine right after the run.
 	defer fs.sync(true)
-	for op := range j.ops {
+	for {
+		op, ok := fs.next(j.ops)
+		if !ok {
+			return
+		}
 		switch {
 		case op.synced != nil:
 			if !op.noSync {
@@ -160,6 +174,28 @@ func (j *Journal) loop() {
 			fs.append(op.path, op.data)
 		}
 	}
+}
+
+// next returns the next op. While none is waiting it syncs the closed
+// files (an ended agent's transcript is closed when its agent ends), so
+// the run's last sync is left with the files still being written rather
+// than every sub-agent's, and a waiting write is held up by one sync at
+// most. Out of descriptors, the rest wait for a later turn (at the
+// latest the run's last sync, which reports a failure).
+func (fs *files) next(ops <-chan journalOp) (journalOp, bool) {
+	for path := range fs.unsynced {
+		if len(ops) > 0 {
+			break
+		}
+		f, err := fs.j.reopen(path)
+		if tooManyFiles(err) {
+			break
+		}
+		delete(fs.unsynced, path)
+		fs.flush(path, f, err)
+	}
+	op, ok := <-ops
+	return op, ok
 }
 
 // append writes one record to path in a single write; on a failed or
@@ -307,20 +343,30 @@ func (fs *files) sync(closeAll bool) {
 		}
 	}
 	for path := range fs.unsynced {
-		delete(fs.unsynced, path)
-		// Its lines are written; only the flush is missing, so a failure
-		// here is the journal's error, not one that refuses the file's
-		// later lines.
-		f, err := safefs.OpenNoFollow(path, os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
-			fs.j.fail(fmt.Errorf("sync transcript %s: %w", path, err))
-			continue
-		}
-		if err := f.Sync(); err != nil {
-			fs.j.fail(fmt.Errorf("sync transcript %s: %w", path, err))
-		}
-		_ = f.Close()
+		fs.syncClosed(path)
 	}
+}
+
+// syncClosed opens path, a file closed since the last sync, again to
+// flush it to disk. Its lines are written; only the flush is missing, so
+// a failure here is the journal's error, not one that refuses the file's
+// later lines.
+func (fs *files) syncClosed(path string) {
+	delete(fs.unsynced, path)
+	f, err := fs.j.reopen(path)
+	fs.flush(path, f, err)
+}
+
+// flush syncs and closes f, path opened again (or the error opening it).
+func (fs *files) flush(path string, f syncFile, err error) {
+	if err != nil {
+		fs.j.fail(fmt.Errorf("sync transcript %s: %w", path, err))
+		return
+	}
+	if err := f.Sync(); err != nil {
+		fs.j.fail(fmt.Errorf("sync transcript %s: %w", path, err))
+	}
+	_ = f.Close()
 }
 
 func openAppend(path string) (*os.File, error) {

@@ -23,3 +23,18 @@ func (w *warningPrinter) event(ev run.Event) error {
 }
 
 func (w *warningPrinter) fail(f failure) error { return w.next.fail(f) }
+
+func (w *warningPrinter) inner() printer { return w.next }
+
+// basePrinter is the printer under the wrappers that only add to it
+// (--debug's, the warnings'), whose own methods (everyResult,
+// interrupted) say what the output format does.
+func basePrinter(pr printer) printer {
+	for {
+		w, ok := pr.(interface{ inner() printer })
+		if !ok {
+			return pr
+		}
+		pr = w.inner()
+	}
+}

@@ -100,16 +100,13 @@ type agent struct {
 	tally // what its subtree used (tally.go)
 }
 
-type agentKey struct{}
-
-// withAgent marks ctx as running inside a; the Agent tool finds its owner
-// this way.
-func withAgent(ctx context.Context, a *agent) context.Context {
-	return context.WithValue(ctx, agentKey{}, a)
-}
-
-func agentFrom(ctx context.Context) *agent {
-	a, _ := ctx.Value(agentKey{}).(*agent)
+// agentFrom returns the agent an Env belongs to (Env.Spawner, set by
+// runLoop), nil for an Env made outside a Runtime.
+func agentFrom(env *tool.Env) *agent {
+	if env == nil {
+		return nil
+	}
+	a, _ := env.Spawner.(*agent)
 	return a
 }
 
@@ -183,12 +180,15 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 	}
 	// StructuredOutput calls give the main agent's answer only: any other
 	// agent (a fork has the tool too) gets none to fill.
-	ctx = builtin.WithOutputSlot(ctx, a.output)
+	a.env.Answer = nil
+	if a.output != nil { // a nil *OutputSlot must not become a non-nil AnswerSlot
+		a.env.Answer = a.output
+	}
 	if auth != nil {
 		cfg.Authorizer = auth
 	}
 	a.noteModel(a.modelID)
-	ctx = withAgent(ctx, a)
+	a.env.Spawner = a // the Agent and task tools reach the agent tree through it
 	for ev, err := range loop.Run(ctx, cfg, msgs) {
 		if err != nil {
 			return nil, err

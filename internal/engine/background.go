@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/internal/engine/hub"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/prompts"
@@ -99,8 +100,10 @@ type background struct {
 	mail atomic.Pointer[task.Mailboxes]
 	main *inbox
 	hub  hub.Hub
-	// exec starts every child (local.go).
-	exec *localExecutor
+	// exec starts every child: local, the session's local executor
+	// (local.go), unless a test put another before it.
+	exec  executor.Executor
+	local *localExecutor
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -125,7 +128,8 @@ func newBackground(r *Runtime) *background {
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &background{rt: r, reg: task.NewRegistry(r.cfg.Now), ctx: ctx, cancel: cancel, agents: map[string]*childRun{}}
 	b.main = newInbox("main", nil, b)
-	b.exec = newLocalExecutor(b)
+	b.local = newLocalExecutor(b)
+	b.exec = b.local
 	glueOf(r).onClose(b.close)
 	return b
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/internal/engine/executor/executortest"
 	"github.com/cadre-dev/cadre/internal/engine/hub"
+	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
@@ -37,7 +39,7 @@ func newLocalHarness(t *testing.T) *executortest.Harness {
 	cfg.Tools = append(builtin.Tools(builtin.Config{}), boom)
 	cfg.Background = BackgroundOn
 	rt := newRuntime(t, cfg)
-	x := rt.bg.exec
+	x := rt.bg.local
 	x.watch.Store(true)
 	if err := rt.bg.open(); err != nil {
 		t.Fatal(err)
@@ -64,7 +66,7 @@ func newLocalHarness(t *testing.T) *executortest.Harness {
 	})
 	modelID, system := promptsOf(rt).mainModel()
 	main := &agent{run: rs, typ: "main", modelID: modelID, pool: rt.mainPool, spec: rt.mainSpec, perms: glueOf(rt).rootPerms(),
-		system: system, inbox: rt.bg.main, env: &tool.Env{Cwd: rt.cfg.Cwd, Files: tool.NewFileState()}}
+		system: system, inbox: rt.bg.main, env: &tool.Env{Cwd: rt.cfg.Cwd, Files: tool.NewFileState(), Todos: &tool.TodoList{}}}
 	hooksOf(main).bind("")
 	return &executortest.Harness{
 		Executor: x,
@@ -72,7 +74,7 @@ func newLocalHarness(t *testing.T) *executortest.Harness {
 		Request: func(t *testing.T, c executortest.Child) executor.SpawnRequest {
 			t.Helper()
 			in := agentInput{Description: c.Description, Prompt: c.Prompt, SubagentType: "general-purpose", RunInBackground: &c.Background}
-			child, bg, ref, err := main.build(context.Background(), c.ToolUseID, in)
+			child, bg, ref, err := main.build(context.Background(), tool.Call{ID: c.ToolUseID}, in)
 			if err != nil || ref != nil {
 				t.Fatalf("the spawn path refused the child: %v %+v", err, ref)
 			}
@@ -114,4 +116,69 @@ func journaledNotes(t *testing.T, path string) []task.Notification {
 		}
 	}
 	return out
+}
+
+// opaqueExecutor is the local executor behind handles the engine cannot
+// see into, as a remote executor's are: a sync child's call is then
+// reported from its structured result (agent.await) instead of from its
+// run's own output.
+type opaqueExecutor struct {
+	inner  *localExecutor
+	starts atomic.Int32
+	waits  atomic.Int32
+}
+
+type opaqueHandle struct {
+	executor.Handle
+	x *opaqueExecutor
+}
+
+func (x *opaqueExecutor) Start(ctx context.Context, req executor.SpawnRequest) (executor.Handle, error) {
+	x.starts.Add(1)
+	h, err := x.inner.Start(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return opaqueHandle{Handle: h, x: x}, nil
+}
+
+func (h opaqueHandle) Wait(ctx context.Context) (*run.SubagentResult, error) {
+	h.x.waits.Add(1)
+	return h.Handle.Wait(ctx)
+}
+
+// A sync child started through an executor whose handles are not the
+// local childRun gets the same report, and its failure the same failure
+// text, from the structured result alone.
+func TestSyncChildReportedFromItsResult(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-OK")),
+		llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-BAD")), llmtest.Text("both reported"))
+	h.srv.Script("CHILD-OK", llmtest.Text("the opaque report"))
+	h.srv.Script("CHILD-BAD", llmtest.HTTPError(400, "opaque request refused"))
+	rt := newRuntime(t, h.config())
+	x := &opaqueExecutor{inner: rt.bg.local}
+	rt.bg.exec = x
+	_, res, err := runAll(t, context.Background(), rt, "MAIN go")
+	if err != nil || res == nil || res.Text != "both reported" {
+		t.Fatalf("run: %v %+v", err, res)
+	}
+	if x.starts.Load() != 2 || x.waits.Load() != 2 {
+		t.Fatalf("%d starts and %d waits through the executor, want 2 and 2", x.starts.Load(), x.waits.Load())
+	}
+	reqs := h.srv.RequestsFor("MAIN")
+	ok := reqs[1].LastToolResults()
+	bad := reqs[2].LastToolResults()
+	if len(ok) != 1 || ok[0].IsError || len(bad) != 1 || !bad[0].IsError {
+		t.Fatalf("tool results %+v and %+v", ok, bad)
+	}
+	okText := ok[0].ResultText()
+	contains(t, okText, "the opaque report")
+	contains(t, okText, "SendMessage") // how to continue it, as the local path says
+	contains(t, bad[0].ResultText(), "failed")
+	contains(t, bad[0].ResultText(), "opaque request refused")
+	if res.Subagents.Completed != 1 || res.Subagents.Failed != 1 {
+		t.Fatalf("subagents %+v", res.Subagents)
+	}
 }

@@ -239,8 +239,8 @@ func (b *background) finish(h *childRun, out tool.Output, err error) {
 	}
 	b.reg.Finish(c.id, status, errText)
 	c.inbox.close()
-	if b.exec.watch.Load() {
-		b.exec.ended(c.id) // its events are all recorded (local.go)
+	if b.local.watch.Load() {
+		b.local.ended(c.id) // its events are all recorded (local.go)
 	}
 	close(h.done)
 }

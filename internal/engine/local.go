@@ -107,7 +107,7 @@ func (c *agent) request(parent *agent, in agentInput, bg bool) executor.SpawnReq
 // with watch keeps them (the engine reads the session's stream).
 func (h *childRun) Events() iter.Seq2[run.Event, error] {
 	return func(yield func(run.Event, error) bool) {
-		x := h.child.run.rt.bg.exec
+		x := h.child.run.rt.bg.local
 		x.mu.Lock()
 		e, ok := x.taps[h.id]
 		x.mu.Unlock()
@@ -138,7 +138,7 @@ func (h *childRun) Send(ctx context.Context, m executor.Message) (executor.Deliv
 	if live := b.handle(m.From); live != nil && live.child != nil && m.From != h.id {
 		from = live.child
 	}
-	out, err := b.send(ctx, from, tasktools.Message{To: h.id, Message: m.Text, Summary: m.Summary})
+	out, err := b.send(ctx, from, "", tasktools.Message{To: h.id, Message: m.Text, Summary: m.Summary})
 	switch {
 	case err != nil:
 		return "", fmt.Errorf("message to agent %s: %w", h.id, err)
@@ -244,8 +244,8 @@ func (x *localExecutor) tap(id, parent string) {
 // also keeps it for its agent's watcher.
 func (b *background) emit(ctx context.Context, ev run.Event) error {
 	err := b.hub.Send(ctx, ev)
-	if err == nil && b.exec.watch.Load() {
-		b.exec.record(ev)
+	if err == nil && b.local.watch.Load() {
+		b.local.record(ev)
 	}
 	return err
 }

@@ -124,7 +124,7 @@ func (b *background) oneShot(h *childRun) bool {
 // withdrawn and the sender told why. Deliveries are one at a time, so two
 // messages to a finished agent continue it once and the second is queued
 // for the continued run.
-func (b *background) deliver(ctx context.Context, from *agent, h *childRun, it inboxItem) (tool.Output, error) {
+func (b *background) deliver(ctx context.Context, from *agent, callID string, h *childRun, it inboxItem) (tool.Output, error) {
 	b.resumeMu.Lock()
 	defer b.resumeMu.Unlock()
 	h = b.handle(h.id) // the latest run of the agent
@@ -150,7 +150,7 @@ func (b *background) deliver(ctx context.Context, from *agent, h *childRun, it i
 	for _, m := range mail.Take(h.id) {
 		texts = append(texts, m.Text)
 	}
-	res, err := b.resume(ctx, from, h, strings.Join(texts, "\n\n"))
+	res, err := b.resume(ctx, from, callID, h, strings.Join(texts, "\n\n"))
 	if err != nil || res.IsError {
 		// Not continued: the message goes back to its sender. A journal
 		// that cannot record that ends the turn (a restart would deliver
@@ -170,7 +170,7 @@ func (b *background) deliver(ctx context.Context, from *agent, h *childRun, it i
 // resume continues the finished agent of h with text as its next user
 // turn, as a background child of from (see the comment at the top).
 // b.resumeMu is held.
-func (b *background) resume(ctx context.Context, from *agent, h *childRun, text string) (tool.Output, error) {
+func (b *background) resume(ctx context.Context, from *agent, callID string, h *childRun, text string) (tool.Output, error) {
 	h.mu.Lock()
 	info := h.resumable
 	h.mu.Unlock()
@@ -202,7 +202,7 @@ func (b *background) resume(ctx context.Context, from *agent, h *childRun, text 
 		cwd = info.cwd
 	}
 	in := agentInput{Description: info.description, Prompt: text, SubagentType: typ, RunInBackground: new(true)}
-	child, ref := from.newChildID(def, in, tool.CallID(ctx), cwd, "", h.id)
+	child, ref := from.newChildID(def, in, callID, cwd, "", h.id)
 	if ref == nil {
 		child.start, child.resumed = msgs, &resumedFrom{kept: kept}
 		if ref, err = mcpOf(child).acquire(ctx, from); err != nil { // mcp.go
@@ -215,7 +215,7 @@ func (b *background) resume(ctx context.Context, from *agent, h *childRun, text 
 		}
 		return errorOutput(ref.msg), nil
 	}
-	out, err := from.admit(ctx, child, in, true)
+	out, err := from.admit(ctx, tool.Turn{}, child, in, true) // SendMessage runs alone: no batch turn
 	if err != nil || out.IsError {
 		return out, err
 	}

@@ -680,7 +680,7 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	defer r.bg.main.requeue()
 	shells := builtin.NewShells()
 	defer shells.Close()
-	main.env = &tool.Env{Cwd: r.cfg.Cwd, Dirs: r.cfg.AddDirs, Files: tool.NewFileState(), Shells: shells}
+	main.env = &tool.Env{Cwd: r.cfg.Cwd, Dirs: r.cfg.AddDirs, Files: tool.NewFileState(), Shells: shells, Todos: &tool.TodoList{}}
 	s.restoreTodos(main.env) // todos.go
 	// Hooks (hooks.go): hook runs stream into this run until it ends.
 	hooksOf(main).bind("")

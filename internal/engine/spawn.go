@@ -38,8 +38,8 @@ type refusal struct {
 // when the running cap is reached), the run. Every refusal is an error
 // result the model can read, counted by reason; a Go error is returned
 // only when the run itself is cancelled.
-func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (tool.Output, error) {
-	child, bg, ref, err := a.build(ctx, toolUseID, in)
+func (a *agent) spawn(ctx context.Context, call tool.Call, in agentInput) (tool.Output, error) {
+	child, bg, ref, err := a.build(ctx, call, in)
 	if err != nil {
 		return tool.Output{}, err
 	}
@@ -47,7 +47,7 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 		// execute releases at the child's own end; admit (refused by the
 		// gate) and finish (killed while queued) cover a child that never
 		// ran.
-		return a.admit(ctx, child, in, bg)
+		return a.admit(ctx, call.Turn, child, in, bg)
 	}
 	if ref.reason != "" {
 		a.run.count(func(s *run.SubagentStats) { s.Refused[ref.reason]++ })
@@ -59,12 +59,13 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 // isolation, its configuration (newChild, newFork) and MCP servers, and
 // whether it runs in the background. A refusal is for the model to read;
 // a Go error means the run is cancelled.
-func (a *agent) build(ctx context.Context, toolUseID string, in agentInput) (child *agent, bg bool, ref *refusal, err error) {
+func (a *agent) build(ctx context.Context, call tool.Call, in agentInput) (child *agent, bg bool, ref *refusal, err error) {
+	toolUseID := call.ID
 	var def *agentdef.Definition
 	var cwd string
 	var iso agentdef.Isolation
 	ref = &refusal{run.RefusedForkNested, prompts.ForkNested()} // a fork cannot start agents (fork.go)
-	if !forkOf(a).inFork(ctx) {
+	if !forkOf(a).inFork(call.Conversation) {
 		def, cwd, ref = a.check(in)
 	}
 	if ref == nil {
@@ -81,7 +82,7 @@ func (a *agent) build(ctx context.Context, toolUseID string, in agentInput) (chi
 		return nil, false, ref, nil
 	}
 	if isForkDef(def) {
-		child, ref = forkOf(a).newFork(ctx, in, toolUseID, iso)
+		child, ref = forkOf(a).newFork(call.Conversation, in, toolUseID, iso)
 	} else {
 		child, ref = a.newChild(def, in, toolUseID, cwd, iso)
 	}
@@ -147,7 +148,7 @@ func (su toolSetup) listedTypes() []string {
 // slot back meanwhile (it does no work while its Agent call waits), so
 // nested spawns never deadlock the queue; a background child's call
 // returns at once with async_launched.
-func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool) (tool.Output, error) {
+func (a *agent) admit(ctx context.Context, turn tool.Turn, child *agent, in agentInput, bg bool) (tool.Output, error) {
 	rt := a.run.rt
 	if !bg {
 		a.ticket.Suspend()
@@ -157,13 +158,13 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool)
 	}
 	// Calls of one batch join the queue in the order they were made
 	// (issue 29); Admit never blocks, so the turn passes at once.
-	if err := tool.AwaitTurn(ctx); err != nil {
+	if err := turn.Await(ctx); err != nil {
 		mcpOf(child).release()
 		return tool.Output{}, err
 	}
 	req, ref := a.enterGate(child, in, bg)
 	if ref != nil {
-		tool.TurnDone(ctx)
+		turn.Done()
 		return errorOutput(ref.msg), nil
 	}
 	// The child as plain data, started through the executor seam
@@ -171,7 +172,7 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool)
 	// before the turn passes, so the pending events of one batch come out
 	// in call order too (lifecycle.go's live waits).
 	hd, err := rt.bg.exec.Start(ctx, req)
-	tool.TurnDone(ctx)
+	turn.Done()
 	if err != nil {
 		child.ticket.Release()
 		mcpOf(child).release()
@@ -181,9 +182,31 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool)
 		return tool.Output{Text: prompts.AsyncLaunched{AgentID: child.id, AgentType: child.typ, Description: in.Description,
 			OutputFile: child.transcriptPath()}.Render()}, nil
 	}
-	// The waiting call gets what the child's run made of its end
-	// (execute): the framed report, or why it failed.
-	return hd.(*childRun).wait(ctx)
+	return a.await(ctx, child, hd)
+}
+
+// await is what the waiting Agent call gets of the foreground child of
+// hd. A local child's is what its run made of its end (execute: the
+// framed report, or why it failed; async_launched when it was moved to
+// the background); another executor's child is reported from its
+// structured result the same way.
+func (a *agent) await(ctx context.Context, child *agent, hd executor.Handle) (tool.Output, error) {
+	if h, ok := hd.(*childRun); ok {
+		return h.wait(ctx)
+	}
+	res, err := hd.Wait(ctx)
+	switch {
+	case err != nil:
+		return tool.Output{}, err
+	case res.Status == task.Completed:
+		return child.callResult(a, res, nil), nil
+	case res.Status == task.Killed && ctx.Err() != nil:
+		return tool.Output{}, ctx.Err()
+	case res.Status == task.Killed:
+		// Stopped on its own: the parent goes on.
+		return errorOutput(prompts.SubagentStopped(child.id, child.typ)), nil
+	}
+	return child.callResult(a, res, errors.New(res.Error)), nil
 }
 
 // enterGate takes child through the spawn gate (queued when the running
@@ -209,7 +232,7 @@ func (a *agent) enterGate(child *agent, in agentInput, bg bool) (executor.SpawnR
 	if ticket.Queued() {
 		child.spawnReceipt.Queued, child.spawnReceipt.QueuePosition = true, ticket.Position()
 	}
-	rt.bg.exec.prepare(a, child, in)
+	rt.bg.local.prepare(a, child, in)
 	return child.request(a, in, bg), nil
 }
 
@@ -457,18 +480,25 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		rs.sendFinal(run.Event{Type: run.EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result})
 		return tool.Output{}, ctx.Err()
 	}
-	if runErr != nil {
-		msg := prompts.SubagentFailed(c.id, c.typ, runErr)
+	return c.callResult(parent, result, runErr), nil
+}
+
+// callResult is what the waiting Agent call of parent gets of the child's
+// end (completed or failed with failure): the framed report, or why it
+// failed, with what became of its worktree.
+func (c *agent) callResult(parent *agent, result *run.SubagentResult, failure error) tool.Output {
+	if failure != nil {
+		msg := prompts.SubagentFailed(c.id, c.typ, failure)
 		if w := worktreeReport(result.Worktree); w != nil {
 			msg += "\n" + w.Render()
 		}
-		return errorOutput(msg), nil
+		return errorOutput(msg)
 	}
 	text := c.report(result)
 	if _, ok := parent.pool.Get(tool.SendMessage); ok && !c.def.OneShot {
 		text += "\n" + prompts.ContinueWithSendMessage(c.id) // issue 29: how to continue it
 	}
-	return tool.Output{Text: text}, nil
+	return tool.Output{Text: text}
 }
 
 // safeRun runs the child's loop, turning a panic anywhere below it (the
