@@ -51,58 +51,74 @@ func sendCall(to, msg string) llmtest.Call {
 }
 
 // TestMessageToARunningChildOnce: a message to a running background child
-// is journaled, reaches it with its next tool round's results, once (its
-// later requests hold it once, in history), and is journaled delivered.
+// (by its id, or by its name when it has one) is journaled, reaches it
+// with its next tool round's results, once (its later requests hold it
+// once, in history), and is journaled delivered.
 func TestMessageToARunningChildOnce(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	var rt *Runtime
-	arrived, release := make(chan struct{}), make(chan struct{})
-	var id string
-	h.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
-		switch len(r.Messages) {
-		case 1:
-			return llmtest.ToolUse("Agent", bgCall("RUNS: work"))
-		case 3:
-			id = taskByDescription(t, rt, "bg RUNS")
-			<-arrived
-			return llmtest.ToolUse("SendMessage", sendCall(id, "EXTRA-INPUT").Input)
-		case 5:
-			close(release)
-		}
-		return llmtest.Text("noted")
-	})
-	h.srv.ScriptFunc("RUNS", func(r *llmtest.Request) llmtest.Turn {
-		switch len(r.Messages) {
-		case 1:
-			close(arrived)
-			<-release
-			return llmtest.ToolUse("Glob", map[string]any{"pattern": "*.none"})
-		case 3:
-			return llmtest.ToolUse("Glob", map[string]any{"pattern": "*.other"})
-		}
-		return llmtest.Text("runs done")
-	})
-	cfg := h.config()
-	cfg.Background = BackgroundDefault
-	rt = newRuntime(t, cfg)
-	if _, _, err := runAll(t, context.Background(), rt, "MAIN go"); err != nil {
-		t.Fatal(err)
-	}
-	drainNotifications(t, rt)
-	contains(t, h.srv.RequestsFor("MAIN")[2].LastToolResults()[0].ResultText(), "Message queued for "+id)
-	runs := h.srv.RequestsFor("RUNS")
-	if len(runs) != 3 {
-		t.Fatalf("%d RUNS requests", len(runs))
-	}
-	contains(t, runs[1].LastUserText(), "EXTRA-INPUT")
-	for i, r := range runs {
-		if want := min(i, 1); countIn(r, "EXTRA-INPUT") != want {
-			t.Errorf("request %d of the child holds the message %d times, want %d", i, countIn(r, "EXTRA-INPUT"), want)
-		}
-	}
-	if p := mailPending(t, rt); len(p) != 0 {
-		t.Errorf("the journal holds delivered messages as pending: %+v", p)
+	for _, byName := range []bool{false, true} {
+		t.Run(fmt.Sprintf("by name %v", byName), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			var rt *Runtime
+			arrived, release := make(chan struct{}), make(chan struct{})
+			var id string
+			h.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+				switch len(r.Messages) {
+				case 1:
+					return llmtest.ToolUse("Agent", bgCall("RUNS: work"))
+				case 3:
+					id = taskByDescription(t, rt, "bg RUNS")
+					<-arrived
+					to := id
+					if byName {
+						// The address book: an agent with a name is reached by
+						// it (teammates will have names).
+						if err := rt.bg.mailboxes().Open(id, "worker"); err != nil {
+							t.Error(err)
+						}
+						to = "worker"
+					}
+					return llmtest.ToolUse("SendMessage", sendCall(to, "EXTRA-INPUT").Input)
+				case 5:
+					close(release)
+				}
+				return llmtest.Text("noted")
+			})
+			h.srv.ScriptFunc("RUNS", func(r *llmtest.Request) llmtest.Turn {
+				switch len(r.Messages) {
+				case 1:
+					close(arrived)
+					<-release
+					return llmtest.ToolUse("Glob", map[string]any{"pattern": "*.none"})
+				case 3:
+					return llmtest.ToolUse("Glob", map[string]any{"pattern": "*.other"})
+				}
+				return llmtest.Text("runs done")
+			})
+			cfg := h.config()
+			cfg.Background = BackgroundDefault
+			rt = newRuntime(t, cfg)
+			if _, _, err := runAll(t, context.Background(), rt, "MAIN go"); err != nil {
+				t.Fatal(err)
+			}
+			drainNotifications(t, rt)
+			contains(t, h.srv.RequestsFor("MAIN")[2].LastToolResults()[0].ResultText(), "Message queued for "+id)
+			runs := h.srv.RequestsFor("RUNS")
+			if len(runs) != 3 {
+				t.Fatalf("%d RUNS requests", len(runs))
+			}
+			contains(t, runs[1].LastUserText(), "EXTRA-INPUT")
+			for i, r := range runs {
+				if want := min(i, 1); countIn(r, "EXTRA-INPUT") != want {
+					t.Errorf("request %d of the child holds the message %d times, want %d", i, countIn(r, "EXTRA-INPUT"), want)
+				}
+			}
+			if p := mailPending(t, rt); len(p) != 0 {
+				t.Errorf("the journal holds delivered messages as pending: %+v", p)
+			}
+
+		})
 	}
 }
 
