@@ -59,6 +59,12 @@ type Env struct {
 	Dirs []string
 	// AgentID names the agent ("" for the main agent).
 	AgentID string
+	// OmitResults, when set, tells tools not to build a structured result
+	// (Output.Result): nobody reads this agent's. The runtime sets it for
+	// sub-agents, whose calls stream-json prints without tool_use_result as
+	// Claude Code does; building one costs a second encoding of what the
+	// call returned (a whole file for Read).
+	OmitResults bool
 	// Files tracks what the agent has read, for Edit's read-before-write
 	// guard.
 	Files *FileState

@@ -144,7 +144,7 @@ func (fp forkPath) newFork(conversation []llm.Message, in agentInput, toolUseID 
 	id := newAgentID()
 	child := &agent{
 		run: a.run, id: id, typ: def.Name, toolUseID: toolUseID, depth: depth, def: def,
-		modelID: a.modelID, types: a.types, perms: ceiling.Perms, env: a.env.Clone(id), maxTurns: def.MaxTurns,
+		modelID: a.modelID, types: a.types, perms: ceiling.Perms, env: childEnv(a.env, id), maxTurns: def.MaxTurns,
 		effort: a.effort, spawnReceipt: receipt, pool: a.pool, spec: a.spec, unavailable: a.unavailable,
 		system: a.system, systemPrefix: a.systemPrefix, fork: true, start: req.Messages, cacheHints: req.CacheHints, isolation: isolation,
 	}

@@ -273,7 +273,7 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 		Default: rt.cfg.SubagentModel, Parent: a.modelID, Resolve: rt.cfg.ResolveModel,
 	})
 	receipt.Model, receipt.ModelRule = modelID, run.ModelRule(rule)
-	env := a.env.Clone(id)
+	env := childEnv(a.env, id)
 	env.Cwd = cwd
 	child := &agent{
 		run: a.run, id: id, typ: def.Name, toolUseID: toolUseID, depth: depth, def: def,
@@ -556,4 +556,12 @@ func (c *agent) report(res *run.SubagentResult) string {
 		r.MaxTurns = c.maxTurns
 	}
 	return r.Render()
+}
+
+// childEnv is the Env of a's child id: a clone of a's, without structured
+// tool results, which only the main agent's calls are printed with.
+func childEnv(parent *tool.Env, id string) *tool.Env {
+	env := parent.Clone(id)
+	env.OmitResults = true
+	return env
 }

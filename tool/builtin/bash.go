@@ -102,7 +102,7 @@ func runBash(ctx context.Context, cfg Config, env *tool.Env, in bashInput) tool.
 	}
 	leftovers := p.drain(cfg.KillGrace)
 	code, sig := p.exitStatus()
-	return bashResult(out.String(), bashEnd{timeout: timeout, timedOut: timedOut, cancelled: cancelled, signal: sig, code: code, leftovers: leftovers}, explain)
+	return bashResult(env, out.String(), bashEnd{timeout: timeout, timedOut: timedOut, cancelled: cancelled, signal: sig, code: code, leftovers: leftovers}, explain)
 }
 
 // bashEnd is how a foreground command ended.
@@ -117,7 +117,7 @@ type bashEnd struct {
 // bashResult is the model's view of a finished command: its output, then
 // notes on how it ended and on what the sandbox refused (explain, when
 // set).
-func bashResult(output string, end bashEnd, explain func(string) string) tool.Output {
+func bashResult(env *tool.Env, output string, end bashEnd, explain func(string) string) tool.Output {
 	text := strings.TrimRight(strings.ToValidUTF8(output, "\uFFFD"), "\n")
 	var notes []string
 	isErr := false
@@ -153,7 +153,7 @@ func bashResult(output string, end bashEnd, explain func(string) string) tool.Ou
 		}
 		text += strings.Join(notes, "\n")
 	}
-	return withResult(tool.Output{Text: text, IsError: isErr}, structured)
+	return withResult(env, tool.Output{Text: text, IsError: isErr}, structured)
 }
 
 // shellsOf returns the agent's background-shell host, or nil.

@@ -52,7 +52,7 @@ func runEdit(cfg Config, env *tool.Env, in editInput) tool.Output {
 		if err := commitChange(env, path, []byte(newS)); err != nil {
 			return tool.Errorf("cannot create %s: %v", path, err)
 		}
-		return withResult(tool.Output{Text: fmt.Sprintf("Created %s.\n%s", path, snippet(newS, 0, len(newS), cfg.MaxLineChars))},
+		return withResult(env, tool.Output{Text: fmt.Sprintf("Created %s.\n%s", path, snippet(newS, 0, len(newS), cfg.MaxLineChars))},
 			editResultJSON{FilePath: path, OldString: oldS, NewString: newS, StructuredPatch: structuredPatch("", newS), ReplaceAll: in.ReplaceAll})
 	}
 	content := string(cur.data)
@@ -77,7 +77,7 @@ func runEdit(cfg Config, env *tool.Env, in editInput) tool.Output {
 	if count > 1 {
 		head = fmt.Sprintf("Edited %s: replaced %d occurrences; the first is shown.", path, count)
 	}
-	return withResult(tool.Output{Text: head + "\n" + snippet(updated, first, firstEnd, cfg.MaxLineChars)},
+	return withResult(env, tool.Output{Text: head + "\n" + snippet(updated, first, firstEnd, cfg.MaxLineChars)},
 		editResultJSON{FilePath: path, OldString: oldS, NewString: newS, OriginalFile: content,
 			StructuredPatch: structuredPatch(content, updated), ReplaceAll: in.ReplaceAll})
 }

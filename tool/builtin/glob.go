@@ -133,7 +133,7 @@ func runGlob(ctx context.Context, cfg Config, env *tool.Env, in globInput) tool.
 		return tool.Errorf("cannot search %s: %v", walkRoot, err)
 	}
 	if len(hits) == 0 {
-		return withResult(tool.Output{Text: "No files found" + hiddenNote(hidden)},
+		return withResult(env, tool.Output{Text: "No files found" + hiddenNote(hidden)},
 			globResultJSON{Filenames: []string{}, DurationMS: time.Since(began).Milliseconds(), CountIsComplete: true})
 	}
 	sortNewestFirst(hits)
@@ -151,7 +151,7 @@ func runGlob(ctx context.Context, cfg Config, env *tool.Env, in globInput) tool.
 	for _, h := range hits[:shown] {
 		res.Filenames = append(res.Filenames, relPath(env, h.path))
 	}
-	return withResult(tool.Output{Text: strings.TrimSuffix(b.String(), "\n") + hiddenNote(hidden)}, res)
+	return withResult(env, tool.Output{Text: strings.TrimSuffix(b.String(), "\n") + hiddenNote(hidden)}, res)
 }
 
 // hiddenNote tells the model that permission rules withheld n files.

@@ -152,7 +152,7 @@ func runGrep(ctx context.Context, cfg Config, env *tool.Env, in grepInput) tool.
 	}
 	lineNums := in.LineNums == nil || *in.LineNums
 	text := formatGrep(q, files, head, lineNums, cfg)
-	return withResult(tool.Output{Text: text + hiddenNote(hidden)}, grepResult(env, q.mode, files, text))
+	return withResult(env, tool.Output{Text: text + hiddenNote(hidden)}, grepResult(env, q.mode, files, text))
 }
 
 // grepResult is Grep's structured result (toolresult.go): the files in

@@ -98,8 +98,12 @@ type globResultJSON struct {
 	CountIsComplete bool     `json:"countIsComplete"`
 }
 
-// withResult returns out carrying v as its structured result.
-func withResult(out tool.Output, v any) tool.Output {
+// withResult returns out carrying v as its structured result, unless env
+// says nobody reads it.
+func withResult(env *tool.Env, out tool.Output, v any) tool.Output {
+	if env != nil && env.OmitResults {
+		return out
+	}
 	if b, err := json.Marshal(v); err == nil {
 		out.Result = b
 	}

@@ -56,5 +56,5 @@ func runWrite(env *tool.Env, in writeInput) tool.Output {
 		orig := string(cur.data)
 		res.Type, res.OriginalFile, res.StructuredPatch = "update", &orig, structuredPatch(orig, content)
 	}
-	return withResult(tool.Output{Text: fmt.Sprintf("%s %s (%s, %d bytes).", verb, path, plural(lines, "line", "lines"), len(content))}, res)
+	return withResult(env, tool.Output{Text: fmt.Sprintf("%s %s (%s, %d bytes).", verb, path, plural(lines, "line", "lines"), len(content))}, res)
 }
