@@ -21,7 +21,9 @@ package engine
 //   - taskFeed (lifecycle.go, todos.go): a child task's progress and
 //     todo events;
 //   - childReport (lifecycle.go, spawn.go): a finished child's result,
-//     report and notification.
+//     report and notification;
+//   - resumePath (resume.go): SendMessage's delivery to an agent, and
+//     the continuation of one that ended.
 
 // toolSetup sets up an agent's tools, permissions and system prompt.
 type toolSetup struct{ a *agent }
@@ -77,3 +79,10 @@ func feedOf(a *agent) taskFeed { return taskFeed{a} }
 type childReport struct{ a *agent }
 
 func reportOf(c *agent) childReport { return childReport{c} }
+
+// resumePath is the background's side of SendMessage to an agent: it
+// delivers to a running agent's mailbox and continues one that ended
+// (resume.go).
+type resumePath struct{ b *background }
+
+func resumeOf(b *background) resumePath { return resumePath{b} }
