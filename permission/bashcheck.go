@@ -12,7 +12,7 @@ import (
 // that may match one of its commands or paths, what cannot be analysed,
 // what may touch paths deny rules protect, ask rules, and whether rules or
 // the mode allow every part of it.
-func (c *Checker) bashFacts(s tool.Subject, e *env) facts {
+func (c bashCheck) bashFacts(s tool.Subject, e *env) facts {
 	script, f, ok := parseBashCommand(s.Content)
 	if !ok {
 		return f
@@ -37,10 +37,10 @@ func (c *Checker) bashFacts(s tool.Subject, e *env) facts {
 	}
 	// A command a Bash deny or ask rule names may run where the rule
 	// cannot see it: never allowed without asking, in any mode.
-	if f.unsure = c.hiddenRun(script, envs); f.unsure != "" {
+	if f.unsure = hiddenOf(c.Checker).hiddenRun(script, envs); f.unsure != "" {
 		return f
 	}
-	if f.exposed = c.bashExposure(script, sf, envs, dirsKnown); f.exposed != "" {
+	if f.exposed = contentOf(c.Checker).bashExposure(script, sf, envs, dirsKnown); f.exposed != "" {
 		return f
 	}
 	if f.ask = c.bashAskRule(script, sf, envs); f.ask != nil {
@@ -76,7 +76,7 @@ func parseBashCommand(cmd string) (script *Script, f facts, ok bool) {
 
 // bashDenyRule returns the Bash deny rule that may match one of the
 // script's commands, with a note when it only may.
-func (c *Checker) bashDenyRule(script *Script) (*Rule, string) {
+func (c bashCheck) bashDenyRule(script *Script) (*Rule, string) {
 	for _, cmd := range script.Commands {
 		for _, sc := range ruleForms(cmd) {
 			if r := c.firstMatch(Deny, tool.Bash, func(r Rule) bool { return c.bashPattern(r).mayMatch(sc) }); r != nil {
@@ -127,11 +127,11 @@ func scriptFactsOf(script *Script) scriptFacts {
 // deniedPathRule returns the Read deny rule covering a file the script
 // reads (a glob is expanded against the file system) or the Edit deny
 // rule covering one it writes.
-func (c *Checker) deniedPathRule(script *Script, sf scriptFacts, envs []*env) *Rule {
+func (c bashCheck) deniedPathRule(script *Script, sf scriptFacts, envs []*env) *Rule {
 	for _, be := range envs {
 		for _, a := range sf.readPaths {
-			for _, p := range c.wordPaths(a, be) {
-				if r := c.contentRule(Deny, tool.Read, be, p); r != nil {
+			for _, p := range contentOf(c.Checker).wordPaths(a, be) {
+				if r := contentOf(c.Checker).contentRule(Deny, tool.Read, be, p); r != nil {
 					return r
 				}
 			}
@@ -139,8 +139,8 @@ func (c *Checker) deniedPathRule(script *Script, sf scriptFacts, envs []*env) *R
 		// Redirections and edit commands (mkdir, touch, cp, mv, rmdir)
 		// are bound by Edit deny rules.
 		for _, w := range append(append([]Arg(nil), script.Writes...), sf.editPaths...) {
-			for _, p := range c.wordPaths(w, be) {
-				if r := c.contentRule(Deny, tool.Edit, be, p); r != nil {
+			for _, p := range contentOf(c.Checker).wordPaths(w, be) {
+				if r := contentOf(c.Checker).contentRule(Deny, tool.Edit, be, p); r != nil {
 					return r
 				}
 			}
@@ -151,7 +151,7 @@ func (c *Checker) deniedPathRule(script *Script, sf scriptFacts, envs []*env) *R
 
 // bashAskRule returns the Bash ask rule that may match one of the
 // commands, or the Edit ask rule covering a path the script writes.
-func (c *Checker) bashAskRule(script *Script, sf scriptFacts, envs []*env) *Rule {
+func (c bashCheck) bashAskRule(script *Script, sf scriptFacts, envs []*env) *Rule {
 	for _, cmd := range script.Commands {
 		for _, sc := range ruleForms(cmd) {
 			if r := c.firstMatch(Ask, tool.Bash, func(r Rule) bool { return c.bashPattern(r).mayMatch(sc) }); r != nil {
@@ -173,7 +173,7 @@ func (c *Checker) bashAskRule(script *Script, sf scriptFacts, envs []*env) *Rule
 // command by a rule, or as a read-only command on paths inside the working
 // directories, or (acceptEdits) as an edit command there; every
 // redirection target writable.
-func (c *Checker) bashAllow(f *facts, script *Script, sf scriptFacts, envs []*env, dirsKnown bool) {
+func (c bashCheck) bashAllow(f *facts, script *Script, sf scriptFacts, envs []*env, dirsKnown bool) {
 	all := func(fn func(*env) bool) bool {
 		for _, be := range envs {
 			if !fn(be) {
@@ -273,7 +273,7 @@ const maxScriptDirs = 16
 // in: the cwd and every cd/pushd target, each resolved against every
 // directory before it. known is false when a target is not literal, lies
 // outside the working directories, or there are too many.
-func (c *Checker) scriptEnvs(s *Script, e *env) (envs []*env, known bool) {
+func (c bashCheck) scriptEnvs(s *Script, e *env) (envs []*env, known bool) {
 	envs = []*env{e}
 	if s.UnknownDir {
 		return envs, false
@@ -301,7 +301,7 @@ func (c *Checker) scriptEnvs(s *Script, e *env) (envs []*env, known bool) {
 
 // readPathsOK: every static path word is inside the working directories
 // and not under a Read ask rule; dynamic words are not OK.
-func (c *Checker) readPathsOK(paths []Arg, e *env) bool {
+func (c bashCheck) readPathsOK(paths []Arg, e *env) bool {
 	for _, a := range paths {
 		if !a.Static {
 			return false
@@ -326,7 +326,7 @@ func (c *Checker) readPathsOK(paths []Arg, e *env) bool {
 
 // editPathsOK: every path an edit command writes is static and inside the
 // working directories.
-func (c *Checker) editPathsOK(paths []Arg, e *env) bool {
+func (c bashCheck) editPathsOK(paths []Arg, e *env) bool {
 	for _, a := range paths {
 		if !a.Static {
 			return false
@@ -346,7 +346,7 @@ func (c *Checker) editPathsOK(paths []Arg, e *env) bool {
 }
 
 // readsAllowed: every input redirection is covered by a Read allow rule.
-func (c *Checker) readsAllowed(reads []Arg, e *env) bool {
+func (c bashCheck) readsAllowed(reads []Arg, e *env) bool {
 	for _, a := range reads {
 		if !a.Static {
 			return false
@@ -363,7 +363,7 @@ func (c *Checker) readsAllowed(reads []Arg, e *env) bool {
 // redirectRule returns an Edit rule of behaviour b that covers a
 // redirection target; unknown targets match no rule here (they are not
 // allowed either, see redirectOK).
-func (c *Checker) redirectRule(b Behavior, w Arg, e *env) *Rule {
+func (c bashCheck) redirectRule(b Behavior, w Arg, e *env) *Rule {
 	if !w.Static {
 		return nil
 	}
@@ -379,7 +379,7 @@ func (c *Checker) redirectRule(b Behavior, w Arg, e *env) *Rule {
 
 // redirectOK: a redirection may write where an Edit allow rule allows or
 // inside the working directories.
-func (c *Checker) redirectOK(w Arg, e *env) bool {
+func (c bashCheck) redirectOK(w Arg, e *env) bool {
 	if !w.Static || w.Glob {
 		return false
 	}
@@ -475,15 +475,15 @@ func protectedRel(parts []string, root bool) bool {
 // redirection target, or a path word of a command that is not read-only
 // (tee, cp, mv, sed -i, rm, an interpreter given the path, …; git, which
 // writes .git by design, aside) — unless an Edit allow rule names it.
-func (c *Checker) bashProtectedWrite(script *Script, envs []*env) string {
+func (c bashCheck) bashProtectedWrite(script *Script, envs []*env) string {
 	for _, e := range envs {
 		check := func(a Arg) string {
-			for _, p := range c.wordPaths(a, e) {
+			for _, p := range contentOf(c.Checker).wordPaths(a, e) {
 				for _, cand := range []string{p.real, p.lexical} {
 					if !e.protected(cand) {
 						continue
 					}
-					if r := c.contentRule(Allow, tool.Edit, e, p); r != nil {
+					if r := contentOf(c.Checker).contentRule(Allow, tool.Edit, e, p); r != nil {
 						continue
 					}
 					return cand

@@ -296,7 +296,7 @@ func (c *Checker) Check(req Request) Decision {
 		f.unsure = prompts.PermInputNotObject
 		f.write = t == tool.Bash
 	case t == tool.Bash:
-		f = c.bashFacts(s, e)
+		f = bashOf(c).bashFacts(s, e)
 	case isEditTool(t) || isReadTool(t):
 		f = c.pathFacts(s, e, t)
 	default:

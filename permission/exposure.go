@@ -25,7 +25,7 @@ const maxGlobMatches = 4096
 // wordPaths returns the paths a word names: the resolved path of a static
 // word, the present matches of a glob (as the shell would expand it), or
 // nothing for a word only known when the shell runs.
-func (c *Checker) wordPaths(a Arg, e *env) []pathCandidate {
+func (c contentCheck) wordPaths(a Arg, e *env) []pathCandidate {
 	if !a.Static {
 		return nil
 	}
@@ -49,7 +49,7 @@ func (c *Checker) wordPaths(a Arg, e *env) []pathCandidate {
 
 // contentRule returns the first rule of behaviour b on tool name's
 // category with content (a path rule) that covers p.
-func (c *Checker) contentRule(b Behavior, name string, e *env, p pathCandidate) *Rule {
+func (c contentCheck) contentRule(b Behavior, name string, e *env, p pathCandidate) *Rule {
 	r := c.firstMatch(b, name, func(r Rule) bool { return r.Content != "" && c.pathRuleMatches(r, e, p) })
 	if r == nil || r.Content == "" {
 		return nil
@@ -59,7 +59,7 @@ func (c *Checker) contentRule(b Behavior, name string, e *env, p pathCandidate) 
 
 // firstContentRule returns the first deny rule with content on the
 // category of name (Read or Edit), or nil.
-func (c *Checker) firstContentRule(name string) *Rule {
+func (c contentCheck) firstContentRule(name string) *Rule {
 	for _, r := range c.rulesFor(Deny, name) {
 		if r.Content != "" {
 			return &r
@@ -70,7 +70,7 @@ func (c *Checker) firstContentRule(name string) *Rule {
 
 // exposureCheck holds what bashExposure looks for in one script.
 type exposureCheck struct {
-	c *Checker
+	c contentCheck
 	// readRule and editRule are a Read and an Edit deny rule with content
 	// the script could get around; nil when there is none or the sandbox
 	// holds them.
@@ -84,7 +84,7 @@ type exposureCheck struct {
 // bashExposure says why the script may read a path a Read deny rule
 // protects, or write one an Edit deny rule protects, without naming it;
 // "" when it cannot, or when the sandbox holds the rules for it.
-func (c *Checker) bashExposure(script *Script, sf scriptFacts, envs []*env, dirsKnown bool) string {
+func (c contentCheck) bashExposure(script *Script, sf scriptFacts, envs []*env, dirsKnown bool) string {
 	x := exposureCheck{c: c, envs: envs, readRule: c.firstContentRule(tool.Read), editRule: c.firstContentRule(tool.Edit)}
 	x.historyRule = x.readRule
 	if c.cfg.Sandbox != nil {
@@ -188,7 +188,7 @@ func (x exposureCheck) command(sc Command) string {
 
 // namedByAllowRule reports a Bash allow rule with content that matches
 // the command (a rule on the whole tool names nothing).
-func (c *Checker) namedByAllowRule(sc Command) bool {
+func (c contentCheck) namedByAllowRule(sc Command) bool {
 	for _, r := range c.rulesFor(Allow, tool.Bash) {
 		if r.Content != "" && c.bashPattern(r).mustMatch(sc) {
 			return true
@@ -311,7 +311,7 @@ func indirectPath(p string) bool {
 // readRuleUnder returns a Read deny rule with content that may cover a
 // path at or below dir. With mustExist, a rule whose fixed part names a
 // path that does not exist covers nothing there.
-func (c *Checker) readRuleUnder(dir string, e *env, mustExist bool) *Rule {
+func (c contentCheck) readRuleUnder(dir string, e *env, mustExist bool) *Rule {
 	for _, r := range c.rulesFor(Deny, tool.Read) {
 		if r.Content == "" {
 			continue
@@ -337,7 +337,7 @@ func (c *Checker) readRuleUnder(dir string, e *env, mustExist bool) *Rule {
 // everything below it and the path exists (it is mounted read-only).
 // A pattern like `**/*.pem` inside a working directory cannot be held:
 // a new file could match it.
-func (c *Checker) sandboxHoldsEditRules(e *env) bool {
+func (c contentCheck) sandboxHoldsEditRules(e *env) bool {
 	writable := append([]string(nil), e.dirs...)
 	if c.cfg.Sandbox != nil {
 		writable = append(writable, c.cfg.Sandbox.Writable...)

@@ -45,7 +45,7 @@ func ruleForms(sc Command) []Command {
 }
 
 // bashRules returns the Bash deny and ask rules with content.
-func (c *Checker) bashRules() []Rule {
+func (c hiddenCheck) bashRules() []Rule {
 	var out []Rule
 	for _, b := range []Behavior{Deny, Ask} {
 		for _, r := range c.rulesFor(b, tool.Bash) {
@@ -58,7 +58,7 @@ func (c *Checker) bashRules() []Rule {
 }
 
 // mayMatchAny returns the first rule that may match a command.
-func (c *Checker) mayMatchAny(rules []Rule, sc Command) *Rule {
+func (c hiddenCheck) mayMatchAny(rules []Rule, sc Command) *Rule {
 	for _, r := range rules {
 		for _, f := range ruleForms(sc) {
 			if c.bashPattern(r).mayMatch(f) {
@@ -110,7 +110,7 @@ var gitNoExec = map[string]bool{
 // opaque code, a word naming such a command in the words of a program that
 // may run its words, a word holding a command line that does, or a word
 // only known when the shell runs given to a program that may run it.
-func (c *Checker) hiddenRun(script *Script, envs []*env) string {
+func (c hiddenCheck) hiddenRun(script *Script, envs []*env) string {
 	rules := c.bashRules()
 	if len(rules) == 0 {
 		return ""
@@ -139,7 +139,7 @@ func (c *Checker) hiddenRun(script *Script, envs []*env) string {
 }
 
 // commandRuns checks the words of one simple command.
-func (c *Checker) commandRuns(rules []Rule, sc Command) string {
+func (c hiddenCheck) commandRuns(rules []Rule, sc Command) string {
 	name := baseNamed(sc).Name()
 	if name == "" || noExecPrograms(name) && scriptVia(sc.Via) && name != "git" {
 		return ""
@@ -161,7 +161,7 @@ func (c *Checker) commandRuns(rules []Rule, sc Command) string {
 	for i := 1; i < len(sc.Args); i++ {
 		a := sc.Args[i]
 		if !a.Static {
-			if gitSafe || noExecPrograms(name) || c.namedByAllowRule(sc) {
+			if gitSafe || noExecPrograms(name) || contentOf(c.Checker).namedByAllowRule(sc) {
 				continue
 			}
 			return prompts.PermRunsHidden(quoted+" with "+a.Value+", a word only known when it runs", rules[0].Label())
@@ -194,7 +194,7 @@ func (c *Checker) commandRuns(rules []Rule, sc Command) string {
 // textNames returns a rule that may match a command in a text that may be
 // run as a command line: its commands when it parses as Bash, otherwise a
 // rule's program named as a word anywhere in it.
-func (c *Checker) textNames(rules []Rule, text string) *Rule {
+func (c hiddenCheck) textNames(rules []Rule, text string) *Rule {
 	if !strings.ContainsAny(text, " \t\n;|&()`$<>'\"\\{}") || len(text) > maxWordScript {
 		return nil
 	}
@@ -218,7 +218,7 @@ func (c *Checker) textNames(rules []Rule, text string) *Rule {
 
 // ruleProgram returns the program a Bash rule names (its first word), or
 // "" when the rule does not start with a literal word.
-func (c *Checker) ruleProgram(r Rule) string {
+func (c hiddenCheck) ruleProgram(r Rule) string {
 	p := c.bashPattern(r)
 	if p.kind == patGlob {
 		w, _, _ := strings.Cut(p.glob, " ")
@@ -260,7 +260,7 @@ const maxRunFile = 256 << 10
 // command a Bash deny or ask rule is about may run it. A binary file is a
 // program like any other; a file the line itself writes is opaque
 // (checkRuns).
-func (c *Checker) runFiles(rules []Rule, script *Script, envs []*env) string {
+func (c hiddenCheck) runFiles(rules []Rule, script *Script, envs []*env) string {
 	files := append([]Arg(nil), script.runs...)
 	for _, sc := range script.Commands {
 		if len(sc.Args) > 0 && sc.Args[0].Static && strings.Contains(sc.Args[0].Value, "/") {

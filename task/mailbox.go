@@ -204,9 +204,9 @@ func OpenMailboxes(path string) (*Mailboxes, MailReplay, error) {
 		return nil, MailReplay{}, fmt.Errorf("mailbox journal: %w", err)
 	}
 	s := MemoryMailboxes()
-	s.replay(b)
+	journalOf(s).replay(b)
 	rep := MailReplay{Names: map[string]string{}}
-	for _, id := range s.order() {
+	for _, id := range journalOf(s).order() {
 		box := s.boxes[id]
 		if box.name != "" {
 			rep.Names[id] = box.name
@@ -221,15 +221,23 @@ func OpenMailboxes(path string) (*Mailboxes, MailReplay, error) {
 		return nil, MailReplay{}, fmt.Errorf("mailbox journal: %w", err)
 	}
 	s.f, s.path = f, path
-	if err := s.endTornLine(); err != nil {
+	if err := journalOf(s).endTornLine(); err != nil {
 		_ = f.Close()
 		return nil, MailReplay{}, err
 	}
 	return s, rep, nil
 }
 
+// mailJournal is the journal side of a Mailboxes: the records it
+// appends and syncs, and their replay when a session is opened again. It
+// is a view of the store, so that Mailboxes does not hold every method.
+type mailJournal struct{ s *Mailboxes }
+
+func journalOf(s *Mailboxes) mailJournal { return mailJournal{s} }
+
 // order lists the mailboxes' ids, Main first, then sorted.
-func (s *Mailboxes) order() []string {
+func (mj mailJournal) order() []string {
+	s := mj.s
 	ids := make([]string, 0, len(s.boxes))
 	for id := range s.boxes {
 		if id != Main {
@@ -245,7 +253,8 @@ func (s *Mailboxes) order() []string {
 // was in flight pending again. Lines that do not parse (torn by a crash)
 // and records that make no sense (an unknown or repeated number, a bad
 // address) are skipped.
-func (s *Mailboxes) replay(b []byte) {
+func (mj mailJournal) replay(b []byte) {
+	s := mj.s
 	if len(b) == 0 {
 		return
 	}
@@ -357,7 +366,8 @@ func (s *Mailboxes) addressErr(id, name string) error {
 
 // endTornLine ends a last line an earlier process left without its
 // newline, so the next record starts on a line of its own.
-func (s *Mailboxes) endTornLine() error {
+func (mj mailJournal) endTornLine() error {
+	s := mj.s
 	info, err := s.f.Stat()
 	if err != nil {
 		return fmt.Errorf("mailbox journal %s: %w", s.path, err)
@@ -389,7 +399,8 @@ func (s *Mailboxes) endTornLine() error {
 // promise rests on every record but an address: a post lost to a crash
 // is a lost message, a lost ack a duplicate one. An address (a name) is
 // not synced; a later synced record carries it to disk.
-func (s *Mailboxes) write(rec mailRecord) error {
+func (mj mailJournal) write(rec mailRecord) error {
+	s := mj.s
 	if s.path == "" {
 		return nil
 	}
@@ -448,7 +459,7 @@ func (s *Mailboxes) Open(id, name string) error {
 	if name != "" && (!known || box.name != name) {
 		// An id needs no record: a mailbox that holds something is
 		// named by its messages' records.
-		if err := s.write(mailRecord{Op: mailAddr, ID: id, Name: name}); err != nil {
+		if err := journalOf(s).write(mailRecord{Op: mailAddr, ID: id, Name: name}); err != nil {
 			return err
 		}
 	}
@@ -534,7 +545,7 @@ func (s *Mailboxes) post(m Message, runningOnly bool) (Outcome, error) {
 		m.Note = &n
 	}
 	if !m.volatile() {
-		if err := s.write(mailRecord{Op: mailPost, Msg: &m}); err != nil {
+		if err := journalOf(s).write(mailRecord{Op: mailPost, Msg: &m}); err != nil {
 			s.seq--
 			return Outcome{}, fmt.Errorf("post to %s: %w", id, err)
 		}
@@ -576,7 +587,7 @@ func (s *Mailboxes) Ack(id string) ([]Message, error) {
 	acked := box.flight
 	box.flight = nil
 	if seqs := durable(acked); len(seqs) > 0 {
-		if err := s.write(mailRecord{Op: mailAck, Seqs: seqs}); err != nil {
+		if err := journalOf(s).write(mailRecord{Op: mailAck, Seqs: seqs}); err != nil {
 			return acked, fmt.Errorf("mailbox %s: record %d delivered messages (a restart would deliver them again): %w", id, len(seqs), err)
 		}
 	}
@@ -635,7 +646,7 @@ func (s *Mailboxes) Withdraw(id string, which func(Message) bool, reason string)
 	flight, queue := slices.Clone(box.flight), slices.Clone(box.queue)
 	flight, queue = split(flight), split(queue)
 	if seqs := durable(out); len(seqs) > 0 {
-		if err := s.write(mailRecord{Op: mailWithdrawn, Seqs: seqs, Reason: reason}); err != nil {
+		if err := journalOf(s).write(mailRecord{Op: mailWithdrawn, Seqs: seqs, Reason: reason}); err != nil {
 			return nil, fmt.Errorf("mailbox %s: withdraw: %w", id, err)
 		}
 	}
@@ -672,7 +683,7 @@ func (s *Mailboxes) End(id string, after AfterEnd, forward string) error {
 		return fmt.Errorf("mailbox %s: forward to %q: %w", id, forward, ErrUnknownAddress)
 	}
 	if seqs := durable(held); len(seqs) > 0 {
-		if err := s.write(mailRecord{Op: mailFwd, Seqs: seqs, To: to}); err != nil {
+		if err := journalOf(s).write(mailRecord{Op: mailFwd, Seqs: seqs, To: to}); err != nil {
 			return fmt.Errorf("mailbox %s: forward: %w", id, err)
 		}
 	}

@@ -204,11 +204,11 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		case loop.AssistantMessage:
 			a.addUsage(ev.Usage)
 			a.run.addUsage(ev.Usage)
-			a.progress("", ev.Usage.Total())
+			feedOf(a).progress("", ev.Usage.Total())
 			out.Type, out.Message, out.Usage = run.EventAssistant, ev.Message, ev.Usage
 			out.MessageID, out.Model, out.StopReason, out.APIDuration = ev.MessageID, ev.Model, ev.StopReason, ev.APIDuration
 		case loop.ToolStart:
-			a.progress(ev.Call.Name, 0) // a call made counts as a tool use (Claude Code's task_progress)
+			feedOf(a).progress(ev.Call.Name, 0) // a call made counts as a tool use (Claude Code's task_progress)
 			out.Type, out.Call = run.EventToolStart, ev.Call
 		case loop.ToolEnd:
 			a.noteTool(ev.Call.Name)
@@ -228,11 +228,11 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 			return nil, err
 		}
 		if ev.Kind == loop.ToolStart {
-			if err := a.sendProgress(ctx); err != nil { // lifecycle.go
+			if err := feedOf(a).sendProgress(ctx); err != nil { // lifecycle.go
 				return nil, err
 			}
 		}
-		if err := a.sendTodos(ctx, ev); err != nil { // todos.go
+		if err := feedOf(a).sendTodos(ctx, ev); err != nil { // todos.go
 			return nil, err
 		}
 	}

@@ -128,5 +128,5 @@ func (b *background) continuable(id string) bool {
 	h.mu.Lock()
 	info := h.resumable
 	h.mu.Unlock()
-	return info != nil && info.transcript != "" && info.typ != agentdef.ForkName && !b.oneShot(h)
+	return info != nil && info.transcript != "" && info.typ != agentdef.ForkName && !resumeOf(b).oneShot(h)
 }

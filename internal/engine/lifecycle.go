@@ -141,7 +141,7 @@ func (c *agent) live(ctx context.Context, parent *agent, in agentInput) (tool.Ou
 			if err = c.ticket.Wait(ctx); err != nil {
 				// Killed while it waited: it never ran, and says so even
 				// though its context is over (outcome.go).
-				c.final = c.structured(task.Killed, nil, err, 0, "")
+				c.final = reportOf(c).structured(task.Killed, nil, err, 0, "")
 				rs.sendFinal(run.Event{Type: run.EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: c.final})
 			}
 		}
@@ -202,7 +202,7 @@ func (b *background) toBackground(h *childRun) bool {
 // finish ends the child's task exactly once (see the comment at the top).
 func (b *background) finish(h *childRun, out tool.Output, err error) {
 	c := h.child
-	status, errText := c.outcome(err)
+	status, errText := reportOf(c).outcome(err)
 	if status == task.Killed {
 		// Its background children die with it, and their ends are part
 		// of this one notification: wait for them, then drop what they
@@ -228,7 +228,7 @@ func (b *background) finish(h *childRun, out tool.Output, err error) {
 	h.resumable = &resumeInfo{typ: c.typ, description: h.in.Description, transcript: c.transcriptPath(), cwd: c.env.Cwd}
 	h.mu.Unlock()
 	if bg {
-		b.notify(h.parent.inbox, c.notification(h, status, errText))
+		b.notify(h.parent.inbox, reportOf(c).notification(h, status, errText))
 		if info, ok := b.reg.Get(c.id); ok {
 			info.Status = status
 			if err := b.taskJournal().Ended(info); err != nil {
@@ -246,7 +246,8 @@ func (b *background) finish(h *childRun, out tool.Output, err error) {
 }
 
 // outcome is how the child ended.
-func (c *agent) outcome(err error) (task.Status, string) {
+func (cr childReport) outcome(err error) (task.Status, string) {
+	c := cr.a
 	if f := c.final; f != nil {
 		return f.Status, f.Error
 	}
@@ -257,13 +258,14 @@ func (c *agent) outcome(err error) (task.Status, string) {
 }
 
 // notification is what the parent of a background child hears of its end.
-func (c *agent) notification(h *childRun, status task.Status, errText string) *task.Notification {
+func (cr childReport) notification(h *childRun, status task.Status, errText string) *task.Notification {
+	c := cr.a
 	tn := prompts.TaskNotification{TaskID: c.id, ToolUseID: c.toolUseID, AgentType: c.typ, Description: h.in.Description,
 		Status: status, OutputFile: c.transcriptPath(), Error: errText}
 	if f := c.final; f != nil {
 		tn.Tokens, tn.ToolUses, tn.Duration = f.Usage.Total(), f.ToolUses, f.Duration
 		if status == task.Completed {
-			tn.Report = c.report(f)
+			tn.Report = cr.report(f)
 		}
 	}
 	if status == task.Killed && errText == context.Canceled.Error() {
@@ -329,7 +331,8 @@ func (c *agent) settle(ctx context.Context, res *loop.Result, rec loop.Recorder)
 
 // progress updates the agent's task: a finished tool call (tool != "") or
 // tokens used by a request.
-func (a *agent) progress(tool string, tokens int64) {
+func (tf taskFeed) progress(tool string, tokens int64) {
+	a := tf.a
 	if a.id == "" {
 		return
 	}
@@ -345,7 +348,8 @@ func (a *agent) progress(tool string, tokens int64) {
 // sendProgress streams the sub-agent's progress as the registry has it
 // (EventTaskProgress, stream-json's task_progress); nothing for the main
 // agent.
-func (a *agent) sendProgress(ctx context.Context) error {
+func (tf taskFeed) sendProgress(ctx context.Context) error {
+	a := tf.a
 	if a.id == "" {
 		return nil
 	}

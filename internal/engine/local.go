@@ -193,11 +193,11 @@ func (h *childRun) Wait(ctx context.Context) (*run.SubagentResult, error) {
 	cur.mu.Lock()
 	out, err := cur.out, cur.err
 	cur.mu.Unlock()
-	status, why := c.outcome(err)
+	status, why := reportOf(c).outcome(err)
 	if err == nil && out.IsError {
 		why = out.Text
 	}
-	return c.structured(status, nil, errors.New(why), 0, ""), nil
+	return reportOf(c).structured(status, nil, errors.New(why), 0, ""), nil
 }
 
 // latest is the agent's latest run (a SendMessage continues an ended

@@ -17,7 +17,13 @@ package engine
 //     worktree and structured-output tools) and whether a child runs in
 //     the background;
 //   - sessionGlue: what the session starts and stops: sandbox,
-//     worktrees, MCP servers, hooks, closers.
+//     worktrees, MCP servers, hooks, closers;
+//   - taskFeed (lifecycle.go, todos.go): a child task's progress and
+//     todo events;
+//   - childReport (lifecycle.go, spawn.go): a finished child's result,
+//     report and notification;
+//   - resumePath (resume.go): SendMessage's delivery to an agent, and
+//     the continuation of one that ended.
 
 // toolSetup sets up an agent's tools, permissions and system prompt.
 type toolSetup struct{ a *agent }
@@ -60,3 +66,23 @@ func toolboxOf(r *Runtime) toolbox { return toolbox{r} }
 type sessionGlue struct{ r *Runtime }
 
 func glueOf(r *Runtime) sessionGlue { return sessionGlue{r} }
+
+// taskFeed streams what a child's task does as it runs: its progress and
+// its todo list (lifecycle.go, todos.go).
+type taskFeed struct{ a *agent }
+
+func feedOf(a *agent) taskFeed { return taskFeed{a} }
+
+// childReport turns how a child ended into what its parent reads: the
+// structured result, the Agent call's output, the notification
+// (lifecycle.go, spawn.go).
+type childReport struct{ a *agent }
+
+func reportOf(c *agent) childReport { return childReport{c} }
+
+// resumePath is the background's side of SendMessage to an agent: it
+// delivers to a running agent's mailbox and continues one that ended
+// (resume.go).
+type resumePath struct{ b *background }
+
+func resumeOf(b *background) resumePath { return resumePath{b} }

@@ -109,7 +109,8 @@ func (h *childRun) agentType() string {
 
 // oneShot reports whether the agent h runs or ran is of a one-shot type
 // (S-3.6: Explore, Plan), which cannot be sent messages.
-func (b *background) oneShot(h *childRun) bool {
+func (rp resumePath) oneShot(h *childRun) bool {
+	b := rp.b
 	if h.child != nil && h.child.def != nil {
 		return h.child.def.OneShot
 	}
@@ -125,7 +126,8 @@ func (b *background) oneShot(h *childRun) bool {
 // withdrawn and the sender told why. Deliveries are one at a time, so two
 // messages to a finished agent continue it once and the second is queued
 // for the continued run.
-func (b *background) deliver(ctx context.Context, from *agent, callID string, h *childRun, it inboxItem) (tool.Output, error) {
+func (rp resumePath) deliver(ctx context.Context, from *agent, callID string, h *childRun, it inboxItem) (tool.Output, error) {
+	b := rp.b
 	b.resumeMu.Lock()
 	defer b.resumeMu.Unlock()
 	h = b.handle(h.id) // the latest run of the agent
@@ -151,7 +153,7 @@ func (b *background) deliver(ctx context.Context, from *agent, callID string, h 
 	for _, m := range mail.Take(h.id) {
 		texts = append(texts, m.Text)
 	}
-	res, err := b.resume(ctx, from, callID, h, strings.Join(texts, "\n\n"))
+	res, err := rp.resume(ctx, from, callID, h, strings.Join(texts, "\n\n"))
 	if err != nil || res.IsError {
 		// Not continued: the message goes back to its sender. A journal
 		// that cannot record that ends the turn (a restart would deliver
@@ -171,7 +173,8 @@ func (b *background) deliver(ctx context.Context, from *agent, callID string, h 
 // resume continues the finished agent of h with text as its next user
 // turn, as a background child of from (see the comment at the top).
 // b.resumeMu is held.
-func (b *background) resume(ctx context.Context, from *agent, callID string, h *childRun, text string) (tool.Output, error) {
+func (rp resumePath) resume(ctx context.Context, from *agent, callID string, h *childRun, text string) (tool.Output, error) {
+	b := rp.b
 	h.mu.Lock()
 	info := h.resumable
 	h.mu.Unlock()
@@ -230,7 +233,8 @@ func (b *background) resume(ctx context.Context, from *agent, callID string, h *
 // background ones are journaled), read from the .meta.json beside its
 // transcript, and registers it; nil when the session has no such agent.
 // It can then be continued like any finished agent.
-func (b *background) earlier(id string) *childRun {
+func (rp resumePath) earlier(id string) *childRun {
+	b := rp.b
 	r := b.rt
 	if r.cfg.NoTranscript {
 		return nil
@@ -262,7 +266,8 @@ func (b *background) earlier(id string) *childRun {
 
 // known lists every agent a message can go to: main, then the session's
 // agents in the order they started, then those an earlier process left.
-func (b *background) known() []string {
+func (rp resumePath) known() []string {
+	b := rp.b
 	out := append([]string{"main"}, b.ids()...)
 	n := len(out)
 	b.mu.Lock()

@@ -521,14 +521,15 @@ func (r *Runtime) Run(ctx context.Context, prompt string) iter.Seq2[run.Event, e
 			yield(run.Event{}, errors.New("cadre: empty prompt"))
 			return
 		}
-		r.stream(ctx, prompt, false)(yield)
+		streamTurn(ctx, r, prompt, false)(yield)
 	}
 }
 
-// stream runs one turn of the main agent on prompt (after what its inbox
-// holds); with wait it first waits for notifications and runs no turn
-// when none can come (see RunNotifications).
-func (r *Runtime) stream(ctx context.Context, prompt string, wait bool) iter.Seq2[run.Event, error] {
+// streamTurn runs one turn of r's main agent on prompt (after what its
+// inbox holds); with wait it first waits for notifications and runs no
+// turn when none can come (see RunNotifications). It is a function, not a
+// method, so that Runtime keeps to the embedder's API.
+func streamTurn(ctx context.Context, r *Runtime, prompt string, wait bool) iter.Seq2[run.Event, error] {
 	return func(yield func(run.Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()

@@ -199,14 +199,14 @@ func (a *agent) await(ctx context.Context, child *agent, hd executor.Handle) (to
 	case err != nil:
 		return tool.Output{}, err
 	case res.Status == task.Completed:
-		return child.callResult(a, res, nil), nil
+		return reportOf(child).callResult(a, res, nil), nil
 	case res.Status == task.Killed && ctx.Err() != nil:
 		return tool.Output{}, ctx.Err()
 	case res.Status == task.Killed:
 		// Stopped on its own: the parent goes on.
 		return errorOutput(prompts.SubagentStopped(child.id, child.typ)), nil
 	}
-	return child.callResult(a, res, errors.New(res.Error)), nil
+	return reportOf(child).callResult(a, res, errors.New(res.Error)), nil
 }
 
 // enterGate takes child through the spawn gate (queued when the running
@@ -426,7 +426,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		if c.spawnReceipt.Queued {
 			// Its EventTaskPending went out: say it ended.
 			rs.sendFinal(run.Event{Type: run.EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID,
-				Subagent: c.structured(task.Killed, nil, err, 0, "")})
+				Subagent: reportOf(c).structured(task.Killed, nil, err, 0, "")})
 		}
 		return tool.Output{}, err
 	}
@@ -465,7 +465,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	default:
 		status = task.Completed
 	}
-	result := c.structured(status, res, runErr, rt.cfg.Now().Sub(start), tpath)
+	result := reportOf(c).structured(status, res, runErr, rt.cfg.Now().Sub(start), tpath)
 	result.Worktree = worktreeOf(c).leave(ctx)
 	c.final = result
 	if status != task.Killed {
@@ -480,13 +480,14 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		rs.sendFinal(run.Event{Type: run.EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result})
 		return tool.Output{}, ctx.Err()
 	}
-	return c.callResult(parent, result, runErr), nil
+	return reportOf(c).callResult(parent, result, runErr), nil
 }
 
 // callResult is what the waiting Agent call of parent gets of the child's
 // end (completed or failed with failure): the framed report, or why it
 // failed, with what became of its worktree.
-func (c *agent) callResult(parent *agent, result *run.SubagentResult, failure error) tool.Output {
+func (cr childReport) callResult(parent *agent, result *run.SubagentResult, failure error) tool.Output {
+	c := cr.a
 	if failure != nil {
 		msg := prompts.SubagentFailed(c.id, c.typ, failure)
 		if w := worktreeReport(result.Worktree); w != nil {
@@ -494,7 +495,7 @@ func (c *agent) callResult(parent *agent, result *run.SubagentResult, failure er
 		}
 		return errorOutput(msg)
 	}
-	text := c.report(result)
+	text := cr.report(result)
 	if _, ok := parent.pool.Get(tool.SendMessage); ok && !c.def.OneShot {
 		text += "\n" + prompts.ContinueWithSendMessage(c.id) // issue 29: how to continue it
 	}
@@ -513,7 +514,8 @@ func (c *agent) safeRun(ctx context.Context, msgs []llm.Message, rec loop.Record
 }
 
 // structured builds the SubagentResult of a finished child.
-func (c *agent) structured(status task.Status, res *loop.Result, runErr error, d time.Duration, tpath string) *run.SubagentResult {
+func (cr childReport) structured(status task.Status, res *loop.Result, runErr error, d time.Duration, tpath string) *run.SubagentResult {
+	c := cr.a
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	stats, uses := map[string]int{}, 0
@@ -549,7 +551,8 @@ func lastAssistantText(msgs []llm.Message) string {
 }
 
 // report is the Agent tool's result text for a finished child (S-3.6).
-func (c *agent) report(res *run.SubagentResult) string {
+func (cr childReport) report(res *run.SubagentResult) string {
+	c := cr.a
 	r := prompts.Report{AgentID: c.id, AgentType: c.typ, Text: res.Text, OneShot: c.def.OneShot, TranscriptPath: res.TranscriptPath,
 		Tokens: res.Usage.Total(), ToolUses: res.ToolUses, Duration: res.Duration, Worktree: worktreeReport(res.Worktree)}
 	if res.MaxTurnsHit {

@@ -40,7 +40,7 @@ func (r *Runtime) PendingNotifications() bool { return r.bg.main.pending() }
 //
 // Like Run, it must not run concurrently with Run.
 func (r *Runtime) RunNotifications(ctx context.Context) iter.Seq2[run.Event, error] {
-	return r.stream(ctx, "", true)
+	return streamTurn(ctx, r, "", true)
 }
 
 // Stop stops the live task id (S-7.4): it cancels the agent, its

@@ -77,18 +77,18 @@ func (b *background) send(ctx context.Context, from *agent, callID string, in ta
 	}
 	h := b.handle(to)
 	if h == nil {
-		h = b.earlier(to) // a foreground agent of an earlier process (resume.go)
+		h = resumeOf(b).earlier(to) // a foreground agent of an earlier process (resume.go)
 	}
 	if h == nil || (h.child == nil && h.resumable == nil) {
-		return errorOutput(prompts.UnknownRecipient(to, b.known())), nil
+		return errorOutput(prompts.UnknownRecipient(to, resumeOf(b).known())), nil
 	}
-	if b.oneShot(h) {
+	if resumeOf(b).oneShot(h) {
 		return errorOutput(prompts.OneShotNoMessages(to, h.agentType())), nil
 	}
 	if h.child == from {
 		return errorOutput(prompts.MessageToSelf()), nil
 	}
-	return b.deliver(ctx, from, callID, h, it)
+	return resumeOf(b).deliver(ctx, from, callID, h, it)
 }
 
 // withTaskTools adds the task tools to the main agent's pool whenever a

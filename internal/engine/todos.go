@@ -12,7 +12,8 @@ import (
 
 // todoEvent returns the EventTodos that follows a successful TodoWrite
 // call of a, or false for any other loop event.
-func (a *agent) todoEvent(ev loop.Event) (run.Event, bool) {
+func (tf taskFeed) todoEvent(ev loop.Event) (run.Event, bool) {
+	a := tf.a
 	if ev.Kind != loop.ToolEnd || ev.Call == nil || ev.Call.Name != tool.TodoWrite || ev.ToolResult.Output.IsError || a.env == nil {
 		return run.Event{}, false
 	}
@@ -27,8 +28,9 @@ func (a *agent) todoEvent(ev loop.Event) (run.Event, bool) {
 
 // sendTodos forwards the todo change ev made, if any, and remembers the
 // agent's list for the run's result.
-func (a *agent) sendTodos(ctx context.Context, ev loop.Event) error {
-	out, ok := a.todoEvent(ev)
+func (tf taskFeed) sendTodos(ctx context.Context, ev loop.Event) error {
+	a := tf.a
+	out, ok := tf.todoEvent(ev)
 	if !ok {
 		return nil
 	}

@@ -101,7 +101,7 @@ func (r *runner) preToolUse(ctx context.Context, c *toolCall) (bool, error) {
 	if r.cfg.Hooks == nil {
 		return false, nil
 	}
-	if r.hooksQuiet() {
+	if hooksOf(r).hooksQuiet() {
 		// What Fire's zero Outcome leads to, without building the input.
 		return false, ctx.Err()
 	}
@@ -112,7 +112,7 @@ func (r *runner) preToolUse(ctx context.Context, c *toolCall) (bool, error) {
 	}
 	switch {
 	case o.Stop:
-		r.setHookStop(in.HookEventName, o.StopReason)
+		hooksOf(r).setHookStop(in.HookEventName, o.StopReason)
 		return c.refuse(tool.Output{Text: prompts.HookStopped(string(in.HookEventName), o.StopReason), IsError: true})
 	case o.Blocked:
 		c.verdict = &permission.HookVerdict{
@@ -155,7 +155,7 @@ func (r *runner) authorize(ctx context.Context, c *toolCall) (bool, error) {
 	var out permission.Outcome
 	var err error
 	if c.verdict != nil {
-		out, err = r.authorizeHooked(ctx, req, *c.verdict)
+		out, err = hooksOf(r).authorizeHooked(ctx, req, *c.verdict)
 	} else {
 		out, err = r.cfg.Authorizer.Authorize(ctx, req)
 	}
@@ -216,7 +216,7 @@ func (r *runner) postToolUse(ctx context.Context, c *toolCall) (bool, error) {
 		return true, nil
 	}
 	c.res.Duration = r.cfg.Now().Sub(c.start)
-	r.postToolHooks(ctx, c.call, c.call.Input, &c.res)
+	hooksOf(r).postToolHooks(ctx, c.call, c.call.Input, &c.res)
 	if len(c.notes) > 0 {
 		c.res.Output.Text = resultText(c.res.Output) + prompts.HookResultNotes(string(hooks.PreToolUse), nil, c.notes)
 	}

@@ -20,9 +20,17 @@ type HookStop struct {
 	Reason string
 }
 
+// hookRunner is the runner's side of its hooks: the prompt, tool and
+// stop hooks it fires and the stop a hook asked for. It is a view of the
+// runner, so that runner does not hold every method of the loop.
+type hookRunner struct{ r *runner }
+
+func hooksOf(r *runner) hookRunner { return hookRunner{r} }
+
 // setHookStop records the first hook that asked the run to stop; calls of
 // one batch run concurrently.
-func (r *runner) setHookStop(ev hooks.Event, reason string) {
+func (hr hookRunner) setHookStop(ev hooks.Event, reason string) {
+	r := hr.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.hookStop == nil {
@@ -30,7 +38,8 @@ func (r *runner) setHookStop(ev hooks.Event, reason string) {
 	}
 }
 
-func (r *runner) stoppedByHook() *HookStop {
+func (hr hookRunner) stoppedByHook() *HookStop {
+	r := hr.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.hookStop
@@ -40,7 +49,8 @@ func (r *runner) stoppedByHook() *HookStop {
 // Context the hooks add goes in a text block before the prompt, in the
 // same message (so it is recorded and sent with it). It returns false when
 // a hook blocked the prompt: the run ends before any model request.
-func (r *runner) promptHooks(ctx context.Context) (bool, error) {
+func (hr hookRunner) promptHooks(ctx context.Context) (bool, error) {
+	r := hr.r
 	last := &r.msgs[len(r.msgs)-1]
 	prompt := messageText(*last)
 	if r.cfg.Prompt != nil {
@@ -60,7 +70,7 @@ func (r *runner) promptHooks(ctx context.Context) (bool, error) {
 		if o.Blocked {
 			reason = strings.Join(o.Feedback, "\n")
 		}
-		r.setHookStop(in.HookEventName, reason)
+		hr.setHookStop(in.HookEventName, reason)
 		return false, nil
 	}
 	if text := prompts.HookContext(string(in.HookEventName), o.Context); text != "" {
@@ -85,7 +95,8 @@ func messageText(m llm.Message) string {
 // hooksQuiet reports whether no hook can fire now: no Firer, or one that
 // says it has no hook (hooks.Agent.Quiet), so the events around every tool
 // call need not build their inputs.
-func (r *runner) hooksQuiet() bool {
+func (hr hookRunner) hooksQuiet() bool {
+	r := hr.r
 	if r.cfg.Hooks == nil {
 		return true
 	}
@@ -99,7 +110,8 @@ func (r *runner) hooksQuiet() bool {
 // its allow or ask leaves the decision to the authorizer as usual. With no
 // authorizer at all, allow runs the call and ask is refused, since no one
 // can be asked.
-func (r *runner) authorizeHooked(ctx context.Context, req permission.Request, v permission.HookVerdict) (permission.Outcome, error) {
+func (hr hookRunner) authorizeHooked(ctx context.Context, req permission.Request, v permission.HookVerdict) (permission.Outcome, error) {
+	r := hr.r
 	if ha, ok := r.cfg.Authorizer.(permission.HookAuthorizer); ok {
 		return ha.AuthorizeHooked(ctx, req, v)
 	}
@@ -116,8 +128,9 @@ func (r *runner) authorizeHooked(ctx context.Context, req permission.Request, v 
 
 // postToolHooks fires PostToolUse, or PostToolUseFailure for an error
 // result, and adds what the hooks said for the model to the result.
-func (r *runner) postToolHooks(ctx context.Context, call llm.Block, input json.RawMessage, res *ToolResult) {
-	if r.hooksQuiet() {
+func (hr hookRunner) postToolHooks(ctx context.Context, call llm.Block, input json.RawMessage, res *ToolResult) {
+	r := hr.r
+	if hr.hooksQuiet() {
 		return // no hook: nothing to tell, no input (and result copy) to build
 	}
 	in := &hooks.Input{ToolName: call.Name, ToolInput: input, ToolUseID: call.ID, Cwd: r.cfg.Env.Cwd, DurationMS: res.Duration.Milliseconds()}
@@ -130,7 +143,7 @@ func (r *runner) postToolHooks(ctx context.Context, call llm.Block, input json.R
 	}
 	o := r.cfg.Hooks.Fire(ctx, in)
 	if o.Stop {
-		r.setHookStop(in.HookEventName, o.StopReason)
+		hr.setHookStop(in.HookEventName, o.StopReason)
 	}
 	if notes := prompts.HookResultNotes(string(in.HookEventName), o.Feedback, o.Context); notes != "" {
 		res.Output.Text = resultText(res.Output) + notes
@@ -140,14 +153,15 @@ func (r *runner) postToolHooks(ctx context.Context, call llm.Block, input json.R
 // stopHooks fires Stop (SubagentStop in a sub-agent) when the model ends
 // its turn. It returns true when a hook blocked the stop and the agent
 // goes on: the hooks' feedback has been appended as a user message.
-func (r *runner) stopHooks(ctx context.Context, last llm.Message) (bool, error) {
+func (hr hookRunner) stopHooks(ctx context.Context, last llm.Message) (bool, error) {
+	r := hr.r
 	in := &hooks.Input{HookEventName: hooks.Stop, StopHookActive: r.stopHookActive, LastAssistantMessage: last.Text(), Cwd: r.cfg.Env.Cwd}
 	o := r.cfg.Hooks.Fire(ctx, in)
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
 	if o.Stop {
-		r.setHookStop(in.HookEventName, o.StopReason)
+		hr.setHookStop(in.HookEventName, o.StopReason)
 		return false, nil
 	}
 	if !o.Blocked || (r.cfg.MaxTurns > 0 && r.turns >= r.cfg.MaxTurns) {

@@ -264,12 +264,12 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		return nil, errors.New("run agent: the conversation must end with a user message")
 	}
 	if r.cfg.Hooks != nil {
-		ok, err := r.promptHooks(ctx)
+		ok, err := hooksOf(r).promptHooks(ctx)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			return &Result{Messages: r.msgs[:len(r.msgs)-1], HookStop: r.stoppedByHook(), Duration: r.cfg.Now().Sub(r.start)}, nil
+			return &Result{Messages: r.msgs[:len(r.msgs)-1], HookStop: hooksOf(r).stoppedByHook(), Duration: r.cfg.Now().Sub(r.start)}, nil
 		}
 	}
 	if err := r.record(r.msgs[len(r.msgs)-1], nil); err != nil {
@@ -335,7 +335,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		calls := msg.ToolUses()
 		if len(calls) == 0 {
 			if r.cfg.Hooks != nil {
-				goOn, err := r.stopHooks(ctx, msg)
+				goOn, err := hooksOf(r).stopHooks(ctx, msg)
 				if err != nil {
 					return nil, err
 				}
@@ -343,7 +343,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 					continue
 				}
 			}
-			if out := r.cfg.Output; out != nil && !out.Done() && r.stoppedByHook() == nil {
+			if out := r.cfg.Output; out != nil && !out.Done() && hooksOf(r).stoppedByHook() == nil {
 				if out.Exhausted() {
 					return r.outputExhausted(msg, resp.StopReason), nil
 				}
@@ -384,7 +384,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		if runErr != nil {
 			return nil, runErr
 		}
-		if r.stoppedByHook() != nil {
+		if hooksOf(r).stoppedByHook() != nil {
 			return r.result(msg, resp.StopReason, false), nil
 		}
 		if out := r.cfg.Output; out != nil {
@@ -416,7 +416,7 @@ func (r *runner) result(last llm.Message, stop llm.StopReason, maxTurns bool) *R
 		StopReason:  stop,
 		MaxTurnsHit: maxTurns,
 		Duration:    r.cfg.Now().Sub(r.start),
-		HookStop:    r.stoppedByHook(),
+		HookStop:    hooksOf(r).stoppedByHook(),
 	}
 }
 
@@ -498,14 +498,14 @@ func (r *runner) runTools(ctx context.Context, calls []llm.Block) ([]llm.Block, 
 				j++
 			}
 		}
-		if firstErr == nil && r.stoppedByHook() == nil {
+		if firstErr == nil && hooksOf(r).stoppedByHook() == nil {
 			if err := r.runBatch(ctx, calls[i:j], i, results, filled); err != nil {
 				firstErr = err
 			}
 		}
 		i = j
 	}
-	if hs := r.stoppedByHook(); hs != nil && firstErr == nil {
+	if hs := hooksOf(r).stoppedByHook(); hs != nil && firstErr == nil {
 		// A hook ended the turn: calls after it are not made.
 		for i, ok := range filled {
 			if !ok {

@@ -10,7 +10,7 @@ import (
 
 // resolveBase returns the commit a new tree starts from, what it was read
 // from, and warnings.
-func (m *Manager) resolveBase(ctx context.Context, r *repo, w where, b Base) (commit, ref string, warnings []string, err error) {
+func (m bases) resolveBase(ctx context.Context, r *repo, w where, b Base) (commit, ref string, warnings []string, err error) {
 	if b == BaseDefault {
 		return m.defaultBase(ctx, r)
 	}
@@ -24,7 +24,7 @@ func (m *Manager) resolveBase(ctx context.Context, r *repo, w where, b Base) (co
 // origin's default branch fetched now (the last fetched one, with a
 // warning, when the fetch fails); without one, the local branch named by
 // init.defaultBranch, main or master.
-func (m *Manager) defaultBase(ctx context.Context, r *repo) (commit, ref string, warnings []string, err error) {
+func (m bases) defaultBase(ctx context.Context, r *repo) (commit, ref string, warnings []string, err error) {
 	out, err := m.git.run(ctx, r.root, "remote")
 	if err != nil {
 		return "", "", nil, fmt.Errorf("list remotes: %w", err)
@@ -66,7 +66,7 @@ func (m *Manager) defaultBase(ctx context.Context, r *repo) (commit, ref string,
 
 // originDefaultBranch names origin's default branch: from
 // refs/remotes/origin/HEAD, or else by asking the remote.
-func (m *Manager) originDefaultBranch(ctx context.Context, r *repo) (string, error) {
+func (m bases) originDefaultBranch(ctx context.Context, r *repo) (string, error) {
 	out, err := m.git.run(ctx, r.root, "symbolic-ref", "-q", "refs/remotes/origin/HEAD")
 	if b, ok := strings.CutPrefix(strings.TrimSpace(out), "refs/remotes/origin/"); err == nil && ok && b != "" {
 		return b, nil
@@ -88,7 +88,7 @@ func (m *Manager) originDefaultBranch(ctx context.Context, r *repo) (string, err
 
 // localDefault is the local default branch of a repository without a
 // remote.
-func (m *Manager) localDefault(ctx context.Context, r *repo) (commit, ref string, warnings []string, err error) {
+func (m bases) localDefault(ctx context.Context, r *repo) (commit, ref string, warnings []string, err error) {
 	candidates := []string{}
 	if out, err := m.git.run(ctx, r.root, "config", "--get", "init.defaultBranch"); err == nil && strings.TrimSpace(out) != "" {
 		candidates = append(candidates, strings.TrimSpace(out))

@@ -63,7 +63,7 @@ func (m *Manager) List(ctx context.Context, dir string) ([]Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list worktrees: %w", err)
 	}
-	names, registered, err := m.scan(ctx, r)
+	names, registered, err := lister{m}.scan(ctx, r)
 	if err != nil {
 		return nil, fmt.Errorf("list worktrees: %w", err)
 	}
@@ -75,7 +75,7 @@ func (m *Manager) List(ctx context.Context, dir string) ([]Entry, error) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			entries[i] = m.entry(ctx, r, name, registered)
+			entries[i] = lister{m}.entry(ctx, r, name, registered)
 		})
 	}
 	wg.Wait()
@@ -85,7 +85,7 @@ func (m *Manager) List(ctx context.Context, dir string) ([]Entry, error) {
 // scan names the trees under r's trees directory: directories, records,
 // and git's registered worktrees there. registered maps git's trees by
 // path.
-func (m *Manager) scan(ctx context.Context, r *repo) (names []string, registered map[string]gitTree, err error) {
+func (m lister) scan(ctx context.Context, r *repo) (names []string, registered map[string]gitTree, err error) {
 	out, err := m.git.run(ctx, r.root, "worktree", "list", "--porcelain", "-z")
 	if err != nil {
 		return nil, nil, err
@@ -146,7 +146,7 @@ func parseWorktreeList(out string) []gitTree {
 }
 
 // entry describes the tree called name.
-func (m *Manager) entry(ctx context.Context, r *repo, name string, registered map[string]gitTree) Entry {
+func (m lister) entry(ctx context.Context, r *repo, name string, registered map[string]gitTree) Entry {
 	path := filepath.Join(r.treesDir(), name)
 	e := Entry{Info: Info{Path: path, Root: r.root}}
 	g, isRegistered := registered[path]
@@ -199,7 +199,7 @@ func (m *Manager) entry(ctx context.Context, r *repo, name string, registered ma
 
 // inspectMissing judges a tree whose directory is gone: only its branch
 // can hold work.
-func (m *Manager) inspectMissing(ctx context.Context, t *treeRef) (Changes, bool, error) {
+func (m lister) inspectMissing(ctx context.Context, t *treeRef) (Changes, bool, error) {
 	var c Changes
 	tip, err := m.branchTip(ctx, t.repo.root, t.branch)
 	if err != nil {
@@ -237,7 +237,7 @@ func (m *Manager) Prune(ctx context.Context, dir string, dryRun bool) ([]Entry, 
 			pruned = append(pruned, e)
 			continue
 		}
-		removed, err := m.pruneOne(ctx, dir, e)
+		removed, err := lister{m}.pruneOne(ctx, dir, e)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("prune %s: %w", e.Path, err))
 		}
@@ -249,7 +249,7 @@ func (m *Manager) Prune(ctx context.Context, dir string, dryRun bool) ([]Entry, 
 }
 
 // pruneOne removes one orphaned tree if, under the lock, it still is one.
-func (m *Manager) pruneOne(ctx context.Context, dir string, e Entry) (*Entry, error) {
+func (m lister) pruneOne(ctx context.Context, dir string, e Entry) (*Entry, error) {
 	r, _, err := m.repoOf(ctx, dir)
 	if err != nil {
 		return nil, err

@@ -95,7 +95,7 @@ const (
 // knows who commits, else m.git with cadre's identity filling what is
 // missing (the user's name kept if only the e-mail is missing, and so on),
 // and a sentence saying so.
-func (m *Manager) committer(ctx context.Context, dir string) (git, string, error) {
+func (m merger) committer(ctx context.Context, dir string) (git, string, error) {
 	_, aerr := m.git.run(ctx, dir, "var", "GIT_AUTHOR_IDENT")
 	_, cerr := m.git.run(ctx, dir, "var", "GIT_COMMITTER_IDENT")
 	if aerr == nil && cerr == nil {
@@ -131,6 +131,7 @@ func (m *Manager) committer(ctx context.Context, dir string) (git, string, error
 // uncommitted changes or an operation in progress.
 func (m *Manager) Merge(ctx context.Context, req MergeRequest) (MergeResult, error) {
 	var res MergeResult
+	mg := merger{m}
 	if req.Strategy == "" {
 		req.Strategy = StrategyMerge
 	}
@@ -141,7 +142,7 @@ func (m *Manager) Merge(ctx context.Context, req MergeRequest) (MergeResult, err
 	if err != nil {
 		return res, fmt.Errorf("merge worktree: %w", err)
 	}
-	src, err := m.mergeSource(ctx, r, req)
+	src, err := mg.mergeSource(ctx, r, req)
 	if err != nil {
 		return res, fmt.Errorf("merge worktree: %w", err)
 	}
@@ -154,28 +155,28 @@ func (m *Manager) Merge(ctx context.Context, req MergeRequest) (MergeResult, err
 		return res, fmt.Errorf("merge worktree: %w", err)
 	}
 	defer unlock()
-	if err := m.mergeable(ctx, w.toplevel); err != nil {
+	if err := mg.mergeable(ctx, w.toplevel); err != nil {
 		return res, fmt.Errorf("merge %s into %s: %w", src.branch, w.toplevel, err)
 	}
 	// Commits need an identity: without one configured, cadre's own
 	// stands in, and the result says so.
-	g, identity, err := m.committer(ctx, w.toplevel)
+	g, identity, err := mg.committer(ctx, w.toplevel)
 	if err != nil {
 		return res, fmt.Errorf("merge %s: %w", src.branch, err)
 	}
 	if src.path != "" {
-		if err := m.settleTree(ctx, g, src, req.LeaveUncommitted, &res); err != nil {
+		if err := mg.settleTree(ctx, g, src, req.LeaveUncommitted, &res); err != nil {
 			return res, fmt.Errorf("merge %s: %w", src.branch, err)
 		}
 	}
-	if err := m.bring(ctx, g, w.toplevel, src, req.Strategy, &res); err != nil {
+	if err := mg.bring(ctx, g, w.toplevel, src, req.Strategy, &res); err != nil {
 		return res, fmt.Errorf("merge %s into %s: %w", src.branch, w.toplevel, err)
 	}
 	if res.Committed != nil || res.Status == MergeDone {
 		res.Identity = identity
 	}
 	if req.Remove && res.Status != MergeConflict {
-		m.removeMerged(ctx, r, src, &res)
+		mg.removeMerged(ctx, r, src, &res)
 	}
 	return res, nil
 }
@@ -188,7 +189,7 @@ type mergeSrc struct {
 
 // mergeSource finds the branch and tree of req, and refuses a tree whose
 // agent still runs.
-func (m *Manager) mergeSource(ctx context.Context, r *repo, req MergeRequest) (mergeSrc, error) {
+func (m merger) mergeSource(ctx context.Context, r *repo, req MergeRequest) (mergeSrc, error) {
 	var src mergeSrc
 	switch {
 	case req.AgentID != "" && req.Branch != "":
@@ -251,7 +252,7 @@ func (m *Manager) mergeSource(ctx context.Context, r *repo, req MergeRequest) (m
 // mergeable refuses a parent tree with uncommitted changes to tracked
 // files (aborting a conflicted merge could not restore them) or with a
 // merge, cherry-pick, revert or rebase in progress.
-func (m *Manager) mergeable(ctx context.Context, dir string) error {
+func (m merger) mergeable(ctx context.Context, dir string) error {
 	for _, ref := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "REBASE_HEAD"} {
 		c, err := m.commitOf(ctx, dir, ref)
 		if err != nil {
@@ -289,7 +290,7 @@ func fileList(fs []FileStatus, max int) string {
 
 // settleTree commits the tree's uncommitted changes on its branch, or with
 // leave set lists them in res.
-func (m *Manager) settleTree(ctx context.Context, g git, src mergeSrc, leave bool, res *MergeResult) error {
+func (m merger) settleTree(ctx context.Context, g git, src mergeSrc, leave bool, res *MergeResult) error {
 	out, err := g.run(ctx, src.path, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--no-renames")
 	if err != nil {
 		return err
@@ -325,7 +326,7 @@ func (m *Manager) settleTree(ctx context.Context, g git, src mergeSrc, leave boo
 }
 
 // bring merges or cherry-picks src into dir and fills res.
-func (m *Manager) bring(ctx context.Context, g git, dir string, src mergeSrc, how Strategy, res *MergeResult) error {
+func (m merger) bring(ctx context.Context, g git, dir string, src mergeSrc, how Strategy, res *MergeResult) error {
 	tip, err := m.branchTip(ctx, dir, src.branch)
 	if err != nil {
 		return err
@@ -354,7 +355,7 @@ func (m *Manager) bring(ctx context.Context, g git, dir string, src mergeSrc, ho
 }
 
 // merge runs git merge; on conflicts it records them and aborts.
-func (m *Manager) merge(ctx context.Context, g git, dir string, src mergeSrc, tip string, res *MergeResult) error {
+func (m merger) merge(ctx context.Context, g git, dir string, src mergeSrc, tip string, res *MergeResult) error {
 	msg := "Merge branch '" + src.branch + "'"
 	if src.agent != "" {
 		msg += " (work of agent " + src.agent + ")"
@@ -380,7 +381,7 @@ func (m *Manager) merge(ctx context.Context, g git, dir string, src mergeSrc, ti
 // cherryPick applies the branch's commits; on a conflict it records it and
 // aborts the whole sequence. A commit already in HEAD (empty once
 // applied) is skipped.
-func (m *Manager) cherryPick(ctx context.Context, g git, dir, tip string, res *MergeResult) error {
+func (m merger) cherryPick(ctx context.Context, g git, dir, tip string, res *MergeResult) error {
 	out, err := g.run(ctx, dir, "rev-list", "--reverse", "--no-merges", "HEAD.."+tip)
 	if err != nil {
 		return err
@@ -424,7 +425,7 @@ func (m *Manager) cherryPick(ctx context.Context, g git, dir, tip string, res *M
 }
 
 // conflicts lists the unmerged files in dir.
-func (m *Manager) conflicts(ctx context.Context, dir string) ([]string, error) {
+func (m merger) conflicts(ctx context.Context, dir string) ([]string, error) {
 	out, err := m.git.run(ctx, dir, "diff", "--name-only", "-z", "--diff-filter=U")
 	if err != nil {
 		return nil, err
@@ -435,7 +436,7 @@ func (m *Manager) conflicts(ctx context.Context, dir string) ([]string, error) {
 // removeMerged removes a merged tree and its branch when nothing is left
 // in it: the tree clean, and the branch tip the one merged. The caller
 // holds the repository lock.
-func (m *Manager) removeMerged(ctx context.Context, r *repo, src mergeSrc, res *MergeResult) {
+func (m merger) removeMerged(ctx context.Context, r *repo, src mergeSrc, res *MergeResult) {
 	if len(res.Uncommitted) > 0 {
 		res.NotRemoved = "the tree has uncommitted changes that were not merged"
 		return

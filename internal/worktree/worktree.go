@@ -217,7 +217,7 @@ func (m *Manager) Create(ctx context.Context, req Request) (*Lease, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create worktree for agent %s: %w", req.AgentID, err)
 	}
-	commit, ref, warnings, err := m.resolveBase(ctx, r, w, req.Base)
+	commit, ref, warnings, err := bases{m}.resolveBase(ctx, r, w, req.Base)
 	if err != nil {
 		return nil, fmt.Errorf("create worktree for agent %s: %w", req.AgentID, err)
 	}
