@@ -5,6 +5,7 @@ import (
 	"iter"
 
 	"github.com/cadre-dev/cadre/hooks"
+	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/engine"
 	"github.com/cadre-dev/cadre/mcp"
 	"github.com/cadre-dev/cadre/permission"
@@ -69,6 +70,7 @@ func (c Config) engine() engine.Config {
 		OutputRetries:      c.OutputRetries,
 		Limits:             engine.Limits(c.Limits),
 		Background:         engine.BackgroundMode(c.Background),
+		Compaction:         compact.Settings(c.Compaction),
 	}
 	if c.Permissions != nil {
 		p := engine.Permissions(*c.Permissions)

@@ -214,3 +214,25 @@ func TestBreaker(t *testing.T) {
 		}
 	}
 }
+
+func TestScans(t *testing.T) {
+	call := func(id, name, input string) llm.Block {
+		return llm.Block{Type: llm.BlockToolUse, ID: id, Name: name, Input: []byte(input)}
+	}
+	msgs := []llm.Message{
+		user(llm.TextBlock("task")),
+		asst(call("1", "Read", `{"file_path":"/a"}`), call("2", "Read", `{"file_path":"/b"}`), call("s", "Skill", `{"skill":"pdf"}`)),
+		user(llm.ToolResultBlock("1", "a", false), llm.ToolResultBlock("2", "no such file", true), llm.ToolResultBlock("s", "Use fill.py", false)),
+		asst(call("3", "Read", `{"file_path":"/c"}`), call("4", "Read", `{"file_path":"/a"}`), call("5", "Edit", `{"file_path":"/d"}`)),
+		user(llm.ToolResultBlock("3", "c", false), llm.ToolResultBlock("4", "a", false), llm.ToolResultBlock("5", "ok", false)),
+	}
+	if diff := cmp.Diff([]string{"/a", "/c"}, RecentReads(msgs, "Read", 5)); diff != "" {
+		t.Errorf("RecentReads (-want +got)\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/a"}, RecentReads(msgs, "Read", 1)); diff != "" {
+		t.Errorf("RecentReads capped (-want +got)\n%s", diff)
+	}
+	if diff := cmp.Diff([]Skill{{Name: "pdf", Body: "Use fill.py"}}, InvokedSkills(msgs, "Skill")); diff != "" {
+		t.Errorf("InvokedSkills (-want +got)\n%s", diff)
+	}
+}

@@ -98,6 +98,10 @@ type agent struct {
 	final      *run.SubagentResult
 
 	tally // what its subtree used (tally.go)
+
+	// compactQ holds a manual compaction asked for while it runs
+	// (compact.go).
+	compactQ compactQueue
 }
 
 type agentKey struct{}
@@ -161,6 +165,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 	if err != nil {
 		return nil, err
 	}
+	rec, tpath := compactRecorder(rec) // compact.go
 	cfg := loop.Config{
 		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, SystemPrefix: a.systemPrefix, Tools: a.pool, Env: a.env,
 		SharedTools: setupOf(a).sharedTools(), // toolorder.go
@@ -175,6 +180,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 	if a.inbox != nil {
 		cfg.Inbox = a.inbox
 	}
+	cfg.Compaction = a.compaction(tpath) // compact.go
 	if a.output != nil {
 		cfg.Output = a.output
 	}
@@ -215,6 +221,8 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 				Result: o.Result}
 		case loop.UserMessage:
 			out.Type, out.Message = run.EventUser, ev.Message
+		case loop.CompactStart, loop.CompactEnd, loop.ContextWarning:
+			a.compactEvent(ev, &out, cfg.Compaction.Thresholds.Compact) // compact.go
 		case loop.Done:
 			return ev.Result, nil
 		}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/hooks"
+	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/engine/hub"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/sandbox"
@@ -219,6 +220,9 @@ type Config struct {
 	// with run.ErrorMaxStructuredOutputRetries.
 	OutputSchema  json.RawMessage
 	OutputRetries int
+
+	// Compaction configures context compaction (issue 27; compact.go).
+	Compaction compact.Settings
 }
 
 // Permissions configures permission checking for the session.

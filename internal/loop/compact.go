@@ -25,10 +25,10 @@ type Compaction struct {
 	// Auto turns on compaction at the threshold and on a prompt-too-long
 	// answer; off, only manual requests compact.
 	Auto bool
-	// Keep gathers what must survive a compaction besides the summary
-	// (the engine reads the agent's files, todos, tasks, skills); nil
-	// keeps the summary alone.
-	Keep func(ctx context.Context) compact.Keep
+	// Keep gathers what must survive a compaction of msgs besides the
+	// summary (the engine reads the agent's files, todos, tasks, skills);
+	// nil keeps the summary alone.
+	Keep func(ctx context.Context, msgs []llm.Message) compact.Keep
 	// Transcript is the path of the agent's full record, named in the
 	// summary message; "" for none.
 	Transcript string
@@ -210,7 +210,7 @@ func (r *runner) compact(ctx context.Context, trigger compact.Trigger, instructi
 	}
 	var keep compact.Keep
 	if c.Keep != nil {
-		keep = c.Keep(ctx)
+		keep = c.Keep(ctx, r.msgs)
 	}
 	if r.cfg.Hooks != nil {
 		// SessionStart with source compact: what its hooks add survives.

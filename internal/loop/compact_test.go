@@ -84,7 +84,7 @@ func (f *firer) events() []string {
 
 func compaction() *Compaction {
 	return &Compaction{Thresholds: compact.Compute(8000, 0, 0), Auto: true, Transcript: "/t/a.jsonl",
-		Keep: func(context.Context) compact.Keep {
+		Keep: func(context.Context, []llm.Message) compact.Keep {
 			return compact.Keep{Files: []compact.File{{Path: "/w/a.go", Content: "package a"}}, Todos: []prompts.CompactTodo{{Content: "finish", Status: "in_progress"}}}
 		}}
 }

@@ -1,0 +1,337 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cadre-dev/cadre/internal/compact"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/transcript"
+)
+
+// The compaction scenarios (issue 27): every agent kind runs long
+// scripted work in an 8,000-token window (compaction at 5,000 tokens,
+// compact.Compute) and compacts on its own; the captured requests show
+// the summary request and what the post-compaction request kept.
+
+const testWindow = 8000
+
+func usage(n int64) llm.Usage { return llm.Usage{InputTokens: n - 20, OutputTokens: 20} }
+
+// isSummaryRequest reports whether r asks for a compaction summary.
+func isSummaryRequest(r *llmtest.Request) bool {
+	return strings.Contains(r.LastUserText(), "Your conversation is about to be compacted")
+}
+
+// isCompacted reports whether r continues a compacted conversation.
+func isCompacted(r *llmtest.Request) bool {
+	return len(r.Messages) > 0 && strings.HasPrefix(r.Messages[0].Text(), "This conversation was compacted")
+}
+
+// job scripts one agent's long work: it writes its todo list, reads
+// file (the answer's usage crosses the threshold), and once compacted
+// finishes with "<key> finished". from is where the agent's own
+// messages start (0, or after a fork's inherited history). Summary
+// requests are answered with a summary that keeps key, so the compacted
+// agent's requests still match its script.
+func job(key, file string, from func(r *llmtest.Request) int) func(*llmtest.Request) llmtest.Turn {
+	return func(r *llmtest.Request) llmtest.Turn {
+		switch {
+		case isSummaryRequest(r):
+			return llmtest.Text("<analysis>long</analysis><summary>" + key + ": wrote the todo list, read " + file + "; next: finish</summary>").WithUsage(usage(5400))
+		case isCompacted(r):
+			return llmtest.Text(key + " finished").WithUsage(usage(900))
+		}
+		switch len(r.Messages) - from(r) {
+		case 1:
+			return llmtest.ToolUse("TodoWrite", map[string]any{"todos": []map[string]any{{"content": "read the notes", "status": "in_progress", "activeForm": "Reading the notes"}}}).WithUsage(usage(2500))
+		case 3:
+			return llmtest.ToolUse("Read", map[string]any{"file_path": file}).WithUsage(usage(5200))
+		}
+		return llmtest.Text(key + " lost its place").WithUsage(usage(100))
+	}
+}
+
+func fromStart(*llmtest.Request) int { return 0 }
+
+// compactHarness is a harness with the small window and a file to read.
+func compactHarness(t *testing.T) (*harness, Config, string) {
+	h := newHarness(t)
+	cfg := h.config()
+	cfg.Compaction.Window = testWindow
+	file := filepath.Join(h.dir, "notes.txt")
+	if err := os.WriteFile(file, []byte("NOTES-CONTENT-42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return h, cfg, file
+}
+
+// rawField returns the raw JSON of field in a captured request body.
+func rawField(t *testing.T, r *llmtest.Request, field string) []byte {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m[field]
+}
+
+// checkCompacted asserts the requests of key: work, work, the summary
+// request, then the compacted conversation with what survived, with the
+// system prompt and tools bytes unchanged throughout.
+func checkCompacted(t *testing.T, h *harness, key, file string, work int) {
+	t.Helper()
+	reqs := h.srv.RequestsFor(key)
+	var sum, post *llmtest.Request
+	for _, r := range reqs {
+		switch {
+		case isSummaryRequest(r):
+			sum = r
+		case isCompacted(r) && post == nil:
+			post = r
+		}
+	}
+	if sum == nil || post == nil {
+		t.Fatalf("%s: no summary request or no compacted request among %d", key, len(reqs))
+	}
+	first := reqs[0]
+	for _, r := range []*llmtest.Request{sum, post} {
+		for _, f := range []string{"system", "tools"} {
+			if !bytes.Equal(rawField(t, first, f), rawField(t, r, f)) {
+				t.Errorf("%s: %s bytes changed by the compaction", key, f)
+			}
+		}
+	}
+	// The summary request holds the whole conversation: the Read result
+	// is in it, with the instructions last.
+	if !strings.Contains(sum.LastUserText(), prompts.CompactInstructions("")) {
+		t.Errorf("%s: summary request lacks the instructions", key)
+	}
+	if got := len(sum.Messages); got < work {
+		t.Errorf("%s: summary request has %d messages, want at least %d", key, got, work)
+	}
+	// The post-compaction request: one user message with the summary, the
+	// file read again, the todo list.
+	if len(post.Messages) != 1 {
+		t.Fatalf("%s: compacted request has %d messages", key, len(post.Messages))
+	}
+	text := post.Messages[0].Text()
+	for _, want := range []string{key + ": wrote the todo list", "NOTES-CONTENT-42", file, "[in_progress] read the notes", prompts.CompactContinue()} {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s: compacted request lacks %q:\n%s", key, want, text)
+		}
+	}
+}
+
+// compactEvents returns the compaction events of agent id.
+func compactEvents(evs []run.Event, id string) (started, ended []run.Event) {
+	for _, ev := range evs {
+		if ev.AgentID != id {
+			continue
+		}
+		switch ev.Type {
+		case run.EventCompacting:
+			started = append(started, ev)
+		case run.EventCompactBoundary:
+			ended = append(ended, ev)
+		}
+	}
+	return started, ended
+}
+
+func TestMainAgentCompacts(t *testing.T) {
+	t.Parallel()
+	h, cfg, file := compactHarness(t)
+	h.srv.ScriptFunc("MAIN-JOB", job("MAIN-JOB", file, fromStart))
+	evs, res, rt := mustRun(t, cfg, "MAIN-JOB: a long job")
+	defer rt.Close()
+	if res.Text != "MAIN-JOB finished" {
+		t.Fatalf("result %q", res.Text)
+	}
+	checkCompacted(t, h, "MAIN-JOB", file, 5)
+	started, ended := compactEvents(evs, "")
+	if len(started) != 1 || len(ended) != 1 {
+		t.Fatalf("compaction events: %d started, %d ended", len(started), len(ended))
+	}
+	b := ended[0]
+	if b.Compact.Trigger != "auto" || b.Compact.PreTokens != 5200 || b.Compact.PostTokens <= 0 || b.Usage != usage(5400) {
+		t.Fatalf("boundary %+v usage %+v", b.Compact, b.Usage)
+	}
+	// The summary request is counted in the run's usage.
+	if res.Usage.InputTokens != (2500-20)+(5200-20)+(5400-20)+(900-20) {
+		t.Fatalf("usage %+v", res.Usage)
+	}
+	// The transcript keeps the whole history and the boundary; read
+	// back, it starts from the compacted conversation.
+	entries, err := transcript.ReadFile(rt.TranscriptPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bounds int
+	for _, e := range entries {
+		if e.Type == transcript.EntryCompactBoundary {
+			bounds++
+			if e.Compact.Trigger != "auto" || e.Compact.PreTokens != 5200 {
+				t.Fatalf("boundary entry %+v", e.Compact)
+			}
+		}
+	}
+	if bounds != 1 || len(entries) < 8 {
+		t.Fatalf("%d boundaries in %d entries", bounds, len(entries))
+	}
+	if msgs := transcript.Messages(entries); len(msgs) != 2 || !strings.HasPrefix(msgs[0].Text(), "This conversation was compacted") {
+		t.Fatalf("read back: %d messages", len(msgs))
+	}
+}
+
+func TestSyncChildCompacts(t *testing.T) {
+	t.Parallel()
+	h, cfg, file := compactHarness(t)
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("general-purpose", "CHILD-JOB: a long job")).WithUsage(usage(1000)), llmtest.Text("main done").WithUsage(usage(1200)))
+	h.srv.ScriptFunc("CHILD-JOB", job("CHILD-JOB", file, fromStart))
+	cfg.Background = BackgroundOff
+	evs, res, rt := mustRun(t, cfg, "MAIN: delegate")
+	defer rt.Close()
+	if res.Text != "main done" || res.Subagents.Completed != 1 {
+		t.Fatalf("result %q %+v", res.Text, res.Subagents)
+	}
+	checkCompacted(t, h, "CHILD-JOB", file, 5)
+	contains(t, strings.Join(h.toolResults("MAIN"), "\n"), "CHILD-JOB finished")
+	var child string
+	for _, ev := range evs {
+		if ev.Type == run.EventTaskStarted {
+			child = ev.AgentID
+		}
+	}
+	if started, ended := compactEvents(evs, child); child == "" || len(started) != 1 || len(ended) != 1 {
+		t.Fatalf("child %q compaction events %d/%d", child, len(started), len(ended))
+	}
+	if started, _ := compactEvents(evs, ""); len(started) != 0 {
+		t.Fatal("the main agent compacted")
+	}
+}
+
+func TestBackgroundChildCompacts(t *testing.T) {
+	t.Parallel()
+	h, cfg, file := compactHarness(t)
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", bgCall("BG-JOB: a long job")).WithUsage(usage(1000)), llmtest.Text("started").WithUsage(usage(1100)),
+		llmtest.Text("heard it").WithUsage(usage(1300)))
+	h.srv.ScriptFunc("BG-JOB", job("BG-JOB", file, fromStart))
+	rt := newRuntime(t, cfg)
+	evs, _, err := runAll(t, context.Background(), rt, "MAIN: in the background")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs = append(evs, drainNotifications(t, rt)...)
+	checkCompacted(t, h, "BG-JOB", file, 5)
+	reqs := h.srv.RequestsFor("MAIN")
+	if len(reqs) != 3 {
+		t.Fatalf("%d main requests", len(reqs))
+	}
+	contains(t, reqs[2].LastUserText(), "BG-JOB finished")
+	ids := taskIDs(evs)
+	if started, ended := compactEvents(evs, ids[0]); len(started) != 1 || len(ended) != 1 {
+		t.Fatalf("compaction events %d/%d", len(started), len(ended))
+	}
+}
+
+// TestForkCompactsAndStillCannotFork: a fork's fork guard is a field of
+// the agent, not its messages: after its compaction dropped the fork
+// rules from its conversation, its Agent call is still refused (S-6.3).
+func TestForkCompactsAndStillCannotFork(t *testing.T) {
+	t.Parallel()
+	h, cfg, file := compactHarness(t)
+	cfg.ForkSubagent = true
+	cfg.Background = BackgroundOff
+	// The fork's own messages start after the inherited history: the
+	// parent's prompt and Agent call, then the rules message.
+	afterRules := func(r *llmtest.Request) int {
+		for i, m := range r.Messages {
+			for _, b := range m.Content {
+				if m.Role == llm.RoleUser && b.Type == llm.BlockText && prompts.IsForkRules(b.Text) {
+					return i
+				}
+			}
+		}
+		return 0
+	}
+	fork := job("FORK-JOB", file, afterRules)
+	h.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+		if hasForkRules(r) {
+			return fork(r) // the fork, until its compaction
+		}
+		if len(r.Messages) == 1 {
+			return llmtest.ToolUse("Agent", agentCall("", "the long job")).WithUsage(usage(1000))
+		}
+		return llmtest.Text("main done").WithUsage(usage(1200))
+	})
+	h.srv.Script("FORK-JOB",
+		llmtest.ToolUse("Agent", agentCall("", "a nested fork")).WithUsage(usage(1000)),
+		llmtest.Text("FORK-JOB finished").WithUsage(usage(1100)))
+	evs, res, rt := mustRun(t, cfg, "MAIN: fork once")
+	defer rt.Close()
+	if res.Text != "main done" || res.Subagents.Spawned != 1 || res.Subagents.Refused[run.RefusedForkNested] != 1 {
+		t.Fatalf("result %q subagents %+v", res.Text, res.Subagents)
+	}
+	reqs := h.srv.RequestsFor("FORK-JOB")
+	if len(reqs) != 2 || !isCompacted(reqs[0]) || hasForkRules(reqs[1]) {
+		t.Fatalf("fork's compacted requests: %d", len(reqs))
+	}
+	// The refusal reached the compacted fork.
+	results := reqs[1].LastToolResults()
+	if len(results) != 1 || !results[0].IsError {
+		t.Fatalf("nested fork call result %+v", results)
+	}
+	contains(t, strings.Join(h.toolResults("MAIN"), "\n"), "FORK-JOB finished")
+	var sum *llmtest.Request
+	for _, r := range h.srv.RequestsFor("MAIN") {
+		if isSummaryRequest(r) {
+			sum = r
+		}
+	}
+	if sum == nil || !hasForkRules(sum) {
+		t.Fatal("the fork's summary request does not hold its conversation")
+	}
+	post := reqs[0].Messages[0].Text()
+	for _, want := range []string{"FORK-JOB: wrote the todo list", "NOTES-CONTENT-42", "[in_progress] read the notes"} {
+		contains(t, post, want)
+	}
+	var fid string
+	for _, ev := range evs {
+		if ev.Type == run.EventTaskStarted {
+			fid = ev.AgentID
+		}
+	}
+	if _, ended := compactEvents(evs, fid); len(ended) != 1 {
+		t.Fatalf("fork compaction events %d", len(ended))
+	}
+}
+
+func TestCompactionThresholdsFollowConfig(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cfg := h.config()
+	cfg.Compaction.Window = testWindow
+	rt := newRuntime(t, cfg)
+	_ = rt
+	a := &agent{run: &runState{rt: rt}, modelID: "claude-sonnet-4-5"}
+	if c := a.compaction(""); c == nil || c.Thresholds != compact.Compute(testWindow, 0, 0) || !c.Auto {
+		t.Fatalf("compaction %+v", c)
+	}
+	rt.cfg.Compaction.DisableAuto = true
+	if c := a.compaction(""); c == nil || c.Auto {
+		t.Fatal("DisableAuto ignored")
+	}
+	rt.cfg.Compaction.Disable = true
+	if a.compaction("") != nil {
+		t.Fatal("Disable ignored")
+	}
+}
