@@ -161,4 +161,3 @@ func (a *agent) compactEvent(ev loop.Event, out *run.Event, threshold int64) {
 	}
 	out.Compact = info
 }
-
