@@ -285,6 +285,20 @@ func (r *Runtime) Background(ctx context.Context, agentID string) error {
 	return r.e.Background(ctx, agentID)
 }
 
+// Compact compacts the conversation of agent agentID ("" or "main" for
+// the main agent) now (S-1.5): its model summarises the conversation and
+// the summary, with what the agent's work needs, replaces it; custom
+// instructions steer the summary ("" for none). An idle main agent is
+// compacted at once, as a run of its own whose events are dropped (run
+// the prompt "/compact [instructions]" to see them); a running agent —
+// the main one during a run, or a live sub-agent — is compacted between
+// its turns, and Compact returns once that is asked. It fails when
+// compaction is disabled, for an agent that is not running, and when a
+// PreCompact hook stops the compaction.
+func (r *Runtime) Compact(ctx context.Context, agentID, instructions string) error {
+	return r.e.Compact(ctx, agentID, instructions)
+}
+
 // SmallModelID is the model id that applies WebFetch's prompt to a
 // fetched page in this session (see Config.SmallModel).
 func (r *Runtime) SmallModelID() string {

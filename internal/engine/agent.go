@@ -181,6 +181,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		cfg.Inbox = a.inbox
 	}
 	cfg.Compaction = a.compaction(tpath) // compact.go
+	defer a.run.rt.compacts.running(a)()
 	if a.output != nil {
 		cfg.Output = a.output
 	}

@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/cadre-dev/cadre/internal/compact"
@@ -160,4 +162,122 @@ func (a *agent) compactEvent(ev loop.Event, out *run.Event, threshold int64) {
 		out.Type, out.Usage, out.Model, out.MessageID = run.EventCompactBoundary, ev.Usage, ev.Model, ev.MessageID
 	}
 	out.Compact = info
+}
+
+// compactBook finds a running agent's compaction queue by id ("" for the
+// main agent), for Runtime.Compact.
+type compactBook struct {
+	mu sync.Mutex
+	qs map[string]*compactQueue
+}
+
+// running lists a's queue while it runs; the returned func unlists it.
+func (b *compactBook) running(a *agent) func() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.qs == nil {
+		b.qs = map[string]*compactQueue{}
+	}
+	b.qs[a.id] = &a.compactQ
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.qs[a.id] == &a.compactQ {
+			delete(b.qs, a.id)
+		}
+	}
+}
+
+func (b *compactBook) find(id string) (*compactQueue, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q, ok := b.qs[id]
+	return q, ok
+}
+
+// Compact implements the root's Runtime.Compact.
+func (r *Runtime) Compact(ctx context.Context, agentID, instructions string) error {
+	if r.cfg.Compaction.Disable {
+		return errors.New("cadre: compact: compaction is disabled (DISABLE_COMPACT)")
+	}
+	if agentID == "main" {
+		agentID = ""
+	}
+	if q, ok := r.compacts.find(agentID); ok {
+		q.ask(instructions)
+		return nil
+	}
+	if agentID != "" {
+		return fmt.Errorf("cadre: compact: no running agent %s", agentID)
+	}
+	var failed error
+	for ev, err := range r.Run(ctx, strings.TrimSpace(compactPrefix+" "+instructions)) {
+		if err != nil {
+			return err
+		}
+		if ev.Type == run.EventResult && ev.Result.IsError {
+			failed = errors.New("cadre: compact: " + ev.Result.Error)
+		}
+	}
+	return failed
+}
+
+// compactPrefix is the command that asks for a compaction as a prompt.
+const compactPrefix = "/compact"
+
+// compactCommand reports whether prompt is "/compact [instructions]",
+// and the instructions.
+func compactCommand(prompt string) (string, bool) {
+	p := strings.TrimSpace(prompt)
+	rest, ok := strings.CutPrefix(p, compactPrefix)
+	if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\n' && rest[0] != '\t') {
+		return "", false
+	}
+	return strings.TrimSpace(rest), true
+}
+
+// compacted is the answer of a run that compacted on /compact.
+const compacted = "Compacted."
+
+// compactNow compacts the idle main agent's conversation (the prompt
+// /compact), recording into rec, and returns the run's loop result:
+// the new conversation, the summary request's usage.
+func (a *agent) compactNow(ctx context.Context, instructions string, rec loop.Recorder) (*loop.Result, error) {
+	rt := a.run.rt
+	if rt.cfg.Compaction.Disable {
+		return nil, errors.New("compaction is disabled (DISABLE_COMPACT)")
+	}
+	rt.mu.Lock()
+	msgs := append([]llm.Message(nil), rt.messages...)
+	rt.mu.Unlock()
+	if len(msgs) == 0 {
+		return nil, errors.New("there is no conversation to compact yet")
+	}
+	rec, tpath := compactRecorder(rec)
+	cfg := loop.Config{
+		Model: rt.cfg.Model, ModelID: a.modelID, System: a.system, SystemPrefix: a.systemPrefix, Tools: a.pool, Env: a.env,
+		SharedTools: setupOf(a).sharedTools(), Dynamic: setupOf(a).dynamicTools(),
+		MaxTokens: rt.cfg.MaxTokens, Thinking: rt.cfg.Thinking, Effort: a.effort, Recorder: rec,
+		AgentID: a.id, AgentType: a.typ, Now: rt.cfg.Now, Hooks: hooksOf(a).firer(),
+		Compaction: a.compaction(tpath),
+	}
+	start := rt.cfg.Now()
+	for ev, err := range loop.Compact(ctx, cfg, msgs, instructions) {
+		if err != nil {
+			return nil, err
+		}
+		out := run.Event{AgentID: a.id, ParentToolUseID: a.toolUseID}
+		a.compactEvent(ev, &out, cfg.Compaction.Thresholds.Compact)
+		if err := a.run.send(ctx, out); err != nil {
+			return nil, err
+		}
+		if ev.Kind == loop.CompactEnd {
+			return &loop.Result{Text: compacted, Messages: ev.Compact.Messages, Usage: ev.Usage, StopReason: llm.StopEndTurn,
+				Duration: rt.cfg.Now().Sub(start)}, nil
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, errors.New("compaction ended without a result")
 }

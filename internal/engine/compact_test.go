@@ -335,3 +335,160 @@ func TestCompactionThresholdsFollowConfig(t *testing.T) {
 		t.Fatal("Disable ignored")
 	}
 }
+
+// TestCompactCommandAndResume: "/compact [instructions]" as a prompt
+// compacts the idle main agent (the instructions reach the summary
+// request), the next prompt continues from the summary, and a session
+// resumed from the transcript (--resume) does too.
+func TestCompactCommandAndResume(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.srv.ScriptFunc("MAIN-CMD", func(r *llmtest.Request) llmtest.Turn {
+		switch {
+		case isSummaryRequest(r):
+			return llmtest.Text("<summary>MAIN-CMD: answered the first question</summary>").WithUsage(usage(300))
+		case isCompacted(r):
+			return llmtest.Text("after compaction: " + r.LastUserText()).WithUsage(usage(200))
+		}
+		return llmtest.Text("first answer").WithUsage(usage(100))
+	})
+	cfg := h.config()
+	rt := newRuntime(t, cfg)
+	if _, _, err := runAll(t, context.Background(), rt, "MAIN-CMD: first question"); err != nil {
+		t.Fatal(err)
+	}
+	evs, res, err := runAll(t, context.Background(), rt, "/compact keep the numbers")
+	if err != nil || res == nil || res.IsError || res.Text != compacted {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	if _, ended := compactEvents(evs, ""); len(ended) != 1 || ended[0].Compact.Trigger != "manual" {
+		t.Fatalf("events %+v", ended)
+	}
+	reqs := h.srv.RequestsFor("MAIN-CMD")
+	if len(reqs) != 2 || !strings.Contains(reqs[1].LastUserText(), "Additional instructions for this summary:\nkeep the numbers") {
+		t.Fatalf("summary request: %d requests", len(reqs))
+	}
+	if res.Usage.InputTokens != 280 {
+		t.Fatalf("the summary request's usage is not the run's: %+v", res.Usage)
+	}
+	_, res, err = runAll(t, context.Background(), rt, "second question")
+	if err != nil || !strings.HasPrefix(res.Text, "after compaction") {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	reqs = h.srv.RequestsFor("MAIN-CMD")
+	next := reqs[len(reqs)-1]
+	if !isCompacted(next) || len(next.Messages) != 1 || !strings.Contains(next.Messages[0].Text(), "second question") {
+		t.Fatalf("next request after /compact: %d messages", len(next.Messages))
+	}
+	// --resume: the transcript read back continues from the compacted
+	// conversation, not the full history.
+	entries, err := transcript.ReadFile(rt.TranscriptPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg2 := h.config()
+	cfg2.History = transcript.Messages(entries)
+	cfg2.SessionID = rt.SessionID()
+	rt2 := newRuntime(t, cfg2)
+	if _, _, err := runAll(t, context.Background(), rt2, "third question"); err != nil {
+		t.Fatal(err)
+	}
+	reqs = h.srv.RequestsFor("MAIN-CMD")
+	resumed := reqs[len(reqs)-1]
+	if !isCompacted(resumed) || len(resumed.Messages) != 3 || strings.Contains(string(resumed.Body), "MAIN-CMD: first question") {
+		t.Fatalf("resumed request: %d messages\n%s", len(resumed.Messages), resumed.Body)
+	}
+	// Nothing to compact: a clear error.
+	rt3 := newRuntime(t, h.config())
+	_, res, err = runAll(t, context.Background(), rt3, "/compact")
+	if err == nil || !strings.Contains(err.Error(), "no conversation to compact") {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+}
+
+// TestRuntimeCompactRunningChild: Runtime.Compact on a running sub-agent
+// compacts it between its turns, with the embedder's instructions.
+func TestRuntimeCompactRunningChild(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("general-purpose", "LIVE-CHILD: work")).WithUsage(usage(100)), llmtest.Text("main done").WithUsage(usage(100)))
+	var rt *Runtime
+	var asked error
+	h.srv.ScriptFunc("LIVE-CHILD", func(r *llmtest.Request) llmtest.Turn {
+		switch {
+		case isSummaryRequest(r):
+			return llmtest.Text("<summary>LIVE-CHILD: asked to compact</summary>").WithUsage(usage(300))
+		case isCompacted(r):
+			return llmtest.Text("LIVE-CHILD done").WithUsage(usage(100))
+		}
+		for _, ti := range rt.Tasks() {
+			if !ti.Status.Terminal() {
+				asked = rt.Compact(context.Background(), ti.ID, "from the embedder")
+			}
+		}
+		return llmtest.ToolUse("TodoWrite", map[string]any{"todos": []map[string]any{{"content": "x", "status": "pending", "activeForm": "x"}}}).WithUsage(usage(100))
+	})
+	cfg := h.config()
+	cfg.Background = BackgroundOff
+	rt = newRuntime(t, cfg)
+	_, res, err := runAll(t, context.Background(), rt, "MAIN: go")
+	if err != nil || asked != nil || res.Text != "main done" {
+		t.Fatalf("res %+v err %v asked %v", res, err, asked)
+	}
+	var sum *llmtest.Request
+	for _, r := range h.srv.RequestsFor("LIVE-CHILD") {
+		if isSummaryRequest(r) {
+			sum = r
+		}
+	}
+	if sum == nil || !strings.Contains(sum.LastUserText(), "from the embedder") {
+		t.Fatal("no summary request with the embedder's instructions")
+	}
+	contains(t, strings.Join(h.toolResults("MAIN"), "\n"), "LIVE-CHILD done")
+	if err := rt.Compact(context.Background(), "nobody", ""); err == nil {
+		t.Fatal("compacting an unknown agent succeeded")
+	}
+}
+
+// TestPromptTooLongRecovered: the server's "prompt is too long" is
+// recovered once by compaction; a server that keeps saying it ends the
+// agent with a clear error, after a bounded number of requests.
+func TestPromptTooLongRecovered(t *testing.T) {
+	t.Parallel()
+	tooLong := llmtest.HTTPError(400, "prompt is too long: 9100 tokens > 8000 maximum")
+	h := newHarness(t)
+	refused := false
+	h.srv.ScriptFunc("LONG-ONCE", func(r *llmtest.Request) llmtest.Turn {
+		switch {
+		case isSummaryRequest(r):
+			return llmtest.Text("<summary>LONG-ONCE: one todo written</summary>").WithUsage(usage(300))
+		case isCompacted(r):
+			return llmtest.Text("LONG-ONCE finished").WithUsage(usage(200))
+		case len(r.Messages) == 1:
+			return llmtest.ToolUse("TodoWrite", map[string]any{"todos": []map[string]any{{"content": "x", "status": "pending", "activeForm": "x"}}}).WithUsage(usage(100))
+		}
+		refused = true
+		return tooLong
+	})
+	_, res, rt := mustRun(t, h.config(), "LONG-ONCE: go")
+	defer rt.Close()
+	if !refused || res.Text != "LONG-ONCE finished" {
+		t.Fatalf("res %q refused %v", res.Text, refused)
+	}
+
+	h2 := newHarness(t)
+	h2.srv.ScriptFunc("LONG-ALWAYS", func(r *llmtest.Request) llmtest.Turn {
+		if isSummaryRequest(r) {
+			return llmtest.Text("<summary>LONG-ALWAYS: nothing yet</summary>").WithUsage(usage(300))
+		}
+		return tooLong
+	})
+	rt2 := newRuntime(t, h2.config())
+	_, res2, err := runAll(t, context.Background(), rt2, "LONG-ALWAYS: go")
+	if err == nil || !strings.Contains(err.Error(), "still too long for the model right after compaction") || res2 == nil || !res2.IsError {
+		t.Fatalf("err %v res %+v", err, res2)
+	}
+	if n := len(h2.srv.RequestsFor("LONG-ALWAYS")); n != 3 {
+		t.Fatalf("%d requests, want 3 (refused, summary, refused)", n)
+	}
+}
