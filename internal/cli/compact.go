@@ -17,7 +17,9 @@ type statusJSON struct {
 	Type    string  `json:"type"`
 	Subtype string  `json:"subtype"`
 	Status  *string `json:"status"`
-	UUID    string  `json:"uuid"`
+	// CompactResult is "success" on the status that ends a compaction.
+	CompactResult string `json:"compact_result,omitempty"`
+	UUID          string `json:"uuid"`
 	// SessionID names the session.
 	SessionID string `json:"session_id"`
 }
@@ -28,6 +30,9 @@ type compactMetadata struct {
 	PreTokens  int64  `json:"pre_tokens"`
 	PostTokens int64  `json:"post_tokens"`
 	DurationMS int64  `json:"duration_ms"`
+	// CumulativeDroppedTokens is what the compaction took out of the
+	// context.
+	CumulativeDroppedTokens int64 `json:"cumulative_dropped_tokens"`
 }
 
 // compactBoundaryJSON is system/compact_boundary.
@@ -35,7 +40,10 @@ type compactBoundaryJSON struct {
 	Type            string          `json:"type"`
 	Subtype         string          `json:"subtype"`
 	CompactMetadata compactMetadata `json:"compact_metadata"`
-	UUID            string          `json:"uuid"`
+	// LogicalParentUUID links the boundary to the message before it in
+	// Claude Code; cadre's stream has no message chain, so it is null.
+	LogicalParentUUID *string `json:"logical_parent_uuid"`
+	UUID              string  `json:"uuid"`
 	SessionID       string          `json:"session_id"`
 }
 
@@ -51,11 +59,12 @@ func (p *streamPrinter) compaction(ev run.Event) error {
 	case run.EventCompactBoundary:
 		c := ev.Compact
 		if err := p.write(compactBoundaryJSON{Type: "system", Subtype: "compact_boundary", UUID: uuid.NewString(), SessionID: p.session,
-			CompactMetadata: compactMetadata{Trigger: c.Trigger, PreTokens: c.PreTokens, PostTokens: c.PostTokens, DurationMS: c.Duration.Milliseconds()}}); err != nil {
+			CompactMetadata: compactMetadata{Trigger: c.Trigger, PreTokens: c.PreTokens, PostTokens: c.PostTokens, DurationMS: c.Duration.Milliseconds(),
+				CumulativeDroppedTokens: max(c.PreTokens-c.PostTokens, 0)}}); err != nil {
 			return err
 		}
 		// The status is over.
-		return p.write(statusJSON{Type: "system", Subtype: "status", UUID: uuid.NewString(), SessionID: p.session})
+		return p.write(statusJSON{Type: "system", Subtype: "status", CompactResult: "success", UUID: uuid.NewString(), SessionID: p.session})
 	}
 	return nil
 }

@@ -1,19 +1,24 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 )
 
 // isSummaryRequest reports whether r asks for a compaction summary,
-// cadre's or Claude Code's.
+// cadre's or Claude Code's: text (not only tool results) in the last user
+// message of a conversation under way, asking for a summary.
 func isSummaryRequest(r *llmtest.Request) bool {
-	last := r.LastUserText()
-	return strings.Contains(last, "Your conversation is about to be compacted") || strings.Contains(last, "create a detailed summary of the conversation")
+	return len(r.Messages) >= 3 && strings.Contains(strings.ToLower(r.LastUserText()), "summary")
 }
 
 // isCompacted reports whether r continues a compacted conversation.
@@ -25,23 +30,35 @@ func isCompacted(r *llmtest.Request) bool {
 	return strings.HasPrefix(first, "This conversation was compacted") || strings.Contains(first, "continued from a previous conversation")
 }
 
-// compactScenario scripts a main agent that fills an 8,000-token window
-// (CADRE_AUTO_COMPACT_WINDOW / CLAUDE_CODE_AUTO_COMPACT_WINDOW) in two
-// Bash calls, compacts, and finishes.
+// compactScenario scripts a main agent whose second Bash call reports a
+// context of 190,000 tokens — past the automatic threshold of a
+// 200,000-token window (167,000) in cadre and in Claude Code — so it
+// compacts, then finishes. A peer that does not compact gives up after a
+// few calls, so a capture always ends.
 func compactScenario(s *llmtest.Server) {
 	u := func(n int64) llm.Usage { return llm.Usage{InputTokens: n - 20, OutputTokens: 20} }
 	s.ScriptFunc("COMPACT-MAIN", func(r *llmtest.Request) llmtest.Turn {
 		switch {
-		case isSummaryRequest(r):
-			return llmtest.Text("<summary>COMPACT-MAIN: ran two commands; next: finish</summary>").WithUsage(u(7100))
 		case isCompacted(r):
-			return llmtest.Text("COMPACT-MAIN finished").WithUsage(u(900))
+			return llmtest.Text("COMPACT-MAIN finished").WithUsage(u(9000))
+		case isSummaryRequest(r):
+			return llmtest.Text("<summary>COMPACT-MAIN: ran two commands; next: finish</summary>").WithUsage(u(190_100))
 		case len(r.Messages) == 1:
 			return llmtest.ToolUse("Bash", map[string]any{"command": "echo one", "description": "First"}).WithUsage(u(3000))
+		case len(r.Messages) > 9:
+			return llmtest.Text("COMPACT-MAIN never compacted").WithUsage(u(3000))
 		}
-		return llmtest.ToolUse("Bash", map[string]any{"command": "echo two", "description": "Second"}).WithUsage(u(7000))
+		return llmtest.ToolUse("Bash", map[string]any{"command": "echo two", "description": "Second"}).WithUsage(u(190_000))
 	})
 }
+
+// manualCompactArgs and manualCompactStdin run compactScenario's first
+// turn, then /compact, in a stream-json session.
+var manualCompactArgs = []string{"--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions",
+	"--model", "claude-sonnet-4-5"}
+
+var manualCompactStdin = `{"type":"user","message":{"role":"user","content":"COMPACT-MAIN: run two commands"}}` + "\n" +
+	`{"type":"user","message":{"role":"user","content":"/compact"}}` + "\n"
 
 // compactArgs run the scenario.
 var compactArgs = []string{"-p", "COMPACT-MAIN: run two commands", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions",
@@ -61,14 +78,14 @@ func lines(t *testing.T, out string) []map[string]any {
 	return evs
 }
 
-// TestStreamJSONCompactBoundary: a main agent that compacts writes
+// TestStreamJSONCompactBoundary: a main agent that compacts (the model's
+// 200,000-token window) writes
 // system/status "compacting", then system/compact_boundary with
 // compact_metadata {trigger, pre_tokens, post_tokens, duration_ms}, in
 // Claude Code's shape, and finishes its task.
 func TestStreamJSONCompactBoundary(t *testing.T) {
 	t.Parallel()
 	s, env := server(t)
-	env["CADRE_AUTO_COMPACT_WINDOW"] = "8000"
 	compactScenario(s)
 	p := runCadre(t, env, "", compactArgs...)
 	if p.code != 0 {
@@ -92,7 +109,7 @@ func TestStreamJSONCompactBoundary(t *testing.T) {
 		t.Fatalf("no compact_boundary or result:\n%s", p.stdout)
 	}
 	md, _ := boundary["compact_metadata"].(map[string]any)
-	if md["trigger"] != "auto" || md["pre_tokens"] != float64(7000) {
+	if md["trigger"] != "auto" || md["pre_tokens"] != float64(190_000) {
 		t.Fatalf("compact_metadata %v", md)
 	}
 	for _, k := range []string{"post_tokens", "duration_ms"} {
@@ -155,5 +172,124 @@ func TestCompactCommandHeadless(t *testing.T) {
 	reqs := s.RequestsFor("CMD-MAIN")
 	if len(reqs) != 3 || !strings.Contains(reqs[1].LastUserText(), "keep the greeting") || len(reqs[2].Messages) != 1 {
 		t.Fatalf("requests: %d", len(reqs))
+	}
+}
+
+// compactCaptureFile holds Claude Code 2.1.328's stream-json on
+// compactScenario, normalised (TestCaptureClaudeCompact writes it).
+const compactCaptureFile = "testdata/claude-code.compact.stream-json.jsonl"
+
+func TestCaptureClaudeCompact(t *testing.T) {
+	if *claudeBin == "" {
+		t.Skip("-claude-bin not set")
+	}
+	s := llmtest.NewServer()
+	t.Cleanup(s.Close)
+	compactScenario(s)
+	home, work := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// Claude Code 2.1.328 did not compact on its own in -p on this
+	// scenario (it read the 190,000-token usage and went on); /compact
+	// as a prompt of a stream-json session does, with the same records.
+	cmd := exec.CommandContext(ctx, *claudeBin, manualCompactArgs...)
+	cmd.Stdin = strings.NewReader(manualCompactStdin)
+	cmd.Dir = work
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "ANTHROPIC_BASE_URL=" + s.URL(), "ANTHROPIC_API_KEY=sk-ant-test",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1", "DISABLE_AUTOUPDATER=1", "DISABLE_ERROR_REPORTING=1",
+		"IS_SANDBOX=1", "TERM=dumb", "NO_COLOR=1", "CI=1"}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("claude: %v\nstderr: %s\nstdout: %s", err, errb.String(), out.String())
+	}
+	if testing.Verbose() {
+		t.Log(out.String())
+		for _, r := range s.Requests() {
+			t.Logf("request %d key %q turn %d: %d messages, last %.200q", r.Seq, r.Key, r.Turn, len(r.Messages), r.LastUserText())
+		}
+	}
+	writeCapture(t, compactCaptureFile, normaliseCapture(t, out.String(), work, home))
+}
+
+// compactShape returns the key paths and JSON types of the first event
+// of type system and subtype sub ("status" the one saying compacting,
+// "status-end" the one that ends it).
+func compactShape(evs []map[string]any, sub string) map[string]string {
+	for _, ev := range evs {
+		if ev["type"] != "system" {
+			continue
+		}
+		switch sub {
+		case "status":
+			if ev["subtype"] != "status" || ev["status"] != "compacting" {
+				continue
+			}
+		case "status-end":
+			if ev["subtype"] != "status" || ev["status"] != nil {
+				continue
+			}
+		default:
+			if ev["subtype"] != sub {
+				continue
+			}
+		}
+		sh := map[string]string{}
+		flatten(sh, "", ev)
+		return sh
+	}
+	return nil
+}
+
+// compactShapeDifferences are compact_boundary keys (by path prefix) cadre
+// leaves out on purpose, with the reason.
+var compactShapeDifferences = map[string]string{}
+
+func init() {
+	const segment = "Claude Code's partial compaction keeps a segment of recent messages verbatim and names them; cadre keeps no message verbatim (what survives is rebuilt into the summary message), so there is no segment to name"
+	for _, p := range []string{"compact_metadata.preserved_messages.all_uuids", "compact_metadata.preserved_messages.all_uuids[]",
+		"compact_metadata.preserved_messages.anchor_uuid", "compact_metadata.preserved_messages.uuids", "compact_metadata.preserved_messages.uuids[]",
+		"compact_metadata.preserved_messages", "compact_metadata.preserved_segment", "compact_metadata.preserved_segment.anchor_uuid",
+		"compact_metadata.preserved_segment.head_uuid", "compact_metadata.preserved_segment.tail_uuid"} {
+		compactShapeDifferences[p] = segment
+	}
+}
+
+// TestStreamJSONCompactMatchesClaudeCode: on the same scenario, cadre's
+// system/status (compacting) and system/compact_boundary have Claude
+// Code 2.1.328's keys with its JSON types.
+func TestStreamJSONCompactMatchesClaudeCode(t *testing.T) {
+	t.Parallel()
+	want := readCapture(t, compactCaptureFile)
+	s, env := server(t)
+	compactScenario(s)
+	p := runCadre(t, env, "", compactArgs...)
+	if p.code != 0 {
+		t.Fatalf("code %d stderr %s", p.code, p.stderr)
+	}
+	got := lines(t, p.stdout)
+	for _, sub := range []string{"status", "compact_boundary", "status-end"} {
+		w, g := compactShape(want, sub), compactShape(got, sub)
+		if w == nil {
+			t.Fatalf("the capture has no system/%s", sub)
+		}
+		if g == nil {
+			t.Fatalf("cadre wrote no system/%s", sub)
+		}
+		for path, typ := range w {
+			if compactShapeDifferences[path] != "" {
+				continue
+			}
+			if gt, ok := g[path]; !ok {
+				t.Errorf("system/%s: %s missing (Claude Code: %s)", sub, path, typ)
+			} else if gt != typ && typ != "null" && gt != "null" {
+				t.Errorf("system/%s: %s is %s, Claude Code's %s", sub, path, gt, typ)
+			}
+		}
+		for path := range g {
+			if _, ok := w[path]; !ok {
+				t.Errorf("system/%s: %s only in cadre", sub, path)
+			}
+		}
 	}
 }
