@@ -44,7 +44,7 @@ type compactBoundaryJSON struct {
 	// Claude Code; cadre's stream has no message chain, so it is null.
 	LogicalParentUUID *string `json:"logical_parent_uuid"`
 	UUID              string  `json:"uuid"`
-	SessionID       string          `json:"session_id"`
+	SessionID         string  `json:"session_id"`
 }
 
 // compaction writes the main agent's compaction events.
