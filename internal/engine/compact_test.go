@@ -492,3 +492,99 @@ func TestPromptTooLongRecovered(t *testing.T) {
 		t.Fatalf("%d requests, want 3 (refused, summary, refused)", n)
 	}
 }
+
+// TestCompactHooks: real hook scripts. PreCompact sees the trigger and
+// its stdout joins the summary's instructions; SessionStart with source
+// compact adds context to the compacted conversation; PostCompact gets
+// the summary. A PreCompact hook that exits 2 stops a /compact, which
+// fails saying why, with no summary request.
+func TestCompactHooks(t *testing.T) {
+	t.Parallel()
+	w := newHookWorld(t)
+	pre := w.script("pre.sh", "#!/bin/sh\njq -c . >> \"$HOOK_LOG\"\necho HOOK-EXTRA-INSTRUCTIONS\n")
+	start := w.script("start.sh", "#!/bin/sh\njq -c . >> \"$HOOK_LOG\"\necho SESSION-COMPACT-CONTEXT\n")
+	cfg := w.config(`{
+		"PreCompact": [{"matcher": "auto", "hooks": [{"type": "command", "command": "` + pre + `"}]}],
+		"PostCompact": [{"hooks": [{"type": "command", "command": "` + filepath.Join(w.scripts, "log.sh") + `"}]}],
+		"SessionStart": [{"matcher": "compact", "hooks": [{"type": "command", "command": "` + start + `"}]}]
+	}`)
+	cfg.Compaction.Window = testWindow
+	file := filepath.Join(w.dir, "notes.txt")
+	if err := os.WriteFile(file, []byte("NOTES-CONTENT-42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.srv.ScriptFunc("HOOKED-JOB", job("HOOKED-JOB", file, fromStart))
+	_, res, rt := mustRun(t, cfg, "HOOKED-JOB: a long job")
+	defer rt.Close()
+	if res.Text != "HOOKED-JOB finished" {
+		t.Fatalf("result %q", res.Text)
+	}
+	var sum, post *llmtest.Request
+	for _, r := range w.srv.RequestsFor("HOOKED-JOB") {
+		switch {
+		case isSummaryRequest(r):
+			sum = r
+		case isCompacted(r):
+			post = r
+		}
+	}
+	if sum == nil || post == nil {
+		t.Fatal("no compaction")
+	}
+	contains(t, sum.LastUserText(), "Additional instructions for this summary:\nHOOK-EXTRA-INSTRUCTIONS")
+	contains(t, post.Messages[0].Text(), "SESSION-COMPACT-CONTEXT")
+	logged, err := os.ReadFile(w.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	for _, line := range strings.Split(strings.TrimSpace(string(logged)), "\n") {
+		var in map[string]any
+		if err := json.Unmarshal([]byte(line), &in); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		events = append(events, in["hook_event_name"].(string))
+		switch in["hook_event_name"] {
+		case "PreCompact":
+			if in["trigger"] != "auto" || in["custom_instructions"] != "" {
+				t.Errorf("PreCompact input %v", in)
+			}
+		case "PostCompact":
+			if in["trigger"] != "auto" || !strings.Contains(in["compact_summary"].(string), "HOOKED-JOB: wrote the todo list") {
+				t.Errorf("PostCompact input %v", in)
+			}
+		case "SessionStart":
+			if in["source"] != "compact" {
+				t.Errorf("SessionStart input %v", in)
+			}
+		}
+	}
+	if got := strings.Join(events, " "); got != "PreCompact SessionStart PostCompact" {
+		t.Fatalf("hooks ran: %s", got)
+	}
+
+	// A blocking PreCompact stops /compact.
+	w2 := newHookWorld(t)
+	block := w2.script("block.sh", "#!/bin/sh\ncat > /dev/null\necho 'no compaction now' >&2\nexit 2\n")
+	cfg2 := w2.config(`{"PreCompact": [{"matcher": "manual", "hooks": [{"type": "command", "command": "` + block + `"}]}]}`)
+	w2.srv.ScriptFunc("BLOCKED", func(r *llmtest.Request) llmtest.Turn {
+		if isSummaryRequest(r) {
+			t.Error("summary requested despite the hook")
+		}
+		return llmtest.Text("hello").WithUsage(usage(100))
+	})
+	rt2 := newRuntime(t, cfg2)
+	if _, _, err := runAll(t, context.Background(), rt2, "BLOCKED: hi"); err != nil {
+		t.Fatal(err)
+	}
+	_, res2, err := runAll(t, context.Background(), rt2, "/compact")
+	if err == nil || !strings.Contains(err.Error(), "no compaction now") || res2 == nil || !res2.IsError {
+		t.Fatalf("err %v res %+v", err, res2)
+	}
+	if err := rt2.Compact(context.Background(), "", ""); err == nil || !strings.Contains(err.Error(), "no compaction now") {
+		t.Fatalf("Runtime.Compact err %v", err)
+	}
+	if n := len(w2.srv.RequestsFor("BLOCKED")); n != 1 {
+		t.Fatalf("%d requests", n)
+	}
+}
