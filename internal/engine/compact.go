@@ -61,8 +61,12 @@ func (a *agent) compaction(tpath string) *loop.Compaction {
 	if s.Disable {
 		return nil
 	}
+	window := s.WindowFor(a.modelID)
+	if a.def != nil && a.def.AutoCompactWindow > 0 {
+		window = a.def.AutoCompactWindow // the agent definition's own
+	}
 	return &loop.Compaction{
-		Thresholds: compact.Compute(s.WindowFor(a.modelID), a.run.rt.cfg.MaxTokens, s.Percent),
+		Thresholds: compact.Compute(window, a.run.rt.cfg.MaxTokens, s.Percent),
 		Auto:       s.Auto(),
 		Keep:       a.keepAcrossCompaction,
 		Transcript: tpath,

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/llmtest"
@@ -586,5 +587,36 @@ func TestCompactHooks(t *testing.T) {
 	}
 	if n := len(w2.srv.RequestsFor("BLOCKED")); n != 1 {
 		t.Fatalf("%d requests", n)
+	}
+}
+
+// TestDefinitionWindow: an agent definition's autoCompactWindow is that
+// agent's window: its child compacts in 8,000 tokens while the session
+// keeps the model's 200,000.
+func TestDefinitionWindow(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	def, diags := agentdef.ParseFile("/defs/small.md", []byte("---\nname: small\ndescription: a small window\nautoCompactWindow: 8000\n---\nWork.\n"), agentdef.SourceProject)
+	if len(diags) > 0 || def.AutoCompactWindow != 8000 {
+		t.Fatalf("definition %+v diags %v", def, diags)
+	}
+	file := filepath.Join(h.dir, "notes.txt")
+	if err := os.WriteFile(file, []byte("NOTES-CONTENT-42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The main agent's 5,200-token answers stay far below 167,000.
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("small", "SMALL-JOB: a long job")).WithUsage(usage(5200)), llmtest.Text("main done").WithUsage(usage(5300)))
+	h.srv.ScriptFunc("SMALL-JOB", job("SMALL-JOB", file, fromStart))
+	cfg := h.config()
+	cfg.Background = BackgroundOff
+	cfg.Agents = append(agentdef.Builtins(), def)
+	evs, res, rt := mustRun(t, cfg, "MAIN: delegate")
+	defer rt.Close()
+	if res.Text != "main done" {
+		t.Fatalf("result %q", res.Text)
+	}
+	checkCompacted(t, h, "SMALL-JOB", file, 5)
+	if started, _ := compactEvents(evs, ""); len(started) != 0 {
+		t.Fatal("the main agent compacted")
 	}
 }
