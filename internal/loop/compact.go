@@ -312,5 +312,16 @@ func Compact(ctx context.Context, cfg Config, msgs []llm.Message, instructions s
 // compactBreaker is the thrash guard (compact.Breaker).
 type compactBreaker = compact.Breaker
 
-// compactSize is the context size an answer's usage measures.
-func compactSize(u llm.Usage) int64 { return compact.Size(u) }
+// compactSize is the context size the next request will send, measured
+// by the answer's usage: what it read and what it wrote. An answer whose
+// oversized tool input the adapter dropped (InputOverLimit) does not send
+// it back, so its kept blocks are estimated instead of its output tokens.
+func compactSize(u llm.Usage, answer llm.Message) int64 {
+	for _, b := range answer.Content {
+		if b.InputOverLimit > 0 {
+			u.OutputTokens = compact.EstimateMessages([]llm.Message{answer})
+			break
+		}
+	}
+	return compact.Size(u)
+}

@@ -294,3 +294,15 @@ func TestManualCompact(t *testing.T) {
 		t.Fatalf("summary request %+v", sum.Messages)
 	}
 }
+
+func TestDroppedInputIsNotCounted(t *testing.T) {
+	t.Parallel()
+	over := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{{Type: llm.BlockToolUse, ID: "t", Name: "W", Input: []byte(`{}`), InputOverLimit: 1 << 20}}}
+	if got := compactSize(llm.Usage{InputTokens: 4000, OutputTokens: 262_000}, over); got > 4100 {
+		t.Fatalf("size %d counts the dropped input", got)
+	}
+	plain := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("hi")}}
+	if got := compactSize(llm.Usage{InputTokens: 4000, CacheReadTokens: 100, OutputTokens: 50}, plain); got != 4150 {
+		t.Fatalf("size %d", got)
+	}
+}

@@ -336,7 +336,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		apiDuration := r.cfg.Now().Sub(sent)
 		r.turns++
 		r.usage = r.usage.Add(resp.Usage)
-		r.lastSize = compactSize(resp.Usage)
+		r.lastSize = compactSize(resp.Usage, resp.Message)
 		msg := resp.Message
 		msg.Role = llm.RoleAssistant
 		msg.Content = dropEmptyText(msg.Content)
