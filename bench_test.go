@@ -329,7 +329,8 @@ func benchScript(n int, file string) func(*llmtest.Request) llmtest.Turn {
 // answers at once (streamed SSE), in a one-commit git repository. The
 // server runs in the same process, so its CPU time and allocations are part
 // of the figures. spawn-ns is the median time from the end of the
-// delegating response to a child's first request arriving at the server.
+// delegating response to a child's first request arriving at the server;
+// conns/op the connections the server saw per run (requests are 2+2N).
 func BenchmarkRunHTTP(b *testing.B) {
 	for _, n := range []int{16, 1} {
 		b.Run(fmt.Sprintf("fanout=%d", n), func(b *testing.B) { runHTTP(b, n) })
@@ -341,7 +342,9 @@ func runHTTP(b *testing.B, n int) {
 	srv := llmtest.NewServer(llmtest.WithMaxRequests(1 << 30))
 	defer srv.Close()
 	srv.ScriptFunc("", benchScript(n, file))
-	tr := &http.Transport{}
+	// As many idle connections kept as the CLI's client keeps
+	// (llm/internal/retry.HTTPClient).
+	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	defer tr.CloseIdleConnections()
 	m, err := anthropic.New(anthropic.Config{APIKey: "bench", BaseURL: srv.URL(), HTTPClient: &http.Client{Transport: tr}})
 	if err != nil {
@@ -367,6 +370,11 @@ func runHTTP(b *testing.B, n int) {
 		b.Fatalf("model requests %d, want %d", len(reqs), want)
 	}
 	b.ReportMetric(float64(median(httpSpawnLatencies(reqs)).Nanoseconds()), "spawn-ns")
+	conns := map[string]bool{}
+	for _, r := range reqs {
+		conns[r.RemoteAddr] = true
+	}
+	b.ReportMetric(float64(len(conns))/float64(b.N), "conns/op")
 	reportPerChild(b, n, elapsed, &before, &after)
 }
 

@@ -97,7 +97,7 @@ type Config struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 
-	// Hooks (issue 15, hooks.go).
+	// Hooks (issue 15).
 
 	// Hooks are the session's hooks (package config merges them from the
 	// settings files); nil means none. Hooks of agent definitions are
@@ -108,7 +108,7 @@ type Config struct {
 	// process's. CLAUDE_PROJECT_DIR and CADRE_PROJECT_DIR are set to Cwd.
 	HookEnv []string
 
-	// MCP servers (issue 14, mcp.go).
+	// MCP servers (issue 14).
 
 	// MCPServers are the session's MCP servers (package config reads
 	// .mcp.json, --mcp-config and settings files); they connect in the
@@ -145,7 +145,7 @@ type Config struct {
 	// modelPrices over pricing.Default); nil means pricing.Default().
 	Prices pricing.Table
 
-	// The fork path (issue 12, S-6; fork.go).
+	// The fork path (issue 12, S-6).
 
 	// ForkSubagent turns on the fork path: an Agent call without
 	// subagent_type (or with "fork") starts a copy of the calling agent
@@ -153,7 +153,7 @@ type Config struct {
 	// model, and shares its prompt cache with its sibling forks.
 	ForkSubagent bool
 
-	// Worktree isolation (issue 13, worktree.go).
+	// Worktree isolation (issue 13).
 	// WorktreeBase is where an isolated agent's worktree starts:
 	// WorktreeBaseHead ("head", the default: the parent's HEAD) or
 	// WorktreeBaseDefault ("default": a fresh ref of the default branch).
@@ -163,13 +163,13 @@ type Config struct {
 	// WorktreeRemove hooks); nil uses git.
 	WorktreeHooks WorktreeHooks
 
-	// Background sub-agents (issue 11, background.go).
+	// Background sub-agents (issue 11).
 
 	// Background says when sub-agents run in the background (S-7.1);
 	// the zero value runs one there when its call or definition asks.
 	Background BackgroundMode
 
-	// The Bash sandbox (issue 9, sandbox.go).
+	// The Bash sandbox (issue 9).
 
 	// Sandbox, when set, runs agents' Bash commands in the OS sandbox
 	// (bubblewrap): writes only in the working directories, denied paths
@@ -178,7 +178,7 @@ type Config struct {
 	// cannot. Nil runs commands unconfined.
 	Sandbox *SandboxConfig
 
-	// Coordinator mode (issue 11, S-11.2; coordinator.go).
+	// Coordinator mode (issue 11, S-11.2).
 
 	// Coordinator makes the main agent a coordinator: it keeps only the
 	// Agent, SendMessage, TaskStop and ListAgents tools, every worker it
@@ -186,7 +186,7 @@ type Config struct {
 	// error) and is continued with SendMessage, and the fork path is off.
 	Coordinator bool
 
-	// The Claude Agent SDK's session options (issue 29, sdkoptions.go).
+	// The Claude Agent SDK's session options (issue 29).
 
 	// Effort is the main agent's reasoning effort (low, medium, high,
 	// xhigh, max; Claude Code's --effort); "" lets the provider choose.
@@ -249,7 +249,7 @@ type Permissions struct {
 	// as Claude Code's --permission-prompt-tool: it is called with
 	// {"tool_name", "input", "tool_use_id"} and answers with the JSON text
 	// {"behavior":"allow","updatedInput":{…}} or
-	// {"behavior":"deny","message":"…"} (permprompt.go).
+	// {"behavior":"deny","message":"…"}.
 	PromptTool string
 }
 

@@ -7,6 +7,8 @@ package permission
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // Mode is a permission mode (S-10.1).
@@ -41,6 +43,12 @@ type Request struct {
 	Input json.RawMessage
 	// ReadOnly is the tool's own claim that it never writes.
 	ReadOnly bool
+	// Declarer, when set, is the called tool's declaration of what its
+	// calls act on (a tool.SubjectDeclarer); the loop sets it from the
+	// tool. Unset, the checker uses the declaration of the tool cadre
+	// defines under that name (tool.BuiltinSubject), if there is one, and
+	// whole-tool rules alone otherwise.
+	Declarer tool.SubjectDeclarer
 	// Cwd and Dirs are the agent's working directories (absolute).
 	Cwd  string
 	Dirs []string

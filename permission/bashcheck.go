@@ -12,8 +12,8 @@ import (
 // that may match one of its commands or paths, what cannot be analysed,
 // what may touch paths deny rules protect, ask rules, and whether rules or
 // the mode allow every part of it.
-func (c *Checker) bashFacts(req Request, e *env) facts {
-	script, f, ok := parseBashRequest(req)
+func (c *Checker) bashFacts(s tool.Subject, e *env) facts {
+	script, f, ok := parseBashCommand(s.Content)
 	if !ok {
 		return f
 	}
@@ -57,22 +57,15 @@ func (c *Checker) bashFacts(req Request, e *env) facts {
 	return f
 }
 
-// parseBashRequest splits the command of a Bash call. ok is false when it
+// parseBashCommand splits the command of a Bash call. ok is false when it
 // cannot be: f then says why, and that the call may write.
-func parseBashRequest(req Request) (script *Script, f facts, ok bool) {
-	in, err := decodeInput(req.Input)
-	if err != nil {
-		f.unsure = prompts.PermInputNotObject
-		f.write = true
-		return nil, f, false
-	}
-	cmd, has := str(in, "command")
-	if !has || strings.TrimSpace(cmd) == "" {
+func parseBashCommand(cmd string) (script *Script, f facts, ok bool) {
+	if strings.TrimSpace(cmd) == "" {
 		f.unsure = prompts.PermNoCommand
 		f.write = true
 		return nil, f, false
 	}
-	script, err = SplitBash(cmd)
+	script, err := SplitBash(cmd)
 	if err != nil {
 		f.unsure = prompts.PermUnparsable(err)
 		f.write = true

@@ -1,11 +1,9 @@
 package permission
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/cadre-dev/cadre/prompts"
@@ -104,7 +102,9 @@ func NewChecker(cfg Config) (*Checker, error) {
 		default:
 			return nil, fmt.Errorf("rule %s: behavior %q is not allow, ask or deny", r.Label(), r.Behavior)
 		}
-		if r.Content != "" && !contentTool(canonicalTool(r.Tool)) && c.knownName(r.Tool) {
+		// An embedder's tool (Config.Tools) may declare a subject its
+		// content rules match, so only cadre's own names are warned about.
+		if _, registered := tool.Lookup(r.Tool); r.Content != "" && !contentTool(canonicalTool(r.Tool)) && registered {
 			if r.Behavior == Allow {
 				c.warnings = append(c.warnings, fmt.Sprintf("allow rule %s: %s rules take no content; the rule never matches", r.Label(), r.Tool))
 			} else {
@@ -116,13 +116,6 @@ func NewChecker(cfg Config) (*Checker, error) {
 		return nil, err
 	}
 	return c, nil
-}
-
-// knownName reports a tool name in the registry, an MCP name or one of
-// the configured extra tools.
-func (c *Checker) knownName(name string) bool {
-	_, ok := tool.Lookup(name)
-	return ok || slices.Contains(c.cfg.Tools, name)
 }
 
 // checkNames fails on deny and ask rules that name no tool and warns about
@@ -293,14 +286,21 @@ func (c *Checker) Check(req Request) Decision {
 		return Decision{Behavior: Deny, Reason: prompts.PermCaseVariant(req.Tool, k)}
 	}
 	e := c.env(req)
+	t := canonicalTool(req.Tool)
+	s, _, err := subjectOf(req)
 	var f facts
-	switch t := canonicalTool(req.Tool); {
+	switch {
+	case err != nil:
+		// An input the tool cannot read its subject from: never allowed
+		// without asking (and a command may write).
+		f.unsure = prompts.PermInputNotObject
+		f.write = t == tool.Bash
 	case t == tool.Bash:
-		f = c.bashFacts(req, e)
+		f = c.bashFacts(s, e)
 	case isEditTool(t) || isReadTool(t):
-		f = c.pathFacts(req, e, t)
+		f = c.pathFacts(s, e, t)
 	default:
-		f = c.toolFacts(req, t)
+		f = c.toolFacts(req, t, s, e)
 	}
 	return c.decide(f)
 }
@@ -397,13 +397,19 @@ func joinLabels(rs []Rule) string {
 // rulesFor returns the rules of one behaviour whose tool name selects the
 // tool, or — for path rules — whose tool is in the same category.
 func (c *Checker) rulesFor(b Behavior, tname string) []Rule {
+	return c.rulesForServer(b, tname, "")
+}
+
+// rulesForServer is rulesFor for a call whose subject names its MCP
+// server ("" for none).
+func (c *Checker) rulesForServer(b Behavior, tname, server string) []Rule {
 	var out []Rule
 	for _, r := range c.cfg.Rules {
 		if r.Behavior != b {
 			continue
 		}
 		rt := canonicalTool(r.Tool)
-		if toolMatches(r.Tool, tname) || sameCategory(rt, canonicalTool(tname)) {
+		if toolSelects(r.Tool, tname, server) || sameCategory(rt, canonicalTool(tname)) {
 			out = append(out, r)
 		}
 	}
@@ -413,8 +419,14 @@ func (c *Checker) rulesFor(b Behavior, tname string) []Rule {
 // firstMatch returns the first rule of behaviour b for tool that match
 // selects (whole-tool rules always match).
 func (c *Checker) firstMatch(b Behavior, tname string, match func(Rule) bool) *Rule {
-	for _, r := range c.rulesFor(b, tname) {
-		if r.Content == "" && toolMatches(r.Tool, tname) {
+	return c.firstMatchServer(b, tname, "", match)
+}
+
+// firstMatchServer is firstMatch for a call whose subject names its MCP
+// server ("" for none).
+func (c *Checker) firstMatchServer(b Behavior, tname, server string, match func(Rule) bool) *Rule {
+	for _, r := range c.rulesForServer(b, tname, server) {
+		if r.Content == "" && toolSelects(r.Tool, tname, server) {
 			r := r
 			return &r
 		}
@@ -426,26 +438,6 @@ func (c *Checker) firstMatch(b Behavior, tname string, match func(Rule) bool) *R
 	return nil
 }
 
-func decodeInput(raw json.RawMessage) (map[string]any, error) {
-	m := map[string]any{}
-	if len(raw) == 0 {
-		return m, nil
-	}
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-func str(m map[string]any, k string) (string, bool) {
-	v, ok := m[k]
-	if !ok || v == nil {
-		return "", false
-	}
-	s, ok := v.(string)
-	return s, ok
-}
-
 // noPermission reports tools that need no approval in any mode: they act
 // only on the agent's own state. Rules can still deny or ask for them.
 func noPermission(name string) bool {
@@ -453,29 +445,30 @@ func noPermission(name string) bool {
 	return ok && in.NoPermission
 }
 
-func (c *Checker) toolFacts(req Request, tname string) facts {
+func (c *Checker) toolFacts(req Request, tname string, s tool.Subject, e *env) facts {
 	var f facts
-	in, err := decodeInput(req.Input)
-	if err != nil {
+	if !isObject(req.Input) {
 		f.unsure = prompts.PermInputNotObject
 		return f
 	}
 	var match func(Rule) bool
-	switch tname {
-	case tool.Agent:
-		typ, _ := str(in, "subagent_type")
-		match = func(r Rule) bool { return agentRuleMatches(r, typ) }
-	case tool.WebFetch:
-		u, _ := str(in, "url")
-		match = func(r Rule) bool { return hostMatches(strings.TrimPrefix(r.Content, "domain:"), u) }
+	switch {
+	case tname == tool.Agent:
+		match = func(r Rule) bool { return agentRuleMatches(r, s.AgentType) }
+	case tname == tool.WebFetch:
+		match = func(r Rule) bool { return hostMatches(strings.TrimPrefix(r.Content, "domain:"), s.URL) }
+	case s.Content != "" || len(s.Paths) > 0:
+		// An embedder's tool that declares its subject: its content rules
+		// match the declared content or paths.
+		match = c.declaredMatcher(s, e)
 	default:
-		// Content this checker cannot interpret: deny and ask rules bind
-		// the whole tool, allow rules never match.
+		// No subject to match: deny and ask rules bind the whole tool,
+		// allow rules never match.
 		match = func(r Rule) bool { return r.Behavior != Allow }
 	}
-	f.deny = c.firstMatch(Deny, tname, match)
-	f.ask = c.firstMatch(Ask, tname, match)
-	if r := c.firstMatch(Allow, tname, match); r != nil {
+	f.deny = c.firstMatchServer(Deny, tname, s.Server, match)
+	f.ask = c.firstMatchServer(Ask, tname, s.Server, match)
+	if r := c.firstMatchServer(Allow, tname, s.Server, match); r != nil {
 		f.allowed, f.allowRules = true, []Rule{*r}
 	}
 	switch {
@@ -535,41 +528,27 @@ func (c *Checker) pathRuleMatches(r Rule, e *env, p pathCandidate) bool {
 	return pathMatches(pats, p.real) || pathMatches(pats, p.lexical)
 }
 
-func (c *Checker) pathFacts(req Request, e *env, tname string) facts {
+// pathFacts decides a call of a tool path rules cover from the path its
+// subject names (the first: cadre's file tools name one).
+func (c *Checker) pathFacts(s tool.Subject, e *env, tname string) facts {
 	var f facts
-	in, err := decodeInput(req.Input)
-	if err != nil {
-		f.unsure = prompts.PermInputNotObject
-		return f
-	}
 	f.write = isEditTool(tname)
 	var raw string
-	var ok bool
-	switch tname {
-	case tool.Glob, tool.Grep, tool.LS:
-		raw, ok = str(in, "path")
-		if !ok || raw == "" {
-			raw, ok = e.cwd, true
-		}
-		if tname == tool.Glob {
-			if pat, has := str(in, "pattern"); has {
-				dir, _ := resolvePath(raw, e.cwd, e.home)
-				root, bounded := globRoot(pat, dir)
-				if !bounded {
-					f.unsure = prompts.PermGlobClimbs
-					return f
-				}
-				raw = root
-			}
-		}
-	case tool.NotebookEdit, tool.NotebookRead:
-		raw, ok = str(in, "notebook_path")
-	default:
-		raw, ok = str(in, "file_path")
+	if len(s.Paths) > 0 {
+		raw = s.Paths[0]
 	}
-	if !ok || raw == "" {
+	if raw == "" {
 		f.unsure = prompts.PermNoFilePath
 		return f
+	}
+	if s.Glob != "" {
+		dir, _ := resolvePath(raw, e.cwd, e.home)
+		root, bounded := globRoot(s.Glob, dir)
+		if !bounded {
+			f.unsure = prompts.PermGlobClimbs
+			return f
+		}
+		raw = root
 	}
 	lex, real := resolvePath(raw, e.cwd, e.home)
 	p := pathCandidate{lexical: lex, real: real}

@@ -92,8 +92,18 @@ package permission
 // resolved path, so `../` and symlinks cannot escape. Read deny rules also
 // bind Bash (see below). `Agent(Type)` matches
 // subagent_type (omitted = general-purpose); `Task` is an alias of `Agent`.
-// Content on a tool that takes none: deny and ask rules bind the whole tool,
-// allow rules never match (with a warning).
+// What a content rule matches is the subject the tool declares
+// (tool.Subject, through tool.SubjectDeclarer): the paths it touches, a
+// command, a URL, an agent type. An embedder's tool that declares paths
+// gets path rules of its own (`MyTool(./src/**)`: any declared path for
+// deny and ask, every one for allow); one that declares content gets
+// rules where `*` spans any run of characters (`MyTool(deploy staging*)`).
+// Content on a tool that declares no subject: deny and ask rules bind the
+// whole tool, allow rules never match (with a warning for cadre's own
+// tools).
+// An MCP server tool declares the server it goes to: `mcp__server` and
+// `mcp__server__*` rules are compared with it, so a server named
+// `my__srv` is not read as `my` (by name alone it would be).
 //
 // Rule names: a deny or ask rule whose tool name is not in the tool
 // registry (tool.Known) or Config.Tools is an error (NewChecker fails, with

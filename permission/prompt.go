@@ -9,6 +9,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+
+	"github.com/cadre-dev/cadre/tool"
 )
 
 // Choice is a person's answer to a permission prompt.
@@ -173,12 +175,22 @@ func (t *TerminalPrompter) Prompt(ctx context.Context, p Prompt) (Reply, error) 
 
 // describeInput renders the interesting part of a call for a prompt.
 func describeInput(r Request) string {
-	in, err := decodeInput(r.Input)
-	if err == nil {
-		for _, k := range []string{"command", "file_path", "notebook_path", "path", "pattern", "url", "subagent_type"} {
-			if v, ok := str(in, k); ok && v != "" {
-				return k + ": " + truncate(v, 500)
+	if s, declared, err := subjectOf(r); declared && err == nil {
+		switch {
+		case s.Content != "" && canonicalTool(r.Tool) == tool.Bash:
+			return "command: " + truncate(s.Content, 500)
+		case s.Content != "":
+			return "content: " + truncate(s.Content, 500)
+		case len(s.Paths) > 0 && s.Paths[0] != "":
+			d := "path: " + strings.Join(s.Paths, ", ")
+			if s.Glob != "" {
+				d += ", pattern: " + s.Glob
 			}
+			return truncate(d, 500)
+		case s.URL != "":
+			return "url: " + truncate(s.URL, 500)
+		case s.AgentType != "":
+			return "agent type: " + truncate(s.AgentType, 500)
 		}
 	}
 	var b bytes.Buffer

@@ -239,6 +239,17 @@ func toolMatches(ruleTool, tname string) bool {
 	return !hasTool || rtool == "*"
 }
 
+// toolSelects is toolMatches for a call whose subject names the MCP
+// server it goes to: mcp__server and mcp__server__* rules are compared
+// with the declared server, so a server whose name contains "__" is not
+// misread. Without a server it is toolMatches.
+func toolSelects(ruleTool, tname, server string) bool {
+	if server == "" || !tool.IsMCP(ruleTool) || !tool.IsMCP(tname) {
+		return toolMatches(ruleTool, tname)
+	}
+	return ruleTool == tname || ruleTool == "mcp__*" || ruleTool == tool.MCPPrefix+server || ruleTool == tool.MCPPrefix+server+"__*"
+}
+
 // isEditTool and isReadTool report the tools path rules apply to: an Edit
 // rule covers every file-writing tool, a Read rule every file-reading one.
 func isEditTool(name string) bool { return tool.InCategory(name, tool.CategoryEdit) }

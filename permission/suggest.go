@@ -22,15 +22,14 @@ var subcommandTools = map[string]bool{
 // tool name otherwise. ok is false when no single rule can help (an
 // unparseable command).
 func SuggestRule(req Request) (Rule, bool) {
-	in, err := decodeInput(req.Input)
-	if err != nil {
+	s, _, err := subjectOf(req)
+	if err != nil || !isObject(req.Input) {
 		return Rule{}, false
 	}
 	tname := canonicalTool(req.Tool)
 	switch {
 	case tname == tool.Bash:
-		cmd, _ := str(in, "command")
-		script, err := SplitBash(cmd)
+		script, err := SplitBash(s.Content)
 		if err != nil || len(script.Uncertain) > 0 || len(script.Commands) == 0 {
 			return Rule{}, false
 		}
@@ -42,14 +41,10 @@ func SuggestRule(req Request) (Rule, bool) {
 		}
 		return Rule{Behavior: Allow, Tool: tool.Bash, Content: bashPrefix(script.Commands[0])}, true
 	case isEditTool(tname) || isReadTool(tname):
-		key := "file_path"
-		switch tname {
-		case tool.Glob, tool.Grep, tool.LS:
-			key = "path"
-		case tool.NotebookEdit, tool.NotebookRead:
-			key = "notebook_path"
+		var p string
+		if len(s.Paths) > 0 {
+			p = s.Paths[0]
 		}
-		p, _ := str(in, key)
 		if p == "" {
 			p = req.Cwd
 		}
@@ -70,14 +65,13 @@ func SuggestRule(req Request) (Rule, bool) {
 		}
 		return Rule{Behavior: Allow, Tool: rt, Content: content}, true
 	case tname == tool.Agent:
-		t, _ := str(in, "subagent_type")
+		t := s.AgentType
 		if t == "" {
 			t = "general-purpose"
 		}
 		return Rule{Behavior: Allow, Tool: tool.Agent, Content: t}, true
 	case tname == tool.WebFetch:
-		u, _ := str(in, "url")
-		if h := hostOf(u); h != "" {
+		if h := hostOf(s.URL); h != "" {
 			return Rule{Behavior: Allow, Tool: tool.WebFetch, Content: "domain:" + h}, true
 		}
 	}

@@ -77,6 +77,13 @@ const (
 	// EventContextWarning carries Compact (PreTokens, Threshold): the
 	// agent's context is nearing the point where it will be compacted.
 	EventContextWarning EventType = "context_warning"
+	// EventWarning carries Text: part of the session's record could not
+	// be written — a task-journal or transcript write failed — though the
+	// run goes on. The exactly-once delivery of notifications rests on the
+	// task journal, and resuming on the transcripts, so these are never
+	// dropped: each comes once, just before the Result that lists it in
+	// Result.Warnings (the next run's when it happened between runs).
+	EventWarning EventType = "warning"
 	// EventResult carries Result; it is the last event, but for the error
 	// that follows the result of a failed run.
 	EventResult EventType = "result"

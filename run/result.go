@@ -81,6 +81,10 @@ type Result struct {
 	// session's output schema (cadre.Config.OutputSchema); nil without one
 	// or when the run did not succeed.
 	StructuredOutput json.RawMessage
+	// Warnings are the session's record-keeping failures no earlier
+	// Result reported: task-journal and transcript writes that failed
+	// without ending the run (see EventWarning).
+	Warnings []string
 }
 
 // SubagentStats counts the sub-agents of a run. Every spawned sub-agent

@@ -56,9 +56,13 @@ const (
 )
 
 // Journal is the session's task journal, tasks.jsonl: one JSON object a
-// line, appended with one write each (a process killed mid-run loses at
-// most the line being written; a torn last line is ignored on replay).
-// Safe for concurrent use.
+// line, appended with one write each before the method returns (a process
+// killed mid-run loses at most the line being written; a torn last line
+// is ignored on replay). Records are written, not synced: they survive
+// the process (kill -9), but a machine crash can lose the last of them. A
+// write that fails is returned; the engine reports it on the run's
+// Result and stream (EventWarning), since exactly-once delivery rests on
+// these records. Safe for concurrent use.
 type Journal struct {
 	mu   sync.Mutex
 	f    *os.File

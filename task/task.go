@@ -3,9 +3,10 @@
 // allowed. Every sub-agent is a task, foreground or background; the
 // runtime reports a task's state in its events and results.
 //
-// The registry itself (progress, waiting, stopping, notifications delivered
-// exactly once) is built on these types when background tasks arrive;
-// until then the runtime runs every task in the foreground.
+// The registry (registry.go) tracks progress, waiting and stopping; the
+// task journal (journal.go) makes notifications exactly once across a
+// crash; the mailbox store (mailbox.go) gives every addressable agent a
+// journaled mailbox whose messages are delivered exactly once.
 package task
 
 // Status is where a task is in its life. The zero value is not a status.

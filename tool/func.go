@@ -20,6 +20,10 @@ type FuncConfig struct {
 	Name        string
 	Description string
 	ReadOnly    bool
+	// Subject, when set, declares what a call acts on, for permission
+	// rules (see Subject and DecodeSubject); the tool then implements
+	// SubjectDeclarer. Unset, rules name the tool as a whole.
+	Subject func(input json.RawMessage) (Subject, error)
 }
 
 // Func builds a Tool from a function taking a typed input struct. The JSON
@@ -30,13 +34,28 @@ type FuncConfig struct {
 // error result the model can read.
 func Func[In any](cfg FuncConfig, run func(ctx context.Context, env *Env, in In) (Output, error)) Tool {
 	rs := reflectSchema[In](cfg.Name)
-	return &funcTool[In]{
+	t := &funcTool[In]{
 		spec:     llm.ToolSpec{Name: cfg.Name, Description: strings.TrimSpace(cfg.Description), InputSchema: rs.schema},
 		readOnly: cfg.ReadOnly,
 		run:      run,
 		props:    rs.props,
 		required: rs.required,
 	}
+	if cfg.Subject != nil {
+		return &declaredFuncTool[In]{funcTool: t, subject: cfg.Subject}
+	}
+	return t
+}
+
+// declaredFuncTool is a funcTool that declares its calls' subject.
+type declaredFuncTool[In any] struct {
+	*funcTool[In]
+	subject func(json.RawMessage) (Subject, error)
+}
+
+// Subject implements SubjectDeclarer.
+func (t *declaredFuncTool[In]) Subject(input json.RawMessage) (Subject, error) {
+	return t.subject(input)
 }
 
 // reflectedSchema is the schema reflected from one input type, with its

@@ -6,8 +6,8 @@ import (
 )
 
 // Sequence lets the calls of one batch, which run concurrently, each take
-// one step in call order: call i's AwaitTurn returns once every call
-// before it has passed its turn (TurnDone) or finished. The loop makes one
+// one step in call order: call i's Turn.Await returns once every call
+// before it has passed its turn (Turn.Done) or finished. The loop makes one
 // per batch; the Agent tool takes its turn to join the spawn queue, so
 // calls beyond the running cap start in the order they were made.
 type Sequence struct {
@@ -58,32 +58,30 @@ func (s *Sequence) wait(ctx context.Context, i int) error {
 	}
 }
 
-type turnKey struct{}
-
-type turn struct {
+// Turn is a call's place among the calls of its batch; the zero Turn is
+// a call outside any batch, which never waits.
+type Turn struct {
 	seq *Sequence
 	i   int
 }
 
-// WithTurn marks ctx as call i of seq.
-func WithTurn(ctx context.Context, seq *Sequence, i int) context.Context {
-	return context.WithValue(ctx, turnKey{}, turn{seq, i})
-}
+// Turn returns the place of call i of the batch.
+func (s *Sequence) Turn(i int) Turn { return Turn{s, i} }
 
-// AwaitTurn blocks until the calls made before this one (in the same
-// batch) have taken their turn or finished; it returns at once outside a
-// batch. The caller must call TurnDone after its step.
-func AwaitTurn(ctx context.Context) error {
-	t, ok := ctx.Value(turnKey{}).(turn)
-	if !ok {
+// Await blocks until the calls made before this one (in the same batch)
+// have taken their turn or finished; it returns at once outside a batch.
+// The caller must call Done after its step.
+func (t Turn) Await(ctx context.Context) error {
+	if t.seq == nil {
 		return nil
 	}
 	return t.seq.wait(ctx, t.i)
 }
 
-// TurnDone passes this call's turn to the next call.
-func TurnDone(ctx context.Context) {
-	if t, ok := ctx.Value(turnKey{}).(turn); ok {
+// Done passes this call's turn to the next call. Calling it again is
+// harmless.
+func (t Turn) Done() {
+	if t.seq != nil {
 		t.seq.Pass(t.i)
 	}
 }

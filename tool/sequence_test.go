@@ -21,32 +21,32 @@ func TestSequenceTurnsInCallOrder(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx := WithTurn(context.Background(), seq, i)
+			turn := seq.Turn(i)
 			if i == 3 {
 				seq.Pass(i) // finished without taking a turn
 				return
 			}
-			if err := AwaitTurn(ctx); err != nil {
+			if err := turn.Await(context.Background()); err != nil {
 				t.Error(err)
 				return
 			}
 			mu.Lock()
 			order = append(order, i)
 			mu.Unlock()
-			TurnDone(ctx)
-			TurnDone(ctx) // harmless twice
+			turn.Done()
+			turn.Done() // harmless twice
 		}()
 	}
 	wg.Wait()
 	if want := []int{0, 1, 2, 4, 5, 6, 7}; !slices.Equal(order, want) {
 		t.Fatalf("order %v, want %v", order, want)
 	}
-	if err := AwaitTurn(context.Background()); err != nil {
+	if err := (Turn{}).Await(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(WithTurn(context.Background(), NewSequence(2), 1))
+	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := AwaitTurn(ctx); err == nil {
+	if err := NewSequence(2).Turn(1).Await(ctx); err == nil {
 		t.Fatal("a cancelled wait returned nil")
 	}
 }

@@ -49,7 +49,9 @@ type Tool interface {
 
 // Env is the agent-scoped state a tool runs against. Each agent has its own
 // Env; a sub-agent gets a clone (see Clone) so it shares nothing mutable
-// with its parent.
+// with its parent. The loop hands each call a shallow copy carrying the call
+// (ForCall): what it points to (files, shells, todos) is the agent's, the
+// copy itself is the call's, so a tool should not keep it past its Run.
 type Env struct {
 	// Cwd is the agent's working directory (absolute).
 	Cwd string
@@ -73,12 +75,66 @@ type Env struct {
 	// such addresses are refused.
 	AllowPrivateHost func(host string) bool
 	// Todos is the agent's own todo list (TodoWrite); a clone starts with
-	// an empty one.
-	Todos TodoList
+	// an empty one. Nil: the agent keeps none, and TodoWrite says so.
+	Todos *TodoList
 	// Sandbox, when set, confines the agent's Bash commands in place of
 	// the Bash tool's own configured sandbox (issue 9: the runtime gives
 	// each agent one with its own masks). A clone does not inherit it.
 	Sandbox Sandbox
+	// Spawner, when set, starts sub-agents for the agent (the Agent tool)
+	// and lets the runtime's task tools reach the agent tree; the runtime
+	// sets it on each agent's Env. A clone does not inherit it.
+	Spawner Spawner
+	// Answer, when set, is the slot the agent's structured answer goes to
+	// (StructuredOutput, --json-schema): the main agent's alone, so a
+	// clone does not inherit it.
+	Answer AnswerSlot
+	// Call is the tool call being run. The loop sets it on a shallow copy
+	// of the agent's Env made for each call (see ForCall); it is zero in
+	// the agent's own Env.
+	Call Call
+}
+
+// Call is what a tool knows about the one call it runs for.
+type Call struct {
+	// ID is the model's id for the call (tool_use id); the Agent tool
+	// links a child to the call that started it.
+	ID string
+	// Conversation is the calling agent's conversation as it stands while
+	// its tools run: every message up to and including the assistant
+	// message that asked for them. The Agent tool starts a fork from it
+	// (S-6). It is shared: copy it before changing or appending to it.
+	Conversation []llm.Message
+	// Turn is the call's place among the calls of its batch (Sequence).
+	Turn Turn
+}
+
+// ForCall returns a shallow copy of e for one call: the same agent state
+// (the pointers are shared) with Call set.
+func (e *Env) ForCall(c Call) *Env {
+	cp := *e
+	cp.Call = c
+	return &cp
+}
+
+// Spawner is the agent tree as an agent's tools reach it. The runtime
+// implements it; its Agent tool starts a sub-agent through Spawn.
+type Spawner interface {
+	// Spawn starts a sub-agent for call from the Agent tool's raw input
+	// and returns the tool's result: the child's report, or a receipt for
+	// a child in the background.
+	Spawn(ctx context.Context, call Call, input json.RawMessage) (Output, error)
+}
+
+// AnswerSlot receives an agent's structured answer (builtin.OutputSlot
+// implements it).
+type AnswerSlot interface {
+	// Done reports whether an answer was accepted.
+	Done() bool
+	// Accept keeps v as the answer.
+	Accept(v json.RawMessage)
+	// Reject counts a failed attempt and returns how many are left.
+	Reject() int
 }
 
 // Sandbox confines shell commands (internal/sandbox implements it with
@@ -104,7 +160,7 @@ type ShellHost interface {
 // Clone returns a copy of the Env for a child agent: same directories, a
 // copy of the file state, no shells (the child gets its own).
 func (e *Env) Clone(agentID string) *Env {
-	c := &Env{Cwd: e.Cwd, Dirs: append([]string(nil), e.Dirs...), AgentID: agentID}
+	c := &Env{Cwd: e.Cwd, Dirs: append([]string(nil), e.Dirs...), AgentID: agentID, Todos: &TodoList{}}
 	if e.Files != nil {
 		c.Files = e.Files.Clone()
 	} else {
@@ -172,19 +228,4 @@ func RunsConcurrently(t Tool) bool {
 	}
 	c, ok := t.(ConcurrencySafe)
 	return ok && c.ConcurrencySafe()
-}
-
-type callIDKey struct{}
-
-// WithCallID returns ctx carrying the id of the tool call being run; the
-// loop sets it so a tool can name its own call (the Agent tool links a
-// child to the call that started it).
-func WithCallID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, callIDKey{}, id)
-}
-
-// CallID returns the id of the tool call being run, or "".
-func CallID(ctx context.Context) string {
-	id, _ := ctx.Value(callIDKey{}).(string)
-	return id
 }

@@ -93,7 +93,7 @@ func TestRunsConcurrently(t *testing.T) {
 }
 
 func TestEnvCloneIsolatesFileState(t *testing.T) {
-	parent := &Env{Cwd: "/p", Dirs: []string{"/d"}, Files: NewFileState(), Hidden: func(string) bool { return true }}
+	parent := &Env{Cwd: "/p", Dirs: []string{"/d"}, Files: NewFileState(), Todos: &TodoList{}, Hidden: func(string) bool { return true }}
 	parent.Files.Record("/p/a", FileStamp{ModTime: time.Unix(1, 0), Size: 3})
 	child := parent.Clone("a1")
 	if _, ok := child.Files.Lookup("/p/a"); !ok {
@@ -107,8 +107,12 @@ func TestEnvCloneIsolatesFileState(t *testing.T) {
 	if child.AgentID != "a1" || child.Shells != nil || child.Hidden != nil {
 		t.Fatalf("clone %+v", child)
 	}
-	if CallID(WithCallID(context.Background(), "toolu_1")) != "toolu_1" || CallID(context.Background()) != "" {
-		t.Fatal("call id")
+	if child.Spawner != nil || child.Answer != nil || child.Call.ID != "" || child.Todos == nil || child.Todos == parent.Todos {
+		t.Fatalf("clone %+v", child)
+	}
+	call := parent.ForCall(Call{ID: "toolu_1"})
+	if call.Call.ID != "toolu_1" || parent.Call.ID != "" || call.Files != parent.Files || call.Todos != parent.Todos {
+		t.Fatal("a call's Env shares the agent's state and carries the call id; the agent's own Env does not")
 	}
 }
 

@@ -33,6 +33,18 @@ import (
 // files go on. A file whose last line was torn by an earlier crash gets a
 // newline before its first new record, so the record starts a line of its
 // own (Scan skips the torn one).
+//
+// Durability, exactly: a line handed over is queued, not written. A
+// process killed (kill -9, a crash) before the journal's goroutine wrote
+// it loses it, and so does one killed before Close drained the queue.
+// Written waits for the queue: the lines are then in the file and survive
+// the process, but not a machine crash. Sync also fsyncs them (and Close
+// does, for the files it closes), so they survive that too. A run syncs
+// its transcripts before its Result; an agent checks its own files with
+// Written when it ends; and a notification is marked delivered in the
+// task journal only after the lines that carry it were written (the
+// engine's writtenFirst), so a killed process never leaves a notification
+// marked delivered that no transcript holds.
 type Journal struct {
 	ops  chan journalOp
 	done chan struct{}
@@ -51,7 +63,20 @@ type Journal struct {
 	// (openAppend; a test replaces it to fail writes).
 	maxOpen int
 	open    func(path string) (appendFile, error)
+	// reopen opens a closed transcript again to sync it (safefs in
+	// production; a test counts the calls).
+	reopen func(path string) (syncFile, error)
 }
+
+// syncFile is a transcript opened again only to be synced.
+type syncFile interface {
+	Sync() error
+	Close() error
+}
+
+// ErrJournalClosed is what a Journal's methods return once it is closed
+// (Close wrote everything queued before).
+var ErrJournalClosed = errors.New("transcript journal is closed")
 
 // appendFile is an open transcript: an *os.File in production.
 type appendFile interface {
@@ -88,7 +113,8 @@ func NewJournal() *Journal {
 }
 
 func newJournal(open func(string) (appendFile, error)) *Journal {
-	return &Journal{ops: make(chan journalOp, 256), done: make(chan struct{}), failed: map[string]error{}, maxOpen: maxOpen, open: open}
+	return &Journal{ops: make(chan journalOp, 256), done: make(chan struct{}), failed: map[string]error{}, maxOpen: maxOpen, open: open,
+		reopen: func(path string) (syncFile, error) { return safefs.OpenNoFollow(path, os.O_WRONLY|os.O_APPEND, 0) }}
 }
 
 // openFile is a transcript the journal holds open.
@@ -117,7 +143,11 @@ func (j *Journal) loop() {
 	// Synced before it is closed: the record survives a crash of the
 	// machine right after the run.
 	defer fs.sync(true)
-	for op := range j.ops {
+	for {
+		op, ok := fs.next(j.ops)
+		if !ok {
+			return
+		}
 		switch {
 		case op.synced != nil:
 			if !op.noSync {
@@ -148,6 +178,28 @@ func (j *Journal) loop() {
 			fs.append(op.path, op.data)
 		}
 	}
+}
+
+// next returns the next op. While none is waiting it syncs the closed
+// files (an ended agent's transcript is closed when its agent ends), so
+// the run's last sync is left with the files still being written rather
+// than every sub-agent's, and a waiting write is held up by one sync at
+// most. Out of descriptors, the rest wait for a later turn (at the
+// latest the run's last sync, which reports a failure).
+func (fs *files) next(ops <-chan journalOp) (journalOp, bool) {
+	for path := range fs.unsynced {
+		if len(ops) > 0 {
+			break
+		}
+		f, err := fs.j.reopen(path)
+		if tooManyFiles(err) {
+			break
+		}
+		delete(fs.unsynced, path)
+		fs.flush(path, f, err)
+	}
+	op, ok := <-ops
+	return op, ok
 }
 
 // append writes one record to path in a single write; on a failed or
@@ -295,20 +347,30 @@ func (fs *files) sync(closeAll bool) {
 		}
 	}
 	for path := range fs.unsynced {
-		delete(fs.unsynced, path)
-		// Its lines are written; only the flush is missing, so a failure
-		// here is the journal's error, not one that refuses the file's
-		// later lines.
-		f, err := safefs.OpenNoFollow(path, os.O_WRONLY|os.O_APPEND, 0)
-		if err != nil {
-			fs.j.fail(fmt.Errorf("sync transcript %s: %w", path, err))
-			continue
-		}
-		if err := f.Sync(); err != nil {
-			fs.j.fail(fmt.Errorf("sync transcript %s: %w", path, err))
-		}
-		_ = f.Close()
+		fs.syncClosed(path)
 	}
+}
+
+// syncClosed opens path, a file closed since the last sync, again to
+// flush it to disk. Its lines are written; only the flush is missing, so
+// a failure here is the journal's error, not one that refuses the file's
+// later lines.
+func (fs *files) syncClosed(path string) {
+	delete(fs.unsynced, path)
+	f, err := fs.j.reopen(path)
+	fs.flush(path, f, err)
+}
+
+// flush syncs and closes f, path opened again (or the error opening it).
+func (fs *files) flush(path string, f syncFile, err error) {
+	if err != nil {
+		fs.j.fail(fmt.Errorf("sync transcript %s: %w", path, err))
+		return
+	}
+	if err := f.Sync(); err != nil {
+		fs.j.fail(fmt.Errorf("sync transcript %s: %w", path, err))
+	}
+	_ = f.Close()
 }
 
 func openAppend(path string) (*os.File, error) {
@@ -409,7 +471,7 @@ func (j *Journal) send(op journalOp) error {
 	j.mu.RLock()
 	defer j.mu.RUnlock()
 	if j.closed {
-		return errors.New("transcript journal is closed")
+		return ErrJournalClosed
 	}
 	j.ops <- op
 	return nil
@@ -505,6 +567,11 @@ func (w *JournalWriter) Path() string { return w.path }
 // Err returns the error a write of this transcript met, if any. Call it
 // after the journal's Sync or Written to see every write queued before.
 func (w *JournalWriter) Err() error { return w.j.pathErr(w.path) }
+
+// Written waits until every line queued before it was written (not
+// synced: the lines then survive the process, not yet a machine crash)
+// and returns the error a write of this transcript met.
+func (w *JournalWriter) Written() error { return w.j.Written(w.path) }
 
 // AppendMessage queues one conversation message; see Writer.AppendMessage.
 func (w *JournalWriter) AppendMessage(m llm.Message, model string, usage *llm.Usage) error {

@@ -563,6 +563,7 @@ func runPrint(ctx context.Context, p procIO, sigs *signals, o *options, prompt s
 	if o.debug != "" {
 		pr = &debugPrinter{next: pr, out: o.debugWriter(p), filter: o.debug}
 	}
+	pr = &warningPrinter{next: pr, out: p.stderr}
 	code, err := drive(ctx, cancel, sigs, rt, prompt, pr, tl, o.maxBudgetUSD)
 	if code == ExitOK && err == nil {
 		return nil
@@ -690,7 +691,7 @@ func driveTurn(ctx context.Context, sigs *signals, stream iter.Seq2[run.Event, e
 			case errors.Is(context.Cause(ctx), errInterrupted):
 				// The program interrupted the turn; the session goes on.
 				f.msg = "interrupted"
-				if n, ok := pr.(interruptNoter); ok {
+				if n, ok := basePrinter(pr).(interruptNoter); ok {
 					if err := n.interrupted(); err != nil {
 						return answered, true, ExitFailed, err
 					}
@@ -751,10 +752,7 @@ type everyResulter interface {
 
 // writesEveryResult reports whether pr writes every turn's result.
 func writesEveryResult(pr printer) bool {
-	if d, ok := pr.(*debugPrinter); ok {
-		pr = d.next
-	}
-	_, ok := pr.(everyResulter)
+	_, ok := basePrinter(pr).(everyResulter)
 	return ok
 }
 

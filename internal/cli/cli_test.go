@@ -27,20 +27,32 @@ func TestMain(m *testing.M) {
 	if os.Getenv("CADRE_TEST_MAIN") == "1" {
 		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 	}
+	// A -race binary sleeps a second at exit (atexit_sleep_ms) so that
+	// late reports get out; every cadre and reaper process these tests
+	// start would pay it. Races are still reported, and fail the run.
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", raceEnv)
+	}
 	os.Exit(m.Run())
 }
+
+// raceEnv is the race detector's setting for the processes these tests
+// start (a test binary built with -race re-executed as cadre).
+const raceEnv = "atexit_sleep_ms=0"
 
 // coverEnv makes a child process of a coverage run write its counters
 // where the test binary writes its own (-test.gocoverdir), so that go test
 // -cover counts what the end-to-end tests run.
+// It also passes on the race detector's setting (TestMain).
 func coverEnv() []string {
+	env := []string{"GORACE=" + os.Getenv("GORACE")}
 	if testing.CoverMode() == "" {
-		return nil
+		return env
 	}
 	if f := flag.Lookup("test.gocoverdir"); f != nil && f.Value.String() != "" {
-		return []string{"GOCOVERDIR=" + f.Value.String()}
+		env = append(env, "GOCOVERDIR="+f.Value.String())
 	}
-	return nil
+	return env
 }
 
 type proc struct {

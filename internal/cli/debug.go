@@ -72,6 +72,8 @@ func (d *debugPrinter) event(ev run.Event) error {
 
 func (d *debugPrinter) fail(f failure) error { return d.next.fail(f) }
 
+func (d *debugPrinter) inner() printer { return d.next }
+
 // debugFilters are the kinds --debug takes.
 var debugFilters = []string{"all", "api", "tools", "tasks", "hooks"}
 

@@ -412,6 +412,7 @@ func (s *sdkSession) turn(ctx context.Context, sigs *signals, msg *sdkproto.User
 	if s.o.debug != "" {
 		out = &debugPrinter{next: pr, out: s.o.debugWriter(s.p), filter: s.o.debug}
 	}
+	out = &warningPrinter{next: out, out: s.p.stderr}
 	stream := rt.RunNotifications(tctx)
 	if msg != nil {
 		stream = rt.Run(tctx, msg.Text)

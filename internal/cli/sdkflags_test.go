@@ -414,6 +414,7 @@ func TestSDKFlagsHonoured(t *testing.T) {
 			cmd := exec.Command(os.Args[0], args...)
 			cmd.Dir = work
 			cmd.Env = []string{"CADRE_TEST_MAIN=1", "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"), "PATH=" + os.Getenv("PATH")}
+			cmd.Env = append(cmd.Env, coverEnv()...)
 			for k, v := range env {
 				cmd.Env = append(cmd.Env, k+"="+v)
 			}

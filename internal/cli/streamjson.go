@@ -51,6 +51,13 @@ type streamPrinter struct {
 	// open tracks, per agent, the streamed message being assembled for
 	// stream_event lines.
 	open map[string]*partialMessage
+	// launches holds the user lines of background Agent launches whose
+	// task_started has not been written yet, by task id: as in Claude
+	// Code, the launch's result follows the task's start, which gives it
+	// the resolved model.
+	launches map[string]*userJSON
+	// launchOrder is the task ids of launches in the order they came.
+	launchOrder []string
 }
 
 // partialMessage is an answer being streamed as stream_event lines.
@@ -61,7 +68,7 @@ type partialMessage struct {
 
 func newStreamPrinter(out lineWriter, tl *tally, info runInfo, partial bool) *streamPrinter {
 	return &streamPrinter{out: out, tally: tl, info: info, partial: partial, open: map[string]*partialMessage{},
-		hookIDs: map[string]string{}}
+		hookIDs: map[string]string{}, launches: map[string]*userJSON{}}
 }
 
 func (p *streamPrinter) write(v any) error {
@@ -103,7 +110,10 @@ func (p *streamPrinter) event(ev run.Event) error {
 				return err
 			}
 		}
-		return p.taskStarted(ev)
+		if err := p.taskStarted(ev); err != nil {
+			return err
+		}
+		return p.writeLaunch(ev.Task.AgentID)
 	case run.EventTaskCompleted:
 		if err := p.taskCompleted(ev.Subagent); err != nil {
 			return err
@@ -117,6 +127,9 @@ func (p *streamPrinter) event(ev run.Event) error {
 	case run.EventTaskProgress:
 		return p.taskProgress(ev)
 	case run.EventResult:
+		if err := p.flushLaunches(); err != nil {
+			return err
+		}
 		return p.write(p.tally.result(ev.Result))
 	case run.EventHookStarted, run.EventHookFinished:
 		return p.hookEvent(ev)
@@ -144,7 +157,38 @@ func (p *streamPrinter) interrupted() error {
 
 // fail writes the result of a run that ended with an error.
 func (p *streamPrinter) fail(f failure) error {
+	if err := p.flushLaunches(); err != nil {
+		return err
+	}
 	return p.write(p.tally.failed(p.session, f))
+}
+
+// writeLaunch writes the held launch line of the task that just started,
+// with the model its start resolved.
+func (p *streamPrinter) writeLaunch(taskID string) error {
+	out := p.launches[taskID]
+	if out == nil {
+		return nil
+	}
+	delete(p.launches, taskID)
+	if l, ok := out.ToolUseResult.(*asyncLaunchResult); ok {
+		if tk := p.tally.tasks[taskID]; tk != nil {
+			l.ResolvedModel = tk.info.Receipt.Model
+		}
+	}
+	return p.write(out)
+}
+
+// flushLaunches writes every launch line still held (its task's start
+// never came in this stream), in the order they came.
+func (p *streamPrinter) flushLaunches() error {
+	for _, id := range p.launchOrder {
+		if err := p.writeLaunch(id); err != nil {
+			return err
+		}
+	}
+	p.launchOrder = p.launchOrder[:0]
+	return nil
 }
 
 func parentID(ev run.Event) *string {
@@ -237,6 +281,12 @@ func (p *streamPrinter) user(ev run.Event, parent *string) error {
 			out.SubagentType, out.TaskDescription = task.info.AgentType, task.info.Description
 		} else if b.Type == llm.BlockToolResult {
 			out.ToolUseResult = p.toolUseResult(b)
+			if l, ok := out.ToolUseResult.(*asyncLaunchResult); ok && p.tally.tasks[l.AgentID] == nil {
+				// Written once the task's start is (writeLaunch).
+				p.launches[l.AgentID] = &out
+				p.launchOrder = append(p.launchOrder, l.AgentID)
+				continue
+			}
 		}
 		if err := p.write(out); err != nil {
 			return err

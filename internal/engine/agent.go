@@ -104,16 +104,13 @@ type agent struct {
 	compactQ compactQueue
 }
 
-type agentKey struct{}
-
-// withAgent marks ctx as running inside a; the Agent tool finds its owner
-// this way.
-func withAgent(ctx context.Context, a *agent) context.Context {
-	return context.WithValue(ctx, agentKey{}, a)
-}
-
-func agentFrom(ctx context.Context) *agent {
-	a, _ := ctx.Value(agentKey{}).(*agent)
+// agentFrom returns the agent an Env belongs to (Env.Spawner, set by
+// runLoop), nil for an Env made outside a Runtime.
+func agentFrom(env *tool.Env) *agent {
+	if env == nil {
+		return nil
+	}
+	a, _ := env.Spawner.(*agent)
 	return a
 }
 
@@ -179,6 +176,9 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 	}
 	if a.inbox != nil {
 		cfg.Inbox = a.inbox
+		if w, ok := rec.(writtenRecorder); ok {
+			cfg.Inbox = writtenFirst{a.inbox, w}
+		}
 	}
 	cfg.Compaction = a.compaction(tpath) // compact.go
 	defer a.run.rt.compacts.running(a)()
@@ -187,12 +187,15 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 	}
 	// StructuredOutput calls give the main agent's answer only: any other
 	// agent (a fork has the tool too) gets none to fill.
-	ctx = builtin.WithOutputSlot(ctx, a.output)
+	a.env.Answer = nil
+	if a.output != nil { // a nil *OutputSlot must not become a non-nil AnswerSlot
+		a.env.Answer = a.output
+	}
 	if auth != nil {
 		cfg.Authorizer = auth
 	}
 	a.noteModel(a.modelID)
-	ctx = withAgent(ctx, a)
+	a.env.Spawner = a // the Agent and task tools reach the agent tree through it
 	for ev, err := range loop.Run(ctx, cfg, msgs) {
 		if err != nil {
 			return nil, err
@@ -258,4 +261,34 @@ func hasReadDeny(rules []permission.Rule) bool {
 		}
 	}
 	return false
+}
+
+// writtenFirst marks the notifications and messages a request carried
+// delivered only once the transcript lines that carry them are written: the task
+// journal's record is written at once, the transcript's lines are queued
+// (transcript.Journal), and a process killed between the two would
+// otherwise leave a notification marked delivered that no conversation
+// holds — lost on resume. Written is enough for that (the lines then
+// survive the process); it does not wait for the disk.
+type writtenFirst struct {
+	*inbox
+	rec writtenRecorder
+}
+
+// writtenRecorder is a transcript recorder that can wait for its queued
+// lines (transcript.JournalWriter).
+type writtenRecorder interface {
+	Written() error
+}
+
+// Sent implements loop.Inbox.
+func (x writtenFirst) Sent() {
+	if x.inbox.inFlight() {
+		if err := x.rec.Written(); err != nil {
+			// The agent ends with this error too (its record fails);
+			// the notification reached the model, so it is delivered.
+			x.inbox.b.recordFailed("transcripts", err)
+		}
+	}
+	x.inbox.Sent()
 }

@@ -90,12 +90,17 @@ func (tb toolbox) agentSpec(rules []permission.Rule, allowed []string) *agentToo
 }
 
 // agentTool is the Agent tool. Which agent is calling comes from the
-// context (see withAgent), so one value serves every agent that sees the
+// Env (Env.Spawner), so one value serves every agent that sees the
 // same listing.
 type agentTool struct{ spec *agentToolSpec }
 
 // Spec implements tool.Tool.
 func (t *agentTool) Spec() llm.ToolSpec { return t.spec.spec }
+
+// Subject implements tool.SubjectDeclarer: the agent type Agent rules match.
+func (t *agentTool) Subject(input json.RawMessage) (tool.Subject, error) {
+	return tool.BuiltinSubject(tool.Agent)(input)
+}
 
 // ReadOnly implements tool.Tool: a sub-agent may change things.
 func (t *agentTool) ReadOnly() bool { return false }
@@ -105,18 +110,27 @@ func (t *agentTool) ReadOnly() bool { return false }
 func (t *agentTool) ConcurrencySafe() bool { return true }
 
 // Run implements tool.Tool: it starts a sub-agent and returns its report.
-func (t *agentTool) Run(ctx context.Context, _ *tool.Env, raw json.RawMessage) (tool.Output, error) {
-	owner := agentFrom(ctx)
-	if owner == nil {
+func (t *agentTool) Run(ctx context.Context, env *tool.Env, raw json.RawMessage) (tool.Output, error) {
+	if env == nil || env.Spawner == nil {
 		return errorOutput(prompts.AgentOutsideSession()), nil
 	}
+	return env.Spawner.Spawn(ctx, env.Call, raw)
+}
+
+// Spawn implements tool.Spawner: the Agent tool's call, decoded against
+// the agent's own Agent tool spec, starts a sub-agent.
+func (a *agent) Spawn(ctx context.Context, call tool.Call, raw json.RawMessage) (tool.Output, error) {
 	var in agentInput
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return errorOutput(prompts.AgentInputInvalid(err, tasktools.OptionalFields(t.spec.spec.InputSchema))), nil
+		var schema json.RawMessage
+		if a.spec != nil {
+			schema = a.spec.spec.InputSchema
+		}
+		return errorOutput(prompts.AgentInputInvalid(err, tasktools.OptionalFields(schema))), nil
 	}
-	return owner.spawn(ctx, tool.CallID(ctx), in)
+	return a.spawn(ctx, call, in)
 }
 
 // errorOutput is a tool result the model reads as a failure.

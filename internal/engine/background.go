@@ -2,14 +2,18 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 
+	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/internal/engine/hub"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/prompts"
-	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/transcript"
 )
@@ -91,8 +95,15 @@ type background struct {
 	rt      *Runtime
 	reg     *task.Registry
 	journal *task.Journal
-	main    *inbox
-	hub     hub.Hub
+	// mail is the session's mailbox store; every inbox is a view on it
+	// (inbox.go). Not under mu: open, which holds mu, queues into it.
+	mail atomic.Pointer[task.Mailboxes]
+	main *inbox
+	hub  hub.Hub
+	// exec starts every child: local, the session's local executor
+	// (local.go), unless a test put another before it.
+	exec  executor.Executor
+	local *localExecutor
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -104,6 +115,10 @@ type background struct {
 	// resumeMu makes SendMessage deliveries to sub-agents one at a time
 	// (resume.go).
 	resumeMu sync.Mutex
+
+	// warns logs the writes of the session's record that failed
+	// (warnings.go).
+	warns warnings
 }
 
 // newBackground prepares the machinery and registers its stop with
@@ -113,6 +128,8 @@ func newBackground(r *Runtime) *background {
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &background{rt: r, reg: task.NewRegistry(r.cfg.Now), ctx: ctx, cancel: cancel, agents: map[string]*childRun{}}
 	b.main = newInbox("main", nil, b)
+	b.local = newLocalExecutor(b)
+	b.exec = b.local
 	glueOf(r).onClose(b.close)
 	return b
 }
@@ -124,12 +141,16 @@ func (b *background) close() error {
 	b.reg.StopAll()
 	b.wg.Wait()
 	b.mu.Lock()
-	j := b.journal
+	j, mail := b.journal, b.mail.Load()
 	b.mu.Unlock()
+	var errs []error
 	if j != nil {
-		return j.Close()
+		errs = append(errs, j.Close())
 	}
-	return nil
+	if mail != nil {
+		errs = append(errs, mail.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // journalPath is the session's tasks.jsonl, beside its sub-agents'
@@ -157,12 +178,15 @@ func (b *background) open() error {
 		b.journal = task.MemoryJournal()
 		return nil
 	}
+	inHistory := b.historyTexts()
+	if err := b.openMail(filepath.Join(filepath.Dir(path), "mailbox.jsonl"), inHistory); err != nil {
+		return err
+	}
 	j, rep, err := task.OpenJournal(path)
 	if err != nil {
 		return err
 	}
 	b.journal = j
-	inHistory := b.historyTexts()
 	for _, n := range rep.Undelivered {
 		if inHistory[n.Text] {
 			// The process died while the main agent's request carrying
@@ -188,11 +212,91 @@ func (b *background) open() error {
 		if err := j.Notify(n); err != nil {
 			return err
 		}
-		_ = j.Ended(t)
+		if err := j.Ended(t); err != nil {
+			// Replayed as interrupted again next time: the notification
+			// above is journaled, so that one would be a second one.
+			b.recordFailed("task journal", err)
+		}
 		b.main.push(inboxItem{note: n, text: n.Text})
 		b.agents[t.ID] = &childRun{id: t.ID, resumable: &resumeInfo{typ: t.AgentType, description: t.Description, transcript: t.OutputFile}}
 	}
 	return nil
+}
+
+// openMail opens the session's mailbox store at path and settles what
+// an earlier process left in it: a message to the main agent that the
+// restored conversation holds already was delivered (the process died
+// before it was acknowledged); one to an agent of the earlier process
+// goes to the main agent, as everything queued for an agent that has
+// gone does; the rest waits for the main agent's next turn (S-15.3).
+func (b *background) openMail(path string, inHistory map[string]bool) error {
+	mail, rep, err := task.OpenMailboxes(path)
+	if err != nil {
+		return err
+	}
+	if _, err := mail.Withdraw(task.Main, func(m task.Message) bool { return inHistory[m.Text] }, "in the restored conversation already"); err != nil {
+		_ = mail.Close()
+		return err
+	}
+	for _, m := range rep.Pending {
+		if m.To == task.Main || mail.Live(m.To) || !mail.Pending(m.To) {
+			continue
+		}
+		// What the agent's transcript holds reached it: the process died
+		// between its request and the acknowledgement.
+		inAgent := b.agentTexts(m.To)
+		if _, err := mail.Withdraw(m.To, func(m task.Message) bool { return inAgent(m.Text) }, "in the agent's transcript already"); err != nil {
+			_ = mail.Close()
+			return err
+		}
+		if err := mail.End(m.To, task.AfterEnd{Delivery: task.Resumes}, task.Main); err != nil {
+			_ = mail.Close()
+			return err
+		}
+	}
+	// An inbox made before the first Run (PendingNotifications) saw an
+	// empty store in memory: nothing can have been posted yet.
+	b.mail.Store(mail)
+	return nil
+}
+
+// agentTexts reports whether a text is in a user message of the
+// transcript of agent id of this session (none when it has none).
+func (b *background) agentTexts(id string) func(string) bool {
+	r := b.rt
+	path, err := transcript.AgentFile(r.cfg.StateDir, r.cfg.Cwd, r.session, id)
+	if err != nil {
+		return func(string) bool { return false } // not an agent id
+	}
+	entries, err := transcript.ReadFile(path)
+	if err != nil {
+		return func(string) bool { return false } // no transcript: nothing reached it
+	}
+	var texts []string
+	for _, m := range transcript.Messages(entries) {
+		if m.Role != llm.RoleUser {
+			continue
+		}
+		for _, c := range m.Content {
+			if c.Type == llm.BlockText {
+				texts = append(texts, c.Text)
+			}
+		}
+	}
+	// A continuation joins its messages in one block: containment.
+	return func(text string) bool {
+		return slices.ContainsFunc(texts, func(t string) bool { return strings.Contains(t, text) })
+	}
+}
+
+// mailboxes returns the mailbox store (opened by the first Run; in
+// memory until then, and for a session without transcripts).
+func (b *background) mailboxes() *task.Mailboxes {
+	if m := b.mail.Load(); m != nil {
+		return m
+	}
+	b.mail.CompareAndSwap(nil, task.MemoryMailboxes())
+	return b.mail.Load()
 }
 
 // historyTexts is the set of the text blocks of the main agent's user
@@ -225,163 +329,15 @@ func (b *background) taskJournal() *task.Journal {
 	return b.journal
 }
 
-// inboxItem is one thing waiting for an agent: a task notification, or a
-// message (SendMessage) when note is nil.
-type inboxItem struct {
-	note *task.Notification
-	text string
-}
-
-// inbox is an agent's queue of notifications and messages (loop.Inbox).
-// Items are delivered in arrival order, each once: Take moves them in
-// flight, Sent marks them delivered in the journal. An inbox closes when
-// its agent ends; what is queued or in flight then, and what arrives
-// later, goes to the nearest live ancestor (the main agent's inbox never
-// closes), so nothing is dropped.
-type inbox struct {
-	owner  string
-	parent *inbox
-	b      *background
-
-	mu     sync.Mutex
-	queue  []inboxItem
-	flight []inboxItem
-	closed bool
-	signal chan struct{} // closed and replaced when an item arrives
-}
-
-func newInbox(owner string, parent *inbox, b *background) *inbox {
-	return &inbox{owner: owner, parent: parent, b: b, signal: make(chan struct{})}
-}
-
-// push queues it, or hands it up once the inbox is closed.
-func (x *inbox) push(it inboxItem) {
-	if !x.tryPush(it) {
-		x.parent.push(it)
-	}
-}
-
-// tryPush queues it unless the inbox is closed (its agent has ended),
-// and reports whether it did.
-func (x *inbox) tryPush(it inboxItem) bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.closed {
-		return false
-	}
-	if it.note != nil {
-		it.note.To = x.owner
-	}
-	x.queue = append(x.queue, it)
-	close(x.signal)
-	x.signal = make(chan struct{})
-	return true
-}
-
-// pending reports whether anything is queued.
-func (x *inbox) pending() bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return len(x.queue) > 0
-}
-
-// changed returns a channel closed when the next item arrives.
-func (x *inbox) changed() <-chan struct{} {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.signal
-}
-
-// Take implements loop.Inbox.
-func (x *inbox) Take() []llm.Block {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if len(x.queue) == 0 {
-		return nil
-	}
-	blocks := make([]llm.Block, len(x.queue))
-	for i, it := range x.queue {
-		blocks[i] = llm.TextBlock(it.text)
-	}
-	x.flight = append(x.flight, x.queue...)
-	x.queue = nil
-	return blocks
-}
-
-// Sent implements loop.Inbox: the request carrying what is in flight was
-// answered, so each notification is marked delivered and reported.
-func (x *inbox) Sent() {
-	x.mu.Lock()
-	sent := x.flight
-	x.flight = nil
-	x.mu.Unlock()
-	for _, it := range sent {
-		if it.note == nil {
-			continue
-		}
-		_ = x.b.taskJournal().Delivered(it.note.Seq)
-		n := *it.note
-		_ = x.b.hub.Send(x.b.ctx, run.Event{Type: run.EventNotification, AgentID: agentIDOf(x.owner), Notification: &n})
-	}
-}
-
-// discard marks everything queued or in flight delivered without
-// delivering it: a killed agent's children's ends are folded into its
-// own notification.
-func (x *inbox) discard() {
-	x.mu.Lock()
-	left := append(x.flight, x.queue...)
-	x.flight, x.queue = nil, nil
-	x.mu.Unlock()
-	for _, it := range left {
-		if it.note != nil {
-			_ = x.b.taskJournal().Delivered(it.note.Seq)
-		}
-	}
-}
-
-// close ends the inbox: what is queued or in flight (taken by a request
-// that was never answered) goes up to the parent.
-func (x *inbox) close() {
-	x.mu.Lock()
-	left := append(x.flight, x.queue...)
-	x.flight, x.queue, x.closed = nil, nil, true
-	x.mu.Unlock()
-	for _, it := range left {
-		x.parent.push(it)
-	}
-}
-
-// agentIDOf maps an inbox owner to an event's AgentID ("" for main).
-func agentIDOf(owner string) string {
-	if owner == "main" {
-		return ""
-	}
-	return owner
-}
-
 // notify journals n and queues it in to (S-7.3: written before it can be
 // delivered).
 func (b *background) notify(to *inbox, n *task.Notification) {
 	if err := b.taskJournal().Notify(n); err != nil {
 		// The notification still goes out; only a crash could lose it now.
 		n.Text += "\n" + fmt.Sprintf("(cadre could not journal this notification: %v)", err)
+		b.recordFailed("task journal", err)
 	}
 	to.push(inboxItem{note: n, text: n.Text})
-}
-
-// requeue puts what is in flight (taken for a request that was never
-// answered) back at the front of the queue.
-func (x *inbox) requeue() {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if len(x.flight) == 0 {
-		return
-	}
-	x.queue = append(x.flight, x.queue...)
-	x.flight = nil
-	close(x.signal)
-	x.signal = make(chan struct{})
 }
 
 // firstMessage is the user message that starts a main turn: what waits in

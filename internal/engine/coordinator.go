@@ -84,8 +84,8 @@ type listAgentsInput struct{}
 // listAgentsTool lists the session's agents (ListAgents).
 func listAgentsTool() tool.Tool {
 	return tool.Func(tool.FuncConfig{Name: tool.ListAgents, Description: prompts.ListAgentsTool, ReadOnly: true},
-		func(ctx context.Context, _ *tool.Env, _ listAgentsInput) (tool.Output, error) {
-			a := agentFrom(ctx)
+		func(_ context.Context, env *tool.Env, _ listAgentsInput) (tool.Output, error) {
+			a := agentFrom(env)
 			if a == nil {
 				return errorOutput(prompts.AgentOutsideSession()), nil
 			}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"cmp"
-	"context"
 	"slices"
 
 	"github.com/cadre-dev/cadre/agentdef"
@@ -12,7 +11,6 @@ import (
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/run"
-	"github.com/cadre-dev/cadre/tool"
 )
 
 // The fork path (S-6): with Config.ForkSubagent on, an Agent call without
@@ -97,12 +95,12 @@ func (fp forkPath) forkRoute(typ string) (*agentdef.Definition, *refusal) {
 // inFork reports whether a is a fork (S-6.3): the runtime marker, or —
 // for a conversation restored from a fork's transcript — the fork rules
 // in a user message of the conversation its tools see.
-func (fp forkPath) inFork(ctx context.Context) bool {
+func (fp forkPath) inFork(conversation []llm.Message) bool {
 	a := fp.a
 	if a.fork {
 		return true
 	}
-	for _, m := range tool.Conversation(ctx) {
+	for _, m := range conversation {
 		if m.Role != llm.RoleUser {
 			continue
 		}
@@ -120,14 +118,14 @@ func (fp forkPath) inFork(ctx context.Context) bool {
 // conversation from ctx, bubble mode and 200 turns; isolation is the
 // worktree isolation the call asked for ("" for none). Arguments a fork
 // does not take are receipt warnings.
-func (fp forkPath) newFork(ctx context.Context, in agentInput, toolUseID string, isolation agentdef.Isolation) (*agent, *refusal) {
+func (fp forkPath) newFork(conversation []llm.Message, in agentInput, toolUseID string, isolation agentdef.Isolation) (*agent, *refusal) {
 	a := fp.a
 	rt := a.run.rt
 	def := agentdef.Fork()
 	req, err := spawn.BuildFork(spawn.ForkInput{
 		Parent: llm.Request{
 			Model: a.modelID, System: a.system, SystemPrefix: a.systemPrefix, Tools: a.pool.Specs(), Effort: a.effort,
-			MaxTokens: rt.cfg.MaxTokens, Thinking: rt.cfg.Thinking, Messages: tool.Conversation(ctx),
+			MaxTokens: rt.cfg.MaxTokens, Thinking: rt.cfg.Thinking, Messages: conversation,
 		},
 		ToolUseID: toolUseID, Placeholder: prompts.ForkPlaceholder,
 		Rules: prompts.ForkRules(), Directive: prompts.ForkDirective(toolUseID, in.Prompt),

@@ -101,7 +101,10 @@ func (b *background) start(ctx context.Context, parent, child *agent, in agentIn
 	b.agents[child.id] = h
 	b.mu.Unlock()
 	if bg {
-		_ = b.taskJournal().Started(info)
+		if err := b.taskJournal().Started(info); err != nil {
+			// A crash would not replay it as interrupted.
+			b.recordFailed("task journal", err)
+		}
 	}
 	child.run.holdJournal()
 	b.wg.Go(func() {
@@ -188,7 +191,9 @@ func (b *background) toBackground(h *childRun) bool {
 	}
 	b.reg.SetBackground(h.id)
 	if info, ok := b.reg.Get(h.id); ok {
-		_ = b.taskJournal().Started(info)
+		if err := b.taskJournal().Started(info); err != nil {
+			b.recordFailed("task journal", err)
+		}
 	}
 	close(h.moved)
 	return true
@@ -226,11 +231,17 @@ func (b *background) finish(h *childRun, out tool.Output, err error) {
 		b.notify(h.parent.inbox, c.notification(h, status, errText))
 		if info, ok := b.reg.Get(c.id); ok {
 			info.Status = status
-			_ = b.taskJournal().Ended(info)
+			if err := b.taskJournal().Ended(info); err != nil {
+				// A later process would take it for interrupted.
+				b.recordFailed("task journal", err)
+			}
 		}
 	}
 	b.reg.Finish(c.id, status, errText)
 	c.inbox.close()
+	if b.local.watch.Load() {
+		b.local.ended(c.id) // its events are all recorded (local.go)
+	}
 	close(h.done)
 }
 

@@ -32,7 +32,7 @@ import (
 // agent that outlived its run reports to the stream open now, or to none.
 func (s *runState) sendFinal(ev run.Event) {
 	s.note(ev)
-	_ = s.rt.bg.hub.Send(context.Background(), ev)
+	_ = s.rt.bg.emit(context.Background(), ev)
 }
 
 // note counts the main agent's turns and tool calls from its events, so a
@@ -88,9 +88,19 @@ func (s *runState) finish(ctx context.Context, rec *transcript.JournalWriter, re
 		// The main transcript's errors fail the run; a sub-agent's files
 		// fail that sub-agent (spawn.go), which its notification and the
 		// counts report.
-		err := s.journal.Sync()
+		syncErr := s.journal.Sync()
+		err := syncErr
 		if rec != nil {
 			err = rec.Err()
+		}
+		if err != nil {
+			r.bg.warns.mark("transcripts: " + err.Error()) // the run's own error says it
+		}
+		if syncErr != nil {
+			// Another agent's file (a sub-agent's final .meta.json, a
+			// background agent's lines): the run goes on, the Result
+			// and stderr say so.
+			r.bg.recordFailed("transcripts", syncErr)
 		}
 		if err != nil && runErr == nil {
 			runErr = fmt.Errorf("cadre: the run finished but its transcript is incomplete: %w", err)
@@ -103,6 +113,7 @@ func (s *runState) finish(ctx context.Context, rec *transcript.JournalWriter, re
 		r.messages = res.Messages
 		r.mu.Unlock()
 	}
+	out.Warnings = s.sendWarnings() // warnings.go
 	s.sendFinal(run.Event{Type: run.EventResult, Result: out})
 	if runErr != nil {
 		s.events <- hub.Item{Err: runErr}

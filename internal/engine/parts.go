@@ -7,13 +7,15 @@ package engine
 //   - agent (agent.go, spawn.go, lifecycle.go): who the agent is, its
 //     loop, and the spawn path and lifecycle of its children;
 //   - tally (tally.go): what an agent's subtree used;
-//   - toolSetup: an agent's tools, permissions and system prompt;
+//   - toolSetup: an agent's tools, permissions and system prompt
+//     (system.go renders the prompt);
 //   - forkPath (fork.go): the fork path of the Agent tool;
 //   - treeGlue, mcpGlue, hookGlue: what starts and ends around a child's
 //     loop: its worktree, its MCP servers, its hooks;
-//   - systemPrompts: the session's rendered system prompts;
+//   - systemPrompts (system.go): the session's rendered system prompts;
 //   - toolbox: the session's tools (the Agent tool's specs, the task,
-//     worktree and structured-output tools);
+//     worktree and structured-output tools) and whether a child runs in
+//     the background;
 //   - sessionGlue: what the session starts and stops: sandbox,
 //     worktrees, MCP servers, hooks, closers.
 
@@ -48,7 +50,8 @@ type systemPrompts struct{ r *Runtime }
 
 func promptsOf(r *Runtime) systemPrompts { return systemPrompts{r} }
 
-// toolbox builds the session's tools.
+// toolbox builds the session's tools and decides whether a child runs in
+// the background.
 type toolbox struct{ r *Runtime }
 
 func toolboxOf(r *Runtime) toolbox { return toolbox{r} }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/transcript"
 )
@@ -61,6 +63,15 @@ func (s *skipRecorder) AppendMessage(m llm.Message, model string, usage *llm.Usa
 	return s.rec.AppendMessage(m, model, usage)
 }
 
+// Written implements the engine's writtenRecorder when the recorder it
+// wraps does.
+func (s *skipRecorder) Written() error {
+	if w, ok := s.rec.(writtenRecorder); ok {
+		return w.Written()
+	}
+	return nil
+}
+
 // continuation returns the conversation a continued agent starts from:
 // its history and the message as a new user turn. Calls of its last
 // answer that never got results (it was stopped or the process died
@@ -106,28 +117,61 @@ func (b *background) oneShot(h *childRun) bool {
 	return d != nil && d.OneShot
 }
 
-// deliver gives text to the agent of h (S-8.2): queued for its next tool
-// round while it runs; once it has ended, it is continued in the
-// background as a child of from. Deliveries are one at a time, so two
+// deliver gives a message to the agent of h (S-8.2) through its mailbox,
+// journaled first: queued for its next tool round while it runs; once it
+// has ended, the mailbox keeps it and the agent is continued with it in
+// the background as a child of from, which acknowledges it once its first
+// request was answered. When it cannot be continued the message is
+// withdrawn and the sender told why. Deliveries are one at a time, so two
 // messages to a finished agent continue it once and the second is queued
 // for the continued run.
-func (b *background) deliver(ctx context.Context, from *agent, h *childRun, text string) (tool.Output, error) {
+func (b *background) deliver(ctx context.Context, from *agent, callID string, h *childRun, it inboxItem) (tool.Output, error) {
 	b.resumeMu.Lock()
 	defer b.resumeMu.Unlock()
 	h = b.handle(h.id) // the latest run of the agent
-	if h.child != nil {
-		if h.child.inbox.tryPush(inboxItem{text: text}) {
-			return tool.Output{Text: prompts.MessageQueued(h.id)}, nil
-		}
-		<-h.done // its inbox closed: it is ending and its result is being set
+	mail := b.mailboxes()
+	if _, known := mail.Resolve(h.id); !known {
+		// An agent of an earlier process that has no mailbox yet.
+		_ = mail.Open(h.id, "")
+		_ = mail.End(h.id, task.AfterEnd{Delivery: task.Resumes}, "")
 	}
-	return b.resume(ctx, from, h, text)
+	out, err := mail.Post(it.message(h.id))
+	switch {
+	case err != nil:
+		return errorOutput(prompts.MessageNotKept(h.id, err)), nil
+	case out.Delivery == task.Refused:
+		return errorOutput(prompts.CannotContinue(h.id, out.Reason)), nil
+	case out.Delivery != task.Resumes:
+		return tool.Output{Text: prompts.MessageQueued(h.id)}, nil
+	}
+	if h.child != nil {
+		<-h.done // its mailbox ended: it is ending and its result is being set
+	}
+	var texts []string
+	for _, m := range mail.Take(h.id) {
+		texts = append(texts, m.Text)
+	}
+	res, err := b.resume(ctx, from, callID, h, strings.Join(texts, "\n\n"))
+	if err != nil || res.IsError {
+		// Not continued: the message goes back to its sender. A journal
+		// that cannot record that ends the turn (a restart would deliver
+		// the message the sender was told was not).
+		why := res.Text
+		if err != nil {
+			why = err.Error()
+		}
+		mail.Requeue(h.id)
+		if _, werr := mail.Withdraw(h.id, func(m task.Message) bool { return m.Seq == out.Seq }, why); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	return res, err
 }
 
 // resume continues the finished agent of h with text as its next user
 // turn, as a background child of from (see the comment at the top).
 // b.resumeMu is held.
-func (b *background) resume(ctx context.Context, from *agent, h *childRun, text string) (tool.Output, error) {
+func (b *background) resume(ctx context.Context, from *agent, callID string, h *childRun, text string) (tool.Output, error) {
 	h.mu.Lock()
 	info := h.resumable
 	h.mu.Unlock()
@@ -147,7 +191,9 @@ func (b *background) resume(ctx context.Context, from *agent, h *childRun, text 
 	if h.child != nil && h.child.run.journal != nil {
 		// Its last lines may still be queued in its run's journal; a
 		// closed journal has written everything already.
-		_ = h.child.run.journal.Sync()
+		if err := h.child.run.journal.Sync(); err != nil && !errors.Is(err, transcript.ErrJournalClosed) {
+			b.recordFailed("transcripts", err)
+		}
 	}
 	entries, err := transcript.ReadFile(info.transcript)
 	if err != nil {
@@ -159,7 +205,7 @@ func (b *background) resume(ctx context.Context, from *agent, h *childRun, text 
 		cwd = info.cwd
 	}
 	in := agentInput{Description: info.description, Prompt: text, SubagentType: typ, RunInBackground: new(true)}
-	child, ref := from.newChildID(def, in, tool.CallID(ctx), cwd, "", h.id)
+	child, ref := from.newChildID(def, in, callID, cwd, "", h.id)
 	if ref == nil {
 		child.start, child.resumed = msgs, &resumedFrom{kept: kept}
 		if ref, err = mcpOf(child).acquire(ctx, from); err != nil { // mcp.go
@@ -172,7 +218,7 @@ func (b *background) resume(ctx context.Context, from *agent, h *childRun, text 
 		}
 		return errorOutput(ref.msg), nil
 	}
-	out, err := from.admit(ctx, child, in, true)
+	out, err := from.admit(ctx, tool.Turn{}, child, in, true) // SendMessage runs alone: no batch turn
 	if err != nil || out.IsError {
 		return out, err
 	}

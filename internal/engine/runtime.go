@@ -587,7 +587,7 @@ type runState struct {
 // run's stream, see hub); it fails once ctx is cancelled.
 func (s *runState) send(ctx context.Context, ev run.Event) error {
 	s.note(ev)
-	return s.rt.bg.hub.Send(ctx, ev)
+	return s.rt.bg.emit(ctx, ev)
 }
 
 // holdJournal takes a reference on the run's transcript journal.
@@ -610,7 +610,11 @@ func (s *runState) releaseJournal() {
 	last := s.jrefs == 0
 	s.jmu.Unlock()
 	if last {
-		_ = s.journal.Close()
+		// Writes of agents that outlived the run end here: a failure
+		// no Result reported yet goes in the next one.
+		if err := s.journal.Close(); err != nil {
+			s.rt.bg.recordFailed("transcripts", err)
+		}
 	}
 }
 
@@ -681,7 +685,7 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	defer r.bg.main.requeue()
 	shells := builtin.NewShells()
 	defer shells.Close()
-	main.env = &tool.Env{Cwd: r.cfg.Cwd, Dirs: r.cfg.AddDirs, Files: tool.NewFileState(), Shells: shells}
+	main.env = &tool.Env{Cwd: r.cfg.Cwd, Dirs: r.cfg.AddDirs, Files: tool.NewFileState(), Shells: shells, Todos: &tool.TodoList{}}
 	s.restoreTodos(main.env) // todos.go
 	// Hooks (hooks.go): hook runs stream into this run until it ends.
 	hooksOf(main).bind("")

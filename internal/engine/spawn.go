@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/spawn"
 	"github.com/cadre-dev/cadre/llm"
@@ -37,13 +38,34 @@ type refusal struct {
 // when the running cap is reached), the run. Every refusal is an error
 // result the model can read, counted by reason; a Go error is returned
 // only when the run itself is cancelled.
-func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (tool.Output, error) {
-	rs, rt := a.run, a.run.rt
+func (a *agent) spawn(ctx context.Context, call tool.Call, in agentInput) (tool.Output, error) {
+	child, bg, ref, err := a.build(ctx, call, in)
+	if err != nil {
+		return tool.Output{}, err
+	}
+	if ref == nil {
+		// execute releases at the child's own end; admit (refused by the
+		// gate) and finish (killed while queued) cover a child that never
+		// ran.
+		return a.admit(ctx, call.Turn, child, in, bg)
+	}
+	if ref.reason != "" {
+		a.run.count(func(s *run.SubagentStats) { s.Refused[ref.reason]++ })
+	}
+	return errorOutput(ref.msg), nil
+}
+
+// build decides and builds the child of one Agent call: the checks, its
+// isolation, its configuration (newChild, newFork) and MCP servers, and
+// whether it runs in the background. A refusal is for the model to read;
+// a Go error means the run is cancelled.
+func (a *agent) build(ctx context.Context, call tool.Call, in agentInput) (child *agent, bg bool, ref *refusal, err error) {
+	toolUseID := call.ID
 	var def *agentdef.Definition
 	var cwd string
 	var iso agentdef.Isolation
-	ref := &refusal{run.RefusedForkNested, prompts.ForkNested()} // a fork cannot start agents (fork.go)
-	if !forkOf(a).inFork(ctx) {
+	ref = &refusal{run.RefusedForkNested, prompts.ForkNested()} // a fork cannot start agents (fork.go)
+	if !forkOf(a).inFork(call.Conversation) {
 		def, cwd, ref = a.check(in)
 	}
 	if ref == nil {
@@ -56,39 +78,25 @@ func (a *agent) spawn(ctx context.Context, toolUseID string, in agentInput) (too
 		}
 		iso, ref = worktreeOf(a).checkIsolation(q)
 	}
-	if ref == nil {
-		var child *agent
-		if isForkDef(def) {
-			child, ref = forkOf(a).newFork(ctx, in, toolUseID, iso)
-		} else {
-			child, ref = a.newChild(def, in, toolUseID, cwd, iso)
-		}
-		if ref == nil {
-			var err error
-			if ref, err = mcpOf(child).acquire(ctx, a); err != nil { // mcp.go
-				return tool.Output{}, err
-			}
-			if ref == nil {
-				if ref, err = mcpOf(child).onlyReady(ctx); err != nil { // mcp.go
-					mcpOf(child).release()
-					return tool.Output{}, err
-				}
-				if ref != nil {
-					mcpOf(child).release()
-				}
-			}
-			if ref == nil {
-				// execute releases at the child's own end; admit (refused
-				// by the gate) and finish (killed while queued) cover a
-				// child that never ran.
-				return a.admit(ctx, child, in, toolboxOf(rt).wantsBackground(bgAsk{Call: in.RunInBackground, Definition: def.Background, Fork: isForkDef(def)}))
-			}
-		}
+	if ref != nil {
+		return nil, false, ref, nil
 	}
-	if ref.reason != "" {
-		rs.count(func(s *run.SubagentStats) { s.Refused[ref.reason]++ })
+	if isForkDef(def) {
+		child, ref = forkOf(a).newFork(call.Conversation, in, toolUseID, iso)
+	} else {
+		child, ref = a.newChild(def, in, toolUseID, cwd, iso)
 	}
-	return errorOutput(ref.msg), nil
+	if ref != nil {
+		return nil, false, ref, nil
+	}
+	if ref, err = mcpOf(child).acquire(ctx, a); err != nil || ref != nil { // mcp.go
+		return nil, false, ref, err
+	}
+	if ref, err = mcpOf(child).onlyReady(ctx); err != nil || ref != nil { // mcp.go
+		mcpOf(child).release()
+		return nil, false, ref, err
+	}
+	return child, toolboxOf(a.run.rt).wantsBackground(bgAsk{Call: in.RunInBackground, Definition: def.Background, Fork: isForkDef(def)}), nil, nil
 }
 
 // check validates an Agent call against what a may start (S-3.3, S-3.4)
@@ -140,8 +148,8 @@ func (su toolSetup) listedTypes() []string {
 // slot back meanwhile (it does no work while its Agent call waits), so
 // nested spawns never deadlock the queue; a background child's call
 // returns at once with async_launched.
-func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool) (tool.Output, error) {
-	rs, rt := a.run, a.run.rt
+func (a *agent) admit(ctx context.Context, turn tool.Turn, child *agent, in agentInput, bg bool) (tool.Output, error) {
+	rt := a.run.rt
 	if !bg {
 		a.ticket.Suspend()
 		// Taking the slot back waits its turn ahead of queued spawns; a
@@ -150,17 +158,69 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool)
 	}
 	// Calls of one batch join the queue in the order they were made
 	// (issue 29); Admit never blocks, so the turn passes at once.
-	if err := tool.AwaitTurn(ctx); err != nil {
+	if err := turn.Await(ctx); err != nil {
 		mcpOf(child).release()
 		return tool.Output{}, err
 	}
+	req, ref := a.enterGate(child, in, bg)
+	if ref != nil {
+		turn.Done()
+		return errorOutput(ref.msg), nil
+	}
+	// The child as plain data, started through the executor seam
+	// (local.go). A queued child's EventTaskPending goes out in Start,
+	// before the turn passes, so the pending events of one batch come out
+	// in call order too (lifecycle.go's live waits).
+	hd, err := rt.bg.exec.Start(ctx, req)
+	turn.Done()
+	if err != nil {
+		child.ticket.Release()
+		mcpOf(child).release()
+		return tool.Output{}, err
+	}
+	if bg {
+		return tool.Output{Text: prompts.AsyncLaunched{AgentID: child.id, AgentType: child.typ, Description: in.Description,
+			OutputFile: child.transcriptPath()}.Render()}, nil
+	}
+	return a.await(ctx, child, hd)
+}
+
+// await is what the waiting Agent call gets of the foreground child of
+// hd. A local child's is what its run made of its end (execute: the
+// framed report, or why it failed; async_launched when it was moved to
+// the background); another executor's child is reported from its
+// structured result the same way.
+func (a *agent) await(ctx context.Context, child *agent, hd executor.Handle) (tool.Output, error) {
+	if h, ok := hd.(*childRun); ok {
+		return h.wait(ctx)
+	}
+	res, err := hd.Wait(ctx)
+	switch {
+	case err != nil:
+		return tool.Output{}, err
+	case res.Status == task.Completed:
+		return child.callResult(a, res, nil), nil
+	case res.Status == task.Killed && ctx.Err() != nil:
+		return tool.Output{}, ctx.Err()
+	case res.Status == task.Killed:
+		// Stopped on its own: the parent goes on.
+		return errorOutput(prompts.SubagentStopped(child.id, child.typ)), nil
+	}
+	return child.callResult(a, res, errors.New(res.Error)), nil
+}
+
+// enterGate takes child through the spawn gate (queued when the running
+// cap is reached, refused past the queue's) and describes it as the
+// request the executor starts; the local executor is given the child
+// itself (prepare). A refused child's MCP lease is released.
+func (a *agent) enterGate(child *agent, in agentInput, bg bool) (executor.SpawnRequest, *refusal) {
+	rs, rt := a.run, a.run.rt
 	ticket, ref := rt.gate.Admit(a.depth)
 	if ref != nil {
-		tool.TurnDone(ctx)
 		mcpOf(child).release() // mcp.go: it never ran
 		reason := refusalReason(ref.Limit)
 		rs.count(func(s *run.SubagentStats) { s.Refused[reason]++ })
-		return errorOutput(ref.Message()), nil
+		return executor.SpawnRequest{}, &refusal{reason, ref.Message()}
 	}
 	child.ticket = ticket
 	rs.count(func(s *run.SubagentStats) {
@@ -171,18 +231,9 @@ func (a *agent) admit(ctx context.Context, child *agent, in agentInput, bg bool)
 	})
 	if ticket.Queued() {
 		child.spawnReceipt.Queued, child.spawnReceipt.QueuePosition = true, ticket.Position()
-		// Announced before the turn passes, so the pending events of one
-		// batch come out in call order too (lifecycle.go's live waits).
-		child.pendingErr = rs.send(ctx, run.Event{Type: run.EventTaskPending, AgentID: child.id, ParentToolUseID: child.toolUseID,
-			Task: child.taskInfo(a, in, task.Pending)})
 	}
-	tool.TurnDone(ctx)
-	h := rt.bg.start(ctx, a, child, in, bg)
-	if bg {
-		return tool.Output{Text: prompts.AsyncLaunched{AgentID: child.id, AgentType: child.typ, Description: in.Description,
-			OutputFile: child.transcriptPath()}.Render()}, nil
-	}
-	return h.wait(ctx)
+	rt.bg.local.prepare(a, child, in)
+	return child.request(a, in, bg), nil
 }
 
 // newChild builds a child agent from def: its ceiling, model, tools,
@@ -361,7 +412,12 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		parent.absorb(&c.tally)
 		if mpath != "" {
 			meta.Finished, meta.Status, meta.FinishedAt = true, status, rt.cfg.Now().UTC()
-			_ = writeMeta(rs.journal, mpath, meta)
+			if err := writeMeta(rs.journal, mpath, meta); err != nil {
+				// Queued after the agent's own check: the run's sync or
+				// the journal's close reports a failed write; this is
+				// the journal refusing it.
+				rt.bg.recordFailed("transcripts", err)
+			}
 		}
 	}()
 
@@ -424,18 +480,25 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		rs.sendFinal(run.Event{Type: run.EventTaskCompleted, AgentID: c.id, ParentToolUseID: c.toolUseID, Subagent: result})
 		return tool.Output{}, ctx.Err()
 	}
-	if runErr != nil {
-		msg := prompts.SubagentFailed(c.id, c.typ, runErr)
+	return c.callResult(parent, result, runErr), nil
+}
+
+// callResult is what the waiting Agent call of parent gets of the child's
+// end (completed or failed with failure): the framed report, or why it
+// failed, with what became of its worktree.
+func (c *agent) callResult(parent *agent, result *run.SubagentResult, failure error) tool.Output {
+	if failure != nil {
+		msg := prompts.SubagentFailed(c.id, c.typ, failure)
 		if w := worktreeReport(result.Worktree); w != nil {
 			msg += "\n" + w.Render()
 		}
-		return errorOutput(msg), nil
+		return errorOutput(msg)
 	}
 	text := c.report(result)
 	if _, ok := parent.pool.Get(tool.SendMessage); ok && !c.def.OneShot {
 		text += "\n" + prompts.ContinueWithSendMessage(c.id) // issue 29: how to continue it
 	}
-	return tool.Output{Text: text}, nil
+	return tool.Output{Text: text}
 }
 
 // safeRun runs the child's loop, turning a panic anywhere below it (the

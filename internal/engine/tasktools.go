@@ -17,17 +17,20 @@ import (
 
 // taskTools builds the task tools over the agent that owns each call.
 func taskTools() []tool.Tool {
-	return tasktools.Tools(func(ctx context.Context) tasktools.Caller {
-		a := agentFrom(ctx)
+	return tasktools.Tools(func(_ context.Context, env *tool.Env) tasktools.Caller {
+		a := agentFrom(env)
 		if a == nil {
 			return nil
 		}
-		return taskCaller{a}
+		return taskCaller{a, env.Call.ID}
 	})
 }
 
-// taskCaller is an agent calling a task tool.
-type taskCaller struct{ a *agent }
+// taskCaller is an agent calling a task tool in its call callID.
+type taskCaller struct {
+	a      *agent
+	callID string
+}
 
 // Registry implements tasktools.Caller.
 func (c taskCaller) Registry() *task.Registry { return c.a.run.rt.bg.reg }
@@ -42,7 +45,7 @@ func (c taskCaller) FinalText(id string) (string, bool) {
 
 // SendMessage implements tasktools.Caller.
 func (c taskCaller) SendMessage(ctx context.Context, m tasktools.Message) (tool.Output, error) {
-	return c.a.run.rt.bg.send(ctx, c.a, m)
+	return c.a.run.rt.bg.send(ctx, c.a, c.callID, m)
 }
 
 // ids lists every task id of the session, for messages.
@@ -60,11 +63,16 @@ func (b *background) handle(id string) *childRun {
 // to a finished one, it continues the agent in the background (resume.go).
 // One-shot types get an error, and so does an unknown id, with the list
 // of known ones.
-func (b *background) send(ctx context.Context, from *agent, in tasktools.Message) (tool.Output, error) {
-	text := prompts.AgentMessage(from.name(), in.Summary, in.Message)
+func (b *background) send(ctx context.Context, from *agent, callID string, in tasktools.Message) (tool.Output, error) {
+	it := inboxItem{text: prompts.AgentMessage(from.name(), in.Summary, in.Message), from: from.name(), summary: in.Summary}
 	to := strings.TrimSpace(in.To)
+	if id, ok := b.mailboxes().Resolve(to); ok {
+		to = id // an agent's name reaches its id
+	}
 	if to == "main" {
-		b.main.push(inboxItem{text: text})
+		if _, err := b.main.post(it); err != nil {
+			return errorOutput(prompts.MessageNotKept(to, err)), nil
+		}
 		return tool.Output{Text: prompts.MessageQueued("main")}, nil
 	}
 	h := b.handle(to)
@@ -80,7 +88,7 @@ func (b *background) send(ctx context.Context, from *agent, in tasktools.Message
 	if h.child == from {
 		return errorOutput(prompts.MessageToSelf()), nil
 	}
-	return b.deliver(ctx, from, h, text)
+	return b.deliver(ctx, from, callID, h, it)
 }
 
 // withTaskTools adds the task tools to the main agent's pool whenever a

@@ -37,10 +37,10 @@ var layers = []struct {
 		"agent definitions, hooks, the SDK's stream protocol, MCP clients"},
 	{[]string{"run", "internal/loop", "internal/spawn"},
 		"the public vocabulary of a run, the query loop, the pure spawn decisions"},
-	{[]string{"internal/engine/hub", "internal/engine/tasktools"},
-		"the engine's parts that know no agent: the event hub between streams, the task tools and the Agent tool's schema"},
-	{[]string{"internal/engine"},
-		"the agent tree: the spawn path, a child's lifecycle, notifications, the task tools; the root delegates to it"},
+	{[]string{"internal/engine/hub", "internal/engine/tasktools", "internal/engine/executor"},
+		"the engine's parts that know no agent: the event hub between streams, the task tools and the Agent tool's schema, the executor seam (a child's spawn request as plain data and the interface that runs it)"},
+	{[]string{"internal/engine", "internal/engine/executor/executortest"},
+		"the agent tree: the spawn path, a child's lifecycle, notifications, the task tools; the root delegates to it. Beside it the executor conformance suite, which only tests import"},
 	{[]string{""},
 		"the root: the embedder's API (Config, New, Runtime)"},
 	{[]string{"config", "internal/tui"},
@@ -69,7 +69,8 @@ var only = []struct {
 	{"internal/tui", []string{"internal/cli"}, "the terminal UI loads only when the CLI starts it"},
 	{"internal/sdkproto", []string{"internal/cli"}, "the SDKs' stream-json protocol is spoken by the CLI; the root has no edge to it"},
 	{"config", []string{"internal/cli", "internal/cli/..."}, "settings files are read above the root; the runtime gets a cadre.Config"},
-	{"llm/llmtest", nil, "the scripted model server is for tests only"},
+	{"llm/llmtest", []string{"internal/engine/executor/executortest"}, "the scripted model server is for tests only (and the executor conformance suite, which drives children with it)"},
+	{"internal/engine/executor/executortest", nil, "the executor conformance suite is for tests only"},
 }
 
 // confined names packages that may import, within the module, only what

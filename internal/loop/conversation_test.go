@@ -18,13 +18,14 @@ func TestToolsSeeTheConversation(t *testing.T) {
 	call := use("t1", "Look", `{"text":"x"}`)
 	m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){answer(llm.TextBlock("looking"), call), answer(llm.TextBlock("ok"))}}
 	var seen []llm.Message
-	look := recTool{name: "Look", readOnly: true, run: func(ctx context.Context, _ echoIn) (tool.Output, error) {
-		seen = tool.Conversation(ctx)
+	look := tool.Func(tool.FuncConfig{Name: "Look", Description: "Look", ReadOnly: true}, func(_ context.Context, env *tool.Env, _ echoIn) (tool.Output, error) {
+		seen = env.Call.Conversation
 		_ = append(seen, llm.UserText("must not reach the loop"))
 		return tool.Output{Text: "seen"}, nil
-	}}.build()
+	})
 	hints := []llm.CacheHint{{Message: 0, Block: 0}}
-	res, _, err := run(t, context.Background(), Config{Model: m, ModelID: "m", Tools: tool.NewPool(look), CacheHints: hints}, "hi")
+	env := &tool.Env{Files: tool.NewFileState()}
+	res, _, err := run(t, context.Background(), Config{Model: m, ModelID: "m", Tools: tool.NewPool(look), CacheHints: hints, Env: env}, "hi")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestToolsSeeTheConversation(t *testing.T) {
 			t.Fatalf("request %d hints (-want +got):\n%s", i, diff)
 		}
 	}
-	if tool.Conversation(context.Background()) != nil {
-		t.Fatal("a bare context has a conversation")
+	if env.Call.Conversation != nil || env.Call.ID != "" {
+		t.Fatal("the call reached the agent's own Env; it belongs on the call's copy")
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
-	"github.com/cadre-dev/cadre/tool"
 )
 
 // HookStop says a hook ended the run early.
@@ -92,44 +91,6 @@ func (r *runner) hooksQuiet() bool {
 	}
 	q, ok := r.cfg.Hooks.(interface{ Quiet() bool })
 	return ok && q.Quiet()
-}
-
-// preToolHooks fires PreToolUse for a call. It returns the input to run
-// (a hook may rewrite it), the hooks' permission verdict (nil when none
-// gave one), context to add to the result, and a result when a hook ended
-// the turn before the call.
-func (r *runner) preToolHooks(ctx context.Context, call llm.Block, input json.RawMessage) (json.RawMessage, *permission.HookVerdict, []string, *ToolResult, error) {
-	if r.hooksQuiet() {
-		// What Fire's zero Outcome leads to, without building the input.
-		if err := ctx.Err(); err != nil {
-			return nil, nil, nil, nil, err
-		}
-		return input, nil, nil, nil, nil
-	}
-	in := &hooks.Input{HookEventName: hooks.PreToolUse, ToolName: call.Name, ToolInput: input, ToolUseID: call.ID, Cwd: r.cfg.Env.Cwd}
-	o := r.cfg.Hooks.Fire(ctx, in)
-	if err := ctx.Err(); err != nil {
-		return nil, nil, nil, nil, err
-	}
-	if o.Stop {
-		r.setHookStop(in.HookEventName, o.StopReason)
-		return nil, nil, nil, &ToolResult{Output: tool.Output{Text: prompts.HookStopped(string(in.HookEventName), o.StopReason), IsError: true}}, nil
-	}
-	if o.Blocked {
-		return input, &permission.HookVerdict{
-			Behavior: permission.Deny,
-			Reason:   strings.Join(o.Feedback, "\n"),
-			Message:  prompts.HookBlockedCall(string(in.HookEventName), call.Name, o.Feedback),
-		}, nil, nil, nil
-	}
-	if o.UpdatedInput != nil {
-		input = o.UpdatedInput
-	}
-	var v *permission.HookVerdict
-	if o.Permission == permission.Allow || o.Permission == permission.Ask {
-		v = &permission.HookVerdict{Behavior: o.Permission, Reason: o.PermissionReason}
-	}
-	return input, v, o.Context, nil, nil
 }
 
 // authorizeHooked decides a call a PreToolUse hook has a verdict on. The

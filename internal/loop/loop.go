@@ -7,7 +7,6 @@ package loop
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/hooks"
-	"github.com/cadre-dev/cadre/internal/text"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
@@ -206,7 +204,7 @@ func Run(ctx context.Context, cfg Config, msgs []llm.Message) iter.Seq2[Event, e
 			r.cfg.Now = time.Now
 		}
 		if r.cfg.Env == nil {
-			r.cfg.Env = &tool.Env{Files: tool.NewFileState()}
+			r.cfg.Env = &tool.Env{Files: tool.NewFileState(), Todos: &tool.TodoList{}}
 		}
 		r.start = r.cfg.Now()
 		res, err := r.run(ctx)
@@ -253,6 +251,10 @@ type runner struct {
 	compactions int
 	compactedAt int
 	breaker     compactBreaker
+	// conversation is what the calls of the running batch see as
+	// tool.Call.Conversation: the history up to the answer that made them,
+	// clipped so that it cannot be appended into.
+	conversation []llm.Message
 }
 
 // emit yields one event. Once the consumer has stopped, it never yields
@@ -389,7 +391,8 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		}
 		// Tools see the conversation up to this answer (the Agent tool
 		// forks from it); the clipped slice cannot be appended into.
-		results, runErr := r.runTools(tool.WithConversation(ctx, slices.Clip(r.msgs)), calls)
+		r.conversation = slices.Clip(r.msgs)
+		results, runErr := r.runTools(ctx, calls)
 		if results != nil && runErr == nil && r.cfg.Inbox != nil {
 			// What arrived meanwhile goes with the results (S-7.3).
 			results = append(results, r.cfg.Inbox.Take()...)
@@ -563,19 +566,19 @@ func (r *runner) runBatch(ctx context.Context, calls []llm.Block, offset int, re
 	}
 	r.toolUses += len(calls)
 	if len(calls) == 1 {
-		res, err := r.runOne(ctx, calls[0])
+		res, err := r.runOne(ctx, calls[0], tool.Turn{})
 		return r.finish(calls[0], offset, res, err, results, filled)
 	}
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ch := make(chan done, len(calls))
 	var wg sync.WaitGroup
-	seq := tool.NewSequence(len(calls)) // steps taken in call order (tool.AwaitTurn)
+	seq := tool.NewSequence(len(calls)) // steps taken in call order (tool.Turn)
 	for i := range calls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := r.runOne(tool.WithTurn(bctx, seq, i), calls[i])
+			res, err := r.runOne(bctx, calls[i], seq.Turn(i))
 			seq.Pass(i)
 			ch <- done{index: i, result: res, err: err}
 		}()
@@ -610,118 +613,6 @@ func resultText(o tool.Output) string {
 		return prompts.ToolNoOutput
 	}
 	return o.Text
-}
-
-// runOne authorizes and runs one call. A panic in the tool becomes an error
-// result; only a Go error from the tool or the authorizer is returned.
-func (r *runner) runOne(ctx context.Context, call llm.Block) (res ToolResult, err error) {
-	start := r.cfg.Now()
-	defer func() { res.Duration = r.cfg.Now().Sub(start) }()
-	if call.InputOverLimit > 0 {
-		return ToolResult{Output: tool.Errorf("%s", prompts.ToolInputTooLarge(call.Name, call.InputOverLimit, llm.MaxToolInputBytes))}, nil
-	}
-	if call.InvalidInput != "" {
-		return ToolResult{Output: tool.Errorf("%s", prompts.ToolInputNotJSON(call.Name, text.Ellipsis(call.InvalidInput, 200)))}, nil
-	}
-	t, ok := r.pool().Get(call.Name)
-	if !ok {
-		// dynamic.go: a tool offered since, or withheld with a reason.
-		var msg string
-		if t, msg, ok = r.resolve(ctx, call.Name); ok && t == nil {
-			return ToolResult{Output: tool.Output{Text: msg, IsError: true}}, nil
-		}
-	}
-	if !ok {
-		return ToolResult{Output: tool.Errorf("%s", prompts.NoSuchTool(call.Name, r.pool().Names()))}, nil
-	}
-	if problems := tool.CheckInput(t, call.Input); len(problems) > 0 {
-		// An input error the model can fix, checked before hooks and
-		// permissions: never a denial (issue 29).
-		return ToolResult{Output: tool.Errorf("%s", prompts.ToolInputInvalid(call.Name, problems))}, nil
-	}
-	input := call.Input
-	var verdict *permission.HookVerdict
-	var notes []string
-	if r.cfg.Hooks != nil {
-		var stopped *ToolResult
-		input, verdict, notes, stopped, err = r.preToolHooks(ctx, call, input)
-		if err != nil || stopped != nil {
-			return deref(stopped), err
-		}
-	}
-	if r.cfg.Authorizer != nil || verdict != nil {
-		req := permission.Request{
-			Tool:       call.Name,
-			ToolUseID:  call.ID,
-			Input:      input,
-			ReadOnly:   t.ReadOnly(),
-			Cwd:        r.cfg.Env.Cwd,
-			Dirs:       r.cfg.Env.Dirs,
-			AgentID:    r.cfg.AgentID,
-			AgentType:  r.cfg.AgentType,
-			Background: r.cfg.Background,
-		}
-		var out permission.Outcome
-		if verdict != nil {
-			out, err = r.authorizeHooked(ctx, req, *verdict)
-		} else {
-			out, err = r.cfg.Authorizer.Authorize(ctx, req)
-		}
-		if err != nil {
-			return ToolResult{}, fmt.Errorf("authorize %s: %w", call.Name, err)
-		}
-		if !out.Allowed {
-			msg := out.Message
-			if msg == "" {
-				msg = prompts.ToolDenied(call.Name)
-			}
-			return ToolResult{Output: tool.Output{Text: msg, IsError: true}, Denied: true}, nil
-		}
-		if len(out.UpdatedInput) > 0 {
-			// The prompter's answer rewrote the input; the history keeps
-			// what the model asked for.
-			input = out.UpdatedInput
-		}
-	}
-	call.Input = input
-	res, err = r.invoke(ctx, t, call)
-	if err != nil || r.cfg.Hooks == nil {
-		return res, err
-	}
-	res.Duration = r.cfg.Now().Sub(start)
-	r.postToolHooks(ctx, call, input, &res)
-	if len(notes) > 0 {
-		res.Output.Text = resultText(res.Output) + prompts.HookResultNotes(string(hooks.PreToolUse), nil, notes)
-	}
-	return res, nil
-}
-
-func deref(r *ToolResult) ToolResult {
-	if r == nil {
-		return ToolResult{}
-	}
-	return *r
-}
-
-func (r *runner) invoke(ctx context.Context, t tool.Tool, call llm.Block) (res ToolResult, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			res = ToolResult{Output: tool.Errorf("%s", prompts.ToolCrashed(call.Name, p))}
-			err = nil
-		}
-	}()
-	input := call.Input
-	if len(input) == 0 {
-		input = json.RawMessage("{}")
-	}
-	out, err := t.Run(tool.WithCallID(ctx, call.ID), r.cfg.Env, input)
-	if err != nil {
-		if ctx.Err() != nil {
-			return ToolResult{}, ctx.Err()
-		}
-		return ToolResult{}, fmt.Errorf("tool %s: %w", call.Name, err)
-	}
-	return ToolResult{Output: out}, nil
 }
 
 // dropEmptyText removes empty text blocks, which the API rejects when the

@@ -588,6 +588,11 @@ func (t *serverTool) Spec() llm.ToolSpec { return t.spec }
 func (t *serverTool) ReadOnly() bool { return t.readOnly }
 
 func (t *serverTool) Server() string { return Normalize(t.c.cfg.Name) }
+
+// Subject implements tool.SubjectDeclarer: the server the call goes to.
+func (t *serverTool) Subject(json.RawMessage) (tool.Subject, error) {
+	return tool.Subject{Server: t.Server()}, nil
+}
 func (t *serverTool) Remote() string { return t.remote }
 
 func (t *serverTool) Run(ctx context.Context, _ *tool.Env, input json.RawMessage) (tool.Output, error) {

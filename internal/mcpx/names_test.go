@@ -138,3 +138,14 @@ func TestInitServers(t *testing.T) {
 		t.Error(d)
 	}
 }
+
+// A server tool declares the server its calls go to, so permission rules
+// compare mcp__server with it instead of parsing the tool's name.
+func TestServerToolDeclaresItsServer(t *testing.T) {
+	t.Parallel()
+	st := &serverTool{c: &conn{cfg: ServerConfig{Name: "my.srv__x"}}, remote: "get", spec: llm.ToolSpec{Name: ToolName("my.srv__x", "get")}}
+	s, declared, err := tool.SubjectOf(st, json.RawMessage(`{"q":1}`))
+	if !declared || err != nil || s.Server != "my_srv__x" {
+		t.Fatalf("subject %+v declared %v err %v", s, declared, err)
+	}
+}

@@ -43,7 +43,24 @@ func Narrow(t tool.Tool, entries []agentdef.ToolEntry, home string) (tool.Tool, 
 	if err != nil {
 		return nil, fmt.Errorf("tools entries %s: %w", strings.Join(raws, ", "), err)
 	}
-	return &narrowedTool{Tool: t, entries: raws, checker: c}, nil
+	n := &narrowedTool{Tool: t, entries: raws, checker: c}
+	if d, ok := t.(tool.SubjectDeclarer); ok {
+		return &declaredNarrowedTool{narrowedTool: n, declarer: d}, nil
+	}
+	return n, nil
+}
+
+// declaredNarrowedTool is a narrowed tool whose wrapped tool declares the
+// subject of its calls: it declares the same, so the agent's own rules
+// see it too.
+type declaredNarrowedTool struct {
+	*narrowedTool
+	declarer tool.SubjectDeclarer
+}
+
+// Subject implements tool.SubjectDeclarer for the wrapped tool.
+func (n *declaredNarrowedTool) Subject(input json.RawMessage) (tool.Subject, error) {
+	return n.declarer.Subject(input)
 }
 
 // CheckInput implements tool.InputChecker for the wrapped tool.
@@ -54,7 +71,8 @@ func (n *narrowedTool) CheckInput(input json.RawMessage) []string {
 // Run implements tool.Tool.
 func (n *narrowedTool) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Output, error) {
 	name := n.Tool.Spec().Name
-	d := n.checker.Check(permission.Request{Tool: name, Input: input, ReadOnly: n.Tool.ReadOnly(), Cwd: env.Cwd, Dirs: env.Dirs})
+	decl, _ := n.Tool.(tool.SubjectDeclarer)
+	d := n.checker.Check(permission.Request{Tool: name, Input: input, ReadOnly: n.Tool.ReadOnly(), Declarer: decl, Cwd: env.Cwd, Dirs: env.Dirs})
 	if d.Behavior != permission.Allow || d.Rule == "" {
 		return tool.Output{Text: prompts.NarrowedToolRefused(name, n.entries), IsError: true}, nil
 	}

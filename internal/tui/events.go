@@ -99,6 +99,7 @@ func (p *convoPane) taskStarted(ev run.Event) {
 	}
 }
 
+// taskEnded closes a sub-agent's conversation with how it ended.
 func (p *convoPane) taskEnded(ev run.Event) {
 	res := ev.Subagent
 	if res == nil {
@@ -183,8 +184,7 @@ func (m *Model) send(text string) tea.Cmd {
 		m.bar.set("No runtime to send the prompt to.")
 		return nil
 	}
-	m.pane.view = ""
-	m.pane.scroll = 0
+	m.pane.show("")
 	m.pane.main().addUser(text)
 	m.turn.begin(m.now)
 	return m.act.start(text)

@@ -88,9 +88,11 @@ func (e *editor) layout() { e.ta.SetWidth(max(e.width-4, 10)) }
 // restyle follows a change of the styles (the terminal's background).
 func (e *editor) restyle() { e.ta.SetStyles(inputStyles(*e.st)) }
 
-// focus gives the editor the keyboard; blur takes it away.
+// focus gives the editor the keyboard.
 func (e *editor) focus() { e.ta.Focus() }
-func (e *editor) blur()  { e.ta.Blur() }
+
+// blur takes the keyboard away from the editor.
+func (e *editor) blur() { e.ta.Blur() }
 
 // Pastes this large are kept out of the editor and shown as one
 // placeholder, expanded when the prompt is sent.
@@ -215,7 +217,7 @@ func (e *editor) view(focused bool) string {
 	return text
 }
 
-// inputView's render is kept while the editor is unchanged.
+// The editor's render is kept while it is unchanged.
 type inputKey struct {
 	value                    string
 	width, line, col, height int

@@ -116,6 +116,17 @@ type config struct {
 // Model is the terminal UI's Bubble Tea model. Update and View depend only
 // on the messages received (the clock arrives in messages too) and never
 // block: every effect is a command built from actions.
+//
+// Model composes the components the screen is made of, each with its own
+// state and drawing: from the top, the conversation pane (pane.go,
+// render.go), the agents panel below or beside it (treeview.go), the turn's
+// spinner line with the prompts queued behind it (turn.go), and at the
+// bottom either the editor (input.go), the permission dialog (prompt.go),
+// the session picker (sessions.go) or the panel's stop confirmation, above
+// the status bar (status.go). Model folds the run's events into the Tree
+// and the conversations (events.go, notifications.go), routes each key to
+// what is on top, runs the slash commands (slash.go) and lays the
+// components out (view.go).
 type Model struct {
 	cfg config
 	act actions
@@ -124,19 +135,19 @@ type Model struct {
 	width, height int
 	now           time.Time
 
+	// tree is the agent tree the run's events build; the panel and the
+	// pane draw it.
 	tree  *Tree
 	pane  *convoPane
-	input *editor
-
-	turn *turn
-	bar  *statusBar
-
-	perm *permissionDialog
-
-	focus focusArea
 	panel *agentsPanel
-
+	turn  *turn
+	input *editor
+	perm  *permissionDialog
+	// picker is the /resume list while it is open.
 	picker *sessionPicker
+	bar    *statusBar
+	// focus says whether the editor or the tree has the keyboard.
+	focus focusArea
 
 	// profile is the terminal's colour profile: what is printed to the
 	// scrollback does not pass through the renderer, which would reduce
@@ -173,62 +184,6 @@ func newModel(cfg config, act actions) *Model {
 	m.pane = &convoPane{st: &m.st, cfg: &m.cfg, tree: m.tree, perm: m.perm}
 	m.pane.reset()
 	return m
-}
-
-// convoPane is the conversation on screen: the main agent's, a
-// sub-agent's opened from the tree, or a saved session's shown read-only;
-// scrolled with the page keys and the wheel, its tool results collapsed
-// or expanded (Ctrl+O). In inline mode what is finished goes to the
-// terminal's scrollback and is not drawn again.
-type convoPane struct {
-	st   *styles
-	cfg  *config
-	tree *Tree
-	perm *permissionDialog // calls waiting for an answer say so
-	md   markdown
-
-	convos map[string]*convo
-	// view is the agent whose conversation is shown ("" for main), or a
-	// saved session's key (viewSession).
-	view     string
-	scroll   int
-	expanded bool
-	// sessions are saved sessions loaded for viewing, by view key.
-	sessions map[string]sessionInfo
-	// noteAt is where notifications the main agent is told of go in its
-	// conversation: after what it did before the request that carried
-	// them, before the answer to them (notifications.go).
-	noteAt int
-}
-
-// reset forgets every conversation (after /clear or when another
-// session opens).
-func (p *convoPane) reset() {
-	p.convos = map[string]*convo{"": newConvo("", p.cfg.cwd)}
-	p.view, p.scroll = "", 0
-	p.sessions = map[string]sessionInfo{}
-}
-
-// show puts an agent's conversation (or a saved session's) on screen,
-// scrolled to its end; "" is the main agent's.
-func (p *convoPane) show(view string) { p.view, p.scroll = view, 0 }
-
-// scrollBy scrolls the conversation up n lines (down when negative).
-func (p *convoPane) scrollBy(n int) {
-	p.scroll = max(0, p.scroll+n)
-}
-
-// main is the main agent's conversation.
-func (p *convoPane) main() *convo { return p.convos[""] }
-
-// convoOf returns the conversation of an agent, making it on first use.
-func (p *convoPane) convoOf(agentID string) *convo {
-	c := p.convos[agentID]
-	if c == nil {
-		c = newConvo(agentID, p.cfg.cwd)
-		p.convos[agentID] = c
-	}
-	return c
 }
 
 // Init starts waiting for run events.
@@ -341,122 +296,6 @@ func (m *Model) keepTicking() tea.Cmd {
 	}
 	m.ticking = true
 	return tea.Tick(tickEvery, func(t time.Time) tea.Msg { return tickMsg{at: t} })
-}
-
-// turn is the main agent's turn in progress, the user's or one that
-// answers background tasks' notifications, as the line above the editor
-// shows it (a spinner, what the agent is doing, its time and tokens),
-// with the prompts queued behind it; and the session's token count.
-type turn struct {
-	st      *styles
-	running bool
-	// notifyTurn is set while the running turn answers notifications:
-	// stream names its watcher, watchN numbers the watchers started.
-	notifyTurn bool
-	stream     int
-	watchN     int
-	runStart   time.Time
-	runOutput  int64 // output tokens of the turn's finished answers
-	streamed   int   // bytes streamed since the last answer
-	queued     []string
-	tokens     int64 // every token of the session
-}
-
-// begin starts a turn at at.
-func (t *turn) begin(at time.Time) {
-	t.running, t.runStart, t.runOutput, t.streamed = true, at, 0, 0
-}
-
-// count adds an event's tokens: the session's, and the turn's output
-// (the streamed text estimated until its answer is complete).
-func (t *turn) count(ev run.Event) {
-	switch ev.Type {
-	case run.EventAssistant:
-		t.tokens += ev.Usage.Total()
-		if ev.AgentID == "" {
-			t.runOutput += ev.Usage.OutputTokens
-			t.streamed = 0
-		}
-	case run.EventText:
-		if ev.AgentID == "" {
-			t.streamed += len(ev.Text)
-		}
-	}
-}
-
-// queuedLines are the prompts waiting for the turn to end, the first two
-// and how many more.
-func (t *turn) queuedLines(width int) []string {
-	var parts []string
-	for i, q := range t.queued {
-		if i == 2 {
-			parts = append(parts, t.st.dim.Render(fmt.Sprintf("  … and %d more queued", len(t.queued)-2)))
-			break
-		}
-		parts = append(parts, t.st.dim.Render(clip("  ⏎ queued: "+oneLine(q), width)))
-	}
-	return parts
-}
-
-// statusBar is the footer: the permission mode (Shift+Tab cycles it), a
-// hint for where the keyboard is, the model and the session's tokens;
-// above it for a few seconds the last status message; and the window in
-// which a second Ctrl+C quits.
-type statusBar struct {
-	st   *styles
-	cfg  *config
-	mode permission.Mode
-	// now is the UI's clock as advance last moved it.
-	now time.Time
-	// text is the transient status, set at at.
-	text string
-	at   time.Time
-	// quitAt is when the first Ctrl+C was pressed (zero: none pending).
-	quitAt time.Time
-}
-
-// set shows a transient message in the status line.
-func (b *statusBar) set(format string, args ...any) {
-	b.text = fmt.Sprintf(format, args...)
-	b.at = b.now
-}
-
-// advance moves the bar's clock: the Ctrl+C window and the status expire.
-func (b *statusBar) advance(now time.Time) {
-	b.now = now
-	if !b.quitAt.IsZero() && b.now.Sub(b.quitAt) > quitWindow {
-		b.quitAt = time.Time{}
-	}
-	if b.text != "" && b.now.Sub(b.at) > statusTTL {
-		b.text = ""
-	}
-}
-
-// moving reports whether the bar changes with time (what it shows
-// expires).
-func (b *statusBar) moving() bool { return !b.quitAt.IsZero() || b.text != "" }
-
-// secondCtrlC reports whether a Ctrl+C now is the second within the
-// window; a first one opens the window.
-func (b *statusBar) secondCtrlC() bool {
-	if !b.quitAt.IsZero() && b.now.Sub(b.quitAt) <= quitWindow {
-		return true
-	}
-	b.quitAt = b.now
-	return false
-}
-
-// modeChanged shows the outcome of a change of the permission mode;
-// running says a turn runs (it keeps the mode it started with).
-func (b *statusBar) modeChanged(msg modeMsg, running bool) {
-	if msg.err != nil {
-		b.set("Cannot switch to %s: %v", msg.mode, msg.err)
-		return
-	}
-	b.mode = msg.mode
-	if running {
-		b.set("Permission mode %s from the next turn.", msg.mode)
-	}
 }
 
 // controlled records the outcome of Ctrl+B or x in the tree; it returns

@@ -35,6 +35,8 @@ type Notification struct {
 	OutputFile string
 }
 
+// renderNotification renders a delivered notification: who ended how,
+// its figures, and (expanded) the report and the transcript's path.
 func (p *convoPane) renderNotification(it *item, width int) []string {
 	st := p.st
 	n := it.note

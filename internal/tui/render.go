@@ -64,6 +64,7 @@ func (p *convoPane) renderItem(it *item, width int, now time.Time) []string {
 	return lines
 }
 
+// renderItemFresh renders an item whose cached lines are stale.
 func (p *convoPane) renderItemFresh(it *item, width int, extra string) []string {
 	st := p.st
 	inner := max(width-2, 10)
@@ -138,6 +139,8 @@ func (p *convoPane) renderTool(it *item, width int, extra string) []string {
 	return append(lines, indent(result, "  ⎿  ", "     ")...)
 }
 
+// toolResultLines renders a call's result: its state while it runs,
+// then its first line, or all of it when expanded.
 func (p *convoPane) toolResultLines(it *item, width int, extra string) []string {
 	st := p.st
 	isAgent := it.name == tool.Agent || it.name == tool.Task

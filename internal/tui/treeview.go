@@ -162,6 +162,7 @@ func (p *agentsPanel) lines(width, height int, side, focused bool, now time.Time
 	return append([]string(nil), lines...)
 }
 
+// render draws the tree afresh (lines keeps the last one).
 func (p *agentsPanel) render(width, height int, side, focused bool, now time.Time) []string {
 	st := p.st
 	rows := p.tree.Rows()
@@ -281,6 +282,7 @@ func (p *agentsPanel) row(drawn map[*Node]treeRow, r Row, width, labelW int, sel
 	return lines
 }
 
+// rowNarrow is an agent's one line in the tree below the conversation.
 func (p *agentsPanel) rowNarrow(r Row, width, labelW int, sel bool, now time.Time) string {
 	st := p.st
 	n := r.Node
@@ -309,6 +311,7 @@ func (p *agentsPanel) rowNarrow(r Row, width, labelW int, sel bool, now time.Tim
 	return line
 }
 
+// rowWide is an agent's two lines in the tree beside the conversation.
 func (p *agentsPanel) rowWide(r Row, width int, sel bool, now time.Time) []string {
 	st := p.st
 	n := r.Node

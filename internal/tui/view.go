@@ -199,6 +199,8 @@ func (p *convoPane) convoView(width, height int, now time.Time) []string {
 	return out
 }
 
+// viewHeader names the agent or saved session whose conversation is on
+// screen instead of the main one.
 func (p *convoPane) viewHeader(width int) string {
 	st := p.st
 	what := ""

@@ -123,6 +123,9 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 	}
 }
 
+// drainWait bounds the read of the body's end after message_stop.
+const drainWait = 250 * time.Millisecond
+
 // errCut reports a stream that ended before message_stop.
 var errCut = errors.New("stream ended before message_stop")
 
@@ -146,7 +149,15 @@ func (m *Model) attempt(ctx context.Context, params sdk.MessageNewParams, yield 
 			return nil, true, nil
 		}
 		if acc.done {
-			break
+			// Nothing follows message_stop but the end of the body:
+			// reading it lets net/http put the connection back in the
+			// idle pool (closing the body before its end closes the
+			// connection, and the next request opens a new one). A
+			// server that keeps the stream open is cut after drainWait.
+			watch.Drain(drainWait)
+			for stream.Next() {
+			}
+			return acc.response(), false, nil
 		}
 	}
 	if err := stream.Err(); err != nil {

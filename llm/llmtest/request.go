@@ -33,6 +33,10 @@ type Request struct {
 	Method   string
 	Path     string
 	Header   http.Header
+	// RemoteAddr is the client's address as the server saw it: requests
+	// that share it came over the same connection (a client that reuses
+	// its connections sends many requests from few addresses).
+	RemoteAddr string
 	// Body holds the raw request body.
 	Body []byte
 

@@ -253,7 +253,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 // serveOther answers and captures a request that is no model call.
 func (s *Server) serveOther(w http.ResponseWriter, r *http.Request, status int, body []byte) {
-	req := &Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Arrived: time.Now()}
+	req := &Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), RemoteAddr: r.RemoteAddr, Arrived: time.Now()}
 	if !s.admit(req) {
 		writeCapError(w, "")
 		return
@@ -306,7 +306,7 @@ func (s *Server) violate(req *Request, msg string) {
 
 // serveModel handles a Messages, count_tokens or Chat Completions request.
 func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, proto Protocol, countOnly bool) {
-	req := &Request{Protocol: proto, Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Arrived: time.Now()}
+	req := &Request{Protocol: proto, Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), RemoteAddr: r.RemoteAddr, Arrived: time.Now()}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.maxBody))
 	req.Body = body
 	if !s.admit(req) {

@@ -25,7 +25,7 @@ type bashInput struct {
 // working directory, with a timeout, or in the background.
 func NewBash(cfg Config) tool.Tool {
 	cfg = cfg.withDefaults()
-	return tool.Func(tool.FuncConfig{Name: NameBash, Description: bashDescription},
+	return tool.Func(tool.FuncConfig{Name: NameBash, Subject: tool.BuiltinSubject(NameBash), Description: bashDescription},
 		func(ctx context.Context, env *tool.Env, in bashInput) (tool.Output, error) {
 			return runBash(ctx, cfg, env, in), nil
 		})

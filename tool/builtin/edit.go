@@ -23,7 +23,7 @@ type editInput struct {
 // that was read first.
 func NewEdit(cfg Config) tool.Tool {
 	cfg = cfg.withDefaults()
-	return tool.Func(tool.FuncConfig{Name: NameEdit, Description: editDescription},
+	return tool.Func(tool.FuncConfig{Name: NameEdit, Subject: tool.BuiltinSubject(NameEdit), Description: editDescription},
 		func(ctx context.Context, env *tool.Env, in editInput) (tool.Output, error) {
 			return runEdit(cfg, env, in), nil
 		})

@@ -29,7 +29,7 @@ type globInput struct {
 // newest first.
 func NewGlob(cfg Config) tool.Tool {
 	cfg = cfg.withDefaults()
-	return tool.Func(tool.FuncConfig{Name: NameGlob, Description: globDescription, ReadOnly: true},
+	return tool.Func(tool.FuncConfig{Name: NameGlob, Subject: tool.BuiltinSubject(NameGlob), Description: globDescription, ReadOnly: true},
 		func(ctx context.Context, env *tool.Env, in globInput) (tool.Output, error) {
 			return runGlob(ctx, cfg, env, in), nil
 		})

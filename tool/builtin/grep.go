@@ -115,7 +115,7 @@ func displayText(b []byte, maxChars int) string {
 // .gitignore, run by ripgrep when available and by Go otherwise.
 func NewGrep(cfg Config) tool.Tool {
 	cfg = cfg.withDefaults()
-	return tool.Func(tool.FuncConfig{Name: NameGrep, Description: grepDescription, ReadOnly: true},
+	return tool.Func(tool.FuncConfig{Name: NameGrep, Subject: tool.BuiltinSubject(NameGrep), Description: grepDescription, ReadOnly: true},
 		func(ctx context.Context, env *tool.Env, in grepInput) (tool.Output, error) {
 			return runGrep(ctx, cfg, env, in), nil
 		})

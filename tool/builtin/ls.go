@@ -27,7 +27,7 @@ type lsInput struct {
 // sizes, breadth first up to a cap, leaving out what .gitignore ignores.
 func NewLS(cfg Config) tool.Tool {
 	cfg = cfg.withDefaults()
-	return tool.Func(tool.FuncConfig{Name: tool.LS, Description: lsDescription, ReadOnly: true},
+	return tool.Func(tool.FuncConfig{Name: tool.LS, Subject: tool.BuiltinSubject(tool.LS), Description: lsDescription, ReadOnly: true},
 		func(ctx context.Context, env *tool.Env, in lsInput) (tool.Output, error) {
 			return runLS(ctx, cfg, env, in), nil
 		})

@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 // testEnv returns an Env rooted at a fresh temporary directory.
 func testEnv(t *testing.T) *tool.Env {
 	t.Helper()
-	return &tool.Env{Cwd: t.TempDir(), Files: tool.NewFileState()}
+	return &tool.Env{Cwd: t.TempDir(), Files: tool.NewFileState(), Todos: &tool.TodoList{}}
 }
 
 // call runs tl with in (a string is sent as raw JSON, anything else is

@@ -31,7 +31,7 @@ const maxMultiEdits = 500
 // Edit's read-before-edit guard.
 func NewMultiEdit(cfg Config) tool.Tool {
 	cfg = cfg.withDefaults()
-	return tool.Func(tool.FuncConfig{Name: tool.MultiEdit, Description: multiEditDescription},
+	return tool.Func(tool.FuncConfig{Name: tool.MultiEdit, Subject: tool.BuiltinSubject(tool.MultiEdit), Description: multiEditDescription},
 		func(ctx context.Context, env *tool.Env, in multiEditInput) (tool.Output, error) {
 			return runMultiEdit(cfg, env, in), nil
 		})

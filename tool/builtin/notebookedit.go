@@ -25,7 +25,7 @@ type notebookEditInput struct {
 // NewNotebookEdit returns the NotebookEdit tool: replace, insert or delete
 // one cell of a Jupyter notebook, leaving the rest of the file untouched.
 func NewNotebookEdit(cfg Config) tool.Tool {
-	return tool.Func(tool.FuncConfig{Name: tool.NotebookEdit, Description: notebookEditDescription},
+	return tool.Func(tool.FuncConfig{Name: tool.NotebookEdit, Subject: tool.BuiltinSubject(tool.NotebookEdit), Description: notebookEditDescription},
 		func(ctx context.Context, env *tool.Env, in notebookEditInput) (tool.Output, error) {
 			return runNotebookEdit(env, in), nil
 		})

@@ -30,7 +30,7 @@ type readInput struct {
 // NewRead returns the Read tool: a file's lines numbered like cat -n.
 func NewRead(cfg Config) tool.Tool {
 	cfg = cfg.withDefaults()
-	return tool.Func(tool.FuncConfig{Name: NameRead, Description: readDescription, ReadOnly: true},
+	return tool.Func(tool.FuncConfig{Name: NameRead, Subject: tool.BuiltinSubject(NameRead), Description: readDescription, ReadOnly: true},
 		func(ctx context.Context, env *tool.Env, in readInput) (tool.Output, error) {
 			return runRead(cfg, env, in), nil
 		})

@@ -159,23 +159,24 @@ func (s *StructuredOutput) Spec() llm.ToolSpec { return s.spec }
 // ReadOnly is true: the call changes nothing outside the run.
 func (s *StructuredOutput) ReadOnly() bool { return true }
 
-// Run validates the answer and keeps it in the run's OutputSlot.
+// Run validates the answer and keeps it in the agent's answer slot
+// (Env.Answer).
 func (s *StructuredOutput) Run(ctx context.Context, env *tool.Env, input json.RawMessage) (tool.Output, error) {
-	slot := outputSlotFrom(ctx)
-	if slot == nil {
+	if env == nil || env.Answer == nil {
 		return tool.Output{Text: prompts.StructuredOutputElsewhere(), IsError: true}, nil
 	}
+	slot := env.Answer
 	if slot.Done() {
 		return tool.Output{Text: prompts.StructuredOutputAgain()}, nil
 	}
 	var inst any
 	if err := json.Unmarshal(input, &inst); err != nil {
-		return tool.Output{Text: prompts.StructuredOutputNotJSON(err.Error(), slot.fail()), IsError: true}, nil
+		return tool.Output{Text: prompts.StructuredOutputNotJSON(err.Error(), slot.Reject()), IsError: true}, nil
 	}
 	if err := s.resolved.Validate(inst); err != nil {
-		return tool.Output{Text: prompts.StructuredOutputMismatch(SchemaErrors(s.root, inst, err), slot.fail()), IsError: true}, nil
+		return tool.Output{Text: prompts.StructuredOutputMismatch(SchemaErrors(s.root, inst, err), slot.Reject()), IsError: true}, nil
 	}
-	slot.set(input)
+	slot.Accept(input)
 	return tool.Output{Text: prompts.StructuredOutputAccepted()}, nil
 }
 
@@ -233,33 +234,22 @@ func (o *OutputSlot) Exhausted() bool {
 // Remind counts a turn ended without a matching call as an attempt and
 // returns the message that asks for the call.
 func (o *OutputSlot) Remind() string {
-	o.fail()
+	o.Reject()
 	return prompts.StructuredOutputReminder()
 }
 
-// fail counts a failed attempt and returns how many are left.
-func (o *OutputSlot) fail() int {
+// Reject counts a failed attempt and returns how many are left
+// (tool.AnswerSlot).
+func (o *OutputSlot) Reject() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.attempts++
 	return o.max - o.attempts
 }
 
-func (o *OutputSlot) set(v json.RawMessage) {
+// Accept keeps v as the answer (tool.AnswerSlot).
+func (o *OutputSlot) Accept(v json.RawMessage) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.value = append(json.RawMessage(nil), v...)
-}
-
-type outputSlotKey struct{}
-
-// WithOutputSlot returns ctx carrying the run's slot for StructuredOutput
-// calls; nil marks an agent whose calls give no answer (a sub-agent).
-func WithOutputSlot(ctx context.Context, slot *OutputSlot) context.Context {
-	return context.WithValue(ctx, outputSlotKey{}, slot)
-}
-
-func outputSlotFrom(ctx context.Context) *OutputSlot {
-	s, _ := ctx.Value(outputSlotKey{}).(*OutputSlot)
-	return s
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/cadre-dev/cadre/tool"
 )
 
 const reviewSchema = `{
@@ -50,10 +52,10 @@ func TestStructuredOutputValidates(t *testing.T) {
 		t.Fatalf("spec %+v", spec)
 	}
 	slot := NewOutputSlot(3)
-	ctx := WithOutputSlot(context.Background(), slot)
+	env := &tool.Env{Answer: slot}
 	run := func(input string) (string, bool) {
 		t.Helper()
-		out, err := so.Run(ctx, nil, json.RawMessage(input))
+		out, err := so.Run(context.Background(), env, json.RawMessage(input))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,11 +97,11 @@ func TestOutputSlotAttempts(t *testing.T) {
 		t.Fatal(err)
 	}
 	slot := NewOutputSlot(2)
-	ctx := WithOutputSlot(context.Background(), slot)
+	env := &tool.Env{Answer: slot}
 	if r := slot.Remind(); !strings.Contains(r, "You MUST call the StructuredOutput tool") || slot.Exhausted() {
 		t.Fatalf("reminder %q, exhausted %v", r, slot.Exhausted())
 	}
-	out, err := so.Run(ctx, nil, json.RawMessage(`{}`))
+	out, err := so.Run(context.Background(), env, json.RawMessage(`{}`))
 	if err != nil || !out.IsError || !strings.Contains(out.Text, "No attempts are left.") {
 		t.Fatalf("%v %+v", err, out)
 	}
@@ -110,7 +112,7 @@ func TestOutputSlotAttempts(t *testing.T) {
 		t.Fatal("0 means the default")
 	}
 	// An agent without the run's slot (a sub-agent, a fork) gives no answer.
-	out, err = so.Run(WithOutputSlot(context.Background(), nil), nil, json.RawMessage(`{"a":1}`))
+	out, err = so.Run(context.Background(), &tool.Env{}, json.RawMessage(`{"a":1}`))
 	if err != nil || !out.IsError || !strings.Contains(out.Text, "cannot call it") {
 		t.Fatalf("%v %+v", err, out)
 	}
@@ -129,7 +131,7 @@ func FuzzStructuredOutput(f *testing.F) {
 			return
 		}
 		slot := NewOutputSlot(2)
-		out, err := so.Run(WithOutputSlot(context.Background(), slot), nil, json.RawMessage(input))
+		out, err := so.Run(context.Background(), &tool.Env{Answer: slot}, json.RawMessage(input))
 		if err != nil {
 			t.Fatalf("schema %s input %s: %v", schema, input, err)
 		}

@@ -36,7 +36,7 @@ func NewTodoWrite(cfg Config) tool.Tool {
 }
 
 func runTodoWrite(env *tool.Env, in todoWriteInput) tool.Output {
-	if env == nil {
+	if env == nil || env.Todos == nil {
 		return tool.Errorf("this agent has no todo list")
 	}
 	if in.Todos == nil {

@@ -45,7 +45,7 @@ const maxRedirects = 10
 func NewWebFetch(cfg Config) tool.Tool {
 	cfg = cfg.withDefaults()
 	f := &webFetcher{cfg: cfg.Web, cache: map[string]cachedPage{}}
-	return tool.Func(tool.FuncConfig{Name: tool.WebFetch, Description: webFetchDescription, ReadOnly: true}, f.run)
+	return tool.Func(tool.FuncConfig{Name: tool.WebFetch, Subject: tool.BuiltinSubject(tool.WebFetch), Description: webFetchDescription, ReadOnly: true}, f.run)
 }
 
 // webFetcher holds one WebFetch tool's page cache.

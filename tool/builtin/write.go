@@ -20,7 +20,7 @@ type writeInput struct {
 // NewWrite returns the Write tool: create a file or replace one already
 // read, atomically.
 func NewWrite(cfg Config) tool.Tool {
-	return tool.Func(tool.FuncConfig{Name: NameWrite, Description: writeDescription},
+	return tool.Func(tool.FuncConfig{Name: NameWrite, Subject: tool.BuiltinSubject(NameWrite), Description: writeDescription},
 		func(ctx context.Context, env *tool.Env, in writeInput) (tool.Output, error) {
 			return runWrite(env, in), nil
 		})

@@ -47,12 +47,12 @@ type taskOutputInput struct {
 }
 
 // Tools builds TaskStop, TaskOutput and SendMessage. caller finds the
-// calling agent from a call's context; nil means the call came from
-// outside a session, which gets an error result.
-func Tools(caller func(context.Context) Caller) []tool.Tool {
+// calling agent from a call's context and Env; nil means the call came
+// from outside a session, which gets an error result.
+func Tools(caller func(context.Context, *tool.Env) Caller) []tool.Tool {
 	return []tool.Tool{
-		tool.Func(tool.FuncConfig{Name: tool.TaskStop, Description: prompts.TaskStopTool}, func(ctx context.Context, _ *tool.Env, in taskStopInput) (tool.Output, error) {
-			c := caller(ctx)
+		tool.Func(tool.FuncConfig{Name: tool.TaskStop, Description: prompts.TaskStopTool}, func(ctx context.Context, env *tool.Env, in taskStopInput) (tool.Output, error) {
+			c := caller(ctx, env)
 			if c == nil {
 				return ErrorOutput(prompts.AgentOutsideSession()), nil
 			}
@@ -64,8 +64,8 @@ func Tools(caller func(context.Context) Caller) []tool.Tool {
 			b, _ := json.Marshal(map[string]string{"message": "Stopped task " + id, "task_id": id, "task_type": "local_agent", "command": info.Description})
 			return tool.Output{Text: string(b)}, nil
 		}),
-		tool.Func(tool.FuncConfig{Name: tool.TaskOutput, Description: prompts.TaskOutputTool, ReadOnly: true}, func(ctx context.Context, _ *tool.Env, in taskOutputInput) (tool.Output, error) {
-			c := caller(ctx)
+		tool.Func(tool.FuncConfig{Name: tool.TaskOutput, Description: prompts.TaskOutputTool, ReadOnly: true}, func(ctx context.Context, env *tool.Env, in taskOutputInput) (tool.Output, error) {
+			c := caller(ctx, env)
 			if c == nil {
 				return ErrorOutput(prompts.AgentOutsideSession()), nil
 			}
@@ -93,8 +93,8 @@ func Tools(caller func(context.Context) Caller) []tool.Tool {
 			j, _ := json.Marshal(out)
 			return tool.Output{Text: string(j)}, nil
 		}),
-		tool.Func(tool.FuncConfig{Name: tool.SendMessage, Description: prompts.SendMessageTool}, func(ctx context.Context, _ *tool.Env, in Message) (tool.Output, error) {
-			c := caller(ctx)
+		tool.Func(tool.FuncConfig{Name: tool.SendMessage, Description: prompts.SendMessageTool}, func(ctx context.Context, env *tool.Env, in Message) (tool.Output, error) {
+			c := caller(ctx, env)
 			if c == nil {
 				return ErrorOutput(prompts.AgentOutsideSession()), nil
 			}

@@ -19,7 +19,7 @@ func TestTaskToolSchemaTexts(t *testing.T) {
 		tool.TaskOutput:  {"agent id", "default true", "milliseconds", "30000", "600000"},
 		tool.SendMessage: {"or main."},
 	}
-	for _, tl := range Tools(func(context.Context) Caller { return nil }) {
+	for _, tl := range Tools(func(context.Context, *tool.Env) Caller { return nil }) {
 		var s struct {
 			Properties map[string]struct {
 				Description string `json:"description"`

@@ -343,15 +343,26 @@ func NewPolicy(retries int, base, max time.Duration, sleep func(context.Context,
 	return Policy{Retries: retries, Base: base, Max: max, Bounds: bounds, Sleep: sleep}, nil
 }
 
+// MaxIdleConnsPerHost is how many idle connections to the model's host
+// HTTPClient keeps: enough for every agent of a wide fan-out (the spawn
+// gate runs up to 20 sub-agents at once, plus the main agent and the
+// background ones) to find a connection ready for its next request.
+// net/http's default of 2 made 14 of 16 sub-agents open a new connection
+// (a TCP, on a real API also a TLS, handshake) for every turn.
+const MaxIdleConnsPerHost = 64
+
 // HTTPClient is the client an adapter uses when none is given: no overall
 // timeout (answers stream for minutes; the attempt's Watchdog bounds the
-// waits instead) and a 10-second bound on opening a connection, so an
-// address that drops packets fails like one that refuses them.
+// waits instead), a 10-second bound on opening a connection, so an
+// address that drops packets fails like one that refuses them, and up to
+// MaxIdleConnsPerHost idle connections kept for reuse.
 func HTTPClient() *http.Client {
 	c := &http.Client{}
 	if t, ok := http.DefaultTransport.(*http.Transport); ok {
 		t = t.Clone()
 		t.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		t.MaxIdleConnsPerHost = MaxIdleConnsPerHost
+		t.MaxIdleConns = max(t.MaxIdleConns, MaxIdleConnsPerHost)
 		c.Transport = t
 	}
 	return c

@@ -83,6 +83,25 @@ func (w *Watchdog) Event() {
 	}
 }
 
+// Drain bounds the rest of the attempt to d: the answer is complete and
+// only the end of the body is still to be read (so the connection can be
+// reused). When d passes the attempt's context is cancelled, cutting the
+// connection instead of waiting on.
+func (w *Watchdog) Drain(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	if w.t != nil {
+		w.t.Stop()
+	}
+	w.t = time.AfterFunc(d, func() { w.cancel(errDrained) })
+}
+
+// errDrained is the cause a Watchdog cancels a draining attempt with.
+var errDrained = errors.New("body not ended after the answer")
+
 // Stop ends the watch and cancels the attempt's context.
 func (w *Watchdog) Stop() {
 	w.mu.Lock()
