@@ -293,3 +293,32 @@ func TestStreamJSONCompactMatchesClaudeCode(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeAfterCompaction: --resume of a session whose main agent
+// compacted continues from the compacted conversation, not the full
+// history (the request is captured).
+func TestResumeAfterCompaction(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	compactScenario(s)
+	const id = "7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
+	cmd, _, errb, _ := cadreCmd(t, env, "", append(compactArgs, "--session-id", id)...)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, errb)
+	}
+	again := exec.Command(cmd.Path, "-p", "--resume", id, "and now?")
+	again.Dir, again.Env = cmd.Dir, cmd.Env
+	var out, stderr bytes.Buffer
+	again.Stdout, again.Stderr = &out, &stderr
+	if err := again.Run(); err != nil {
+		t.Fatalf("resume: %v\n%s", err, stderr.String())
+	}
+	reqs := s.RequestsFor("COMPACT-MAIN")
+	last := reqs[len(reqs)-1]
+	if !isCompacted(last) || len(last.Messages) != 3 || !strings.Contains(last.LastUserText(), "and now?") {
+		t.Fatalf("resumed request: %d messages, first %.80q", len(last.Messages), last.Messages[0].Text())
+	}
+	if strings.Contains(string(last.Body), "echo one") {
+		t.Fatal("the resumed request carries the history from before the compaction")
+	}
+}
