@@ -620,3 +620,79 @@ func TestDefinitionWindow(t *testing.T) {
 		t.Fatal("the main agent compacted")
 	}
 }
+
+// TestCompactHooksInEveryKind: PreCompact and PostCompact fire through
+// the one dispatcher for a sync child, a background child and a fork
+// too, each with its own agent id and type (S-14.3).
+func TestCompactHooksInEveryKind(t *testing.T) {
+	t.Parallel()
+	w := newHookWorld(t)
+	logger := filepath.Join(w.scripts, "log.sh")
+	cfg := w.config(`{
+		"PreCompact": [{"hooks": [{"type": "command", "command": "` + logger + `"}]}],
+		"PostCompact": [{"hooks": [{"type": "command", "command": "` + logger + `"}]}]
+	}`)
+	cfg.Compaction.Window = testWindow
+	cfg.ForkSubagent = true
+	file := filepath.Join(w.dir, "notes.txt")
+	if err := os.WriteFile(file, []byte("NOTES-CONTENT-42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	afterRules := func(r *llmtest.Request) int {
+		for i, m := range r.Messages {
+			for _, b := range m.Content {
+				if m.Role == llm.RoleUser && b.Type == llm.BlockText && prompts.IsForkRules(b.Text) {
+					return i
+				}
+			}
+		}
+		return 0
+	}
+	fork := job("FORK-K", file, afterRules)
+	w.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+		if hasForkRules(r) {
+			return fork(r)
+		}
+		switch len(r.Messages) {
+		case 1:
+			return llmtest.ToolUses(
+				llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", "SYNC-K: a long job")},
+				llmtest.Call{Name: "Agent", Input: bgCall("BGJO-K: a long job")},
+				llmtest.Call{Name: "Agent", Input: agentCall("", "the long job")}).WithUsage(usage(1000))
+		}
+		return llmtest.Text("main done").WithUsage(usage(1100))
+	})
+	w.srv.ScriptFunc("SYNC-K", job("SYNC-K", file, fromStart))
+	w.srv.ScriptFunc("BGJO-K", job("BGJO-K", file, fromStart))
+	w.srv.ScriptFunc("FORK-K", job("FORK-K", file, fromStart))
+	rt := newRuntime(t, cfg)
+	if _, _, err := runAll(t, context.Background(), rt, "MAIN: three kinds"); err != nil {
+		t.Fatal(err)
+	}
+	drainNotifications(t, rt)
+	logged, err := os.ReadFile(w.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(logged)), "\n") {
+		var in map[string]any
+		if err := json.Unmarshal([]byte(line), &in); err != nil {
+			t.Fatal(err)
+		}
+		id, _ := in["agent_id"].(string)
+		typ, _ := in["agent_type"].(string)
+		if id == "" || in["trigger"] != "auto" {
+			t.Errorf("hook input without its agent: %v", in)
+		}
+		types[typ+" "+in["hook_event_name"].(string)]++
+	}
+	for _, want := range []string{"general-purpose PreCompact", "general-purpose PostCompact", "fork PreCompact", "fork PostCompact"} {
+		if types[want] == 0 {
+			t.Errorf("no %s in %v", want, types)
+		}
+	}
+	if types["general-purpose PreCompact"] != 2 {
+		t.Errorf("want the sync and the background child's PreCompact: %v", types)
+	}
+}
