@@ -206,6 +206,31 @@ type Config struct {
 	// with run.ErrorMaxStructuredOutputRetries.
 	OutputSchema  json.RawMessage
 	OutputRetries int
+
+	// Compaction (issue 27, S-1.5): when agents' conversations are
+	// summarised to fit the model's context window. The zero value
+	// compacts automatically at Claude Code's thresholds of each model's
+	// window.
+	Compaction Compaction
+}
+
+// Compaction configures context compaction for every agent of the
+// session. Package config fills it from settings (autoCompactWindow,
+// autoCompactEnabled) and the environment (CADRE_AUTO_COMPACT_WINDOW,
+// CLAUDE_CODE_AUTO_COMPACT_WINDOW, CLAUDE_AUTOCOMPACT_PCT_OVERRIDE,
+// DISABLE_AUTO_COMPACT, DISABLE_COMPACT); the runtime reads no
+// environment.
+type Compaction struct {
+	// Window overrides every model's context window, in tokens; 0 uses
+	// the window of the model's family. Windows overrides it per model id.
+	Window  int64
+	Windows map[string]int64
+	// Percent, in (0, 100), lowers the automatic threshold to this share
+	// of the effective window; 0 for none.
+	Percent float64
+	// DisableAuto turns automatic compaction off (a prompt-too-long
+	// answer then ends the agent); Disable turns /compact off too.
+	DisableAuto, Disable bool
 }
 
 // Permissions configures permission checking for the session.

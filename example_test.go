@@ -170,3 +170,52 @@ func exampleAgentName(id string) string {
 	}
 	return "a sub-agent"
 }
+
+// An embedder compacts the main agent's conversation between runs: its
+// model writes a summary, and the next run continues from it.
+// Config.Compaction sets when agents compact on their own (the zero value:
+// Claude Code's thresholds of each model's window).
+func ExampleRuntime_Compact() {
+	srv := llmtest.NewServer()
+	defer srv.Close()
+	srv.Script("",
+		llmtest.Text("Paris."),
+		llmtest.Text("<summary>The user asked for the capital of France: Paris.</summary>"),
+		llmtest.Text("About 2.1 million people live in Paris."))
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	model, err := anthropic.New(anthropic.Config{APIKey: "test", BaseURL: srv.URL(), HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	rt, err := cadre.New(cadre.Config{Model: model, ModelID: "claude-sonnet-4-5", Cwd: os.TempDir(), NoTranscript: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer rt.Close()
+	ask := func(prompt string) {
+		for ev, err := range rt.Run(context.Background(), prompt) {
+			if err != nil {
+				fmt.Println("run failed:", err)
+				return
+			}
+			if ev.Type == run.EventResult {
+				fmt.Println(ev.Result.Text)
+			}
+		}
+	}
+	ask("What is the capital of France?")
+	if err := rt.Compact(context.Background(), "", "keep the city"); err != nil {
+		fmt.Println("compact:", err)
+		return
+	}
+	ask("How many people live there?")
+	last := srv.Requests()[2]
+	fmt.Println(len(last.Messages), "message sent:", strings.Contains(last.Messages[0].Text(), "capital of France: Paris"))
+	// Output:
+	// Paris.
+	// About 2.1 million people live in Paris.
+	// 1 message sent: true
+}

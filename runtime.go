@@ -5,6 +5,7 @@ import (
 	"iter"
 
 	"github.com/cadre-dev/cadre/hooks"
+	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/engine"
 	"github.com/cadre-dev/cadre/mcp"
 	"github.com/cadre-dev/cadre/permission"
@@ -69,6 +70,7 @@ func (c Config) engine() engine.Config {
 		OutputRetries:      c.OutputRetries,
 		Limits:             engine.Limits(c.Limits),
 		Background:         engine.BackgroundMode(c.Background),
+		Compaction:         compact.Settings(c.Compaction),
 	}
 	if c.Permissions != nil {
 		p := engine.Permissions(*c.Permissions)
@@ -281,6 +283,20 @@ func (r *Runtime) Stop(ctx context.Context, id string) error {
 // or already runs in the background.
 func (r *Runtime) Background(ctx context.Context, agentID string) error {
 	return r.e.Background(ctx, agentID)
+}
+
+// Compact compacts the conversation of agent agentID ("" or "main" for
+// the main agent) now (S-1.5): its model summarises the conversation and
+// the summary, with what the agent's work needs, replaces it; custom
+// instructions steer the summary ("" for none). An idle main agent is
+// compacted at once, as a run of its own whose events are dropped (run
+// the prompt "/compact [instructions]" to see them); a running agent —
+// the main one during a run, or a live sub-agent — is compacted between
+// its turns, and Compact returns once that is asked. It fails when
+// compaction is disabled, for an agent that is not running, and when a
+// PreCompact hook stops the compaction.
+func (r *Runtime) Compact(ctx context.Context, agentID, instructions string) error {
+	return r.e.Compact(ctx, agentID, instructions)
 }
 
 // SmallModelID is the model id that applies WebFetch's prompt to a

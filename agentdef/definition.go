@@ -200,6 +200,10 @@ const (
 	IsolationRemote Isolation = "remote"
 )
 
+// MinCompactWindow is the smallest autoCompactWindow accepted: below it
+// no conversation fits a summary and its next step.
+const MinCompactWindow = 1000
+
 // Definition is one agent definition (S-4.1) with where it came from.
 // Optional fields hold their zero value when the key is absent or its
 // value was invalid (a Diagnostic then says so).
@@ -231,6 +235,9 @@ type Definition struct {
 	Hooks json.RawMessage `json:"hooks,omitempty"`
 	// MaxTurns caps the agent's turns; 0 means no cap of its own.
 	MaxTurns int `json:"maxTurns,omitempty"`
+	// AutoCompactWindow is the context window, in tokens, the agent
+	// compacts against (S-1.5); 0 means the session's.
+	AutoCompactWindow int64 `json:"autoCompactWindow,omitempty"`
 	// Skills lists skill names the agent preloads.
 	Skills []string `json:"skills,omitempty"`
 	// Memory is the memory scope: user, project or local; empty for none.

@@ -26,13 +26,13 @@ var knownKeys = []string{
 	"name", "description", "tools", "disallowedTools", "model", "effort",
 	"permissionMode", "mcpServers", "requiredMcpServers", "hooks", "maxTurns",
 	"skills", "memory", "background", "isolation", "color", "initialPrompt",
-	"omitInstructions", "omitClaudeMd",
+	"omitInstructions", "omitClaudeMd", "autoCompactWindow",
 }
 
 // claudeOnlyKeys are keys Claude Code knows that cadre reads but does not
 // apply; they get a quieter warning than unknown keys.
 var claudeOnlyKeys = []string{
-	"autoCompactWindow", "observer", "observerMessage", "observeSubagents",
+	"observer", "observerMessage", "observeSubagents",
 	"observeToolResults", "experimental",
 }
 
@@ -426,6 +426,13 @@ func (b *builder) options(def *Definition, fs fieldSet) {
 			def.MaxTurns = n
 		} else {
 			b.warn(f.line, "invalid maxTurns %s; ignored — it must be a positive whole number", show(f.value))
+		}
+	}
+	if f, ok := fs.byKey["autoCompactWindow"]; ok {
+		if n, ok := toInt(f.value); ok && n >= MinCompactWindow {
+			def.AutoCompactWindow = int64(n)
+		} else {
+			b.warn(f.line, "invalid autoCompactWindow %s; ignored — it must be a context window in tokens, %d or more", show(f.value), MinCompactWindow)
 		}
 	}
 	def.Memory = MemoryScope(b.enum(fs.byKey, "memory", validMemory))

@@ -331,7 +331,8 @@ func TestUnknownKeys(t *testing.T) {
 		{name: "empty alias gives none", front: "allowedTools: []\n", tools: []string{}, diags: []string{"4 warning used as the tools list", "4 warning no tools"}},
 		{name: "disallowed alias", front: "disallowed-tools: Bash\n", dis: []string{"Bash"}, diags: []string{"4 warning entries are denied too"}},
 		{name: "hook event at top level", front: "PreToolUse: x\n", diags: []string{"4 warning hook events belong under \"hooks:\""}},
-		{name: "claude-only key", front: "autoCompactWindow: 5\n", diags: []string{"4 warning Claude Code setting cadre does not apply"}},
+		{name: "claude-only key", front: "observer: true\n", diags: []string{"4 warning Claude Code setting cadre does not apply"}},
+		{name: "tiny autoCompactWindow", front: "autoCompactWindow: 5\n", diags: []string{"4 warning invalid autoCompactWindow 5; ignored"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

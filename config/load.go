@@ -159,6 +159,9 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	if cfg.ForkSubagent, err = envBool(getenv, "CADRE_FORK_SUBAGENT", s.ForkSubagent.Value); err != nil {
 		return cadre.Config{}, diags, err
 	}
+	if cfg.Compaction, err = compaction(getenv, *s); err != nil { // compact.go
+		return cadre.Config{}, diags, err
+	}
 	// CADRE_COORDINATOR_MODE over the settings' coordinatorMode (S-11.2;
 	// Claude Code's variable is CLAUDE_CODE_COORDINATOR_MODE).
 	if cfg.Coordinator, err = envBool(getenv, "CADRE_COORDINATOR_MODE", s.CoordinatorMode.Value); err != nil {

@@ -162,6 +162,16 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 				t.Error("forkSubagent: true did not turn the fork path on")
 			}
 		}},
+		"autoCompactWindow": {json: `{"autoCompactWindow": 8000}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.Compaction.Window != 8000 {
+				t.Errorf("autoCompactWindow: Compaction %+v", cfg.Compaction)
+			}
+		}},
+		"autoCompactEnabled": {json: `{"autoCompactEnabled": false}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if !cfg.Compaction.DisableAuto || cfg.Compaction.Disable {
+				t.Errorf("autoCompactEnabled: false: Compaction %+v", cfg.Compaction)
+			}
+		}},
 		"background": {json: `{"background": "default"}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if cfg.Background != cadre.BackgroundDefault {
 				t.Errorf("Background %q", cfg.Background)

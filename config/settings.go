@@ -108,6 +108,10 @@ type Settings struct {
 	MaxDepth, MaxConcurrentAgents, MaxTotalAgents IntValue
 	// ForkSubagent is forkSubagent: the fork path (S-6.1).
 	ForkSubagent BoolValue
+	// AutoCompactWindow and AutoCompactEnabled are autoCompactWindow and
+	// autoCompactEnabled: context compaction (S-1.5; config/compact.go).
+	AutoCompactWindow  IntValue
+	AutoCompactEnabled BoolValue
 	// CoordinatorMode is coordinatorMode: the main agent only delegates
 	// (S-11.2; config/coordinator.go).
 	CoordinatorMode BoolValue
@@ -238,6 +242,9 @@ type fileData struct {
 	MCPServers            json.RawMessage `json:"mcpServers"`
 	// The fork path (config/fork.go).
 	ForkSubagent *bool `json:"forkSubagent"`
+	// Context compaction (config/compact.go).
+	AutoCompactWindow  *int  `json:"autoCompactWindow"`
+	AutoCompactEnabled *bool `json:"autoCompactEnabled"`
 	// Coordinator mode (config/coordinator.go).
 	CoordinatorMode *bool `json:"coordinatorMode"`
 	// Claude Code plugins (config/plugins.go).
@@ -606,6 +613,9 @@ func (s *Settings) applyScalars(fd *fileData, path string) error {
 	}
 	if fd.CoordinatorMode != nil {
 		s.CoordinatorMode = BoolValue{Value: *fd.CoordinatorMode, Source: path}
+	}
+	if err := s.mergeCompaction(path, fd); err != nil { // compact.go
+		return err
 	}
 	if fd.Worktree != nil && fd.Worktree.Base != nil {
 		if b := *fd.Worktree.Base; b != cadre.WorktreeBaseHead && b != cadre.WorktreeBaseDefault {

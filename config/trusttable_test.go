@@ -42,6 +42,8 @@ var keySamples = map[string]keySample{
 	"mcpServers":                        {widen: `{"evil": {"command": "sh"}}`},
 	"agents":                            {widen: `{"x": {"prompt": "p"}}`},
 	"forkSubagent":                      {narrow: `true`},
+	"autoCompactWindow":                 {narrow: `50000`},
+	"autoCompactEnabled":                {narrow: `false`},
 	"background":                        {narrow: `"off"`},
 	"coordinatorMode":                   {narrow: `true`},
 	"worktree":                          {narrow: `{"base": "head"}`},

@@ -45,8 +45,8 @@ func TestParse(t *testing.T) {
 		},
 		{
 			name:  "Claude Code event cadre does not fire",
-			raw:   `{"PostCompact":[{"hooks":[{"type":"command","command":"x"}]}]}`,
-			diags: []string{`s.json: hooks.PostCompact: "PostCompact" is a Claude Code hook event cadre does not fire; ignored`},
+			raw:   `{"PostToolBatch":[{"hooks":[{"type":"command","command":"x"}]}]}`,
+			diags: []string{`s.json: hooks.PostToolBatch: "PostToolBatch" is a Claude Code hook event cadre does not fire; ignored`},
 		},
 		{
 			name:    "unsupported type skipped, command kept",

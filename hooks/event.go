@@ -36,6 +36,9 @@ const (
 	Notification Event = "Notification"
 	// PreCompact fires before the conversation is compacted.
 	PreCompact Event = "PreCompact"
+	// PostCompact fires after the conversation was compacted, with the
+	// summary.
+	PostCompact Event = "PostCompact"
 	// WorktreeCreate fires instead of git when an isolated worktree is
 	// created; the hook prints the path it created.
 	WorktreeCreate Event = "WorktreeCreate"
@@ -47,7 +50,7 @@ const (
 var events = []Event{
 	PreToolUse, PostToolUse, PostToolUseFailure, PermissionRequest,
 	UserPromptSubmit, Stop, SubagentStart, SubagentStop, SessionStart,
-	SessionEnd, Notification, PreCompact, WorktreeCreate, WorktreeRemove,
+	SessionEnd, Notification, PreCompact, PostCompact, WorktreeCreate, WorktreeRemove,
 }
 
 // Events returns every event cadre fires.
@@ -60,7 +63,7 @@ func (e Event) Valid() bool { return slices.Contains(events, e) }
 // settings file naming them gets a warning that says so rather than a
 // did-you-mean.
 var claudeOnly = []string{
-	"PostToolBatch", "UserPromptExpansion", "StopFailure", "PostCompact",
+	"PostToolBatch", "UserPromptExpansion", "StopFailure",
 	"PreModelSwitch", "PostModelSwitch", "PermissionDenied", "Setup",
 	"TeammateIdle", "TaskCreated", "TaskCompleted", "Elicitation",
 	"ElicitationResult", "ConfigChange", "InstructionsLoaded", "CwdChanged",
@@ -81,7 +84,7 @@ func (e Event) matchField() string {
 		return "reason"
 	case Notification:
 		return "notification_type"
-	case PreCompact:
+	case PreCompact, PostCompact:
 		return "trigger"
 	}
 	return ""

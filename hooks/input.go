@@ -74,6 +74,8 @@ type Input struct {
 	// instructions for the summary (PreCompact).
 	Trigger            string
 	CustomInstructions string
+	// CompactSummary is the summary the compaction wrote (PostCompact).
+	CompactSummary string
 	// Name is the worktree's name, such as "agent-<id>" (WorktreeCreate).
 	Name string
 	// WorktreePath is the worktree being removed (WorktreeRemove).
@@ -152,6 +154,9 @@ func (in *Input) MarshalJSON() ([]byte, error) {
 	case PreCompact:
 		w.str("trigger", in.Trigger)
 		w.str("custom_instructions", in.CustomInstructions)
+	case PostCompact:
+		w.str("trigger", in.Trigger)
+		w.str("compact_summary", in.CompactSummary)
 	case WorktreeCreate:
 		w.str("name", in.Name)
 	case WorktreeRemove:

@@ -54,6 +54,10 @@ func TestInputShape(t *testing.T) {
 		}), `{"session_id":"s1","transcript_path":"/t/s1.jsonl","cwd":"/p","permission_mode":"default","hook_event_name":"Notification","message":"cadre needs your permission to use Bash","notification_type":"permission_prompt"}`},
 		{"PreCompact", with(common, func(in *Input) { in.HookEventName, in.Trigger = PreCompact, "auto" }),
 			`{"session_id":"s1","transcript_path":"/t/s1.jsonl","cwd":"/p","permission_mode":"default","hook_event_name":"PreCompact","trigger":"auto","custom_instructions":""}`},
+		{"PostCompact", with(common, func(in *Input) {
+			in.HookEventName, in.Trigger, in.CompactSummary = PostCompact, "manual", "the summary"
+		}),
+			`{"session_id":"s1","transcript_path":"/t/s1.jsonl","cwd":"/p","permission_mode":"default","hook_event_name":"PostCompact","trigger":"manual","compact_summary":"the summary"}`},
 		{"WorktreeCreate", with(common, func(in *Input) { in.HookEventName, in.Name = WorktreeCreate, "agent-a1" }),
 			`{"session_id":"s1","transcript_path":"/t/s1.jsonl","cwd":"/p","hook_event_name":"WorktreeCreate","name":"agent-a1"}`},
 		{"WorktreeRemove", with(common, func(in *Input) { in.HookEventName, in.WorktreePath = WorktreeRemove, "/p/.cadre/worktrees/agent-a1" }),

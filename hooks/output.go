@@ -192,7 +192,8 @@ func applyStdout(ev Event, res result, run *Run, o *Outcome) {
 	}
 	if out[0] != '{' {
 		switch ev {
-		case UserPromptSubmit, SessionStart:
+		case UserPromptSubmit, SessionStart, PreCompact:
+			// PreCompact: the text joins the summary's instructions.
 			o.Context = append(o.Context, string(out))
 		case WorktreeCreate:
 			if o.WorktreePath == "" {

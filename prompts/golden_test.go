@@ -66,3 +66,17 @@ func TestWebTextsGolden(t *testing.T) {
 	golden(t, "websearch_empty", WebSearchResults("nothing", "Brave Search", nil, ""))
 	golden(t, "websearch_unconfigured", WebSearchUnconfigured())
 }
+
+func TestCompactTextsGolden(t *testing.T) {
+	golden(t, "compact_instructions", CompactInstructions(""))
+	golden(t, "compact_instructions_custom", CompactInstructions("  focus on the parser  "))
+	golden(t, "compact_summary", CompactSummary("\nThe user asked for X.\n", "/t/abc.jsonl")+"\n\n"+CompactContinue())
+	golden(t, "compact_kept", strings.Join([]string{
+		CompactFile("/w/a.go", "package a", false),
+		CompactFile("/w/b.go", "package b", true),
+		CompactTodos([]CompactTodo{{Content: "write tests", Status: "in_progress"}, {Content: "ship", Status: "pending"}}),
+		CompactTasks([]CompactTask{{ID: "a1b2", Kind: "agent", Description: "scan logs", Status: "running"}}),
+		CompactSkill("pdf", "Use fill.py."),
+		CompactPlan("1. parse\n2. test"),
+	}, "\n\n"))
+}

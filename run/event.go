@@ -66,6 +66,17 @@ const (
 	// EventHookFinished carries Hook with its exit code, duration, output
 	// and decision.
 	EventHookFinished EventType = "hook_finished"
+	// EventCompacting carries Compact (its Trigger): the agent's
+	// conversation is being compacted (S-1.5; stream-json's system/status
+	// "compacting").
+	EventCompacting EventType = "compacting"
+	// EventCompactBoundary carries Compact: the compaction is done. It is
+	// the summary request's own turn: Usage, Model, MessageID and
+	// APIDuration are that request's, counted in the agent's usage.
+	EventCompactBoundary EventType = "compact_boundary"
+	// EventContextWarning carries Compact (PreTokens, Threshold): the
+	// agent's context is nearing the point where it will be compacted.
+	EventContextWarning EventType = "context_warning"
 	// EventWarning carries Text: part of the session's record could not
 	// be written — a task-journal or transcript write failed — though the
 	// run goes on. The exactly-once delivery of notifications rests on the
@@ -112,6 +123,24 @@ type Event struct {
 	Hook *hooks.Run
 	// Todos is set on EventTodos.
 	Todos *TodoUpdate
+	// Compact is set on EventCompacting, EventCompactBoundary and
+	// EventContextWarning.
+	Compact *Compaction
+}
+
+// Compaction describes one compaction of an agent's conversation.
+type Compaction struct {
+	// Trigger is "auto" or "manual".
+	Trigger string `json:"trigger"`
+	// PreTokens is the context size before; PostTokens an estimate of it
+	// after; Threshold the size at which the agent compacts.
+	PreTokens  int64 `json:"pre_tokens"`
+	PostTokens int64 `json:"post_tokens,omitempty"`
+	Threshold  int64 `json:"threshold,omitempty"`
+	// Duration is how long it took.
+	Duration time.Duration `json:"duration,omitempty"`
+	// Summary is what the model wrote.
+	Summary string `json:"summary,omitempty"`
 }
 
 // Init describes a run as it starts.

@@ -592,6 +592,19 @@ func (w *JournalWriter) Release() error {
 	return w.j.send(journalOp{path: w.path, release: true})
 }
 
+// AppendCompact queues a compact_boundary entry; the messages appended
+// after it are the compacted conversation.
+func (w *JournalWriter) AppendCompact(b CompactBoundary) error {
+	e, err := json.Marshal(Entry{
+		Type: EntryCompactBoundary, SessionID: w.sessionID, AgentID: w.agentID,
+		Timestamp: w.now().UTC().Format(time.RFC3339Nano), Compact: &b,
+	})
+	if err != nil {
+		return fmt.Errorf("encode transcript entry: %w", err)
+	}
+	return w.j.send(journalOp{path: w.path, data: append(e, '\n')})
+}
+
 // AppendEnd queues the entry that records how a run ended.
 func (w *JournalWriter) AppendEnd(end RunEnd) error {
 	b, err := json.Marshal(Entry{

@@ -38,6 +38,27 @@ type Entry struct {
 	// RunEnd is set on the run_end entry (Type EntryRunEnd) that closes
 	// each run.
 	RunEnd *RunEnd `json:"runEnd,omitempty"`
+	// Compact is set on a compact_boundary entry (Type
+	// EntryCompactBoundary): the conversation was compacted here, and
+	// the messages after it are the compacted conversation.
+	Compact *CompactBoundary `json:"compactMetadata,omitempty"`
+}
+
+// EntryCompactBoundary is the Type of the entry that marks a compaction.
+const EntryCompactBoundary = "compact_boundary"
+
+// CompactBoundary is what a compact_boundary entry records.
+type CompactBoundary struct {
+	// Trigger is "auto" or "manual".
+	Trigger string `json:"trigger"`
+	// PreTokens and PostTokens are the context size before and (an
+	// estimate) after.
+	PreTokens  int64 `json:"preTokens"`
+	PostTokens int64 `json:"postTokens"`
+	// DurationMs is how long the compaction took.
+	DurationMs int64 `json:"durationMs"`
+	// Summary is the summary the model wrote.
+	Summary string `json:"summary,omitempty"`
 }
 
 // Torn is a record cut short: the process died (or the disk filled) in
@@ -181,7 +202,8 @@ func TornWarning(path string, torn []Torn) string {
 }
 
 // Messages returns the conversation messages of the entries, in order, as
-// they were sent: consecutive user entries (a prompt that followed tool
+// they were sent, from the last compact_boundary on (the compacted
+// conversation): consecutive user entries (a prompt that followed tool
 // results) are joined into one message. Tool calls that never got results
 // (the process died, or the agent was stopped, between an answer and its
 // results) get error results saying so (see [CloseInterrupted]), so the
@@ -189,6 +211,12 @@ func TornWarning(path string, torn []Torn) string {
 func Messages(entries []Entry) []llm.Message {
 	var out []llm.Message
 	for _, e := range entries {
+		if e.Type == EntryCompactBoundary {
+			// A resume continues from the compacted conversation; the
+			// history before stays in the file.
+			out = nil
+			continue
+		}
 		if e.Message == nil {
 			continue
 		}

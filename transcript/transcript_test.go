@@ -149,3 +149,31 @@ func TestJournalReportsWriteErrors(t *testing.T) {
 		t.Fatalf("close error %v", err)
 	}
 }
+
+func TestMessagesStartAtLastCompactBoundary(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.jsonl")
+	j := NewJournal()
+	w := j.Transcript(path, "s", "", nil)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(w.AppendMessage(llm.UserText("old task"), "", nil))
+	must(w.AppendMessage(llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("old answer")}}, "m", nil))
+	must(w.AppendCompact(CompactBoundary{Trigger: "auto", PreTokens: 5200, PostTokens: 300, DurationMs: 12, Summary: "s"}))
+	must(w.AppendMessage(llm.UserText("summary"), "", nil))
+	must(w.AppendMessage(llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("new answer")}}, "m", nil))
+	must(j.Close())
+	entries, err := ReadFile(path)
+	must(err)
+	if len(entries) != 5 || entries[2].Type != EntryCompactBoundary || entries[2].Compact.PreTokens != 5200 {
+		t.Fatalf("the file does not keep the whole history and the boundary: %+v", entries)
+	}
+	msgs := Messages(entries)
+	if len(msgs) != 2 || msgs[0].Text() != "summary" {
+		t.Fatalf("resume messages %+v", msgs)
+	}
+}

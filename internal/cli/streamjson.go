@@ -133,6 +133,8 @@ func (p *streamPrinter) event(ev run.Event) error {
 		return p.write(p.tally.result(ev.Result))
 	case run.EventHookStarted, run.EventHookFinished:
 		return p.hookEvent(ev)
+	case run.EventCompacting, run.EventCompactBoundary:
+		return p.compaction(ev) // compact.go
 	}
 	return nil
 }

@@ -98,6 +98,10 @@ type agent struct {
 	final      *run.SubagentResult
 
 	tally // what its subtree used (tally.go)
+
+	// compactQ holds a manual compaction asked for while it runs
+	// (compact.go).
+	compactQ compactQueue
 }
 
 // agentFrom returns the agent an Env belongs to (Env.Spawner, set by
@@ -158,6 +162,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 	if err != nil {
 		return nil, err
 	}
+	rec, tpath := compactRecorder(rec) // compact.go
 	cfg := loop.Config{
 		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, SystemPrefix: a.systemPrefix, Tools: a.pool, Env: a.env,
 		SharedTools: setupOf(a).sharedTools(), // toolorder.go
@@ -175,6 +180,8 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 			cfg.Inbox = writtenFirst{a.inbox, w}
 		}
 	}
+	cfg.Compaction = a.compaction(tpath) // compact.go
+	defer a.run.rt.compacts.running(a)()
 	if a.output != nil {
 		cfg.Output = a.output
 	}
@@ -218,6 +225,8 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 				Result: o.Result}
 		case loop.UserMessage:
 			out.Type, out.Message = run.EventUser, ev.Message
+		case loop.CompactStart, loop.CompactEnd, loop.ContextWarning:
+			a.compactEvent(ev, &out, cfg.Compaction.Thresholds.Compact) // compact.go
 		case loop.Done:
 			return ev.Result, nil
 		}

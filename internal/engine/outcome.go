@@ -38,7 +38,7 @@ func (s *runState) sendFinal(ev run.Event) {
 // note counts the main agent's turns and tool calls from its events, so a
 // run that fails still reports them.
 func (s *runState) note(ev run.Event) {
-	if ev.Type == run.EventAssistant {
+	if ev.Type == run.EventAssistant || ev.Type == run.EventCompactBoundary { // a summary request costs too (compact.go)
 		s.mu.Lock()
 		if s.byModel == nil {
 			s.byModel = map[string]llm.Usage{}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/hooks"
+	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/engine/hub"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/sandbox"
@@ -219,6 +220,9 @@ type Config struct {
 	// with run.ErrorMaxStructuredOutputRetries.
 	OutputSchema  json.RawMessage
 	OutputRetries int
+
+	// Compaction configures context compaction (issue 27; compact.go).
+	Compaction compact.Settings
 }
 
 // Permissions configures permission checking for the session.
@@ -245,6 +249,7 @@ type Permissions struct {
 // conversation, but not concurrently.
 type Runtime struct {
 	cfg      Config
+	compacts compactBook // running agents' manual compaction queues (compact.go)
 	gate     *spawn.Gate
 	defs     map[string]*agentdef.Definition
 	defList  []*agentdef.Definition
@@ -692,6 +697,11 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	if err := s.send(ctx, run.Event{Type: run.EventInit, Init: &run.Init{SessionID: r.session, Model: modelID, Cwd: r.cfg.Cwd, Tools: r.mainPool.Names(), TranscriptPath: r.tpath,
 		MCPServers: glueOf(r).mcpInit(), PermissionMode: main.perms.Mode, Provenance: r.cfg.Provenance, // PermissionMode, Provenance: issue 9
 		Worktrees: house, Sandbox: r.SandboxStatus()}}); err != nil {
+		return
+	}
+	if instructions, ok := compactCommand(prompt); ok { // compact.go: /compact as a prompt
+		res, err := main.compactNow(ctx, instructions, recorder)
+		s.finish(ctx, mainRec, res, err)
 		return
 	}
 	r.mu.Lock()

@@ -90,6 +90,9 @@ type Config struct {
 	// that, it is asked again with Output.Remind's message; once
 	// Output.Exhausted, the run ends with Result.OutputExhausted.
 	Output Output
+	// Compaction, when set, compacts the conversation before it outgrows
+	// the model's context window (compact.go); nil never compacts.
+	Compaction *Compaction
 }
 
 // Output is the answer a run must give through a tool call (see
@@ -147,6 +150,9 @@ type Event struct {
 	Model       string
 	StopReason  llm.StopReason
 	APIDuration time.Duration
+	// Compact describes a compaction (CompactStart, CompactEnd,
+	// ContextWarning; compact.go).
+	Compact *Boundary
 }
 
 // ToolResult is how one tool call ended.
@@ -193,7 +199,7 @@ func Run(ctx context.Context, cfg Config, msgs []llm.Message) iter.Seq2[Event, e
 	return func(yield func(Event, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		r := &runner{cfg: cfg, msgs: append([]llm.Message(nil), msgs...), yield: yield}
+		r := &runner{cfg: cfg, msgs: append([]llm.Message(nil), msgs...), yield: yield, hints: cfg.CacheHints}
 		if r.cfg.Now == nil {
 			r.cfg.Now = time.Now
 		}
@@ -233,6 +239,18 @@ type runner struct {
 	tools    *toolSet
 	mu       sync.Mutex
 	hookStop *HookStop
+
+	// Compaction state (compact.go): hints are the cache hints in force
+	// (gone once the starting messages are); lastSize the context size
+	// the last answer measured; warned whether the warning was given
+	// since the last compaction; compactions and compactedAt count them
+	// and note the turn of the last.
+	hints       []llm.CacheHint
+	lastSize    int64
+	warned      bool
+	compactions int
+	compactedAt int
+	breaker     compactBreaker
 	// conversation is what the calls of the running batch see as
 	// tool.Call.Conversation: the history up to the answer that made them,
 	// clipped so that it cannot be appended into.
@@ -286,6 +304,11 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if r.turns > 0 {
+			if err := r.betweenTurns(ctx); err != nil { // compact.go
+				return nil, err
+			}
+		}
 		req := &llm.Request{
 			Model:  r.cfg.ModelID,
 			System: r.cfg.System,
@@ -298,12 +321,16 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			Thinking:     r.cfg.Thinking,
 			Effort:       r.cfg.Effort,
 			// Hints index the starting messages, which are never rewritten.
-			CacheHints: r.cfg.CacheHints,
+			CacheHints: r.hints,
 		}
 		sent := r.cfg.Now()
 		resp, err := r.request(ctx, req)
 		if err != nil {
-			return nil, err
+			if retry, err := r.tooLong(ctx, err); retry { // compact.go
+				continue
+			} else if err != nil {
+				return nil, err
+			}
 		}
 		if r.cfg.Inbox != nil {
 			r.cfg.Inbox.Sent()
@@ -311,6 +338,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		apiDuration := r.cfg.Now().Sub(sent)
 		r.turns++
 		r.usage = r.usage.Add(resp.Usage)
+		r.lastSize = compactSize(resp.Usage, resp.Message)
 		msg := resp.Message
 		msg.Role = llm.RoleAssistant
 		msg.Content = dropEmptyText(msg.Content)

@@ -135,6 +135,10 @@ func (c *convo) apply(ev run.Event) {
 		}
 	case run.EventTodos:
 		c.applyTodos(ev.Todos)
+	case run.EventCompacting, run.EventCompactBoundary, run.EventContextWarning:
+		if ev.Compact != nil {
+			c.addInfo(compactionText(ev.Type, ev.Compact)) // compact.go
+		}
 	}
 }
 

@@ -22,6 +22,7 @@ func slashCommands() []slashCommand {
 		{"/agents", "list the agent definitions, their sources and what shadows what"},
 		{"/model", "show the models of the session and its agents; /model NAME switches the main agent's"},
 		{"/clear", "start a new conversation (the old one stays in its transcript)"},
+		{"/compact", "summarise the conversation to free its context; /compact TEXT says what the summary must keep"},
 		{"/resume", "pick a saved session of this project"},
 		{"/permissions", "show the permission mode and the rules in force, with their sources"},
 		{"/help", "show the keys and commands"},
@@ -81,6 +82,9 @@ func (m *Model) slash(text string) tea.Cmd {
 			return nil
 		}
 		return m.act.fresh()
+	case "/compact":
+		// The runtime takes it as a prompt (after a running turn).
+		return m.send(text)
 	case "/permissions":
 		m.pane.main().addInfo(m.perm.rulesText(m.bar.mode, m.bar.modeCycle(), m.cfg.rules))
 	case "/help":

@@ -1,0 +1,62 @@
+package config
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/cadre-dev/cadre"
+)
+
+// minCompactWindow is the smallest context window a setting may name:
+// below it no conversation fits a summary and its next step.
+const minCompactWindow = 1000
+
+// mergeCompaction takes the compaction keys of one settings file.
+func (s *Settings) mergeCompaction(path string, fd *fileData) error {
+	if v := fd.AutoCompactWindow; v != nil {
+		if *v < minCompactWindow {
+			return fmt.Errorf("%w: %s: autoCompactWindow must be %d tokens or more, not %d", ErrMalformed, path, minCompactWindow, *v)
+		}
+		s.AutoCompactWindow = IntValue{Value: *v, Source: path}
+	}
+	if fd.AutoCompactEnabled != nil {
+		s.AutoCompactEnabled = BoolValue{Value: *fd.AutoCompactEnabled, Source: path}
+	}
+	return nil
+}
+
+// compaction resolves context compaction (S-1.5) from the settings and
+// the environment: CADRE_AUTO_COMPACT_WINDOW over
+// CLAUDE_CODE_AUTO_COMPACT_WINDOW over autoCompactWindow;
+// CLAUDE_AUTOCOMPACT_PCT_OVERRIDE; DISABLE_AUTO_COMPACT over
+// autoCompactEnabled: false; DISABLE_COMPACT.
+func compaction(getenv func(string) string, s Settings) (cadre.Compaction, error) {
+	c := cadre.Compaction{Window: int64(s.AutoCompactWindow.Value)}
+	for _, name := range []string{"CLAUDE_CODE_AUTO_COMPACT_WINDOW", "CADRE_AUTO_COMPACT_WINDOW"} {
+		v := getenv(name)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < minCompactWindow {
+			return c, fmt.Errorf("%s=%q: want a context window in tokens, %d or more", name, v, minCompactWindow)
+		}
+		c.Window = n
+	}
+	if v := getenv("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"); v != "" {
+		p, err := strconv.ParseFloat(v, 64)
+		if err != nil || p <= 0 || p > 100 {
+			return c, fmt.Errorf("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=%q: want a percentage above 0 and at most 100", v)
+		}
+		c.Percent = p
+	}
+	off := s.AutoCompactEnabled.Source != "" && !s.AutoCompactEnabled.Value
+	var err error
+	if c.DisableAuto, err = envBool(getenv, "DISABLE_AUTO_COMPACT", off); err != nil {
+		return c, err
+	}
+	if c.Disable, err = envBool(getenv, "DISABLE_COMPACT", false); err != nil {
+		return c, err
+	}
+	return c, nil
+}
