@@ -47,8 +47,8 @@ type compactBoundaryJSON struct {
 	SessionID         string  `json:"session_id"`
 }
 
-// compaction writes the main agent's compaction events.
-func (p *streamPrinter) compaction(ev run.Event) error {
+// printCompaction writes the main agent's compaction events.
+func printCompaction(p *streamPrinter, ev run.Event) error {
 	if ev.AgentID != "" || ev.Compact == nil {
 		return nil
 	}

@@ -134,7 +134,7 @@ func (p *streamPrinter) event(ev run.Event) error {
 	case run.EventHookStarted, run.EventHookFinished:
 		return p.hookEvent(ev)
 	case run.EventCompacting, run.EventCompactBoundary:
-		return p.compaction(ev) // compact.go
+		return printCompaction(p, ev) // compact.go
 	}
 	return nil
 }

@@ -180,7 +180,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 			cfg.Inbox = writtenFirst{a.inbox, w}
 		}
 	}
-	cfg.Compaction = a.compaction(tpath) // compact.go
+	cfg.Compaction = compactOf(a).compaction(tpath) // compact.go
 	defer a.run.rt.compacts.running(a)()
 	if a.output != nil {
 		cfg.Output = a.output
@@ -226,7 +226,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		case loop.UserMessage:
 			out.Type, out.Message = run.EventUser, ev.Message
 		case loop.CompactStart, loop.CompactEnd, loop.ContextWarning:
-			a.compactEvent(ev, &out, cfg.Compaction.Thresholds.Compact) // compact.go
+			compactOf(a).compactEvent(ev, &out, cfg.Compaction.Thresholds.Compact) // compact.go
 		case loop.Done:
 			return ev.Result, nil
 		}

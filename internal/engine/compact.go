@@ -56,7 +56,8 @@ func (q *compactQueue) take() (string, bool) {
 
 // compaction is the loop's compaction config for a, recording into the
 // transcript at tpath ("" for none); nil when compaction is off.
-func (a *agent) compaction(tpath string) *loop.Compaction {
+func (g compactGlue) compaction(tpath string) *loop.Compaction {
+	a := g.a
 	s := a.run.rt.cfg.Compaction
 	if s.Disable {
 		return nil
@@ -68,7 +69,7 @@ func (a *agent) compaction(tpath string) *loop.Compaction {
 	return &loop.Compaction{
 		Thresholds: compact.Compute(window, a.run.rt.cfg.MaxTokens, s.Percent),
 		Auto:       s.Auto(),
-		Keep:       a.keepAcrossCompaction,
+		Keep:       compactOf(a).keepAcrossCompaction,
 		Transcript: tpath,
 		Manual:     a.compactQ.take,
 	}
@@ -80,7 +81,8 @@ func (a *agent) compaction(tpath string) *loop.Compaction {
 //
 // Teammates (issue 25) are not built yet; when they are, a teammate's
 // team, role, current task and unread mail go in Keep.Extra here.
-func (a *agent) keepAcrossCompaction(_ context.Context, msgs []llm.Message) compact.Keep {
+func (g compactGlue) keepAcrossCompaction(_ context.Context, msgs []llm.Message) compact.Keep {
+	a := g.a
 	var k compact.Keep
 	for _, path := range compact.RecentReads(msgs, tool.Read, compact.MaxFiles) {
 		if a.env.Hidden != nil && a.env.Hidden(path) {
@@ -151,7 +153,8 @@ func (b boundaryRecorder) AppendBoundary(x loop.Boundary) error {
 
 // compactEvent turns a loop compaction event into the run's, counting a
 // summary request's usage as the agent's (S-1.4).
-func (a *agent) compactEvent(ev loop.Event, out *run.Event, threshold int64) {
+func (g compactGlue) compactEvent(ev loop.Event, out *run.Event, threshold int64) {
+	a := g.a
 	c := ev.Compact
 	info := &run.Compaction{Trigger: string(c.Trigger), PreTokens: c.PreTokens, PostTokens: c.PostTokens, Duration: c.Duration, Summary: c.Summary}
 	switch ev.Kind {
@@ -246,7 +249,8 @@ const compacted = "Compacted."
 // compactNow compacts the idle main agent's conversation (the prompt
 // /compact), recording into rec, and returns the run's loop result:
 // the new conversation, the summary request's usage.
-func (a *agent) compactNow(ctx context.Context, instructions string, rec loop.Recorder) (*loop.Result, error) {
+func (g compactGlue) compactNow(ctx context.Context, instructions string, rec loop.Recorder) (*loop.Result, error) {
+	a := g.a
 	rt := a.run.rt
 	if rt.cfg.Compaction.Disable {
 		return nil, errors.New("compaction is disabled (DISABLE_COMPACT)")
@@ -263,7 +267,7 @@ func (a *agent) compactNow(ctx context.Context, instructions string, rec loop.Re
 		SharedTools: setupOf(a).sharedTools(), Dynamic: setupOf(a).dynamicTools(),
 		MaxTokens: rt.cfg.MaxTokens, Thinking: rt.cfg.Thinking, Effort: a.effort, Recorder: rec,
 		AgentID: a.id, AgentType: a.typ, Now: rt.cfg.Now, Hooks: hooksOf(a).firer(),
-		Compaction: a.compaction(tpath),
+		Compaction: compactOf(a).compaction(tpath),
 	}
 	start := rt.cfg.Now()
 	for ev, err := range loop.Compact(ctx, cfg, msgs, instructions) {
@@ -271,7 +275,7 @@ func (a *agent) compactNow(ctx context.Context, instructions string, rec loop.Re
 			return nil, err
 		}
 		out := run.Event{AgentID: a.id, ParentToolUseID: a.toolUseID}
-		a.compactEvent(ev, &out, cfg.Compaction.Thresholds.Compact)
+		compactOf(a).compactEvent(ev, &out, cfg.Compaction.Thresholds.Compact)
 		if err := a.run.send(ctx, out); err != nil {
 			return nil, err
 		}

@@ -324,15 +324,15 @@ func TestCompactionThresholdsFollowConfig(t *testing.T) {
 	rt := newRuntime(t, cfg)
 	_ = rt
 	a := &agent{run: &runState{rt: rt}, modelID: "claude-sonnet-4-5"}
-	if c := a.compaction(""); c == nil || c.Thresholds != compact.Compute(testWindow, 0, 0) || !c.Auto {
+	if c := compactOf(a).compaction(""); c == nil || c.Thresholds != compact.Compute(testWindow, 0, 0) || !c.Auto {
 		t.Fatalf("compaction %+v", c)
 	}
 	rt.cfg.Compaction.DisableAuto = true
-	if c := a.compaction(""); c == nil || c.Auto {
+	if c := compactOf(a).compaction(""); c == nil || c.Auto {
 		t.Fatal("DisableAuto ignored")
 	}
 	rt.cfg.Compaction.Disable = true
-	if a.compaction("") != nil {
+	if compactOf(a).compaction("") != nil {
 		t.Fatal("Disable ignored")
 	}
 }

@@ -51,6 +51,12 @@ type hookGlue struct{ a *agent }
 
 func hooksOf(a *agent) hookGlue { return hookGlue{a} }
 
+// compactGlue is an agent's side of context compaction: when it compacts,
+// what survives, its events and a compaction asked for now (compact.go).
+type compactGlue struct{ a *agent }
+
+func compactOf(a *agent) compactGlue { return compactGlue{a} }
+
 // systemPrompts renders the session's system prompts and their parts.
 type systemPrompts struct{ r *Runtime }
 

