@@ -8,11 +8,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
-
-	"github.com/cadre-dev/cadre/internal/safefs"
 )
 
 // Notification is how an ended background task reaches the agent that
@@ -65,12 +62,9 @@ const (
 // these records. Safe for concurrent use.
 type Journal struct {
 	mu   sync.Mutex
-	f    *os.File
 	path string
+	file *appendFile // nil in memory
 	seq  int64
-	err  error
-	// size is the file's size after the last whole record.
-	size int64
 }
 
 // Replay is what a journal held when it was opened: notifications that
@@ -91,51 +85,11 @@ func OpenJournal(path string) (*Journal, Replay, error) {
 	if err != nil {
 		return nil, Replay{}, err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, Replay{}, fmt.Errorf("task journal: %w", err)
-	}
-	f, err := safefs.OpenNoFollow(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	file, err := openAppendFile("task journal", path)
 	if err != nil {
-		return nil, Replay{}, fmt.Errorf("task journal: %w", err)
-	}
-	j := &Journal{f: f, path: path, seq: last}
-	if err := j.endTornLine(); err != nil {
-		_ = f.Close()
 		return nil, Replay{}, err
 	}
-	return j, rep, nil
-}
-
-// endTornLine ends a last line an earlier process left without its
-// newline (it died, or the disk filled, in the middle of a write), so the
-// next record starts on a line of its own instead of being glued to the
-// torn one and lost with it. It also learns the file's size.
-func (j *Journal) endTornLine() error {
-	info, err := j.f.Stat()
-	if err != nil {
-		return fmt.Errorf("task journal %s: %w", j.path, err)
-	}
-	j.size = info.Size()
-	if j.size == 0 {
-		return nil
-	}
-	r, err := os.Open(j.path)
-	if err != nil {
-		return fmt.Errorf("task journal %s: %w", j.path, err)
-	}
-	defer r.Close()
-	var last [1]byte
-	if _, err := r.ReadAt(last[:], j.size-1); err != nil {
-		return fmt.Errorf("task journal %s: %w", j.path, err)
-	}
-	if last[0] == '\n' {
-		return nil
-	}
-	if _, err := j.f.Write([]byte{'\n'}); err != nil {
-		return fmt.Errorf("task journal %s: end the torn last line: %w", j.path, err)
-	}
-	j.size++
-	return nil
+	return &Journal{path: path, file: file, seq: last}, rep, nil
 }
 
 // replay reads the journal at path (missing is empty) and returns what
@@ -220,34 +174,12 @@ func MemoryJournal() *Journal { return &Journal{} }
 func (j *Journal) Path() string { return j.path }
 
 func (j *Journal) write(rec record) error {
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("task journal: %w", err)
-	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.path == "" {
+	if j.file == nil {
 		return nil // in memory: numbers notifications, keeps nothing
 	}
-	if j.f == nil {
-		return errors.New("task journal: closed")
-	}
-	if j.err != nil {
-		return j.err
-	}
-	n, err := j.f.Write(append(b, '\n'))
-	if err != nil {
-		// No partial record: cut the file back to before it.
-		j.err = fmt.Errorf("task journal %s: %w", j.path, err)
-		if n > 0 {
-			if terr := j.f.Truncate(j.size); terr != nil {
-				j.err = fmt.Errorf("%w (and cutting the partial record failed: %v)", j.err, terr)
-			}
-		}
-		return j.err
-	}
-	j.size += int64(n)
-	return nil
+	return j.file.append(rec, false)
 }
 
 // Started records that a background task began.
@@ -273,10 +205,8 @@ func (j *Journal) Delivered(seq int64) error { return j.write(record{Op: opDeliv
 func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.f == nil {
+	if j.file == nil {
 		return nil
 	}
-	err := j.f.Close()
-	j.f = nil
-	return err
+	return j.file.close()
 }

@@ -8,11 +8,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
-
-	"github.com/cadre-dev/cadre/internal/safefs"
 )
 
 // The mailbox store (S-8.2, S-15.3): one mailbox per addressable agent of
@@ -166,9 +163,7 @@ const (
 type Mailboxes struct {
 	mu    sync.Mutex
 	path  string
-	f     *os.File
-	size  int64 // the file's size after the last whole record
-	err   error // a failed write: later ones fail too
+	file  *appendFile // nil in memory
 	seq   int64
 	boxes map[string]*mailbox
 	names map[string]string // name → agent id
@@ -213,18 +208,11 @@ func OpenMailboxes(path string) (*Mailboxes, MailReplay, error) {
 		}
 		rep.Pending = append(rep.Pending, box.queue...)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, MailReplay{}, fmt.Errorf("mailbox journal: %w", err)
-	}
-	f, err := safefs.OpenNoFollow(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	file, err := openAppendFile("mailbox journal", path)
 	if err != nil {
-		return nil, MailReplay{}, fmt.Errorf("mailbox journal: %w", err)
-	}
-	s.f, s.path = f, path
-	if err := journalOf(s).endTornLine(); err != nil {
-		_ = f.Close()
 		return nil, MailReplay{}, err
 	}
+	s.file, s.path = file, path
 	return s, rep, nil
 }
 
@@ -364,72 +352,15 @@ func (s *Mailboxes) addressErr(id, name string) error {
 	return nil
 }
 
-// endTornLine ends a last line an earlier process left without its
-// newline, so the next record starts on a line of its own.
-func (mj mailJournal) endTornLine() error {
-	s := mj.s
-	info, err := s.f.Stat()
-	if err != nil {
-		return fmt.Errorf("mailbox journal %s: %w", s.path, err)
-	}
-	s.size = info.Size()
-	if s.size == 0 {
-		return nil
-	}
-	r, err := os.Open(s.path)
-	if err != nil {
-		return fmt.Errorf("mailbox journal %s: %w", s.path, err)
-	}
-	defer r.Close()
-	var last [1]byte
-	if _, err := r.ReadAt(last[:], s.size-1); err != nil {
-		return fmt.Errorf("mailbox journal %s: %w", s.path, err)
-	}
-	if last[0] == '\n' {
-		return nil
-	}
-	if _, err := s.f.Write([]byte{'\n'}); err != nil {
-		return fmt.Errorf("mailbox journal %s: end the torn last line: %w", s.path, err)
-	}
-	s.size++
-	return nil
-}
-
 // write appends rec and syncs it to disk; s.mu is held. The exactly-once
 // promise rests on every record but an address: a post lost to a crash
 // is a lost message, a lost ack a duplicate one. An address (a name) is
 // not synced; a later synced record carries it to disk.
 func (mj mailJournal) write(rec mailRecord) error {
-	s := mj.s
-	if s.path == "" {
+	if mj.s.file == nil {
 		return nil
 	}
-	if s.f == nil {
-		return errors.New("mailbox journal: closed")
-	}
-	if s.err != nil {
-		return s.err
-	}
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return fmt.Errorf("mailbox journal: %w", err)
-	}
-	n, err := s.f.Write(append(b, '\n'))
-	if err == nil && rec.Op != mailAddr {
-		err = s.f.Sync()
-	}
-	if err != nil {
-		s.err = fmt.Errorf("mailbox journal %s: %w", s.path, err)
-		if n > 0 {
-			// No partial record: cut the file back to before it.
-			if terr := s.f.Truncate(s.size); terr != nil {
-				s.err = fmt.Errorf("%w (and cutting the partial record failed: %v)", s.err, terr)
-			}
-		}
-		return s.err
-	}
-	s.size += int64(n)
-	return nil
+	return mj.s.file.append(rec, rec.Op != mailAddr)
 }
 
 // Path is the journal's file ("" in memory).
@@ -744,10 +675,8 @@ func (s *Mailboxes) Changed(id string) <-chan struct{} {
 func (s *Mailboxes) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.f == nil {
+	if s.file == nil {
 		return nil
 	}
-	err := s.f.Close()
-	s.f = nil
-	return err
+	return s.file.close()
 }
