@@ -42,187 +42,57 @@ import (
 	"github.com/google/uuid"
 )
 
-// Config configures a Runtime. Model and ModelID are required, and so is
-// StateDir unless NoTranscript is set. The runtime reads nothing from the
-// process environment: everything it needs is here (package config builds
-// a Config from settings files and the environment the way the cadre
-// command does).
+// Config is the engine's side of cadre.Config, field for field: the
+// root converts one into the other (cadre.Config.engine) and
+// TestConfigReachesTheEngine fails when they drift. What each field means
+// is documented once, on cadre.Config; the copy exists because some
+// fields have internal types here (Compaction is internal/compact's
+// Settings, WorktreeHooks takes the engine's request) that an embedder
+// could not name.
 type Config struct {
-	// Model answers requests of every agent; ModelID is the main agent's
-	// model id. Sub-agents may use other ids of the same provider.
-	Model   llm.Model
-	ModelID string
-	// ResolveModel maps a model alias (sonnet, opus, haiku, or one from
-	// settings) to a model id; nil means ids are used as given.
-	ResolveModel func(alias string) (id string, ok bool)
-	// SubagentModel is the model (alias or id) of a sub-agent whose Agent
-	// call and definition name none; "" means its parent's (S-5.3).
-	SubagentModel string
-	// ForceSubagentModel, when set, is the model of every sub-agent
-	// whatever its call or definition says, and the Agent tool offers no
-	// model field (S-3.2).
+	Model              llm.Model
+	ModelID            string
+	ResolveModel       func(alias string) (id string, ok bool)
+	SubagentModel      string
 	ForceSubagentModel string
-	// Cwd is the working directory; "" means the process's.
-	Cwd string
-	// AddDirs are further working directories the agents may use.
-	AddDirs []string
-	// Home is the user's home directory: it expands ~ in permission rules
-	// and holds the memory of agents with `memory: user`. "" means none
-	// (a rule that starts with ~ is then an error, and user memory is off
-	// with a warning in the spawn receipt).
-	Home string
-	// Tools replaces the built-in tools when non-nil. The Agent tool is
-	// added unless DisableSubagents is set.
-	Tools []tool.Tool
-	// SystemPrompt replaces the default system prompt when non-empty;
-	// AppendSystemPrompt is added to whichever is used.
+	Cwd                string
+	AddDirs            []string
+	Home               string
+	Tools              []tool.Tool
 	SystemPrompt       string
 	AppendSystemPrompt string
-	// MaxTurns bounds the main agent's model requests; 0 means no bound.
-	MaxTurns int
-	// MaxTokens bounds each answer; 0 lets the provider adapter choose.
-	MaxTokens int64
-	// Thinking turns on extended thinking for every agent where the
-	// provider supports it; nil leaves it off.
-	Thinking *llm.Thinking
-	// Permissions decides every tool call of every agent. Nil means the
-	// default mode with nobody to ask: read-only calls inside the working
-	// directories run, and what would need approval (writes, most Bash
-	// commands) is denied with the reason. AllowAll() opts out of checks.
-	Permissions *Permissions
-	// Agents are the agent definitions sub-agents are made from (see
-	// agentdef.Load); nil means the built-in agents.
-	Agents []*agentdef.Definition
-	// DisableSubagents removes the Agent tool.
-	DisableSubagents bool
-	// Limits bound sub-agent spawning.
-	Limits Limits
-	// StateDir is where transcripts go (transcript.StateDir gives cadre's
-	// usual one). NoTranscript turns transcripts off.
-	StateDir     string
-	NoTranscript bool
-	// SessionID names the session; "" makes a new random one.
-	SessionID string
-	// History is the conversation the session continues (a resumed
-	// session's messages, see transcript.Messages); the first Run sends
-	// its prompt after it. It must alternate roles and start with a user
-	// message.
-	History []llm.Message
-	// Now is the clock; nil means time.Now.
-	Now func() time.Time
-
-	// Hooks (issue 15, hooks.go).
-
-	// Hooks are the session's hooks (package config merges them from the
-	// settings files); nil means none. Hooks of agent definitions are
-	// added for as long as their agent runs, and Runtime.Hooks().Add adds
-	// more (an SDK's callbacks).
-	Hooks *hooks.Config
-	// HookEnv is the environment of hook commands; nil means the
-	// process's. CLAUDE_PROJECT_DIR and CADRE_PROJECT_DIR are set to Cwd.
-	HookEnv []string
-
-	// MCP servers (issue 14, mcp.go).
-
-	// MCPServers are the session's MCP servers (package config reads
-	// .mcp.json, --mcp-config and settings files); they connect in the
-	// background when the first Run starts. Agent definitions' mcpServers
-	// name them or configure their own.
-	MCPServers []mcp.Server
-	// MCPOptions tune the MCP connections; Dir defaults to Cwd.
-	MCPOptions mcp.Options
-
-	// Security (issue 9).
-
-	// Provenance says where the session's widening settings came from and
-	// what an untrusted workspace did not get; it is reported on EventInit
-	// and changes nothing by itself. config.Load fills it.
-	Provenance *run.Provenance
-	// Tools (issue 16): used with the built-in tool set (Tools nil).
-
-	// SmallModel is the model (alias or id) that applies WebFetch's
-	// prompt to a fetched page; "" means the provider's "haiku" alias, or
-	// the main model when ResolveModel knows no such alias.
-	SmallModel string
-	// WebSearch answers the WebSearch tool (builtin.AnthropicSearch,
-	// builtin.SearXNG, builtin.Brave); nil makes WebSearch answer that no
-	// search backend is configured, never a made-up result.
-	WebSearch builtin.Searcher
-	// Skills are the skills agents list in their system prompt and load
-	// with the Skill tool, and that definitions preload with `skills:`
-	// (skills.Load finds them); nil means none.
-	Skills *skills.Set
-
-	// Headless (issue 10).
-
-	// Prices is the price table Result.CostUSD is figured with (settings'
-	// modelPrices over pricing.Default); nil means pricing.Default().
-	Prices pricing.Table
-
-	// The fork path (issue 12, S-6; fork.go).
-
-	// ForkSubagent turns on the fork path: an Agent call without
-	// subagent_type (or with "fork") starts a copy of the calling agent
-	// that inherits its whole conversation, system prompt, tools and
-	// model, and shares its prompt cache with its sibling forks.
-	ForkSubagent bool
-
-	// Worktree isolation (issue 13, worktree.go).
-	// WorktreeBase is where an isolated agent's worktree starts:
-	// WorktreeBaseHead ("head", the default: the parent's HEAD) or
-	// WorktreeBaseDefault ("default": a fresh ref of the default branch).
-	WorktreeBase string
-	// WorktreeHooks, when set and handling worktrees, makes and removes
-	// isolated agents' directories in place of git (the WorktreeCreate and
-	// WorktreeRemove hooks); nil uses git.
-	WorktreeHooks WorktreeHooks
-
-	// Background sub-agents (issue 11, background.go).
-
-	// Background says when sub-agents run in the background (S-7.1);
-	// the zero value runs one there when its call or definition asks.
-	Background BackgroundMode
-
-	// The Bash sandbox (issue 9, sandbox.go).
-
-	// Sandbox, when set, runs agents' Bash commands in the OS sandbox
-	// (bubblewrap): writes only in the working directories, denied paths
-	// masked, the network on or off, nothing outliving cadre. New checks
-	// that bubblewrap can run; see SandboxConfig for what happens when it
-	// cannot. Nil runs commands unconfined.
-	Sandbox *SandboxConfig
-
-	// Coordinator mode (issue 11, S-11.2; coordinator.go).
-
-	// Coordinator makes the main agent a coordinator: it keeps only the
-	// Agent, SendMessage, TaskStop and ListAgents tools, every worker it
-	// starts runs in the background (Background is forced; off is an
-	// error) and is continued with SendMessage, and the fork path is off.
-	Coordinator bool
-
-	// The Claude Agent SDK's session options (issue 29, sdkoptions.go).
-
-	// Effort is the main agent's reasoning effort (low, medium, high,
-	// xhigh, max; Claude Code's --effort); "" lets the provider choose.
-	Effort llm.Effort
-	// ToolNames, when non-nil, is the session's tool set (Claude Code's
-	// --tools): only the built-in tools named (Task or Agent for the Agent
-	// tool, which brings the task tools with it) are offered, to every
-	// agent; an empty list offers none. MCP tools are not affected.
-	ToolNames []string
-	// OutputSchema, when set, is a JSON Schema (root "type": "object") the
-	// main agent's answer to each Run must match (Claude Code's
-	// --json-schema, S-15.6): it gives the answer with the StructuredOutput
-	// tool, whose input schema this is; each call that does not match gets
-	// every error back, and a matching one ends the turn, its value in
-	// Result.StructuredOutput. OutputRetries bounds the failed attempts
-	// (0 means builtin.DefaultOutputAttempts); past them the run ends
-	// with run.ErrorMaxStructuredOutputRetries.
-	OutputSchema  json.RawMessage
-	OutputRetries int
-
-	// Compaction configures context compaction (issue 27; compact.go).
-	Compaction compact.Settings
+	MaxTurns           int
+	MaxTokens          int64
+	Thinking           *llm.Thinking
+	Permissions        *Permissions
+	Agents             []*agentdef.Definition
+	DisableSubagents   bool
+	Limits             Limits
+	StateDir           string
+	NoTranscript       bool
+	SessionID          string
+	History            []llm.Message
+	Now                func() time.Time
+	Hooks              *hooks.Config
+	HookEnv            []string
+	MCPServers         []mcp.Server
+	MCPOptions         mcp.Options
+	Provenance         *run.Provenance
+	SmallModel         string
+	WebSearch          builtin.Searcher
+	Skills             *skills.Set
+	Prices             pricing.Table
+	ForkSubagent       bool
+	WorktreeBase       string
+	WorktreeHooks      WorktreeHooks
+	Background         BackgroundMode
+	Sandbox            *SandboxConfig
+	Coordinator        bool
+	Effort             llm.Effort
+	ToolNames          []string
+	OutputSchema       json.RawMessage
+	OutputRetries      int
+	Compaction         compact.Settings
 }
 
 // Permissions configures permission checking for the session.
