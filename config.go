@@ -203,7 +203,10 @@ type Config struct {
 	// every error back, and a matching one ends the turn, its value in
 	// Result.StructuredOutput. OutputRetries bounds the failed attempts
 	// (0 means builtin.DefaultOutputAttempts); past them the run ends
-	// with run.ErrorMaxStructuredOutputRetries.
+	// with run.ErrorMaxStructuredOutputRetries. The same bound holds for
+	// a sub-agent given an output schema (its definition's outputSchema,
+	// the Agent call's output_schema): past it the child fails with
+	// SubagentResult.Subtype run.ErrorMaxStructuredOutputRetries.
 	OutputSchema  json.RawMessage
 	OutputRetries int
 

@@ -238,6 +238,11 @@ type Definition struct {
 	// AutoCompactWindow is the context window, in tokens, the agent
 	// compacts against (S-1.5); 0 means the session's.
 	AutoCompactWindow int64 `json:"autoCompactWindow,omitempty"`
+	// OutputSchema is a JSON Schema (root "type": "object") the agent's
+	// result must match (S-15.6): it answers with the StructuredOutput
+	// tool, and its parent gets the validated JSON. Kept as written here;
+	// it is compiled and checked when the agent is started.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	// Skills lists skill names the agent preloads.
 	Skills []string `json:"skills,omitempty"`
 	// Memory is the memory scope: user, project or local; empty for none.

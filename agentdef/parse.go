@@ -26,7 +26,7 @@ var knownKeys = []string{
 	"name", "description", "tools", "disallowedTools", "model", "effort",
 	"permissionMode", "mcpServers", "requiredMcpServers", "hooks", "maxTurns",
 	"skills", "memory", "background", "isolation", "color", "initialPrompt",
-	"omitInstructions", "omitClaudeMd", "autoCompactWindow",
+	"omitInstructions", "omitClaudeMd", "autoCompactWindow", "outputSchema",
 }
 
 // claudeOnlyKeys are keys Claude Code knows that cadre reads but does not
@@ -481,6 +481,18 @@ func (b *builder) extensions(def *Definition, fs fieldSet, fromJSON bool) {
 			}
 		} else if f.value != nil {
 			b.warn(f.line, "\"hooks\" must be a mapping of hook events, not a %s; ignored", kind(f.value))
+		}
+	}
+	if f, ok := fs.byKey["outputSchema"]; ok {
+		if m, isMap := f.value.(map[string]any); isMap {
+			raw, err := json.Marshal(m)
+			if err != nil {
+				b.warn(f.line, "\"outputSchema\" cannot be represented as JSON (%v); ignored", err)
+			} else {
+				def.OutputSchema = raw
+			}
+		} else if f.value != nil {
+			b.warn(f.line, "\"outputSchema\" must be a JSON Schema object, not a %s; ignored", kind(f.value))
 		}
 	}
 	if f, ok := fs.byKey["prompt"]; ok && fromJSON {

@@ -72,6 +72,8 @@ func AgentInputField(name string) string {
 		return "worktree: its own git worktree and branch, so edits cannot collide; kept for you to merge if changed, else removed. Excludes cwd."
 	case "run_in_background":
 		return RunInBackgroundField
+	case "output_schema":
+		return "JSON Schema (root type object) its result must match; you get the validated JSON."
 	}
 	return ""
 }

@@ -32,6 +32,9 @@ type Report struct {
 	// worktree); nil without one. It follows the frame, one-shot types
 	// included: a kept tree must never go unmentioned.
 	Worktree *ReportWorktree
+	// StructuredOutput is the agent's result as JSON that matched the
+	// output schema it was given (S-15.6); "" without one.
+	StructuredOutput string
 }
 
 // Render frames the report (S-3.6): marked as model output with no
@@ -62,6 +65,11 @@ func (r Report) Render() string {
 		b.WriteByte('\n')
 	}
 	b.WriteString("</agent-report>")
+	if r.StructuredOutput != "" {
+		b.WriteString("\nIts structured output, which matches the output schema it was given:\n<structured-output>\n")
+		b.WriteString(r.StructuredOutput)
+		b.WriteString("\n</structured-output>")
+	}
 	if r.OneShot {
 		if r.Worktree != nil {
 			b.WriteString("\n" + r.Worktree.Render())

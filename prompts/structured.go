@@ -70,3 +70,22 @@ func StructuredOutputElsewhere() string {
 func StructuredOutputReminder() string {
 	return "You MUST call the StructuredOutput tool to complete this request, with input matching its schema. Call this tool now."
 }
+
+// OutputSchemaInvalid refuses a spawn whose output schema cannot be used:
+// from says where the schema came from (the Agent call's output_schema or
+// a definition's outputSchema), err what is wrong with it.
+func OutputSchemaInvalid(from string, err error) string {
+	return fmt.Sprintf("The sub-agent was not started: its %s is not usable: %v. Fix the schema (JSON Schema whose root has \"type\": \"object\") and call Agent again.", from, err)
+}
+
+// OutputSchemaFork refuses an output schema on a fork, which shares its
+// parent's tools and cannot be given its own StructuredOutput tool.
+func OutputSchemaFork() string {
+	return "A fork cannot be given an output_schema: it shares your tools. Name a subagent_type to get a typed result, or drop output_schema."
+}
+
+// SubagentOutputExhausted is why a sub-agent with an output schema failed:
+// it spent its attempts without a StructuredOutput call that matched.
+func SubagentOutputExhausted(attempts int) string {
+	return fmt.Sprintf("no StructuredOutput call matched its output schema in %d attempts (error_max_structured_output_retries)", attempts)
+}

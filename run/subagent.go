@@ -1,6 +1,7 @@
 package run
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/cadre-dev/cadre/llm"
@@ -64,6 +65,14 @@ type SubagentResult struct {
 	// has ended (S-8.2): it keeps a transcript and is neither one-shot nor
 	// a fork.
 	Continuable bool `json:"continuable"`
+	// StructuredOutput is the agent's result as JSON that matched its
+	// output schema (S-15.6: the Agent call's output_schema or its
+	// definition's outputSchema); nil without a schema or a match.
+	StructuredOutput json.RawMessage `json:"structured_output,omitempty"`
+	// Subtype says how a failed agent failed when a plain error does not:
+	// ErrorMaxStructuredOutputRetries when it spent its attempts without
+	// a StructuredOutput call that matched its schema.
+	Subtype Subtype `json:"subtype,omitempty"`
 }
 
 // Receipt records what a spawn was granted and why (S-15.1): the resolved
@@ -160,4 +169,8 @@ const (
 	// RefusedMCP: a server the definition requires (requiredMcpServers)
 	// failed, has no tools or did not connect in time.
 	RefusedMCP RefusalReason = "mcp"
+	// RefusedOutputSchema: the output schema the child was given (the
+	// Agent call's output_schema or its definition's outputSchema) is
+	// not a usable JSON Schema, or a fork was given one.
+	RefusedOutputSchema RefusalReason = "output_schema"
 )

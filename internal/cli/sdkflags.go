@@ -272,13 +272,14 @@ func (s *sdkFlags) apply(p procIO, cfg *cadre.Config) error {
 			return fmt.Errorf("invalid --json-schema: %s", strings.TrimPrefix(err.Error(), "output schema: "))
 		}
 		cfg.OutputSchema = json.RawMessage(s.jsonSchema)
-		if v := strings.TrimSpace(p.getenv("MAX_STRUCTURED_OUTPUT_RETRIES")); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return fmt.Errorf("invalid MAX_STRUCTURED_OUTPUT_RETRIES %q: want a whole number of attempts, 1 or more", v)
-			}
-			cfg.OutputRetries = n
+	}
+	// The bound holds for sub-agents with an output schema too (S-15.6).
+	if v := strings.TrimSpace(p.getenv("MAX_STRUCTURED_OUTPUT_RETRIES")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("invalid MAX_STRUCTURED_OUTPUT_RETRIES %q: want a whole number of attempts, 1 or more", v)
 		}
+		cfg.OutputRetries = n
 	}
 	if s.thinking == "disabled" {
 		cfg.Thinking = nil

@@ -356,6 +356,11 @@ type subagentExtra struct {
 	Usage       llm.Usage      `json:"usage"`
 	DurationMS  int64          `json:"duration_ms"`
 	Receipt     run.Receipt    `json:"receipt"`
+	// StructuredOutput is the JSON that matched the agent's output schema
+	// (S-15.6); Subtype error_max_structured_output_retries says it spent
+	// its attempts without one.
+	StructuredOutput json.RawMessage `json:"structured_output,omitempty"`
+	Subtype          run.Subtype     `json:"subtype,omitempty"`
 }
 
 // retryJSON is system/api_retry: a model request failed and is retried.

@@ -433,7 +433,7 @@ func (p *streamPrinter) taskCompleted(r *run.SubagentResult) error {
 		UUID: uuid.NewString(), SessionID: p.session, Cadre: subagentExtra{
 			AgentType: r.AgentType, Model: r.Model, ModelRule: string(r.ModelRule), ModelsUsed: r.ModelsUsed, Error: r.Error,
 			MaxTurnsHit: r.MaxTurnsHit, Turns: r.Turns, ToolUses: r.ToolUses, ToolStats: r.ToolStats, Usage: r.Usage,
-			DurationMS: r.Duration.Milliseconds(), Receipt: r.Receipt,
+			DurationMS: r.Duration.Milliseconds(), Receipt: r.Receipt, StructuredOutput: r.StructuredOutput, Subtype: r.Subtype,
 		}})
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -49,9 +50,12 @@ type agent struct {
 	systemPrefix string
 	maxTurns     int
 	effort       llm.Effort
-	// output is the run's structured output for the main agent when the
-	// session has an output schema; nil for every other agent.
-	output *builtin.OutputSlot
+	// output is the agent's structured output: the main agent's when the
+	// session has an output schema, a sub-agent's when it was given one
+	// (typed.go, outputSchema the compiled schema it carries); nil
+	// otherwise.
+	output       *builtin.OutputSlot
+	outputSchema json.RawMessage
 	// unavailable maps withheld tool names to the message a call gets.
 	unavailable map[string]string
 	// denialsFrom marks where this agent's denials begin in the
@@ -185,8 +189,9 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 	if a.output != nil {
 		cfg.Output = a.output
 	}
-	// StructuredOutput calls give the main agent's answer only: any other
-	// agent (a fork has the tool too) gets none to fill.
+	// StructuredOutput calls fill the agent's own slot: the main agent's
+	// or a typed sub-agent's; any other agent (a fork has the tool too)
+	// gets none to fill.
 	a.env.Answer = nil
 	if a.output != nil { // a nil *OutputSlot must not become a non-nil AnswerSlot
 		a.env.Answer = a.output

@@ -86,6 +86,9 @@ func (a *agent) build(ctx context.Context, call tool.Call, in agentInput) (child
 	} else {
 		child, ref = a.newChild(def, in, toolUseID, cwd, iso)
 	}
+	if ref == nil {
+		ref = typedOf(child).attach(in) // typed.go: its output schema
+	}
 	if ref != nil {
 		return nil, false, ref, nil
 	}
@@ -449,6 +452,9 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		// Background children of its own end first (lifecycle.go).
 		res, runErr = c.settle(ctx, res, rec)
 	}
+	if runErr == nil {
+		runErr = typedOf(c).failure(res) // typed.go: its attempts spent
+	}
 	if runErr == nil && tpath != "" {
 		// Its transcript and metadata are written as it goes; one that
 		// could not be (a full disk, no descriptor left) fails the agent
@@ -536,6 +542,7 @@ func (cr childReport) structured(status task.Status, res *loop.Result, runErr er
 		out.Turns, out.MaxTurnsHit = res.Turns, res.MaxTurnsHit
 		out.Text = lastAssistantText(res.Messages)
 	}
+	typedOf(c).result(out, res) // typed.go
 	return out
 }
 
@@ -554,7 +561,8 @@ func lastAssistantText(msgs []llm.Message) string {
 func (cr childReport) report(res *run.SubagentResult) string {
 	c := cr.a
 	r := prompts.Report{AgentID: c.id, AgentType: c.typ, Text: res.Text, OneShot: c.def.OneShot, TranscriptPath: res.TranscriptPath,
-		Tokens: res.Usage.Total(), ToolUses: res.ToolUses, Duration: res.Duration, Worktree: worktreeReport(res.Worktree)}
+		Tokens: res.Usage.Total(), ToolUses: res.ToolUses, Duration: res.Duration, Worktree: worktreeReport(res.Worktree),
+		StructuredOutput: reportJSON(res.StructuredOutput)}
 	if res.MaxTurnsHit {
 		r.MaxTurns = c.maxTurns
 	}

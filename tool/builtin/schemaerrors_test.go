@@ -147,12 +147,17 @@ func TestSchemaErrorsBounded(t *testing.T) {
 		fmt.Fprintf(&b, `"d%d":{"anyOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d","minimum":%d}]},`, i, i+1, i+1, i)
 	}
 	fmt.Fprintf(&b, `"d%d":{"type":"string"}}}`, levels)
-	so, err := NewStructuredOutput(json.RawMessage(b.String()))
-	if err != nil {
+	// NewStructuredOutput now refuses such a schema (schemacost.go); the
+	// walk is bounded on its own all the same.
+	if _, err := NewStructuredOutput(json.RawMessage(b.String())); err == nil || !strings.Contains(err.Error(), "anyOf/oneOf/allOf nested through $ref") {
+		t.Fatalf("NewStructuredOutput: %v, want the cost refused", err)
+	}
+	root := new(jsonschema.Schema)
+	if err := json.Unmarshal([]byte(b.String()), root); err != nil {
 		t.Fatal(err)
 	}
-	c := &collector{root: so.root, regexps: map[string]*regexp.Regexp{}}
-	c.walk(so.root, map[string]any{"a": 1.0}, "", 0)
+	c := &collector{root: root, regexps: map[string]*regexp.Regexp{}}
+	c.walk(root, map[string]any{"a": 1.0}, "", 0)
 	if c.steps > maxCollectSteps {
 		t.Fatalf("%d steps, more than %d", c.steps, maxCollectSteps)
 	}

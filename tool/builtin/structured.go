@@ -51,6 +51,7 @@ type StructuredOutput struct {
 	spec     llm.ToolSpec
 	root     *jsonschema.Schema
 	resolved *jsonschema.Resolved
+	cost     *costWalk
 }
 
 // NewStructuredOutput checks and resolves schema (JSON Schema, draft
@@ -87,11 +88,15 @@ func NewStructuredOutput(schema json.RawMessage) (*StructuredOutput, error) {
 	if err != nil {
 		return nil, fmt.Errorf("output schema: %w", err)
 	}
+	cost, err := lintCost(sch) // schemacost.go: the validator's cost bounded
+	if err != nil {
+		return nil, fmt.Errorf("output schema: %w", err)
+	}
 	compact := new(bytes.Buffer)
 	if err := json.Compact(compact, schema); err != nil {
 		return nil, fmt.Errorf("output schema: %w", err)
 	}
-	return &StructuredOutput{root: sch, resolved: rs, spec: llm.ToolSpec{
+	return &StructuredOutput{root: sch, resolved: rs, cost: cost, spec: llm.ToolSpec{
 		Name: tool.StructuredOutput, Description: prompts.StructuredOutputDescription(), InputSchema: compact.Bytes(),
 	}}, nil
 }
@@ -172,6 +177,9 @@ func (s *StructuredOutput) Run(ctx context.Context, env *tool.Env, input json.Ra
 	var inst any
 	if err := json.Unmarshal(input, &inst); err != nil {
 		return tool.Output{Text: prompts.StructuredOutputNotJSON(err.Error(), slot.Reject()), IsError: true}, nil
+	}
+	if err := s.cost.answerCost(inst); err != nil {
+		return tool.Output{Text: prompts.StructuredOutputMismatch([]prompts.SchemaError{{Message: err.Error()}}, slot.Reject()), IsError: true}, nil
 	}
 	if err := s.resolved.Validate(inst); err != nil {
 		return tool.Output{Text: prompts.StructuredOutputMismatch(SchemaErrors(s.root, inst, err), slot.Reject()), IsError: true}, nil

@@ -125,6 +125,11 @@ func FuzzStructuredOutput(f *testing.F) {
 	f.Add(`{"type":"object","properties":{"a":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"string","pattern":"^a+$"}}}`, `{"a":"b"}`)
 	f.Add(`{"type":"object","patternProperties":{"(":{}}}`, `{}`)
 	f.Add(`{"type":"object"}`, `not json`)
+	// A $ref cycle through anyOf (a stack overflow in the validator, were
+	// it let through) and alternatives nested through $ref (exponential).
+	f.Add(`{"type":"object","properties":{"a":{"$ref":"#/$defs/x"}},"$defs":{"x":{"$ref":"#/$defs/y"},"y":{"anyOf":[{"$ref":"#/$defs/x"}]}}}`, `{"a":1}`)
+	f.Add(`{"type":"object","$defs":{"t":{"anyOf":[{"type":"object","properties":{"c":{"$ref":"#/$defs/t"}}},{"$ref":"#/$defs/t"}]}},"properties":{"c":{"$ref":"#/$defs/t"}}}`, `{"c":{"c":{"c":{}}}}`)
+	f.Add(`{"type":"object","properties":{"a":{"$ref":"#n"}},"$defs":{"x":{"$anchor":"n","type":"integer"}}}`, `{"a":1.5}`)
 	f.Fuzz(func(t *testing.T, schema, input string) {
 		so, err := NewStructuredOutput(json.RawMessage(schema))
 		if err != nil {

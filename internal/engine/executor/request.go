@@ -113,6 +113,11 @@ type Definition struct {
 	// continued either.
 	OneShot bool `json:"one_shot,omitempty"`
 	Fork    bool `json:"fork,omitempty"`
+	// OutputSchema is the JSON Schema the child's result must match
+	// (S-15.6), already checked: the child answers with a StructuredOutput
+	// tool of this schema (named in Ceiling.Tools) and its result carries
+	// the JSON that matched. Empty without one.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 }
 
 // Ceiling is what the child may do, as data (S-5, S-10.3): its tools in

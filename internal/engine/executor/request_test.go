@@ -27,7 +27,7 @@ func full() SpawnRequest {
 			InitialPrompt: "First read the README.", Model: "sonnet", Effort: agentdef.Effort("high"), PermissionMode: permission.Mode("acceptEdits"),
 			MaxTurns: 12, MCPServers: []string{"github", "inline-db"}, Hooks: json.RawMessage(`{"PreToolUse":[{"matcher":"Bash"}]}`),
 			HooksFrom: "/p/.claude/agents/code-reviewer.md", Skills: []string{"go-style"}, Isolation: agentdef.Isolation("worktree"),
-			OneShot: true, Fork: true,
+			OneShot: true, Fork: true, OutputSchema: json.RawMessage(`{"type":"object"}`),
 		},
 		Prompt: "Review parse.go",
 		Messages: []llm.Message{

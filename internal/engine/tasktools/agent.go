@@ -28,6 +28,10 @@ type AgentInput struct {
 	// RunInBackground asks for the background (S-7.1); the schema leaves
 	// it out when background is off or forced (S-3.2).
 	RunInBackground *bool `json:"run_in_background,omitempty"`
+	// OutputSchema is a JSON Schema (root "type": "object") the child's
+	// result must match (S-15.6); it takes the place of its definition's
+	// outputSchema.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
 }
 
 // JSONSchemaExtend puts the descriptions from package prompts on the
@@ -35,6 +39,10 @@ type AgentInput struct {
 func (AgentInput) JSONSchemaExtend(s *jsonschema.Schema) {
 	for name, p := range s.Properties.FromOldest() {
 		p.Description = prompts.AgentInputField(name)
+		if name == "output_schema" {
+			// A schema document, whatever its keywords: an object.
+			*p = jsonschema.Schema{Type: "object", Description: p.Description}
+		}
 	}
 }
 
