@@ -23,7 +23,8 @@ package engine
 //   - childReport (lifecycle.go, spawn.go): a finished child's result,
 //     report and notification;
 //   - resumePath (resume.go): SendMessage's delivery to an agent, and
-//     the continuation of one that ended.
+//     the continuation of one that ended;
+//   - typedGlue (typed.go): a child's output schema and typed result.
 
 // toolSetup sets up an agent's tools, permissions and system prompt.
 type toolSetup struct{ a *agent }

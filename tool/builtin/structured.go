@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -186,6 +187,29 @@ func (s *StructuredOutput) Run(ctx context.Context, env *tool.Env, input json.Ra
 	}
 	slot.Accept(input)
 	return tool.Output{Text: prompts.StructuredOutputAccepted()}, nil
+}
+
+// Check validates input against the schema without an answer slot: nil
+// when it matches, else an error listing every mismatch with its path
+// (the typed Go helpers decode a result after it).
+func (s *StructuredOutput) Check(input json.RawMessage) error {
+	var inst any
+	if err := json.Unmarshal(input, &inst); err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	if err := s.cost.answerCost(inst); err != nil {
+		return err
+	}
+	verr := s.resolved.Validate(inst)
+	if verr == nil {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("does not match the schema:")
+	for _, e := range SchemaErrors(s.root, inst, verr) {
+		fmt.Fprintf(&b, " at %s: %s;", cmp.Or(e.Path, "(root)"), e.Message)
+	}
+	return errors.New(strings.TrimSuffix(b.String(), ";"))
 }
 
 // SchemaErrors lists every error of inst against root, each with the JSON
