@@ -131,3 +131,51 @@ func TestStructuredOutputBadSchema(t *testing.T) {
 		t.Errorf("code %d stderr %s", p.code, p.stderr)
 	}
 }
+
+// TestTypedSubagentStreamJSON: a sub-agent defined with --agents and an
+// outputSchema answers wrongly, then validly; its task_notification
+// carries the object. A second one given output_schema in the Agent call
+// never complies and ends with the failure subtype after
+// MAX_STRUCTURED_OUTPUT_RETRIES attempts.
+func TestTypedSubagentStreamJSON(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	env["MAX_STRUCTURED_OUTPUT_RETRIES"] = "2"
+	agents := `{"rater":{"description":"rates","prompt":"Rate it.","outputSchema":` + answerSchema + `}}`
+	s.Script("MAIN", llmtest.ToolUse("Agent", map[string]any{"description": "rate", "prompt": "RATER-1: rate it", "subagent_type": "rater"}),
+		llmtest.ToolUse("Agent", map[string]any{"description": "rate again", "prompt": "RATER-2: rate it", "subagent_type": "general-purpose",
+			"output_schema": json.RawMessage(answerSchema)}),
+		llmtest.Text("done"))
+	s.Script("RATER-1", llmtest.ToolUse("StructuredOutput", map[string]any{"answer": 1}),
+		llmtest.ToolUse("StructuredOutput", map[string]any{"answer": "good", "confidence": 0.5}))
+	s.Script("RATER-2", llmtest.Text("no"), llmtest.Text("still no"))
+	p := runCadre(t, env, "", "-p", "MAIN: rate", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions", "--agents", agents)
+	if p.code != 0 {
+		t.Fatalf("code %d\n%s\n%s", p.code, p.stdout, p.stderr)
+	}
+	var notes []map[string]any
+	for line := range strings.SplitSeq(strings.TrimSpace(p.stdout), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if m["subtype"] == "task_notification" {
+			notes = append(notes, m)
+		}
+	}
+	if len(notes) != 2 {
+		t.Fatalf("%d task notifications:\n%s", len(notes), p.stdout)
+	}
+	first, _ := notes[0]["cadre"].(map[string]any)
+	so, _ := first["structured_output"].(map[string]any)
+	if notes[0]["status"] != "completed" || so["answer"] != "good" || so["confidence"] != 0.5 {
+		t.Fatalf("first notification %v", notes[0])
+	}
+	second, _ := notes[1]["cadre"].(map[string]any)
+	if notes[1]["status"] != "failed" || second["subtype"] != "error_max_structured_output_retries" || second["structured_output"] != nil {
+		t.Fatalf("second notification %v", notes[1])
+	}
+	if n := len(s.RequestsFor("RATER-2")); n != 2 {
+		t.Fatalf("RATER-2 made %d requests, want 2 attempts", n)
+	}
+}
