@@ -225,7 +225,11 @@ type Config struct {
 // environment.
 type Compaction struct {
 	// Window overrides every model's context window, in tokens; 0 uses
-	// the window of the model's family. Windows overrides it per model id.
+	// the window of the model's family. Windows overrides it per model:
+	// a key is a model id or the start of one (the longest matching key
+	// wins). autoCompactWindow fills Windows in its object form
+	// ({"claude-haiku": 60000, "default": 150000}); an environment
+	// variable's window replaces both.
 	Window  int64
 	Windows map[string]int64
 	// Percent, in (0, 100), lowers the automatic threshold to this share

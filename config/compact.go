@@ -1,8 +1,12 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/cadre-dev/cadre"
 )
@@ -14,10 +18,29 @@ const minCompactWindow = 1000
 // mergeCompaction takes the compaction keys of one settings file.
 func (s *Settings) mergeCompaction(path string, fd *fileData) error {
 	if v := fd.AutoCompactWindow; v != nil {
-		if *v < minCompactWindow {
-			return fmt.Errorf("%w: %s: autoCompactWindow must be %d tokens or more, not %d", ErrMalformed, path, minCompactWindow, *v)
+		if v.all != nil {
+			if *v.all < minCompactWindow {
+				return fmt.Errorf("%w: %s: autoCompactWindow must be %d tokens or more, not %d", ErrMalformed, path, minCompactWindow, *v.all)
+			}
+			s.AutoCompactWindow = IntValue{Value: *v.all, Source: path}
 		}
-		s.AutoCompactWindow = IntValue{Value: *v, Source: path}
+		for _, model := range slices.Sorted(maps.Keys(v.perModel)) {
+			n := v.perModel[model]
+			if strings.TrimSpace(model) == "" {
+				return fmt.Errorf("%w: %s: autoCompactWindow: an empty model name", ErrMalformed, path)
+			}
+			if n < minCompactWindow {
+				return fmt.Errorf("%w: %s: autoCompactWindow[%q] must be %d tokens or more, not %d", ErrMalformed, path, model, minCompactWindow, n)
+			}
+			if model == "default" {
+				s.AutoCompactWindow = IntValue{Value: n, Source: path}
+				continue
+			}
+			if s.AutoCompactWindows == nil {
+				s.AutoCompactWindows = map[string]IntValue{}
+			}
+			s.AutoCompactWindows[model] = IntValue{Value: n, Source: path}
+		}
 	}
 	if fd.AutoCompactEnabled != nil {
 		s.AutoCompactEnabled = BoolValue{Value: *fd.AutoCompactEnabled, Source: path}
@@ -32,6 +55,12 @@ func (s *Settings) mergeCompaction(path string, fd *fileData) error {
 // autoCompactEnabled: false; DISABLE_COMPACT.
 func compaction(getenv func(string) string, s Settings) (cadre.Compaction, error) {
 	c := cadre.Compaction{Window: int64(s.AutoCompactWindow.Value)}
+	for model, v := range s.AutoCompactWindows {
+		if c.Windows == nil {
+			c.Windows = map[string]int64{}
+		}
+		c.Windows[model] = int64(v.Value)
+	}
 	for _, name := range []string{"CLAUDE_CODE_AUTO_COMPACT_WINDOW", "CADRE_AUTO_COMPACT_WINDOW"} {
 		v := getenv(name)
 		if v == "" {
@@ -41,7 +70,9 @@ func compaction(getenv func(string) string, s Settings) (cadre.Compaction, error
 		if err != nil || n < minCompactWindow {
 			return c, fmt.Errorf("%s=%q: want a context window in tokens, %d or more", name, v, minCompactWindow)
 		}
-		c.Window = n
+		// The variable is one window for every model: the settings'
+		// per-model windows give way to it.
+		c.Window, c.Windows = n, nil
 	}
 	if v := getenv("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"); v != "" {
 		p, err := strconv.ParseFloat(v, 64)
@@ -59,4 +90,28 @@ func compaction(getenv func(string) string, s Settings) (cadre.Compaction, error
 		return c, err
 	}
 	return c, nil
+}
+
+// compactWindow is autoCompactWindow as written: a number of tokens for
+// every model (Claude Code's form), or an object of model ids (or id
+// prefixes, the longest matching winning; "default" for the rest) to
+// windows.
+type compactWindow struct {
+	all      *int
+	perModel map[string]int
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (w *compactWindow) UnmarshalJSON(b []byte) error {
+	var n int
+	if err := json.Unmarshal(b, &n); err == nil {
+		w.all = &n
+		return nil
+	}
+	var m map[string]int
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("autoCompactWindow: want a number of tokens or an object of model names to numbers of tokens, not %s", b)
+	}
+	w.perModel = m
+	return nil
 }

@@ -31,6 +31,15 @@ func TestCompactionFromSettingsAndEnv(t *testing.T) {
 		{name: "tiny window", env: map[string]string{"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "10"}, err: "1000 or more"},
 		{name: "bad percent", env: map[string]string{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "150"}, err: "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"},
 		{name: "bad switch", env: map[string]string{"DISABLE_COMPACT": "maybe"}, err: "DISABLE_COMPACT"},
+		{name: "per-model windows", files: map[string]string{"CWD/.cadre/settings.json": `{"autoCompactWindow": {"claude-haiku": 60000, "claude-sonnet-4-5": 90000, "default": 150000}}`},
+			want: cadre.Compaction{Window: 150000, Windows: map[string]int64{"claude-haiku": 60000, "claude-sonnet-4-5": 90000}}},
+		{name: "per-model windows merge across files", files: map[string]string{"HOME/.config/cadre/settings.json": `{"autoCompactWindow": {"claude-haiku": 60000, "gpt-5": 300000}}`,
+			"CWD/.cadre/settings.json": `{"autoCompactWindow": {"claude-haiku": 50000}}`},
+			want: cadre.Compaction{Windows: map[string]int64{"claude-haiku": 50000, "gpt-5": 300000}}},
+		{name: "the variable is one window for every model", files: map[string]string{"CWD/.cadre/settings.json": `{"autoCompactWindow": {"claude-haiku": 60000}}`},
+			env: map[string]string{"CADRE_AUTO_COMPACT_WINDOW": "8000"}, want: cadre.Compaction{Window: 8000}},
+		{name: "tiny per-model setting", files: map[string]string{"CWD/.cadre/settings.json": `{"autoCompactWindow": {"claude-haiku": 10}}`}, err: `autoCompactWindow["claude-haiku"] must be 1000 tokens or more`},
+		{name: "per-model setting not a number", files: map[string]string{"CWD/.cadre/settings.json": `{"autoCompactWindow": {"claude-haiku": "big"}}`}, err: "autoCompactWindow"},
 		{name: "tiny setting", files: map[string]string{"CWD/.cadre/settings.json": `{"autoCompactWindow": 5}`}, err: "autoCompactWindow must be 1000 tokens or more"},
 	}
 	for _, tt := range tests {

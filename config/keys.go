@@ -101,7 +101,7 @@ var topKeys = []Key{
 	{Name: "background", Drives: `when sub-agents run in the background: "on" (when asked), "default" or "off" (Config.Background), below CADRE_DISABLE_BACKGROUND_TASKS`, Effect: Narrowing},
 	{Name: "coordinatorMode", Drives: "coordinator mode: the main agent keeps only Agent, SendMessage, TaskStop and ListAgents, and its workers run in the background (Config.Coordinator), below CADRE_COORDINATOR_MODE", Effect: Narrowing},
 	{Name: "worktree", Drives: `worktree.base: where isolated agents' worktrees start, "head" or "default" (Config.WorktreeBase), below CADRE_WORKTREE_BASE`, Effect: Narrowing},
-	{Name: "autoCompactWindow", Drives: "the context window, in tokens, agents compact against (Config.Compaction.Window), below CADRE_AUTO_COMPACT_WINDOW and CLAUDE_CODE_AUTO_COMPACT_WINDOW", Effect: Narrowing},
+	{Name: "autoCompactWindow", Drives: "the context window, in tokens, agents compact against: a number for every model (Config.Compaction.Window) or an object of model ids or id prefixes to windows, \"default\" for the rest (Config.Compaction.Windows); below CADRE_AUTO_COMPACT_WINDOW and CLAUDE_CODE_AUTO_COMPACT_WINDOW", Effect: Narrowing},
 	{Name: "autoCompactEnabled", Drives: "false turns automatic context compaction off (Config.Compaction.DisableAuto), below DISABLE_AUTO_COMPACT", Effect: Narrowing},
 	{Name: "teams", Unsupported: "agent teams are not supported yet; ignored", Effect: Narrowing},
 	{Name: "sandbox", Drives: "the Bash sandbox (Config.Sandbox; see sandbox.*)", Effect: Narrowing},

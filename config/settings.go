@@ -110,7 +110,10 @@ type Settings struct {
 	ForkSubagent BoolValue
 	// AutoCompactWindow and AutoCompactEnabled are autoCompactWindow and
 	// autoCompactEnabled: context compaction (S-1.5; config/compact.go).
+	// AutoCompactWindows are autoCompactWindow's per-model windows (the
+	// object form: model id or id prefix to window), each with its file.
 	AutoCompactWindow  IntValue
+	AutoCompactWindows map[string]IntValue
 	AutoCompactEnabled BoolValue
 	// CoordinatorMode is coordinatorMode: the main agent only delegates
 	// (S-11.2; config/coordinator.go).
@@ -243,8 +246,8 @@ type fileData struct {
 	// The fork path (config/fork.go).
 	ForkSubagent *bool `json:"forkSubagent"`
 	// Context compaction (config/compact.go).
-	AutoCompactWindow  *int  `json:"autoCompactWindow"`
-	AutoCompactEnabled *bool `json:"autoCompactEnabled"`
+	AutoCompactWindow  *compactWindow `json:"autoCompactWindow"`
+	AutoCompactEnabled *bool          `json:"autoCompactEnabled"`
 	// Coordinator mode (config/coordinator.go).
 	CoordinatorMode *bool `json:"coordinatorMode"`
 	// Claude Code plugins (config/plugins.go).

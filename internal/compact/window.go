@@ -66,11 +66,21 @@ type Settings struct {
 	DisableAuto, Disable bool
 }
 
-// WindowFor returns the window for model under s: a per-model override,
-// else s.Window, else the family's.
+// WindowFor returns the window for model under s: a per-model override
+// (its exact id, else the longest key that begins it), else s.Window,
+// else the family's.
 func (s Settings) WindowFor(model string) int64 {
 	if w, ok := s.Windows[model]; ok && w > 0 {
 		return w
+	}
+	best, window := 0, int64(0)
+	for k, w := range s.Windows {
+		if w > 0 && len(k) > best && strings.HasPrefix(model, k) {
+			best, window = len(k), w
+		}
+	}
+	if window > 0 {
+		return window
 	}
 	if s.Window > 0 {
 		return s.Window
