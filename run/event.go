@@ -126,6 +126,20 @@ type Event struct {
 	// Compact is set on EventCompacting, EventCompactBoundary and
 	// EventContextWarning.
 	Compact *Compaction
+	// Context is set on EventAssistant: how full the agent's context is
+	// after that answer (the TUI's context meter); zero on other events.
+	Context ContextUse
+}
+
+// ContextUse is how much of its context window an agent uses: Tokens the
+// size of its conversation after its latest answer (input, cache and
+// output tokens of that request), Window the model's context window it
+// compacts against, CompactAt the size at which it compacts automatically
+// (0 when automatic compaction is off).
+type ContextUse struct {
+	Tokens    int64 `json:"tokens"`
+	Window    int64 `json:"window"`
+	CompactAt int64 `json:"compact_at,omitempty"`
 }
 
 // Compaction describes one compaction of an agent's conversation.

@@ -219,6 +219,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 			feedOf(a).progress("", ev.Usage.Total())
 			out.Type, out.Message, out.Usage = run.EventAssistant, ev.Message, ev.Usage
 			out.MessageID, out.Model, out.StopReason, out.APIDuration = ev.MessageID, ev.Model, ev.StopReason, ev.APIDuration
+			out.Context = compactOf(a).contextUse(ev.Usage, cfg.Compaction) // compact.go: the TUI's meter
 		case loop.ToolStart:
 			feedOf(a).progress(ev.Call.Name, 0) // a call made counts as a tool use (Claude Code's task_progress)
 			out.Type, out.Call = run.EventToolStart, ev.Call

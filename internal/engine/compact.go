@@ -62,17 +62,36 @@ func (g compactGlue) compaction(tpath string) *loop.Compaction {
 	if s.Disable {
 		return nil
 	}
-	window := s.WindowFor(a.modelID)
-	if a.def != nil && a.def.AutoCompactWindow > 0 {
-		window = a.def.AutoCompactWindow // the agent definition's own
-	}
 	return &loop.Compaction{
-		Thresholds: compact.Compute(window, a.run.rt.cfg.MaxTokens, s.Percent),
+		Thresholds: compact.Compute(g.window(), a.run.rt.cfg.MaxTokens, s.Percent),
 		Auto:       s.Auto(),
 		Keep:       compactOf(a).keepAcrossCompaction,
 		Transcript: tpath,
 		Manual:     a.compactQ.take,
 	}
+}
+
+// window is the context window a compacts against: its definition's
+// autoCompactWindow, else the session's for its model.
+func (g compactGlue) window() int64 {
+	a := g.a
+	if a.def != nil && a.def.AutoCompactWindow > 0 {
+		return a.def.AutoCompactWindow // the agent definition's own
+	}
+	return a.run.rt.cfg.Compaction.WindowFor(a.modelID)
+}
+
+// contextUse is how full a's context is after an answer with usage u,
+// for the TUI's meter; c is its loop's compaction (nil when off).
+func (g compactGlue) contextUse(u llm.Usage, c *loop.Compaction) run.ContextUse {
+	if c == nil {
+		return run.ContextUse{Tokens: compact.Size(u), Window: g.window()}
+	}
+	out := run.ContextUse{Tokens: compact.Size(u), Window: c.Thresholds.Window}
+	if c.Auto {
+		out.CompactAt = c.Thresholds.Compact
+	}
+	return out
 }
 
 // keepAcrossCompaction gathers what must survive a compaction of msgs:

@@ -106,6 +106,10 @@ type Node struct {
 	ToolUses int
 	Tokens   int64
 	LastTool string
+	// Context is the size of the agent's conversation after its latest
+	// answer (or its latest compaction), Window the context window it
+	// compacts against: the context meter; Window is 0 until known.
+	Context, Window int64
 	// Started and Ended bound the agent's life (the main agent's current
 	// or last turn); Ended is zero while it lives.
 	Started, Ended time.Time
@@ -226,6 +230,13 @@ func (t *Tree) Apply(ev run.Event, at time.Time) {
 		}
 	case run.EventAssistant:
 		n.Tokens += ev.Usage.Total()
+		if ev.Context.Window > 0 {
+			n.Context, n.Window = ev.Context.Tokens, ev.Context.Window
+		}
+	case run.EventCompactBoundary:
+		if ev.Compact != nil && n.Window > 0 {
+			n.Context = ev.Compact.PostTokens
+		}
 	}
 }
 

@@ -235,9 +235,23 @@ func nodeLabel(n *Node) string {
 	return n.Type + " " + shortID(n.ID)
 }
 
-// nodeStats are the figures of an agent: tool uses, tokens, elapsed.
+// nodeStats are the figures of an agent: tool uses, tokens, elapsed and,
+// once known, its context meter.
 func nodeStats(n *Node, now time.Time) string {
-	return fmt.Sprintf("%s · %s tok · %s", plural(n.ToolUses, "tool"), formatTokens(n.Tokens), formatElapsed(n.Elapsed(now)))
+	s := fmt.Sprintf("%s · %s tok · %s", plural(n.ToolUses, "tool"), formatTokens(n.Tokens), formatElapsed(n.Elapsed(now)))
+	if m := contextMeter(n.Context, n.Window); m != "" {
+		s += " · " + m
+	}
+	return s
+}
+
+// contextMeter is "ctx USED/WINDOW (P%)": how much of its context window
+// an agent's conversation fills; "" while the window is unknown.
+func contextMeter(used, window int64) string {
+	if window <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("ctx %s/%s (%d%%)", formatTokens(used), formatTokens(window), used*100/window)
 }
 
 // treeRow is one agent's rendered row, with everything it shows: it is
@@ -251,7 +265,7 @@ type treeRow struct {
 type treeRowKey struct {
 	id, typ, desc, model, lastTool, guide string
 	toolUses                              int
-	tokens                                int64
+	tokens, context, window               int64
 	seconds                               int64 // the elapsed time shows whole seconds
 	state                                 State
 	children, sel, side, dark             bool
@@ -263,7 +277,7 @@ type treeRowKey struct {
 func (p *agentsPanel) row(drawn map[*Node]treeRow, r Row, width, labelW int, sel, side bool, now time.Time) []string {
 	n := r.Node
 	key := treeRowKey{id: n.ID, typ: n.Type, desc: n.Description, model: n.Model, lastTool: n.LastTool, guide: r.Guide,
-		toolUses: n.ToolUses, tokens: n.Tokens, seconds: int64(n.Elapsed(now) / time.Second), state: p.tree.State(n),
+		toolUses: n.ToolUses, tokens: n.Tokens, context: n.Context, window: n.Window, seconds: int64(n.Elapsed(now) / time.Second), state: p.tree.State(n),
 		children: len(n.Children) > 0, sel: sel, side: side, dark: p.st.dark, width: width}
 	if !side {
 		key.labelW = labelW

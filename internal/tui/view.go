@@ -240,7 +240,8 @@ func (m *Model) bottom() string {
 		}
 	}
 	side, _ := sidePanel(m.width)
-	parts = append(parts, m.bar.view(m.width, m.height, m.focus == focusTree, m.pane.view != "", side, m.turn.tokens))
+	main := m.tree.Main()
+	parts = append(parts, m.bar.view(m.width, m.height, m.focus == focusTree, m.pane.view != "", side, m.turn.tokens, contextMeter(main.Context, main.Window)))
 	return strings.Join(parts, "\n")
 }
 
@@ -293,8 +294,9 @@ func modeLabel(mode permission.Mode) string {
 // view shows the mode, a hint or the Ctrl+C window, the model and the
 // session's tokens on a terminal width×height; treeFocus says the tree
 // has the keyboard, viewing that an agent's or a saved session's
-// conversation is on screen, side that the tree is beside it.
-func (b *statusBar) view(width, height int, treeFocus, viewing, side bool, tokens int64) string {
+// conversation is on screen, side that the tree is beside it; meter is
+// the main agent's context meter ("" while unknown).
+func (b *statusBar) view(width, height int, treeFocus, viewing, side bool, tokens int64, meter string) string {
 	st := b.st
 	left := st.accent.Render(modeLabel(b.mode)) + st.dim.Render(" (shift+tab)")
 	var middle string
@@ -314,6 +316,9 @@ func (b *statusBar) view(width, height int, treeFocus, viewing, side bool, token
 		middle = st.dim.Render("tab agents · /help")
 	}
 	right := st.dim.Render(formatTokens(tokens) + " tokens")
+	if meter != "" {
+		right = st.dim.Render(formatTokens(tokens) + " tokens · " + meter)
+	}
 	if side {
 		right = st.dim.Render(orText(b.cfg.model, "?")) + " · " + right
 	}
