@@ -89,3 +89,10 @@ func OutputSchemaFork() string {
 func SubagentOutputExhausted(attempts int) string {
 	return fmt.Sprintf("no StructuredOutput call matched its output schema in %d attempts (error_max_structured_output_retries)", attempts)
 }
+
+// SubagentOutputNotGiven is why a sub-agent with an output schema failed
+// when it ended its turn without the StructuredOutput call again after
+// its reminder.
+func SubagentOutputNotGiven() string {
+	return "it ended its turn without calling StructuredOutput, again after a reminder (error_max_structured_output_retries)"
+}

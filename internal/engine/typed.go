@@ -55,6 +55,7 @@ func (tg typedGlue) attach(in agentInput) *refusal {
 	r := &c.spawnReceipt
 	r.Tools = append(slices.DeleteFunc(r.Tools, func(n string) bool { return n == tool.StructuredOutput }), tool.StructuredOutput)
 	c.output = builtin.NewOutputSlot(c.run.rt.cfg.OutputRetries)
+	c.output.LimitReminders(1) // a turn ended without the call is reminded once
 	c.outputSchema = so.Spec().InputSchema
 	return nil
 }
@@ -66,11 +67,15 @@ func isNoSchema(raw json.RawMessage) bool {
 }
 
 // failure is why the child failed when its loop ended with its attempts
-// spent; nil otherwise.
+// spent (or a second turn ended without the call after its one
+// reminder); nil otherwise.
 func (tg typedGlue) failure(res *loop.Result) error {
 	c := tg.a
 	if c.output == nil || res == nil || !res.OutputExhausted {
 		return nil
+	}
+	if c.output.OutOfReminders() {
+		return errors.New(prompts.SubagentOutputNotGiven())
 	}
 	return errors.New(prompts.SubagentOutputExhausted(cmp.Or(c.run.rt.cfg.OutputRetries, builtin.DefaultOutputAttempts)))
 }

@@ -234,3 +234,28 @@ func sameJSON(raw json.RawMessage, want string) bool {
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
 }
+
+// TestTypedChildRemindedOnce: a child that ends its turn without the
+// StructuredOutput call is reminded once; ending again without it fails
+// the child though attempts are left.
+func TestTypedChildRemindedOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	call := agentCall("general-purpose", "PROSE-1: say whether it works")
+	call["output_schema"] = map[string]any{"type": "object", "properties": map[string]any{"ok": map[string]any{"type": "boolean"}}, "required": []string{"ok"}}
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", call), llmtest.Text("main done"))
+	h.srv.Script("PROSE-1", llmtest.Text("It works."), llmtest.Text("Yes, it works."))
+	cfg := h.config()
+	cfg.Background = BackgroundOff
+	evs, _, rt := mustRun(t, cfg, "MAIN: check it")
+	defer rt.Close()
+	reqs := h.srv.RequestsFor("PROSE-1")
+	if len(reqs) != 2 || !strings.Contains(reqs[1].LastUserText(), "You MUST call the StructuredOutput tool") {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	done := typedSubagent(t, evs)
+	if done.Status != task.Failed || done.Subtype != run.ErrorMaxStructuredOutputRetries {
+		t.Fatalf("structured result %+v", done)
+	}
+	contains(t, h.toolResults("MAIN")[0], "again after a reminder")
+}

@@ -72,3 +72,21 @@ func TestSchemaCostAnswer(t *testing.T) {
 		t.Fatalf("%v %+v", err, out)
 	}
 }
+
+// TestOutputSlotOneReminder: with LimitReminders(1) the second turn ended
+// without a call spends the slot though attempts are left; a failed call
+// in between does not count as a reminder.
+func TestOutputSlotOneReminder(t *testing.T) {
+	t.Parallel()
+	o := NewOutputSlot(5)
+	o.LimitReminders(1)
+	o.Remind()
+	o.Reject()
+	if o.Exhausted() || o.OutOfReminders() {
+		t.Fatal("spent after one reminder and one failed call")
+	}
+	o.Remind()
+	if !o.Exhausted() || !o.OutOfReminders() {
+		t.Fatal("not spent after a second turn without a call")
+	}
+}

@@ -235,6 +235,19 @@ type OutputSlot struct {
 	max      int
 	attempts int
 	value    json.RawMessage
+	// maxReminders, when above 0, bounds the turns ended without a call
+	// that are answered with a reminder (LimitReminders); reminders
+	// counts them.
+	maxReminders, reminders int
+}
+
+// LimitReminders bounds the turns the model may end without a call to n
+// reminders: the next one spends the slot whatever attempts are left (a
+// sub-agent with an output schema is reminded once).
+func (o *OutputSlot) LimitReminders(n int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.maxReminders = n
 }
 
 // NewOutputSlot makes a slot allowing max failed attempts (0 means
@@ -260,12 +273,23 @@ func (o *OutputSlot) Done() bool { return o.Value() != nil }
 func (o *OutputSlot) Exhausted() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.value == nil && o.attempts >= o.max
+	return o.value == nil && (o.attempts >= o.max || o.maxReminders > 0 && o.reminders > o.maxReminders)
+}
+
+// OutOfReminders reports whether the slot was spent by a turn ended
+// without a call after its reminders (LimitReminders), not by attempts.
+func (o *OutputSlot) OutOfReminders() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.value == nil && o.maxReminders > 0 && o.reminders > o.maxReminders
 }
 
 // Remind counts a turn ended without a matching call as an attempt and
 // returns the message that asks for the call.
 func (o *OutputSlot) Remind() string {
+	o.mu.Lock()
+	o.reminders++
+	o.mu.Unlock()
 	o.Reject()
 	return prompts.StructuredOutputReminder()
 }
