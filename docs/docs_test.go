@@ -603,6 +603,12 @@ func TestSettingsBlocksLoad(t *testing.T) {
 			}
 			return ""
 		}},
+		{contains: `"autoCompactWindow": {"claude-haiku"`, check: func(t *testing.T, cfg cadre.Config, _ string) string {
+			if c := cfg.Compaction; c.Window != 150000 || c.Windows["claude-haiku"] != 60000 || c.Windows["claude-sonnet-4-5"] != 120000 {
+				return "compaction window " + itoa(int(c.Window)) + ", per model " + jsonString(c.Windows)
+			}
+			return ""
+		}},
 		{contains: `"coordinatorMode": true`, check: func(t *testing.T, cfg cadre.Config, _ string) string {
 			if !cfg.Coordinator {
 				return "not a coordinator"
