@@ -9,6 +9,7 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
@@ -258,4 +259,50 @@ func TestTypedChildRemindedOnce(t *testing.T) {
 		t.Fatalf("structured result %+v", done)
 	}
 	contains(t, h.toolResults("MAIN")[0], "again after a reminder")
+}
+
+// TestTypedChildNarrowToolsDefaultMode: a definition limited to Read, in
+// the default permission mode with nobody to ask, still gets its
+// StructuredOutput tool and its call runs without a prompt.
+func TestTypedChildNarrowToolsDefaultMode(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	def, diags := agentdef.ParseFile("/defs/reader.md", []byte("---\nname: reader\ndescription: reads\ntools: Read\noutputSchema:\n  type: object\n  properties:\n    lines: {type: integer}\n  required: [lines]\n---\nRead.\n"), agentdef.SourceProject)
+	if len(diags) > 0 {
+		t.Fatal(diags)
+	}
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("reader", "NARROW-1: count lines")), llmtest.Text("main done"))
+	h.srv.Script("NARROW-1", llmtest.ToolUse(tool.StructuredOutput, map[string]any{"lines": 12}))
+	cfg := h.config()
+	cfg.Background = BackgroundOff
+	cfg.Agents = append(agentdef.Builtins(), def)
+	cfg.Permissions = &Permissions{Mode: permission.ModeDefault, Rules: []permission.Rule{{Behavior: permission.Allow, Tool: "Agent"}}}
+	evs, _, rt := mustRun(t, cfg, "MAIN: delegate")
+	defer rt.Close()
+	if names := h.srv.RequestsFor("NARROW-1")[0].ToolNames(); strings.Join(names, ",") != "Read,StructuredOutput" {
+		t.Fatalf("child tools %v", names)
+	}
+	done := typedSubagent(t, evs)
+	if done.Status != task.Completed || !sameJSON(done.StructuredOutput, `{"lines":12}`) {
+		t.Fatalf("structured result %+v", done)
+	}
+}
+
+// TestTypedForkRefused: a fork shares its parent's tools, so an Agent call
+// that would fork with output_schema is refused, saying to name a type.
+func TestTypedForkRefused(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	call := agentCall("", "FORKED: x")
+	call["output_schema"] = map[string]any{"type": "object"}
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", call), llmtest.Text("main done"))
+	cfg := h.config()
+	cfg.Background = BackgroundOff
+	cfg.ForkSubagent = true
+	_, res, rt := mustRun(t, cfg, "MAIN: go")
+	defer rt.Close()
+	if res.Subagents.Refused[run.RefusedOutputSchema] != 1 || res.Subagents.Spawned != 0 {
+		t.Fatalf("subagents %+v", res.Subagents)
+	}
+	contains(t, h.toolResults("MAIN")[0], "A fork cannot be given an output_schema")
 }
