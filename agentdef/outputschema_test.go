@@ -18,4 +18,8 @@ func TestOutputSchemaKey(t *testing.T) {
 	if def == nil || def.OutputSchema != nil || len(diags) != 1 || !strings.Contains(diags[0].Message, `"outputSchema" must be a JSON Schema object, not a string`) {
 		t.Fatalf("def %+v diags %v", def, diags)
 	}
+	def, diags = ParseFile("/d/c.md", []byte("---\nname: c\ndescription: d\noutputSchema:\n  type: array\n---\nBody.\n"), SourceProject)
+	if def == nil || def.OutputSchema == nil || len(diags) != 1 || !strings.Contains(diags[0].Message, `"outputSchema" is not usable: the root must have "type": "object"`) || diags[0].Line != 4 {
+		t.Fatalf("def %+v diags %+v", def, diags)
+	}
 }

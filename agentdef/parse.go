@@ -16,6 +16,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/textdist"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/tool"
+	"github.com/cadre-dev/cadre/tool/builtin"
 )
 
 // MaxNameLen is the longest agent name accepted (S-4.3).
@@ -490,6 +491,11 @@ func (b *builder) extensions(def *Definition, fs fieldSet, fromJSON bool) {
 				b.warn(f.line, "\"outputSchema\" cannot be represented as JSON (%v); ignored", err)
 			} else {
 				def.OutputSchema = raw
+				// Kept as written: starting the agent refuses it, naming
+				// the problem, until the schema is fixed.
+				if _, err := builtin.NewStructuredOutput(raw); err != nil {
+					b.warn(f.line, "\"outputSchema\" is not usable: %s; starting this agent is refused until it is fixed", strings.TrimPrefix(err.Error(), "output schema: "))
+				}
 			}
 		} else if f.value != nil {
 			b.warn(f.line, "\"outputSchema\" must be a JSON Schema object, not a %s; ignored", kind(f.value))
