@@ -30,6 +30,7 @@ func FuzzParse(f *testing.F) {
 		"---\nname: a\ndescription: x---y\ntools: Bash(git *, Read\n---\n",
 		"---\n- a\n---\n",
 		"---\nname: a\ndescription: d\nhooks: {Stop: [{hooks: [{type: command, command: x}]}]}\nmcpServers: [a, {b: {command: c}}]\n---\n",
+		"---\nname: a\ndescription: d\noutputSchema: {type: object, properties: {a: {$ref: '#/$defs/x'}}, $defs: {x: {anyOf: [{$ref: '#/$defs/x'}]}}}\n---\n",
 	} {
 		f.Add([]byte(s))
 	}
