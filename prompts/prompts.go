@@ -72,6 +72,8 @@ func AgentInputField(name string) string {
 		return "worktree: its own git worktree and branch, so edits cannot collide; kept for you to merge if changed, else removed. Excludes cwd."
 	case "run_in_background":
 		return RunInBackgroundField
+	case "budget":
+		return "Limits for the sub-agent and everything it starts: usd, tokens, turns, wallTime (\"10m\"). Capped by its type's budget and what remains of yours."
 	}
 	return ""
 }

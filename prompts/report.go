@@ -32,6 +32,9 @@ type Report struct {
 	// worktree); nil without one. It follows the frame, one-shot types
 	// included: a kept tree must never go unmentioned.
 	Worktree *ReportWorktree
+	// Budget is the agent's spend against its budget (BudgetLine); ""
+	// when no budget bounded it.
+	Budget string
 }
 
 // Render frames the report (S-3.6): marked as model output with no
@@ -73,6 +76,9 @@ func (r Report) Render() string {
 		fmt.Fprintf(&b, " (transcript: %s)", r.TranscriptPath)
 	}
 	fmt.Fprintf(&b, "\nusage: %d tokens, %s, %d ms", r.Tokens, plural(r.ToolUses, "tool use"), r.Duration.Milliseconds())
+	if r.Budget != "" {
+		b.WriteString("\nbudget: " + r.Budget)
+	}
 	if r.Worktree != nil {
 		b.WriteString("\n" + r.Worktree.Render())
 	}

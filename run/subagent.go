@@ -64,6 +64,9 @@ type SubagentResult struct {
 	// has ended (S-8.2): it keeps a transcript and is neither one-shot nor
 	// a fork.
 	Continuable bool `json:"continuable"`
+	// Budget is what the agent's subtree spent of its budget (S-15.2);
+	// nil when no budget bounded it.
+	Budget *BudgetSpend `json:"budget,omitempty"`
 }
 
 // Receipt records what a spawn was granted and why (S-15.1): the resolved
@@ -107,6 +110,36 @@ type Receipt struct {
 	// connecting. It is the servers' start-up, apart from cadre's part of
 	// the spawn.
 	MCPStart time.Duration `json:"mcp_start_ns,omitempty"`
+	// Budget is what the spawn reserved for the child's subtree and why
+	// (S-15.2); nil when no budget bounds it.
+	Budget *BudgetGrant `json:"budget,omitempty"`
+}
+
+// BudgetGrant is a child's reservation (S-15.2): each limit is the least
+// of what the Agent call asked, what its definition sets and what its
+// parent had left; Why says which won for each. Zero fields do not
+// limit.
+type BudgetGrant struct {
+	USD      float64       `json:"usd,omitempty"`
+	Tokens   int64         `json:"tokens,omitempty"`
+	Turns    int           `json:"turns,omitempty"`
+	WallTime time.Duration `json:"wall_time_ns,omitempty"`
+	Why      string        `json:"why"`
+}
+
+// Spend is what an agent's subtree spent of a budget: cost at list
+// prices, tokens as billed, model turns.
+type Spend struct {
+	USD    float64 `json:"usd"`
+	Tokens int64   `json:"tokens"`
+	Turns  int     `json:"turns"`
+}
+
+// BudgetSpend is what a budgeted agent's subtree spent and what of its
+// reservation went back to its parent when it ended.
+type BudgetSpend struct {
+	Spent    Spend `json:"spent"`
+	Returned Spend `json:"returned"`
 }
 
 // DroppedTool is a tool a child did not get.
@@ -160,4 +193,7 @@ const (
 	// RefusedMCP: a server the definition requires (requiredMcpServers)
 	// failed, has no tools or did not connect in time.
 	RefusedMCP RefusalReason = "mcp"
+	// RefusedBudget: the calling agent's budget had nothing left to
+	// reserve (S-15.2).
+	RefusedBudget RefusalReason = "budget"
 )

@@ -93,6 +93,7 @@ type Config struct {
 	OutputSchema       json.RawMessage
 	OutputRetries      int
 	Compaction         compact.Settings
+	Budget             agentdef.Budget
 }
 
 // Permissions configures permission checking for the session.
@@ -185,6 +186,8 @@ type Runtime struct {
 	// structured is the StructuredOutput tool of Config.OutputSchema
 	// (sdkoptions.go); nil without one.
 	structured *builtin.StructuredOutput
+	// budgets are the session's budgets (budget.go).
+	budgets budgetBook
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
@@ -258,6 +261,7 @@ func New(cfg Config) (*Runtime, error) {
 		perms.Prompter = &mcpPrompter{r: r, tool: name} // permprompt.go
 		r.cfg.Permissions = &perms
 	}
+	r.budgets = newBudgetBook(&r.cfg, r.defList) // budget.go
 	r.modelID = cfg.ModelID
 	r.system = promptsOf(r).renderSystemFor(cfg.ModelID)
 	r.bg = newBackground(r)
@@ -548,8 +552,9 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 		run: s, id: "", typ: "main", modelID: modelID, pool: r.mainPool, spec: r.mainSpec,
 		perms: glueOf(r).rootPerms(), system: system, maxTurns: r.cfg.MaxTurns, mcp: mainMCP{r}, effort: r.cfg.Effort,
 		output: s.outputSlot(), // structured output (sdkoptions.go)
-		inbox:  r.bg.main,
-		prompt: &prompt, // issue 15: UserPromptSubmit fires for it alone
+		inbox:   r.bg.main,
+		prompt:  &prompt, // issue 15: UserPromptSubmit fires for it alone
+		account: r.budgets.session, // budget.go: the session's budget
 	}
 	// Notifications taken for a request that was never answered go back
 	// to the queue for the next turn.

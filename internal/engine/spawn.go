@@ -175,6 +175,7 @@ func (a *agent) admit(ctx context.Context, turn tool.Turn, child *agent, in agen
 	turn.Done()
 	if err != nil {
 		child.ticket.Release()
+		budgetsOf(child).close()
 		mcpOf(child).release()
 		return tool.Output{}, err
 	}
@@ -198,7 +199,7 @@ func (a *agent) await(ctx context.Context, child *agent, hd executor.Handle) (to
 	switch {
 	case err != nil:
 		return tool.Output{}, err
-	case res.Status == task.Completed:
+	case res.Status == task.Completed, res.Status == task.BudgetExhausted:
 		return reportOf(child).callResult(a, res, nil), nil
 	case res.Status == task.Killed && ctx.Err() != nil:
 		return tool.Output{}, ctx.Err()
@@ -215,8 +216,16 @@ func (a *agent) await(ctx context.Context, child *agent, hd executor.Handle) (to
 // itself (prepare). A refused child's MCP lease is released.
 func (a *agent) enterGate(child *agent, in agentInput, bg bool) (executor.SpawnRequest, *refusal) {
 	rs, rt := a.run, a.run.rt
+	if ref := budgetsOf(a).reserve(child, in); ref != nil { // budget.go
+		mcpOf(child).release()
+		if ref.reason != "" {
+			rs.count(func(s *run.SubagentStats) { s.Refused[ref.reason]++ })
+		}
+		return executor.SpawnRequest{}, ref
+	}
 	ticket, ref := rt.gate.Admit(a.depth)
 	if ref != nil {
+		budgetsOf(child).close()
 		mcpOf(child).release() // mcp.go: it never ran
 		reason := refusalReason(ref.Limit)
 		rs.count(func(s *run.SubagentStats) { s.Refused[reason]++ })
@@ -233,7 +242,9 @@ func (a *agent) enterGate(child *agent, in agentInput, bg bool) (executor.SpawnR
 		child.spawnReceipt.Queued, child.spawnReceipt.QueuePosition = true, ticket.Position()
 	}
 	rt.bg.local.prepare(a, child, in)
-	return child.request(a, in, bg), nil
+	req := child.request(a, in, bg)
+	budgetsOf(child).request(&req) // budget.go
+	return req, nil
 }
 
 // newChild builds a child agent from def: its ceiling, model, tools,
@@ -401,7 +412,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		// here the record is closed and counted.
 		rs.count(func(s *run.SubagentStats) {
 			switch status {
-			case task.Completed:
+			case task.Completed, task.BudgetExhausted:
 				s.Completed++
 			case task.Killed:
 				s.Killed++
@@ -462,10 +473,13 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		status = task.Killed
 	case runErr != nil:
 		status = task.Failed
+	case res != nil && res.BudgetExhausted:
+		status = task.BudgetExhausted // budget.go: stopped with a partial report
 	default:
 		status = task.Completed
 	}
 	result := reportOf(c).structured(status, res, runErr, rt.cfg.Now().Sub(start), tpath)
+	result.Budget = budgetsOf(c).close() // its unspent reservation returns to its parent
 	result.Worktree = worktreeOf(c).leave(ctx)
 	c.final = result
 	if status != task.Killed {
@@ -535,6 +549,9 @@ func (cr childReport) structured(status task.Status, res *loop.Result, runErr er
 	if res != nil {
 		out.Turns, out.MaxTurnsHit = res.Turns, res.MaxTurnsHit
 		out.Text = lastAssistantText(res.Messages)
+		if res.BudgetExhausted {
+			out.Text = res.Text // its partial report (budget.go)
+		}
 	}
 	return out
 }
@@ -554,7 +571,8 @@ func lastAssistantText(msgs []llm.Message) string {
 func (cr childReport) report(res *run.SubagentResult) string {
 	c := cr.a
 	r := prompts.Report{AgentID: c.id, AgentType: c.typ, Text: res.Text, OneShot: c.def.OneShot, TranscriptPath: res.TranscriptPath,
-		Tokens: res.Usage.Total(), ToolUses: res.ToolUses, Duration: res.Duration, Worktree: worktreeReport(res.Worktree)}
+		Tokens: res.Usage.Total(), ToolUses: res.ToolUses, Duration: res.Duration, Worktree: worktreeReport(res.Worktree),
+		Budget: budgetsOf(c).line(res.Budget)}
 	if res.MaxTurnsHit {
 		r.MaxTurns = c.maxTurns
 	}

@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/spawn"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/task"
+)
+
+// budgetCall is an Agent call asking for a token budget.
+func budgetCall(prompt string, tokens int) map[string]any {
+	in := agentCall("general-purpose", prompt)
+	in["budget"] = map[string]any{"tokens": tokens}
+	return in
+}
+
+// used is a response's usage of n input tokens.
+func used(n int64) llm.Usage { return llm.Usage{InputTokens: n - 10, OutputTokens: 10} }
+
+// finished returns the results of the ended sub-agents, by type and
+// prompt key (the first word of the description is not unique).
+func finished(evs []run.Event) map[string]*run.SubagentResult {
+	out := map[string]*run.SubagentResult{}
+	for _, ev := range evs {
+		if ev.Type == run.EventTaskCompleted {
+			out[ev.Subagent.ToolUseID] = ev.Subagent
+		}
+	}
+	return out
+}
+
+// TestBudgetTreeDepth3 runs a tree of depth 3 under a session budget of
+// 1000 tokens: main reserves 600 for C1 (asked); C1 reserves 500 for G1
+// (asked), which spends 200 and returns 300; C1 then starts G2 and G3 in
+// one message: G2 gets what C1 has left (300, the parent's remainder),
+// G3 is refused with reason budget. G2 is told to wrap up at 85 % and is
+// stopped at 100 % with a partial report; C1, whose subtree then spent
+// its whole reservation, stops before its next request. Every sum is
+// asserted: no subtree spends more than its reservation, and every
+// reservation is back with the session when the run ends.
+func TestBudgetTreeDepth3(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", budgetCall("C1: lead the work", 600)).WithUsage(used(100)),
+		llmtest.Text("main is done").WithUsage(used(100)))
+	h.srv.Script("C1: lead", llmtest.ToolUse("Agent", budgetCall("G1: first part", 500)).WithUsage(used(50)),
+		llmtest.ToolUses(llmtest.Call{Name: "Agent", Input: budgetCall("G2: second part", 500)},
+			llmtest.Call{Name: "Agent", Input: budgetCall("G3: third part", 100)}).WithText("starting two more").WithUsage(used(50)))
+	h.srv.Script("G1: first", llmtest.Text("g1 done").WithUsage(used(200)))
+	h.srv.Script("G2: second", llmtest.ToolUse("Glob", map[string]any{"pattern": "*"}).WithUsage(used(260)),
+		llmtest.Text("half way through the files").WithToolUse("Glob", map[string]any{"pattern": "*.go"}).WithUsage(used(40)))
+	cfg := h.config()
+	cfg.Budget = agentdef.Budget{Tokens: 1000}
+	evs, res, rt := mustRun(t, cfg, "MAIN: do it")
+
+	if res.Text != "main is done" || res.Subagents.Refused[run.RefusedBudget] != 1 {
+		t.Fatalf("result %q refused %v", res.Text, res.Subagents.Refused)
+	}
+	byID := finished(evs)
+	c1 := byID[llmtest.ToolUseID("MAIN", 1)]
+	g1 := byID[llmtest.ToolUseID("C1: lead", 1)]
+	g2 := byID[llmtest.ToolUseID("C1: lead", 2)]
+	if c1 == nil || g1 == nil || g2 == nil || len(byID) != 3 {
+		t.Fatalf("ended agents %v", byID)
+	}
+	for name, r := range map[string]*run.SubagentResult{"C1": c1, "G1": g1, "G2": g2} {
+		if r.Budget == nil || r.Receipt.Budget == nil {
+			t.Fatalf("%s has no budget: %+v", name, r)
+		}
+		if r.Budget.Spent.Tokens > r.Receipt.Budget.Tokens {
+			t.Errorf("%s spent %d over its reservation %d", name, r.Budget.Spent.Tokens, r.Receipt.Budget.Tokens)
+		}
+	}
+	// Reservations and why.
+	if g := c1.Receipt.Budget; g.Tokens != 600 || !strings.Contains(g.Why, "tokens 600 (asked)") {
+		t.Errorf("C1 receipt %+v", g)
+	}
+	if g := g1.Receipt.Budget; g.Tokens != 500 || !strings.Contains(g.Why, "(asked)") {
+		t.Errorf("G1 receipt %+v", g)
+	}
+	if g := g2.Receipt.Budget; g.Tokens != 300 || !strings.Contains(g.Why, "tokens 300 (parent's remainder)") {
+		t.Errorf("G2 receipt %+v", g)
+	}
+	// Spend and what returned.
+	if g1.Status != task.Completed || g1.Budget.Spent.Tokens != 200 || g1.Budget.Returned.Tokens != 300 {
+		t.Errorf("G1 %s spent %+v", g1.Status, g1.Budget)
+	}
+	if g2.Status != task.BudgetExhausted || g2.Budget.Spent.Tokens != 300 || g2.Budget.Returned.Tokens != 0 || g2.Budget.Spent.Turns != 2 {
+		t.Errorf("G2 %s spent %+v", g2.Status, g2.Budget)
+	}
+	if !strings.Contains(g2.Text, "budget_exhausted") || !strings.Contains(g2.Text, "half way through the files") || !strings.Contains(g2.Text, "It was doing: Glob") {
+		t.Errorf("G2's partial report %q", g2.Text)
+	}
+	// C1's subtree: its own 100 + G1's 200 + G2's 300.
+	if c1.Status != task.BudgetExhausted || c1.Budget.Spent.Tokens != 600 || c1.Budget.Returned.Tokens != 0 || c1.Turns != 2 {
+		t.Errorf("C1 %s turns %d spent %+v", c1.Status, c1.Turns, c1.Budget)
+	}
+	if !strings.Contains(c1.Text, "starting two more") {
+		t.Errorf("C1's partial report %q", c1.Text)
+	}
+	// The session: main's 200 and C1's 600; nothing still held.
+	if s, held := rt.budgets.session.Spent(), rt.budgets.session.Held(); s.Tokens != 800 || s.Turns != 2+2+1+2 || held != (spawn.Spend{}) {
+		t.Errorf("session spent %+v held %+v", s, held)
+	}
+	// G2 was told to wrap up once, at 85 %, with its first tool results.
+	g2reqs := h.srv.RequestsFor("G2: second")
+	if len(g2reqs) != 2 {
+		t.Fatalf("G2 made %d requests", len(g2reqs))
+	}
+	if n := strings.Count(lastUserText(g2reqs[1]), "Wrap up now"); n != 1 {
+		t.Errorf("wrap-up reminders %d in %q", n, lastUserText(g2reqs[1]))
+	}
+	// G3's refusal says budget and not to retry; the report and the
+	// notification say what was spent.
+	var refusal, g2report string
+	for _, ev := range evs {
+		if ev.Type == run.EventToolEnd && ev.Call.ID == llmtest.ToolUseID("C1: lead", 3) {
+			refusal = ev.ToolResult.Text
+		}
+		if ev.Type == run.EventToolEnd && ev.Call.ID == llmtest.ToolUseID("C1: lead", 2) {
+			g2report = ev.ToolResult.Text
+		}
+	}
+	if !strings.Contains(refusal, "reason: budget") || !strings.Contains(refusal, "Do not retry") {
+		t.Errorf("G3's refusal %q", refusal)
+	}
+	if !strings.Contains(g2report, "budget: spent usd") || !strings.Contains(g2report, "300 tokens of 300") {
+		t.Errorf("G2's report %q", g2report)
+	}
+	if h.srv.Remaining("C1: lead") != 0 || len(h.srv.RequestsFor("G3: third")) != 0 {
+		t.Error("a refused or stopped agent made a request")
+	}
+}
+
+// lastUserText is every text block of a request's last user message.
+func lastUserText(r *llmtest.Request) string {
+	return r.LastUserText()
+}
