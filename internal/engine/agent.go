@@ -184,7 +184,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		}
 	}
 	cfg.Compaction = compactOf(a).compaction(tpath) // compact.go
-	ctx, stopBudget := budgetsOf(a).bind(ctx, &cfg)  // budget.go: the loop's checks, the wall-time deadline
+	ctx, stopBudget := budgetsOf(a).bind(ctx, &cfg) // budget.go: the loop's checks, the wall-time deadline
 	defer stopBudget()
 	defer a.run.rt.compacts.running(a)()
 	if a.output != nil {

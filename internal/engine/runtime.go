@@ -551,9 +551,9 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	main := &agent{
 		run: s, id: "", typ: "main", modelID: modelID, pool: r.mainPool, spec: r.mainSpec,
 		perms: glueOf(r).rootPerms(), system: system, maxTurns: r.cfg.MaxTurns, mcp: mainMCP{r}, effort: r.cfg.Effort,
-		output: s.outputSlot(), // structured output (sdkoptions.go)
+		output:  s.outputSlot(), // structured output (sdkoptions.go)
 		inbox:   r.bg.main,
-		prompt:  &prompt, // issue 15: UserPromptSubmit fires for it alone
+		prompt:  &prompt,           // issue 15: UserPromptSubmit fires for it alone
 		account: r.budgets.session, // budget.go: the session's budget
 	}
 	// Notifications taken for a request that was never answered go back
