@@ -2,7 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cadre-dev/cadre/agentdef"
@@ -13,6 +18,7 @@ import (
 	"github.com/cadre-dev/cadre/llm/pricing"
 	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/transcript"
 )
 
 // Budgets (S-15.2). An agent's account (spawn.Account) is its
@@ -166,4 +172,46 @@ func fraction(s spawn.Spend, l agentdef.Budget) float64 {
 		f = max(f, float64(s.Turns)/float64(l.Turns))
 	}
 	return f
+}
+
+// restore charges a resumed session's account with what the session
+// spent before: the usage of every assistant entry of its main transcript
+// and of its agents' transcripts, each written as the response arrived
+// (the transcripts are the spend journal; the agents' .meta.json files
+// hold their reservations and final spend). Nothing is read without a
+// session budget or without history.
+func (b *budgetBook) restore(stateDir, cwd, session, tpath string, resumed bool) error {
+	if b.session == nil || !resumed || tpath == "" {
+		return nil
+	}
+	files := []string{tpath}
+	dir := filepath.Dir(transcript.AgentPath(stateDir, cwd, session, "x"))
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("restore the session's budget: %w", err)
+	}
+	for _, e := range entries {
+		if n := e.Name(); !e.IsDir() && strings.HasPrefix(n, "agent-") && strings.HasSuffix(n, ".jsonl") {
+			files = append(files, filepath.Join(dir, n))
+		}
+	}
+	var spent spawn.Spend
+	for _, f := range files {
+		es, _, err := transcript.ScanFile(f)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("restore the session's budget: %w", err)
+		}
+		for _, e := range es {
+			if e.Type != string(llm.RoleAssistant) || e.Usage == nil {
+				continue
+			}
+			cost, _ := b.prices.Cost(e.Model, *e.Usage)
+			spent = spent.Add(spawn.Spend{USD: cost, Tokens: e.Usage.Total(), Turns: 1})
+		}
+	}
+	b.session.Restore(spent)
+	return nil
 }

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/spawn"
@@ -10,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
+	"github.com/cadre-dev/cadre/transcript"
 )
 
 // budgetCall is an Agent call asking for a token budget.
@@ -140,4 +143,193 @@ func TestBudgetTreeDepth3(t *testing.T) {
 // lastUserText is every text block of a request's last user message.
 func lastUserText(r *llmtest.Request) string {
 	return r.LastUserText()
+}
+
+// TestBudgetBackgroundChild: a definition's budget (2 turns) turns
+// budgets on (the Agent tool offers budget) and binds a background child:
+// it stops at its second answer with status budget_exhausted, the call
+// that answer asked for is not made, and the notification carries the
+// status, the partial report and the spend.
+func TestBudgetBackgroundChild(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	call := bgCall("BGW-1: scan the tree")
+	call["subagent_type"] = "worker"
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", call), llmtest.Text("started"), llmtest.Text("heard"))
+	h.srv.Script("BGW-1", llmtest.ToolUse("Glob", map[string]any{"pattern": "*"}),
+		llmtest.Text("found the first files").WithToolUse("Glob", map[string]any{"pattern": "*.go"}))
+	cfg := h.config()
+	cfg.Agents = append(agentdef.Builtins(), &agentdef.Definition{Name: "worker", Description: "Works.", Body: "You work.",
+		Source: agentdef.SourceProject, Budget: agentdef.Budget{Turns: 2}})
+	rt := newRuntime(t, cfg)
+	if !strings.Contains(string(rt.mainSpec.spec.InputSchema), `"budget"`) {
+		t.Fatal("a definition's budget turns budgets on: the Agent tool must offer budget")
+	}
+	evs, _, err := runAll(t, context.Background(), rt, "MAIN go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs = append(evs, drainNotifications(t, rt)...)
+	var res *run.SubagentResult
+	var note *task.Notification
+	for _, ev := range evs {
+		switch ev.Type {
+		case run.EventTaskCompleted:
+			res = ev.Subagent
+		case run.EventNotification:
+			note = ev.Notification
+		}
+	}
+	if res == nil || note == nil {
+		t.Fatal("no result or notification")
+	}
+	if res.Status != task.BudgetExhausted || res.Receipt.Budget == nil || res.Receipt.Budget.Turns != 2 ||
+		!strings.Contains(res.Receipt.Budget.Why, "turns 2 (definition)") || res.Budget.Spent.Turns != 2 {
+		t.Fatalf("result %s receipt %+v spent %+v", res.Status, res.Receipt.Budget, res.Budget)
+	}
+	if res.ToolStats["Glob"] != 1 {
+		t.Errorf("the call of the last answer was made: %v", res.ToolStats)
+	}
+	for _, want := range []string{"<status>budget_exhausted</status>", "stopped at its budget", "found the first files", "<budget>spent", "2 turns of 2"} {
+		if !strings.Contains(note.Text, want) {
+			t.Errorf("notification lacks %q:\n%s", want, note.Text)
+		}
+	}
+}
+
+// TestBudgetFork: a fork asks for 200 tokens of the session's 1000; it is
+// told to wrap up at 90 %, ends under its reservation, and the 5 tokens
+// it did not spend return to the main agent.
+func TestBudgetFork(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	var forkTurns int
+	h.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+		switch {
+		case hasForkRules(r):
+			forkTurns++
+			if forkTurns == 1 {
+				return llmtest.ToolUse("Glob", map[string]any{"pattern": "*"}).WithUsage(used(180))
+			}
+			return llmtest.Text("fork done").WithUsage(used(15))
+		case strings.Contains(r.LastUserText(), "MAIN: fork"):
+			in := agentCall("", "FORK-B: look around")
+			in["budget"] = map[string]any{"tokens": 200}
+			return llmtest.ToolUse("Agent", in).WithUsage(used(100))
+		}
+		return llmtest.Text("main done").WithUsage(used(100))
+	})
+	cfg := h.config()
+	cfg.Background = BackgroundOff
+	cfg.ForkSubagent = true
+	cfg.Budget = agentdef.Budget{Tokens: 1000}
+	evs, res, rt := mustRun(t, cfg, "MAIN: fork once")
+	if res.Text != "main done" {
+		t.Fatalf("result %q", res.Text)
+	}
+	var fork *run.SubagentResult
+	for _, ev := range evs {
+		if ev.Type == run.EventTaskCompleted {
+			fork = ev.Subagent
+		}
+	}
+	if fork == nil || fork.Status != task.Completed || fork.Receipt.Budget == nil || fork.Receipt.Budget.Tokens != 200 {
+		t.Fatalf("fork %+v", fork)
+	}
+	if fork.Budget.Spent.Tokens != 195 || fork.Budget.Returned.Tokens != 5 {
+		t.Errorf("fork spent %+v", fork.Budget)
+	}
+	var wrapUps int
+	for _, r := range h.srv.RequestsFor("MAIN") {
+		if hasForkRules(r) {
+			wrapUps += strings.Count(r.LastUserText(), "Wrap up now")
+		}
+	}
+	if wrapUps != 1 {
+		t.Errorf("the fork was told to wrap up %d times", wrapUps)
+	}
+	if s, held := rt.budgets.session.Spent(), rt.budgets.session.Held(); s.Tokens != 395 || held != (spawn.Spend{}) {
+		t.Errorf("session spent %+v held %+v", s, held)
+	}
+}
+
+// TestBudgetWallTime: a child's wall time is a deadline on its context:
+// a model request still running at it ends, and the child stops with
+// status budget_exhausted and a partial report.
+func TestBudgetWallTime(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	in := agentCall("general-purpose", "SLOW-1: think long")
+	in["budget"] = map[string]any{"wallTime": "100ms"}
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", in), llmtest.Text("main done"))
+	h.srv.Script("SLOW-1", llmtest.Text("first look").WithToolUse("Glob", map[string]any{"pattern": "*"}),
+		llmtest.Text("never arrives").WithDelay(time.Minute))
+	cfg := h.config()
+	cfg.Budget = agentdef.Budget{USD: 10}
+	evs, res, _ := mustRun(t, cfg, "MAIN: go")
+	var child *run.SubagentResult
+	for _, ev := range evs {
+		if ev.Type == run.EventTaskCompleted {
+			child = ev.Subagent
+		}
+	}
+	if res.Text != "main done" || child == nil || child.Status != task.BudgetExhausted {
+		t.Fatalf("result %q child %+v", res.Text, child)
+	}
+	if child.Receipt.Budget.WallTime != 100*time.Millisecond || !strings.Contains(child.Text, "first look") || !strings.Contains(child.Text, "budget_exhausted") {
+		t.Errorf("receipt %+v text %q", child.Receipt.Budget, child.Text)
+	}
+}
+
+// TestBudgetAcrossResume: a resumed session's budget keeps what the
+// session spent before (read back from its transcripts), so the next
+// child's reservation is what is left.
+func TestBudgetAcrossResume(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", budgetCall("KID-1: part one", 500)).WithUsage(used(100)),
+		llmtest.Text("first run done").WithUsage(used(100)),
+		llmtest.ToolUse("Agent", budgetCall("KID-2: part two", 900)).WithUsage(used(100)),
+		llmtest.Text("second run done").WithUsage(used(50)))
+	h.srv.Script("KID-1", llmtest.Text("one done").WithUsage(used(300)))
+	h.srv.Script("KID-2", llmtest.Text("two done").WithUsage(used(100)))
+	cfg := h.config()
+	cfg.Budget = agentdef.Budget{Tokens: 1000}
+	_, res, rt := mustRun(t, cfg, "MAIN: two runs")
+	if res.Text != "first run done" {
+		t.Fatalf("first run %q", res.Text)
+	}
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := transcript.ReadFile(rt.tpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.SessionID, cfg.History = rt.session, transcript.Messages(entries)
+	rt2, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt2.Close() })
+	if s := rt2.budgets.session.Spent(); s.Tokens != 500 || s.Turns != 3 {
+		t.Fatalf("resumed session spent %+v, want 500 tokens in 3 turns", s)
+	}
+	evs, res2, err := runAll(t, context.Background(), rt2, "and now part two")
+	if err != nil || res2 == nil || res2.Text != "second run done" {
+		t.Fatalf("second run %v %+v", err, res2)
+	}
+	var kid *run.SubagentResult
+	for _, ev := range evs {
+		if ev.Type == run.EventTaskCompleted {
+			kid = ev.Subagent
+		}
+	}
+	// 1000 - 500 before - 100 of this turn: 400 left, less than asked.
+	if kid == nil || kid.Receipt.Budget.Tokens != 400 || !strings.Contains(kid.Receipt.Budget.Why, "(parent's remainder)") {
+		t.Fatalf("second child %+v", kid)
+	}
+	if s := rt2.budgets.session.Spent(); s.Tokens != 750 {
+		t.Errorf("session spent %+v, want 750", s)
+	}
 }

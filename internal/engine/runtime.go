@@ -262,6 +262,9 @@ func New(cfg Config) (*Runtime, error) {
 		r.cfg.Permissions = &perms
 	}
 	r.budgets = newBudgetBook(&r.cfg, r.defList) // budget.go
+	if err := r.budgets.restore(cfg.StateDir, cfg.Cwd, r.session, r.tpath, len(cfg.History) > 0); err != nil {
+		return nil, fmt.Errorf("cadre: %w", err)
+	}
 	r.modelID = cfg.ModelID
 	r.system = promptsOf(r).renderSystemFor(cfg.ModelID)
 	r.bg = newBackground(r)

@@ -349,6 +349,9 @@ type agentMeta struct {
 	Status      task.Status `json:"status,omitempty"`
 	FinishedAt  time.Time   `json:"finished_at,omitzero"`
 	Receipt     run.Receipt `json:"receipt"`
+	// Budget is what the agent spent of its reservation (Receipt.Budget)
+	// and what returned to its parent, once it ended (budget.go).
+	Budget *run.BudgetSpend `json:"budget,omitempty"`
 }
 
 // writeMeta queues the agent's .meta.json on the session's journal: a plain
@@ -423,6 +426,9 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		parent.absorb(&c.tally)
 		if mpath != "" {
 			meta.Finished, meta.Status, meta.FinishedAt = true, status, rt.cfg.Now().UTC()
+			if c.final != nil {
+				meta.Budget = c.final.Budget
+			}
 			if err := writeMeta(rs.journal, mpath, meta); err != nil {
 				// Queued after the agent's own check: the run's sync or
 				// the journal's close reports a failed write; this is
