@@ -26,6 +26,9 @@ type TaskInfo struct {
 	// Progress is set on EventTaskProgress: tool uses, last tool, tokens
 	// and elapsed time so far.
 	Progress task.Progress `json:"progress"`
+	// Spent is set on EventTaskProgress of a budgeted agent: what its
+	// subtree spent so far of Receipt.Budget (S-15.2).
+	Spent *Spend `json:"spent,omitempty"`
 }
 
 // SubagentResult is the structured result of one sub-agent (S-3.6), for

@@ -359,7 +359,11 @@ func (tf taskFeed) sendProgress(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	return a.run.send(ctx, run.Event{Type: run.EventTaskProgress, AgentID: a.id, ParentToolUseID: a.toolUseID,
-		Task: &run.TaskInfo{AgentID: a.id, ToolUseID: a.toolUseID, AgentType: a.typ, Description: info.Description, Status: info.Status,
-			Background: info.Background, Depth: a.depth, Parent: info.Parent, Receipt: a.spawnReceipt, Progress: info.Progress}})
+	ti := &run.TaskInfo{AgentID: a.id, ToolUseID: a.toolUseID, AgentType: a.typ, Description: info.Description, Status: info.Status,
+		Background: info.Background, Depth: a.depth, Parent: info.Parent, Receipt: a.spawnReceipt, Progress: info.Progress}
+	if a.account != nil {
+		s := run.Spend(a.account.Spent()) // budget.go
+		ti.Spent = &s
+	}
+	return a.run.send(ctx, run.Event{Type: run.EventTaskProgress, AgentID: a.id, ParentToolUseID: a.toolUseID, Task: ti})
 }
