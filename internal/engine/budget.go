@@ -42,13 +42,13 @@ type budgetBook struct {
 // newBudgetBook opens the session's budgets for cfg and its definitions.
 func newBudgetBook(cfg *Config, defs []*agentdef.Definition) budgetBook {
 	b := budgetBook{on: !cfg.Budget.IsZero(), prices: cfg.Prices}
-	if b.prices == nil {
-		b.prices = pricing.Default()
-	}
 	for _, d := range defs {
 		if !d.Budget.IsZero() {
 			b.on = true
 		}
+	}
+	if b.on && b.prices == nil {
+		b.prices = pricing.Default() // built only when budgets are on
 	}
 	if !cfg.Budget.IsZero() {
 		b.session = spawn.NewAccount(cfg.Budget, time.Now())

@@ -29,8 +29,9 @@ type AgentInput struct {
 	// it out when background is off or forced (S-3.2).
 	RunInBackground *bool `json:"run_in_background,omitempty"`
 	// Budget limits the child's subtree (S-15.2); the schema has it only
-	// when budgets are on (a session budget or a definition's).
-	Budget *BudgetInput `json:"budget,omitempty"`
+	// when budgets are on (a session budget or a definition's), added by
+	// AgentSchemaBudget so that a schema without it costs nothing more.
+	Budget *BudgetInput `json:"budget,omitempty" jsonschema:"-"`
 }
 
 // BudgetInput is the Agent call's budget: what the child and its subtree
@@ -98,8 +99,10 @@ func AgentSchemaBudget(modelForced, isolation, noBackground, budget bool) json.R
 	if noBackground {
 		s.Properties.Delete("run_in_background")
 	}
-	if !budget {
-		s.Properties.Delete("budget")
+	if budget {
+		b := r.Reflect(&BudgetInput{})
+		b.Version, b.ID, b.Description = "", "", prompts.AgentInputField("budget")
+		s.Properties.Set("budget", b)
 	}
 	b, err := json.Marshal(s)
 	if err != nil {
