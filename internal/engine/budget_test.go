@@ -333,3 +333,25 @@ func TestBudgetAcrossResume(t *testing.T) {
 		t.Errorf("session spent %+v, want 750", s)
 	}
 }
+
+// TestBudgetMainAgent: the session's budget binds the main agent too: it
+// is told to wrap up once past 85 %, and the run ends with
+// error_max_budget_usd (Claude Code's subtype for any budget) and a
+// partial report when it is spent.
+func TestBudgetMainAgent(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.srv.Script("MAIN", llmtest.ToolUse("Glob", map[string]any{"pattern": "*"}).WithUsage(used(500)),
+		llmtest.ToolUse("Glob", map[string]any{"pattern": "*.md"}).WithUsage(used(400)),
+		llmtest.Text("almost there").WithToolUse("Glob", map[string]any{"pattern": "*.go"}).WithUsage(used(200)))
+	cfg := h.config()
+	cfg.Budget = agentdef.Budget{Tokens: 1000}
+	_, res, _ := mustRun(t, cfg, "MAIN: look")
+	if res.Subtype != run.ErrorMaxBudget || !res.IsError || !strings.Contains(res.Text, "almost there") || res.NumTurns != 3 {
+		t.Fatalf("result %s %q turns %d", res.Subtype, res.Text, res.NumTurns)
+	}
+	reqs := h.srv.RequestsFor("MAIN")
+	if len(reqs) != 3 || strings.Contains(reqs[1].LastUserText(), "Wrap up now") || !strings.Contains(reqs[2].LastUserText(), "Wrap up now") {
+		t.Fatalf("%d requests; the wrap-up must come once, after 90 %%", len(reqs))
+	}
+}
