@@ -149,8 +149,13 @@ func (b loopBudget) Charge(model string, u llm.Usage) loop.BudgetLevel {
 	return loop.BudgetLevel(b.acct.Charge(spawn.Spend{USD: cost, Tokens: u.Total(), Turns: 1}))
 }
 
-// WrapUp implements loop.Budget.
+// WrapUp implements loop.Budget: the reminder once per agent, however
+// many times its loop runs (a child that waits for its background
+// children runs it again on their notifications).
 func (b loopBudget) WrapUp() string {
+	if !b.acct.WarnOnce() {
+		return ""
+	}
 	s, l := b.acct.Spent(), b.acct.Limits()
 	used := fmt.Sprintf("%.0f%%", 100*fraction(s, l))
 	return prompts.BudgetWrapUp(used)
