@@ -44,9 +44,16 @@ func wallTimeUp(ctx context.Context) bool {
 	return ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrWallTime)
 }
 
-// budgetStop is the result of a run stopped by its budget: the partial
-// report (its last text and what it was doing), with the history so far.
-func (r *runner) budgetStop(stop llm.StopReason) *Result {
+// budgetPart is the runner's side of budgets (a part, so the runner
+// keeps few methods).
+type budgetPart struct{ r *runner }
+
+func budgetOf(r *runner) budgetPart { return budgetPart{r} }
+
+// stop is the result of a run stopped by its budget: the partial report
+// (its last text and what it was doing), with the history so far.
+func (bp budgetPart) stop(stop llm.StopReason) *Result {
+	r := bp.r
 	var last llm.Message
 	var doing []string
 	for i := len(r.msgs) - 1; i >= 0; i-- {
@@ -79,7 +86,8 @@ func (r *runner) budgetStop(stop llm.StopReason) *Result {
 
 // wrapUp returns the wrap-up reminder when the budget is past 85 % and
 // the model was not told yet.
-func (r *runner) wrapUp() (llm.Block, bool) {
+func (bp budgetPart) wrapUp() (llm.Block, bool) {
+	r := bp.r
 	b := r.cfg.Budget
 	if b == nil || r.budgetWarned || b.Check() < BudgetLow {
 		return llm.Block{}, false

@@ -215,7 +215,7 @@ func Run(ctx context.Context, cfg Config, msgs []llm.Message) iter.Seq2[Event, e
 		r.start = r.cfg.Now()
 		res, err := r.run(ctx)
 		if err != nil && !r.stopped && wallTimeUp(ctx) {
-			res, err = r.budgetStop(""), nil
+			res, err = budgetOf(r).stop(""), nil
 		}
 		if r.stopped || errors.Is(err, errStopped) {
 			return
@@ -321,7 +321,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			}
 		}
 		if r.cfg.Budget != nil && r.cfg.Budget.Check() == BudgetSpent {
-			return r.budgetStop(""), nil // budget.go
+			return budgetOf(r).stop(""), nil // budget.go
 		}
 		req := &llm.Request{
 			Model:  r.cfg.ModelID,
@@ -386,7 +386,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			if err := r.emit(Event{Kind: UserMessage, Message: &user}); err != nil {
 				return nil, err
 			}
-			return r.budgetStop(resp.StopReason), nil
+			return budgetOf(r).stop(resp.StopReason), nil
 		}
 		if len(calls) == 0 {
 			if r.cfg.Hooks != nil {
@@ -425,7 +425,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			results = append(results, r.cfg.Inbox.Take()...)
 		}
 		if results != nil && runErr == nil {
-			if b, ok := r.wrapUp(); ok { // budget.go: told once, at 85 %
+			if b, ok := budgetOf(r).wrapUp(); ok { // budget.go: told once, at 85 %
 				results = append(results, b)
 			}
 		}

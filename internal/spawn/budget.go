@@ -120,9 +120,11 @@ func (a *Account) Held() Spend {
 	return a.held
 }
 
-// Remaining is what the account can still spend or reserve in each
-// limited dimension (unlimited ones read 0 with ok false per field).
-func (a *Account) Remaining() (r Spend) {
+// Remaining is what the account can still spend or reserve: its limit
+// less its subtree's spend and what it holds for live children, in each
+// dimension; a dimension it does not limit reads as minus what was spent
+// (check Limits first).
+func (a *Account) Remaining() Spend {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.remaining()
