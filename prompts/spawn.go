@@ -156,7 +156,7 @@ func BudgetRefused(dimension string) string {
 // BudgetWrapUp tells an agent it has used most of its budget (once, at
 // 85 %).
 func BudgetWrapUp(used string) string {
-	return fmt.Sprintf("<system-reminder>You have used %s of your budget. Wrap up now: stop starting new work, and give your final answer or report with what you have in the next turn or two.</system-reminder>", used)
+	return fmt.Sprintf("<system-reminder>You have used (or reserved for your sub-agents) %s of your budget. Wrap up now: stop starting new work, and give your final answer or report with what you have in the next turn or two.</system-reminder>", used)
 }
 
 // BudgetToolSkipped answers a tool call that was not made because the

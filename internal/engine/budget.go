@@ -156,27 +156,15 @@ func (b loopBudget) WrapUp() string {
 	if !b.acct.WarnOnce() {
 		return ""
 	}
-	s, l := b.acct.Spent(), b.acct.Limits()
-	used := fmt.Sprintf("%.0f%%", 100*fraction(s, l))
-	return prompts.BudgetWrapUp(used)
+	return prompts.BudgetWrapUp(fmt.Sprintf("%.0f%%", 100*b.acct.Fraction()))
 }
 
 // What implements loop.Budget.
-func (b loopBudget) What() string { return b.acct.Limits().String() }
-
-// fraction is the largest share of a limit spent.
-func fraction(s spawn.Spend, l agentdef.Budget) float64 {
-	f := 0.0
-	if l.USD > 0 {
-		f = max(f, s.USD/l.USD)
+func (b loopBudget) What() string {
+	if l := b.acct.Limits(); !l.IsZero() {
+		return l.String()
 	}
-	if l.Tokens > 0 {
-		f = max(f, float64(s.Tokens)/float64(l.Tokens))
-	}
-	if l.Turns > 0 {
-		f = max(f, float64(s.Turns)/float64(l.Turns))
-	}
-	return f
+	return "shared"
 }
 
 // restore charges a resumed session's account with what the session

@@ -355,3 +355,50 @@ func TestBudgetMainAgent(t *testing.T) {
 		t.Fatalf("%d requests; the wrap-up must come once, after 90 %%", len(reqs))
 	}
 }
+
+// TestBudgetSharedFanOut: children that ask for no budget share their
+// parent's (nothing is held for them), so a parallel fan-out under a
+// session budget starts every child; a child that asks takes at most what
+// is free, and a call after it that finds nothing free is refused.
+func TestBudgetSharedFanOut(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.srv.Script("MAIN", llmtest.ToolUses(
+		llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", "FAN-1: part")},
+		llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", "FAN-2: part")},
+		llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", "FAN-3: part")}).WithUsage(used(100)),
+		llmtest.ToolUses(
+			llmtest.Call{Name: "Agent", Input: budgetCall("BIG-1: all of it", 100000)},
+			llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", "LATE-1: anything")}).WithUsage(used(100)),
+		llmtest.Text("fan done").WithUsage(used(50)))
+	for _, k := range []string{"FAN-1", "FAN-2", "FAN-3"} {
+		h.srv.Script(k, llmtest.ToolUse("Glob", map[string]any{"pattern": "*"}).WithUsage(used(100)), llmtest.Text(k+" done").WithUsage(used(50)))
+	}
+	h.srv.Script("BIG-1", llmtest.Text("big done").WithUsage(used(100)))
+	cfg := h.config()
+	cfg.Budget = agentdef.Budget{Tokens: 1000}
+	evs, res, rt := mustRun(t, cfg, "MAIN: fan out")
+	if res.Text != "fan done" || res.Subagents.Refused[run.RefusedBudget] != 1 {
+		t.Fatalf("result %q refused %v", res.Text, res.Subagents.Refused)
+	}
+	byID := finished(evs)
+	for i := 1; i <= 3; i++ {
+		r := byID[llmtest.ToolUseID("MAIN", i)]
+		if r == nil || r.Status != task.Completed || r.Receipt.Budget == nil || !strings.Contains(r.Receipt.Budget.Why, "tokens shared with the parent's") ||
+			r.Receipt.Budget.Tokens != 0 || r.Budget.Spent.Tokens != 150 {
+			t.Fatalf("shared child %d: %+v", i, r)
+		}
+	}
+	// 1000 - main's 200 - the fan-out's 450 = 350 free for BIG-1.
+	big := byID[llmtest.ToolUseID("MAIN", 4)]
+	if big == nil || big.Receipt.Budget.Tokens != 350 || !strings.Contains(big.Receipt.Budget.Why, "(parent's remainder)") ||
+		big.Budget.Spent.Tokens != 100 || big.Budget.Returned.Tokens != 250 {
+		t.Fatalf("BIG-1 %+v", big)
+	}
+	if len(h.srv.RequestsFor("LATE-1")) != 0 {
+		t.Fatal("the refused call ran")
+	}
+	if s, held := rt.budgets.session.Spent(), rt.budgets.session.Held(); s.Tokens != 800 || held != (spawn.Spend{}) {
+		t.Errorf("session spent %+v held %+v", s, held)
+	}
+}

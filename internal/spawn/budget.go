@@ -23,6 +23,27 @@ func (s Spend) Add(o Spend) Spend {
 	return Spend{USD: s.USD + o.USD, Tokens: s.Tokens + o.Tokens, Turns: s.Turns + o.Turns}
 }
 
+// The dimensions an account counts, as indexes of vec.
+const (
+	dimUSD = iota
+	dimTokens
+	dimTurns
+	nDims
+)
+
+var dimNames = [nDims]string{"usd", "tokens", "turns"}
+
+// vec is a Spend or a set of limits, one number a dimension.
+type vec [nDims]float64
+
+func vecOf(s Spend) vec { return vec{s.USD, float64(s.Tokens), float64(s.Turns)} }
+
+func (v vec) spend() Spend {
+	return Spend{USD: v[dimUSD], Tokens: int64(v[dimTokens]), Turns: int(v[dimTurns])}
+}
+
+func limitsVec(b agentdef.Budget) vec { return vec{b.USD, float64(b.Tokens), float64(b.Turns)} }
+
 // Level is how far an account is into its budget.
 type Level int
 
@@ -37,50 +58,74 @@ const (
 // LowFraction is the share of a budget at which an agent is told to wrap up.
 const LowFraction = 0.85
 
-// Account is one agent's budget (S-15.2): the limits reserved for it,
-// what its subtree spent, and what it holds reserved for its live
-// children. Spend is charged up the ancestor chain as it happens, each
-// account under its own small mutex (never two held at once); what a
-// child did not spend returns to its parent when it closes. A nil
-// *Account is valid and never limits (an agent with no budget anywhere
-// above it pays nothing for this).
+// Account is one agent's budget (S-15.2). In each dimension (cost,
+// tokens, turns) an account either has a limit of its own — what its
+// spawn reserved: the least of what the call asked, its definition's and
+// what its pool had free, held by that pool until it closes — or shares
+// its pool's: the nearest account above it with a limit there, whose
+// free part bounds it as it goes. So a child that asks for nothing does
+// not take its parent's whole remainder from its siblings.
+//
+// Spend is charged up the ancestor chain as it happens, each account
+// under its own small mutex (never two held at once); as a reserved
+// account spends, what its pool holds for it shrinks, and what it did not
+// spend returns when it closes. An account's level counts what it spent
+// and what it holds for live children. A nil *Account is valid and never
+// limits (no budget anywhere above an agent: nothing here runs).
 type Account struct {
 	parent *Account
-	limits agentdef.Budget
-	// deadline ends the agent's wall time (zero: none).
+	// lim is the account's own limit per dimension (0: it shares its
+	// pool's); holder is the pool holding that reservation (nil: nothing
+	// above limits the dimension).
+	lim    vec
+	holder [nDims]*Account
+	// wall is the wall time it was given; deadline when it ends (zero:
+	// none).
+	wall     time.Duration
 	deadline time.Time
 	// why says, per limit, where it came from (the receipt's words).
 	why string
 
-	mu    sync.Mutex
-	spent Spend
-	// held is reserved for live children, less what they spent.
-	held Spend
-	// inParent is what the parent holds for this account now; seen the
-	// most this account had spent when the parent last looked. Both are
-	// guarded by the parent's mu.
-	inParent Spend
-	seen     Spend
-	closed   bool
-	warned   bool
+	mu     sync.Mutex
+	spent  vec // the subtree's spend
+	held   vec // held for reserved accounts below, less what they spent
+	warned bool
+
+	// Guarded by holder[d].mu: hold[d] is what the holder holds for this
+	// account now, seen[d] the most it had spent when the holder last
+	// looked, released[d] whether it went back.
+	hold, seen vec
+	released   [nDims]bool
 }
 
 // NewAccount opens a root account (the session's, or an agent's whose
 // parent has none) with limits; deadline is zero for no wall time.
 func NewAccount(limits agentdef.Budget, now time.Time) *Account {
-	a := &Account{limits: limits, why: whyOwn(limits, "session")}
+	a := &Account{lim: limitsVec(limits)}
+	if !limits.IsZero() {
+		a.why = limits.String() + " (session)"
+	}
 	if limits.WallTime > 0 {
-		a.deadline = now.Add(limits.WallTime)
+		a.wall, a.deadline = limits.WallTime, now.Add(limits.WallTime)
 	}
 	return a
 }
 
-// Limits returns what the account may spend.
+// Limits returns the account's own limits (a dimension it shares reads 0).
 func (a *Account) Limits() agentdef.Budget {
 	if a == nil {
 		return agentdef.Budget{}
 	}
-	return a.limits
+	s := a.lim.spend()
+	return agentdef.Budget{USD: s.USD, Tokens: s.Tokens, Turns: s.Turns, WallTime: a.wall}
+}
+
+// wallLeft is the wall time the account has left at now (0: none).
+func (a *Account) wallLeft(now time.Time) time.Duration {
+	if a == nil || a.deadline.IsZero() {
+		return 0
+	}
+	return a.deadline.Sub(now)
 }
 
 // Deadline is when the account's wall time ends; ok is false for none.
@@ -106,10 +151,10 @@ func (a *Account) Spent() Spend {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.spent
+	return a.spent.spend()
 }
 
-// Held returns what the account holds reserved for its live children,
+// Held returns what the account holds for reserved accounts below it,
 // less what they spent.
 func (a *Account) Held() Spend {
 	if a == nil {
@@ -117,29 +162,46 @@ func (a *Account) Held() Spend {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.held
+	return a.held.spend()
 }
 
-// Remaining is what the account can still spend or reserve: its limit
-// less its subtree's spend and what it holds for live children, in each
-// dimension; a dimension it does not limit reads as minus what was spent
-// (check Limits first).
+// Remaining is what the account can still spend or reserve in the
+// dimensions it limits: its limit less its subtree's spend and what it
+// holds; a dimension it does not limit reads 0.
 func (a *Account) Remaining() Spend {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.remaining()
-}
-
-func (a *Account) remaining() Spend {
-	return Spend{
-		USD:    a.limits.USD - a.spent.USD - a.held.USD,
-		Tokens: a.limits.Tokens - a.spent.Tokens - a.held.Tokens,
-		Turns:  a.limits.Turns - a.spent.Turns - a.held.Turns,
+	var r vec
+	for d := range nDims {
+		if a.lim[d] > 0 {
+			r[d] = a.free(d)
+		}
 	}
+	return r.spend()
 }
 
-// BudgetRefusal is a spawn refused because its parent's budget has
-// nothing left to reserve; Message is what the model reads.
+// free is what is left in dimension d. a.mu held.
+func (a *Account) free(d int) float64 { return a.lim[d] - a.spent[d] - a.held[d] }
+
+// pool is the nearest account from a up with a limit in dimension d.
+func pool(a *Account, d int) *Account {
+	for x := a; x != nil; x = x.parent {
+		if x.lim[d] > 0 {
+			return x
+		}
+	}
+	return nil
+}
+
+// freeIn is what p has free in d, under its lock.
+func freeIn(p *Account, d int) float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.free(d)
+}
+
+// BudgetRefusal is a spawn refused because the budget it would draw on
+// has nothing left; Message is what the model reads.
 type BudgetRefusal struct {
 	// Dimension names the exhausted limit (usd, tokens, turns, wallTime).
 	Dimension string
@@ -148,146 +210,134 @@ type BudgetRefusal struct {
 // Message says which budget is spent and not to retry.
 func (r *BudgetRefusal) Message() string { return prompts.BudgetRefused(r.Dimension) }
 
-// Reserve opens the account of a child of parent: each limit is the
-// least of what the call asked, what the child's definition sets and what
-// parent has left; parent holds the reservation until the child closes.
-// With nothing left in a dimension parent limits, the spawn is refused.
-// It returns nil, nil when nothing limits the child (no cost then).
+// Reserve opens the account of a child of parent. In each dimension the
+// call or the definition sets, the child reserves the least of the two
+// and of what its pool has free, and the pool holds it; in the others it
+// shares its pool's. With nothing free in a dimension a pool limits, the
+// spawn is refused. It returns nil, nil when nothing limits the child.
 func Reserve(parent *Account, asked, def agentdef.Budget, now time.Time) (*Account, *BudgetRefusal) {
 	if parent == nil && asked.IsZero() && def.IsZero() {
 		return nil, nil
 	}
-	var rem Spend
-	var remWall time.Duration
-	var pl agentdef.Budget
-	if parent != nil {
-		parent.mu.Lock()
-		defer parent.mu.Unlock()
-		pl, rem = parent.limits, parent.remaining()
-		if !parent.deadline.IsZero() {
-			remWall = parent.deadline.Sub(now)
-		}
-		switch {
-		case pl.USD > 0 && rem.USD <= 0:
-			return nil, &BudgetRefusal{"usd"}
-		case pl.Tokens > 0 && rem.Tokens <= 0:
-			return nil, &BudgetRefusal{"tokens"}
-		case pl.Turns > 0 && rem.Turns <= 0:
-			return nil, &BudgetRefusal{"turns"}
-		case !parent.deadline.IsZero() && remWall <= 0:
-			return nil, &BudgetRefusal{"wallTime"}
+	if w := parent.wallLeft(now); !parent.deadlineZero() && w <= 0 {
+		return nil, &BudgetRefusal{"wallTime"}
+	}
+	pools := [nDims]*Account{}
+	for d := range nDims {
+		if pools[d] = pool(parent, d); pools[d] != nil && freeIn(pools[d], d) <= 0 {
+			return nil, &BudgetRefusal{dimNames[d]}
 		}
 	}
-	var why []string
-	pick := func(name string, askedV, defV, parentV float64, parentSet bool, show func(float64) string) float64 {
-		v, from := 0.0, ""
-		for _, c := range []struct {
-			v    float64
-			set  bool
-			from string
-		}{{askedV, askedV > 0, "asked"}, {defV, defV > 0, "definition"}, {parentV, parentSet, "parent's remainder"}} {
-			if c.set && (from == "" || c.v < v) {
-				v, from = c.v, c.from
-			}
-		}
-		if from != "" {
-			why = append(why, fmt.Sprintf("%s %s (%s)", name, show(v), from))
-		}
-		return v
-	}
-	f := func(v float64) string { return fmt.Sprintf("%g", v) }
 	c := &Account{parent: parent}
-	c.limits.USD = pick("usd", asked.USD, def.USD, rem.USD, pl.USD > 0, func(v float64) string { return fmt.Sprintf("%.4g", v) })
-	c.limits.Tokens = int64(pick("tokens", float64(asked.Tokens), float64(def.Tokens), float64(rem.Tokens), pl.Tokens > 0, f))
-	c.limits.Turns = int(pick("turns", float64(asked.Turns), float64(def.Turns), float64(rem.Turns), pl.Turns > 0, f))
-	c.limits.WallTime = time.Duration(pick("wallTime", float64(asked.WallTime), float64(def.WallTime), float64(remWall), remWall > 0,
-		func(v float64) string { return time.Duration(v).Round(time.Millisecond).String() }))
-	if c.limits.WallTime > 0 {
-		c.deadline = now.Add(c.limits.WallTime)
+	av, dv := limitsVec(asked), limitsVec(def)
+	var why []string
+	for d := range nDims {
+		want, from := least(av[d], "asked", dv[d], "definition")
+		p := pools[d]
+		if want == 0 {
+			if p != nil {
+				why = append(why, dimNames[d]+" shared with the parent's")
+			}
+			continue
+		}
+		if p != nil {
+			p.mu.Lock()
+			if f := p.free(d); f < want {
+				want, from = f, "parent's remainder"
+			}
+			if want <= 0 {
+				p.mu.Unlock()
+				c.Close() // give back what the earlier dimensions took
+				return nil, &BudgetRefusal{dimNames[d]}
+			}
+			p.held[d] += want
+			c.hold[d], c.holder[d] = want, p
+			p.mu.Unlock()
+		}
+		c.lim[d] = want
+		why = append(why, fmt.Sprintf("%s %s (%s)", dimNames[d], showDim(d, want), from))
+	}
+	wall, from := least(float64(asked.WallTime), "asked", float64(def.WallTime), "definition")
+	if pw := parent.wallLeft(now); !parent.deadlineZero() && (wall == 0 || float64(pw) < wall) {
+		wall, from = float64(pw), "parent's remainder"
+	}
+	if wall > 0 {
+		c.wall, c.deadline = time.Duration(wall), now.Add(time.Duration(wall))
+		why = append(why, fmt.Sprintf("wallTime %s (%s)", time.Duration(wall).Round(time.Millisecond), from))
 	}
 	c.why = strings.Join(why, "; ")
-	if parent != nil {
-		// The parent holds, in each dimension it limits, what it reserved.
-		if pl.USD > 0 {
-			c.inParent.USD = c.limits.USD
-		}
-		if pl.Tokens > 0 {
-			c.inParent.Tokens = c.limits.Tokens
-		}
-		if pl.Turns > 0 {
-			c.inParent.Turns = c.limits.Turns
-		}
-		parent.held = parent.held.Add(c.inParent)
-	}
 	return c, nil
 }
 
+// deadlineZero reports whether a has no wall time (true for nil).
+func (a *Account) deadlineZero() bool { return a == nil || a.deadline.IsZero() }
+
+// least is the smaller set value of two (0 is unset) and where it came from.
+func least(x float64, xFrom string, y float64, yFrom string) (float64, string) {
+	switch {
+	case x > 0 && (y == 0 || x <= y):
+		return x, xFrom
+	case y > 0:
+		return y, yFrom
+	}
+	return 0, ""
+}
+
+func showDim(d int, v float64) string {
+	if d == dimUSD {
+		return fmt.Sprintf("%.4g", v)
+	}
+	return fmt.Sprintf("%g", v)
+}
+
 // Charge counts s against the account and every ancestor, as it happens,
-// and returns the account's level after it.
+// shrinks what each reserved account's pool holds for it by what it
+// spent, and returns the account's level after it.
 func (a *Account) Charge(s Spend) Level {
 	if a == nil {
 		return Under
 	}
-	a.mu.Lock()
-	a.spent = a.spent.Add(s)
-	lvl := a.level()
-	subtree := a.spent
-	a.mu.Unlock()
-	for c, p := a, a.parent; p != nil; c, p = p, p.parent {
-		p.mu.Lock()
-		p.spent = p.spent.Add(s)
-		if !c.closed {
-			// What p holds for c shrinks by what c spent (never below 0:
-			// an overshoot of c's last response is in p.spent already).
-			c.seen = maxSpend(c.seen, subtree)
-			hold := Spend{
-				USD:    holdOf(c.inParent.USD > 0, c.limits.USD-c.seen.USD),
-				Tokens: int64(holdOf(c.inParent.Tokens > 0, float64(c.limits.Tokens-c.seen.Tokens))),
-				Turns:  int(holdOf(c.inParent.Turns > 0, float64(c.limits.Turns-c.seen.Turns))),
-			}
-			p.held = p.held.Add(Spend{hold.USD - c.inParent.USD, hold.Tokens - c.inParent.Tokens, hold.Turns - c.inParent.Turns})
-			c.inParent = hold
+	v := vecOf(s)
+	for x := a; x != nil; x = x.parent {
+		x.mu.Lock()
+		for d := range nDims {
+			x.spent[d] += v[d]
 		}
-		subtree = p.spent
-		p.mu.Unlock()
+		spent := x.spent
+		x.mu.Unlock()
+		for d, h := range x.holder {
+			if h == nil {
+				continue
+			}
+			h.mu.Lock()
+			if !x.released[d] {
+				x.seen[d] = max(x.seen[d], spent[d])
+				hold := max(x.lim[d]-x.seen[d], 0) // an overshoot is in h.spent already
+				h.held[d] += hold - x.hold[d]
+				x.hold[d] = hold
+			}
+			h.mu.Unlock()
+		}
 	}
-	return lvl
+	return a.Level()
 }
 
-// holdOf is what a parent holds in one dimension: the unspent part of the
-// reservation when it holds that dimension at all.
-func holdOf(held bool, left float64) float64 {
-	if !held || left < 0 {
-		return 0
-	}
-	return left
-}
-
-func maxSpend(a, b Spend) Spend {
-	return Spend{max(a.USD, b.USD), max(a.Tokens, b.Tokens), max(a.Turns, b.Turns)}
-}
-
-// Level is where the account stands now.
+// Level is where the account stands now: the highest share, over its
+// dimensions, of its own limit it spent or holds for children, or of its
+// pool's where it shares.
 func (a *Account) Level() Level {
 	if a == nil {
 		return Under
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.level()
-}
-
-// level is the highest of the limited dimensions' levels. a.mu held.
-func (a *Account) level() Level {
 	frac := 0.0
-	if a.limits.USD > 0 {
-		frac = max(frac, a.spent.USD/a.limits.USD)
-	}
-	if a.limits.Tokens > 0 {
-		frac = max(frac, float64(a.spent.Tokens)/float64(a.limits.Tokens))
-	}
-	if a.limits.Turns > 0 {
-		frac = max(frac, float64(a.spent.Turns)/float64(a.limits.Turns))
+	for d := range nDims {
+		p := pool(a, d)
+		if p == nil {
+			continue
+		}
+		p.mu.Lock()
+		frac = max(frac, (p.spent[d]+p.held[d])/p.lim[d])
+		p.mu.Unlock()
 	}
 	switch {
 	case frac >= 1:
@@ -298,8 +348,21 @@ func (a *Account) level() Level {
 	return Under
 }
 
-// WarnOnce reports true the first time it is called on an account at
-// Low or beyond, false after.
+// Fraction is the share of its budget the account has used or holds,
+// for messages (0 without a limit).
+func (a *Account) Fraction() float64 {
+	frac := 0.0
+	for d := range nDims {
+		if p := pool(a, d); p != nil {
+			p.mu.Lock()
+			frac = max(frac, (p.spent[d]+p.held[d])/p.lim[d])
+			p.mu.Unlock()
+		}
+	}
+	return frac
+}
+
+// WarnOnce reports true the first time it is called, false after.
 func (a *Account) WarnOnce() bool {
 	if a == nil {
 		return false
@@ -313,23 +376,26 @@ func (a *Account) WarnOnce() bool {
 	return true
 }
 
-// Close ends the account: what its parent still holds for it (its
-// unspent reservation) returns to the parent, and is returned.
+// Close ends the account: what its pools still hold for it (its unspent
+// reservation) returns to them, and is returned. Idempotent.
 func (a *Account) Close() Spend {
-	if a == nil || a.parent == nil {
+	if a == nil {
 		return Spend{}
 	}
-	p := a.parent
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if a.closed {
-		return Spend{}
+	var back vec
+	for d, h := range a.holder {
+		if h == nil {
+			continue
+		}
+		h.mu.Lock()
+		if !a.released[d] {
+			back[d] = a.hold[d]
+			h.held[d] -= a.hold[d]
+			a.hold[d], a.released[d] = 0, true
+		}
+		h.mu.Unlock()
 	}
-	a.closed = true
-	back := a.inParent
-	p.held = Spend{p.held.USD - back.USD, p.held.Tokens - back.Tokens, p.held.Turns - back.Turns}
-	a.inParent = Spend{}
-	return back
+	return back.spend()
 }
 
 // Restore sets what the account spent before (a resumed session's
@@ -339,14 +405,6 @@ func (a *Account) Restore(s Spend) {
 		return
 	}
 	a.mu.Lock()
-	a.spent = s
+	a.spent = vecOf(s)
 	a.mu.Unlock()
-}
-
-// whyOwn is the receipt's account of limits set by one source.
-func whyOwn(b agentdef.Budget, from string) string {
-	if b.IsZero() {
-		return ""
-	}
-	return b.String() + " (" + from + ")"
 }
