@@ -215,7 +215,22 @@ type Config struct {
 	// compacts automatically at Claude Code's thresholds of each model's
 	// window.
 	Compaction Compaction
+
+	// Budgets (issue 28, S-15.2).
+
+	// Budget is the session's budget: what the main agent and every agent
+	// it starts may spend together (cost at list prices and Prices, tokens,
+	// turns, wall time); zero fields set no limit. With a session budget
+	// or any definition's budget the Agent tool offers a budget field;
+	// each child reserves the least of what its call asks, its
+	// definition's budget and what its parent has left, and is stopped
+	// with status budget_exhausted and a partial report when it is spent.
+	// The main agent stops with run.ErrorMaxBudget.
+	Budget Budget
 }
+
+// Budget is what an agent or a session may spend (agentdef.Budget).
+type Budget = agentdef.Budget
 
 // Compaction configures context compaction for every agent of the
 // session. Package config fills it from settings (autoCompactWindow,

@@ -70,6 +70,8 @@ func nonZero(t *testing.T, name string, typ reflect.Type) reflect.Value {
 		v.SetBool(true)
 	case reflect.Int, reflect.Int64:
 		v.SetInt(1)
+	case reflect.Float64:
+		v.SetFloat(1)
 	case reflect.Slice:
 		v.Set(reflect.MakeSlice(typ, 1, 1))
 	case reflect.Map:

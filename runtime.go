@@ -71,6 +71,7 @@ func (c Config) engine() engine.Config {
 		Limits:             engine.Limits(c.Limits),
 		Background:         engine.BackgroundMode(c.Background),
 		Compaction:         compact.Settings(c.Compaction),
+		Budget:             c.Budget,
 	}
 	if c.Permissions != nil {
 		p := engine.Permissions(*c.Permissions)

@@ -235,6 +235,9 @@ type Definition struct {
 	Hooks json.RawMessage `json:"hooks,omitempty"`
 	// MaxTurns caps the agent's turns; 0 means no cap of its own.
 	MaxTurns int `json:"maxTurns,omitempty"`
+	// Budget is what the agent may spend (S-15.2); zero fields set no
+	// limit of its own.
+	Budget Budget `json:"budget,omitzero"`
 	// AutoCompactWindow is the context window, in tokens, the agent
 	// compacts against (S-1.5); 0 means the session's.
 	AutoCompactWindow int64 `json:"autoCompactWindow,omitempty"`

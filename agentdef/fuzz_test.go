@@ -31,6 +31,8 @@ func FuzzParse(f *testing.F) {
 		"---\n- a\n---\n",
 		"---\nname: a\ndescription: d\nhooks: {Stop: [{hooks: [{type: command, command: x}]}]}\nmcpServers: [a, {b: {command: c}}]\n---\n",
 		"---\nname: a\ndescription: d\noutputSchema: {type: object, properties: {a: {$ref: '#/$defs/x'}}, $defs: {x: {anyOf: [{$ref: '#/$defs/x'}]}}}\n---\n",
+		"---\nname: a\ndescription: d\nbudget: {usd: 0.5, tokens: 1e3, turns: 3, wallTime: 90s}\n---\n",
+		"---\nname: a\ndescription: d\nbudget:\n  usd: -1\n  wallTime: 12\n---\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -65,6 +67,9 @@ func FuzzParse(f *testing.F) {
 			if e.Raw == "" || e.Raw != strings.TrimSpace(e.Raw) {
 				t.Fatalf("bad tool entry %+v", e)
 			}
+		}
+		if b := def.Budget; b.USD < 0 || b.Tokens < 0 || b.Turns < 0 || b.WallTime < 0 {
+			t.Fatalf("negative budget %+v", b)
 		}
 		if utf8.Valid(data) && !utf8.ValidString(def.Description) {
 			t.Fatalf("invalid UTF-8 description from valid input")

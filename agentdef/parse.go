@@ -27,7 +27,7 @@ var knownKeys = []string{
 	"name", "description", "tools", "disallowedTools", "model", "effort",
 	"permissionMode", "mcpServers", "requiredMcpServers", "hooks", "maxTurns",
 	"skills", "memory", "background", "isolation", "color", "initialPrompt",
-	"omitInstructions", "omitClaudeMd", "autoCompactWindow", "outputSchema",
+	"omitInstructions", "omitClaudeMd", "autoCompactWindow", "outputSchema", "budget",
 }
 
 // claudeOnlyKeys are keys Claude Code knows that cadre reads but does not
@@ -234,6 +234,9 @@ func (b *builder) build(fields []field, fallbackName string, headLine int, sourc
 		return nil
 	}
 	b.options(def, fs)
+	if !b.budget(def, fs) {
+		return nil
+	}
 	b.extensions(def, fs, fromJSON)
 	if source == SourcePlugin {
 		for _, k := range []string{"permissionMode", "hooks", "mcpServers"} {
@@ -853,4 +856,21 @@ func suggest(k string) string {
 		return best
 	}
 	return ""
+}
+
+// budget reads the budget mapping (S-15.2). A bad budget is an error: the
+// agent is not loaded, so a typo never lets it spend more than its author
+// meant.
+func (b *builder) budget(def *Definition, fs fieldSet) bool {
+	f, ok := fs.byKey["budget"]
+	if !ok || f.value == nil {
+		return true
+	}
+	bud, err := ParseBudget(f.value)
+	if err != nil {
+		b.errorf(f.line, "%v; the agent is not loaded so it cannot spend more than its author meant", err)
+		return false
+	}
+	def.Budget = bud
+	return true
 }

@@ -88,6 +88,7 @@ var topKeys = []Key{
 	{Name: "maxDepth", Drives: "how deep sub-agents nest (Config.Limits.MaxDepth)", Effect: WideningSome},
 	{Name: "maxConcurrentAgents", Drives: "sub-agents running at once; more wait in a queue (Config.Limits.MaxRunning)", Effect: WideningSome},
 	{Name: "maxTotalAgents", Drives: "sub-agents started per session (Config.Limits.MaxTotal)", Effect: WideningSome},
+	{Name: "budget", Drives: "the session's budget {usd, tokens, turns, wallTime} (Config.Budget, S-15.2); every file's applies, the least of each limit wins, and --max-budget-usd can only lower usd", Effect: Narrowing},
 	{Name: "modelPrices", Drives: "prices per million tokens and limits by model id, over the built-in table (Config.Prices): total_cost_usd and modelUsage", Effect: Widening},
 	{Name: "hooks", Drives: "hook commands per event (Config.Hooks); hooks add up across files (config/hooks.go)", Effect: Widening, loaderGate: true},
 	{Name: "allowManagedHooksOnly", Drives: "in managed settings: only managed hooks run (Config.Hooks)", Effect: Narrowing},

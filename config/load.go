@@ -148,6 +148,7 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 		WorktreeBase:       cmp.Or(getenv("CADRE_WORKTREE_BASE"), s.WorktreeBase.Value),
 		Limits:             cadre.Limits{MaxDepth: s.MaxDepth.Value, MaxRunning: s.MaxConcurrentAgents.Value, MaxTotal: s.MaxTotalAgents.Value},
 		StateDir:           stateDir(getenv, home),
+		Budget:             s.Budget,
 	}
 	if len(s.ModelPrices) > 0 {
 		cfg.Prices = pricing.Default().With(s.ModelPrices)

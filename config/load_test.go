@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
@@ -131,6 +132,11 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 		"maxConcurrentAgents": {json: `{"maxConcurrentAgents": 5}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if cfg.Limits.MaxRunning != 5 {
 				t.Errorf("limits %+v", cfg.Limits)
+			}
+		}},
+		"budget": {json: `{"budget": {"usd": 0.5, "tokens": 20000, "turns": 30, "wallTime": "10m"}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if want := (cadre.Budget{USD: 0.5, Tokens: 20000, Turns: 30, WallTime: 10 * time.Minute}); cfg.Budget != want {
+				t.Errorf("budget %+v, want %+v", cfg.Budget, want)
 			}
 		}},
 		"maxTotalAgents": {json: `{"maxTotalAgents": 50}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {

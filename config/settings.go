@@ -11,8 +11,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/mcpx"
 	"github.com/cadre-dev/cadre/llm/pricing"
 	"github.com/cadre-dev/cadre/permission"
@@ -134,6 +136,9 @@ type Settings struct {
 	// ModelPrices are prices and limits by model id (modelPrices); a
 	// higher file overrides single models.
 	ModelPrices pricing.Table
+	// Budget is the session's budget (budget, S-15.2): the least of each
+	// limit any file sets, so no file can lift another's.
+	Budget agentdef.Budget
 	// Hooks are the raw `hooks` objects, lowest precedence first, each
 	// with its file and whether it is managed or from the project (see
 	// Settings.HooksConfig, config/hooks.go).
@@ -238,6 +243,7 @@ type fileData struct {
 	Env                 map[string]string            `json:"env"`
 	Hooks               json.RawMessage              `json:"hooks"`
 	ModelPrices         map[string]pricing.Price     `json:"modelPrices"`
+	Budget              map[string]any               `json:"budget"`
 	// Hook policy keys (config/hooks.go).
 	AllowManagedHooksOnly *bool           `json:"allowManagedHooksOnly"`
 	DisableAllHooks       *bool           `json:"disableAllHooks"`
@@ -647,6 +653,13 @@ func (s *Settings) applyScalars(fd *fileData, path string) error {
 		}
 		*lim.dst = IntValue{Value: *lim.v, Source: path}
 	}
+	if fd.Budget != nil {
+		b, err := agentdef.ParseBudget(fd.Budget)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrMalformed, path, err)
+		}
+		s.Budget = leastBudget(s.Budget, b)
+	}
 	for prov, m := range fd.ModelAliases {
 		if s.ModelAliases[prov] == nil {
 			s.ModelAliases[prov] = map[string]string{}
@@ -701,4 +714,24 @@ func (s *Settings) Dirs() []string {
 		dirs = append(dirs, d.Path)
 	}
 	return dirs
+}
+
+// leastBudget is the tighter of two budgets, limit by limit (a zero
+// field sets none).
+func leastBudget(a, b agentdef.Budget) agentdef.Budget {
+	least := func(x, y float64) float64 {
+		switch {
+		case x == 0:
+			return y
+		case y == 0:
+			return x
+		}
+		return min(x, y)
+	}
+	return agentdef.Budget{
+		USD:      least(a.USD, b.USD),
+		Tokens:   int64(least(float64(a.Tokens), float64(b.Tokens))),
+		Turns:    int(least(float64(a.Turns), float64(b.Turns))),
+		WallTime: time.Duration(least(float64(a.WallTime), float64(b.WallTime))),
+	}
 }

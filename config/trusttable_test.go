@@ -32,6 +32,7 @@ var keySamples = map[string]keySample{
 	"maxDepth":                          {widen: `12`, narrow: `2`},
 	"maxConcurrentAgents":               {widen: `500`, narrow: `2`},
 	"maxTotalAgents":                    {widen: `100000`, narrow: `5`},
+	"budget":                            {narrow: `{"usd": 0.5, "turns": 30}`},
 	"modelPrices":                       {widen: `{"claude-sonnet-4-5": {"input": 0, "output": 0}}`},
 	"hooks":                             {widen: `{"Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}`},
 	"allowManagedHooksOnly":             {narrow: `true`},

@@ -59,6 +59,9 @@ type TaskNotification struct {
 	Tokens      int64
 	ToolUses    int
 	Duration    time.Duration
+	// Budget is the task's spend against its budget (BudgetLine); ""
+	// when no budget bounded it.
+	Budget string
 }
 
 // Summary is the one-line account of the notification.
@@ -70,6 +73,8 @@ func (n TaskNotification) Summary() string {
 		return fmt.Sprintf("Agent %q completed", n.Description)
 	case n.Status == task.Killed:
 		return fmt.Sprintf("Agent %q was stopped", n.Description)
+	case n.Status == task.BudgetExhausted:
+		return fmt.Sprintf("Agent %q stopped at its budget", n.Description)
 	}
 	return fmt.Sprintf("Agent %q failed", n.Description)
 }
@@ -105,6 +110,9 @@ func (n TaskNotification) Render() string {
 	}
 	if !n.Interrupted {
 		fmt.Fprintf(&b, "<usage>total_tokens: %d, tool_uses: %d, duration_ms: %d</usage>\n", n.Tokens, n.ToolUses, n.Duration.Milliseconds())
+		if n.Budget != "" {
+			fmt.Fprintf(&b, "<budget>%s</budget>\n", n.Budget)
+		}
 	}
 	b.WriteString("</task-notification>")
 	return b.String()

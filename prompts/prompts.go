@@ -74,6 +74,8 @@ func AgentInputField(name string) string {
 		return RunInBackgroundField
 	case "output_schema":
 		return "JSON Schema (root type object) its result must match; you get the validated JSON."
+	case "budget":
+		return "Limits for the sub-agent and everything it starts: usd, tokens, turns, wallTime (\"10m\"). Capped by its type's budget and what remains of yours."
 	}
 	return ""
 }

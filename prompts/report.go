@@ -35,6 +35,9 @@ type Report struct {
 	// StructuredOutput is the agent's result as JSON that matched the
 	// output schema it was given (S-15.6); "" without one.
 	StructuredOutput string
+	// Budget is the agent's spend against its budget (BudgetLine); ""
+	// when no budget bounded it.
+	Budget string
 }
 
 // Render frames the report (S-3.6): marked as model output with no
@@ -81,6 +84,9 @@ func (r Report) Render() string {
 		fmt.Fprintf(&b, " (transcript: %s)", r.TranscriptPath)
 	}
 	fmt.Fprintf(&b, "\nusage: %d tokens, %s, %d ms", r.Tokens, plural(r.ToolUses, "tool use"), r.Duration.Milliseconds())
+	if r.Budget != "" {
+		b.WriteString("\nbudget: " + r.Budget)
+	}
 	if r.Worktree != nil {
 		b.WriteString("\n" + r.Worktree.Render())
 	}

@@ -146,3 +146,66 @@ func DroppedByRule(rule string) string { return "denied by rule " + rule }
 func DroppedNestingLimit(depth, maxDepth int) string {
 	return fmt.Sprintf("nesting limit: depth %d of %d", depth, maxDepth)
 }
+
+// BudgetRefused is the Agent tool's result when the calling agent's
+// budget has nothing left to reserve for a child (S-15.2).
+func BudgetRefused(dimension string) string {
+	return fmt.Sprintf("Spawn refused (reason: budget): your budget has no %s left to reserve for a sub-agent. Do not retry this call or spawn other agents; finish the task with what you have and report.", dimension)
+}
+
+// BudgetWrapUp tells an agent it has used most of its budget (once, at
+// 85 %).
+func BudgetWrapUp(used string) string {
+	return fmt.Sprintf("<system-reminder>You have used (or reserved for your sub-agents) %s of your budget. Wrap up now: stop starting new work, and give your final answer or report with what you have in the next turn or two.</system-reminder>", used)
+}
+
+// BudgetToolSkipped answers a tool call that was not made because the
+// agent's budget ran out with the answer that asked for it.
+const BudgetToolSkipped = "Not run: the agent's budget is spent."
+
+// BudgetExhausted is the partial report of an agent stopped at its
+// budget: its last text and what it was doing.
+func BudgetExhausted(what, lastText, doing string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Stopped (status: budget_exhausted): the agent spent its %s budget before finishing. This is a partial report.", what)
+	if doing != "" {
+		fmt.Fprintf(&b, "\nIt was doing: %s", doing)
+	}
+	if lastText != "" {
+		fmt.Fprintf(&b, "\nIts last text:\n%s", lastText)
+	}
+	return b.String()
+}
+
+// BudgetLine is an agent's spend against its reservation, for reports
+// and notifications: "spent usd 0.0123 of 0.05, 3 of 10 turns; returned
+// to the parent usd 0.0377, 7 turns". Dimensions not reserved are left
+// out of "of"; returned is left out when nothing went back.
+func BudgetLine(spentUSD float64, spentTokens int64, spentTurns int, usd float64, tokens int64, turns int, backUSD float64, backTokens int64, backTurns int) string {
+	var parts []string
+	add := func(spent, limit string, limited bool) {
+		if limited {
+			parts = append(parts, spent+" of "+limit)
+		} else {
+			parts = append(parts, spent)
+		}
+	}
+	add(fmt.Sprintf("usd %.4f", spentUSD), fmt.Sprintf("%.4f", usd), usd > 0)
+	add(fmt.Sprintf("%d tokens", spentTokens), fmt.Sprint(tokens), tokens > 0)
+	add(fmt.Sprintf("%d turns", spentTurns), fmt.Sprint(turns), turns > 0)
+	out := "spent " + strings.Join(parts, ", ")
+	var back []string
+	if backUSD > 0 {
+		back = append(back, fmt.Sprintf("usd %.4f", backUSD))
+	}
+	if backTokens > 0 {
+		back = append(back, fmt.Sprintf("%d tokens", backTokens))
+	}
+	if backTurns > 0 {
+		back = append(back, fmt.Sprintf("%d turns", backTurns))
+	}
+	if len(back) > 0 {
+		out += "; returned to the parent " + strings.Join(back, ", ")
+	}
+	return out
+}

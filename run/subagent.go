@@ -27,6 +27,9 @@ type TaskInfo struct {
 	// Progress is set on EventTaskProgress: tool uses, last tool, tokens
 	// and elapsed time so far.
 	Progress task.Progress `json:"progress"`
+	// Spent is set on EventTaskProgress of a budgeted agent: what its
+	// subtree spent so far of Receipt.Budget (S-15.2).
+	Spent *Spend `json:"spent,omitempty"`
 }
 
 // SubagentResult is the structured result of one sub-agent (S-3.6), for
@@ -73,6 +76,9 @@ type SubagentResult struct {
 	// ErrorMaxStructuredOutputRetries when it spent its attempts without
 	// a StructuredOutput call that matched its schema.
 	Subtype Subtype `json:"subtype,omitempty"`
+	// Budget is what the agent's subtree spent of its budget (S-15.2);
+	// nil when no budget bounded it.
+	Budget *BudgetSpend `json:"budget,omitempty"`
 }
 
 // Receipt records what a spawn was granted and why (S-15.1): the resolved
@@ -116,6 +122,36 @@ type Receipt struct {
 	// connecting. It is the servers' start-up, apart from cadre's part of
 	// the spawn.
 	MCPStart time.Duration `json:"mcp_start_ns,omitempty"`
+	// Budget is what the spawn reserved for the child's subtree and why
+	// (S-15.2); nil when no budget bounds it.
+	Budget *BudgetGrant `json:"budget,omitempty"`
+}
+
+// BudgetGrant is a child's reservation (S-15.2): each limit is the least
+// of what the Agent call asked, what its definition sets and what its
+// parent had left; Why says which won for each. Zero fields do not
+// limit.
+type BudgetGrant struct {
+	USD      float64       `json:"usd,omitempty"`
+	Tokens   int64         `json:"tokens,omitempty"`
+	Turns    int           `json:"turns,omitempty"`
+	WallTime time.Duration `json:"wall_time_ns,omitempty"`
+	Why      string        `json:"why"`
+}
+
+// Spend is what an agent's subtree spent of a budget: cost at list
+// prices, tokens as billed, model turns.
+type Spend struct {
+	USD    float64 `json:"usd"`
+	Tokens int64   `json:"tokens"`
+	Turns  int     `json:"turns"`
+}
+
+// BudgetSpend is what a budgeted agent's subtree spent and what of its
+// reservation went back to its parent when it ended.
+type BudgetSpend struct {
+	Spent    Spend `json:"spent"`
+	Returned Spend `json:"returned"`
 }
 
 // DroppedTool is a tool a child did not get.
@@ -173,4 +209,7 @@ const (
 	// Agent call's output_schema or its definition's outputSchema) is
 	// not a usable JSON Schema, or a fork was given one.
 	RefusedOutputSchema RefusalReason = "output_schema"
+	// RefusedBudget: the calling agent's budget had nothing left to
+	// reserve (S-15.2).
+	RefusedBudget RefusalReason = "budget"
 )

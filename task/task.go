@@ -31,24 +31,30 @@ const (
 	// Killed: ended because it was cancelled (its parent or the run ended,
 	// or it was stopped), whether it was pending or running.
 	Killed Status = "killed"
+	// BudgetExhausted: stopped at its budget (S-15.2), with a partial
+	// report.
+	BudgetExhausted Status = "budget_exhausted"
 )
 
 // Statuses lists every status, in life order.
 func Statuses() []Status {
-	return []Status{Pending, Running, Backgrounded, Completed, Failed, Killed}
+	return []Status{Pending, Running, Backgrounded, Completed, Failed, Killed, BudgetExhausted}
 }
 
 // Valid reports whether s is one of the statuses.
 func (s Status) Valid() bool {
 	switch s {
-	case Pending, Running, Backgrounded, Completed, Failed, Killed:
+	case Pending, Running, Backgrounded, Completed, Failed, Killed, BudgetExhausted:
 		return true
 	}
 	return false
 }
 
-// Terminal reports whether s is an end state: completed, failed or killed.
-func (s Status) Terminal() bool { return s == Completed || s == Failed || s == Killed }
+// Terminal reports whether s is an end state: completed, failed, killed
+// or budget_exhausted.
+func (s Status) Terminal() bool {
+	return s == Completed || s == Failed || s == Killed || s == BudgetExhausted
+}
 
 // CanMove reports whether a task may go from one status to another:
 // pending → running (or killed while it waits), running → backgrounded,

@@ -8,6 +8,7 @@ func TestCanMove(t *testing.T) {
 		{Pending, Running}: true, {Pending, Killed}: true,
 		{Running, Backgrounded}: true, {Running, Completed}: true, {Running, Failed}: true, {Running, Killed}: true,
 		{Backgrounded, Completed}: true, {Backgrounded, Failed}: true, {Backgrounded, Killed}: true,
+		{Running, BudgetExhausted}: true, {Backgrounded, BudgetExhausted}: true,
 	}
 	for _, from := range Statuses() {
 		for _, to := range Statuses() {
@@ -28,7 +29,7 @@ func TestStatusPredicates(t *testing.T) {
 		valid, terminal bool
 	}{
 		{Pending, true, false}, {Running, true, false}, {Backgrounded, true, false},
-		{Completed, true, true}, {Failed, true, true}, {Killed, true, true},
+		{Completed, true, true}, {Failed, true, true}, {Killed, true, true}, {BudgetExhausted, true, true},
 		{"", false, false}, {"done", false, false},
 	}
 	for _, c := range cases {

@@ -45,6 +45,12 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 	}
 	cfg.SystemPrompt, cfg.AppendSystemPrompt = o.systemPrompt, o.appendSystemPrompt
 	cfg.MaxTurns, cfg.SessionID, cfg.NoTranscript = o.maxTurns, o.sessionID, o.noTranscript
+	if o.maxBudgetUSD > 0 && (cfg.Budget.USD == 0 || o.maxBudgetUSD < cfg.Budget.USD) {
+		// The session's budget (S-15.2), under the settings' budget:
+		// sub-agents reserve from it; the run still ends with
+		// error_max_budget_usd once it is spent.
+		cfg.Budget.USD = o.maxBudgetUSD
+	}
 	return cfg, nil
 }
 

@@ -274,6 +274,15 @@ type taskProgressJSON struct {
 	LastToolName string    `json:"last_tool_name"`
 	UUID         string    `json:"uuid"`
 	SessionID    string    `json:"session_id"`
+	// Cadre is set for a budgeted agent: its spend against its budget.
+	Cadre *taskBudgetJSON `json:"cadre,omitempty"`
+}
+
+// taskBudgetJSON is a budgeted task's spend so far against what its
+// spawn reserved (S-15.2).
+type taskBudgetJSON struct {
+	Spent    run.Spend        `json:"budget_spent"`
+	Reserved *run.BudgetGrant `json:"budget_reserved"`
 }
 
 // taskPatch is the change a task_updated event reports.
@@ -335,7 +344,9 @@ func notificationStatusOf(s task.Status) notificationStatus {
 	switch s {
 	case task.Completed:
 		return notifyCompleted
-	case task.Killed:
+	case task.Killed, task.BudgetExhausted: // budget_exhausted is in cadre.status
+		return notifyStopped
+	case "":
 		return notifyStopped
 	}
 	return notifyFailed
@@ -361,6 +372,11 @@ type subagentExtra struct {
 	// its attempts without one.
 	StructuredOutput json.RawMessage `json:"structured_output,omitempty"`
 	Subtype          run.Subtype     `json:"subtype,omitempty"`
+	// Status is set when it says more than the notification's status:
+	// budget_exhausted (the report is partial); Budget is what a
+	// budgeted agent spent and returned (S-15.2).
+	Status task.Status      `json:"status,omitempty"`
+	Budget *run.BudgetSpend `json:"budget,omitempty"`
 }
 
 // retryJSON is system/api_retry: a model request failed and is retried.
@@ -519,4 +535,13 @@ func marshalLine(v any) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// budgetStatus is cadre.status of a task_notification: set only for a
+// status Claude Code has no word for (budget_exhausted).
+func budgetStatus(s task.Status) task.Status {
+	if s == task.BudgetExhausted {
+		return s
+	}
+	return ""
 }

@@ -265,9 +265,13 @@ func (p *streamPrinter) taskProgress(ev run.Event) error {
 	}
 	usage := p.tally.progress(in.AgentID)
 	usage.ToolUses, usage.DurationMS = in.Progress.ToolUses, in.Progress.Elapsed.Milliseconds()
-	return p.write(taskProgressJSON{Type: "system", Subtype: "task_progress", TaskID: in.AgentID, RunID: p.tally.runID(in.AgentID),
+	out := taskProgressJSON{Type: "system", Subtype: "task_progress", TaskID: in.AgentID, RunID: p.tally.runID(in.AgentID),
 		ToolUseID: in.ToolUseID, Description: in.Description, SubagentType: in.AgentType,
-		Usage: usage, LastToolName: in.Progress.LastTool, UUID: uuid.NewString(), SessionID: p.session})
+		Usage: usage, LastToolName: in.Progress.LastTool, UUID: uuid.NewString(), SessionID: p.session}
+	if in.Spent != nil {
+		out.Cadre = &taskBudgetJSON{Spent: *in.Spent, Reserved: in.Receipt.Budget}
+	}
+	return p.write(out)
 }
 
 // user writes one user event per tool result, as Claude Code does, each
@@ -434,6 +438,7 @@ func (p *streamPrinter) taskCompleted(r *run.SubagentResult) error {
 			AgentType: r.AgentType, Model: r.Model, ModelRule: string(r.ModelRule), ModelsUsed: r.ModelsUsed, Error: r.Error,
 			MaxTurnsHit: r.MaxTurnsHit, Turns: r.Turns, ToolUses: r.ToolUses, ToolStats: r.ToolStats, Usage: r.Usage,
 			DurationMS: r.Duration.Milliseconds(), Receipt: r.Receipt, StructuredOutput: r.StructuredOutput, Subtype: r.Subtype,
+			Budget: r.Budget, Status: budgetStatus(r.Status),
 		}})
 }
 

@@ -106,6 +106,9 @@ type agent struct {
 	// compactQ holds a manual compaction asked for while it runs
 	// (compact.go).
 	compactQ compactQueue
+
+	// account is the agent's budget (budget.go); nil when none bounds it.
+	account *spawn.Account
 }
 
 // agentFrom returns the agent an Env belongs to (Env.Spawner, set by
@@ -185,6 +188,8 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		}
 	}
 	cfg.Compaction = compactOf(a).compaction(tpath) // compact.go
+	ctx, stopBudget := budgetsOf(a).bind(ctx, &cfg) // budget.go: the loop's checks, the wall-time deadline
+	defer stopBudget()
 	defer a.run.rt.compacts.running(a)()
 	if a.output != nil {
 		cfg.Output = a.output

@@ -220,7 +220,8 @@ func (b *background) finish(h *childRun, out tool.Output, err error) {
 	// Everything the child held is given back before anyone hears it
 	// ended: its slot, its MCP lease, its hold on the run's transcripts.
 	c.ticket.Release()
-	mcpOf(c).release() // mcp.go: idempotent; covers a child killed while queued
+	budgetsOf(c).close() // budget.go: idempotent; covers a child that never ran
+	mcpOf(c).release()   // mcp.go: idempotent; covers a child killed while queued
 	c.run.releaseJournal()
 	h.mu.Lock()
 	bg := h.background
@@ -264,7 +265,8 @@ func (cr childReport) notification(h *childRun, status task.Status, errText stri
 		Status: status, OutputFile: c.transcriptPath(), Error: errText}
 	if f := c.final; f != nil {
 		tn.Tokens, tn.ToolUses, tn.Duration = f.Usage.Total(), f.ToolUses, f.Duration
-		if status == task.Completed {
+		tn.Budget = budgetsOf(c).line(f.Budget)
+		if status == task.Completed || status == task.BudgetExhausted {
 			tn.Report = cr.report(f)
 		}
 	}
@@ -357,7 +359,11 @@ func (tf taskFeed) sendProgress(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	return a.run.send(ctx, run.Event{Type: run.EventTaskProgress, AgentID: a.id, ParentToolUseID: a.toolUseID,
-		Task: &run.TaskInfo{AgentID: a.id, ToolUseID: a.toolUseID, AgentType: a.typ, Description: info.Description, Status: info.Status,
-			Background: info.Background, Depth: a.depth, Parent: info.Parent, Receipt: a.spawnReceipt, Progress: info.Progress}})
+	ti := &run.TaskInfo{AgentID: a.id, ToolUseID: a.toolUseID, AgentType: a.typ, Description: info.Description, Status: info.Status,
+		Background: info.Background, Depth: a.depth, Parent: info.Parent, Receipt: a.spawnReceipt, Progress: info.Progress}
+	if a.account != nil {
+		s := run.Spend(a.account.Spent()) // budget.go
+		ti.Spent = &s
+	}
+	return a.run.send(ctx, run.Event{Type: run.EventTaskProgress, AgentID: a.id, ParentToolUseID: a.toolUseID, Task: ti})
 }

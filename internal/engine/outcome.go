@@ -163,6 +163,10 @@ func (s *runState) result(res *loop.Result, err error) *run.Result {
 		out.Error = err.Error()
 	case res.MaxTurnsHit:
 		out.Text, out.Subtype, out.NumTurns, out.ToolUses = res.Text, run.ErrorMaxTurns, res.Turns, res.ToolUses
+	case res.BudgetExhausted:
+		// The session's budget is spent (budget.go): Claude Code's
+		// error_max_budget_usd.
+		out.Text, out.Subtype, out.NumTurns, out.ToolUses = res.Text, run.ErrorMaxBudget, res.Turns, res.ToolUses
 	case res.OutputExhausted:
 		// Structured output (sdkoptions.go): no call matched the schema.
 		out.Text, out.Subtype, out.NumTurns, out.ToolUses = fmt.Sprintf("No structured output matched the output schema in %d attempts.", cmp.Or(r.cfg.OutputRetries, builtin.DefaultOutputAttempts)), run.ErrorMaxStructuredOutputRetries, res.Turns, res.ToolUses

@@ -93,6 +93,7 @@ type Config struct {
 	OutputSchema       json.RawMessage
 	OutputRetries      int
 	Compaction         compact.Settings
+	Budget             agentdef.Budget
 }
 
 // Permissions configures permission checking for the session.
@@ -185,6 +186,8 @@ type Runtime struct {
 	// structured is the StructuredOutput tool of Config.OutputSchema
 	// (sdkoptions.go); nil without one.
 	structured *builtin.StructuredOutput
+	// budgets are the session's budgets (budget.go).
+	budgets budgetBook
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
@@ -257,6 +260,10 @@ func New(cfg Config) (*Runtime, error) {
 		perms := *r.cfg.Permissions
 		perms.Prompter = &mcpPrompter{r: r, tool: name} // permprompt.go
 		r.cfg.Permissions = &perms
+	}
+	r.budgets = newBudgetBook(&r.cfg, r.defList) // budget.go
+	if err := r.budgets.restore(cfg.StateDir, cfg.Cwd, r.session, r.tpath, len(cfg.History) > 0); err != nil {
+		return nil, fmt.Errorf("cadre: %w", err)
 	}
 	r.modelID = cfg.ModelID
 	r.system = promptsOf(r).renderSystemFor(cfg.ModelID)
@@ -547,9 +554,10 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	main := &agent{
 		run: s, id: "", typ: "main", modelID: modelID, pool: r.mainPool, spec: r.mainSpec,
 		perms: glueOf(r).rootPerms(), system: system, maxTurns: r.cfg.MaxTurns, mcp: mainMCP{r}, effort: r.cfg.Effort,
-		output: s.outputSlot(), // structured output (sdkoptions.go)
-		inbox:  r.bg.main,
-		prompt: &prompt, // issue 15: UserPromptSubmit fires for it alone
+		output:  s.outputSlot(), // structured output (sdkoptions.go)
+		inbox:   r.bg.main,
+		prompt:  &prompt,           // issue 15: UserPromptSubmit fires for it alone
+		account: r.budgets.session, // budget.go: the session's budget
 	}
 	// Notifications taken for a request that was never answered go back
 	// to the queue for the next turn.

@@ -178,6 +178,7 @@ func (a *agent) admit(ctx context.Context, turn tool.Turn, child *agent, in agen
 	turn.Done()
 	if err != nil {
 		child.ticket.Release()
+		budgetsOf(child).close()
 		mcpOf(child).release()
 		return tool.Output{}, err
 	}
@@ -201,7 +202,7 @@ func (a *agent) await(ctx context.Context, child *agent, hd executor.Handle) (to
 	switch {
 	case err != nil:
 		return tool.Output{}, err
-	case res.Status == task.Completed:
+	case res.Status == task.Completed, res.Status == task.BudgetExhausted:
 		return reportOf(child).callResult(a, res, nil), nil
 	case res.Status == task.Killed && ctx.Err() != nil:
 		return tool.Output{}, ctx.Err()
@@ -218,8 +219,16 @@ func (a *agent) await(ctx context.Context, child *agent, hd executor.Handle) (to
 // itself (prepare). A refused child's MCP lease is released.
 func (a *agent) enterGate(child *agent, in agentInput, bg bool) (executor.SpawnRequest, *refusal) {
 	rs, rt := a.run, a.run.rt
+	if ref := budgetsOf(a).reserve(child, in); ref != nil { // budget.go
+		mcpOf(child).release()
+		if ref.reason != "" {
+			rs.count(func(s *run.SubagentStats) { s.Refused[ref.reason]++ })
+		}
+		return executor.SpawnRequest{}, ref
+	}
 	ticket, ref := rt.gate.Admit(a.depth)
 	if ref != nil {
+		budgetsOf(child).close()
 		mcpOf(child).release() // mcp.go: it never ran
 		reason := refusalReason(ref.Limit)
 		rs.count(func(s *run.SubagentStats) { s.Refused[reason]++ })
@@ -236,7 +245,9 @@ func (a *agent) enterGate(child *agent, in agentInput, bg bool) (executor.SpawnR
 		child.spawnReceipt.Queued, child.spawnReceipt.QueuePosition = true, ticket.Position()
 	}
 	rt.bg.local.prepare(a, child, in)
-	return child.request(a, in, bg), nil
+	req := child.request(a, in, bg)
+	budgetsOf(child).request(&req) // budget.go
+	return req, nil
 }
 
 // newChild builds a child agent from def: its ceiling, model, tools,
@@ -341,6 +352,9 @@ type agentMeta struct {
 	Status      task.Status `json:"status,omitempty"`
 	FinishedAt  time.Time   `json:"finished_at,omitzero"`
 	Receipt     run.Receipt `json:"receipt"`
+	// Budget is what the agent spent of its reservation (Receipt.Budget)
+	// and what returned to its parent, once it ended (budget.go).
+	Budget *run.BudgetSpend `json:"budget,omitempty"`
 }
 
 // writeMeta queues the agent's .meta.json on the session's journal: a plain
@@ -404,7 +418,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		// here the record is closed and counted.
 		rs.count(func(s *run.SubagentStats) {
 			switch status {
-			case task.Completed:
+			case task.Completed, task.BudgetExhausted:
 				s.Completed++
 			case task.Killed:
 				s.Killed++
@@ -415,6 +429,9 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		parent.absorb(&c.tally)
 		if mpath != "" {
 			meta.Finished, meta.Status, meta.FinishedAt = true, status, rt.cfg.Now().UTC()
+			if c.final != nil {
+				meta.Budget = c.final.Budget
+			}
 			if err := writeMeta(rs.journal, mpath, meta); err != nil {
 				// Queued after the agent's own check: the run's sync or
 				// the journal's close reports a failed write; this is
@@ -468,10 +485,13 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 		status = task.Killed
 	case runErr != nil:
 		status = task.Failed
+	case res != nil && res.BudgetExhausted:
+		status = task.BudgetExhausted // budget.go: stopped with a partial report
 	default:
 		status = task.Completed
 	}
 	result := reportOf(c).structured(status, res, runErr, rt.cfg.Now().Sub(start), tpath)
+	result.Budget = budgetsOf(c).close() // its unspent reservation returns to its parent
 	result.Worktree = worktreeOf(c).leave(ctx)
 	c.final = result
 	if status != task.Killed {
@@ -541,6 +561,9 @@ func (cr childReport) structured(status task.Status, res *loop.Result, runErr er
 	if res != nil {
 		out.Turns, out.MaxTurnsHit = res.Turns, res.MaxTurnsHit
 		out.Text = lastAssistantText(res.Messages)
+		if res.BudgetExhausted {
+			out.Text = res.Text // its partial report (budget.go)
+		}
 	}
 	typedOf(c).result(out, res) // typed.go
 	return out
@@ -562,7 +585,7 @@ func (cr childReport) report(res *run.SubagentResult) string {
 	c := cr.a
 	r := prompts.Report{AgentID: c.id, AgentType: c.typ, Text: res.Text, OneShot: c.def.OneShot, TranscriptPath: res.TranscriptPath,
 		Tokens: res.Usage.Total(), ToolUses: res.ToolUses, Duration: res.Duration, Worktree: worktreeReport(res.Worktree),
-		StructuredOutput: reportJSON(res.StructuredOutput)}
+		StructuredOutput: reportJSON(res.StructuredOutput), Budget: budgetsOf(c).line(res.Budget)}
 	if res.MaxTurnsHit {
 		r.MaxTurns = c.maxTurns
 	}

@@ -93,6 +93,9 @@ type Config struct {
 	// Compaction, when set, compacts the conversation before it outgrows
 	// the model's context window (compact.go); nil never compacts.
 	Compaction *Compaction
+	// Budget, when set, bounds what the run spends (budget.go); nil
+	// never stops it.
+	Budget Budget
 }
 
 // Output is the answer a run must give through a tool call (see
@@ -188,6 +191,9 @@ type Result struct {
 	// OutputExhausted is set when Config.Output's attempts were spent
 	// without the answer.
 	OutputExhausted bool
+	// BudgetExhausted is set when Config.Budget stopped the run: Text is
+	// then its partial report.
+	BudgetExhausted bool
 }
 
 // Run starts the agent on the conversation msgs (which ends with a user
@@ -208,6 +214,9 @@ func Run(ctx context.Context, cfg Config, msgs []llm.Message) iter.Seq2[Event, e
 		}
 		r.start = r.cfg.Now()
 		res, err := r.run(ctx)
+		if err != nil && !r.stopped && wallTimeUp(ctx) {
+			res, err = budgetOf(r).stop(""), nil
+		}
 		if r.stopped || errors.Is(err, errStopped) {
 			return
 		}
@@ -251,6 +260,8 @@ type runner struct {
 	compactions int
 	compactedAt int
 	breaker     compactBreaker
+	// budgetWarned is set once the model was told to wrap up (budget.go).
+	budgetWarned bool
 	// conversation is what the calls of the running batch see as
 	// tool.Call.Conversation: the history up to the answer that made them,
 	// clipped so that it cannot be appended into.
@@ -309,6 +320,9 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 				return nil, err
 			}
 		}
+		if r.cfg.Budget != nil && r.cfg.Budget.Check() == BudgetSpent {
+			return budgetOf(r).stop(""), nil // budget.go
+		}
 		req := &llm.Request{
 			Model:  r.cfg.ModelID,
 			System: r.cfg.System,
@@ -361,6 +375,19 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 			return nil, err
 		}
 		calls := msg.ToolUses()
+		if r.cfg.Budget != nil && r.cfg.Budget.Charge(model, resp.Usage) == BudgetSpent && len(calls) > 0 {
+			// Spent with tools asked for: they are not made, and the run
+			// stops with its partial report (budget.go).
+			user := llm.Message{Role: llm.RoleUser, Content: skipAll(calls)}
+			r.msgs = append(r.msgs, user)
+			if err := r.record(user, nil); err != nil {
+				return nil, err
+			}
+			if err := r.emit(Event{Kind: UserMessage, Message: &user}); err != nil {
+				return nil, err
+			}
+			return budgetOf(r).stop(resp.StopReason), nil
+		}
 		if len(calls) == 0 {
 			if r.cfg.Hooks != nil {
 				goOn, err := hooksOf(r).stopHooks(ctx, msg)
@@ -396,6 +423,11 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 		if results != nil && runErr == nil && r.cfg.Inbox != nil {
 			// What arrived meanwhile goes with the results (S-7.3).
 			results = append(results, r.cfg.Inbox.Take()...)
+		}
+		if results != nil && runErr == nil {
+			if b, ok := budgetOf(r).wrapUp(); ok { // budget.go: told once, at 85 %
+				results = append(results, b)
+			}
 		}
 		if results != nil {
 			user := llm.Message{Role: llm.RoleUser, Content: results}

@@ -98,6 +98,7 @@ func newStyles(dark bool) styles {
 		StateFailed:      inkOf(fg(red).Faint(true)),
 		StateKilled:      inkOf(fg(grey).Faint(true)),
 		StateInterrupted: s.warn,
+		StateBudget:      s.warn,
 	}
 	return s
 }

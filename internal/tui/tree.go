@@ -30,6 +30,8 @@ const (
 	StateKilled
 	// StateInterrupted: the main agent's turn was interrupted by the user.
 	StateInterrupted
+	// StateBudget: a sub-agent stopped at its budget (budget_exhausted).
+	StateBudget
 )
 
 // String names the state as the tree shows it.
@@ -53,13 +55,15 @@ func (s State) String() string {
 		return "killed"
 	case StateInterrupted:
 		return "interrupted"
+	case StateBudget:
+		return "budget_exhausted"
 	}
 	return "unknown"
 }
 
 // Finished reports whether the state is an end state of a sub-agent.
 func (s State) Finished() bool {
-	return s == StateCompleted || s == StateFailed || s == StateKilled
+	return s == StateCompleted || s == StateFailed || s == StateKilled || s == StateBudget
 }
 
 // Live reports whether an agent in this state is working or waiting to.
@@ -82,6 +86,8 @@ func stateFromStatus(status tasks.Status) (State, bool) {
 		return StateFailed, true
 	case tasks.Killed:
 		return StateKilled, true
+	case tasks.BudgetExhausted:
+		return StateBudget, true
 	}
 	return 0, false
 }
@@ -121,6 +127,10 @@ type Node struct {
 	Children []string
 	// TranscriptPath is the agent's transcript when the runtime said.
 	TranscriptPath string
+	// Reserved is what its spawn reserved (nil: no budget); Spent what
+	// its subtree spent of it so far (S-15.2).
+	Reserved *run.BudgetGrant
+	Spent    run.Spend
 }
 
 // Elapsed is how long the agent has run, as of now.
@@ -237,6 +247,10 @@ func (t *Tree) Apply(ev run.Event, at time.Time) {
 		if ev.Compact != nil && n.Window > 0 {
 			n.Context = ev.Compact.PostTokens
 		}
+	case run.EventTaskProgress:
+		if ev.Task != nil && ev.Task.Spent != nil {
+			n.Spent = *ev.Task.Spent
+		}
 	}
 }
 
@@ -278,6 +292,9 @@ func (t *Tree) startTask(ev run.Event, at time.Time) {
 	if info.Receipt.Model != "" {
 		n.Model = info.Receipt.Model
 	}
+	if info.Receipt.Budget != nil {
+		n.Reserved = info.Receipt.Budget
+	}
 	if n.Started.IsZero() || n.state == StatePending {
 		n.Started = at
 	}
@@ -305,6 +322,9 @@ func (t *Tree) endTask(ev run.Event, at time.Time) {
 		n.state = s
 	}
 	n.Error, n.Report = res.Error, res.Text
+	if res.Budget != nil {
+		n.Spent = res.Budget.Spent
+	}
 	if res.Model != "" {
 		n.Model = res.Model
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/cadre-dev/cadre/run"
 )
 
 // agentsPanel is the agent tree on screen, below a narrow conversation or
@@ -208,7 +210,7 @@ func (p *agentsPanel) render(width, height int, side, focused bool, now time.Tim
 func (p *agentsPanel) counts() string {
 	c := p.tree.Counts()
 	var parts []string
-	for _, s := range []State{StatePending, StateRunning, StateWaiting, StateBackground, StateCompleted, StateFailed, StateKilled} {
+	for _, s := range []State{StatePending, StateRunning, StateWaiting, StateBackground, StateCompleted, StateFailed, StateKilled, StateBudget} {
 		if c[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", c[s], s))
 		}
@@ -242,6 +244,9 @@ func nodeStats(n *Node, now time.Time) string {
 	if m := contextMeter(n.Context, n.Window); m != "" {
 		s += " · " + m
 	}
+	if b := budgetStats(n); b != "" {
+		s += " · " + b
+	}
 	return s
 }
 
@@ -252,6 +257,26 @@ func contextMeter(used, window int64) string {
 		return ""
 	}
 	return fmt.Sprintf("ctx %s/%s (%d%%)", formatTokens(used), formatTokens(window), used*100/window)
+}
+
+// budgetStats is a budgeted agent's spend against its reservation
+// ("$0.012/$0.050 · 3/10 turns"); "" without a budget.
+func budgetStats(n *Node) string {
+	r := n.Reserved
+	if r == nil {
+		return ""
+	}
+	var parts []string
+	if r.USD > 0 {
+		parts = append(parts, fmt.Sprintf("$%.3f/$%.3f", n.Spent.USD, r.USD))
+	}
+	if r.Tokens > 0 {
+		parts = append(parts, fmt.Sprintf("%s/%s budget tok", formatTokens(n.Spent.Tokens), formatTokens(r.Tokens)))
+	}
+	if r.Turns > 0 {
+		parts = append(parts, fmt.Sprintf("%d/%d turns", n.Spent.Turns, r.Turns))
+	}
+	return strings.Join(parts, " · ")
 }
 
 // treeRow is one agent's rendered row, with everything it shows: it is
@@ -266,7 +291,8 @@ type treeRowKey struct {
 	id, typ, desc, model, lastTool, guide string
 	toolUses                              int
 	tokens, context, window               int64
-	seconds                               int64 // the elapsed time shows whole seconds
+	spent                                 run.Spend // a budgeted agent's spend (budgetStats)
+	seconds                               int64     // the elapsed time shows whole seconds
 	state                                 State
 	children, sel, side, dark             bool
 	width, labelW                         int
@@ -277,7 +303,7 @@ type treeRowKey struct {
 func (p *agentsPanel) row(drawn map[*Node]treeRow, r Row, width, labelW int, sel, side bool, now time.Time) []string {
 	n := r.Node
 	key := treeRowKey{id: n.ID, typ: n.Type, desc: n.Description, model: n.Model, lastTool: n.LastTool, guide: r.Guide,
-		toolUses: n.ToolUses, tokens: n.Tokens, context: n.Context, window: n.Window, seconds: int64(n.Elapsed(now) / time.Second), state: p.tree.State(n),
+		toolUses: n.ToolUses, tokens: n.Tokens, context: n.Context, window: n.Window, spent: n.Spent, seconds: int64(n.Elapsed(now) / time.Second), state: p.tree.State(n),
 		children: len(n.Children) > 0, sel: sel, side: side, dark: p.st.dark, width: width}
 	if !side {
 		key.labelW = labelW

@@ -317,6 +317,9 @@ func writeShow(w io.Writer, d *agentdef.Definition) {
 	if d.MaxTurns > 0 {
 		line("maxTurns", fmt.Sprint(d.MaxTurns))
 	}
+	if !d.Budget.IsZero() {
+		line("budget", d.Budget.String())
+	}
 	line("skills", strings.Join(d.Skills, ", "))
 	line("memory", string(d.Memory))
 	if d.Background {

@@ -60,8 +60,9 @@ type SpawnRequest struct {
 	// Receipt is what the spawn granted and why (S-15.1), carried into the
 	// child's result.
 	Receipt run.Receipt `json:"receipt"`
-	// Budget is reserved for the budgets issue; Trace joins the child's
-	// spans to its parent's trace.
+	// Budget is the child's reservation (S-15.2): what it and its subtree
+	// may spend, already clamped to its parent's remainder; Trace joins
+	// the child's spans to its parent's trace.
 	Budget Budget       `json:"budget"`
 	Trace  TraceContext `json:"trace"`
 }
@@ -155,9 +156,12 @@ type Isolation struct {
 	Branch   string             `json:"branch,omitempty"`
 }
 
-// Budget is reserved for the budgets issue (S-15.2): what the child may
-// spend in cost, tokens, turns and wall time; zero means no limit of its
-// own. The fields travel today and are not enforced yet.
+// Budget is what the child may spend (S-15.2) in cost, tokens, turns and
+// wall time, as its spawn reserved it (the least of what the call asked,
+// its definition's budget and its parent's remainder); zero means no
+// limit. The local executor holds the child to it through the child's
+// account; an executor elsewhere holds it to these limits and reports the
+// spend in SubagentResult.Budget.
 type Budget struct {
 	USD      float64       `json:"usd,omitempty"`
 	Tokens   int64         `json:"tokens,omitempty"`

@@ -56,6 +56,7 @@ func full() SpawnRequest {
 			PermissionMode: permission.Mode("dontAsk"), Depth: 2, Background: true, Queued: true, QueuePosition: 3, QueueWait: 1500 * time.Millisecond,
 			Warnings: []string{"git status was not ready"}, MCPServers: []string{"github"},
 			Worktree: "/p/.claude/worktrees/agent-a1b2c3", WorktreeBranch: "worktree-agent-a1b2c3", MCPStart: 40 * time.Millisecond,
+			Budget: &run.BudgetGrant{USD: 1.25, Tokens: 200_000, Turns: 30, WallTime: 10 * time.Minute, Why: "usd 1.25 (asked)"},
 		},
 		Budget: Budget{USD: 1.25, Tokens: 200_000, Turns: 30, WallTime: 10 * time.Minute},
 		Trace:  TraceContext{TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", TraceState: "cadre=1"},

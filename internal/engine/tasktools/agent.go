@@ -32,6 +32,44 @@ type AgentInput struct {
 	// result must match (S-15.6); it takes the place of its definition's
 	// outputSchema.
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	// Budget limits the child's subtree (S-15.2); the schema has it only
+	// when budgets are on (a session budget or a definition's), added by
+	// AgentSchemaBudget so that a schema without it costs nothing more.
+	Budget *BudgetInput `json:"budget,omitempty" jsonschema:"-"`
+}
+
+// BudgetInput is the Agent call's budget: what the child and its subtree
+// may spend, each field optional.
+type BudgetInput struct {
+	USD      float64 `json:"usd,omitempty"`
+	Tokens   int64   `json:"tokens,omitempty"`
+	Turns    int     `json:"turns,omitempty"`
+	WallTime string  `json:"wallTime,omitempty"`
+}
+
+// Budget returns the call's budget, or an error naming the bad field.
+func (b *BudgetInput) Budget() (agentdef.Budget, error) {
+	if b == nil {
+		return agentdef.Budget{}, nil
+	}
+	m := map[string]any{}
+	if b.USD != 0 {
+		m["usd"] = b.USD
+	}
+	if b.Tokens != 0 {
+		m["tokens"] = b.Tokens
+	}
+	if b.Turns != 0 {
+		m["turns"] = b.Turns
+	}
+	if b.WallTime != "" {
+		m["wallTime"] = b.WallTime
+	}
+	out, err := agentdef.ParseBudget(m)
+	if err != nil {
+		return agentdef.Budget{}, fmt.Errorf("invalid budget: %w", err)
+	}
+	return out, nil
 }
 
 // JSONSchemaExtend puts the descriptions from package prompts on the
@@ -51,6 +89,12 @@ func (AgentInput) JSONSchemaExtend(s *jsonschema.Schema) {
 // isolation keeps the isolation field, offered only where it can work;
 // noBackground drops run_in_background (background off or forced).
 func AgentSchema(modelForced, isolation, noBackground bool) json.RawMessage {
+	return AgentSchemaBudget(modelForced, isolation, noBackground, false)
+}
+
+// AgentSchemaBudget is AgentSchema with the budget field kept when budget
+// is true (budgets are on in the session).
+func AgentSchemaBudget(modelForced, isolation, noBackground, budget bool) json.RawMessage {
 	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: false}
 	s := r.Reflect(&AgentInput{})
 	s.Version, s.ID = "", ""
@@ -62,6 +106,11 @@ func AgentSchema(modelForced, isolation, noBackground bool) json.RawMessage {
 	}
 	if noBackground {
 		s.Properties.Delete("run_in_background")
+	}
+	if budget {
+		b := r.Reflect(&BudgetInput{})
+		b.Version, b.ID, b.Description = "", "", prompts.AgentInputField("budget")
+		s.Properties.Set("budget", b)
 	}
 	b, err := json.Marshal(s)
 	if err != nil {
