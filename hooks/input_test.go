@@ -62,7 +62,9 @@ func TestInputShape(t *testing.T) {
 			`{"session_id":"s1","transcript_path":"/t/s1.jsonl","cwd":"/p","hook_event_name":"WorktreeCreate","name":"agent-a1"}`},
 		{"WorktreeRemove", with(common, func(in *Input) { in.HookEventName, in.WorktreePath = WorktreeRemove, "/p/.cadre/worktrees/agent-a1" }),
 			`{"session_id":"s1","transcript_path":"/t/s1.jsonl","cwd":"/p","hook_event_name":"WorktreeRemove","worktree_path":"/p/.cadre/worktrees/agent-a1"}`},
-		{"TeammateIdle", with(common, func(in *Input) { in.HookEventName, in.TeammateName, in.TeamName = TeammateIdle, "tester", "session-1234abcd" }),
+		{"TeammateIdle", with(common, func(in *Input) {
+			in.HookEventName, in.TeammateName, in.TeamName = TeammateIdle, "tester", "session-1234abcd"
+		}),
 			`{"session_id":"s1","transcript_path":"/t/s1.jsonl","cwd":"/p","permission_mode":"default","hook_event_name":"TeammateIdle","teammate_name":"tester","team_name":"session-1234abcd"}`},
 		{"TaskCreated", with(common, func(in *Input) {
 			in.HookEventName, in.TaskID, in.TaskSubject, in.TaskDescription = TaskCreated, "3", "Write tests", "for the parser"
