@@ -93,6 +93,12 @@ type Config struct {
 	OutputSchema       json.RawMessage
 	OutputRetries      int
 	Compaction         compact.Settings
+	// Teams turns on agent teams (issue 25); with it the team task list
+	// tools (tasklist.go) are offered to every agent.
+	Teams bool
+	// TaskListID names the team's task list (CADRE_TASK_LIST_ID or
+	// CLAUDE_CODE_TASK_LIST_ID, read by the caller); "" uses the team's.
+	TaskListID string
 }
 
 // Permissions configures permission checking for the session.
@@ -119,6 +125,7 @@ type Permissions struct {
 // conversation, but not concurrently.
 type Runtime struct {
 	cfg      Config
+	tasks    taskListBook // the team's task list, opened at first use (tasklist.go)
 	compacts compactBook // running agents' manual compaction queues (compact.go)
 	gate     *spawn.Gate
 	defs     map[string]*agentdef.Definition
@@ -220,6 +227,7 @@ func New(cfg Config) (*Runtime, error) {
 		tools = defaultTools(&cfg) // tools.go
 	}
 	tools = append(tools, toolboxOf(r).mergeTools()...) // worktree_tool.go
+	tools = append(tools, toolboxOf(r).taskListTools()...) // tasklist.go
 	r.base = tool.NewPool(tools...)
 	if cfg.ToolNames != nil {
 		r.base = r.base.Filter(func(t tool.Tool) bool { return namedTool(cfg.ToolNames, t.Spec().Name) }) // sdkoptions.go
