@@ -126,7 +126,7 @@ type Permissions struct {
 type Runtime struct {
 	cfg      Config
 	tasks    taskListBook // the team's task list, opened at first use (tasklist.go)
-	compacts compactBook // running agents' manual compaction queues (compact.go)
+	compacts compactBook  // running agents' manual compaction queues (compact.go)
 	gate     *spawn.Gate
 	defs     map[string]*agentdef.Definition
 	defList  []*agentdef.Definition
@@ -226,7 +226,7 @@ func New(cfg Config) (*Runtime, error) {
 	if tools == nil {
 		tools = defaultTools(&cfg) // tools.go
 	}
-	tools = append(tools, toolboxOf(r).mergeTools()...) // worktree_tool.go
+	tools = append(tools, toolboxOf(r).mergeTools()...)    // worktree_tool.go
 	tools = append(tools, toolboxOf(r).taskListTools()...) // tasklist.go
 	r.base = tool.NewPool(tools...)
 	if cfg.ToolNames != nil {
