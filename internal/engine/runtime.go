@@ -125,8 +125,7 @@ type Permissions struct {
 // conversation, but not concurrently.
 type Runtime struct {
 	cfg      Config
-	tasks    taskListBook // the team's task list, opened at first use (tasklist.go)
-	compacts compactBook  // running agents' manual compaction queues (compact.go)
+	compacts compactBook // running agents' manual compaction queues (compact.go)
 	gate     *spawn.Gate
 	defs     map[string]*agentdef.Definition
 	defList  []*agentdef.Definition
@@ -192,6 +191,8 @@ type Runtime struct {
 	// structured is the StructuredOutput tool of Config.OutputSchema
 	// (sdkoptions.go); nil without one.
 	structured *builtin.StructuredOutput
+	// tasks is the team's task list, opened at first use (tasklist.go).
+	tasks taskListBook
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
