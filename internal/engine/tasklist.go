@@ -4,6 +4,9 @@ import (
 	"context"
 	"sync"
 
+	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/run"
+
 	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/internal/engine/tasklisttools"
 	"github.com/cadre-dev/cadre/internal/tasklist"
@@ -88,4 +91,27 @@ func (c taskListCaller) Teammate() bool { return false }
 // the input carries its session, cwd and agent id.
 func (c taskListCaller) FireTaskHook(ctx context.Context, in *hooks.Input) hooks.Outcome {
 	return c.a.hooks.Fire(ctx, in)
+}
+
+// sendTeamTasks sends the team's task list after a's TaskCreate or
+// TaskUpdate call ev, so a person sees it (the TUI's agents panel). A
+// list that cannot be read is not sent: the call's result said why.
+func sendTeamTasks(ctx context.Context, a *agent, ev loop.Event) error {
+	if ev.Kind != loop.ToolEnd || ev.Call == nil || ev.ToolResult.Output.IsError ||
+		(ev.Call.Name != tool.TaskCreate && ev.Call.Name != tool.TaskUpdate) || !a.run.rt.cfg.Teams {
+		return nil
+	}
+	s, err := sessionTaskList(a.run.rt)
+	if err != nil {
+		return nil
+	}
+	all, err := s.List(ctx)
+	if err != nil {
+		return nil
+	}
+	rows := make([]run.TeamTask, 0, len(all))
+	for _, r := range tasklisttools.Summaries(all) {
+		rows = append(rows, run.TeamTask{ID: r.ID, Subject: r.Subject, Status: string(r.Status), Owner: r.Owner, BlockedBy: r.BlockedBy})
+	}
+	return a.run.send(ctx, run.Event{Type: run.EventTeamTasks, AgentID: a.id, ParentToolUseID: a.toolUseID, TeamTasks: rows})
 }

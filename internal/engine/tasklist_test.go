@@ -8,6 +8,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/tasklist"
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // taskHookScript refuses to create a task whose subject says
@@ -60,7 +61,21 @@ func TestTaskListToolsScenario(t *testing.T) {
 		script = append(script, llmtest.ToolUse(s.tool, s.in))
 	}
 	w.srv.Script("MAIN", append(script, llmtest.Text("done"))...)
-	_, _, rt := mustRun(t, cfg, "MAIN: plan the work")
+	evs, _, rt := mustRun(t, cfg, "MAIN: plan the work")
+	// Each create and update that went through is followed by the list.
+	var lists [][]run.TeamTask
+	for _, ev := range evs {
+		if ev.Type == run.EventTeamTasks {
+			lists = append(lists, ev.TeamTasks)
+		}
+	}
+	if len(lists) != 7 { // 2 creates and 5 updates (a refused update answers success:false); the refused create is an error
+		t.Fatalf("%d team task events, want 7", len(lists))
+	}
+	last, _ := json.Marshal(lists[len(lists)-1])
+	if string(last) != `[{"id":"1","subject":"Write parser","status":"completed","owner":"team-lead"},{"id":"2","subject":"Test parser","status":"pending"}]` {
+		t.Errorf("last team task list %s", last)
+	}
 
 	reqs := w.srv.RequestsFor("MAIN")
 	if len(reqs) != len(steps)+1 {
