@@ -63,6 +63,7 @@ func (c Config) engine() engine.Config {
 		Prices:             c.Prices,
 		ForkSubagent:       c.ForkSubagent,
 		WorktreeBase:       c.WorktreeBase,
+		TaskListID:         c.TaskListID,
 		Coordinator:        c.Coordinator,
 		Effort:             c.Effort,
 		ToolNames:          c.ToolNames,
@@ -71,6 +72,8 @@ func (c Config) engine() engine.Config {
 		Limits:             engine.Limits(c.Limits),
 		Background:         engine.BackgroundMode(c.Background),
 		Compaction:         compact.Settings(c.Compaction),
+		Teams:              c.Teams,
+		TeamShutdownGrace:  c.TeamShutdownGrace,
 	}
 	if c.Permissions != nil {
 		p := engine.Permissions(*c.Permissions)

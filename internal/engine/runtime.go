@@ -84,6 +84,7 @@ type Config struct {
 	Prices             pricing.Table
 	ForkSubagent       bool
 	WorktreeBase       string
+	TaskListID         string
 	WorktreeHooks      WorktreeHooks
 	Background         BackgroundMode
 	Sandbox            *SandboxConfig
@@ -93,12 +94,8 @@ type Config struct {
 	OutputSchema       json.RawMessage
 	OutputRetries      int
 	Compaction         compact.Settings
-	// Teams turns on agent teams (issue 25); with it the team task list
-	// tools (tasklist.go) are offered to every agent.
-	Teams bool
-	// TaskListID names the team's task list (CADRE_TASK_LIST_ID or
-	// CLAUDE_CODE_TASK_LIST_ID, read by the caller); "" uses the team's.
-	TaskListID string
+	Teams              bool
+	TeamShutdownGrace  time.Duration
 }
 
 // Permissions configures permission checking for the session.
