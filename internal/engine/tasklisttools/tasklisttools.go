@@ -33,6 +33,14 @@ type Caller interface {
 	FireTaskHook(ctx context.Context, in *hooks.Input) hooks.Outcome
 }
 
+// Assigner is a Caller that also tells an agent when a task was given to
+// it: TaskUpdate calls TaskAssigned when the owner changed to someone
+// other than the caller (Claude Code's task_assignment message to the
+// new owner's inbox). The engine's teams implement it.
+type Assigner interface {
+	TaskAssigned(ctx context.Context, t tasklist.Task, by string)
+}
+
 type createInput struct {
 	Subject     string         `json:"subject" jsonschema:"description=A brief title for the task, in the imperative."`
 	Description string         `json:"description" jsonschema:"description=What needs to be done, and what done means."`
@@ -146,6 +154,9 @@ func Tools(caller func(context.Context, *tool.Env) Caller) []tool.Tool {
 				Owner: in.Owner, Status: in.Status, AddBlocks: in.AddBlocks, AddBlockedBy: in.AddBlockedBy, Metadata: in.Metadata})
 			if err != nil {
 				return failed(err.Error()), nil
+			}
+			if as, ok := c.(Assigner); ok && res.OwnerChanged() && res.Task.Owner != c.Name() {
+				as.TaskAssigned(ctx, res.Task, c.Name())
 			}
 			out := map[string]any{"success": true, "taskId": id, "updatedFields": res.UpdatedFields}
 			if res.StatusChange != nil {

@@ -155,3 +155,33 @@ func TestToolsWithoutAList(t *testing.T) {
 		}
 	}
 }
+
+// assigningMate records the tasks its TaskUpdate calls gave to others.
+type assigningMate struct {
+	mate
+	assigned []string
+}
+
+func (m *assigningMate) TaskAssigned(_ context.Context, t tasklist.Task, by string) {
+	m.assigned = append(m.assigned, t.ID+" to "+t.Owner+" by "+by)
+}
+
+// TestAssignmentTold: giving a task to another agent tells it (through
+// the Caller's Assigner); claiming for oneself, or changing something
+// else, does not.
+func TestAssignmentTold(t *testing.T) {
+	s, err := tasklist.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lead := &assigningMate{mate: mate{name: "team-lead", store: s}}
+	call(t, lead, "TaskCreate", map[string]any{"subject": "a", "description": "d"})
+	call(t, lead, "TaskCreate", map[string]any{"subject": "b", "description": "d"})
+	call(t, lead, "TaskUpdate", map[string]any{"taskId": "1", "owner": "tester"})
+	call(t, lead, "TaskUpdate", map[string]any{"taskId": "1", "owner": "tester"}) // no change
+	call(t, lead, "TaskUpdate", map[string]any{"taskId": "2", "status": "in_progress"})
+	call(t, lead, "TaskUpdate", map[string]any{"taskId": "2", "subject": "b2"})
+	if want := []string{"1 to tester by team-lead"}; !slices.Equal(lead.assigned, want) {
+		t.Fatalf("assignments told %v, want %v", lead.assigned, want)
+	}
+}
