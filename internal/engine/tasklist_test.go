@@ -2,6 +2,8 @@ package engine
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -139,5 +141,34 @@ func TestTaskListToolsOnlyWithTeams(t *testing.T) {
 		if strings.HasPrefix(name, "Task") && name != "TaskStop" && name != "TaskOutput" {
 			t.Errorf("teams off: %s offered", name)
 		}
+	}
+}
+
+// TestTaskListOutlivesTheProcess: the list is the session's, on disk: a
+// resumed session (a new Runtime with the same session id and state
+// directory) finds the tasks its earlier process made, and ids go on
+// from there.
+func TestTaskListOutlivesTheProcess(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cfg := h.config()
+	cfg.Teams = true
+	cfg.SessionID = "0b6a3c1e-5d7f-4e2a-9c8b-1f2e3d4c5b6a"
+	h.srv.Script("FIRST", llmtest.ToolUse("TaskCreate", map[string]any{"subject": "Carry on", "description": "d"}), llmtest.Text("done"))
+	_, _, first := mustRun(t, cfg, "FIRST: plan")
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h.srv.Script("SECOND", llmtest.ToolUse("TaskList", map[string]any{}), llmtest.ToolUse("TaskCreate", map[string]any{"subject": "Next", "description": "d"}), llmtest.Text("done"))
+	mustRun(t, cfg, "SECOND: go on")
+	reqs := h.srv.RequestsFor("SECOND")
+	if got := reqs[1].LastToolResults()[0].ResultText(); got != `{"tasks":[{"id":"1","subject":"Carry on","status":"pending","blockedBy":[]}]}` {
+		t.Errorf("resumed TaskList %s", got)
+	}
+	if got := reqs[2].LastToolResults()[0].ResultText(); got != `{"task":{"description":"d","id":"2","subject":"Next"}}` {
+		t.Errorf("resumed TaskCreate %s", got)
+	}
+	if _, err := os.Stat(filepath.Join(cfg.StateDir, "tasks", "session-0b6a3c1e", "1.json")); err != nil {
+		t.Errorf("the session's list is not where Claude Code keeps it: %v", err)
 	}
 }
