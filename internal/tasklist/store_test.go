@@ -488,3 +488,56 @@ func FuzzParseTask(f *testing.F) {
 		}
 	})
 }
+
+// TestWatchSeesAnotherStoresChanges: a Store watching its directory wakes
+// its waiters when another Store (another process, in life) creates,
+// updates or releases a task; a temporary file alone wakes nobody.
+func TestWatchSeesAnotherStoresChanges(t *testing.T) {
+	dir := t.TempDir()
+	mine, theirs := open(t, dir), open(t, dir)
+	run, err := mine.Watch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx) }()
+	for _, change := range []func(){
+		func() { create(t, theirs, "from elsewhere") },
+		func() { theirs.ClaimNext(context.Background(), "other") },
+		func() { theirs.Release(context.Background(), "other") },
+		func() { theirs.Delete(context.Background(), "1") },
+	} {
+		ch := mine.Changed()
+		change()
+		<-ch // the test's own deadline is the only timeout
+	}
+	if ok, _ := mine.HasClaimable(context.Background()); ok {
+		t.Fatal("deleted task still claimable")
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("run ended with %v", err)
+	}
+}
+
+func TestTaskEventNames(t *testing.T) {
+	ev := func(name string) []byte {
+		padded := append([]byte(name), make([]byte, 16-len(name)%16)...)
+		b := make([]byte, 16, 16+len(padded))
+		b[12] = byte(len(padded))
+		return append(b, padded...)
+	}
+	if taskEvent(ev(".1.json.tmp-123")) || taskEvent(ev(".lock")) || taskEvent(ev("01.json")) || taskEvent([]byte{1, 2}) {
+		t.Fatal("a non-task file counted")
+	}
+	if !taskEvent(append(ev(".lock"), ev("12.json")...)) {
+		t.Fatal("a task file in a batch not seen")
+	}
+	// A length past the buffer is not read.
+	bad := ev("1.json")
+	bad[12] = 200
+	if taskEvent(bad) {
+		t.Fatal("event past the buffer")
+	}
+}
