@@ -98,6 +98,7 @@ func TestTaskListToolsScenario(t *testing.T) {
 		}
 	}
 	// The store on disk says the same, in the state directory.
+	t.Cleanup(func() { rt.Close() }) // the list named by id is watched until then
 	st, err := sessionTaskList(rt)
 	if err != nil {
 		t.Fatal(err)
@@ -170,5 +171,37 @@ func TestTaskListOutlivesTheProcess(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cfg.StateDir, "tasks", "session-0b6a3c1e", "1.json")); err != nil {
 		t.Errorf("the session's list is not where Claude Code keeps it: %v", err)
+	}
+}
+
+// TestSharedTaskListWakesAcrossProcesses: a list named by id (shared
+// through CADRE_TASK_LIST_ID) is watched while the session lives: a task
+// another process adds wakes this session's waiters; Close ends the
+// watch (goleak checks at the end of the package's tests).
+func TestSharedTaskListWakesAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cfg := h.config()
+	cfg.Teams, cfg.TaskListID = true, "shared-crew"
+	rt, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	mine, err := sessionTaskList(rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := tasklist.Open(mine.Path()) // the other process's view
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := mine.Changed()
+	if _, err := other.Create(t.Context(), tasklist.NewTask{Subject: "from the other process"}); err != nil {
+		t.Fatal(err)
+	}
+	<-ch
+	if ok, err := mine.HasClaimable(t.Context()); !ok || err != nil {
+		t.Fatalf("claimable after the other process's create: %v %v", ok, err)
 	}
 }
