@@ -195,12 +195,22 @@ type TodoUpdate struct {
 	Current []tool.Todo `json:"current"`
 }
 
+// TeamTaskStatus is where a task of a team's task list stands.
+type TeamTaskStatus string
+
+// The statuses of a team task.
+const (
+	TeamTaskPending    TeamTaskStatus = "pending"
+	TeamTaskInProgress TeamTaskStatus = "in_progress"
+	TeamTaskCompleted  TeamTaskStatus = "completed"
+)
+
 // TeamTask is one task of a team's shared task list as shown to people.
 type TeamTask struct {
 	ID      string `json:"id"`
 	Subject string `json:"subject"`
 	// Status is pending, in_progress or completed.
-	Status string `json:"status"`
+	Status TeamTaskStatus `json:"status"`
 	// Owner is the agent working on it; "" is unowned.
 	Owner string `json:"owner,omitempty"`
 	// BlockedBy are the open tasks it waits for.

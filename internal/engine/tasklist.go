@@ -130,7 +130,7 @@ func sendTeamTasks(ctx context.Context, a *agent, ev loop.Event) error {
 	}
 	rows := make([]run.TeamTask, 0, len(all))
 	for _, r := range tasklisttools.Summaries(all) {
-		rows = append(rows, run.TeamTask{ID: r.ID, Subject: r.Subject, Status: string(r.Status), Owner: r.Owner, BlockedBy: r.BlockedBy})
+		rows = append(rows, run.TeamTask{ID: r.ID, Subject: r.Subject, Status: run.TeamTaskStatus(r.Status), Owner: r.Owner, BlockedBy: r.BlockedBy})
 	}
 	return a.run.send(ctx, run.Event{Type: run.EventTeamTasks, AgentID: a.id, ParentToolUseID: a.toolUseID, TeamTasks: rows})
 }

@@ -25,7 +25,7 @@ func (p *agentsPanel) taskLines(width, limit int) []string {
 	st := p.st
 	done := 0
 	for _, t := range tasks {
-		if t.Status == "completed" {
+		if t.Status == run.TeamTaskCompleted {
 			done++
 		}
 	}
@@ -35,12 +35,12 @@ func (p *agentsPanel) taskLines(width, limit int) []string {
 		// The open tasks first: they are what is left to do.
 		shown = nil
 		for _, t := range tasks {
-			if t.Status != "completed" {
+			if t.Status != run.TeamTaskCompleted {
 				shown = append(shown, t)
 			}
 		}
 		for _, t := range tasks {
-			if t.Status == "completed" {
+			if t.Status == run.TeamTaskCompleted {
 				shown = append(shown, t)
 			}
 		}
@@ -61,15 +61,15 @@ func (p *agentsPanel) taskLine(t run.TeamTask, width int) string {
 	st := p.st
 	var mark string
 	switch t.Status {
-	case "completed":
+	case run.TeamTaskCompleted:
 		mark = "☒"
-	case "in_progress":
+	case run.TeamTaskInProgress:
 		mark = "◼"
 	default:
 		mark = "☐"
 	}
 	who := t.Owner
-	if len(t.BlockedBy) > 0 && t.Status != "completed" {
+	if len(t.BlockedBy) > 0 && t.Status != run.TeamTaskCompleted {
 		who = "blocked by #" + joinIDs(t.BlockedBy)
 	}
 	text := fmt.Sprintf("%s #%s %s", mark, t.ID, oneLine(t.Subject))
@@ -77,9 +77,9 @@ func (p *agentsPanel) taskLine(t run.TeamTask, width int) string {
 		text = padBetween(clip(text, max(width-cellWidth(who)-2, 8)), st.dim.Render(oneLine(who)), width)
 	}
 	switch t.Status {
-	case "completed":
+	case run.TeamTaskCompleted:
 		return clip(st.dim.Render(text), width)
-	case "in_progress":
+	case run.TeamTaskInProgress:
 		return clip(st.bold.Render(text), width)
 	}
 	return clip(text, width)
