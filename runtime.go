@@ -63,6 +63,7 @@ func (c Config) engine() engine.Config {
 		Prices:             c.Prices,
 		ForkSubagent:       c.ForkSubagent,
 		WorktreeBase:       c.WorktreeBase,
+		TaskListID:         c.TaskListID,
 		Coordinator:        c.Coordinator,
 		Effort:             c.Effort,
 		ToolNames:          c.ToolNames,
@@ -72,6 +73,8 @@ func (c Config) engine() engine.Config {
 		Background:         engine.BackgroundMode(c.Background),
 		Compaction:         compact.Settings(c.Compaction),
 		Budget:             c.Budget,
+		Teams:              c.Teams,
+		TeamShutdownGrace:  c.TeamShutdownGrace,
 	}
 	if c.Permissions != nil {
 		p := engine.Permissions(*c.Permissions)

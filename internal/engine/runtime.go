@@ -84,6 +84,7 @@ type Config struct {
 	Prices             pricing.Table
 	ForkSubagent       bool
 	WorktreeBase       string
+	TaskListID         string
 	WorktreeHooks      WorktreeHooks
 	Background         BackgroundMode
 	Sandbox            *SandboxConfig
@@ -94,6 +95,8 @@ type Config struct {
 	OutputRetries      int
 	Compaction         compact.Settings
 	Budget             agentdef.Budget
+	Teams              bool
+	TeamShutdownGrace  time.Duration
 }
 
 // Permissions configures permission checking for the session.
@@ -188,6 +191,8 @@ type Runtime struct {
 	structured *builtin.StructuredOutput
 	// budgets are the session's budgets (budget.go).
 	budgets budgetBook
+	// tasks is the team's task list, opened at first use (tasklist.go).
+	tasks taskListBook
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
@@ -222,7 +227,8 @@ func New(cfg Config) (*Runtime, error) {
 	if tools == nil {
 		tools = defaultTools(&cfg) // tools.go
 	}
-	tools = append(tools, toolboxOf(r).mergeTools()...) // worktree_tool.go
+	tools = append(tools, toolboxOf(r).mergeTools()...)    // worktree_tool.go
+	tools = append(tools, toolboxOf(r).taskListTools()...) // tasklist.go
 	r.base = tool.NewPool(tools...)
 	if cfg.ToolNames != nil {
 		r.base = r.base.Filter(func(t tool.Tool) bool { return namedTool(cfg.ToolNames, t.Spec().Name) }) // sdkoptions.go
