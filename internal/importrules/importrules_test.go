@@ -43,16 +43,16 @@ var layers = []struct {
 		"the agent tree: the spawn path, a child's lifecycle, notifications, the task tools; the root delegates to it. Beside it the executor conformance suite, which only tests import, and a remote agent's Temporal workflow and activities"},
 	{[]string{"", "internal/remote/temporalexec"},
 		"the root: the embedder's API (Config, New, Runtime); beside it the Temporal executor (a workflow per child), which only the companion binary cadre-remote reaches"},
-	{[]string{"config", "internal/tui"},
-		"over the root: settings and trust to a cadre.Config; the terminal UI, a consumer of the public API"},
+	{[]string{"config", "internal/tui", "internal/remote/remotecmd"},
+		"over the root: settings and trust to a cadre.Config; the terminal UI, a consumer of the public API; cadre-remote's command line (worker, bridge)"},
 	{[]string{"internal/cli/agentscmd", "internal/cli/skillscmd", "internal/cli/permcmd", "internal/cli/hookscmd"},
 		"the CLI's subcommands"},
 	{[]string{"internal/cli/mcpcmd", "internal/cli/trustcmd", "internal/cli/worktreecmd", "internal/cli/configcmd"},
 		"the CLI's subcommands that reuse agentscmd's listing"},
 	{[]string{"internal/cli"},
 		"the command line"},
-	{[]string{"cmd/cadre"},
-		"main: calls cli.Main and nothing else"},
+	{[]string{"cmd/cadre", "cmd/cadre-remote"},
+		"main: calls cli.Main and nothing else; cadre-remote's main, remotecmd.Main"},
 	{[]string{"internal/importrules", "docs"},
 		"this test, and the docs' tests (test files only)"},
 }
@@ -73,6 +73,7 @@ var only = []struct {
 	{"internal/engine/executor/executortest", nil, "the executor conformance suite is for tests only"},
 	{"internal/remote/agentwf", []string{"internal/remote/temporalexec", "internal/remote/remotecmd"}, "the Temporal SDK is the companion binary's (cadre-remote), never the cadre binary's (issue 24's start-up cost)"},
 	{"internal/remote/temporalexec", []string{"internal/remote/remotecmd"}, "the Temporal client is the companion binary's (cadre-remote), never the cadre binary's"},
+	{"internal/remote/remotecmd", []string{"cmd/cadre-remote"}, "cadre-remote's command line is its main's alone"},
 	{"internal/remote/temporaltest", nil, "the Temporal dev server is for tests only"},
 }
 

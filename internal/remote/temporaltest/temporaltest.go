@@ -3,7 +3,8 @@
 // and stops it. One server per test binary is enough: tests share it,
 // each with its own task queue.
 //
-// The binary is looked up on PATH, then in $(go env GOPATH)/bin. When it
+// The binary is $CADRE_TEMPORAL_BIN when set, else looked up in
+// $(go env GOPATH)/bin, then on PATH. When it
 // is absent a test is skipped with a message saying how to get it —
 // unless CADRE_REQUIRE_TEMPORAL=1, when it fails (CI sets it).
 package temporaltest
@@ -42,7 +43,10 @@ type Server struct {
 // Binary returns the path of the temporal CLI, or an error saying how to
 // install it.
 func Binary() (string, error) {
-	if p, err := exec.LookPath("temporal"); err == nil {
+	if p := os.Getenv("CADRE_TEMPORAL_BIN"); p != "" {
+		if fi, err := os.Stat(p); err != nil || fi.IsDir() {
+			return "", fmt.Errorf("CADRE_TEMPORAL_BIN=%s is not a file; install the CLI with %s", p, Install)
+		}
 		return p, nil
 	}
 	gopath := os.Getenv("GOPATH")
@@ -56,6 +60,9 @@ func Binary() (string, error) {
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
 			return p, nil
 		}
+	}
+	if p, err := exec.LookPath("temporal"); err == nil {
+		return p, nil
 	}
 	return "", fmt.Errorf("the temporal CLI is not on PATH nor in $(go env GOPATH)/bin; install it with %s", Install)
 }
@@ -158,6 +165,9 @@ func (s *Server) Kill() {
 func (s *Server) Restart(ctx context.Context) error {
 	return s.launch(ctx)
 }
+
+// DBPath is the server's database file.
+func (s *Server) DBPath() string { return filepath.Join(s.dir, "temporal.db") }
 
 // Stop stops the server and removes the directory Start made.
 func (s *Server) Stop() {
