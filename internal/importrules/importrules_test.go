@@ -23,8 +23,8 @@ var layers = []struct {
 	pkgs []string
 	what string
 }{
-	{[]string{"internal/safefs", "internal/gitcmd", "llm/internal/budget", "internal/sandbox/sandboxtest", "internal/remote/temporaltest"},
-		"below the leaves: writes that follow no link, git that runs nothing the repository names, the retry budget a fallback shares, the sandbox tests' outside directory, the Temporal dev server tests start"},
+	{[]string{"internal/safefs", "internal/gitcmd", "llm/internal/budget", "internal/sandbox/sandboxtest", "internal/remote/temporaltest", "internal/remote/remotebin"},
+		"below the leaves: writes that follow no link, git that runs nothing the repository names, the retry budget a fallback shares, the sandbox tests' outside directory, the Temporal dev server tests start, where the companion binary cadre-remote is"},
 	{[]string{"llm", "mcp", "task", "internal/plugin", "internal/text", "internal/textdist", "internal/proclife", "internal/worktree"},
 		"leaves: provider-neutral messages, MCP's public types, the task registry, the plugin format, text helpers, process lifetime, git worktrees"},
 	{[]string{"prompts"},
@@ -45,7 +45,7 @@ var layers = []struct {
 		"the root: the embedder's API (Config, New, Runtime); beside it the Temporal executor (a workflow per child), which only the companion binary cadre-remote reaches"},
 	{[]string{"config", "internal/tui", "internal/remote/remotecmd"},
 		"over the root: settings and trust to a cadre.Config; the terminal UI, a consumer of the public API; cadre-remote's command line (worker, bridge)"},
-	{[]string{"internal/cli/agentscmd", "internal/cli/skillscmd", "internal/cli/permcmd", "internal/cli/hookscmd"},
+	{[]string{"internal/cli/agentscmd", "internal/cli/skillscmd", "internal/cli/permcmd", "internal/cli/hookscmd", "internal/cli/workercmd"},
 		"the CLI's subcommands"},
 	{[]string{"internal/cli/mcpcmd", "internal/cli/trustcmd", "internal/cli/worktreecmd", "internal/cli/configcmd"},
 		"the CLI's subcommands that reuse agentscmd's listing"},

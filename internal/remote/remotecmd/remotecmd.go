@@ -132,23 +132,43 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
+// workerFlags are the flags of `cadre-remote worker`.
+type workerFlags struct {
+	conn      connFlags
+	maxAgents int
+	maxMode   string
+	deny, ask listFlag
+}
+
+// WorkerFlags returns the flag set of `cadre-remote worker` (its names
+// are those `cadre worker --help` lists).
+func WorkerFlags() *flag.FlagSet {
+	fs, _ := newWorkerFlags()
+	return fs
+}
+
+func newWorkerFlags() (*flag.FlagSet, *workerFlags) {
+	fs := flag.NewFlagSet("cadre-remote worker", flag.ContinueOnError)
+	o := &workerFlags{}
+	o.conn.register(fs)
+	fs.IntVar(&o.maxAgents, "max-agents", 0, "agents this worker works on at once (0: the SDK's default)")
+	fs.StringVar(&o.maxMode, "max-permission-mode", "", "the most permissive mode any agent gets on this worker (default, acceptEdits, plan, dontAsk, bypassPermissions)")
+	fs.Var(&o.deny, "deny", "a permission rule denied to every agent on this worker, e.g. 'Bash(rm:*)' (repeatable)")
+	fs.Var(&o.ask, "ask", "a permission rule every agent must ask for — on a worker nobody can answer, so a deny (repeatable)")
+	return fs, o
+}
+
 // worker runs `cadre-remote worker`.
 func worker(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("cadre-remote worker", flag.ContinueOnError)
+	fs, o := newWorkerFlags()
 	fs.SetOutput(stderr)
-	var conn connFlags
-	conn.register(fs)
-	maxAgents := fs.Int("max-agents", 0, "agents this worker works on at once (0: the SDK's default)")
-	maxMode := fs.String("max-permission-mode", "", "the most permissive mode any agent gets on this worker (default, acceptEdits, plan, dontAsk, bypassPermissions)")
-	var deny, ask listFlag
-	fs.Var(&deny, "deny", "a permission rule denied to every agent on this worker, e.g. 'Bash(rm:*)' (repeatable)")
-	fs.Var(&ask, "ask", "a permission rule every agent must ask for — on a worker nobody can answer, so a deny (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	conn, maxAgents, maxMode, deny, ask := o.conn, &o.maxAgents, &o.maxMode, o.deny, o.ask
 	acts := &agentwf.Activities{Tools: builtin.Tools(builtin.Config{})}
 	if *maxMode != "" {
 		m, err := permission.ParseMode(*maxMode)

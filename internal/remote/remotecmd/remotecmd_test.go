@@ -3,11 +3,13 @@ package remotecmd_test
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,12 +17,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/cadre-dev/cadre/internal/cli/workercmd"
 	"github.com/cadre-dev/cadre/internal/engine/executor"
+	"github.com/cadre-dev/cadre/internal/remote/remotecmd"
 	"github.com/cadre-dev/cadre/internal/remote/temporalexec"
 	"github.com/cadre-dev/cadre/internal/remote/temporaltest"
 	"github.com/cadre-dev/cadre/llm/llmtest"
@@ -276,5 +281,19 @@ func TestProviderKeyNeverInHistory(t *testing.T) {
 	}
 	if bytes.Contains(db, []byte(key)) {
 		t.Fatal("the provider key is in the server's database")
+	}
+}
+
+// `cadre worker --help` lists the flags cadre-remote worker parses, no
+// more and no fewer.
+func TestCadreWorkerHelpListsTheWorkersFlags(t *testing.T) {
+	t.Parallel()
+	var remote, cadre []string
+	remotecmd.WorkerFlags().VisitAll(func(f *flag.Flag) { remote = append(remote, f.Name) })
+	workercmd.New().Flags().VisitAll(func(f *pflag.Flag) { cadre = append(cadre, f.Name) })
+	slices.Sort(remote)
+	slices.Sort(cadre)
+	if len(remote) < 10 || !slices.Equal(remote, cadre) {
+		t.Fatalf("cadre-remote worker parses %v, cadre worker --help lists %v", remote, cadre)
 	}
 }
