@@ -369,3 +369,65 @@ func TestCadreWorkerSIGTERMHandsTheAgentBack(t *testing.T) {
 		t.Fatalf("the calls' log holds %q, want each call once: one, two", got)
 	}
 }
+
+// --max-agents caps what a worker works on: with a cap of 1 and its one
+// agent waiting for the model, the other agents' calls all go to the
+// other worker (each worker's provider key tells them apart).
+func TestMaxAgentsCapsAWorker(t *testing.T) {
+	c := dial(t)
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	queue := unique("q")
+	released := make(chan struct{})
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(released) }) }
+	t.Cleanup(release)
+	arrived := make(chan *llmtest.Request, 16)
+	srv.ScriptFunc("CAPPED", func(r *llmtest.Request) llmtest.Turn {
+		arrived <- r
+		<-released
+		return llmtest.Text("capped agent done")
+	})
+	startWorker(t, queue, srv, "key-capped", "--max-agents", "1")
+	x := newExecutor(t, c, queue)
+	var hs []executor.Handle
+	startOne := func() {
+		h, err := x.Start(context.Background(), request(unique("agent"), t.TempDir(), "CAPPED wait"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, h)
+	}
+	startOne()
+	first := <-arrived
+	startWorker(t, queue, srv, "key-free")
+	const more = 4
+	for range more {
+		startOne()
+	}
+	keys := map[string]int{}
+	keys[first.Header.Get("X-Api-Key")+first.Header.Get("Authorization")]++
+	for range more {
+		r := <-arrived
+		keys[r.Header.Get("X-Api-Key")+r.Header.Get("Authorization")]++
+	}
+	var capped, free int
+	for k, n := range keys {
+		switch {
+		case strings.Contains(k, "key-capped"):
+			capped += n
+		case strings.Contains(k, "key-free"):
+			free += n
+		}
+	}
+	if capped != 1 || free != more {
+		t.Fatalf("calls in flight: %d on the capped worker (want 1), %d on the other (want %d): %v", capped, free, more, keys)
+	}
+	release()
+	for _, h := range hs {
+		res, err := h.Wait(context.Background())
+		if err != nil || res.Status != task.Completed {
+			t.Fatalf("wait: %v %+v", err, res)
+		}
+	}
+}
