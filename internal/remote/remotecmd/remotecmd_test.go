@@ -431,3 +431,88 @@ func TestMaxAgentsCapsAWorker(t *testing.T) {
 		}
 	}
 }
+
+// The dev server killed (SIGKILL) and restarted on the same database
+// while an agent waits for the model: the agent goes on and finishes,
+// each tool call made once.
+func TestServerRestartAgentContinues(t *testing.T) {
+	temporaltest.Skip(t, serverErr)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	own, err := temporaltest.Start(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(own.Stop)
+	c, err := client.Dial(client.Options{HostPort: own.Address, Namespace: own.Namespace,
+		Logger: log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	entered, released := make(chan struct{}), make(chan struct{})
+	var once, releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(released) }) }
+	t.Cleanup(release)
+	// The script answers by what the conversation holds, so a call redone
+	// after the restart gets the same answer.
+	srv.ScriptFunc("RESTART", func(r *llmtest.Request) llmtest.Turn {
+		results := 0
+		for _, m := range r.Messages {
+			for _, b := range m.Content {
+				if b.Type == "tool_result" {
+					results++
+				}
+			}
+		}
+		switch results {
+		case 0:
+			return bash("echo one >> calls.log")
+		case 1:
+			once.Do(func() { close(entered) })
+			<-released
+			return bash("echo two >> calls.log")
+		}
+		return llmtest.Text("survived the restart")
+	})
+	queue := unique("q")
+	args := []string{"worker", "--address", own.Address, "--namespace", own.Namespace, "--task-queue", queue}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "ANTHROPIC_BASE_URL="+srv.URL(), "ANTHROPIC_API_KEY=test", "HOME="+t.TempDir())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p := &proc{cmd: cmd, done: make(chan struct{}), log: &bytes.Buffer{}, mu: &sync.Mutex{}}
+	cmd.Stdout, cmd.Stderr = lockedBuf{p.mu, p.log}, lockedBuf{p.mu, p.log}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(p.kill9)
+	dir := t.TempDir()
+	x := newExecutor(t, c, queue)
+	h, err := x.Start(ctx, request(unique("agent"), dir, "RESTART write two lines"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	own.Kill()
+	if err := own.Restart(ctx); err != nil {
+		t.Fatalf("restart the server: %v", err)
+	}
+	release()
+	res, err := h.Wait(ctx)
+	if err != nil {
+		t.Fatalf("wait: %v (worker: %s)", err, p.output())
+	}
+	if res.Status != task.Completed || res.Text != "survived the restart" {
+		t.Fatalf("status %s, text %q, error %q", res.Status, res.Text, res.Error)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "calls.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(raw)); strings.Join(got, ",") != "one,two" {
+		t.Fatalf("the calls' log holds %q, want each call once: one, two", got)
+	}
+}
