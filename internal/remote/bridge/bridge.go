@@ -205,6 +205,15 @@ func (x *Executor) Start(ctx context.Context, req executor.SpawnRequest) (execut
 	return h, nil
 }
 
+// Attach returns a handle on req's child, started earlier by this or
+// another launcher (one killed meanwhile), without starting it again.
+func (x *Executor) Attach(ctx context.Context, req executor.SpawnRequest) (executor.Handle, error) {
+	if _, err := x.call(ctx, Request{Op: OpAttach, Spawn: &req}); err != nil {
+		return nil, err
+	}
+	return &handle{x: x, id: req.AgentID}, nil
+}
+
 // handle is one remote child, by its agent id.
 type handle struct {
 	x  *Executor

@@ -65,6 +65,24 @@ type boomIn struct{}
 // newHarness is a bridge executor (a cadre-remote bridge process) and a
 // worker in this process, on a task queue of the subtest's own.
 func newHarness(t *testing.T) *executortest.Harness {
+	h, _ := setUp(t)
+	return h
+}
+
+// newBridge starts a bridge on queue.
+func newBridge(t *testing.T, queue string, notify func(task.Notification)) *bridge.Executor {
+	t.Helper()
+	x, err := bridge.New(bridge.Config{Bin: bin, Args: []string{"--address", server.Address, "--namespace", server.Namespace, "--task-queue", queue},
+		Env: append(os.Environ(), "HOME="+t.TempDir()), Stderr: os.Stderr, Notify: notify})
+	if err != nil {
+		t.Fatalf("start the bridge: %v", err)
+	}
+	t.Cleanup(func() { _ = x.Close() })
+	return x
+}
+
+// setUp is newHarness, and the harness's task queue.
+func setUp(t *testing.T) (*executortest.Harness, string) {
 	temporaltest.Skip(t, serverErr)
 	c, err := client.Dial(client.Options{HostPort: server.Address, Namespace: server.Namespace,
 		Logger: log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))})
@@ -91,13 +109,7 @@ func newHarness(t *testing.T) *executortest.Harness {
 	t.Cleanup(w.Stop)
 	var mu sync.Mutex
 	var notes []task.Notification
-	x, err := bridge.New(bridge.Config{Bin: bin, Args: []string{"--address", server.Address, "--namespace", server.Namespace, "--task-queue", queue},
-		Env: append(os.Environ(), "HOME="+t.TempDir()), Stderr: os.Stderr,
-		Notify: func(n task.Notification) { mu.Lock(); notes = append(notes, n); mu.Unlock() }})
-	if err != nil {
-		t.Fatalf("start the bridge: %v", err)
-	}
-	t.Cleanup(func() { _ = x.Close() })
+	x := newBridge(t, queue, func(n task.Notification) { mu.Lock(); notes = append(notes, n); mu.Unlock() })
 	dir := t.TempDir()
 	return &executortest.Harness{
 		Executor: x,
@@ -127,7 +139,7 @@ func newHarness(t *testing.T) *executortest.Harness {
 			return n
 		},
 		PanicTool: "Boom",
-	}
+	}, queue
 }
 
 // The bridge executor — what the cadre binary runs, with no Temporal code
@@ -142,5 +154,56 @@ func TestBridgeToNoServerFails(t *testing.T) {
 	_, err := bridge.New(bridge.Config{Bin: bin, Args: []string{"--address", "127.0.0.1:1"}, Env: os.Environ()})
 	if err == nil {
 		t.Fatal("a bridge to a closed port started")
+	}
+}
+
+// A launcher whose bridge is gone (the launcher was killed) leaves its
+// background agent running; a new launcher attaches to it, hears its end
+// once and gets its result.
+func TestAttachAfterTheLauncherIsGone(t *testing.T) {
+	h, queue := setUp(t)
+	released := make(chan struct{})
+	entered := make(chan struct{})
+	var once sync.Once
+	h.Model.ScriptFunc("ATTACH", func(*llmtest.Request) llmtest.Turn {
+		once.Do(func() { close(entered) })
+		<-released
+		return llmtest.Text("finished without its launcher")
+	})
+	t.Cleanup(func() {
+		select {
+		case <-released:
+		default:
+			close(released)
+		}
+	})
+	req := h.Request(t, executortest.Child{Prompt: "ATTACH outlive the launcher", Description: "outlive", Background: true, ToolUseID: "toolu_attach"})
+	first := h.Executor.(*bridge.Executor)
+	if _, err := first.Start(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var notes []task.Notification
+	second := newBridge(t, queue, func(n task.Notification) { mu.Lock(); notes = append(notes, n); mu.Unlock() })
+	hd, err := second.Attach(context.Background(), req)
+	if err != nil {
+		t.Fatalf("attach: %v", err)
+	}
+	close(released)
+	res, err := hd.Wait(context.Background())
+	if err != nil || res.Status != task.Completed || res.Text != "finished without its launcher" {
+		t.Fatalf("wait: %v %+v", err, res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(notes) != 1 || notes[0].TaskID != req.AgentID || notes[0].Status != task.Completed {
+		t.Fatalf("notifications after attaching: %+v", notes)
+	}
+	if got := len(h.Model.RequestsFor("ATTACH")); got != 1 {
+		t.Fatalf("%d model requests, want 1: the agent ran on, it was not started again", got)
 	}
 }

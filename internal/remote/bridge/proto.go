@@ -17,6 +17,7 @@ import (
 // Ops of a Request.
 const (
 	OpStart  = "start"
+	OpAttach = "attach"
 	OpSend   = "send"
 	OpStop   = "stop"
 	OpWait   = "wait"
@@ -25,7 +26,8 @@ const (
 )
 
 // Request is one line from the launcher to the bridge. ID pairs it with
-// its Response; Agent names the child of every op but start and live.
+// its Response; Agent names the child of every op but start, attach
+// (which carry the spawn request) and live.
 type Request struct {
 	ID      int64                  `json:"id"`
 	Op      string                 `json:"op"`

@@ -110,14 +110,20 @@ func (s *bridgeServer) serve(ctx context.Context, req bridge.Request) bridge.Res
 		}
 		r.Live = n
 		return r
-	case bridge.OpStart:
+	case bridge.OpStart, bridge.OpAttach:
 		if req.Spawn == nil {
-			return fail(errors.New("start without a spawn request"))
+			return fail(fmt.Errorf("%s without a spawn request", req.Op))
 		}
 		// ctx is the bridge's: a foreground child is stopped when the
 		// launcher stops it, or when the bridge ends with its launcher.
 		sr := *req.Spawn
-		h, err := s.x.Start(ctx, sr)
+		var h executor.Handle
+		var err error
+		if req.Op == bridge.OpStart {
+			h, err = s.x.Start(ctx, sr)
+		} else {
+			h, err = s.x.Attach(ctx, sr)
+		}
 		if err != nil {
 			return fail(err)
 		}

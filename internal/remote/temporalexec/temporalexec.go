@@ -95,6 +95,24 @@ func (x *Executor) Start(ctx context.Context, req executor.SpawnRequest) (execut
 	return h, nil
 }
 
+// Attach returns a handle on req's child started earlier, by this or
+// another launcher (one that died meanwhile): its latest run, running or
+// closed. The child is not started again; a background child's
+// notification is given once Attach has seen its end, which may have
+// been given before — the launcher's journal keeps it exactly once.
+func (x *Executor) Attach(ctx context.Context, req executor.SpawnRequest) (executor.Handle, error) {
+	d, err := x.cfg.Client.DescribeWorkflowExecution(ctx, req.AgentID, "")
+	if err != nil {
+		return nil, fmt.Errorf("attach to remote agent %s: %w", req.AgentID, err)
+	}
+	h := &handle{x: x, req: req}
+	h.watch(x.cfg.Client.GetWorkflow(ctx, req.AgentID, d.GetWorkflowExecutionInfo().GetExecution().GetRunId()))
+	x.mu.Lock()
+	x.handles[req.AgentID] = h
+	x.mu.Unlock()
+	return h, nil
+}
+
 // Live counts the agents of the executor's children's trees whose
 // workflows are still open, asking the server.
 func (x *Executor) Live(ctx context.Context) (int, error) {
@@ -180,6 +198,12 @@ func (h *handle) launch(ctx context.Context, in agentwf.Input) (*runState, error
 	if err != nil {
 		return nil, fmt.Errorf("start remote agent %s: %w", h.req.AgentID, err)
 	}
+	return h.watch(wr), nil
+}
+
+// watch makes wr the child's current run and waits for its end in a
+// watcher, which notifies a background child's parent.
+func (h *handle) watch(wr client.WorkflowRun) *runState {
 	r := &runState{id: wr.GetID(), runID: wr.GetRunID(), done: make(chan struct{})}
 	h.mu.Lock()
 	h.cur = r
@@ -196,7 +220,7 @@ func (h *handle) launch(ctx context.Context, in agentwf.Input) (*runState, error
 		}
 		close(r.done)
 	})
-	return r, nil
+	return r
 }
 
 // notification is what a background child's parent hears of its end.
