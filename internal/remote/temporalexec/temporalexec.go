@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"iter"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -37,7 +38,14 @@ type Config struct {
 	// Notify, when set, receives the notification of each background
 	// child's end, once per run of it, before its Wait returns.
 	Notify func(task.Notification)
+	// WorkerWait bounds how long Start waits for a worker to serve the
+	// task queue before it fails saying none does (0: 30 s; negative:
+	// no check, the child waits in the queue for one).
+	WorkerWait time.Duration
 }
+
+// ErrNoWorker is the error of a Start that found no worker on its queue.
+var ErrNoWorker = errors.New("no cadre worker serves the task queue")
 
 // Executor starts children as agent workflows. Close ends its watchers.
 type Executor struct {
@@ -45,6 +53,8 @@ type Executor struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// served is set once a worker was seen polling the queue.
+	served atomic.Bool
 
 	mu      sync.Mutex
 	handles map[string]*handle
@@ -73,6 +83,9 @@ func (x *Executor) Start(ctx context.Context, req executor.SpawnRequest) (execut
 	if req.AgentID == "" {
 		return nil, errors.New("temporal executor: the request names no agent id")
 	}
+	if err := x.waitForWorker(ctx); err != nil {
+		return nil, err
+	}
 	h := &handle{x: x, req: req}
 	r, err := h.launch(ctx, agentwf.Input{Request: req})
 	if err != nil {
@@ -93,6 +106,37 @@ func (x *Executor) Start(ctx context.Context, req executor.SpawnRequest) (execut
 		})
 	}
 	return h, nil
+}
+
+// waitForWorker returns once a worker polls the task queue (checked until
+// one was seen), or ErrNoWorker after Config.WorkerWait.
+func (x *Executor) waitForWorker(ctx context.Context) error {
+	wait := x.cfg.WorkerWait
+	if wait < 0 || x.served.Load() {
+		return nil
+	}
+	if wait == 0 {
+		wait = 30 * time.Second
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		d, err := x.cfg.Client.DescribeTaskQueue(ctx, x.cfg.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+		if err != nil {
+			return fmt.Errorf("look for workers on task queue %s: %w", x.cfg.TaskQueue, err)
+		}
+		if len(d.GetPollers()) > 0 {
+			x.served.Store(true)
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%w %q (waited %s): start one with `cadre worker --address ... --task-queue %s`", ErrNoWorker, x.cfg.TaskQueue, wait, x.cfg.TaskQueue)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Attach returns a handle on req's child started earlier, by this or

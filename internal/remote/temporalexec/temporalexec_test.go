@@ -2,10 +2,12 @@ package temporalexec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -144,4 +146,37 @@ func newHarness(t *testing.T) *executortest.Harness {
 // real dev server, with a worker in this process.
 func TestTemporalExecutorConformance(t *testing.T) {
 	executortest.Run(t, newHarness)
+}
+
+// With no worker on its queue, Start says so after its bounded wait
+// instead of leaving the child queued silently; with one, it starts.
+func TestStartWithoutWorkerSaysSo(t *testing.T) {
+	c := dial(t)
+	q := queue(t)
+	x, err := New(Config{Client: c, TaskQueue: q, WorkerWait: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(x.Close)
+	req := request(t.TempDir(), executortest.Child{Prompt: "NOWORKER hello", Description: "d", ToolUseID: "toolu_nw"}, fmt.Sprintf("nw%d-%d", os.Getpid(), agents.Add(1)))
+	_, err = x.Start(context.Background(), req)
+	if !errors.Is(err, ErrNoWorker) || !strings.Contains(err.Error(), q) {
+		t.Fatalf("start with no worker: %v", err)
+	}
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	srv.Script("NOWORKER", llmtest.Text("a worker came"))
+	workerFor(t, c, q, srv)
+	x2, err := New(Config{Client: c, TaskQueue: q})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(x2.Close)
+	h, err := x2.Start(context.Background(), req)
+	if err != nil {
+		t.Fatalf("start with a worker: %v", err)
+	}
+	if res, err := h.Wait(context.Background()); err != nil || res.Text != "a worker came" {
+		t.Fatalf("wait: %v %+v", err, res)
+	}
 }
