@@ -516,3 +516,65 @@ func TestServerRestartAgentContinues(t *testing.T) {
 		t.Fatalf("the calls' log holds %q, want each call once: one, two", got)
 	}
 }
+
+// A queue of remote agents drains through three workers capped by
+// --max-agents: every agent completes, each with exactly one model call,
+// and never more calls are in flight than the workers' caps allow (a
+// bound only: the calls here answer at once; that the cap holds back
+// calls is TestMaxAgentsCapsAWorker's). CADRE_REMOTE_DRAIN sets how many agents (default 40; the issue's
+// figure is 1000); the throughput is logged.
+func TestDrainQueueUnderTheCap(t *testing.T) {
+	c := dial(t)
+	n := 40
+	if v := os.Getenv("CADRE_REMOTE_DRAIN"); v != "" {
+		if _, err := fmt.Sscan(v, &n); err != nil || n < 1 {
+			t.Fatalf("CADRE_REMOTE_DRAIN=%q is not a positive count", v)
+		}
+	}
+	const workers, perWorker = 3, 2
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	var inFlight, most atomic.Int32
+	srv.ScriptFunc("DRAIN", func(*llmtest.Request) llmtest.Turn {
+		now := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			m := most.Load()
+			if now <= m || most.CompareAndSwap(m, now) {
+				break
+			}
+		}
+		return llmtest.Text("drained")
+	})
+	queue := unique("q")
+	for range workers {
+		startWorker(t, queue, srv, "test", "--max-agents", fmt.Sprint(perWorker))
+	}
+	x := newExecutor(t, c, queue)
+	start := time.Now()
+	hs := make([]executor.Handle, n)
+	for i := range hs {
+		req := request(unique("drain"), t.TempDir(), "DRAIN no-op")
+		req.Background = true
+		h, err := x.Start(context.Background(), req)
+		if err != nil {
+			t.Fatalf("start agent %d: %v", i, err)
+		}
+		hs[i] = h
+	}
+	for i, h := range hs {
+		res, err := h.Wait(context.Background())
+		if err != nil || res.Status != task.Completed || res.Text != "drained" {
+			t.Fatalf("agent %d: %v %+v", i, err, res)
+		}
+	}
+	elapsed := time.Since(start)
+	if got := len(srv.RequestsFor("DRAIN")); got != n {
+		t.Fatalf("%d model calls for %d agents, want one each", got, n)
+	}
+	if m := most.Load(); m > workers*perWorker {
+		t.Fatalf("%d calls in flight at once, over the workers' caps (%d)", m, workers*perWorker)
+	}
+	t.Logf("%d remote agents through %d workers capped at %d each: %s, %.1f agents/s, at most %d calls at once",
+		n, workers, perWorker, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), most.Load())
+}
