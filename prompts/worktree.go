@@ -37,10 +37,15 @@ func IsolationWithCwd() string {
 	return "cwd and isolation: worktree exclude each other: an isolated agent works in its own worktree. No agent was started. Drop one of the two."
 }
 
+// RemoteWithCwd refuses a remote agent given a cwd.
+func RemoteWithCwd() string {
+	return "cwd and isolation: remote exclude each other: a remote agent works in its own worktree on the worker that runs it. No agent was started. Drop one of the two."
+}
+
 // IsolationUnsupported refuses an isolation kind cadre does not offer.
 func IsolationUnsupported(kind string) string {
 	if kind == "remote" {
-		return "isolation: remote is not available in this session (no remote execution is configured). No agent was started. Use isolation: worktree, or none."
+		return "isolation: remote is not available in this session: no remote execution is configured (the remote.temporal settings, with `cadre worker` processes serving its task queue). No agent was started. Use isolation: worktree, or none."
 	}
 	return fmt.Sprintf("isolation %q is not known: use \"worktree\", or leave it out. No agent was started.", kind)
 }

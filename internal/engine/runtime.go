@@ -93,6 +93,7 @@ type Config struct {
 	OutputSchema       json.RawMessage
 	OutputRetries      int
 	Compaction         compact.Settings
+	Remote             Remote
 }
 
 // Permissions configures permission checking for the session.
@@ -292,6 +293,9 @@ func checkConfig(cfg *Config) error {
 	}
 	if !cfg.Background.Valid() {
 		return fmt.Errorf("Config.Background %q: want \"\", %q, %q or %q", cfg.Background, BackgroundDefault, BackgroundForced, BackgroundOff)
+	}
+	if cfg.Remote.All && cfg.Remote.Executor == nil {
+		return errors.New("Config.Remote.All (--remote) needs a remote executor: configure remote.temporal in settings (address, namespace, taskQueue) and start `cadre worker` processes")
 	}
 	if err := applyCoordinator(cfg); err != nil { // coordinator.go
 		return err

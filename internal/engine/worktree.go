@@ -200,11 +200,13 @@ func (sg sessionGlue) isolationOffered() bool {
 // a git repository a clear error, no spawn).
 func (tg treeGlue) checkIsolation(q isolationRequest) (agentdef.Isolation, *refusal) {
 	a := tg.a
-	kind := q.kind()
+	kind := tg.remoteKind(q.kind()) // remote.go: --remote
 	switch kind {
 	case "":
 		return "", nil
 	case agentdef.IsolationWorktree:
+	case agentdef.IsolationRemote:
+		return kind, tg.checkRemote(q) // remote.go
 	default:
 		return "", &refusal{msg: prompts.IsolationUnsupported(string(kind))}
 	}
