@@ -3,6 +3,7 @@ package config
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -90,6 +91,11 @@ type Options struct {
 	// whatever the settings' sandbox.enabled and backgroundOnly say (their
 	// other sandbox keys apply).
 	Sandbox bool
+
+	// Remote is --remote: every sub-agent of the session runs remotely
+	// (Config.Remote.All), through the Temporal server remote.temporal
+	// names; without one, Load refuses.
+	Remote bool
 }
 
 // Load builds the configuration of a session in cwd ("" means the
@@ -172,6 +178,17 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	}
 	cfg.MCPServers, cfg.MCPOptions = servers, mcpx.OptionsFromEnv(getenv)
 	cfg.Sandbox = s.SandboxConfig(opts.Sandbox, getenv) // sandbox.go (issue 9)
+	// --remote (remote.go, issue 26).
+	if opts.Remote {
+		tc, err := s.Temporal(getenv)
+		if err != nil {
+			return cadre.Config{}, diags, err
+		}
+		if tc == nil {
+			return cadre.Config{}, diags, errors.New("--remote needs the Temporal server remote agents run through: set remote.temporal.address in settings (see docs/remote.md)")
+		}
+		cfg.Remote.All = true
+	}
 	managed := cmp.Or(opts.ManagedDir, DefaultManagedDir)
 	defs, err := agentdef.Load(ctx, agentdef.LoadOptions{Cwd: cwd, Home: home, FlagAgents: opts.Agents, ManagedDir: filepath.Join(managed, "agents"), Plugins: plugins.agents})
 	if err != nil {
