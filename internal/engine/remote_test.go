@@ -354,3 +354,56 @@ func canonicalT(t *testing.T, p string) string {
 	}
 	return r
 }
+
+// With a remote executor the Agent tool offers isolation: remote, and a
+// call that asks for it runs there (in the background, though it did not
+// ask); a call asking for it with a cwd is refused.
+func TestAgentCallAsksForRemote(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	x := newWorkerExecutor(t)
+	x.w.Model.Script("FAR-4", llmtest.Text("FAR-4 done"))
+	h.srv.Script("MAIN", llmtest.ToolUses(
+		llmtest.Call{Name: "Agent", Input: map[string]any{"description": "far", "prompt": "FAR-4 go", "isolation": "remote"}},
+		llmtest.Call{Name: "Agent", Input: map[string]any{"description": "far", "prompt": "FAR-5 go", "isolation": "remote", "cwd": h.dir}},
+	), llmtest.Text("launched"), llmtest.Text("heard back"))
+	cfg := h.config()
+	cfg.Remote = Remote{Executor: x}
+	rt := newRuntime(t, cfg)
+	if _, _, err := runAll(t, context.Background(), rt, "MAIN go"); err != nil {
+		t.Fatal(err)
+	}
+	drainNotifications(t, rt)
+	first := h.srv.RequestsFor("MAIN")[0]
+	var offered bool
+	for _, tl := range first.Tools {
+		if tl.Name == "Agent" {
+			offered = strings.Contains(string(tl.InputSchema), `"enum":["worktree","remote"]`)
+		}
+	}
+	if !offered {
+		t.Fatal("the Agent tool does not offer isolation: remote")
+	}
+	out := h.srvToolResultsOf(t, "MAIN", 0)
+	if len(out) != 2 || !strings.Contains(out[0], "async_launched") || !strings.Contains(out[1], "cwd and isolation: remote exclude each other") {
+		t.Fatalf("tool results %q", out)
+	}
+	if reqs := x.requests(); len(reqs) != 1 || reqs[0].Prompt != "FAR-4 go" || reqs[0].Workspace != nil {
+		t.Fatalf("requests %+v (outside a repository: no workspace)", reqs)
+	}
+}
+
+// srvToolResultsOf returns the tool_result texts of the i+1-th request of
+// key (the results of its i-th batch of calls).
+func (h *harness) srvToolResultsOf(t *testing.T, key string, i int) []string {
+	t.Helper()
+	reqs := h.srv.RequestsFor(key)
+	if len(reqs) <= i+1 {
+		t.Fatalf("%d requests for %q", len(reqs), key)
+	}
+	var out []string
+	for _, b := range reqs[i+1].LastToolResults() {
+		out = append(out, b.ResultText())
+	}
+	return out
+}

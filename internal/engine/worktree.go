@@ -185,11 +185,12 @@ func (sg sessionGlue) hooksMakeWorktrees() bool {
 }
 
 // isolationOffered reports whether the Agent tool offers isolation: the
-// session's directory is in a git repository, or hooks make worktrees.
+// session's directory is in a git repository, hooks make worktrees, or
+// remote agents are configured.
 func (sg sessionGlue) isolationOffered() bool {
 	r := sg.r
-	if sg.hooksMakeWorktrees() {
-		return true
+	if sg.hooksMakeWorktrees() || r.cfg.Remote.Executor != nil {
+		return true // a remote agent needs no repository (remote.go)
 	}
 	_, ok := workspace.FindRepo(r.cfg.Cwd)
 	return ok
