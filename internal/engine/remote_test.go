@@ -15,6 +15,7 @@ import (
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/internal/engine/executor/executortest"
+	"github.com/cadre-dev/cadre/internal/engine/tasktools"
 	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/run"
@@ -293,6 +294,17 @@ func TestRemoteAgentRunsOnTheExecutorAndItsWorkLands(t *testing.T) {
 	}
 	if got := gitRun(t, launcher, "show", "worktree-agent-"+req.AgentID+":made-remotely.txt"); got != "remote" {
 		t.Fatalf("the landed branch holds %q", got)
+	}
+	// TaskOutput's text is the remote report; a message to the finished
+	// remote agent is refused with why (no local continuation from a
+	// transcript it never wrote here).
+	if text, ok := (taskCaller{a: &agent{run: &runState{rt: rt}}}).FinalText(req.AgentID); !ok || text != "REMOTE-DONE" {
+		t.Fatalf("final text %q, %v", text, ok)
+	}
+	main := &agent{run: &runState{rt: rt}, typ: "main"}
+	sent, err := rt.bg.send(context.Background(), main, "", tasktools.Message{To: req.AgentID, Message: "one more thing"})
+	if err != nil || !sent.IsError || !strings.Contains(sent.Text, "remote worker") {
+		t.Fatalf("message to a finished remote agent: %+v, %v", sent, err)
 	}
 }
 
