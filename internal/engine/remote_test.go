@@ -264,6 +264,9 @@ func TestRemoteAgentRunsOnTheExecutorAndItsWorkLands(t *testing.T) {
 	if req.Isolation.Kind != agentdef.IsolationRemote || !req.Background || req.Workspace == nil || req.Workspace.Commit != head {
 		t.Fatalf("request isolation %+v background %v workspace %+v, want remote, background, at %s", req.Isolation, req.Background, req.Workspace, head)
 	}
+	if !strings.Contains(req.Definition.System, "You run elsewhere.") || req.Definition.SystemPrefix == "" {
+		t.Fatalf("the request carries no rendered system prompt: %q / %q", req.Definition.SystemPrefix, req.Definition.System)
+	}
 	if n := len(x.w.Model.RequestsFor("FAR-2")); n != 2 {
 		t.Fatalf("the worker's model got %d requests for the child", n)
 	}

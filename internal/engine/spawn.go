@@ -306,8 +306,10 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 	if child.spec == nil && depth >= maxDepth {
 		child.unavailable = map[string]string{AgentToolName: prompts.DepthLimit(depth, maxDepth)}
 	}
-	if isolation == "" {
-		// An isolated child's prompt is rendered in its tree (treeGlue.enter).
+	if isolation != agentdef.IsolationWorktree {
+		// An isolated child's prompt is rendered in its tree
+		// (treeGlue.enter); a remote child's here, so that its request
+		// carries it (remote.go).
 		child.systemPrefix, child.system = setupOf(child).renderSystem(cwd)
 	}
 	return child, nil
