@@ -15,6 +15,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/cli/permcmd"
 	"github.com/cadre-dev/cadre/internal/cli/skillscmd"
 	"github.com/cadre-dev/cadre/internal/cli/trustcmd"
+	"github.com/cadre-dev/cadre/internal/cli/workercmd"
 	"github.com/cadre-dev/cadre/internal/cli/worktreecmd"
 )
 
@@ -49,5 +50,5 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 }
 
 func addSubcommands(root *cobra.Command) {
-	root.AddCommand(agentscmd.New(), permcmd.New(), skillscmd.New(), mcpcmd.New(), worktreecmd.New(), hookscmd.New(), trustcmd.New(), configcmd.New())
+	root.AddCommand(agentscmd.New(), permcmd.New(), skillscmd.New(), mcpcmd.New(), worktreecmd.New(), hookscmd.New(), trustcmd.New(), configcmd.New(), workercmd.New())
 }

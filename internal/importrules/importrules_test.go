@@ -23,8 +23,8 @@ var layers = []struct {
 	pkgs []string
 	what string
 }{
-	{[]string{"internal/safefs", "internal/gitcmd", "llm/internal/budget", "internal/sandbox/sandboxtest"},
-		"below the leaves: writes that follow no link, git that runs nothing the repository names, the retry budget a fallback shares, the sandbox tests' outside directory"},
+	{[]string{"internal/safefs", "internal/gitcmd", "llm/internal/budget", "internal/sandbox/sandboxtest", "internal/remote/temporaltest", "internal/remote/remotebin"},
+		"below the leaves: writes that follow no link, git that runs nothing the repository names, the retry budget a fallback shares, the sandbox tests' outside directory, the Temporal dev server tests start, where the companion binary cadre-remote is"},
 	{[]string{"llm", "mcp", "task", "internal/plugin", "internal/text", "internal/textdist", "internal/proclife", "internal/worktree"},
 		"leaves: provider-neutral messages, MCP's public types, the task registry, the plugin format, text helpers, process lifetime, git worktrees"},
 	{[]string{"prompts"},
@@ -39,20 +39,20 @@ var layers = []struct {
 		"the public vocabulary of a run, the query loop, the pure spawn decisions"},
 	{[]string{"internal/engine/hub", "internal/engine/tasktools", "internal/engine/executor"},
 		"the engine's parts that know no agent: the event hub between streams, the task tools and the Agent tool's schema, the executor seam (a child's spawn request as plain data and the interface that runs it)"},
-	{[]string{"internal/engine", "internal/engine/executor/executortest"},
-		"the agent tree: the spawn path, a child's lifecycle, notifications, the task tools; the root delegates to it. Beside it the executor conformance suite, which only tests import"},
-	{[]string{""},
-		"the root: the embedder's API (Config, New, Runtime)"},
-	{[]string{"config", "internal/tui"},
-		"over the root: settings and trust to a cadre.Config; the terminal UI, a consumer of the public API"},
-	{[]string{"internal/cli/agentscmd", "internal/cli/skillscmd", "internal/cli/permcmd", "internal/cli/hookscmd"},
+	{[]string{"internal/engine", "internal/engine/executor/executortest", "internal/remote/agentwf"},
+		"the agent tree: the spawn path, a child's lifecycle, notifications, the task tools; the root delegates to it. Beside it the executor conformance suite, which only tests import, and a remote agent's Temporal workflow and activities"},
+	{[]string{"", "internal/remote/temporalexec"},
+		"the root: the embedder's API (Config, New, Runtime); beside it the Temporal executor (a workflow per child), which only the companion binary cadre-remote reaches"},
+	{[]string{"config", "internal/tui", "internal/remote/remotecmd"},
+		"over the root: settings and trust to a cadre.Config; the terminal UI, a consumer of the public API; cadre-remote's command line (worker, bridge)"},
+	{[]string{"internal/cli/agentscmd", "internal/cli/skillscmd", "internal/cli/permcmd", "internal/cli/hookscmd", "internal/cli/workercmd"},
 		"the CLI's subcommands"},
 	{[]string{"internal/cli/mcpcmd", "internal/cli/trustcmd", "internal/cli/worktreecmd", "internal/cli/configcmd"},
 		"the CLI's subcommands that reuse agentscmd's listing"},
 	{[]string{"internal/cli"},
 		"the command line"},
-	{[]string{"cmd/cadre"},
-		"main: calls cli.Main and nothing else"},
+	{[]string{"cmd/cadre", "cmd/cadre-remote"},
+		"main: calls cli.Main and nothing else; cadre-remote's main, remotecmd.Main"},
 	{[]string{"internal/importrules", "docs"},
 		"this test, and the docs' tests (test files only)"},
 }
@@ -71,6 +71,10 @@ var only = []struct {
 	{"config", []string{"internal/cli", "internal/cli/..."}, "settings files are read above the root; the runtime gets a cadre.Config"},
 	{"llm/llmtest", []string{"internal/engine/executor/executortest"}, "the scripted model server is for tests only (and the executor conformance suite, which drives children with it)"},
 	{"internal/engine/executor/executortest", nil, "the executor conformance suite is for tests only"},
+	{"internal/remote/agentwf", []string{"internal/remote/temporalexec", "internal/remote/remotecmd"}, "the Temporal SDK is the companion binary's (cadre-remote), never the cadre binary's (issue 24's start-up cost)"},
+	{"internal/remote/temporalexec", []string{"internal/remote/remotecmd"}, "the Temporal client is the companion binary's (cadre-remote), never the cadre binary's"},
+	{"internal/remote/remotecmd", []string{"cmd/cadre-remote"}, "cadre-remote's command line is its main's alone"},
+	{"internal/remote/temporaltest", nil, "the Temporal dev server is for tests only"},
 }
 
 // confined names packages that may import, within the module, only what

@@ -1,0 +1,63 @@
+// Package workercmd is the `cadre worker` command: it runs `cadre-remote
+// worker` with the same arguments, in place of cadre (the Temporal SDK
+// lives in that companion binary alone, so cadre's own start stays
+// light).
+package workercmd
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cadre-dev/cadre/internal/remote/remotebin"
+)
+
+// New returns the `worker` command. Its flags are declared for --help
+// only: cadre-remote parses them (remotecmd's test holds the two lists
+// together).
+func New() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "worker [flags]",
+		Short: "Run remote agents for a Temporal task queue (runs cadre-remote worker)",
+		Long: `cadre worker connects to a Temporal server and runs the remote agents of its
+task queue with its own provider key (ANTHROPIC_API_KEY in its environment,
+never sent through Temporal) and its own permission ceiling. It runs
+cadre-remote worker, found in $CADRE_REMOTE_BIN, beside cadre, or on PATH.`,
+		DisableFlagParsing: true,
+		SilenceUsage:       true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if slices.Contains(args, "-h") || slices.Contains(args, "--help") {
+				return cmd.Help()
+			}
+			bin, err := remotebin.Find(nil)
+			if err != nil {
+				return err
+			}
+			argv := append([]string{bin, "worker"}, args...)
+			// Exec: the worker is this process from now on, so signals
+			// (SIGTERM's clean stop) reach it directly.
+			if err := syscall.Exec(bin, argv, os.Environ()); err != nil {
+				return fmt.Errorf("run %s: %w", bin, err)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.String("address", "127.0.0.1:7233", "Temporal frontend host:port (env TEMPORAL_ADDRESS)")
+	f.String("namespace", "default", "Temporal namespace (env TEMPORAL_NAMESPACE)")
+	f.String("task-queue", "cadre", "task queue of the agents (env CADRE_TASK_QUEUE)")
+	f.Bool("tls", false, "connect with TLS (implied by the other --tls-* flags and by an API key)")
+	f.String("tls-cert", "", "client certificate file (mTLS)")
+	f.String("tls-key", "", "client key file (mTLS)")
+	f.String("tls-ca", "", "CA certificate file the server's certificate is checked against")
+	f.String("tls-server-name", "", "server name the certificate must carry")
+	f.String("api-key", "", "Temporal API key (prefer env TEMPORAL_API_KEY: flags show in ps)")
+	f.Int("max-agents", 0, "agents this worker works on at once (0: the SDK's default)")
+	f.String("max-permission-mode", "", "the most permissive mode any agent gets on this worker")
+	f.StringArray("deny", nil, "a permission rule denied to every agent on this worker (repeatable)")
+	f.StringArray("ask", nil, "a rule every agent must ask for; nobody can answer on a worker, so a deny (repeatable)")
+	return cmd
+}

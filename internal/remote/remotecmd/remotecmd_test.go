@@ -1,0 +1,299 @@
+package remotecmd_test
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/cadre-dev/cadre/internal/cli/workercmd"
+	"github.com/cadre-dev/cadre/internal/engine/executor"
+	"github.com/cadre-dev/cadre/internal/remote/remotecmd"
+	"github.com/cadre-dev/cadre/internal/remote/temporalexec"
+	"github.com/cadre-dev/cadre/internal/remote/temporaltest"
+	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/task"
+)
+
+var (
+	server    *temporaltest.Server
+	serverErr error
+	// bin is the cadre-remote binary built for the tests.
+	bin string
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "cadre-remote-test-*")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	bin = filepath.Join(dir, "cadre-remote")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/cadre-dev/cadre/cmd/cadre-remote").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build cadre-remote: %v\n%s", err, out)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	server, serverErr = temporaltest.Start(ctx, "")
+	cancel()
+	if server != nil {
+		defer server.Stop()
+	}
+	return m.Run()
+}
+
+func dial(t *testing.T) client.Client {
+	t.Helper()
+	temporaltest.Skip(t, serverErr)
+	c, err := client.Dial(client.Options{HostPort: server.Address, Namespace: server.Namespace,
+		Logger: log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))})
+	if err != nil {
+		t.Fatalf("dial the dev server: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+var seq atomic.Int64
+
+func unique(prefix string) string { return fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), seq.Add(1)) }
+
+// proc is a cadre-remote worker process.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  *bytes.Buffer
+	mu   *sync.Mutex
+}
+
+type lockedBuf struct {
+	mu  *sync.Mutex
+	buf *bytes.Buffer
+}
+
+func (b lockedBuf) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.String()
+}
+
+// startWorker starts `cadre-remote worker` on queue with its model at
+// srv and key as its provider key, and waits until it serves.
+func startWorker(t *testing.T, queue string, srv *llmtest.Server, key string, extra ...string) *proc {
+	t.Helper()
+	args := append([]string{"worker", "--address", server.Address, "--namespace", server.Namespace, "--task-queue", queue}, extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "ANTHROPIC_BASE_URL="+srv.URL(), "ANTHROPIC_API_KEY="+key, "HOME="+t.TempDir())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p := &proc{cmd: cmd, done: make(chan struct{}), log: &bytes.Buffer{}, mu: &sync.Mutex{}}
+	cmd.Stdout, cmd.Stderr = lockedBuf{p.mu, p.log}, lockedBuf{p.mu, p.log}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start worker: %v", err)
+	}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	})
+	for !strings.Contains(p.output(), "serving task queue") {
+		select {
+		case <-p.done:
+			t.Fatalf("the worker exited: %s", p.output())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return p
+}
+
+// kill9 kills the worker as a crash would.
+func (p *proc) kill9() {
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+}
+
+func request(id, dir, prompt string) executor.SpawnRequest {
+	return executor.SpawnRequest{
+		AgentID: id, ParentID: "main", RootID: "session", ToolUseID: "toolu_" + id, Depth: 1, Description: "remote test",
+		Definition: executor.Definition{Name: "general-purpose", SystemPrefix: "You are a sub-agent.", System: "Do the task."},
+		Prompt:     prompt,
+		Ceiling:    executor.Ceiling{Tools: []string{"Bash", "Read", "Agent"}},
+		Model:      executor.Model{ID: "claude-sonnet-4-5"},
+		Mode:       permission.ModeBypassPermissions,
+		Cwd:        dir,
+	}
+}
+
+func newExecutor(t *testing.T, c client.Client, queue string) *temporalexec.Executor {
+	t.Helper()
+	x, err := temporalexec.New(temporalexec.Config{Client: c, TaskQueue: queue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(x.Close)
+	return x
+}
+
+func bash(cmd string) llmtest.Turn { return llmtest.ToolUse("Bash", map[string]string{"command": cmd}) }
+
+// A worker killed with SIGKILL while its agent waits for the model: the
+// agent continues on another worker from its last completed call — the
+// tool call made before the kill is not made again (each call appends a
+// line to a log), the call in flight is redone once, and the result is
+// whole.
+func TestKilledWorkerAgentContinuesElsewhere(t *testing.T) {
+	c := dial(t)
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	queue := unique("q")
+	dir := t.TempDir()
+	entered, released := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(released) }) }
+	t.Cleanup(release)
+	var n atomic.Int32
+	srv.ScriptFunc("RECOVER", func(*llmtest.Request) llmtest.Turn {
+		switch n.Add(1) {
+		case 1:
+			return bash("echo one >> calls.log")
+		case 2: // on the worker about to be killed: never answered to it
+			close(entered)
+			<-released
+			return bash("echo lost >> calls.log")
+		case 3:
+			return bash("echo two >> calls.log")
+		}
+		return llmtest.Text("recovered after the kill")
+	})
+	a := startWorker(t, queue, srv, "test")
+	x := newExecutor(t, c, queue)
+	req := request(unique("agent"), dir, "RECOVER write two lines")
+	h, err := x.Start(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	startWorker(t, queue, srv, "test")
+	a.kill9()
+	release()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := h.Wait(ctx)
+	if err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	if res.Status != task.Completed || res.Text != "recovered after the kill" {
+		t.Fatalf("status %s, text %q, error %q", res.Status, res.Text, res.Error)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "calls.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(raw)); strings.Join(got, ",") != "one,two" {
+		t.Fatalf("the calls' log holds %q, want each call once: one, two", got)
+	}
+	if got := len(srv.RequestsFor("RECOVER")); got != 4 {
+		t.Fatalf("%d model requests, want 4 (the one in flight at the kill made twice)", got)
+	}
+	if res.Turns != 3 || res.ToolUses != 2 {
+		t.Fatalf("%d turns and %d tool uses, want 3 and 2", res.Turns, res.ToolUses)
+	}
+}
+
+// The worker's provider key is its own: the model gets it, and nothing
+// the server keeps — the workflow's history, the server's database —
+// holds it. The same search finds the prompt, so it can find what is there.
+func TestProviderKeyNeverInHistory(t *testing.T) {
+	c := dial(t)
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	queue := unique("q")
+	key := unique("sk-ant-worker-secret")
+	startWorker(t, queue, srv, key)
+	srv.Script("KEYCHECK", bash("echo hello"), llmtest.Text("key check done"))
+	x := newExecutor(t, c, queue)
+	req := request(unique("agent"), t.TempDir(), "KEYCHECK say hello")
+	h, err := x.Start(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.Wait(context.Background())
+	if err != nil || res.Status != task.Completed {
+		t.Fatalf("wait: %v %+v", err, res)
+	}
+	reqs := srv.RequestsFor("KEYCHECK")
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	if got := reqs[0].Header.Get("X-Api-Key") + reqs[0].Header.Get("Authorization"); !strings.Contains(got, key) {
+		t.Fatalf("the model got credentials %q, want the worker's key", got)
+	}
+	var history []byte
+	it := c.GetWorkflowHistory(context.Background(), req.AgentID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatalf("history: %v", err)
+		}
+		b, err := proto.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		history = append(history, b...)
+	}
+	if !bytes.Contains(history, []byte("KEYCHECK say hello")) || !bytes.Contains(history, []byte("key check done")) {
+		t.Fatal("the history lacks the prompt or the report: the search would find nothing")
+	}
+	if bytes.Contains(history, []byte(key)) {
+		t.Fatal("the provider key is in the workflow's history")
+	}
+	db, err := os.ReadFile(server.DBPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(db, []byte(key)) {
+		t.Fatal("the provider key is in the server's database")
+	}
+}
+
+// `cadre worker --help` lists the flags cadre-remote worker parses, no
+// more and no fewer.
+func TestCadreWorkerHelpListsTheWorkersFlags(t *testing.T) {
+	t.Parallel()
+	var remote, cadre []string
+	remotecmd.WorkerFlags().VisitAll(func(f *flag.Flag) { remote = append(remote, f.Name) })
+	workercmd.New().Flags().VisitAll(func(f *pflag.Flag) { cadre = append(cadre, f.Name) })
+	slices.Sort(remote)
+	slices.Sort(cadre)
+	if len(remote) < 10 || !slices.Equal(remote, cadre) {
+		t.Fatalf("cadre-remote worker parses %v, cadre worker --help lists %v", remote, cadre)
+	}
+}

@@ -1,0 +1,332 @@
+// Package temporalexec is the Temporal executor: an executor.Executor that
+// runs each child as an agent workflow (package agentwf) on a Temporal
+// server, for whichever `cadre worker` processes serve its task queue.
+//
+// It holds a Temporal client, so only the companion binary cadre-remote
+// imports it; the cadre binary reaches it through package bridge.
+package temporalexec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/cadre-dev/cadre/internal/engine/executor"
+	"github.com/cadre-dev/cadre/internal/remote/agentwf"
+	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/task"
+)
+
+// pollEvery is how often a watched child's events are asked for while it
+// runs (events come at tool-round granularity).
+const pollEvery = 50 * time.Millisecond
+
+// Config configures an Executor.
+type Config struct {
+	// Client reaches the server; TaskQueue is where the workers are.
+	Client    client.Client
+	TaskQueue string
+	// Notify, when set, receives the notification of each background
+	// child's end, once per run of it, before its Wait returns.
+	Notify func(task.Notification)
+}
+
+// Executor starts children as agent workflows. Close ends its watchers.
+type Executor struct {
+	cfg    Config
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	handles map[string]*handle
+}
+
+var _ executor.Executor = (*Executor)(nil)
+
+// New returns an Executor for cfg.
+func New(cfg Config) (*Executor, error) {
+	if cfg.Client == nil || cfg.TaskQueue == "" {
+		return nil, errors.New("temporal executor: a client and a task queue are required")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Executor{cfg: cfg, ctx: ctx, cancel: cancel, handles: map[string]*handle{}}, nil
+}
+
+// Close stops watching children (they go on running on the workers) and
+// waits for the watchers to end.
+func (x *Executor) Close() {
+	x.cancel()
+	x.wg.Wait()
+}
+
+// Start starts req's child as a workflow whose id is the child's agent id.
+func (x *Executor) Start(ctx context.Context, req executor.SpawnRequest) (executor.Handle, error) {
+	if req.AgentID == "" {
+		return nil, errors.New("temporal executor: the request names no agent id")
+	}
+	h := &handle{x: x, req: req}
+	r, err := h.launch(ctx, agentwf.Input{Request: req})
+	if err != nil {
+		return nil, err
+	}
+	x.mu.Lock()
+	x.handles[req.AgentID] = h
+	x.mu.Unlock()
+	if !req.Background {
+		// A foreground child ends with its parent's turn.
+		stop := context.AfterFunc(ctx, func() { _ = h.Stop(context.Background()) })
+		x.wg.Go(func() {
+			select {
+			case <-r.done:
+			case <-x.ctx.Done():
+			}
+			stop()
+		})
+	}
+	return h, nil
+}
+
+// Live counts the agents of the executor's children's trees whose
+// workflows are still open, asking the server.
+func (x *Executor) Live(ctx context.Context) (int, error) {
+	x.mu.Lock()
+	var runs []*runState
+	for _, h := range x.handles {
+		runs = append(runs, h.current())
+	}
+	x.mu.Unlock()
+	n := 0
+	for _, r := range runs {
+		select {
+		case <-r.done:
+			continue
+		default:
+		}
+		k, err := x.open(ctx, r.id, r.runID)
+		if err != nil {
+			return 0, err
+		}
+		n += k
+	}
+	return n, nil
+}
+
+// open counts the workflow and its pending children that are running.
+func (x *Executor) open(ctx context.Context, id, runID string) (int, error) {
+	d, err := x.cfg.Client.DescribeWorkflowExecution(ctx, id, runID)
+	if err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("describe agent %s: %w", id, err)
+	}
+	if d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return 0, nil
+	}
+	n := 1
+	for _, c := range d.GetPendingChildren() {
+		k, err := x.open(ctx, c.GetWorkflowId(), c.GetRunId())
+		if err != nil {
+			return 0, err
+		}
+		n += k
+	}
+	return n, nil
+}
+
+// runState is one run of a child's workflow: the first, or one a message
+// continued. done is closed once the run has closed and out or err is set.
+type runState struct {
+	id, runID string
+	done      chan struct{}
+	out       *agentwf.Output
+	err       error
+}
+
+// handle is one child.
+type handle struct {
+	x   *Executor
+	req executor.SpawnRequest
+
+	mu  sync.Mutex
+	cur *runState
+}
+
+func (h *handle) current() *runState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.cur
+}
+
+// launch starts a run of the child's workflow and its watcher, which
+// waits for the run's end and notifies a background child's parent.
+func (h *handle) launch(ctx context.Context, in agentwf.Input) (*runState, error) {
+	opts := client.StartWorkflowOptions{
+		ID: h.req.AgentID, TaskQueue: h.x.cfg.TaskQueue,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+	}
+	wr, err := h.x.cfg.Client.ExecuteWorkflow(ctx, opts, agentwf.WorkflowName, in)
+	if err != nil {
+		return nil, fmt.Errorf("start remote agent %s: %w", h.req.AgentID, err)
+	}
+	r := &runState{id: wr.GetID(), runID: wr.GetRunID(), done: make(chan struct{})}
+	h.mu.Lock()
+	h.cur = r
+	h.mu.Unlock()
+	h.x.wg.Go(func() {
+		var out agentwf.Output
+		if err := wr.Get(h.x.ctx, &out); err != nil {
+			r.err = fmt.Errorf("remote agent %s: %w", h.req.AgentID, err)
+		} else {
+			r.out = &out
+			if h.req.Background && h.x.cfg.Notify != nil {
+				h.x.cfg.Notify(notification(h.req, &out.Result))
+			}
+		}
+		close(r.done)
+	})
+	return r, nil
+}
+
+// notification is what a background child's parent hears of its end.
+func notification(req executor.SpawnRequest, res *run.SubagentResult) task.Notification {
+	tn := prompts.TaskNotification{TaskID: req.AgentID, ToolUseID: req.ToolUseID, AgentType: res.AgentType, Description: req.Description,
+		Status: res.Status, Error: res.Error, Tokens: res.Usage.Total(), ToolUses: res.ToolUses, Duration: res.Duration}
+	if res.Status == task.Completed {
+		tn.Report = res.Text
+	}
+	return task.Notification{To: req.ParentID, TaskID: req.AgentID, ToolUseID: req.ToolUseID, AgentType: res.AgentType,
+		Description: req.Description, Status: res.Status, Summary: tn.Summary(), Text: tn.Render()}
+}
+
+// Events polls the current run's events while it runs and yields the rest
+// from its result once it has closed.
+func (h *handle) Events() iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) {
+		r := h.current()
+		from := 0
+		for {
+			select {
+			case <-r.done:
+				if r.err != nil {
+					yield(run.Event{}, r.err)
+					return
+				}
+				for _, ev := range r.out.Events[min(from, len(r.out.Events)):] {
+					if !yield(ev, nil) {
+						return
+					}
+				}
+				return
+			default:
+			}
+			var evs []run.Event
+			if v, err := h.x.cfg.Client.QueryWorkflow(h.x.ctx, r.id, r.runID, agentwf.QueryEvents, from); err == nil {
+				if err := v.Get(&evs); err != nil {
+					yield(run.Event{}, fmt.Errorf("events of remote agent %s: %w", h.req.AgentID, err))
+					return
+				}
+			}
+			for _, ev := range evs {
+				from++
+				if !yield(ev, nil) {
+					return
+				}
+			}
+			select {
+			case <-r.done:
+			case <-h.x.ctx.Done():
+				yield(run.Event{}, fmt.Errorf("events of remote agent %s: %w", h.req.AgentID, h.x.ctx.Err()))
+				return
+			case <-time.After(pollEvery):
+			}
+		}
+	}
+}
+
+// Send signals a running child; a child whose run has closed is
+// continued with the message in a new run of its workflow.
+func (h *handle) Send(ctx context.Context, m executor.Message) (executor.Delivery, error) {
+	r := h.current()
+	select {
+	case <-r.done:
+	default:
+		err := h.x.cfg.Client.SignalWorkflow(ctx, r.id, r.runID, agentwf.SignalMessage, m)
+		if err == nil {
+			return executor.Queued, nil
+		}
+		var nf *serviceerror.NotFound
+		if !errors.As(err, &nf) {
+			return "", fmt.Errorf("message to remote agent %s: %w", h.req.AgentID, err)
+		}
+		// The run closed meanwhile: its watcher sees it shortly.
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	if r.err != nil {
+		return "", r.err
+	}
+	d := h.req.Definition
+	switch {
+	case d.OneShot:
+		return "", &executor.RefusedError{AgentID: h.req.AgentID, Reason: prompts.OneShotNoMessages(h.req.AgentID, d.Name)}
+	case d.Fork:
+		return "", &executor.RefusedError{AgentID: h.req.AgentID, Reason: prompts.CannotContinue(h.req.AgentID, "it is a fork")}
+	}
+	if _, err := h.launch(ctx, agentwf.Input{Request: h.req, History: r.out.Messages, Message: &m}); err != nil {
+		return "", err
+	}
+	return executor.Resumed, nil
+}
+
+// Stop cancels the current run (its children are cancelled with it) and
+// waits until it has closed.
+func (h *handle) Stop(ctx context.Context) error {
+	r := h.current()
+	select {
+	case <-r.done:
+		return nil
+	default:
+	}
+	if err := h.x.cfg.Client.CancelWorkflow(ctx, r.id, r.runID); err != nil {
+		var nf *serviceerror.NotFound
+		if !errors.As(err, &nf) {
+			return fmt.Errorf("stop remote agent %s: %w", h.req.AgentID, err)
+		}
+	}
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Wait waits for the current run's end and returns its result.
+func (h *handle) Wait(ctx context.Context) (*run.SubagentResult, error) {
+	r := h.current()
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	res := r.out.Result
+	return &res, nil
+}
