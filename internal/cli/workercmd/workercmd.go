@@ -1,17 +1,24 @@
 // Package workercmd is the `cadre worker` command: it runs `cadre-remote
-// worker` with the same arguments, in place of cadre (the Temporal SDK
-// lives in that companion binary alone, so cadre's own start stays
-// light).
+// worker` with the same arguments as its child (the Temporal SDK lives in
+// that companion binary alone, so cadre's own start stays light), passes
+// SIGTERM and SIGINT on as SIGTERM (the worker's clean stop), and exits
+// with its exit code.
 package workercmd
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"os/signal"
 	"slices"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cadre-dev/cadre/internal/cli/agentscmd"
+	"github.com/cadre-dev/cadre/internal/proclife"
 	"github.com/cadre-dev/cadre/internal/remote/remotebin"
 )
 
@@ -36,13 +43,43 @@ cadre-remote worker, found in $CADRE_REMOTE_BIN, beside cadre, or on PATH.`,
 			if err != nil {
 				return err
 			}
-			argv := append([]string{bin, "worker"}, args...)
-			// Exec: the worker is this process from now on, so signals
-			// (SIGTERM's clean stop) reach it directly.
-			if err := syscall.Exec(bin, argv, os.Environ()); err != nil {
+			// A child, not an exec: cadre's reaper (internal/proclife)
+			// ends what cadre started if cadre is killed, the worker too.
+			// SIGTERM and SIGINT reach the worker as SIGTERM, its clean
+			// stop, however long that takes.
+			c := exec.Command(bin, append([]string{"worker"}, args...)...)
+			c.Stdin, c.Stdout, c.Stderr = os.Stdin, cmd.OutOrStdout(), cmd.ErrOrStderr()
+			c.SysProcAttr = &syscall.SysProcAttr{}
+			proclife.SetParentDeathSignal(c.SysProcAttr)
+			sigs := make(chan os.Signal, 2)
+			signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
+			defer signal.Stop(sigs)
+			if err := c.Start(); err != nil {
 				return fmt.Errorf("run %s: %w", bin, err)
 			}
-			return nil
+			exited := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				for {
+					select {
+					case <-sigs:
+						_ = c.Process.Signal(syscall.SIGTERM)
+					case <-exited:
+						return
+					}
+				}
+			})
+			err = c.Wait()
+			close(exited)
+			wg.Wait()
+			var ee *exec.ExitError
+			switch {
+			case err == nil:
+				return nil
+			case errors.As(err, &ee):
+				return &agentscmd.ExitError{Code: max(ee.ExitCode(), 1)}
+			}
+			return fmt.Errorf("run %s: %w", bin, err)
 		},
 	}
 	f := cmd.Flags()

@@ -38,7 +38,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "worker":
 		err = worker(args[1:], stderr)
 	case "bridge":
-		err = bridge(args[1:], stdin, stdout, stderr)
+		err = bridgeCmd(args[1:], stdin, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprintln(stdout, usage)
 		return 0
@@ -217,4 +217,4 @@ func worker(args []string, stderr io.Writer) error {
 	return nil
 }
 
-// bridge is implemented in bridge.go.
+// bridgeCmd is in bridge.go.

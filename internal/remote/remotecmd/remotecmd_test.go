@@ -36,8 +36,9 @@ import (
 var (
 	server    *temporaltest.Server
 	serverErr error
-	// bin is the cadre-remote binary built for the tests.
-	bin string
+	// bin is the cadre-remote binary built for the tests; cadreBin the
+	// cadre binary, beside it.
+	bin, cadreBin string
 )
 
 func TestMain(m *testing.M) {
@@ -52,8 +53,9 @@ func testMain(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	bin = filepath.Join(dir, "cadre-remote")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/cadre-dev/cadre/cmd/cadre-remote").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build cadre-remote: %v\n%s", err, out)
+	cadreBin = filepath.Join(dir, "cadre")
+	if out, err := exec.Command("go", "build", "-o", dir, "github.com/cadre-dev/cadre/cmd/cadre-remote", "github.com/cadre-dev/cadre/cmd/cadre").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build cadre-remote and cadre: %v\n%s", err, out)
 		return 1
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -110,8 +112,15 @@ func (p *proc) output() string {
 // srv and key as its provider key, and waits until it serves.
 func startWorker(t *testing.T, queue string, srv *llmtest.Server, key string, extra ...string) *proc {
 	t.Helper()
+	return startWorkerWith(t, bin, queue, srv, key, extra...)
+}
+
+// startWorkerWith is startWorker with the binary to run (cadre-remote, or
+// cadre, whose worker command runs cadre-remote).
+func startWorkerWith(t *testing.T, binary, queue string, srv *llmtest.Server, key string, extra ...string) *proc {
+	t.Helper()
 	args := append([]string{"worker", "--address", server.Address, "--namespace", server.Namespace, "--task-queue", queue}, extra...)
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "ANTHROPIC_BASE_URL="+srv.URL(), "ANTHROPIC_API_KEY="+key, "HOME="+t.TempDir())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p := &proc{cmd: cmd, done: make(chan struct{}), log: &bytes.Buffer{}, mu: &sync.Mutex{}}
@@ -295,5 +304,130 @@ func TestCadreWorkerHelpListsTheWorkersFlags(t *testing.T) {
 	slices.Sort(cadre)
 	if len(remote) < 10 || !slices.Equal(remote, cadre) {
 		t.Fatalf("cadre-remote worker parses %v, cadre worker --help lists %v", remote, cadre)
+	}
+}
+
+// `cadre worker` runs cadre-remote (found beside cadre) in its place, and
+// SIGTERM stops it cleanly: it exits 0 and hands the call it was running
+// back, so the agent finishes on another worker with every completed
+// tool call made once.
+func TestCadreWorkerSIGTERMHandsTheAgentBack(t *testing.T) {
+	c := dial(t)
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	queue := unique("q")
+	dir := t.TempDir()
+	entered, released := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(released) }) }
+	t.Cleanup(release)
+	var n atomic.Int32
+	srv.ScriptFunc("TERM", func(*llmtest.Request) llmtest.Turn {
+		switch n.Add(1) {
+		case 1:
+			return bash("echo one >> calls.log")
+		case 2: // on the worker being stopped
+			close(entered)
+			<-released
+			return bash("echo lost >> calls.log")
+		case 3:
+			return bash("echo two >> calls.log")
+		}
+		return llmtest.Text("finished elsewhere")
+	})
+	a := startWorkerWith(t, cadreBin, queue, srv, "test")
+	x := newExecutor(t, c, queue)
+	req := request(unique("agent"), dir, "TERM write two lines")
+	h, err := x.Start(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	startWorker(t, queue, srv, "test")
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-a.done
+	if code := a.cmd.ProcessState.ExitCode(); code != 0 || !strings.Contains(a.output(), "cadre-remote worker: stopped") {
+		t.Fatalf("the stopped worker exited %d: %s", code, a.output())
+	}
+	release()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := h.Wait(ctx)
+	if err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	if res.Status != task.Completed || res.Text != "finished elsewhere" {
+		t.Fatalf("status %s, text %q, error %q", res.Status, res.Text, res.Error)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "calls.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(raw)); strings.Join(got, ",") != "one,two" {
+		t.Fatalf("the calls' log holds %q, want each call once: one, two", got)
+	}
+}
+
+// --max-agents caps what a worker works on: with a cap of 1 and its one
+// agent waiting for the model, the other agents' calls all go to the
+// other worker (each worker's provider key tells them apart).
+func TestMaxAgentsCapsAWorker(t *testing.T) {
+	c := dial(t)
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	queue := unique("q")
+	released := make(chan struct{})
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(released) }) }
+	t.Cleanup(release)
+	arrived := make(chan *llmtest.Request, 16)
+	srv.ScriptFunc("CAPPED", func(r *llmtest.Request) llmtest.Turn {
+		arrived <- r
+		<-released
+		return llmtest.Text("capped agent done")
+	})
+	startWorker(t, queue, srv, "key-capped", "--max-agents", "1")
+	x := newExecutor(t, c, queue)
+	var hs []executor.Handle
+	startOne := func() {
+		h, err := x.Start(context.Background(), request(unique("agent"), t.TempDir(), "CAPPED wait"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, h)
+	}
+	startOne()
+	first := <-arrived
+	startWorker(t, queue, srv, "key-free")
+	const more = 4
+	for range more {
+		startOne()
+	}
+	keys := map[string]int{}
+	keys[first.Header.Get("X-Api-Key")+first.Header.Get("Authorization")]++
+	for range more {
+		r := <-arrived
+		keys[r.Header.Get("X-Api-Key")+r.Header.Get("Authorization")]++
+	}
+	var capped, free int
+	for k, n := range keys {
+		switch {
+		case strings.Contains(k, "key-capped"):
+			capped += n
+		case strings.Contains(k, "key-free"):
+			free += n
+		}
+	}
+	if capped != 1 || free != more {
+		t.Fatalf("calls in flight: %d on the capped worker (want 1), %d on the other (want %d): %v", capped, free, more, keys)
+	}
+	release()
+	for _, h := range hs {
+		res, err := h.Wait(context.Background())
+		if err != nil || res.Status != task.Completed {
+			t.Fatalf("wait: %v %+v", err, res)
+		}
 	}
 }

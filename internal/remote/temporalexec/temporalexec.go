@@ -210,6 +210,41 @@ func notification(req executor.SpawnRequest, res *run.SubagentResult) task.Notif
 		Description: req.Description, Status: res.Status, Summary: tn.Summary(), Text: tn.Render()}
 }
 
+// Polled is what a handle of this executor offers beyond executor.Handle:
+// its events by index, for a bridge that polls them.
+type Polled interface {
+	// EventsFrom returns the current run's events from index from on,
+	// and whether the run has closed and they are all it will have.
+	EventsFrom(ctx context.Context, from int) ([]run.Event, bool, error)
+}
+
+// EventsFrom implements Polled.
+func (h *handle) EventsFrom(ctx context.Context, from int) ([]run.Event, bool, error) {
+	return h.eventsFrom(ctx, h.current(), from)
+}
+
+func (h *handle) eventsFrom(ctx context.Context, r *runState, from int) ([]run.Event, bool, error) {
+	select {
+	case <-r.done:
+		if r.err != nil {
+			return nil, true, r.err
+		}
+		return r.out.Events[min(from, len(r.out.Events)):], true, nil
+	default:
+	}
+	var evs []run.Event
+	v, err := h.x.cfg.Client.QueryWorkflow(ctx, r.id, r.runID, agentwf.QueryEvents, from)
+	if err != nil {
+		// The run may have closed meanwhile (its watcher sees it): the
+		// next poll reads its result.
+		return nil, false, nil
+	}
+	if err := v.Get(&evs); err != nil {
+		return nil, false, fmt.Errorf("events of remote agent %s: %w", h.req.AgentID, err)
+	}
+	return evs, false, nil
+}
+
 // Events polls the current run's events while it runs and yields the rest
 // from its result once it has closed.
 func (h *handle) Events() iter.Seq2[run.Event, error] {
@@ -217,32 +252,19 @@ func (h *handle) Events() iter.Seq2[run.Event, error] {
 		r := h.current()
 		from := 0
 		for {
-			select {
-			case <-r.done:
-				if r.err != nil {
-					yield(run.Event{}, r.err)
-					return
-				}
-				for _, ev := range r.out.Events[min(from, len(r.out.Events)):] {
-					if !yield(ev, nil) {
-						return
-					}
-				}
+			evs, done, err := h.eventsFrom(h.x.ctx, r, from)
+			if err != nil {
+				yield(run.Event{}, err)
 				return
-			default:
-			}
-			var evs []run.Event
-			if v, err := h.x.cfg.Client.QueryWorkflow(h.x.ctx, r.id, r.runID, agentwf.QueryEvents, from); err == nil {
-				if err := v.Get(&evs); err != nil {
-					yield(run.Event{}, fmt.Errorf("events of remote agent %s: %w", h.req.AgentID, err))
-					return
-				}
 			}
 			for _, ev := range evs {
 				from++
 				if !yield(ev, nil) {
 					return
 				}
+			}
+			if done {
+				return
 			}
 			select {
 			case <-r.done:
