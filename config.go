@@ -375,7 +375,9 @@ const (
 
 // RemoteConfig configures remote agents (Config.Remote).
 type RemoteConfig struct {
-	// Executor starts remote children; nil: no remote execution.
+	// Executor starts remote children; nil: no remote execution. An
+	// executor with a Close() method is closed when the session closes,
+	// after its remote tasks were stopped.
 	Executor RemoteExecutor
 	// All makes every sub-agent of the session remote (--remote).
 	All bool

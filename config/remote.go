@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/cadre-dev/cadre"
 )
 
 // Remote agents' settings (issue 26, S-9.2): the Temporal server that
@@ -210,4 +213,51 @@ func (s *Settings) Temporal(getenv func(string) string) (*Temporal, error) {
 		}
 	}
 	return t, nil
+}
+
+// remoteConfig sets cfg.Remote from remote.temporal and --remote: the
+// executor when the settings name a server and opts can make one, and
+// every spawn remote with --remote, which needs both.
+func remoteConfig(cfg *cadre.Config, s *Settings, opts Options, getenv func(string) string) ([]Diagnostic, error) {
+	tc, err := s.Temporal(getenv)
+	if err != nil {
+		if !opts.Remote {
+			// Broken but not asked for: a warning, and a remote spawn is
+			// refused saying how to configure it.
+			return []Diagnostic{{Severity: SeverityWarning, Topic: TopicSettings, Message: err.Error() + "; remote agents are off"}}, nil
+		}
+		return nil, err
+	}
+	if tc != nil && opts.NewRemote != nil {
+		if cfg.Remote.Executor, err = opts.NewRemote(tc); err != nil {
+			return nil, fmt.Errorf("remote agents: %w", err)
+		}
+	}
+	if !opts.Remote {
+		return nil, nil
+	}
+	if tc == nil {
+		return nil, errors.New("--remote needs the Temporal server remote agents run through: set remote.temporal.address in settings (see docs/remote.md)")
+	}
+	cfg.Remote.All = true
+	return nil, nil
+}
+
+// BridgeFlags are the connection flags of `cadre-remote bridge` and
+// `cadre-remote worker` for t; the API key is not among them (a flag
+// shows in ps): it goes in the environment as TEMPORAL_API_KEY (env).
+func (t *Temporal) BridgeFlags() (args, env []string) {
+	args = []string{"--address", t.Address, "--namespace", t.Namespace, "--task-queue", t.TaskQueue}
+	if tls := t.TLS; tls != nil {
+		args = append(args, "--tls")
+		for _, f := range []struct{ flag, v string }{{"--tls-cert", tls.CertFile}, {"--tls-key", tls.KeyFile}, {"--tls-ca", tls.CAFile}, {"--tls-server-name", tls.ServerName}} {
+			if f.v != "" {
+				args = append(args, f.flag, f.v)
+			}
+		}
+	}
+	if t.APIKey != "" {
+		env = []string{"TEMPORAL_API_KEY=" + t.APIKey}
+	}
+	return args, env
 }

@@ -1,9 +1,15 @@
 package config
 
 import (
+	"context"
+	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/engine/executor"
 )
 
 func loadRemote(t *testing.T, files map[string]string, trust bool) (*Settings, tree, []Diagnostic, error) {
@@ -118,4 +124,40 @@ func TestRemoteFlag(t *testing.T) {
 	if err != nil || !cfg.Remote.All {
 		t.Fatalf("--remote with settings: All %v, %v", cfg.Remote.All, err)
 	}
+}
+
+// With remote.temporal set, Load asks NewRemote for the executor with the
+// resolved connection; the bridge flags carry it, the API key in the
+// environment only.
+func TestLoadMakesTheRemoteExecutor(t *testing.T) {
+	t.Parallel()
+	var got *Temporal
+	opts := Options{NewRemote: func(tc *Temporal) (cadre.RemoteExecutor, error) { got = tc; return nopRemote{}, nil }}
+	cfg, _, err, _ := loadIn(t, map[string]string{"HOME/.config/cadre/settings.json": `{"remote": {"temporal": {"address": "127.0.0.1:7233", "apiKeyEnv": "TK", "tls": {"serverName": "s"}}}}`},
+		map[string]string{"ANTHROPIC_API_KEY": "k", "TK": "sekrit"}, opts)
+	if err != nil || got == nil || cfg.Remote.Executor == nil || cfg.Remote.All {
+		t.Fatalf("executor %v, temporal %+v, all %v, %v", cfg.Remote.Executor, got, cfg.Remote.All, err)
+	}
+	args, env := got.BridgeFlags()
+	want := []string{"--address", "127.0.0.1:7233", "--namespace", "default", "--task-queue", "cadre", "--tls", "--tls-server-name", "s"}
+	if !slices.Equal(args, want) || !slices.Equal(env, []string{"TEMPORAL_API_KEY=sekrit"}) || slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "sekrit") }) {
+		t.Fatalf("flags %q env %q", args, env)
+	}
+	// No settings: no executor; a broken setting not asked for: a warning.
+	cfg, _, err, _ = loadIn(t, nil, map[string]string{"ANTHROPIC_API_KEY": "k"}, opts)
+	if err != nil || cfg.Remote.Executor != nil {
+		t.Fatalf("without settings: %v, %v", cfg.Remote.Executor, err)
+	}
+	_, diags, err, _ := loadIn(t, map[string]string{"HOME/.config/cadre/settings.json": `{"remote": {"temporal": {"address": "h:1", "apiKeyEnv": "UNSET_KEY"}}}`},
+		map[string]string{"ANTHROPIC_API_KEY": "k"}, opts)
+	if err != nil || !slices.ContainsFunc(diags, func(d Diagnostic) bool { return strings.Contains(d.Message, "UNSET_KEY") }) {
+		t.Fatalf("broken settings: %v, %v", diags, err)
+	}
+}
+
+// nopRemote is a remote executor that starts nothing.
+type nopRemote struct{}
+
+func (nopRemote) Start(context.Context, executor.SpawnRequest) (executor.Handle, error) {
+	return nil, errors.New("nothing starts here")
 }

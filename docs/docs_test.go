@@ -696,7 +696,7 @@ func TestSettingsBlocksLoad(t *testing.T) {
 		// The remote pages' connection settings: the keys in force are
 		// checked below (cadre config); they make no spawn remote alone.
 		{contains: `"address": "127.0.0.1:7233"`, check: remoteOnlyConnects},
-		{contains: `"apiKeyEnv": "TEMPORAL_API_KEY"`, check: remoteOnlyConnects},
+		{contains: `"apiKeyEnv": "TEMPORAL_API_KEY"`, env: map[string]string{"TEMPORAL_API_KEY": "k"}, check: remoteOnlyConnects},
 		{contains: `"hooks"`, check: func(t *testing.T, cfg cadre.Config, _ string) string {
 			if cfg.Hooks == nil || cfg.Hooks.Len() != 2 {
 				return "hooks " + jsonString(cfg.Hooks.Entries())

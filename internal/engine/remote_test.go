@@ -422,3 +422,32 @@ func (h *harness) srvToolResultsOf(t *testing.T, key string, i int) []string {
 	}
 	return out
 }
+
+// closingExecutor records whether the session closed it.
+type closingExecutor struct {
+	*workerExecutor
+	closed chan struct{}
+}
+
+func (c closingExecutor) Close() { close(c.closed) }
+
+// The session closes a remote executor that has a Close method, once.
+func TestSessionClosesTheRemoteExecutor(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	x := closingExecutor{newWorkerExecutor(t), make(chan struct{})}
+	cfg := h.config()
+	cfg.Remote = Remote{Executor: x}
+	rt, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-x.closed:
+	default:
+		t.Fatal("the remote executor was not closed with the session")
+	}
+}

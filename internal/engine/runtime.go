@@ -261,6 +261,11 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	r.modelID = cfg.ModelID
 	r.system = promptsOf(r).renderSystemFor(cfg.ModelID)
+	if c, ok := cfg.Remote.Executor.(interface{ Close() }); ok {
+		// Registered before the background machinery, so it closes after
+		// it: stopping remote tasks still needs the executor (remote.go).
+		glueOf(r).onClose(func() error { c.Close(); return nil })
+	}
 	r.bg = newBackground(r)
 	r.mainPool = r.base
 	if !cfg.DisableSubagents && (cfg.ToolNames == nil || namedTool(cfg.ToolNames, AgentToolName)) {
