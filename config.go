@@ -381,6 +381,10 @@ type RemoteConfig struct {
 	Executor RemoteExecutor
 	// All makes every sub-agent of the session remote (--remote).
 	All bool
+	// PickupWait bounds how long a remote agent waits for a worker to
+	// take it; past it, it fails saying that no worker did (an empty
+	// worker pool never hangs a run silently). 0 is 2 minutes.
+	PickupWait time.Duration
 }
 
 // RemoteExecutor starts remote children: the executor seam of the engine

@@ -3,6 +3,7 @@ package prompts
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // The texts of worktree isolation (S-9.1, S-15.5): what an isolated agent
@@ -35,6 +36,11 @@ func IsolationNotInRepo(dir string) string {
 // IsolationWithCwd refuses a call that sets both cwd and isolation.
 func IsolationWithCwd() string {
 	return "cwd and isolation: worktree exclude each other: an isolated agent works in its own worktree. No agent was started. Drop one of the two."
+}
+
+// RemoteNotPickedUp: no worker took a remote agent in time.
+func RemoteNotPickedUp(wait time.Duration) string {
+	return fmt.Sprintf("no worker took the remote agent within %s: are `cadre worker` processes running on the task queue remote.temporal names? It was stopped and did no work", wait)
 }
 
 // RemoteWithCwd refuses a remote agent given a cwd.

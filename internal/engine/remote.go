@@ -37,9 +37,14 @@ import (
 // Remote configures remote agents: the engine's copy of
 // cadre.RemoteConfig.
 type Remote struct {
-	Executor executor.Executor
-	All      bool
+	Executor   executor.Executor
+	All        bool
+	PickupWait time.Duration
 }
+
+// DefaultPickupWait is how long a remote agent may wait for a worker to
+// take it before it fails saying no worker did (Remote.PickupWait 0).
+const DefaultPickupWait = 2 * time.Minute
 
 // stopGrace bounds how long a stopped remote child's executor may take
 // to stop its subtree before the launcher reports it killed anyway.
@@ -100,9 +105,10 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 	}
 	var wg sync.WaitGroup
 	fwdCtx, stopFwd := context.WithCancel(context.WithoutCancel(ctx))
-	wg.Go(func() { rr.forwardEvents(fwdCtx, hd) })
+	picked := make(chan struct{})
+	wg.Go(func() { rr.forwardEvents(fwdCtx, hd, picked) })
 	wg.Go(func() { rr.forwardMessages(fwdCtx, hd) })
-	res, err := rr.wait(ctx, hd)
+	res, err := rr.wait(ctx, hd, picked)
 	stopFwd()
 	wg.Wait()
 	if err != nil {
@@ -118,7 +124,7 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 // wait waits for the remote child's result; when ctx ends first (its
 // task was stopped, the session closes) it stops the remote subtree and
 // reports how it ended.
-func (rr remoteRun) wait(ctx context.Context, hd executor.Handle) (*run.SubagentResult, error) {
+func (rr remoteRun) wait(ctx context.Context, hd executor.Handle, picked <-chan struct{}) (*run.SubagentResult, error) {
 	type waited struct {
 		res *run.SubagentResult
 		err error
@@ -130,6 +136,30 @@ func (rr remoteRun) wait(ctx context.Context, hd executor.Handle) (*run.Subagent
 		res, err := hd.Wait(wctx)
 		ch <- waited{res, err}
 	}()
+	bound := cmpDuration(rr.a.run.rt.cfg.Remote.PickupWait, DefaultPickupWait)
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	noPickup := timer.C
+	for noPickup != nil {
+		select {
+		case w := <-ch:
+			return w.res, w.err
+		case <-picked:
+			noPickup = nil
+		case <-noPickup:
+			// No worker took it: say so rather than wait for ever.
+			sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), stopGrace)
+			stopErr := hd.Stop(sctx)
+			scancel()
+			res := reportOf(rr.a).structured(task.Failed, nil, errors.Join(errors.New(prompts.RemoteNotPickedUp(bound)), stopErr), bound, "")
+			return res, nil
+		case <-ctx.Done():
+			noPickup = nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
 	select {
 	case w := <-ch:
 		return w.res, w.err
@@ -229,6 +259,14 @@ func (rr remoteRun) end(ctx context.Context, parent *agent, res *run.SubagentRes
 	return reportOf(c).callResult(parent, res, failure), nil
 }
 
+// cmpDuration is d, or def when d is not positive.
+func cmpDuration(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
 // cmpErr is the first non-nil error.
 func cmpErr(errs ...error) error {
 	for _, e := range errs {
@@ -242,13 +280,22 @@ func cmpErr(errs ...error) error {
 // forwardEvents sends the remote subtree's events to the session's
 // stream and the child's tool calls and tokens to its task's progress.
 // The child's own completion is the launcher's to send (end).
-func (rr remoteRun) forwardEvents(ctx context.Context, hd executor.Handle) {
+func (rr remoteRun) forwardEvents(ctx context.Context, hd executor.Handle, picked chan struct{}) {
 	c := rr.a
+	var once sync.Once
+	pick := func() { once.Do(func() { close(picked) }) }
 	for ev, err := range hd.Events() {
+		if errors.Is(err, executor.ErrNotWatched) {
+			// An executor that keeps no events cannot tell when a worker
+			// took the agent: no bound then.
+			pick()
+			return
+		}
 		if err != nil || ctx.Err() != nil {
 			return
 		}
 		if ev.AgentID == c.id {
+			pick() // a worker runs it
 			switch ev.Type {
 			case run.EventTaskCompleted, run.EventTaskStarted, run.EventTaskPending:
 				continue

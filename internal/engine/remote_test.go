@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/engine/executor"
@@ -450,4 +451,67 @@ func TestSessionClosesTheRemoteExecutor(t *testing.T) {
 	default:
 		t.Fatal("the remote executor was not closed with the session")
 	}
+}
+
+// idleExecutor accepts every agent and no worker ever takes one: its
+// events never come, and Wait returns only once it is stopped.
+type idleExecutor struct{ stopped chan struct{} }
+
+func (x idleExecutor) Start(context.Context, executor.SpawnRequest) (executor.Handle, error) {
+	return idleHandle(x), nil
+}
+
+type idleHandle idleExecutor
+
+func (h idleHandle) Events() iter.Seq2[run.Event, error] {
+	return func(yield func(run.Event, error) bool) { <-h.stopped }
+}
+
+func (h idleHandle) Send(context.Context, executor.Message) (executor.Delivery, error) {
+	return executor.Queued, nil
+}
+
+func (h idleHandle) Stop(context.Context) error {
+	select {
+	case <-h.stopped:
+	default:
+		close(h.stopped)
+	}
+	return nil
+}
+
+func (h idleHandle) Wait(ctx context.Context) (*run.SubagentResult, error) {
+	select {
+	case <-h.stopped:
+		return &run.SubagentResult{Status: task.Killed, Error: "stopped"}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// A remote agent no worker takes fails after the bound, saying so and
+// naming what to check; it is stopped, and the run ends.
+func TestRemoteAgentNoWorkerTakesFailsAfterTheBound(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	x := idleExecutor{stopped: make(chan struct{})}
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", map[string]any{"description": "far", "prompt": "FAR-6 go"}), llmtest.Text("launched"), llmtest.Text("heard back"))
+	cfg := h.config()
+	cfg.Remote = Remote{Executor: x, All: true, PickupWait: time.Millisecond}
+	rt := newRuntime(t, cfg)
+	if _, _, err := runAll(t, context.Background(), rt, "MAIN go"); err != nil {
+		t.Fatal(err)
+	}
+	drainNotifications(t, rt)
+	tasks := rt.Tasks()
+	if len(tasks) != 1 || tasks[0].Status != task.Failed {
+		t.Fatalf("tasks %+v", tasks)
+	}
+	select {
+	case <-x.stopped:
+	default:
+		t.Fatal("the agent no worker took was not stopped")
+	}
+	reqs := h.srv.RequestsFor("MAIN")
+	contains(t, lastTexts(reqs[len(reqs)-1]), "no worker took the remote agent")
 }
