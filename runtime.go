@@ -71,6 +71,7 @@ func (c Config) engine() engine.Config {
 		Limits:             engine.Limits(c.Limits),
 		Background:         engine.BackgroundMode(c.Background),
 		Compaction:         compact.Settings(c.Compaction),
+		Remote:             engine.Remote(c.Remote),
 	}
 	if c.Permissions != nil {
 		p := engine.Permissions(*c.Permissions)
