@@ -16,6 +16,7 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/hooks"
+	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/internal/spawn"
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
@@ -162,6 +163,15 @@ type Config struct {
 	// isolated agents' directories in place of git (the WorktreeCreate and
 	// WorktreeRemove hooks); nil uses git.
 	WorktreeHooks WorktreeHooks
+
+	// Remote agents (issue 26).
+
+	// Remote runs sub-agents on other machines: those started with
+	// `isolation: remote` (an Agent call or a definition), or every one
+	// with All set (--remote), through Executor (cadre's own bridge to
+	// its workers; an embedder leaves it nil, and remote isolation is then
+	// refused with a message naming how to configure it).
+	Remote RemoteConfig
 
 	// Background sub-agents (issue 11).
 
@@ -400,6 +410,25 @@ const (
 	// (origin's, fetched now; without a remote the local one).
 	WorktreeBaseDefault = string(worktree.BaseDefault)
 )
+
+// RemoteConfig configures remote agents (Config.Remote).
+type RemoteConfig struct {
+	// Executor starts remote children; nil: no remote execution. An
+	// executor with a Close() method is closed when the session closes,
+	// after its remote tasks were stopped.
+	Executor RemoteExecutor
+	// All makes every sub-agent of the session remote (--remote).
+	All bool
+	// PickupWait bounds how long a remote agent waits for a worker to
+	// take it; past it, it fails saying that no worker did (an empty
+	// worker pool never hangs a run silently). 0 is 2 minutes.
+	PickupWait time.Duration
+}
+
+// RemoteExecutor starts remote children: the executor seam of the engine
+// (internal/engine/executor), implemented by cadre's bridge to its
+// workers.
+type RemoteExecutor = executor.Executor
 
 // WorktreeHooks makes and removes the directories of isolated agents in
 // place of git: the seam for the WorktreeCreate and WorktreeRemove hooks

@@ -2,11 +2,13 @@ package cadre
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"reflect"
 	"testing"
 
 	"github.com/cadre-dev/cadre/internal/engine"
+	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/tool/builtin"
 )
@@ -45,6 +47,8 @@ func TestConfigReachesTheEngine(t *testing.T) {
 			c.WebSearch = &builtin.SearXNG{}
 		case "WorktreeHooks":
 			c.WorktreeHooks = nopHooks{}
+		case "Remote":
+			c.Remote = RemoteConfig{Executor: nopExecutor{}}
 		default:
 			v.Set(nonZero(t, f.Name, f.Type))
 		}
@@ -96,4 +100,11 @@ func nonZero(t *testing.T, name string, typ reflect.Type) reflect.Value {
 		t.Fatalf("field %s: no non-zero value for kind %s; add a case", name, typ.Kind())
 	}
 	return v
+}
+
+// nopExecutor is a remote executor that starts nothing.
+type nopExecutor struct{}
+
+func (nopExecutor) Start(context.Context, executor.SpawnRequest) (executor.Handle, error) {
+	return nil, errors.New("nothing starts here")
 }

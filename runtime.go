@@ -75,6 +75,7 @@ func (c Config) engine() engine.Config {
 		Budget:             c.Budget,
 		Teams:              c.Teams,
 		TeamShutdownGrace:  c.TeamShutdownGrace,
+		Remote:             engine.Remote(c.Remote),
 	}
 	if c.Permissions != nil {
 		p := engine.Permissions(*c.Permissions)

@@ -196,7 +196,8 @@ type Isolation string
 const (
 	// IsolationWorktree: the agent works in its own git worktree.
 	IsolationWorktree Isolation = "worktree"
-	// IsolationRemote: the agent runs on another machine (not built yet).
+	// IsolationRemote: the agent runs on another machine, through the
+	// session's remote executor (issue 26; refused without one).
 	IsolationRemote Isolation = "remote"
 )
 

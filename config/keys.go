@@ -106,6 +106,7 @@ var topKeys = []Key{
 	{Name: "autoCompactEnabled", Drives: "false turns automatic context compaction off (Config.Compaction.DisableAuto), below DISABLE_AUTO_COMPACT", Effect: Narrowing},
 	{Name: "teams", Unsupported: "agent teams are not supported yet; ignored", Effect: Narrowing},
 	{Name: "sandbox", Drives: "the Bash sandbox (Config.Sandbox; see sandbox.*)", Effect: Narrowing},
+	{Name: "remote", Drives: "remote.temporal: the Temporal server remote agents run through (address, namespace, taskQueue, tls.certFile/keyFile/caFile/serverName, apiKey or apiKeyEnv), for isolation: remote, --remote and cadre worker (config/remote.go)", Effect: Widening},
 	{Name: "outputStyle", Unsupported: "a Claude Code display setting cadre does not use; ignored", Effect: Narrowing},
 	{Name: "statusLine", Unsupported: "a Claude Code display setting cadre does not use; ignored", Effect: Widening},
 	{Name: "cleanupPeriodDays", Unsupported: "cadre does not delete old transcripts; ignored", Effect: Narrowing},

@@ -91,6 +91,16 @@ type Options struct {
 	// whatever the settings' sandbox.enabled and backgroundOnly say (their
 	// other sandbox keys apply).
 	Sandbox bool
+
+	// Remote is --remote: every sub-agent of the session runs remotely
+	// (Config.Remote.All), through the Temporal server remote.temporal
+	// names; without one, Load refuses.
+	Remote bool
+	// NewRemote, when set, makes the remote executor from remote.temporal
+	// (Config.Remote.Executor) when the settings name a server; the CLI's
+	// starts the cadre-remote bridge on first use. Without it, or without
+	// remote.temporal, remote isolation is refused when asked for.
+	NewRemote func(*Temporal) (cadre.RemoteExecutor, error)
 }
 
 // Load builds the configuration of a session in cwd ("" means the
@@ -175,6 +185,12 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	}
 	cfg.MCPServers, cfg.MCPOptions = servers, mcpx.OptionsFromEnv(getenv)
 	cfg.Sandbox = s.SandboxConfig(opts.Sandbox, getenv) // sandbox.go (issue 9)
+	// Remote agents and --remote (remote.go, issue 26).
+	rdiag, err := remoteConfig(&cfg, s, opts, getenv)
+	diags = append(diags, rdiag...)
+	if err != nil {
+		return cadre.Config{}, diags, err
+	}
 	managed := cmp.Or(opts.ManagedDir, DefaultManagedDir)
 	defs, err := agentdef.Load(ctx, agentdef.LoadOptions{Cwd: cwd, Home: home, FlagAgents: opts.Agents, ManagedDir: filepath.Join(managed, "agents"), Plugins: plugins.agents})
 	if err != nil {

@@ -194,6 +194,14 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 			}
 		}},
 		"teams": {json: `{"teams": true}`, warn: "agent teams are not supported yet"},
+		// Remote agents (remote.go, issue 26): the connection is the remote
+		// executor's (TestRemoteTemporalSettings); the Config gets no
+		// executor from a file, so no spawn is remote by it alone.
+		"remote": {json: `{"remote": {"temporal": {"address": "127.0.0.1:7233"}}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if cfg.Remote.All || cfg.Remote.Executor != nil {
+				t.Errorf("remote settings alone made spawns remote: %+v", cfg.Remote)
+			}
+		}},
 		// The sandbox object (sandbox.go, issue 9).
 		"sandbox": {json: `{"sandbox": {}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if cfg.Sandbox != nil {

@@ -165,6 +165,9 @@ type Settings struct {
 	MCPServers []mcpx.SettingsServers
 	// Sandbox is the sandbox object (sandbox.go, issue 9).
 	Sandbox SandboxSettings
+	// Remote is the remote object: the Temporal server remote agents
+	// travel through (remote.go, issue 26).
+	Remote RemoteSettings
 
 	// entries are the effective entries (entries.go), for Effective.
 	entries []Entry
@@ -258,6 +261,8 @@ type fileData struct {
 	CoordinatorMode *bool `json:"coordinatorMode"`
 	// Claude Code plugins (config/plugins.go).
 	EnabledPlugins map[string]json.RawMessage `json:"enabledPlugins"`
+	// Remote agents (config/remote.go).
+	Remote json.RawMessage `json:"remote"`
 }
 
 // worktreeData is the `worktree` object: how isolated agents' worktrees
@@ -518,6 +523,9 @@ func (s *Settings) loadData(path string, data []byte, base, home string, gate *T
 	sdiags, err := s.applySandbox(data, keys, path, base, home, gate) // sandbox.go
 	diags = append(diags, sdiags...)
 	if err != nil {
+		return diags, err
+	}
+	if err := s.applyRemote(fd.Remote, path, filepath.Dir(path), home); err != nil { // remote.go
 		return diags, err
 	}
 	return diags, s.applyScalars(&fd, path)

@@ -48,6 +48,7 @@ var keySamples = map[string]keySample{
 	"background":                        {narrow: `"off"`},
 	"coordinatorMode":                   {narrow: `true`},
 	"worktree":                          {narrow: `{"base": "head"}`},
+	"remote":                            {widen: `{"temporal": {"address": "attacker.invalid:7233"}}`},
 	"teams":                             {narrow: `true`},
 	"sandbox":                           {narrow: `{}`},
 	"outputStyle":                       {narrow: `"Explanatory"`},

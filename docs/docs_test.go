@@ -699,6 +699,10 @@ func TestSettingsBlocksLoad(t *testing.T) {
 			}
 			return ""
 		}},
+		// The remote pages' connection settings: the keys in force are
+		// checked below (cadre config); they make no spawn remote alone.
+		{contains: `"address": "127.0.0.1:7233"`, check: remoteOnlyConnects},
+		{contains: `"apiKeyEnv": "TEMPORAL_API_KEY"`, env: map[string]string{"TEMPORAL_API_KEY": "k"}, check: remoteOnlyConnects},
 		{contains: `"hooks"`, check: func(t *testing.T, cfg cadre.Config, _ string) string {
 			if cfg.Hooks == nil || cfg.Hooks.Len() != 2 {
 				return "hooks " + jsonString(cfg.Hooks.Entries())
@@ -761,6 +765,15 @@ func TestSettingsBlocksLoad(t *testing.T) {
 			t.Errorf("the effect check for blocks holding %s matches no block", effects[i].contains)
 		}
 	}
+}
+
+// remoteOnlyConnects: remote.temporal names a server; spawns become
+// remote only through isolation: remote or --remote.
+func remoteOnlyConnects(t *testing.T, cfg cadre.Config, _ string) string {
+	if cfg.Remote.All || cfg.Remote.Executor != nil {
+		return "remote settings alone made every spawn remote"
+	}
+	return ""
 }
 
 func jsonString(v any) string { b, _ := json.Marshal(v); return string(b) }

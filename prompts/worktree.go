@@ -3,6 +3,7 @@ package prompts
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // The texts of worktree isolation (S-9.1, S-15.5): what an isolated agent
@@ -37,10 +38,20 @@ func IsolationWithCwd() string {
 	return "cwd and isolation: worktree exclude each other: an isolated agent works in its own worktree. No agent was started. Drop one of the two."
 }
 
+// RemoteNotPickedUp: no worker took a remote agent in time.
+func RemoteNotPickedUp(wait time.Duration) string {
+	return fmt.Sprintf("no worker took the remote agent within %s: are `cadre worker` processes running on the task queue remote.temporal names? It was stopped and did no work", wait)
+}
+
+// RemoteWithCwd refuses a remote agent given a cwd.
+func RemoteWithCwd() string {
+	return "cwd and isolation: remote exclude each other: a remote agent works in its own worktree on the worker that runs it. No agent was started. Drop one of the two."
+}
+
 // IsolationUnsupported refuses an isolation kind cadre does not offer.
 func IsolationUnsupported(kind string) string {
 	if kind == "remote" {
-		return "isolation: remote is not available in this session (no remote execution is configured). No agent was started. Use isolation: worktree, or none."
+		return "isolation: remote is not available in this session: no remote execution is configured (the remote.temporal settings, with `cadre worker` processes serving its task queue). No agent was started. Use isolation: worktree, or none."
 	}
 	return fmt.Sprintf("isolation %q is not known: use \"worktree\", or leave it out. No agent was started.", kind)
 }

@@ -12,6 +12,7 @@ func TestWorktreeTextsGolden(t *testing.T) {
 		IsolationNotInRepo("/tmp/x"),
 		IsolationWithCwd(),
 		IsolationUnsupported("remote"),
+		RemoteWithCwd(),
 		IsolationUnsupported("docker"),
 		WorktreeNotCreated(errors.New("git worktree add: fatal: disk full")),
 	}, "\n"))

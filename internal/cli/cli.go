@@ -95,6 +95,7 @@ type options struct {
 	includeHookEvents      bool
 	trustProject           bool
 	sandbox                bool // --sandbox (issue 9, sandbox.go)
+	remote                 bool // --remote (issue 26)
 	ui                     uiOptions
 	// sdk are the Claude Agent SDK's flags cadre's own do not cover
 	// (issue 29, sdkflags.go).
@@ -252,6 +253,7 @@ terminated (SIGTERM).`,
 	f.BoolVar(&o.ui.noAltScreen, "no-alt-screen", false, "terminal UI: draw below the prompt and keep the conversation in the terminal's scrollback")
 	f.BoolVar(&o.ui.mouse, "mouse", false, "terminal UI: scroll with the wheel and click agents in the tree")
 	f.BoolVar(&o.trustProject, "trust-project", false, "trust this workspace for this run: its settings may widen what cadre does (see cadre trust)")
+	f.BoolVar(&o.remote, "remote", false, "run every sub-agent on a remote worker, in the background (settings: remote.temporal; see docs/remote.md)")
 	f.BoolVar(&o.sandbox, "sandbox", false, "run every agent's Bash commands in the bubblewrap sandbox: writes only in the working directories, denied paths masked (settings: sandbox.*)")
 	// The Agent SDK passes --await-initialize when its initialize request
 	// carries settings the session needs (its in-process MCP servers):

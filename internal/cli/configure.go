@@ -15,6 +15,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/cli/permcmd"
 	"github.com/cadre-dev/cadre/internal/cli/skillscmd"
 	"github.com/cadre-dev/cadre/internal/cli/trustcmd"
+	"github.com/cadre-dev/cadre/internal/cli/workercmd"
 	"github.com/cadre-dev/cadre/internal/cli/worktreecmd"
 )
 
@@ -33,7 +34,7 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 		PermissionMode: o.permissionMode, SkipPermissions: o.skipPermissions, AllowBypass: o.sdk.allowBypass,
 		Rules: rules, AddDirs: o.addDirs, Agents: o.agents, TrustProject: o.trustProject,
 		MCPConfigs: o.mcp.configs, StrictMCPConfig: o.mcp.strict,
-		Sandbox: o.sandbox, SettingSources: o.sdk.sources(p.stderr), PluginDirs: o.sdk.plugins(),
+		Sandbox: o.sandbox, Remote: o.remote, NewRemote: newRemote(p.stderr, p.getenv), SettingSources: o.sdk.sources(p.stderr), PluginDirs: o.sdk.plugins(),
 	})
 	for _, d := range diags {
 		if d.Topic != config.TopicAgents || d.Severity == config.SeverityError || o.verbose {
@@ -55,5 +56,5 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 }
 
 func addSubcommands(root *cobra.Command) {
-	root.AddCommand(agentscmd.New(), permcmd.New(), skillscmd.New(), mcpcmd.New(), worktreecmd.New(), hookscmd.New(), trustcmd.New(), configcmd.New())
+	root.AddCommand(agentscmd.New(), permcmd.New(), skillscmd.New(), mcpcmd.New(), worktreecmd.New(), hookscmd.New(), trustcmd.New(), configcmd.New(), workercmd.New())
 }

@@ -80,9 +80,12 @@ func (tb toolbox) agentSpec(rules []permission.Rule, allowed []string) *agentToo
 	case fork.reason != "":
 		desc = prompts.AgentTool(strings.TrimRight(listing, "\n")+"\n"+prompts.ForkListingLine(fork.reason), defType)
 	}
+	schema := tasktools.AgentSchemaBudget(r.cfg.ForceSubagentModel != "", glueOf(r).isolationOffered(), !r.cfg.Background.offersRunInBackground(), r.budgets.on)
+	if r.cfg.Remote.Executor != nil {
+		schema = tasktools.OfferRemote(schema) // remote.go
+	}
 	s := &agentToolSpec{
-		spec: llm.ToolSpec{Name: AgentToolName, Description: desc,
-			InputSchema: tasktools.AgentSchemaBudget(r.cfg.ForceSubagentModel != "", glueOf(r).isolationOffered(), !r.cfg.Background.offersRunInBackground(), r.budgets.on)},
+		spec:  llm.ToolSpec{Name: AgentToolName, Description: desc, InputSchema: schema},
 		types: types, fork: fork,
 	}
 	r.specs[key] = s

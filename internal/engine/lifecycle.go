@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
@@ -151,6 +152,9 @@ func (c *agent) live(ctx context.Context, parent *agent, in agentInput) (tool.Ou
 		}
 		c.spawnReceipt.QueueWait = rt.cfg.Now().Sub(queuedAt)
 		rt.bg.reg.Start(c.id)
+	}
+	if c.isolation == agentdef.IsolationRemote {
+		return remoteOf(c).execute(ctx, parent, in) // remote.go
 	}
 	return c.execute(ctx, parent, in)
 }

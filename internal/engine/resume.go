@@ -184,6 +184,9 @@ func (rp resumePath) resume(ctx context.Context, from *agent, callID string, h *
 		return errorOutput(prompts.CannotContinue(h.id, "it has not finished")), nil
 	case typ == agentdef.ForkName:
 		return errorOutput(prompts.CannotContinue(h.id, "it is a fork, which lives in its parent's conversation; start a new fork instead")), nil
+	case h.child != nil && h.child.isolation == agentdef.IsolationRemote:
+		// Its conversation is on the remote side (remote.go).
+		return errorOutput(prompts.CannotContinue(h.id, "it ran on a remote worker, and continuing a finished remote agent is not built yet; start a new agent with what it reported")), nil
 	case info.transcript == "":
 		return errorOutput(prompts.CannotContinue(h.id, "this session keeps no transcripts, so its conversation is gone")), nil
 	}

@@ -97,6 +97,7 @@ type Config struct {
 	Budget             agentdef.Budget
 	Teams              bool
 	TeamShutdownGrace  time.Duration
+	Remote             Remote
 }
 
 // Permissions configures permission checking for the session.
@@ -273,6 +274,11 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	r.modelID = cfg.ModelID
 	r.system = promptsOf(r).renderSystemFor(cfg.ModelID)
+	if c, ok := cfg.Remote.Executor.(interface{ Close() }); ok {
+		// Registered before the background machinery, so it closes after
+		// it: stopping remote tasks still needs the executor (remote.go).
+		glueOf(r).onClose(func() error { c.Close(); return nil })
+	}
 	r.bg = newBackground(r)
 	r.mainPool = r.base
 	if !cfg.DisableSubagents && (cfg.ToolNames == nil || namedTool(cfg.ToolNames, AgentToolName)) {
@@ -305,6 +311,9 @@ func checkConfig(cfg *Config) error {
 	}
 	if !cfg.Background.Valid() {
 		return fmt.Errorf("Config.Background %q: want \"\", %q, %q or %q", cfg.Background, BackgroundDefault, BackgroundForced, BackgroundOff)
+	}
+	if cfg.Remote.All && cfg.Remote.Executor == nil {
+		return errors.New("Config.Remote.All (--remote) needs a remote executor: configure remote.temporal in settings (address, namespace, taskQueue) and start `cadre worker` processes")
 	}
 	if err := applyCoordinator(cfg); err != nil { // coordinator.go
 		return err

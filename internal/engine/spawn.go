@@ -99,7 +99,9 @@ func (a *agent) build(ctx context.Context, call tool.Call, in agentInput) (child
 		mcpOf(child).release()
 		return nil, false, ref, err
 	}
-	return child, toolboxOf(a.run.rt).wantsBackground(bgAsk{Call: in.RunInBackground, Definition: def.Background, Fork: isForkDef(def)}), nil, nil
+	// A remote child always runs in the background (remote.go).
+	bg = iso == agentdef.IsolationRemote || toolboxOf(a.run.rt).wantsBackground(bgAsk{Call: in.RunInBackground, Definition: def.Background, Fork: isForkDef(def)})
+	return child, bg, nil, nil
 }
 
 // check validates an Agent call against what a may start (S-3.3, S-3.4)
@@ -318,8 +320,10 @@ func (a *agent) newChildID(def *agentdef.Definition, in agentInput, toolUseID, c
 	if child.spec == nil && depth >= maxDepth {
 		child.unavailable = map[string]string{AgentToolName: prompts.DepthLimit(depth, maxDepth)}
 	}
-	if isolation == "" {
-		// An isolated child's prompt is rendered in its tree (treeGlue.enter).
+	if isolation != agentdef.IsolationWorktree {
+		// An isolated child's prompt is rendered in its tree
+		// (treeGlue.enter); a remote child's here, so that its request
+		// carries it (remote.go).
 		child.systemPrefix, child.system = setupOf(child).renderSystem(cwd)
 	}
 	return child, nil

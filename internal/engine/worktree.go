@@ -185,11 +185,12 @@ func (sg sessionGlue) hooksMakeWorktrees() bool {
 }
 
 // isolationOffered reports whether the Agent tool offers isolation: the
-// session's directory is in a git repository, or hooks make worktrees.
+// session's directory is in a git repository, hooks make worktrees, or
+// remote agents are configured.
 func (sg sessionGlue) isolationOffered() bool {
 	r := sg.r
-	if sg.hooksMakeWorktrees() {
-		return true
+	if sg.hooksMakeWorktrees() || r.cfg.Remote.Executor != nil {
+		return true // a remote agent needs no repository (remote.go)
 	}
 	_, ok := workspace.FindRepo(r.cfg.Cwd)
 	return ok
@@ -200,11 +201,13 @@ func (sg sessionGlue) isolationOffered() bool {
 // a git repository a clear error, no spawn).
 func (tg treeGlue) checkIsolation(q isolationRequest) (agentdef.Isolation, *refusal) {
 	a := tg.a
-	kind := q.kind()
+	kind := tg.remoteKind(q.kind()) // remote.go: --remote
 	switch kind {
 	case "":
 		return "", nil
 	case agentdef.IsolationWorktree:
+	case agentdef.IsolationRemote:
+		return kind, tg.checkRemote(q) // remote.go
 	default:
 		return "", &refusal{msg: prompts.IsolationUnsupported(string(kind))}
 	}

@@ -118,3 +118,33 @@ func (m *Manager) commitOf(ctx context.Context, dir, ref string) (string, error)
 	}
 	return strings.TrimSpace(out), nil
 }
+
+// exactBase is the tree's base when the caller names the commit (a remote
+// agent starts at its launcher's commit): it must be a commit of r.
+func (m bases) exactBase(ctx context.Context, r *repo, want string) (commit, ref string, warnings []string, err error) {
+	if !isHexID(want) {
+		return "", "", nil, fmt.Errorf("base commit %q is not a full commit id", want)
+	}
+	commit, err = m.commitOf(ctx, r.root, want)
+	if err != nil {
+		return "", "", nil, err
+	}
+	if commit == "" {
+		return "", "", nil, fmt.Errorf("commit %s is not in the repository at %s", want, r.root)
+	}
+	return commit, want, nil, nil
+}
+
+// isHexID reports whether s is a full SHA-1 or SHA-256 object id.
+func isHexID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

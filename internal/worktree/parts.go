@@ -9,7 +9,10 @@ package worktree
 //   - bases (base.go): the commit a new worktree starts from;
 //   - merger (merge.go): bringing a kept worktree's work back (Merge);
 //   - lister (list.go): listing and pruning the worktrees of a
-//     repository (List, Prune).
+//     repository (List, Prune);
+//   - remote (remote.go): a tree's work as a git bundle on the machine
+//     that ran a remote agent (Lease.Pack), and that bundle landed as the
+//     agent's branch on the launcher's (Land).
 
 // bases resolves the commit a new worktree starts from.
 type bases struct{ *Manager }
@@ -19,3 +22,6 @@ type merger struct{ *Manager }
 
 // lister lists and prunes the worktrees cadre made in a repository.
 type lister struct{ *Manager }
+
+// remote packs a remote agent's tree into a bundle and lands one.
+type remote struct{ *Manager }

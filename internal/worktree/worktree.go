@@ -150,6 +150,10 @@ type Request struct {
 	SessionID string
 	// Base is where the tree starts; "" is BaseHead.
 	Base Base
+	// Commit, when set, is the exact commit the tree starts from in place
+	// of Base (a remote agent's tree starts at its launcher's commit); it
+	// must be in the repository already.
+	Commit string
 }
 
 // Info describes a worktree.
@@ -218,6 +222,9 @@ func (m *Manager) Create(ctx context.Context, req Request) (*Lease, error) {
 		return nil, fmt.Errorf("create worktree for agent %s: %w", req.AgentID, err)
 	}
 	commit, ref, warnings, err := bases{m}.resolveBase(ctx, r, w, req.Base)
+	if req.Commit != "" {
+		commit, ref, warnings, err = bases{m}.exactBase(ctx, r, req.Commit)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("create worktree for agent %s: %w", req.AgentID, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"iter"
 
+	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/run"
 )
 
@@ -72,6 +73,17 @@ type Handle interface {
 	// that continued it. For a background child, its notification has been
 	// queued for its parent before Wait returns.
 	Wait(ctx context.Context) (*run.SubagentResult, error)
+}
+
+// WorkHandle is a Handle whose child worked in a tree of its own on
+// another machine (a remote child given a SpawnRequest.Workspace): once
+// Wait has returned, Work returns the work it left — its commits and
+// what it left uncommitted, as a git bundle — for the launcher to land as
+// the branch worktree-agent-<id> (workspace.Land). nil with no error: the
+// child had no workspace.
+type WorkHandle interface {
+	Handle
+	Work(ctx context.Context) (*workspace.Result, error)
 }
 
 // Message is a message for a running or finished agent (SendMessage).

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/run"
@@ -57,6 +58,11 @@ type SpawnRequest struct {
 	// one); Isolation how it is kept apart from its parent's.
 	Cwd       string    `json:"cwd"`
 	Isolation Isolation `json:"isolation"`
+	// Workspace, for a remote child (Isolation.Kind remote) started in a
+	// git repository, names the repository and the launcher's commit: the
+	// worker runs the child in a fresh worktree of its own clone at that
+	// commit and hands its work back through WorkHandle. nil elsewhere.
+	Workspace *workspace.Source `json:"workspace,omitempty"`
 	// Receipt is what the spawn granted and why (S-15.1), carried into the
 	// child's result.
 	Receipt run.Receipt `json:"receipt"`

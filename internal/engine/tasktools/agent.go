@@ -119,6 +119,15 @@ func AgentSchemaBudget(modelForced, isolation, noBackground, budget bool) json.R
 	return b
 }
 
+// OfferRemote adds "remote" to the isolation values an Agent schema made
+// by AgentSchema offers (a session with a remote executor); a schema
+// without the isolation field is returned as it is.
+func OfferRemote(schema json.RawMessage) json.RawMessage {
+	// Only the isolation field's enum is ["worktree"]; the rest of the
+	// bytes stay as AgentSchema wrote them (their order is the cache's).
+	return bytes.Replace(schema, []byte(`"enum":["worktree"]`), []byte(`"enum":["worktree","remote"]`), 1)
+}
+
 // OptionalFields lists, in schema order, the optional fields of an input
 // schema: what this Agent tool offers (isolation and run_in_background
 // only where they can work).

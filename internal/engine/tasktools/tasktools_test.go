@@ -3,6 +3,7 @@ package tasktools
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,5 +41,28 @@ func TestTaskToolSchemaTexts(t *testing.T) {
 				t.Errorf("%s: field descriptions %q lack %q", tl.Spec().Name, all, w)
 			}
 		}
+	}
+}
+
+// OfferRemote adds remote to the isolation field's values, and only
+// there.
+func TestOfferRemote(t *testing.T) {
+	var s struct {
+		Properties map[string]struct {
+			Enum []string `json:"enum"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(OfferRemote(AgentSchema(false, true, false)), &s); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Properties["isolation"].Enum; !slices.Equal(got, []string{"worktree", "remote"}) {
+		t.Fatalf("isolation enum %v", got)
+	}
+	if got := s.Properties["effort"].Enum; slices.Contains(got, "remote") {
+		t.Fatalf("effort enum %v", got)
+	}
+	without := AgentSchema(false, false, false)
+	if string(OfferRemote(without)) != string(without) {
+		t.Fatal("a schema without isolation changed")
 	}
 }

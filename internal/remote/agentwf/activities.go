@@ -1,0 +1,156 @@
+package agentwf
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/cadre-dev/cadre/internal/engine/tasktools"
+	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// Activities are a worker's side of agents: its provider (the model and
+// its key), its tools and its own permission ceiling. None of it travels
+// in a payload.
+type Activities struct {
+	// Model answers every model call the worker runs.
+	Model llm.Model
+	// Tools are the tools the worker can run; a call's agent gets those
+	// its ceiling names.
+	Tools []tool.Tool
+	// MaxMode caps the permission mode of every agent the worker runs
+	// ("" caps nothing); Rules are added to every agent's rules (a deny
+	// here binds whatever the launcher allowed).
+	MaxMode permission.Mode
+	Rules   []permission.Rule
+}
+
+// heartbeat keeps the call's activity alive while fn runs, so a lost
+// worker is noticed within HeartbeatTimeout and a cancel reaches the call.
+func heartbeat(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(HeartbeatTimeout / 4)
+		defer t.Stop()
+		for {
+			activity.RecordHeartbeat(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// failure is what an activity returns for err: when the activity's
+// context ended (the worker stops, or the agent was cancelled), a plain
+// error the server may retry elsewhere; otherwise an error of the call
+// itself, which the agent sees and which is never retried.
+func failure(ctx context.Context, what string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", what, ctx.Err())
+	}
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %v", what, err), "cadre.call", nil)
+}
+
+// pool is the tools of names that the worker has, in that order; Agent is
+// the workflow's, offered with its spec.
+func (a *Activities) pool(names []string) *tool.Pool {
+	have := tool.NewPool(a.Tools...)
+	p := tool.NewPool()
+	for _, n := range names {
+		if n == "Agent" {
+			p.Add(agentTool{})
+			continue
+		}
+		if t, ok := have.Get(n); ok {
+			p.Add(t)
+		}
+	}
+	return p
+}
+
+// ModelCall makes one model request and returns the complete answer.
+func (a *Activities) ModelCall(ctx context.Context, in ModelCall) (*ModelAnswer, error) {
+	if a.Model == nil {
+		return nil, temporal.NewNonRetryableApplicationError("this worker has no model configured", "cadre.config", nil)
+	}
+	stop := heartbeat(ctx)
+	defer stop()
+	req := &llm.Request{Model: in.ModelID, System: in.System, SystemPrefix: in.SystemPrefix, Tools: a.pool(in.Tools).Specs(),
+		Messages: in.Messages, CacheHints: in.CacheHints, Effort: in.Effort}
+	start := time.Now()
+	for ev, err := range a.Model.Stream(ctx, req) {
+		if err != nil {
+			return nil, failure(ctx, "model request", err)
+		}
+		if ev.Kind == llm.EventDone {
+			if ev.Response == nil {
+				return nil, failure(ctx, "model request", errors.New("the stream ended without a response"))
+			}
+			r := ev.Response
+			return &ModelAnswer{Message: r.Message, Usage: r.Usage, ID: r.ID, Model: r.Model, StopReason: r.StopReason, APIDuration: time.Since(start)}, nil
+		}
+	}
+	return nil, failure(ctx, "model request", errors.New("the stream ended before the answer was complete"))
+}
+
+// ToolCall runs one tool call through the loop's steps for a call (input
+// checks, the authorizer, the tool) under the agent's ceiling narrowed by
+// the worker's.
+func (a *Activities) ToolCall(ctx context.Context, in ToolCall) (*ToolDone, error) {
+	stop := heartbeat(ctx)
+	defer stop()
+	mode := in.Mode
+	if a.MaxMode != "" && permission.Rank(mode) > permission.Rank(a.MaxMode) {
+		mode = a.MaxMode
+	}
+	rules := append(append([]permission.Rule(nil), in.Ceiling.Rules...), a.Rules...)
+	checker, err := permission.NewChecker(permission.Config{Mode: mode, Cwd: in.Cwd, Rules: rules, NoPrompt: true, ReadOnly: in.Ceiling.ReadOnly, Tools: in.Ceiling.Tools})
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("permissions of agent %s: %v", in.AgentID, err), "cadre.config", nil)
+	}
+	sess, err := permission.NewSession(permission.SessionConfig{Checker: checker, AgentID: in.AgentID, AgentType: in.AgentType, Background: true})
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("permissions of agent %s: %v", in.AgentID, err), "cadre.config", nil)
+	}
+	env := &tool.Env{Cwd: in.Cwd, AgentID: in.AgentID, OmitResults: true, Files: tool.FileStateFrom(in.Files), Todos: &tool.TodoList{}}
+	cfg := loop.Config{Tools: a.pool(in.Ceiling.Tools), Env: env, Authorizer: sess, AgentID: in.AgentID, AgentType: in.AgentType,
+		Background: in.Background, Unavailable: in.Ceiling.Unavailable}
+	res, block, err := loop.CallOne(ctx, cfg, nil, in.Call)
+	if err != nil {
+		return nil, failure(ctx, "tool "+in.Call.Name, err)
+	}
+	return &ToolDone{
+		Result: run.ToolResult{Text: res.Output.Text, IsError: res.Output.IsError, Denied: res.Denied, Duration: res.Duration},
+		Block:  block, Files: env.Files.Stamps(),
+	}, nil
+}
+
+// agentTool is the Agent tool's spec on a worker: the workflow runs its
+// calls (as child workflows), so it never runs here.
+type agentTool struct{}
+
+func (agentTool) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "Agent", Description: prompts.AgentTool("", "general-purpose"), InputSchema: tasktools.AgentSchema(false, false, true)}
+}
+
+func (agentTool) ReadOnly() bool { return false }
+
+func (agentTool) Run(context.Context, *tool.Env, json.RawMessage) (tool.Output, error) {
+	return tool.Errorf("%s", "the Agent tool runs in the agent's workflow, not on a worker"), nil
+}

@@ -1,0 +1,102 @@
+package agentwf
+
+import (
+	"time"
+
+	"github.com/cadre-dev/cadre/internal/engine/executor"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/permission"
+	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// Names the workflow, its queries and signal, and its activities are
+// registered under.
+const (
+	// WorkflowName is the agent workflow (Agent).
+	WorkflowName = "cadre.agent"
+	// QueryEvents takes an index and returns the agent's events from it.
+	QueryEvents = "events"
+	// QueryProgress returns the agent's Progress.
+	QueryProgress = "progress"
+	// SignalMessage carries an executor.Message for the agent's next round.
+	SignalMessage = "message"
+	// ModelActivity and ToolActivity are the activities of one model call
+	// and one tool call.
+	ModelActivity = "cadre.model"
+	ToolActivity  = "cadre.tool"
+)
+
+// Input starts an agent workflow: the spawn request, and for a run that
+// continues an ended agent (SendMessage to it) the conversation so far
+// and the message that continues it.
+type Input struct {
+	Request executor.SpawnRequest `json:"request"`
+	History []llm.Message         `json:"history,omitempty"`
+	Message *executor.Message     `json:"message,omitempty"`
+}
+
+// Output is what an agent workflow returns: the structured result, the
+// whole conversation (for continuing it) and every event of the agent
+// and its sub-agents, in order.
+type Output struct {
+	Result   run.SubagentResult `json:"result"`
+	Messages []llm.Message      `json:"messages"`
+	Events   []run.Event        `json:"events"`
+}
+
+// Progress is a running agent's progress (QueryProgress).
+type Progress struct {
+	Turns    int       `json:"turns"`
+	ToolUses int       `json:"tool_uses"`
+	Tokens   int64     `json:"tokens"`
+	LastTool string    `json:"last_tool,omitempty"`
+	Usage    llm.Usage `json:"usage"`
+}
+
+// ModelCall is one model request of an agent (ModelActivity). The worker
+// offers the tools named in Tools that it has, in that order.
+type ModelCall struct {
+	AgentID      string            `json:"agent_id"`
+	ModelID      string            `json:"model"`
+	System       string            `json:"system"`
+	SystemPrefix string            `json:"system_prefix,omitempty"`
+	Tools        []string          `json:"tools"`
+	Messages     []llm.Message     `json:"messages"`
+	CacheHints   []llm.CacheHint   `json:"cache_hints,omitempty"`
+	Effort       llm.Effort        `json:"effort,omitempty"`
+	Unavailable  map[string]string `json:"unavailable,omitempty"`
+}
+
+// ModelAnswer is a model call's complete answer.
+type ModelAnswer struct {
+	Message     llm.Message    `json:"message"`
+	Usage       llm.Usage      `json:"usage"`
+	ID          string         `json:"id,omitempty"`
+	Model       string         `json:"model,omitempty"`
+	StopReason  llm.StopReason `json:"stop_reason,omitempty"`
+	APIDuration time.Duration  `json:"api_duration_ns"`
+}
+
+// ToolCall is one tool call of an agent (ToolActivity), with what the
+// worker needs to decide and run it: the agent's ceiling and mode (which
+// the worker's own permission settings narrow further), its directory and
+// what it has read so far (Edit's read-before-write guard).
+type ToolCall struct {
+	AgentID    string                    `json:"agent_id"`
+	AgentType  string                    `json:"agent_type"`
+	Background bool                      `json:"background,omitempty"`
+	Cwd        string                    `json:"cwd"`
+	Ceiling    executor.Ceiling          `json:"ceiling"`
+	Mode       permission.Mode           `json:"mode"`
+	Files      map[string]tool.FileStamp `json:"files,omitempty"`
+	Call       llm.Block                 `json:"call"`
+}
+
+// ToolDone is how a tool call ended: the event's result, the block the
+// model reads, and the agent's file state after it.
+type ToolDone struct {
+	Result run.ToolResult            `json:"result"`
+	Block  llm.Block                 `json:"block"`
+	Files  map[string]tool.FileStamp `json:"files,omitempty"`
+}

@@ -1,0 +1,280 @@
+package agentwf
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/cadre-dev/cadre/internal/engine/executor"
+	"github.com/cadre-dev/cadre/internal/engine/tasktools"
+	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/task"
+	"github.com/cadre-dev/cadre/tool"
+)
+
+// HeartbeatTimeout bounds how long a worker may go silent in a call
+// before the server gives the call to another worker: a killed worker's
+// agents continue after about this long. Activities heartbeat well
+// within it.
+const HeartbeatTimeout = 2 * time.Second
+
+// activityOptions are those of every model and tool call: retried (on
+// another worker) only when the worker was lost — an error the call
+// returns is the agent's to see — and waited for when cancelled, so a
+// stopped agent's calls have ended when its workflow has.
+func activityOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 24 * time.Hour,
+		HeartbeatTimeout:    HeartbeatTimeout,
+		WaitForCancellation: true,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    100 * time.Millisecond,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Second,
+		},
+	})
+}
+
+// agent is one agent workflow's state.
+type agent struct {
+	req      executor.SpawnRequest
+	start    time.Time
+	msgs     []llm.Message
+	events   []run.Event
+	progress Progress
+	files    map[string]tool.FileStamp
+	models   []string
+	stats    map[string]int
+	inbox    workflow.ReceiveChannel
+}
+
+// Agent is the agent workflow: the query loop of one agent, its model
+// and tool calls as activities, its Agent calls as child workflows.
+func Agent(ctx workflow.Context, in Input) (*Output, error) {
+	a := &agent{req: in.Request, start: workflow.Now(ctx), stats: map[string]int{}, inbox: workflow.GetSignalChannel(ctx, SignalMessage)}
+	if err := workflow.SetQueryHandler(ctx, QueryEvents, func(from int) ([]run.Event, error) {
+		if from < 0 || from > len(a.events) {
+			return nil, fmt.Errorf("events from %d: the agent has %d", from, len(a.events))
+		}
+		return a.events[from:], nil
+	}); err != nil {
+		return nil, fmt.Errorf("agent %s: query handler: %w", a.req.AgentID, err)
+	}
+	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (Progress, error) { return a.progress, nil }); err != nil {
+		return nil, fmt.Errorf("agent %s: query handler: %w", a.req.AgentID, err)
+	}
+	a.emit(run.Event{Type: run.EventTaskStarted, Task: a.taskInfo()})
+	a.msgs = append(a.msgs, in.History...)
+	switch {
+	case in.Message != nil:
+		a.msgs = append(a.msgs, llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(prompts.AgentMessage(in.Message.From, in.Message.Summary, in.Message.Text))}})
+	case len(a.req.Messages) > 0:
+		a.msgs = append(a.msgs, a.req.Messages...)
+	default:
+		prompt := a.req.Prompt
+		if p := a.req.Definition.InitialPrompt; p != "" {
+			prompt = p + "\n\n" + prompt
+		}
+		a.msgs = append(a.msgs, llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(prompt)}})
+	}
+	status, text, errText, maxHit := a.loop(ctx)
+	return a.finish(ctx, status, text, errText, maxHit), nil
+}
+
+// loop runs turns until the model ends its turn with nothing queued for
+// it, a call fails, the turn limit is hit or the workflow is cancelled.
+func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText string, maxHit bool) {
+	actx := activityOptions(ctx)
+	for {
+		if ctx.Err() != nil {
+			return task.Killed, "", prompts.AgentStoppedEarly(), false
+		}
+		var ans ModelAnswer
+		call := ModelCall{AgentID: a.req.AgentID, ModelID: a.req.Model.ID, System: a.req.Definition.System, SystemPrefix: a.req.Definition.SystemPrefix,
+			Tools: a.req.Ceiling.Tools, Messages: a.msgs, CacheHints: a.req.CacheHints, Unavailable: a.req.Ceiling.Unavailable}
+		if err := workflow.ExecuteActivity(actx, ModelActivity, call).Get(ctx, &ans); err != nil {
+			return a.failed(ctx, err)
+		}
+		a.progress.Turns++
+		a.progress.Usage = a.progress.Usage.Add(ans.Usage)
+		a.progress.Tokens = a.progress.Usage.Total()
+		msg := ans.Message
+		msg.Role = llm.RoleAssistant
+		if len(msg.Content) == 0 {
+			msg.Content = []llm.Block{llm.TextBlock("(no content)")}
+		}
+		a.msgs = append(a.msgs, msg)
+		if ans.Model != "" && (len(a.models) == 0 || a.models[len(a.models)-1] != ans.Model) {
+			a.models = append(a.models, ans.Model)
+		}
+		a.emit(run.Event{Type: run.EventAssistant, Message: &msg, Usage: ans.Usage, MessageID: ans.ID, Model: ans.Model,
+			StopReason: ans.StopReason, APIDuration: ans.APIDuration})
+		calls := msg.ToolUses()
+		if len(calls) == 0 {
+			if queued := a.drain(); len(queued) > 0 {
+				// A message came while the model answered: it is the
+				// agent's next turn, not lost with its end.
+				a.msgs = append(a.msgs, llm.Message{Role: llm.RoleUser, Content: queued})
+				continue
+			}
+			return task.Completed, msg.Text(), "", false
+		}
+		results := make([]llm.Block, 0, len(calls))
+		for _, c := range calls {
+			a.emit(run.Event{Type: run.EventToolStart, Call: &c})
+			a.progress.ToolUses++
+			a.progress.LastTool = c.Name
+			a.stats[c.Name]++
+			var done ToolDone
+			var err error
+			if c.Name == "Agent" {
+				done = a.subagent(ctx, c)
+			} else {
+				in := ToolCall{AgentID: a.req.AgentID, AgentType: a.req.Definition.Name, Background: a.req.Background, Cwd: a.req.Cwd,
+					Ceiling: a.req.Ceiling, Mode: a.req.Mode, Files: a.files, Call: c}
+				err = workflow.ExecuteActivity(actx, ToolActivity, in).Get(ctx, &done)
+			}
+			if err != nil {
+				return a.failed(ctx, err)
+			}
+			if done.Files != nil {
+				a.files = done.Files
+			}
+			results = append(results, done.Block)
+			a.emit(run.Event{Type: run.EventToolEnd, Call: &c, ToolResult: &done.Result})
+			if ctx.Err() != nil {
+				return task.Killed, "", prompts.AgentStoppedEarly(), false
+			}
+		}
+		results = append(results, a.drain()...)
+		user := llm.Message{Role: llm.RoleUser, Content: results}
+		a.msgs = append(a.msgs, user)
+		a.emit(run.Event{Type: run.EventUser, Message: &user})
+		if max := a.req.Definition.MaxTurns; max > 0 && a.progress.Turns >= max {
+			return task.Completed, prompts.MaxTurnsReached(max), "", true
+		}
+	}
+}
+
+// failed is the end of an agent whose call failed, or whose workflow was
+// cancelled while a call ran.
+func (a *agent) failed(ctx workflow.Context, err error) (task.Status, string, string, bool) {
+	if ctx.Err() != nil || temporal.IsCanceledError(err) {
+		return task.Killed, "", prompts.AgentStoppedEarly(), false
+	}
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return task.Failed, "", app.Message(), false
+	}
+	return task.Failed, "", err.Error(), false
+}
+
+// drain takes the messages signalled since the last round, framed as the
+// agent reads them.
+func (a *agent) drain() []llm.Block {
+	var out []llm.Block
+	for {
+		var m executor.Message
+		if !a.inbox.ReceiveAsync(&m) {
+			return out
+		}
+		out = append(out, llm.TextBlock(prompts.AgentMessage(m.From, m.Summary, m.Text)))
+	}
+}
+
+// subagent runs an Agent call as a child workflow and returns its result
+// as the call's. The child gets the caller's ceiling (never wider) and
+// definition; its events join the caller's.
+func (a *agent) subagent(ctx workflow.Context, c llm.Block) ToolDone {
+	var in tasktools.AgentInput
+	if err := json.Unmarshal(c.Input, &in); err != nil {
+		return toolError(c.ID, fmt.Sprintf("Agent: input is not valid: %v", err))
+	}
+	req := a.req
+	req.AgentID = a.req.AgentID + "." + c.ID
+	req.ParentID = a.req.AgentID
+	req.ToolUseID = c.ID
+	req.Depth = a.req.Depth + 1
+	req.Background = false
+	req.Description = in.Description
+	req.Prompt = in.Prompt
+	req.Messages, req.CacheHints = nil, nil
+	if in.SubagentType != "" {
+		req.Definition.Name = in.SubagentType
+	}
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:          req.AgentID,
+		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		WaitForCancellation: true,
+	})
+	child := &agent{req: req}
+	a.emit(run.Event{Type: run.EventTaskStarted, AgentID: req.AgentID, ParentToolUseID: c.ID, Task: child.taskInfo()})
+	var out Output
+	err := workflow.ExecuteChildWorkflow(cctx, WorkflowName, Input{Request: req}).Get(ctx, &out)
+	if err != nil {
+		// The child's workflow did not return (it was terminated, or
+		// cancelled before it ran): its end is recorded here.
+		status, _, errText, _ := a.failed(ctx, err)
+		res := run.SubagentResult{AgentID: req.AgentID, AgentType: req.Definition.Name, ToolUseID: c.ID, Status: status, Error: errText}
+		a.emit(run.Event{Type: run.EventTaskCompleted, AgentID: req.AgentID, ParentToolUseID: c.ID, Subagent: &res})
+		return toolError(c.ID, fmt.Sprintf("Sub-agent %s ended %s: %s", req.AgentID, status, errText))
+	}
+	for i, ev := range out.Events {
+		if i == 0 && ev.Type == run.EventTaskStarted && ev.AgentID == req.AgentID {
+			continue // emitted when it started
+		}
+		a.emit(ev)
+	}
+	a.progress.Usage = a.progress.Usage.Add(out.Result.Usage)
+	a.progress.Tokens = a.progress.Usage.Total()
+	res := out.Result
+	if res.Status != task.Completed {
+		return toolError(c.ID, fmt.Sprintf("Sub-agent %s ended %s: %s", req.AgentID, res.Status, res.Error))
+	}
+	text := res.Text
+	if text == "" {
+		text = prompts.ToolNoOutput
+	}
+	return ToolDone{Result: run.ToolResult{Text: text}, Block: llm.ToolResultBlock(c.ID, text, false)}
+}
+
+func toolError(id, msg string) ToolDone {
+	return ToolDone{Result: run.ToolResult{Text: msg, IsError: true}, Block: llm.ToolResultBlock(id, msg, true)}
+}
+
+// emit records one event of the agent (or of its subtree, which carries
+// its own ids).
+func (a *agent) emit(ev run.Event) {
+	if ev.AgentID == "" {
+		ev.AgentID = a.req.AgentID
+		ev.ParentToolUseID = a.req.ToolUseID
+	}
+	a.events = append(a.events, ev)
+}
+
+func (a *agent) taskInfo() *run.TaskInfo {
+	return &run.TaskInfo{AgentID: a.req.AgentID, ToolUseID: a.req.ToolUseID, AgentType: a.req.Definition.Name, Description: a.req.Description,
+		Status: task.Running, Background: a.req.Background, Depth: a.req.Depth, Parent: a.req.ParentID, Receipt: a.req.Receipt}
+}
+
+// finish builds the agent's result and its completion event.
+func (a *agent) finish(ctx workflow.Context, status task.Status, text, errText string, maxHit bool) *Output {
+	d := a.req.Definition
+	res := run.SubagentResult{
+		AgentID: a.req.AgentID, AgentType: d.Name, ToolUseID: a.req.ToolUseID, Status: status,
+		Model: a.req.Model.ID, ModelRule: a.req.Model.Rule, ModelsUsed: a.models,
+		Text: text, Error: errText, MaxTurnsHit: maxHit,
+		Turns: a.progress.Turns, ToolUses: a.progress.ToolUses, ToolStats: a.stats, Usage: a.progress.Usage,
+		Receipt: a.req.Receipt, Continuable: !d.OneShot && !d.Fork,
+		Duration: workflow.Now(ctx).Sub(a.start),
+	}
+	a.emit(run.Event{Type: run.EventTaskCompleted, Subagent: &res})
+	return &Output{Result: res, Messages: a.msgs, Events: a.events}
+}
