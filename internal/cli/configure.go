@@ -45,6 +45,11 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 	}
 	cfg.SystemPrompt, cfg.AppendSystemPrompt = o.systemPrompt, o.appendSystemPrompt
 	cfg.MaxTurns, cfg.SessionID, cfg.NoTranscript = o.maxTurns, o.sessionID, o.noTranscript
+	// Telemetry (telemetry.go): the providers the OTEL_* variables built;
+	// config named the model provider.
+	t := o.telemetry
+	cfg.Telemetry.TracerProvider, cfg.Telemetry.MeterProvider = t.TracerProvider, t.MeterProvider
+	cfg.Telemetry.LogPrompts, cfg.Telemetry.LogToolContent = t.LogPrompts, t.LogToolContent
 	return cfg, nil
 }
 

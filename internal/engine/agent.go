@@ -8,9 +8,11 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/hooks"
+	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/mcpx"
 	"github.com/cadre-dev/cadre/internal/spawn"
+	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
@@ -102,6 +104,12 @@ type agent struct {
 	// compactQ holds a manual compaction asked for while it runs
 	// (compact.go).
 	compactQ compactQueue
+
+	// Telemetry (telemetry.go), set only when it is on: the spawn
+	// request the child was started from (its trace context and budget)
+	// and its invoke_agent span.
+	spawnReq *executor.SpawnRequest
+	span     *telemetry.AgentSpan
 }
 
 // agentFrom returns the agent an Env belongs to (Env.Spawner, set by
@@ -180,7 +188,10 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 			cfg.Inbox = writtenFirst{a.inbox, w}
 		}
 	}
-	cfg.Compaction = compactOf(a).compaction(tpath) // compact.go
+	cfg.Compaction = compactOf(a).compaction(tpath)        // compact.go
+	if o := a.run.rt.tel.Observer(a.id, a.typ); o != nil { // telemetry.go: chat and execute_tool spans
+		cfg.Observer = o
+	}
 	defer a.run.rt.compacts.running(a)()
 	if a.output != nil {
 		cfg.Output = a.output

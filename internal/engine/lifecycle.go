@@ -152,7 +152,10 @@ func (c *agent) live(ctx context.Context, parent *agent, in agentInput) (tool.Ou
 		c.spawnReceipt.QueueWait = rt.cfg.Now().Sub(queuedAt)
 		rt.bg.reg.Start(c.id)
 	}
-	return c.execute(ctx, parent, in)
+	ctx = telemetryOf(c).startChild(ctx, parent, in) // telemetry.go
+	out, err := c.execute(ctx, parent, in)
+	telemetryOf(c).endChild(err)
+	return out, err
 }
 
 // wait blocks the parent's Agent call until the child ends or is moved to
@@ -228,6 +231,7 @@ func (b *background) finish(h *childRun, out tool.Output, err error) {
 	h.resumable = &resumeInfo{typ: c.typ, description: h.in.Description, transcript: c.transcriptPath(), cwd: c.env.Cwd}
 	h.mu.Unlock()
 	if bg {
+		telemetryOf(c).linkParent(h.parent) // telemetry.go: the turn that reads it links back
 		b.notify(h.parent.inbox, reportOf(c).notification(h, status, errText))
 		if info, ok := b.reg.Get(c.id); ok {
 			info.Status = status

@@ -75,6 +75,9 @@ func (x *localExecutor) Start(ctx context.Context, req executor.SpawnRequest) (e
 		child.pendingErr = child.run.send(ctx, run.Event{Type: run.EventTaskPending, AgentID: child.id, ParentToolUseID: child.toolUseID,
 			Task: child.taskInfo(p.parent, p.in, task.Pending)})
 	}
+	if child.run.rt.tel != nil {
+		child.spawnReq = &req // telemetry.go: its span's parent and budget
+	}
 	return x.b.start(ctx, p.parent, child, p.in, req.Background), nil
 }
 
