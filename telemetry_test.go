@@ -6,9 +6,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -17,6 +19,7 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/anthropic"
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/internal/telemetry/otlptest"
 	"github.com/cadre-dev/cadre/run"
 )
 
@@ -318,5 +321,66 @@ func TestTelemetryJoinsCallersSpan(t *testing.T) {
 	}
 	if prompts != 1 {
 		t.Errorf("%d spans carry the nested child's prompt, want 1", prompts)
+	}
+}
+
+// TestTelemetryOverOTLPHTTP: the same run exported over OTLP/HTTP to a
+// receiver that decodes the protobuf requests gives the same tree as the
+// in-memory recorder beside the exporter: the same spans, parents, links
+// and attributes.
+func TestTelemetryOverOTLPHTTP(t *testing.T) {
+	rcv := otlptest.NewReceiver()
+	defer rcv.Close()
+	ctx := context.Background()
+	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(rcv.URL()+"/v1/traces"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithBatcher(exp))
+	session := runTree(t, ctx, cadre.Telemetry{Provider: "anthropic", TracerProvider: tp})
+	if err := tp.Shutdown(ctx); err != nil { // flushes the batch
+		t.Fatal(err)
+	}
+	got, requests, errs := rcv.Spans()
+	if len(errs) > 0 || requests == 0 {
+		t.Fatalf("%d requests, errors %v", requests, errs)
+	}
+	var nodes []node
+	for _, s := range got {
+		n := node{name: s.Name, kind: trace.SpanKind(s.Kind), attrs: s.Attrs}
+		n.traceID, _ = trace.TraceIDFromHex(s.TraceID)
+		n.spanID, _ = trace.SpanIDFromHex(s.SpanID)
+		if s.ParentID != "" {
+			n.parentID, _ = trace.SpanIDFromHex(s.ParentID)
+		}
+		for _, l := range s.Links {
+			id, _ := trace.SpanIDFromHex(l)
+			n.links = append(n.links, id)
+		}
+		nodes = append(nodes, n)
+	}
+	checkTree(t, nodes, session, trace.SpanContext{})
+	want := map[trace.SpanID]node{}
+	for _, n := range nodesOf(rec.Ended()) {
+		want[n.spanID] = n
+	}
+	if len(nodes) != len(want) {
+		t.Errorf("received %d spans, the recorder has %d", len(nodes), len(want))
+	}
+	for _, n := range nodes {
+		w, ok := want[n.spanID]
+		switch {
+		case !ok:
+			t.Errorf("received span %s %s the recorder does not have", n.name, n.spanID)
+		case w.name != n.name || w.kind != n.kind || w.parentID != n.parentID || w.traceID != n.traceID || !slices.Equal(w.links, n.links):
+			t.Errorf("span %s: received %+v, recorded %+v", n.spanID, n, w)
+		default:
+			for k, v := range w.attrs {
+				if k != "gen_ai.response.finish_reasons" && n.attrs[k] != v {
+					t.Errorf("span %s: %s received %q, recorded %q", n.name, k, n.attrs[k], v)
+				}
+			}
+		}
 	}
 }

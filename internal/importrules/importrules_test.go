@@ -33,7 +33,7 @@ var layers = []struct {
 		"on llm alone (or on a leaf): the tool contract, transcripts, facts about the working directory, the pure parts of compaction"},
 	{[]string{"llm/anthropic", "llm/openai", "permission", "skills", "tool/builtin", "internal/sandbox", "internal/telemetry"},
 		"provider adapters; permissions, skills and the built-in tools over the tool contract"},
-	{[]string{"agentdef", "hooks", "internal/sdkproto", "internal/mcpx", "internal/telemetry/otelsetup"},
+	{[]string{"agentdef", "hooks", "internal/sdkproto", "internal/mcpx", "internal/telemetry/otelsetup", "internal/telemetry/otlptest"},
 		"agent definitions, hooks, the SDK's stream protocol, MCP clients"},
 	{[]string{"run", "internal/loop", "internal/spawn"},
 		"the public vocabulary of a run, the query loop, the pure spawn decisions"},
@@ -72,6 +72,7 @@ var only = []struct {
 	{"config", []string{"internal/cli", "internal/cli/..."}, "settings files are read above the root; the runtime gets a cadre.Config"},
 	{"llm/llmtest", []string{"internal/engine/executor/executortest"}, "the scripted model server is for tests only (and the executor conformance suite, which drives children with it)"},
 	{"internal/engine/executor/executortest", nil, "the executor conformance suite is for tests only"},
+	{"internal/telemetry/otlptest", nil, "the OTLP receiver is for tests only"},
 }
 
 // confined names packages that may import, within the module, only what

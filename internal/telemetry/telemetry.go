@@ -203,13 +203,18 @@ type AgentSpan struct {
 	a    Agent
 }
 
-// StartAgent starts a's invoke_agent span: its parent is the span of
-// a.Trace (the parent's execute_tool Agent span, wherever the child runs)
-// or else the span in ctx (the caller's, or TRACEPARENT's). It returns
-// the context the agent runs in.
+// StartAgent starts a's invoke_agent span. A sub-agent's parent is the
+// span of a.Trace (its parent's execute_tool Agent span, wherever the
+// child runs); the main agent's (a.ID "") the span in ctx (the caller's,
+// or TRACEPARENT's). It returns the context the agent runs in.
 func (t *Telemetry) StartAgent(ctx context.Context, a Agent) (context.Context, *AgentSpan) {
 	if t == nil || t.tracer == nil {
 		return ctx, nil
+	}
+	if a.ID != "" {
+		// A sub-agent's parent is its spawn request's trace context
+		// alone, wherever it runs: not what its run's context inherited.
+		ctx = trace.ContextWithSpanContext(ctx, trace.SpanContext{})
 	}
 	ctx = Extract(ctx, a.Trace)
 	kind := trace.SpanKindInternal

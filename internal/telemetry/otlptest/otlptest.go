@@ -1,0 +1,132 @@
+// Package otlptest is an OTLP/HTTP trace receiver for tests: an HTTP
+// server that decodes each protobuf ExportTraceServiceRequest posted to
+// /v1/traces and keeps its spans. Tests only.
+package otlptest
+
+import (
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+
+	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// Span is one received span, its ids in hex and its attributes as
+// strings.
+type Span struct {
+	Name                      string
+	Kind                      tracepb.Span_SpanKind
+	TraceID, SpanID, ParentID string
+	Links                     []string // the linked spans' ids
+	Attrs                     map[string]string
+	// Service is the service.name of the resource that sent it.
+	Service string
+}
+
+// Receiver is a running OTLP/HTTP receiver.
+type Receiver struct {
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	spans    []Span
+	requests int
+	errs     []error
+}
+
+// NewReceiver starts a receiver; Close stops it.
+func NewReceiver() *Receiver {
+	r := &Receiver{}
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	return r
+}
+
+// URL is the receiver's base URL (OTEL_EXPORTER_OTLP_ENDPOINT).
+func (r *Receiver) URL() string { return r.srv.URL }
+
+// Close stops the receiver.
+func (r *Receiver) Close() { r.srv.Close() }
+
+// Spans returns the spans received so far, with the requests that
+// carried them and any request that could not be decoded.
+func (r *Receiver) Spans() (spans []Span, requests int, errs []error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Span(nil), r.spans...), r.requests, append([]error(nil), r.errs...)
+}
+
+func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
+	body, err := io.ReadAll(req.Body)
+	if err == nil && req.URL.Path != "/v1/traces" {
+		err = fmt.Errorf("POST to %s, want /v1/traces", req.URL.Path)
+	}
+	if err == nil && req.Header.Get("Content-Type") != "application/x-protobuf" {
+		err = fmt.Errorf("content type %q, want application/x-protobuf", req.Header.Get("Content-Type"))
+	}
+	var msg collectortrace.ExportTraceServiceRequest
+	if err == nil {
+		err = proto.Unmarshal(body, &msg)
+	}
+	r.mu.Lock()
+	r.requests++
+	if err != nil {
+		r.errs = append(r.errs, err)
+		r.mu.Unlock()
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	for _, rs := range msg.GetResourceSpans() {
+		service := ""
+		for _, kv := range rs.GetResource().GetAttributes() {
+			if kv.GetKey() == "service.name" {
+				service = value(kv.GetValue())
+			}
+		}
+		for _, ss := range rs.GetScopeSpans() {
+			for _, s := range ss.GetSpans() {
+				sp := Span{Name: s.GetName(), Kind: s.GetKind(), TraceID: hex.EncodeToString(s.GetTraceId()),
+					SpanID: hex.EncodeToString(s.GetSpanId()), ParentID: hex.EncodeToString(s.GetParentSpanId()),
+					Attrs: map[string]string{}, Service: service}
+				for _, l := range s.GetLinks() {
+					sp.Links = append(sp.Links, hex.EncodeToString(l.GetSpanId()))
+				}
+				for _, kv := range s.GetAttributes() {
+					sp.Attrs[kv.GetKey()] = value(kv.GetValue())
+				}
+				r.spans = append(r.spans, sp)
+			}
+		}
+	}
+	r.mu.Unlock()
+	b, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(b)
+}
+
+// value renders an attribute value as the SDK's attribute.Value.Emit
+// does for the scalar kinds and string slices.
+func value(v *commonpb.AnyValue) string {
+	switch x := v.GetValue().(type) {
+	case *commonpb.AnyValue_StringValue:
+		return x.StringValue
+	case *commonpb.AnyValue_BoolValue:
+		return fmt.Sprint(x.BoolValue)
+	case *commonpb.AnyValue_IntValue:
+		return fmt.Sprint(x.IntValue)
+	case *commonpb.AnyValue_DoubleValue:
+		return fmt.Sprint(x.DoubleValue)
+	case *commonpb.AnyValue_ArrayValue:
+		var parts []string
+		for _, e := range x.ArrayValue.GetValues() {
+			parts = append(parts, fmt.Sprintf("%q", value(e)))
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	}
+	return ""
+}
