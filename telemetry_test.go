@@ -16,10 +16,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/telemetry/otlptest"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/anthropic"
 	"github.com/cadre-dev/cadre/llm/llmtest"
-	"github.com/cadre-dev/cadre/internal/telemetry/otlptest"
 	"github.com/cadre-dev/cadre/run"
 )
 
