@@ -1,17 +1,20 @@
-// Package otlptest is an OTLP/HTTP trace receiver for tests: an HTTP
-// server that decodes each protobuf ExportTraceServiceRequest posted to
-// /v1/traces and keeps its spans. Tests only.
+// Package otlptest is an OTLP/HTTP receiver for tests: an HTTP server
+// that decodes each protobuf ExportTraceServiceRequest posted to
+// /v1/traces and keeps its spans, and each ExportMetricsServiceRequest
+// posted to /v1/metrics and keeps its sums. Tests only.
 package otlptest
 
 import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 
+	collectormetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -38,11 +41,14 @@ type Receiver struct {
 	spans    []Span
 	requests int
 	errs     []error
+	// sums holds each sum metric's value in the last export that had it:
+	// the total over its data points (cumulative, as the SDK exports).
+	sums map[string]float64
 }
 
 // NewReceiver starts a receiver; Close stops it.
 func NewReceiver() *Receiver {
-	r := &Receiver{}
+	r := &Receiver{sums: map[string]float64{}}
 	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
 	return r
 }
@@ -61,10 +67,22 @@ func (r *Receiver) Spans() (spans []Span, requests int, errs []error) {
 	return append([]Span(nil), r.spans...), r.requests, append([]error(nil), r.errs...)
 }
 
+// Sums returns the sum metrics received: each one's total over its data
+// points in the last export that carried it.
+func (r *Receiver) Sums() map[string]float64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.sums)
+}
+
 func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
+	if req.URL.Path == "/v1/metrics" {
+		r.serveMetrics(w, req)
+		return
+	}
 	body, err := io.ReadAll(req.Body)
 	if err == nil && req.URL.Path != "/v1/traces" {
-		err = fmt.Errorf("POST to %s, want /v1/traces", req.URL.Path)
+		err = fmt.Errorf("POST to %s, want /v1/traces or /v1/metrics", req.URL.Path)
 	}
 	if err == nil && req.Header.Get("Content-Type") != "application/x-protobuf" {
 		err = fmt.Errorf("content type %q, want application/x-protobuf", req.Header.Get("Content-Type"))
@@ -105,6 +123,39 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	r.mu.Unlock()
 	b, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(b)
+}
+
+func (r *Receiver) serveMetrics(w http.ResponseWriter, req *http.Request) {
+	body, err := io.ReadAll(req.Body)
+	var msg collectormetrics.ExportMetricsServiceRequest
+	if err == nil {
+		err = proto.Unmarshal(body, &msg)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.requests++
+	if err != nil {
+		r.errs = append(r.errs, err)
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	for _, rm := range msg.GetResourceMetrics() {
+		for _, sm := range rm.GetScopeMetrics() {
+			for _, m := range sm.GetMetrics() {
+				if m.GetSum() == nil {
+					continue
+				}
+				total := 0.0
+				for _, dp := range m.GetSum().GetDataPoints() {
+					total += dp.GetAsDouble() + float64(dp.GetAsInt())
+				}
+				r.sums[m.GetName()] = total
+			}
+		}
+	}
+	b, _ := proto.Marshal(&collectormetrics.ExportMetricsServiceResponse{})
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	_, _ = w.Write(b)
 }
