@@ -76,7 +76,10 @@ func (x *localExecutor) Start(ctx context.Context, req executor.SpawnRequest) (e
 			Task: child.taskInfo(p.parent, p.in, task.Pending)})
 	}
 	if child.run.rt.tel != nil {
-		child.spawnReq = &req // telemetry.go: its span's parent and budget
+		// telemetry.go: its span's parent and budget. A copy made here
+		// alone, so that req stays on the stack when telemetry is off.
+		r := req
+		child.spawnReq = &r
 	}
 	return x.b.start(ctx, p.parent, child, p.in, req.Background), nil
 }
