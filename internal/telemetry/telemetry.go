@@ -130,12 +130,12 @@ func (c *TraceContext) Keys() []string { return []string{"traceparent", "tracest
 // span of an Agent call), for a child's spawn request; empty when off or
 // when ctx has no span.
 func (t *Telemetry) Inject(ctx context.Context) TraceContext {
-	var c TraceContext
 	if t == nil || !trace.SpanContextFromContext(ctx).IsValid() {
-		return c
+		return TraceContext{}
 	}
-	propagation.TraceContext{}.Inject(ctx, &c)
-	return c
+	c := new(TraceContext) // the carrier escapes: made only when on
+	propagation.TraceContext{}.Inject(ctx, c)
+	return *c
 }
 
 // Extract returns ctx with the remote span context of c as its parent
@@ -144,7 +144,8 @@ func Extract(ctx context.Context, c TraceContext) context.Context {
 	if c.TraceParent == "" {
 		return ctx
 	}
-	return propagation.TraceContext{}.Extract(ctx, &c)
+	carrier := c // the carrier escapes: made only when there is one
+	return propagation.TraceContext{}.Extract(ctx, &carrier)
 }
 
 // StartMain starts the main agent's invoke_agent span of one run: under
