@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +14,8 @@ import (
 )
 
 // TestHeadlessExportsTheTree runs the real binary's `cadre -p` with
-// the OTEL_* variables pointing at an OTLP/HTTP receiver and TRACEPARENT
-// set: the spans of the main agent and its child reach the receiver
+// the OTEL_* variables pointing at an OTLP receiver (HTTP, or gRPC when
+// the protocol says so) and TRACEPARENT set: the spans of the main agent and its child reach the receiver
 // before the process exits (the batch is flushed at exit: its schedule is
 // seconds, the run is shorter), all in TRACEPARENT's trace, the child's
 // under the Agent call's span. With CLAUDE_CODE_ENABLE_TELEMETRY and an
@@ -33,14 +34,24 @@ func TestHeadlessExportsTheTree(t *testing.T) {
 		name   string
 		env    []string
 		export bool
+		grpc   bool
 	}{
-		{"otel variables", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_SERVICE_NAME=cadre-test"}, true},
-		{"claude code switch", []string{"CLAUDE_CODE_ENABLE_TELEMETRY=1", "OTEL_SERVICE_NAME=cadre-test"}, true},
-		{"off", []string{"OTEL_SERVICE_NAME=cadre-test"}, false},
+		{"otlp over grpc", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc", "OTEL_SERVICE_NAME=cadre-test"}, true, true},
+		{"otel variables", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_SERVICE_NAME=cadre-test"}, true, false},
+		{"claude code switch", []string{"CLAUDE_CODE_ENABLE_TELEMETRY=1", "OTEL_SERVICE_NAME=cadre-test"}, true, false},
+		{"off", []string{"OTEL_SERVICE_NAME=cadre-test"}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rcv := otlptest.NewReceiver()
+			rcv, endpoint := otlptest.NewReceiver(), ""
+			if tc.grpc {
+				var err error
+				if rcv, err = otlptest.NewGRPCReceiver(); err != nil {
+					t.Fatal(err)
+				}
+				endpoint = rcv.GRPCEndpoint()
+			}
 			defer rcv.Close()
+			endpoint = cmp.Or(endpoint, rcv.URL())
 			srv := llmtest.NewServer()
 			defer srv.Close()
 			srv.Script("HEADLESS", llmtest.ToolUse("Agent", map[string]any{"description": "child", "prompt": "KID: say hi", "subagent_type": "general-purpose"}),
@@ -50,7 +61,7 @@ func TestHeadlessExportsTheTree(t *testing.T) {
 			env := append([]string{
 				"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + filepath.Join(home, "state"),
 				"ANTHROPIC_BASE_URL=" + srv.URL(), "ANTHROPIC_API_KEY=sk-ant-test",
-				"OTEL_EXPORTER_OTLP_ENDPOINT=" + rcv.URL(), "TRACEPARENT=00-" + traceID + "-" + outerID + "-01",
+				"OTEL_EXPORTER_OTLP_ENDPOINT=" + endpoint, "TRACEPARENT=00-" + traceID + "-" + outerID + "-01",
 			}, tc.env...)
 			cmd := exec.Command(bin, "-p", "HEADLESS: start a child", "--model", "claude-sonnet-4-5", "--dangerously-skip-permissions")
 			cmd.Dir, cmd.Env = work, env

@@ -1,14 +1,17 @@
-// Package otlptest is an OTLP/HTTP receiver for tests: an HTTP server
-// that decodes each protobuf ExportTraceServiceRequest posted to
-// /v1/traces and keeps its spans, and each ExportMetricsServiceRequest
-// posted to /v1/metrics and keeps its sums. Tests only.
+// Package otlptest is an OTLP receiver for tests: an HTTP server that
+// decodes each protobuf ExportTraceServiceRequest posted to /v1/traces
+// and keeps its spans, and each ExportMetricsServiceRequest posted to
+// /v1/metrics and keeps its sums; with NewGRPCReceiver also the
+// collector's gRPC TraceService. Tests only.
 package otlptest
 
 import (
+	"context"
 	"encoding/hex"
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,6 +21,7 @@ import (
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -41,6 +45,9 @@ type Receiver struct {
 	spans    []Span
 	requests int
 	errs     []error
+	// grpc serves OTLP over gRPC (NewGRPCReceiver); nil for HTTP only.
+	grpc     *grpc.Server
+	grpcAddr string
 	// sums holds each sum metric's value in the last export that had it:
 	// the total over its data points (cumulative, as the SDK exports).
 	sums map[string]float64
@@ -57,7 +64,46 @@ func NewReceiver() *Receiver {
 func (r *Receiver) URL() string { return r.srv.URL }
 
 // Close stops the receiver.
-func (r *Receiver) Close() { r.srv.Close() }
+func (r *Receiver) Close() {
+	r.srv.Close()
+	if r.grpc != nil {
+		r.grpc.Stop()
+	}
+}
+
+// NewGRPCReceiver starts a receiver of OTLP over gRPC (the collector's
+// TraceService) on a loopback port; GRPCEndpoint is its address.
+func NewGRPCReceiver() (*Receiver, error) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen for OTLP/gRPC: %w", err)
+	}
+	r := NewReceiver()
+	r.grpc = grpc.NewServer()
+	r.grpcAddr = lis.Addr().String()
+	collectortrace.RegisterTraceServiceServer(r.grpc, traceService{r: r})
+	go func() { _ = r.grpc.Serve(lis) }() // ends with Stop in Close
+	return r, nil
+}
+
+// GRPCEndpoint is the gRPC receiver's endpoint, as
+// OTEL_EXPORTER_OTLP_ENDPOINT takes it (http: no TLS).
+func (r *Receiver) GRPCEndpoint() string { return "http://" + r.grpcAddr }
+
+// traceService is the receiver as the collector's gRPC TraceService.
+type traceService struct {
+	collectortrace.UnimplementedTraceServiceServer
+	r *Receiver
+}
+
+// Export implements collectortrace.TraceServiceServer.
+func (s traceService) Export(_ context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
+	s.r.mu.Lock()
+	s.r.requests++
+	s.r.record(req)
+	s.r.mu.Unlock()
+	return &collectortrace.ExportTraceServiceResponse{}, nil
+}
 
 // Spans returns the spans received so far, with the requests that
 // carried them and any request that could not be decoded.
@@ -99,6 +145,15 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	r.record(&msg)
+	r.mu.Unlock()
+	b, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
+	w.Header().Set("Content-Type", "application/x-protobuf")
+	_, _ = w.Write(b)
+}
+
+// record keeps the spans of msg; r.mu is held.
+func (r *Receiver) record(msg *collectortrace.ExportTraceServiceRequest) {
 	for _, rs := range msg.GetResourceSpans() {
 		service := ""
 		for _, kv := range rs.GetResource().GetAttributes() {
@@ -121,10 +176,6 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 			}
 		}
 	}
-	r.mu.Unlock()
-	b, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(b)
 }
 
 func (r *Receiver) serveMetrics(w http.ResponseWriter, req *http.Request) {
