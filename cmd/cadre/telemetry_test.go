@@ -40,6 +40,7 @@ func TestHeadlessExportsTheTree(t *testing.T) {
 		{"otel variables", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_SERVICE_NAME=cadre-test"}, true, false},
 		{"claude code switch", []string{"CLAUDE_CODE_ENABLE_TELEMETRY=1", "OTEL_SERVICE_NAME=cadre-test"}, true, false},
 		{"off", []string{"OTEL_SERVICE_NAME=cadre-test"}, false, false},
+		{"unknown exporter", []string{"OTEL_TRACES_EXPORTER=zipkin"}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rcv, endpoint := otlptest.NewReceiver(), ""
@@ -80,6 +81,11 @@ func TestHeadlessExportsTheTree(t *testing.T) {
 			if !tc.export {
 				if requests != 0 {
 					t.Fatalf("telemetry off, yet %d export requests", requests)
+				}
+				// An exporter cadre does not have is named on stderr;
+				// the run goes on without it.
+				if warned := strings.Contains(stderr.String(), "OTEL_TRACES_EXPORTER=zipkin"); warned != (tc.name == "unknown exporter") {
+					t.Errorf("stderr %q", stderr.String())
 				}
 				return
 			}
