@@ -231,7 +231,7 @@ func (b *background) finish(h *childRun, out tool.Output, err error) {
 	h.resumable = &resumeInfo{typ: c.typ, description: h.in.Description, transcript: c.transcriptPath(), cwd: c.env.Cwd}
 	h.mu.Unlock()
 	if bg {
-		telemetryOf(c).linkParent(h.parent) // telemetry.go: the turn that reads it links back
+		telemetryOf(c).endedInBackground() // telemetry.go: the turn that reads it links back
 		b.notify(h.parent.inbox, reportOf(c).notification(h, status, errText))
 		if info, ok := b.reg.Get(c.id); ok {
 			info.Status = status

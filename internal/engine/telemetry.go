@@ -55,11 +55,26 @@ func (g telGlue) endChild(err error) {
 	c.span.End(string(status), u, c.run.rt.tel.Cost(c.modelID, u), err)
 }
 
-// linkParent leaves a link to the ended background child's span for its
-// parent's next model request: the turn that reads its notification.
-func (g telGlue) linkParent(parent *agent) {
+// endedInBackground keeps the ended background child's span until its
+// notification is taken (linkNotes): the request that carries it links
+// back to the child, whichever agent reads it (its parent, or the
+// nearest live ancestor once the parent ended).
+func (g telGlue) endedInBackground() {
 	if c := g.a; c.span != nil {
-		c.run.rt.tel.LinkLater(parent.id, c.span.SpanContext())
+		c.run.rt.tel.EndedInBackground(c.id, c.span.SpanContext())
+	}
+}
+
+// linkNotes links the next model request of the inbox's owner to the
+// spans of the background agents whose notifications it just took.
+func linkNotes(tel *telemetry.Telemetry, owner string, taken []task.Message) {
+	if tel == nil {
+		return
+	}
+	for _, m := range taken {
+		if m.Note != nil {
+			tel.LinkTask(owner, m.Note.TaskID)
+		}
 	}
 }
 

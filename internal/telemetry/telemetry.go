@@ -54,6 +54,9 @@ type Telemetry struct {
 
 	mu    sync.Mutex
 	links map[string][]trace.Link // by the agent they wait for
+	// ended holds the spans of background agents that ended, by agent
+	// id, until their notification is taken (LinkTask).
+	ended map[string]trace.SpanContext
 	// lastRun is the main agent's span of the last run on a prompt: a
 	// run on notifications alone continues its trace.
 	lastRun trace.SpanContext
@@ -77,7 +80,7 @@ func New(s Settings, session string, prices pricing.Table) *Telemetry {
 	if prices == nil {
 		prices = pricing.Default()
 	}
-	t := &Telemetry{set: s, session: session, prices: prices, links: map[string][]trace.Link{}}
+	t := &Telemetry{set: s, session: session, prices: prices, links: map[string][]trace.Link{}, ended: map[string]trace.SpanContext{}}
 	if s.TracerProvider != nil {
 		t.tracer = s.TracerProvider.Tracer(InstrumentationName)
 	}
@@ -305,9 +308,9 @@ func (t *Telemetry) countAgent(typ, status string) {
 	t.m.agents.Add(context.Background(), 1, metric.WithAttributes(attribute.String(AttrAgentName, typ), attribute.String(AttrStatus, status)))
 }
 
-// LinkLater keeps a link to sc for agent's next model request: a
-// background child's end links the parent's turn that reads its
-// notification back to the child's invoke_agent span.
+// LinkLater keeps a link to sc for agent's next model request (LinkTask:
+// the turn that reads a background child's notification links back to
+// the child's invoke_agent span).
 func (t *Telemetry) LinkLater(agent string, sc trace.SpanContext) {
 	if t == nil || !sc.IsValid() {
 		return
@@ -315,6 +318,33 @@ func (t *Telemetry) LinkLater(agent string, sc trace.SpanContext) {
 	t.mu.Lock()
 	t.links[agentID(agent)] = append(t.links[agentID(agent)], trace.Link{Attributes: []attribute.KeyValue{attribute.String(AttrOperationName, OpInvokeAgent)}, SpanContext: sc})
 	t.mu.Unlock()
+}
+
+// EndedInBackground keeps the span of the background agent id that
+// ended, for the request that will carry its notification (LinkTask).
+func (t *Telemetry) EndedInBackground(id string, sc trace.SpanContext) {
+	if t == nil || !sc.IsValid() {
+		return
+	}
+	t.mu.Lock()
+	t.ended[id] = sc
+	t.mu.Unlock()
+}
+
+// LinkTask links agent's next model request (the one carrying the
+// notification of task, just taken from its inbox) back to the task's
+// invoke_agent span.
+func (t *Telemetry) LinkTask(agent, task string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	sc, ok := t.ended[task]
+	delete(t.ended, task)
+	t.mu.Unlock()
+	if ok {
+		t.LinkLater(agent, sc)
+	}
 }
 
 // takeLinks returns and forgets the links waiting for agent.
