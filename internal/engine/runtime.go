@@ -585,7 +585,7 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	s.startSession(ctx, main, &msgs[len(msgs)-1])
 	mctx, span := telemetryOf(main).startMain(ctx, prompt, wait) // telemetry.go
 	res, err := main.runLoop(mctx, msgs, recorder)
-	telemetryOf(main).endMain(span, res, err)
+	telemetryOf(main).endMain(span, err)
 	// Every way the run ends closes its record the same way (outcome.go).
 	s.finish(ctx, mainRec, res, err)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/task"
 )
@@ -90,8 +89,9 @@ func (g telGlue) startMain(ctx context.Context, prompt string, notes bool) (cont
 	return tel.StartMain(ctx, telemetry.Agent{Type: a.typ, Model: a.modelID, Prompt: prompt}, notes)
 }
 
-// endMain ends the main agent's span for the run.
-func (g telGlue) endMain(span *telemetry.AgentSpan, res *loop.Result, err error) {
+// endMain ends the main agent's span for the run: completed, failed
+// (err), or killed (cancelled).
+func (g telGlue) endMain(span *telemetry.AgentSpan, err error) {
 	if span == nil {
 		return
 	}
@@ -106,6 +106,5 @@ func (g telGlue) endMain(span *telemetry.AgentSpan, res *loop.Result, err error)
 	a.mu.Lock()
 	u := a.usage
 	a.mu.Unlock()
-	_ = res
 	span.End(string(status), u, a.run.rt.tel.Cost(a.modelID, u), err)
 }
