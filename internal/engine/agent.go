@@ -188,8 +188,10 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 			cfg.Inbox = writtenFirst{a.inbox, w}
 		}
 	}
-	cfg.Compaction = compactOf(a).compaction(tpath)        // compact.go
-	if o := a.run.rt.tel.Observer(a.id, a.typ); o != nil { // telemetry.go: chat and execute_tool spans
+	cfg.Compaction = compactOf(a).compaction(tpath) // compact.go
+	// telemetry.go: chat and execute_tool spans (a nil *Observer must not
+	// become a non-nil loop.Observer).
+	if o := a.run.rt.tel.Observer(a.id, a.typ); o != nil {
 		cfg.Observer = o
 	}
 	defer a.run.rt.compacts.running(a)()
