@@ -17,6 +17,9 @@ import (
 	"testing"
 	"time"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/anthropic"
@@ -251,13 +254,15 @@ func median(ds []time.Duration) time.Duration {
 // so the session's git snapshot is taken; /no-transcript turns transcripts
 // and sub-agent meta files off, to show what writing them costs. Fan-out 64
 // and 256 (without transcripts) go past the running cap of 20: their
-// spawn-ns includes the wait in the spawn gate's queue.
+// spawn-ns includes the wait in the spawn gate's queue. /otel runs with
+// telemetry on (the SDK's tracer and meter providers, spans batched to an
+// exporter that drops them): the cost of the spans and metrics.
 func BenchmarkSpawn(b *testing.B) {
 	for _, c := range []struct {
-		n            int
-		repo, noRecs bool
-	}{{1, false, false}, {16, false, false}, {1, true, false}, {16, true, false}, {1, false, true}, {16, false, true},
-		{64, false, true}, {256, false, true}} {
+		n                 int
+		repo, noRecs, tel bool
+	}{{1, false, false, false}, {16, false, false, false}, {1, true, false, false}, {16, true, false, false}, {1, false, true, false},
+		{16, false, true, false}, {64, false, true, false}, {256, false, true, false}, {1, false, false, true}, {16, false, false, true}} {
 		n := c.n
 		name := fmt.Sprintf("fanout=%d", n)
 		if c.repo {
@@ -266,13 +271,17 @@ func BenchmarkSpawn(b *testing.B) {
 		if c.noRecs {
 			name += "/no-transcript"
 		}
-		b.Run(name, func(b *testing.B) { benchSpawn(b, n, c.repo, c.noRecs) })
+		if c.tel {
+			name += "/otel"
+		}
+		b.Run(name, func(b *testing.B) { benchSpawn(b, n, c.repo, c.noRecs, c.tel) })
 	}
 }
 
 // benchSpawn is one case of BenchmarkSpawn: fan-out n, in a git repository
-// when repo is set, without transcripts when noRecs is set.
-func benchSpawn(b *testing.B, n int, repo, noRecs bool) {
+// when repo is set, without transcripts when noRecs is set, with
+// telemetry on when tel is set.
+func benchSpawn(b *testing.B, n int, repo, noRecs, tel bool) {
 	cwd, file, state := benchDir(b, repo)
 	ctx := context.Background()
 	var spawn []time.Duration
@@ -285,8 +294,15 @@ func benchSpawn(b *testing.B, n int, repo, noRecs bool) {
 		m := newInstantModel(n, file)
 		cfg := benchConfig(m, cwd, state)
 		cfg.NoTranscript = noRecs
+		var stop func()
+		if tel {
+			cfg.Telemetry, stop = benchTelemetry()
+		}
 		if err := runOnce(ctx, cfg, n); err != nil {
 			b.Fatal(err)
+		}
+		if stop != nil {
+			stop()
 		}
 		spawn = append(spawn, median(m.spawnLatencies()))
 		requests = m.requests
@@ -300,6 +316,24 @@ func benchSpawn(b *testing.B, n int, repo, noRecs bool) {
 	b.ReportMetric(float64(median(spawn).Nanoseconds()), "spawn-ns")
 	reportPerChild(b, n, elapsed, &before, &after)
 }
+
+// benchTelemetry is telemetry on, as the CLI sets it up but for the
+// exporter, which drops what it is given: the SDK's tracer provider with a
+// batching span processor and a meter provider with a reader.
+func benchTelemetry() (cadre.Telemetry, func()) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(dropExporter{}))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	return cadre.Telemetry{Provider: "anthropic", TracerProvider: tp, MeterProvider: mp}, func() {
+		_ = tp.Shutdown(context.Background())
+		_ = mp.Shutdown(context.Background())
+	}
+}
+
+// dropExporter is a span exporter that drops the spans.
+type dropExporter struct{}
+
+func (dropExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (dropExporter) Shutdown(context.Context) error                             { return nil }
 
 // benchScript answers the scenario on an llmtest server, from the request
 // alone.

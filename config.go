@@ -27,6 +27,8 @@ import (
 	"github.com/cadre-dev/cadre/skills"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/tool/builtin"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config configures a Runtime. Model and ModelID are required, and so is
@@ -253,6 +255,32 @@ type Config struct {
 	// CADRE_TASK_LIST_ID or CLAUDE_CODE_TASK_LIST_ID, so sessions can
 	// share a list); "" uses the team's own list.
 	TaskListID string
+	// Telemetry (S-15.7) puts the agent tree in OpenTelemetry when a
+	// provider is set: an invoke_agent span per agent run (a child's is a
+	// child of its parent's execute_tool Agent span; a Run's main agent
+	// joins the span in the context given to Run), a chat span per model
+	// request, an execute_tool span per tool call, and the cadre.* metrics.
+	// The zero value is off and costs nothing.
+	Telemetry Telemetry
+}
+
+// Telemetry says where the agent tree's spans and metrics go. Package
+// config fills it from the OTEL_* variables (and
+// CLAUDE_CODE_ENABLE_TELEMETRY) for the CLI; an embedder passes its own
+// providers.
+type Telemetry struct {
+	// Provider is the gen_ai.provider.name of the spans ("anthropic",
+	// "openai"); empty leaves it out.
+	Provider string
+	// TracerProvider receives the spans, MeterProvider the metrics; both
+	// nil is off.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	// LogPrompts puts each agent's prompt on its invoke_agent span
+	// (gen_ai.input.messages); LogToolContent puts tool calls' input and
+	// result on their execute_tool spans. Off by default.
+	LogPrompts     bool
+	LogToolContent bool
 }
 
 // Budget is what an agent or a session may spend (agentdef.Budget).

@@ -7,6 +7,7 @@ import (
 	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/internal/compact"
 	"github.com/cadre-dev/cadre/internal/engine"
+	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/mcp"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/run"
@@ -76,6 +77,7 @@ func (c Config) engine() engine.Config {
 		Teams:              c.Teams,
 		TeamShutdownGrace:  c.TeamShutdownGrace,
 		Remote:             engine.Remote(c.Remote),
+		Telemetry:          telemetry.Settings(c.Telemetry),
 	}
 	if c.Permissions != nil {
 		p := engine.Permissions(*c.Permissions)

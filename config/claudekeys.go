@@ -22,7 +22,7 @@ var claudeTopKeys = []Key{
 	{Name: "gcpAuthRefresh", Unsupported: unsupportedCloud, Effect: Widening},
 	{Name: "forceLoginMethod", Unsupported: unsupportedLogin, Effect: Narrowing},
 	{Name: "forceLoginOrgUUID", Unsupported: unsupportedLogin, Effect: Narrowing},
-	{Name: "otelHeadersHelper", Unsupported: "cadre exports no OpenTelemetry data, so no headers helper runs; ignored", Effect: Widening},
+	{Name: "otelHeadersHelper", Unsupported: "no headers helper runs: cadre's OTLP exporters take their headers from OTEL_EXPORTER_OTLP_HEADERS; ignored", Effect: Widening},
 	{Name: "enableAllProjectMcpServers", Unsupported: unsupportedMCPApply, Effect: Widening},
 	{Name: "enabledMcpjsonServers", Unsupported: unsupportedMCPApply, Effect: Widening},
 	{Name: "disabledMcpjsonServers", Unsupported: "use a deny rule (mcp__server) to turn a .mcp.json server off; ignored", Effect: Narrowing},

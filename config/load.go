@@ -329,6 +329,7 @@ func setModel(cfg *cadre.Config, opts Options, s *Settings, getenv func(string) 
 	}
 	aliases := Aliases{Provider: provider, Settings: s.ModelAliases}
 	cfg.Model = model
+	cfg.Telemetry.Provider = string(provider) // gen_ai.provider.name, should telemetry be on
 	cfg.ModelID = aliases.ModelID(cmp.Or(opts.Model, getenv("CADRE_MODEL"), s.Model.Value))
 	cfg.ResolveModel = aliases.Resolve
 	return nil

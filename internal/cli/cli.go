@@ -19,6 +19,7 @@ import (
 	"github.com/cadre-dev/cadre/config"
 	"github.com/cadre-dev/cadre/internal/cli/agentscmd"
 	"github.com/cadre-dev/cadre/internal/proclife"
+	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/openai"
 	"github.com/cadre-dev/cadre/permission"
@@ -60,6 +61,8 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // options are the root command's flags.
 type options struct {
+	// telemetry is what the OTEL_* variables switched on (telemetry.go).
+	telemetry              telemetry.Settings
 	print                  bool
 	outputFormat           string
 	inputFormat            string
@@ -205,7 +208,9 @@ terminated (SIGTERM).`,
 		SilenceErrors: true,
 		Args:          cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.sdk.noEffect(p.stderr) // one line per SDK flag cadre does not act on (sdkflags.go)
+			o.sdk.noEffect(p.stderr)                 // one line per SDK flag cadre does not act on (sdkflags.go)
+			ctx, flush := startTelemetry(ctx, p, &o) // telemetry.go: OTEL_* variables, TRACEPARENT
+			defer flush()
 			if wantsUI(p, &o, args) {
 				return runUI(ctx, p, &o)
 			}

@@ -52,6 +52,11 @@ func configure(ctx context.Context, p procIO, o *options) (cadre.Config, error) 
 		// error_max_budget_usd once it is spent.
 		cfg.Budget.USD = o.maxBudgetUSD
 	}
+	// Telemetry (telemetry.go): the providers the OTEL_* variables built;
+	// config named the model provider.
+	t := o.telemetry
+	cfg.Telemetry.TracerProvider, cfg.Telemetry.MeterProvider = t.TracerProvider, t.MeterProvider
+	cfg.Telemetry.LogPrompts, cfg.Telemetry.LogToolContent = t.LogPrompts, t.LogToolContent
 	return cfg, nil
 }
 

@@ -9,9 +9,11 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/hooks"
+	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/mcpx"
 	"github.com/cadre-dev/cadre/internal/spawn"
+	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
@@ -109,6 +111,11 @@ type agent struct {
 
 	// account is the agent's budget (budget.go); nil when none bounds it.
 	account *spawn.Account
+	// Telemetry (telemetry.go), set only when it is on: the spawn
+	// request the child was started from (its trace context and budget)
+	// and its invoke_agent span.
+	spawnReq *executor.SpawnRequest
+	span     *telemetry.AgentSpan
 }
 
 // agentFrom returns the agent an Env belongs to (Env.Spawner, set by
@@ -190,6 +197,11 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 	cfg.Compaction = compactOf(a).compaction(tpath) // compact.go
 	ctx, stopBudget := budgetsOf(a).bind(ctx, &cfg) // budget.go: the loop's checks, the wall-time deadline
 	defer stopBudget()
+	// telemetry.go: chat and execute_tool spans (a nil *Observer must not
+	// become a non-nil loop.Observer).
+	if o := a.run.rt.tel.Observer(a.id, a.typ); o != nil {
+		cfg.Observer = o
+	}
 	defer a.run.rt.compacts.running(a)()
 	if a.output != nil {
 		cfg.Output = a.output

@@ -74,6 +74,7 @@ func (x *inbox) Take() []llm.Block {
 	if len(taken) == 0 {
 		return nil
 	}
+	linkNotes(x.b.rt.tel, x.owner, taken) // telemetry.go: the request carrying them links back
 	blocks := make([]llm.Block, len(taken))
 	for i, m := range taken {
 		blocks[i] = llm.TextBlock(m.Text)

@@ -153,10 +153,16 @@ func (c *agent) live(ctx context.Context, parent *agent, in agentInput) (tool.Ou
 		c.spawnReceipt.QueueWait = rt.cfg.Now().Sub(queuedAt)
 		rt.bg.reg.Start(c.id)
 	}
+	ctx = telemetryOf(c).startChild(ctx, parent, in) // telemetry.go
+	var out tool.Output
+	var err error
 	if c.isolation == agentdef.IsolationRemote {
-		return remoteOf(c).execute(ctx, parent, in) // remote.go
+		out, err = remoteOf(c).execute(ctx, parent, in) // remote.go
+	} else {
+		out, err = c.execute(ctx, parent, in)
 	}
-	return c.execute(ctx, parent, in)
+	telemetryOf(c).endChild(err)
+	return out, err
 }
 
 // wait blocks the parent's Agent call until the child ends or is moved to
@@ -233,6 +239,7 @@ func (b *background) finish(h *childRun, out tool.Output, err error) {
 	h.resumable = &resumeInfo{typ: c.typ, description: h.in.Description, transcript: c.transcriptPath(), cwd: c.env.Cwd}
 	h.mu.Unlock()
 	if bg {
+		telemetryOf(c).endedInBackground() // telemetry.go: the turn that reads it links back
 		b.notify(h.parent.inbox, reportOf(c).notification(h, status, errText))
 		if info, ok := b.reg.Get(c.id); ok {
 			info.Status = status

@@ -75,6 +75,12 @@ func (x *localExecutor) Start(ctx context.Context, req executor.SpawnRequest) (e
 		child.pendingErr = child.run.send(ctx, run.Event{Type: run.EventTaskPending, AgentID: child.id, ParentToolUseID: child.toolUseID,
 			Task: child.taskInfo(p.parent, p.in, task.Pending)})
 	}
+	if child.run.rt.tel != nil {
+		// telemetry.go: its span's parent and budget. A copy made here
+		// alone, so that req stays on the stack when telemetry is off.
+		r := req
+		child.spawnReq = &r
+	}
 	return x.b.start(ctx, p.parent, child, p.in, req.Background), nil
 }
 

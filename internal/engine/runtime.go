@@ -29,6 +29,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/sandbox"
 	"github.com/cadre-dev/cadre/internal/spawn"
+	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/internal/workspace"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/pricing"
@@ -98,6 +99,7 @@ type Config struct {
 	Teams              bool
 	TeamShutdownGrace  time.Duration
 	Remote             Remote
+	Telemetry          telemetry.Settings
 }
 
 // Permissions configures permission checking for the session.
@@ -194,6 +196,8 @@ type Runtime struct {
 	budgets budgetBook
 	// tasks is the team's task list, opened at first use (tasklist.go).
 	tasks taskListBook
+	// tel is the session's telemetry (telemetry.go); nil when off.
+	tel *telemetry.Telemetry
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
@@ -251,6 +255,7 @@ func New(cfg Config) (*Runtime, error) {
 	// get error results, so the next request is well formed.
 	r.messages, _ = transcript.CloseInterrupted(append([]llm.Message(nil), cfg.History...))
 	r.session = cmp.Or(cfg.SessionID, uuid.NewString())
+	r.tel = telemetry.New(cfg.Telemetry, r.session, cfg.Prices) // nil when off
 	if !cfg.NoTranscript {
 		// A session id names files: a UUID, and the path stays in StateDir (issue 9).
 		tpath, err := transcript.SessionFile(cfg.StateDir, cfg.Cwd, r.session)
@@ -601,7 +606,9 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	msgs := append(append([]llm.Message(nil), r.messages...), r.bg.firstMessage(prompt))
 	r.mu.Unlock()
 	s.startSession(ctx, main, &msgs[len(msgs)-1])
-	res, err := main.runLoop(ctx, msgs, recorder)
+	mctx, span := telemetryOf(main).startMain(ctx, prompt, wait) // telemetry.go
+	res, err := main.runLoop(mctx, msgs, recorder)
+	telemetryOf(main).endMain(span, err)
 	// Every way the run ends closes its record the same way (outcome.go).
 	s.finish(ctx, mainRec, res, err)
 }

@@ -172,6 +172,9 @@ func (a *agent) admit(ctx context.Context, turn tool.Turn, child *agent, in agen
 		turn.Done()
 		return errorOutput(ref.msg), nil
 	}
+	if rt.tel != nil { // telemetry.go: the child's spans join this call's
+		req.Trace = executor.TraceContext(rt.tel.Inject(ctx))
+	}
 	// The child as plain data, started through the executor seam
 	// (local.go). A queued child's EventTaskPending goes out in Start,
 	// before the turn passes, so the pending events of one batch come out

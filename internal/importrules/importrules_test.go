@@ -31,9 +31,9 @@ var layers = []struct {
 		"the model-facing texts (on the task registry's states)"},
 	{[]string{"llm/internal/retry", "llm/llmtest", "llm/pricing", "tool", "transcript", "internal/workspace", "internal/compact", "internal/remote/workspace"},
 		"on llm alone (or on a leaf): the tool contract, transcripts, facts about the working directory, the pure parts of compaction, a remote agent's git workspace (clone, worktree, bundle)"},
-	{[]string{"llm/anthropic", "llm/openai", "permission", "skills", "tool/builtin", "internal/sandbox"},
+	{[]string{"llm/anthropic", "llm/openai", "permission", "skills", "tool/builtin", "internal/sandbox", "internal/telemetry"},
 		"provider adapters; permissions, skills and the built-in tools over the tool contract"},
-	{[]string{"agentdef", "hooks", "internal/sdkproto", "internal/mcpx"},
+	{[]string{"agentdef", "hooks", "internal/sdkproto", "internal/mcpx", "internal/telemetry/otelsetup", "internal/telemetry/otlptest"},
 		"agent definitions, hooks, the SDK's stream protocol, MCP clients"},
 	{[]string{"run", "internal/loop", "internal/spawn"},
 		"the public vocabulary of a run, the query loop, the pure spawn decisions"},
@@ -67,6 +67,7 @@ var only = []struct {
 	{"internal/cli", []string{"cmd/cadre"}, "the command line is main's alone; an embedder uses the root or config"},
 	{"internal/cli/...", []string{"internal/cli", "internal/cli/..."}, "subcommands belong to the command line"},
 	{"internal/tui", []string{"internal/cli"}, "the terminal UI loads only when the CLI starts it"},
+	{"internal/telemetry/otelsetup", []string{"internal/cli"}, "the OpenTelemetry SDK and exporters are linked only into the CLI; an embedder brings its own providers"},
 	{"internal/sdkproto", []string{"internal/cli"}, "the SDKs' stream-json protocol is spoken by the CLI; the root has no edge to it"},
 	{"config", []string{"internal/cli", "internal/cli/..."}, "settings files are read above the root; the runtime gets a cadre.Config"},
 	{"llm/llmtest", []string{"internal/engine/executor/executortest"}, "the scripted model server is for tests only (and the executor conformance suite, which drives children with it)"},
@@ -75,6 +76,7 @@ var only = []struct {
 	{"internal/remote/temporalexec", []string{"internal/remote/remotecmd"}, "the Temporal client is the companion binary's (cadre-remote), never the cadre binary's"},
 	{"internal/remote/remotecmd", []string{"cmd/cadre-remote"}, "cadre-remote's command line is its main's alone"},
 	{"internal/remote/temporaltest", nil, "the Temporal dev server is for tests only"},
+	{"internal/telemetry/otlptest", nil, "the OTLP receiver is for tests only"},
 }
 
 // confined names packages that may import, within the module, only what

@@ -36,7 +36,12 @@ type toolCall struct {
 // Go error (from the tool, a hook's context or the authorizer) ends the
 // turn. A panic in the tool becomes an error result. The steps are called
 // directly, not from a table, so the call's state stays on the stack.
-func (r *runner) runOne(ctx context.Context, call llm.Block, turn tool.Turn) (ToolResult, error) {
+func (r *runner) runOne(ctx context.Context, call llm.Block, turn tool.Turn) (res ToolResult, err error) {
+	if r.cfg.Observer != nil { // telemetry: the call's execute_tool span
+		var observed func(tool.Output, bool, error)
+		ctx, observed = r.cfg.Observer.StartTool(ctx, call)
+		defer func() { observed(res.Output, res.Denied, err) }()
+	}
 	c := toolCall{call: call, turn: turn, start: r.cfg.Now()}
 	done, err := r.findTool(ctx, &c) // input too large or not JSON, no such tool, input that does not fit: a result the model can fix
 	if !done && err == nil {

@@ -96,6 +96,9 @@ type Config struct {
 	// Budget, when set, bounds what the run spends (budget.go); nil
 	// never stops it.
 	Budget Budget
+	// Observer, when set, watches each model request and tool call
+	// (telemetry: the chat and execute_tool spans); nil costs nothing.
+	Observer Observer
 }
 
 // Output is the answer a run must give through a tool call (see
@@ -499,8 +502,24 @@ func (r *runner) ask(text string) error {
 	return r.emit(Event{Kind: UserMessage, Message: &user})
 }
 
-// request streams one model answer, forwarding deltas.
-func (r *runner) request(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+// Observer watches a loop's model requests and tool calls. Each Start
+// returns the context the request or call runs in and a function the
+// loop calls once when it has ended: with the response or error, or with
+// the call's output, whether it was denied, and the Go error that ended
+// the turn.
+type Observer interface {
+	StartRequest(ctx context.Context, req *llm.Request) (context.Context, func(*llm.Response, error))
+	StartTool(ctx context.Context, call llm.Block) (context.Context, func(tool.Output, bool, error))
+}
+
+// request streams one model answer, forwarding deltas; the Observer, if
+// any, watches it.
+func (r *runner) request(ctx context.Context, req *llm.Request) (resp *llm.Response, err error) {
+	if r.cfg.Observer != nil {
+		var done func(*llm.Response, error)
+		ctx, done = r.cfg.Observer.StartRequest(ctx, req)
+		defer func() { done(resp, err) }()
+	}
 	for ev, err := range r.cfg.Model.Stream(ctx, req) {
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
