@@ -178,6 +178,17 @@ type Config struct {
 	// cannot. Nil runs commands unconfined.
 	Sandbox *SandboxConfig
 
+	// Agent teams (issue 25, S-11.1).
+
+	// Teams turns agent teams on: the Agent tool takes name, team_name and
+	// mode, and an Agent call with a name starts a teammate that lives on
+	// after its turn, idle until a message (SendMessage) wakes it; the
+	// main agent is the team's lead and gets TeamCreate and TeamDelete.
+	Teams bool
+	// TeamShutdownGrace is how long a teammate sent a shutdown_request
+	// has to answer before it is stopped anyway; 0 means 60 seconds.
+	TeamShutdownGrace time.Duration
+
 	// Coordinator mode (issue 11, S-11.2).
 
 	// Coordinator makes the main agent a coordinator: it keeps only the

@@ -71,6 +71,8 @@ func (c Config) engine() engine.Config {
 		Limits:             engine.Limits(c.Limits),
 		Background:         engine.BackgroundMode(c.Background),
 		Compaction:         compact.Settings(c.Compaction),
+		Teams:              c.Teams,
+		TeamShutdownGrace:  c.TeamShutdownGrace,
 	}
 	if c.Permissions != nil {
 		p := engine.Permissions(*c.Permissions)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre"
 	"github.com/cadre-dev/cadre/agentdef"
@@ -187,7 +188,11 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 				t.Errorf("WorktreeBase %q", cfg.WorktreeBase)
 			}
 		}},
-		"teams": {json: `{"teams": true}`, warn: "agent teams are not supported yet"},
+		"teams": {json: `{"teams": {"enabled": true, "shutdownGraceMs": 1500}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if !cfg.Teams || cfg.TeamShutdownGrace != 1500*time.Millisecond {
+				t.Errorf("teams: Teams %v, TeamShutdownGrace %v", cfg.Teams, cfg.TeamShutdownGrace)
+			}
+		}},
 		// The sandbox object (sandbox.go, issue 9).
 		"sandbox": {json: `{"sandbox": {}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
 			if cfg.Sandbox != nil {

@@ -72,6 +72,12 @@ func AgentInputField(name string) string {
 		return "worktree: its own git worktree and branch, so edits cannot collide; kept for you to merge if changed, else removed. Excludes cwd."
 	case "run_in_background":
 		return RunInBackgroundField
+	case "name":
+		return "Starts a teammate with this name (letters, digits, _ or -): it lives on after its turn, idle until a message wakes it."
+	case "team_name":
+		return "The team to join; omit for this session's team."
+	case "mode":
+		return "plan: the teammate works read-only until you approve its plan."
 	}
 	return ""
 }

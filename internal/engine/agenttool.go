@@ -82,7 +82,7 @@ func (tb toolbox) agentSpec(rules []permission.Rule, allowed []string) *agentToo
 	}
 	s := &agentToolSpec{
 		spec: llm.ToolSpec{Name: AgentToolName, Description: desc,
-			InputSchema: tasktools.AgentSchema(r.cfg.ForceSubagentModel != "", glueOf(r).isolationOffered(), !r.cfg.Background.offersRunInBackground())},
+			InputSchema: tasktools.AgentSchema(r.cfg.ForceSubagentModel != "", glueOf(r).isolationOffered(), !r.cfg.Background.offersRunInBackground(), r.cfg.Teams)},
 		types: types, fork: fork,
 	}
 	r.specs[key] = s

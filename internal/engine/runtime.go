@@ -93,6 +93,8 @@ type Config struct {
 	OutputSchema       json.RawMessage
 	OutputRetries      int
 	Compaction         compact.Settings
+	Teams              bool
+	TeamShutdownGrace  time.Duration
 }
 
 // Permissions configures permission checking for the session.

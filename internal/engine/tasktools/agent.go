@@ -28,6 +28,11 @@ type AgentInput struct {
 	// RunInBackground asks for the background (S-7.1); the schema leaves
 	// it out when background is off or forced (S-3.2).
 	RunInBackground *bool `json:"run_in_background,omitempty"`
+	// Name, TeamName and Mode start a teammate (issue 25); the schema
+	// shows them only with agent teams on (S-3.2).
+	Name     string `json:"name,omitempty"`
+	TeamName string `json:"team_name,omitempty"`
+	Mode     string `json:"mode,omitempty" jsonschema:"enum=plan,enum=default"`
 }
 
 // JSONSchemaExtend puts the descriptions from package prompts on the
@@ -41,8 +46,9 @@ func (AgentInput) JSONSchemaExtend(s *jsonschema.Schema) {
 // AgentSchema reflects the input schema from AgentInput the way tool.Func
 // does for every other tool. modelForced drops the model field (S-3.2);
 // isolation keeps the isolation field, offered only where it can work;
-// noBackground drops run_in_background (background off or forced).
-func AgentSchema(modelForced, isolation, noBackground bool) json.RawMessage {
+// noBackground drops run_in_background (background off or forced); teams
+// keeps name, team_name and mode.
+func AgentSchema(modelForced, isolation, noBackground, teams bool) json.RawMessage {
 	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: false}
 	s := r.Reflect(&AgentInput{})
 	s.Version, s.ID = "", ""
@@ -54,6 +60,11 @@ func AgentSchema(modelForced, isolation, noBackground bool) json.RawMessage {
 	}
 	if noBackground {
 		s.Properties.Delete("run_in_background")
+	}
+	if !teams {
+		for _, f := range []string{"name", "team_name", "mode"} {
+			s.Properties.Delete(f)
+		}
 	}
 	b, err := json.Marshal(s)
 	if err != nil {
