@@ -102,6 +102,9 @@ type agent struct {
 	// compactQ holds a manual compaction asked for while it runs
 	// (compact.go).
 	compactQ compactQueue
+
+	// member is set on a teammate (team.go, issue 25).
+	member *member
 }
 
 // agentFrom returns the agent an Env belongs to (Env.Spawner, set by
@@ -190,6 +193,13 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 	a.env.Answer = nil
 	if a.output != nil { // a nil *OutputSlot must not become a non-nil AnswerSlot
 		a.env.Answer = a.output
+	}
+	if a.member != nil { // a teammate (team.go, issue 25)
+		cfg.Idle = teammateOf(a).idle
+		defer teammateOf(a).left()
+		if auth, err = teammateOf(a).authorizer(auth); err != nil {
+			return nil, err
+		}
 	}
 	if auth != nil {
 		cfg.Authorizer = auth

@@ -119,6 +119,9 @@ type background struct {
 	// warns logs the writes of the session's record that failed
 	// (warnings.go).
 	warns warnings
+
+	// team is the session's agent team (team.go, issue 25).
+	team *team
 }
 
 // newBackground prepares the machinery and registers its stop with
@@ -126,7 +129,7 @@ type background struct {
 // New does no I/O.
 func newBackground(r *Runtime) *background {
 	ctx, cancel := context.WithCancel(context.Background())
-	b := &background{rt: r, reg: task.NewRegistry(r.cfg.Now), ctx: ctx, cancel: cancel, agents: map[string]*childRun{}}
+	b := &background{rt: r, reg: task.NewRegistry(r.cfg.Now), ctx: ctx, cancel: cancel, agents: map[string]*childRun{}, team: newTeam(r)}
 	b.main = newInbox("main", nil, b)
 	b.local = newLocalExecutor(b)
 	b.exec = b.local
@@ -356,18 +359,21 @@ func (b *background) firstMessage(prompt string) llm.Message {
 // inbox is empty) or ctx ended.
 func (b *background) waitForNotes(ctx context.Context) bool {
 	for {
-		inboxCh, regCh := b.main.changed(), b.reg.Changed()
+		inboxCh, regCh, teamCh := b.main.changed(), b.reg.Changed(), b.team.changes()
 		// Live first: a task queues its notification before it leaves
 		// the registry, so once none is live the inbox holds them all.
-		live := b.reg.Live()
-		if b.main.pending() {
+		// Idle teammates with nothing to read wait for nothing but a
+		// message (team.go).
+		live := b.reg.Live() - b.team.resting()
+		if b.leadWakes() {
 			return true
 		}
-		if live == 0 {
-			return false
+		if live <= 0 {
+			return b.main.pending()
 		}
 		select {
 		case <-inboxCh:
+		case <-teamCh:
 		case <-regCh:
 		case <-ctx.Done():
 			return false

@@ -39,6 +39,9 @@ type refusal struct {
 // result the model can read, counted by reason; a Go error is returned
 // only when the run itself is cancelled.
 func (a *agent) spawn(ctx context.Context, call tool.Call, in agentInput) (tool.Output, error) {
+	if in.Name != "" || in.TeamName != "" || in.Mode != "" {
+		return a.teamSpawn(ctx, call, in) // team.go (issue 25)
+	}
 	child, bg, ref, err := a.build(ctx, call, in)
 	if err != nil {
 		return tool.Output{}, err

@@ -96,8 +96,9 @@ type Config struct {
 	// Idle, when set, is called when the model ends its turn instead of
 	// ending the run (a teammate that waits for mail, issue 25): it blocks
 	// until there is more to do and returns the blocks of the next user
-	// message, or false to end the run as it would have without Idle.
-	Idle func(ctx context.Context) ([]llm.Block, bool)
+	// message, or false to end the run as it would have without Idle;
+	// last is the answer that ended the turn.
+	Idle func(ctx context.Context, last llm.Message) ([]llm.Block, bool)
 }
 
 // Output is the answer a run must give through a tool call (see
@@ -393,7 +394,7 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 				continue
 			}
 			if r.cfg.Idle != nil && hooksOf(r).stoppedByHook() == nil {
-				if more, ok := r.cfg.Idle(ctx); ok && len(more) > 0 {
+				if more, ok := r.cfg.Idle(ctx, msg); ok && len(more) > 0 {
 					user := llm.Message{Role: llm.RoleUser, Content: more}
 					r.msgs = append(r.msgs, user)
 					if err := r.record(user, nil); err != nil {
