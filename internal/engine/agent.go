@@ -161,7 +161,11 @@ func (a *agent) label() string {
 // runLoop runs the agent's loop over msgs, forwarding its events to the
 // run's stream, and returns the loop's result.
 func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Recorder) (*loop.Result, error) {
-	auth, err := setupOf(a).authorizer(a.background)
+	// A teammate's prompts reach whoever can answer (the UI, the SDK's
+	// can_use_tool with its agent id, PermissionRequest hooks); with none,
+	// they are denied (team.go, issue 25).
+	canPrompt := !a.background || a.member != nil
+	auth, err := setupOf(a).authorizer(!canPrompt)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +178,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		Hooks:      hooksOf(a).firer(),
 		Dynamic:    setupOf(a).dynamicTools(), // none for the coordinator (coordinator.go)
 		CacheHints: a.cacheHints,              // a fork's shared prefix (fork.go)
-		Background: a.background,
+		Background: !canPrompt,
 		Prompt:     a.prompt, // issue 15: UserPromptSubmit's text
 	}
 	if a.inbox != nil {

@@ -416,14 +416,14 @@ func (tm teammate) authorizer(full permission.Authorizer) (permission.Authorizer
 	}
 	was := a.perms.ReadOnly
 	a.perms.ReadOnly = true
-	ro, err := setupOf(a).authorizer(a.background)
+	ro, err := setupOf(a).authorizer(false)
 	a.perms.ReadOnly = was
 	if err != nil {
 		return nil, err
 	}
 	// The full checker's closures (private hosts, hidden paths) stay the
 	// agent's: built last.
-	full, err = setupOf(a).authorizer(a.background)
+	full, err = setupOf(a).authorizer(false)
 	if err != nil {
 		return nil, err
 	}

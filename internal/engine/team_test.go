@@ -3,14 +3,18 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/engine/tasktools"
 	"github.com/cadre-dev/cadre/llm/llmtest"
+	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/task"
 )
 
@@ -339,4 +343,137 @@ func parseTeam(t *testing.T, s string) tasktools.TeamMessage {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// agentPrompter allows every prompt and records the agent ids asked for.
+type agentPrompter struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (p *agentPrompter) Prompt(_ context.Context, pr permission.Prompt) (permission.Reply, error) {
+	p.mu.Lock()
+	p.ids = append(p.ids, pr.Request.AgentID)
+	p.mu.Unlock()
+	return permission.Reply{Choice: permission.ChoiceAllowOnce}, nil
+}
+
+// TestTeammatePermissionPrompt: a teammate's call that asks reaches the
+// session's prompter (the UI, the SDK's can_use_tool) with the
+// teammate's agent id, and runs when allowed; with no prompter
+// (headless) it is denied and reported, and nothing hangs.
+func TestTeammatePermissionPrompt(t *testing.T) {
+	t.Parallel()
+	for _, headless := range []bool{false, true} {
+		h := newHarness(t)
+		target := filepath.Join(h.dir, "out.txt")
+		h.srv.ScriptFunc("LEAD", func(r *llmtest.Request) llmtest.Turn {
+			if len(r.Messages) == 1 {
+				return llmtest.ToolUse("Agent", teamCall("wes", "MATE-wes write").Input)
+			}
+			return llmtest.Text("lead ok")
+		})
+		var result atomic.Value
+		h.srv.ScriptFunc("MATE-wes", func(r *llmtest.Request) llmtest.Turn {
+			if len(r.Messages) == 1 {
+				return llmtest.ToolUse("Write", map[string]any{"file_path": target, "content": "x"})
+			}
+			if res := r.LastToolResults(); len(res) > 0 {
+				result.Store(res[0].ResultText())
+			}
+			return llmtest.Text("wes idle")
+		})
+		cfg := teamConfig(h)
+		p := &agentPrompter{}
+		cfg.Permissions = &Permissions{Mode: permission.ModeDefault}
+		if !headless {
+			cfg.Permissions.Prompter = p
+		}
+		rt := newRuntime(t, cfg)
+		if _, _, err := runAll(t, context.Background(), rt, "LEAD go"); err != nil {
+			t.Fatal(err)
+		}
+		drainNotifications(t, rt)
+		var id string
+		for _, info := range rt.Tasks() {
+			id = info.ID
+		}
+		_, err := os.Stat(target)
+		res, _ := result.Load().(string)
+		if headless {
+			if err == nil {
+				t.Error("headless: the teammate wrote without anyone to ask")
+			}
+			if !strings.Contains(strings.ToLower(res), "denied") && !strings.Contains(strings.ToLower(res), "permission") {
+				t.Errorf("headless: the teammate read %q, want a denial", res)
+			}
+		} else {
+			if err != nil {
+				t.Errorf("allowed write did not run: %v (teammate read %q)", err, res)
+			}
+			p.mu.Lock()
+			if len(p.ids) != 1 || p.ids[0] != id {
+				t.Errorf("prompts for agents %v, want [%s]", p.ids, id)
+			}
+			p.mu.Unlock()
+		}
+		if err := rt.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestTeamPlanApproval: a teammate started with mode plan cannot write;
+// its plan reaches the lead as a plan_approval_request; one rejection
+// with feedback reaches it, and after the approval its write runs.
+func TestTeamPlanApproval(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	target := filepath.Join(h.dir, "plan.txt")
+	var plans atomic.Int32
+	h.srv.ScriptFunc("LEAD", func(r *llmtest.Request) llmtest.Turn {
+		last := r.LastUserText()
+		switch {
+		case len(r.Messages) == 1:
+			return llmtest.ToolUse("Agent", map[string]any{"description": "planner", "prompt": "MATE-pat plan", "subagent_type": "general-purpose", "name": "pat", "mode": "plan"})
+		case strings.Contains(last, "plan_approval_request"):
+			id := lastRequestID(r)
+			if plans.Add(1) == 1 {
+				return llmtest.ToolUse("SendMessage", teamSend("pat", map[string]any{"type": "plan_approval_response", "request_id": id, "approve": false, "feedback": "FEEDBACK-add-tests"}).Input)
+			}
+			return llmtest.ToolUse("SendMessage", teamSend("pat", map[string]any{"type": "plan_approval_response", "request_id": id, "approve": true}).Input)
+		}
+		return llmtest.Text("lead ok")
+	})
+	var deniedFirst atomic.Value
+	h.srv.ScriptFunc("MATE-pat", func(r *llmtest.Request) llmtest.Turn {
+		last := r.LastUserText()
+		switch {
+		case len(r.Messages) == 1:
+			return llmtest.ToolUse("Write", map[string]any{"file_path": target, "content": "early"})
+		case len(r.Messages) == 3:
+			deniedFirst.Store(r.LastToolResults()[0].ResultText())
+			return llmtest.ToolUse("SendMessage", teamSend("team-lead", map[string]any{"type": "plan_approval_request", "plan": "PLAN-1"}).Input)
+		case strings.Contains(last, "FEEDBACK-add-tests"):
+			return llmtest.ToolUse("SendMessage", teamSend("team-lead", map[string]any{"type": "plan_approval_request", "plan": "PLAN-2 with tests"}).Input)
+		case strings.Contains(last, `"approved":true`):
+			return llmtest.ToolUse("Write", map[string]any{"file_path": target, "content": "approved"})
+		}
+		return llmtest.Text("pat idle")
+	})
+	rt := newRuntime(t, teamConfig(h))
+	if _, _, err := runAll(t, context.Background(), rt, "LEAD go"); err != nil {
+		t.Fatal(err)
+	}
+	drainTeam(t, rt)
+	if v, _ := deniedFirst.Load().(string); !strings.Contains(strings.ToLower(v), "read-only") && !strings.Contains(strings.ToLower(v), "plan") {
+		t.Errorf("the plan-mode teammate's early write got %q, want a read-only denial", v)
+	}
+	b, err := os.ReadFile(target)
+	if err != nil || string(b) != "approved" {
+		t.Errorf("after approval: %q, %v", b, err)
+	}
+	if plans.Load() != 2 {
+		t.Errorf("%d plan requests reached the lead, want 2", plans.Load())
+	}
 }
