@@ -258,6 +258,8 @@ type taskStartedJSON struct {
 type taskStartExtra struct {
 	Parent  string      `json:"parent"`
 	Receipt run.Receipt `json:"receipt"`
+	// Teammate: a teammate's name, team and state (issue 25).
+	Teammate *run.TeammateInfo `json:"teammate,omitempty"`
 }
 
 // taskProgressJSON is system/task_progress, sent when a sub-agent calls
@@ -274,6 +276,8 @@ type taskProgressJSON struct {
 	LastToolName string    `json:"last_tool_name"`
 	UUID         string    `json:"uuid"`
 	SessionID    string    `json:"session_id"`
+	// Cadre carries a teammate's state (issue 25); nil for other tasks.
+	Cadre *taskStartExtra `json:"cadre,omitempty"`
 }
 
 // taskPatch is the change a task_updated event reports.
@@ -434,13 +438,15 @@ type subagentStatsJSON struct {
 		Foreground int `json:"foreground"`
 		Unset      int `json:"unset"`
 	} `json:"requested"`
-	StartedInBackground int        `json:"started_in_background"`
-	MaxDepth            int        `json:"max_depth"`
-	SpawnedBySubagents  int        `json:"spawned_by_subagents"`
-	Completed           int        `json:"completed"`
-	Failed              int        `json:"failed"`
-	Killed              killedJSON `json:"killed"`
-	Refused             struct {
+	StartedInBackground int `json:"started_in_background"`
+	MaxDepth            int `json:"max_depth"`
+	SpawnedBySubagents  int `json:"spawned_by_subagents"`
+	// Teammates counts the teammates started (issue 25).
+	Teammates int        `json:"teammates,omitempty"`
+	Completed int        `json:"completed"`
+	Failed    int        `json:"failed"`
+	Killed    killedJSON `json:"killed"`
+	Refused   struct {
 		DepthLimit       int `json:"depth_limit"`
 		ConcurrencyLimit int `json:"concurrency_limit"`
 		Budget           int `json:"budget"`

@@ -359,5 +359,6 @@ func (tf taskFeed) sendProgress(ctx context.Context) error {
 	}
 	return a.run.send(ctx, run.Event{Type: run.EventTaskProgress, AgentID: a.id, ParentToolUseID: a.toolUseID,
 		Task: &run.TaskInfo{AgentID: a.id, ToolUseID: a.toolUseID, AgentType: a.typ, Description: info.Description, Status: info.Status,
-			Background: info.Background, Depth: a.depth, Parent: info.Parent, Receipt: a.spawnReceipt, Progress: info.Progress}})
+			Background: info.Background, Depth: a.depth, Parent: info.Parent, Receipt: a.spawnReceipt, Progress: info.Progress,
+			Teammate: teammateOf(a).info()}}) // team.go
 }

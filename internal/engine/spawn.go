@@ -319,7 +319,8 @@ func (c *agent) warn(msg string) { c.spawnReceipt.Warnings = append(c.spawnRecei
 // taskInfo describes the child for its task events.
 func (c *agent) taskInfo(parent *agent, in agentInput, status task.Status) *run.TaskInfo {
 	return &run.TaskInfo{AgentID: c.id, ToolUseID: c.toolUseID, AgentType: c.typ, Description: in.Description, Status: status,
-		Background: c.background, Depth: c.depth, Parent: parent.name(), Receipt: c.spawnReceipt}
+		Background: c.background, Depth: c.depth, Parent: parent.name(), Receipt: c.spawnReceipt,
+		Teammate: teammateOf(c).info()} // team.go
 }
 
 // name is the agent's id, "main" for the main agent.

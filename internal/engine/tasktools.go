@@ -105,6 +105,9 @@ func (tb toolbox) withTaskTools(p *tool.Pool) *tool.Pool {
 		// SendMessage of teams, TeamCreate and TeamDelete (team.go).
 		extra = slices.DeleteFunc(extra, func(t tool.Tool) bool { return t.Spec().Name == tool.SendMessage })
 		extra = append(extra, teamLeadTools()...)
+		if !slices.ContainsFunc(tools, func(x tool.Tool) bool { return x.Spec().Name == tool.ListAgents }) {
+			extra = append(extra, listAgentsTool()) // coordinator.go: the roster
+		}
 	}
 	for _, t := range extra {
 		if !slices.ContainsFunc(tools, func(x tool.Tool) bool { return x.Spec().Name == t.Spec().Name }) {

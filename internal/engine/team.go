@@ -54,7 +54,7 @@ const (
 
 // member is one teammate. Its fields are guarded by its team's mu.
 type member struct {
-	name string
+	name, team string
 	a    *agent
 	// plan is set while a teammate started with mode plan has no
 	// approved plan: it works read-only.
@@ -241,7 +241,7 @@ func (a *agent) teamSpawn(ctx context.Context, call tool.Call, in agentInput) (t
 		t.mu.Unlock()
 		return errorOutput(prompts.TeammateNameTaken(name, roster)), nil
 	}
-	m := &member{name: name, plan: in.Mode == "plan", state: teammateWorking, stop: make(chan struct{})}
+	m := &member{name: name, team: teamName, plan: in.Mode == "plan", state: teammateWorking, stop: make(chan struct{})}
 	t.members[name] = m // reserved while it starts
 	t.mu.Unlock()
 	drop := func() {
@@ -276,6 +276,7 @@ func (a *agent) teamSpawn(ctx context.Context, call tool.Call, in agentInput) (t
 		drop()
 		return out, err
 	}
+	a.run.count(func(s *run.SubagentStats) { s.Teammates++ })
 	return tool.Output{Text: prompts.TeammateSpawned(child.id, name, child.typ, child.modelID, teamName, m.plan)}, nil
 }
 
@@ -310,17 +311,22 @@ func (tm teammate) idle(ctx context.Context, last llm.Message) ([]llm.Block, boo
 		if !stopping && a.inbox.pending() {
 			// Working before the mail leaves the mailbox: never seen as
 			// resting with mail in hand.
-			if m.state != teammateWorking {
+			moved := m.state != teammateWorking
+			if moved {
 				m.state = teammateWorking
 				t.wake()
 			}
 			t.mu.Unlock()
 			if blocks := a.inbox.Take(); len(blocks) > 0 {
+				if moved {
+					_ = feedOf(a).sendProgress(ctx) // its state, for the UI and stream-json
+				}
 				return blocks, true
 			}
 			continue
 		}
-		if !stopping && m.state == teammateWorking {
+		moved := !stopping && m.state == teammateWorking
+		if moved {
 			m.state = teammateIdle
 			if m.planID != "" {
 				m.state = teammateAwaiting
@@ -330,6 +336,9 @@ func (tm teammate) idle(ctx context.Context, last llm.Message) ([]llm.Block, boo
 		t.mu.Unlock()
 		if stopping {
 			return nil, false
+		}
+		if moved {
+			_ = feedOf(a).sendProgress(ctx)
 		}
 		select {
 		case <-ch:
@@ -493,4 +502,17 @@ func (c taskCaller) TeamDelete(context.Context) (tool.Output, error) {
 	name := t.teamName()
 	t.name, t.description, t.explicit = "", "", false
 	return tool.Output{Text: prompts.TeamDeleted(name)}, nil
+}
+
+// info is the teammate's place in its team for task events; nil for an
+// agent that is no teammate.
+func (tm teammate) info() *run.TeammateInfo {
+	a := tm.a
+	if a == nil || a.member == nil {
+		return nil
+	}
+	t, m := a.run.rt.bg.team, a.member
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return &run.TeammateInfo{Name: m.name, Team: m.team, State: string(m.state), PlanModeRequired: m.plan}
 }
