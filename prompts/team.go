@@ -136,3 +136,25 @@ func TeamDeleted(name string) string {
 	b, _ := json.Marshal(map[string]any{"success": true, "message": "Team " + name + " deleted.", "team_name": name})
 	return string(b)
 }
+
+// TeamKeepLead is what a lead keeps of its team across a compaction.
+func TeamKeepLead(team string, roster []string) string {
+	return fmt.Sprintf("You lead team %s. Your teammates: %s. Write to them with SendMessage by name; they go idle between messages.", team, strings.Join(roster, ", "))
+}
+
+// TeamKeepMember is what a teammate keeps of its team across a
+// compaction: team, role, current task, mail waiting.
+func TeamKeepMember(name, team, task string, plan bool, mail []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are %s, a teammate in team %s; the team lead is %s. Write with SendMessage; end your turn to go idle.", name, team, TeamLead)
+	if plan {
+		b.WriteString(" You are in plan mode: read only until the lead approves your plan (plan_approval_request).")
+	}
+	if task != "" {
+		fmt.Fprintf(&b, "\nYour task from the lead:%s", indentAll(task))
+	}
+	if len(mail) > 0 {
+		fmt.Fprintf(&b, "\nUnread messages waiting for you (they arrive with your next tool results): %s", strings.Join(mail, "; "))
+	}
+	return b.String()
+}

@@ -55,7 +55,7 @@ const (
 // member is one teammate. Its fields are guarded by its team's mu.
 type member struct {
 	name, team string
-	a    *agent
+	a          *agent
 	// plan is set while a teammate started with mode plan has no
 	// approved plan: it works read-only.
 	plan  bool
@@ -515,4 +515,42 @@ func (tm teammate) info() *run.TeammateInfo {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return &run.TeammateInfo{Name: m.name, Team: m.team, State: string(m.state), PlanModeRequired: m.plan}
+}
+
+// keep is what of the team survives a compaction of the agent (Keep.Extra,
+// issue 27): for a teammate its team, role, current task and the mail
+// waiting for it; for the lead its team's roster and states.
+func (tm teammate) keep() []string {
+	a := tm.a
+	b := a.run.rt.bg
+	t := b.team
+	if a.id == "" {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if len(t.members) == 0 {
+			return nil
+		}
+		var roster []string
+		for _, n := range t.roster() {
+			m := t.members[n]
+			roster = append(roster, fmt.Sprintf("%s (%s)", n, m.state))
+		}
+		return []string{prompts.TeamKeepLead(t.teamName(), roster)}
+	}
+	m := a.member
+	if m == nil {
+		return nil
+	}
+	var task string
+	if h := b.handle(a.id); h != nil {
+		task = h.in.Prompt
+	}
+	var mail []string
+	for _, msg := range b.mailboxes().Queued(a.id) {
+		mail = append(mail, cmp.Or(msg.From, "?")+": "+cmp.Or(msg.Summary, "(no summary)"))
+	}
+	t.mu.Lock()
+	plan := m.plan
+	t.mu.Unlock()
+	return []string{prompts.TeamKeepMember(m.name, m.team, task, plan, mail)}
 }

@@ -477,3 +477,42 @@ func TestTeamPlanApproval(t *testing.T) {
 		t.Errorf("%d plan requests reached the lead, want 2", plans.Load())
 	}
 }
+
+// TestTeammateCompacts (issue 27): a teammate whose conversation
+// outgrows a small window compacts, keeps its team, role and task, and
+// finishes its work; then it idles like any teammate.
+func TestTeammateCompacts(t *testing.T) {
+	t.Parallel()
+	h, cfg, file := compactHarness(t)
+	cfg.Teams = true
+	h.srv.ScriptFunc("LEAD", func(r *llmtest.Request) llmtest.Turn {
+		if len(r.Messages) == 1 {
+			return llmtest.ToolUse("Agent", teamCall("cleo", "TM-JOB: a long job").Input).WithUsage(usage(1000))
+		}
+		return llmtest.Text("lead ok").WithUsage(usage(1100))
+	})
+	h.srv.ScriptFunc("TM-JOB", job("TM-JOB", file, fromStart))
+	rt := newRuntime(t, cfg)
+	if _, _, err := runAll(t, context.Background(), rt, "LEAD go"); err != nil {
+		t.Fatal(err)
+	}
+	drainTeam(t, rt)
+	checkCompacted(t, h, "TM-JOB", file, 5)
+	var post *llmtest.Request
+	for _, r := range h.srv.RequestsFor("TM-JOB") {
+		if isCompacted(r) && post == nil {
+			post = r
+		}
+	}
+	text := post.Messages[0].Text()
+	for _, want := range []string{"You are cleo, a teammate in team session-", "TM-JOB: a long job"} {
+		contains(t, text, want)
+	}
+	var idle bool
+	for _, r := range h.srv.RequestsFor("LEAD") {
+		idle = idle || strings.Contains(r.LastUserText(), "TM-JOB finished")
+	}
+	if !idle {
+		t.Error("the lead never heard the teammate finished (its idle notice)")
+	}
+}
