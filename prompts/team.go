@@ -158,3 +158,15 @@ func TeamKeepMember(name, team, task string, plan bool, mail []string) string {
 	}
 	return b.String()
 }
+
+// TeammateResumedWorking is the first thing a teammate that was working
+// when its session's process died reads when the session is resumed.
+func TeammateResumedWorking() string {
+	return "The session was interrupted while you worked and has been resumed. Calls that were running have no results; check what they did, then carry on with your task."
+}
+
+// TeammateResumedIdle is what a teammate that was idle reads when its
+// session is resumed.
+func TeammateResumedIdle() string {
+	return "The session was resumed. You were idle: read any messages below; if there is nothing to do, end your turn."
+}

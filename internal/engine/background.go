@@ -182,7 +182,8 @@ func (b *background) open() error {
 		return nil
 	}
 	inHistory := b.historyTexts()
-	if err := b.openMail(filepath.Join(filepath.Dir(path), "mailbox.jsonl"), inHistory); err != nil {
+	teammates := b.rosterIDs() // teamresume.go: they rejoin with their mail
+	if err := b.openMail(filepath.Join(filepath.Dir(path), "mailbox.jsonl"), inHistory, teammates); err != nil {
 		return err
 	}
 	j, rep, err := task.OpenJournal(path)
@@ -208,6 +209,13 @@ func (b *background) open() error {
 		b.agents[t.ID] = &childRun{id: t.ID, resumable: &resumeInfo{typ: t.AgentType, description: t.Description, transcript: t.OutputFile}}
 	}
 	for _, t := range rep.Interrupted {
+		if teammates[t.ID] {
+			// A teammate rejoins (teamresume.go): it is told, not the lead.
+			if err := j.Ended(t); err != nil {
+				b.recordFailed("task journal", err)
+			}
+			continue
+		}
 		tn := prompts.TaskNotification{TaskID: t.ID, ToolUseID: t.ToolUseID, AgentType: t.AgentType, Description: t.Description,
 			Status: task.Killed, OutputFile: t.OutputFile, Interrupted: true}
 		n := &task.Notification{To: "main", TaskID: t.ID, ToolUseID: t.ToolUseID, AgentType: t.AgentType, Description: t.Description,
@@ -232,7 +240,7 @@ func (b *background) open() error {
 // before it was acknowledged); one to an agent of the earlier process
 // goes to the main agent, as everything queued for an agent that has
 // gone does; the rest waits for the main agent's next turn (S-15.3).
-func (b *background) openMail(path string, inHistory map[string]bool) error {
+func (b *background) openMail(path string, inHistory, teammates map[string]bool) error {
 	mail, rep, err := task.OpenMailboxes(path)
 	if err != nil {
 		return err
@@ -251,6 +259,9 @@ func (b *background) openMail(path string, inHistory map[string]bool) error {
 		if _, err := mail.Withdraw(m.To, func(m task.Message) bool { return inAgent(m.Text) }, "in the agent's transcript already"); err != nil {
 			_ = mail.Close()
 			return err
+		}
+		if teammates[m.To] {
+			continue // it rejoins and reads it (teamresume.go)
 		}
 		if err := mail.End(m.To, task.AfterEnd{Delivery: task.Resumes}, task.Main); err != nil {
 			_ = mail.Close()

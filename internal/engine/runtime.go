@@ -580,6 +580,7 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	msgs := append(append([]llm.Message(nil), r.messages...), r.bg.firstMessage(prompt))
 	r.mu.Unlock()
 	s.startSession(ctx, main, &msgs[len(msgs)-1])
+	r.bg.team.rejoin(ctx, main) // teamresume.go: a resumed session's teammates
 	res, err := main.runLoop(ctx, msgs, recorder)
 	// Every way the run ends closes its record the same way (outcome.go).
 	s.finish(ctx, mainRec, res, err)

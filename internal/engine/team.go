@@ -55,6 +55,8 @@ const (
 // member is one teammate. Its fields are guarded by its team's mu.
 type member struct {
 	name, team string
+	// desc and prompt are its Agent call's, for the roster.
+	desc, prompt string
 	a          *agent
 	// plan is set while a teammate started with mode plan has no
 	// approved plan: it works read-only.
@@ -88,6 +90,9 @@ type team struct {
 	// idleSeqs are the lead's mailbox messages that are idle notices.
 	idleSeqs map[int64]bool
 	changed  chan struct{}
+	// saved is the roster an earlier process left, until rejoin
+	// (teamresume.go).
+	saved *rosterFile
 }
 
 func newTeam(r *Runtime) *team {
@@ -241,7 +246,7 @@ func (a *agent) teamSpawn(ctx context.Context, call tool.Call, in agentInput) (t
 		t.mu.Unlock()
 		return errorOutput(prompts.TeammateNameTaken(name, roster)), nil
 	}
-	m := &member{name: name, team: teamName, plan: in.Mode == "plan", state: teammateWorking, stop: make(chan struct{})}
+	m := &member{name: name, team: teamName, desc: in.Description, prompt: in.Prompt, plan: in.Mode == "plan", state: teammateWorking, stop: make(chan struct{})}
 	t.members[name] = m // reserved while it starts
 	t.mu.Unlock()
 	drop := func() {
@@ -277,6 +282,9 @@ func (a *agent) teamSpawn(ctx context.Context, call tool.Call, in agentInput) (t
 		return out, err
 	}
 	a.run.count(func(s *run.SubagentStats) { s.Teammates++ })
+	t.mu.Lock()
+	t.saveRoster() // teamresume.go
+	t.mu.Unlock()
 	return tool.Output{Text: prompts.TeammateSpawned(child.id, name, child.typ, child.modelID, teamName, m.plan)}, nil
 }
 
@@ -390,6 +398,7 @@ func (tm teammate) left() {
 	}
 	if t.members[m.name] == m {
 		delete(t.members, m.name)
+		t.saveRoster() // teamresume.go
 	}
 	t.wake()
 }
