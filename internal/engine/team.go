@@ -57,7 +57,7 @@ type member struct {
 	name, team string
 	// desc and prompt are its Agent call's, for the roster.
 	desc, prompt string
-	a          *agent
+	a            *agent
 	// plan is set while a teammate started with mode plan has no
 	// approved plan: it works read-only.
 	plan  bool
