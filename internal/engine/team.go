@@ -308,6 +308,21 @@ func (tm teammate) idle(ctx context.Context, last llm.Message) ([]llm.Block, boo
 		return nil, false
 	}
 	if !a.inbox.pending() {
+		// Idle (in the roster too) before the lead hears it.
+		t.mu.Lock()
+		moved := m.state == teammateWorking
+		if moved {
+			m.state = teammateIdle
+			if m.planID != "" {
+				m.state = teammateAwaiting
+			}
+			t.saveRoster() // teamresume.go
+			t.wake()
+		}
+		t.mu.Unlock()
+		if moved {
+			_ = feedOf(a).sendProgress(ctx)
+		}
 		tm.noteIdle(last.Text())
 	}
 	a.ticket.Suspend()
@@ -322,6 +337,7 @@ func (tm teammate) idle(ctx context.Context, last llm.Message) ([]llm.Block, boo
 			moved := m.state != teammateWorking
 			if moved {
 				m.state = teammateWorking
+				t.saveRoster() // teamresume.go
 				t.wake()
 			}
 			t.mu.Unlock()
@@ -339,6 +355,7 @@ func (tm teammate) idle(ctx context.Context, last llm.Message) ([]llm.Block, boo
 			if m.planID != "" {
 				m.state = teammateAwaiting
 			}
+			t.saveRoster() // teamresume.go
 			t.wake()
 		}
 		t.mu.Unlock()

@@ -41,6 +41,8 @@ type rosterMember struct {
 	Prompt      string `json:"prompt"`
 	Plan        bool   `json:"plan,omitempty"`
 	Cwd         string `json:"cwd,omitempty"`
+	// State is working, idle or waiting for approval when written.
+	State string `json:"state,omitempty"`
 }
 
 // rosterPath is team.json's path ("" without transcripts).
@@ -65,7 +67,8 @@ func (t *team) saveRoster() {
 		if m.a == nil || m.ended {
 			continue
 		}
-		rm := rosterMember{Name: n, AgentID: m.a.id, AgentType: m.a.typ, Plan: m.plan, Cwd: m.a.env.Cwd, Description: m.desc, Prompt: m.prompt}
+		rm := rosterMember{Name: n, AgentID: m.a.id, AgentType: m.a.typ, Plan: m.plan, Cwd: m.a.env.Cwd, Description: m.desc, Prompt: m.prompt,
+			State: string(m.state)}
 		rf.Members = append(rf.Members, rm)
 	}
 	data, err := json.MarshalIndent(rf, "", "  ")
@@ -152,7 +155,12 @@ func (t *team) rejoinOne(ctx context.Context, lead *agent, rm rosterMember) erro
 		return err
 	}
 	history := transcript.Messages(entries)
+	// The roster's state, written as it changed; the transcript's end
+	// when it has none.
 	working := len(history) == 0 || history[len(history)-1].Role == llm.RoleUser || len(history[len(history)-1].ToolUses()) > 0
+	if rm.State != "" {
+		working = rm.State == string(teammateWorking)
+	}
 	mail := b.mailboxes()
 	_ = mail.Open(rm.AgentID, "")
 	var texts []string
