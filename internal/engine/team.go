@@ -307,23 +307,8 @@ func (tm teammate) idle(ctx context.Context, last llm.Message) ([]llm.Block, boo
 	if stopping {
 		return nil, false
 	}
-	if !a.inbox.pending() {
-		// Idle (in the roster too) before the lead hears it.
-		t.mu.Lock()
-		moved := m.state == teammateWorking
-		if moved {
-			m.state = teammateIdle
-			if m.planID != "" {
-				m.state = teammateAwaiting
-			}
-			t.saveRoster() // teamresume.go
-			t.wake()
-		}
-		t.mu.Unlock()
-		if moved {
-			_ = feedOf(a).sendProgress(ctx)
-		}
-		tm.noteIdle(last.Text())
+	if !a.inbox.pending() && tm.noteIdle(last.Text()) {
+		_ = feedOf(a).sendProgress(ctx)
 	}
 	a.ticket.Suspend()
 	defer func() { _ = a.ticket.Resume(ctx) }()
@@ -374,9 +359,12 @@ func (tm teammate) idle(ctx context.Context, last llm.Message) ([]llm.Block, boo
 	}
 }
 
-// noteIdle tells the lead the teammate went idle: one notice per idle,
-// replacing one of its own the lead has not read yet.
-func (tm teammate) noteIdle(summary string) {
+// noteIdle moves the teammate to idle and tells the lead: one notice per
+// idle, replacing one of its own the lead has not read yet. The state
+// (in the roster too) and the notice change together, so the teammate is
+// never seen resting before the lead can hear it. It reports whether the
+// state changed.
+func (tm teammate) noteIdle(summary string) bool {
 	a := tm.a
 	b := a.run.rt.bg
 	t, m := b.team, a.member
@@ -393,13 +381,23 @@ func (tm teammate) noteIdle(summary string) {
 	// The notice is marked before it can wake the lead.
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	moved := m.state == teammateWorking
+	if moved {
+		m.state = teammateIdle
+		if m.planID != "" {
+			m.state = teammateAwaiting
+		}
+		t.saveRoster() // teamresume.go
+		t.wake()
+	}
 	out, err := b.main.post(inboxItem{text: text, from: m.name})
 	if err != nil {
 		b.recordFailed("mailbox journal", err)
-		return
+		return moved
 	}
 	m.idleSeq = out.Seq
 	t.idleSeqs[out.Seq] = true
+	return moved
 }
 
 // left removes the teammate from the team when its loop has returned:
