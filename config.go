@@ -223,6 +223,12 @@ type Config struct {
 	// compacts automatically at Claude Code's thresholds of each model's
 	// window.
 	Compaction Compaction
+
+	// TaskListID names the team's shared task list, a directory of
+	// StateDir's tasks/ (issue 25; the config package fills it from
+	// CADRE_TASK_LIST_ID or CLAUDE_CODE_TASK_LIST_ID, so sessions can
+	// share a list); "" uses the team's own list.
+	TaskListID string
 }
 
 // Compaction configures context compaction for every agent of the

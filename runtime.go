@@ -63,6 +63,7 @@ func (c Config) engine() engine.Config {
 		Prices:             c.Prices,
 		ForkSubagent:       c.ForkSubagent,
 		WorktreeBase:       c.WorktreeBase,
+		TaskListID:         c.TaskListID,
 		Coordinator:        c.Coordinator,
 		Effort:             c.Effort,
 		ToolNames:          c.ToolNames,

@@ -810,7 +810,7 @@ var hookEvents = []string{
 	"PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SubagentStart",
 	"SubagentStop", "UserPromptSubmit", "SessionStart", "SessionEnd",
 	"PermissionRequest", "WorktreeCreate", "WorktreeRemove", "Notification",
-	"PreCompact",
+	"PreCompact", "TeammateIdle", "TaskCreated", "TaskCompleted",
 }
 
 // suggest returns the known key closest to k, or "" when none is close.

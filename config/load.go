@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/cadre-dev/cadre/internal/tasklist"
 	"os"
 	"path/filepath"
 
@@ -147,6 +148,7 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 		SubagentModel:      cmp.Or(getenv("CADRE_SUBAGENT_MODEL"), s.SubagentModel.Value),
 		ForceSubagentModel: getenv("CADRE_SUBAGENT_MODEL_FORCE"),
 		WorktreeBase:       cmp.Or(getenv("CADRE_WORKTREE_BASE"), s.WorktreeBase.Value),
+		TaskListID:         cmp.Or(getenv(tasklist.EnvListID), getenv(tasklist.EnvClaudeListID)),
 		Limits:             cadre.Limits{MaxDepth: s.MaxDepth.Value, MaxRunning: s.MaxConcurrentAgents.Value, MaxTotal: s.MaxTotalAgents.Value},
 		StateDir:           stateDir(getenv, home),
 	}

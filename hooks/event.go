@@ -44,6 +44,17 @@ const (
 	WorktreeCreate Event = "WorktreeCreate"
 	// WorktreeRemove fires when such a worktree is removed.
 	WorktreeRemove Event = "WorktreeRemove"
+	// TeammateIdle fires when a teammate is about to go idle after a
+	// turn; blocking it (exit 2) keeps the teammate working, with the
+	// hook's reason as its next instruction.
+	TeammateIdle Event = "TeammateIdle"
+	// TaskCreated fires after a task was added to the team's task list;
+	// blocking it undoes the create and gives the model the reason.
+	TaskCreated Event = "TaskCreated"
+	// TaskCompleted fires before a task of the team's task list is
+	// marked completed; blocking it refuses the completion with the
+	// reason.
+	TaskCompleted Event = "TaskCompleted"
 )
 
 // events lists every event cadre fires, in documentation order.
@@ -51,6 +62,7 @@ var events = []Event{
 	PreToolUse, PostToolUse, PostToolUseFailure, PermissionRequest,
 	UserPromptSubmit, Stop, SubagentStart, SubagentStop, SessionStart,
 	SessionEnd, Notification, PreCompact, PostCompact, WorktreeCreate, WorktreeRemove,
+	TeammateIdle, TaskCreated, TaskCompleted,
 }
 
 // Events returns every event cadre fires.
@@ -65,7 +77,7 @@ func (e Event) Valid() bool { return slices.Contains(events, e) }
 var claudeOnly = []string{
 	"PostToolBatch", "UserPromptExpansion", "StopFailure",
 	"PreModelSwitch", "PostModelSwitch", "PermissionDenied", "Setup",
-	"TeammateIdle", "TaskCreated", "TaskCompleted", "Elicitation",
+	"Elicitation",
 	"ElicitationResult", "ConfigChange", "InstructionsLoaded", "CwdChanged",
 	"FileChanged", "DirectoryAdded", "MessageDisplay",
 }

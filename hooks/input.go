@@ -80,6 +80,17 @@ type Input struct {
 	Name string
 	// WorktreePath is the worktree being removed (WorktreeRemove).
 	WorktreePath string
+
+	// TeammateName is the teammate going idle (TeammateIdle), or the one
+	// creating or completing a task, "" for the lead (TaskCreated,
+	// TaskCompleted); TeamName is its team.
+	TeammateName string
+	TeamName     string
+	// TaskID, TaskSubject and TaskDescription describe the task
+	// (TaskCreated, TaskCompleted).
+	TaskID          string
+	TaskSubject     string
+	TaskDescription string
 }
 
 // BackgroundTask is a task still running when an agent stops.
@@ -161,6 +172,23 @@ func (in *Input) MarshalJSON() ([]byte, error) {
 		w.str("name", in.Name)
 	case WorktreeRemove:
 		w.str("worktree_path", in.WorktreePath)
+	case TeammateIdle:
+		w.str("teammate_name", in.TeammateName)
+		if in.TeamName != "" {
+			w.str("team_name", in.TeamName)
+		}
+	case TaskCreated, TaskCompleted:
+		w.str("task_id", in.TaskID)
+		w.str("task_subject", in.TaskSubject)
+		if in.TaskDescription != "" {
+			w.str("task_description", in.TaskDescription)
+		}
+		if in.TeammateName != "" {
+			w.str("teammate_name", in.TeammateName)
+		}
+		if in.TeamName != "" {
+			w.str("team_name", in.TeamName)
+		}
 	}
 	return w.close()
 }

@@ -62,6 +62,18 @@ func TestInputShape(t *testing.T) {
 			`{"session_id":"s1","transcript_path":"/t/s1.jsonl","cwd":"/p","hook_event_name":"WorktreeCreate","name":"agent-a1"}`},
 		{"WorktreeRemove", with(common, func(in *Input) { in.HookEventName, in.WorktreePath = WorktreeRemove, "/p/.cadre/worktrees/agent-a1" }),
 			`{"session_id":"s1","transcript_path":"/t/s1.jsonl","cwd":"/p","hook_event_name":"WorktreeRemove","worktree_path":"/p/.cadre/worktrees/agent-a1"}`},
+		{"TeammateIdle", with(common, func(in *Input) {
+			in.HookEventName, in.TeammateName, in.TeamName = TeammateIdle, "tester", "session-1234abcd"
+		}),
+			`{"session_id":"s1","transcript_path":"/t/s1.jsonl","cwd":"/p","permission_mode":"default","hook_event_name":"TeammateIdle","teammate_name":"tester","team_name":"session-1234abcd"}`},
+		{"TaskCreated", with(common, func(in *Input) {
+			in.HookEventName, in.TaskID, in.TaskSubject, in.TaskDescription = TaskCreated, "3", "Write tests", "for the parser"
+		}),
+			`{"session_id":"s1","transcript_path":"/t/s1.jsonl","cwd":"/p","permission_mode":"default","hook_event_name":"TaskCreated","task_id":"3","task_subject":"Write tests","task_description":"for the parser"}`},
+		{"TaskCompleted", with(common, func(in *Input) {
+			in.HookEventName, in.TaskID, in.TaskSubject, in.TeammateName = TaskCompleted, "3", "Write tests", "tester"
+		}),
+			`{"session_id":"s1","transcript_path":"/t/s1.jsonl","cwd":"/p","permission_mode":"default","hook_event_name":"TaskCompleted","task_id":"3","task_subject":"Write tests","teammate_name":"tester"}`},
 	}
 	for _, tt := range tests {
 		got, err := json.Marshal(tt.in)

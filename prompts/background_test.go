@@ -28,3 +28,8 @@ func TestBackgroundTextsGolden(t *testing.T) {
 		CannotContinue("a1", "it is a fork"), AgentResumed("a1", "general-purpose", "/s/agent-a1.jsonl"), AgentResumed("a1", "worker", ""),
 		MessageToSelf(), CallInterrupted()}, "\n---\n"))
 }
+
+func TestTaskListTexts(t *testing.T) {
+	golden(t, "tasklist_tools", strings.Join([]string{TaskCreateTool, TaskGetTool, TaskListTool, TaskUpdateTool,
+		TaskHookBlocked("TaskCompleted", "3", "tests fail"), TaskListUnavailable("no state directory")}, "\n---\n"))
+}

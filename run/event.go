@@ -59,6 +59,10 @@ const (
 	// TodoWrite (S-2). Each agent has its own list; AgentID says whose it
 	// is. It follows the EventToolEnd of the TodoWrite call.
 	EventTodos EventType = "todos"
+	// EventTeamTasks carries TeamTasks: the team's shared task list after
+	// an agent changed it with TaskCreate or TaskUpdate (teams on). It
+	// follows the EventToolEnd of that call.
+	EventTeamTasks EventType = "team_tasks"
 	// EventHookStarted carries Hook: a hook command or callback started.
 	// Hook events come only from hooks that run during a run; SessionEnd's
 	// hooks run when the session closes, where there is no stream.
@@ -123,6 +127,8 @@ type Event struct {
 	Hook *hooks.Run
 	// Todos is set on EventTodos.
 	Todos *TodoUpdate
+	// TeamTasks is the whole task list on EventTeamTasks, by id.
+	TeamTasks []TeamTask
 	// Compact is set on EventCompacting, EventCompactBoundary and
 	// EventContextWarning.
 	Compact *Compaction
@@ -187,4 +193,16 @@ type TodoUpdate struct {
 	Old     []tool.Todo `json:"oldTodos"`
 	New     []tool.Todo `json:"newTodos"`
 	Current []tool.Todo `json:"current"`
+}
+
+// TeamTask is one task of a team's shared task list as shown to people.
+type TeamTask struct {
+	ID      string `json:"id"`
+	Subject string `json:"subject"`
+	// Status is pending, in_progress or completed.
+	Status string `json:"status"`
+	// Owner is the agent working on it; "" is unowned.
+	Owner string `json:"owner,omitempty"`
+	// BlockedBy are the open tasks it waits for.
+	BlockedBy []string `json:"blockedBy,omitempty"`
 }

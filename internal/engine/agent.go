@@ -258,6 +258,9 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		if err := feedOf(a).sendTodos(ctx, ev); err != nil { // todos.go
 			return nil, err
 		}
+		if err := sendTeamTasks(ctx, a, ev); err != nil { // tasklist.go
+			return nil, err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -58,7 +58,8 @@ func isForkOf(r *llmtest.Request) bool {
 // foreground (sync) child, its nested child, a background child and a
 // fork (which runs in the background) — through one real script that appends its stdin to a
 // file. Each fires once per occasion with the agent's own agent_id and
-// agent_type and the event's payload.
+// agent_type and the event's payload. With teams on, every kind creates
+// and completes a task, so TaskCreated and TaskCompleted are in it too.
 func TestHookMatrixEveryAgentKind(t *testing.T) {
 	t.Parallel()
 	w := newHookWorld(t)
@@ -70,18 +71,28 @@ func TestHookMatrixEveryAgentKind(t *testing.T) {
 	cfg.Permissions = &Permissions{Mode: permission.ModeDefault, Prompter: person,
 		Rules: []permission.Rule{{Behavior: permission.Ask, Tool: "Bash", Source: "test"}}}
 	cfg.ForkSubagent = true // forks run in the background (Background is the default)
+	cfg.Teams = true        // the task list tools, for TaskCreated and TaskCompleted
 	// Every agent: a Read that works and one that fails in one turn, a
-	// Bash call someone is asked about, then the children it starts in
-	// one turn, if any, then its report. The main agent starts one child
-	// of each kind; the sync child starts a nested one.
-	steps := func(key string, n int, children ...llmtest.Call) llmtest.Turn {
+	// Bash call someone is asked about, a task it creates on the team's
+	// list and then completes, then the children it starts in one turn,
+	// if any, then its report. The main agent starts one child of each
+	// kind; the sync child starts a nested one.
+	steps := func(key string, n int, r *llmtest.Request, children ...llmtest.Call) llmtest.Turn {
 		switch {
 		case n == 0:
 			return llmtest.ToolUses(llmtest.Call{Name: "Read", Input: map[string]any{"file_path": filepath.Join(w.dir, "notes.txt")}},
 				llmtest.Call{Name: "Read", Input: map[string]any{"file_path": filepath.Join(w.dir, "missing-"+key)}})
 		case n == 1:
 			return llmtest.ToolUse("Bash", map[string]any{"command": "echo " + key})
-		case n == 2 && len(children) > 0:
+		case n == 2:
+			return llmtest.ToolUse("TaskCreate", map[string]any{"subject": "task of " + key, "description": "work of " + key})
+		case n == 3:
+			var created struct{ Task struct{ ID string } }
+			if res := r.LastToolResults(); len(res) == 1 {
+				_ = json.Unmarshal([]byte(res[0].ResultText()), &created)
+			}
+			return llmtest.ToolUse("TaskUpdate", map[string]any{"taskId": created.Task.ID, "status": "completed"})
+		case n == 4 && len(children) > 0:
 			return llmtest.ToolUses(children...)
 		}
 		return llmtest.Text(key + " done")
@@ -90,18 +101,18 @@ func TestHookMatrixEveryAgentKind(t *testing.T) {
 	// MAIN's key too.
 	w.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
 		if isForkOf(r) {
-			return steps("FORKKID", agentTurnsSince(r, "from Agent call"))
+			return steps("FORKKID", agentTurnsSince(r, "from Agent call"), r)
 		}
-		return steps("MAIN", agentTurnsSince(r, ""),
+		return steps("MAIN", agentTurnsSince(r, ""), r,
 			llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", "SYNC: go on")},
 			llmtest.Call{Name: "Agent", Input: bgCall("BGKID: go on")},
 			llmtest.Call{Name: "Agent", Input: agentCall("", "FORKKID: go on")})
 	})
 	w.srv.ScriptFunc("SYNC", func(r *llmtest.Request) llmtest.Turn {
-		return steps("SYNC", agentTurnsSince(r, ""), llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", "NESTED: go on")})
+		return steps("SYNC", agentTurnsSince(r, ""), r, llmtest.Call{Name: "Agent", Input: agentCall("general-purpose", "NESTED: go on")})
 	})
 	for _, key := range []string{"BGKID", "NESTED"} {
-		w.srv.ScriptFunc(key, func(r *llmtest.Request) llmtest.Turn { return steps(key, agentTurnsSince(r, "")) })
+		w.srv.ScriptFunc(key, func(r *llmtest.Request) llmtest.Turn { return steps(key, agentTurnsSince(r, ""), r) })
 	}
 	rt := newRuntime(t, cfg)
 	evs, res, err := runAll(t, context.Background(), rt, "MAIN: start")
@@ -172,6 +183,12 @@ func TestHookMatrixEveryAgentKind(t *testing.T) {
 		want[key{"PostToolUseFailure", kind, "Read"}] = 1
 		want[key{"PreToolUse", kind, "Bash"}] = 1
 		want[key{"PermissionRequest", kind, "Bash"}] = 1
+		for _, tool := range []string{"TaskCreate", "TaskUpdate"} {
+			want[key{"PreToolUse", kind, tool}] = 1
+			want[key{"PostToolUse", kind, tool}] = 1
+		}
+		want[key{"TaskCreated", kind, ""}] = 1
+		want[key{"TaskCompleted", kind, ""}] = 1
 		if kind == "background" {
 			// A background agent can show no prompt: its PermissionRequest
 			// hooks still answer first (this one does not decide), then
@@ -241,6 +258,13 @@ func TestHookMatrixEveryAgentKind(t *testing.T) {
 		}
 		if e := find("Notification", kind); e["notification_type"] != "permission_prompt" || !strings.Contains(e["message"].(string), "Bash") {
 			t.Errorf("Notification of %s: %v", kind, e)
+		}
+	}
+	for kind, key := range map[string]string{"main": "MAIN", "sync": "SYNC", "nested": "NESTED", "fork": "FORKKID", "background": "BGKID"} {
+		created, completed := find("TaskCreated", kind), find("TaskCompleted", kind)
+		if created["task_subject"] != "task of "+key || created["task_description"] != "work of "+key || created["task_id"] == "" ||
+			completed["task_id"] != created["task_id"] || completed["task_subject"] != "task of "+key {
+			t.Errorf("task hooks of %s: %v then %v", kind, created, completed)
 		}
 	}
 	if e := find("SessionStart", "main"); e["source"] != "startup" || e["permission_mode"] != nil {

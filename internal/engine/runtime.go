@@ -84,6 +84,7 @@ type Config struct {
 	Prices             pricing.Table
 	ForkSubagent       bool
 	WorktreeBase       string
+	TaskListID         string
 	WorktreeHooks      WorktreeHooks
 	Background         BackgroundMode
 	Sandbox            *SandboxConfig
@@ -187,6 +188,8 @@ type Runtime struct {
 	// structured is the StructuredOutput tool of Config.OutputSchema
 	// (sdkoptions.go); nil without one.
 	structured *builtin.StructuredOutput
+	// tasks is the team's task list, opened at first use (tasklist.go).
+	tasks taskListBook
 }
 
 // New validates cfg and prepares a session. It does no network I/O.
@@ -221,7 +224,8 @@ func New(cfg Config) (*Runtime, error) {
 	if tools == nil {
 		tools = defaultTools(&cfg) // tools.go
 	}
-	tools = append(tools, toolboxOf(r).mergeTools()...) // worktree_tool.go
+	tools = append(tools, toolboxOf(r).mergeTools()...)    // worktree_tool.go
+	tools = append(tools, toolboxOf(r).taskListTools()...) // tasklist.go
 	r.base = tool.NewPool(tools...)
 	if cfg.ToolNames != nil {
 		r.base = r.base.Filter(func(t tool.Tool) bool { return namedTool(cfg.ToolNames, t.Spec().Name) }) // sdkoptions.go

@@ -22,6 +22,7 @@ var scenarios = []struct {
 	{"tree", buildTree},
 	{"notification", buildNotification},
 	{"todos", buildTodos},
+	{"teamtasks", buildTeamTasks},
 }
 
 func TestGoldenViews(t *testing.T) {
@@ -208,4 +209,32 @@ func buildTodos(t *testing.T, m *Model) {
 		run.Event{Type: run.EventToolStart, Call: test},
 	)
 	f.tick(700 * time.Millisecond)
+}
+
+// buildTeamTasks: the lead and two teammates work the team's task list;
+// the agents panel shows it below the agents: one done, one in progress,
+// one blocked, one free.
+func buildTeamTasks(t *testing.T, m *Model) {
+	typeText(m, "ship the refund API with the team")
+	press(m, "enter")
+	f := &feeder{m: m, at: t0}
+	c1, c2 := agentCall("toolu_a1", "general-purpose", "backend", "Build the refund endpoint."),
+		agentCall("toolu_a2", "general-purpose", "tests", "Test the refund endpoint.")
+	create := call("toolu_c", "TaskCreate", map[string]any{"subject": "Write the refund handler", "description": "POST /refunds"})
+	f.ev(initEvent(),
+		run.Event{Type: run.EventAssistant, Message: assistant("", create), Usage: usage(2000, 60)},
+		run.Event{Type: run.EventToolStart, Call: create},
+		run.Event{Type: run.EventToolEnd, Call: create, ToolResult: &run.ToolResult{Text: `{"task":{"id":"4","subject":"Write the refund handler"}}`}},
+		run.Event{Type: run.EventAssistant, Message: assistant("", c1.Call, c2.Call), Usage: usage(2400, 80)},
+		*c1, *c2,
+		task("a1f0000000000001", "general-purpose", "backend", "main", "toolu_a1", 1, "claude-sonnet-4-5"),
+		task("a2f0000000000002", "general-purpose", "tests", "main", "toolu_a2", 1, "claude-sonnet-4-5"),
+		run.Event{Type: run.EventTeamTasks, AgentID: "a1f0000000000001", TeamTasks: []run.TeamTask{
+			{ID: "1", Subject: "Design the refund schema", Status: "completed", Owner: "team-lead"},
+			{ID: "2", Subject: "Implement the refund endpoint", Status: "in_progress", Owner: "backend"},
+			{ID: "3", Subject: "Write integration tests for refunds", Status: "pending", BlockedBy: []string{"2"}},
+			{ID: "4", Subject: "Write the refund handler", Status: "pending"},
+		}},
+	)
+	f.tick(2 * time.Second)
 }

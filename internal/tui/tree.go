@@ -144,6 +144,8 @@ type Tree struct {
 	nodes   map[string]*Node
 	byCall  map[string]string // Agent tool-use id → agent id
 	waiting map[string]int    // agent id → prompts waiting
+	// tasks is the team's task list as last sent (teamtasks.go).
+	tasks []run.TeamTask
 }
 
 // NewTree returns a tree holding only the idle main agent.
@@ -212,6 +214,9 @@ func (t *Tree) Apply(ev run.Event, at time.Time) {
 	case run.EventResult:
 		m := t.Main()
 		m.state, m.Ended = StateIdle, at
+		return
+	case run.EventTeamTasks:
+		t.tasks = ev.TeamTasks
 		return
 	}
 	n := t.nodes[ev.AgentID]

@@ -167,15 +167,18 @@ func (p *agentsPanel) render(width, height int, side, focused bool, now time.Tim
 	st := p.st
 	rows := p.tree.Rows()
 	inner := width
+	per := 1
+	if side {
+		per = 2
+	}
+	// The tasks get what the agents leave, and at least half.
+	tasks := p.taskLines(inner, max(height-len(rows)*per-1, height/2, 2)) // teamtasks.go
+	height = max(height-len(tasks), 1)
 	title := st.title.Render("Agents") + st.dim.Render(p.counts())
 	if focused && side {
 		title = padBetween(title, st.dim.Render("enter open · x stop · c clear · ctrl+b background"), inner)
 	}
 	lines := []string{clip(title, inner)}
-	per := 1
-	if side {
-		per = 2
-	}
 	fit := max((height-1)/per, 1)
 	if !side {
 		fit = min(height, len(rows))
@@ -201,7 +204,7 @@ func (p *agentsPanel) render(width, height int, side, focused bool, now time.Tim
 	if hidden := len(rows) - fit; hidden > 0 {
 		lines[0] = clip(title+st.dim.Render(fmt.Sprintf(" · %d–%d of %d", start+1, min(start+fit, len(rows)), len(rows))), inner)
 	}
-	return lines
+	return append(lines, tasks...)
 }
 
 // counts says how many agents are in each state, for the title.

@@ -34,7 +34,7 @@ func sidePanel(width int) (bool, int) {
 // shown reports whether the tree panel is on screen: always beside a
 // wide conversation, below a narrow one once there are sub-agents.
 func (p *agentsPanel) shown(side, focused bool) bool {
-	return side || p.tree.Len() > 1 || focused
+	return side || p.tree.Len() > 1 || focused || len(p.tree.Tasks()) > 0
 }
 
 // View renders the screen.
