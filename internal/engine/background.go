@@ -379,7 +379,9 @@ func (b *background) waitForNotes(ctx context.Context) bool {
 		if b.leadWakes() {
 			return true
 		}
-		if live <= 0 {
+		if live <= 0 && (b.team.size() == 0 || !(teamTasks{b}).claimable(ctx)) {
+			// Idle teammates with a task to claim are about to work
+			// (teamtasks.go).
 			return b.main.pending()
 		}
 		select {

@@ -75,6 +75,8 @@ type member struct {
 	// idleSeq is its idle notice still queued for the lead (0: none).
 	idleSeq int64
 	ended   bool
+	// claiming is set while it claims a task: busy meanwhile.
+	claiming bool
 }
 
 // team is the session's team.
@@ -165,7 +167,7 @@ func (t *team) busyMember(m *member) bool {
 		return false
 	}
 	// One asked to shut down is about to end: the lead waits for that.
-	return m.state == teammateWorking || m.shutdownID != "" || m.stopping || (m.a.inbox != nil && m.a.inbox.pending())
+	return m.state == teammateWorking || m.claiming || m.shutdownID != "" || m.stopping || (m.a.inbox != nil && m.a.inbox.pending())
 }
 
 // resting counts the teammates that are idle with nothing to read: live
@@ -307,13 +309,23 @@ func (tm teammate) idle(ctx context.Context, last llm.Message) ([]llm.Block, boo
 	if stopping {
 		return nil, false
 	}
+	if blocks, ok := tm.idleHook(ctx); ok { // teamtasks.go: TeammateIdle
+		return blocks, true
+	}
+	tasks := teamTasks{b}
+	if !a.inbox.pending() {
+		// A task to claim first: then it never was idle.
+		if blocks, ok := tasks.claim(ctx, m.name); ok {
+			return blocks, true
+		}
+	}
 	if !a.inbox.pending() && tm.noteIdle(last.Text()) {
 		_ = feedOf(a).sendProgress(ctx)
 	}
 	a.ticket.Suspend()
 	defer func() { _ = a.ticket.Resume(ctx) }()
 	for {
-		ch := a.inbox.changed()
+		ch, tch := a.inbox.changed(), tasks.changed()
 		t.mu.Lock()
 		stopping := m.stopping
 		if !stopping && a.inbox.pending() {
@@ -350,8 +362,25 @@ func (tm teammate) idle(ctx context.Context, last llm.Message) ([]llm.Block, boo
 		if moved {
 			_ = feedOf(a).sendProgress(ctx)
 		}
+		// The lowest pending, unowned, unblocked task (teamtasks.go),
+		// claimed while it counts as busy.
+		t.mu.Lock()
+		m.claiming = true
+		t.mu.Unlock()
+		blocks, claimed := tasks.claim(ctx, m.name)
+		if claimed {
+			tm.working(ctx)
+		}
+		t.mu.Lock()
+		m.claiming = false
+		t.wake()
+		t.mu.Unlock()
+		if claimed {
+			return blocks, true
+		}
 		select {
 		case <-ch:
+		case <-tch:
 		case <-m.stop:
 		case <-ctx.Done():
 			return nil, false
@@ -405,6 +434,9 @@ func (tm teammate) noteIdle(summary string) bool {
 func (tm teammate) left() {
 	a := tm.a
 	t, m := a.run.rt.bg.team, a.member
+	// Its open tasks go back to pending and unowned, the lead told
+	// (teamtasks.go); before it leaves, so it is still busy meanwhile.
+	teamTasks{a.run.rt.bg}.release(m.name)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	m.ended = true
@@ -416,6 +448,30 @@ func (tm teammate) left() {
 		t.saveRoster() // teamresume.go
 	}
 	t.wake()
+}
+
+// working moves the teammate back to working and streams its state.
+func (tm teammate) working(ctx context.Context) {
+	a := tm.a
+	t, m := a.run.rt.bg.team, a.member
+	t.mu.Lock()
+	moved := m.state != teammateWorking
+	if moved {
+		m.state = teammateWorking
+		t.saveRoster()
+		t.wake()
+	}
+	t.mu.Unlock()
+	if moved {
+		_ = feedOf(a).sendProgress(ctx)
+	}
+}
+
+// size counts the live teammates.
+func (t *team) size() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.members)
 }
 
 // planGate is a plan-mode teammate's authorizer: read-only (its

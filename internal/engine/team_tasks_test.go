@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/cadre-dev/cadre/internal/tasklist"
+	"github.com/cadre-dev/cadre/llm/llmtest"
+)
+
+var claimedRe = regexp.MustCompile(`You claimed task #(\d+)`)
+
+// TestTeamWorksTaskList: the lead makes a task list with dependencies
+// (2 after 1, 3 after 2, 4 free) and starts three teammates; idle
+// teammates claim the lowest claimable task, work it and complete it;
+// every task ends completed once, by the teammate that claimed it, never
+// before its blockers; the lead is woken once for the idle notices of
+// the whole team (counted from the request log), never one turn each.
+func TestTeamWorksTaskList(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	create := func(s string) llmtest.Call {
+		return llmtest.Call{Name: "TaskCreate", Input: map[string]any{"subject": s, "description": "do " + s}}
+	}
+	h.srv.ScriptFunc("LEAD", func(r *llmtest.Request) llmtest.Turn {
+		switch len(r.Messages) {
+		case 1:
+			return llmtest.ToolUses(create("design"), create("build"), create("test"), create("docs"))
+		case 3:
+			return llmtest.ToolUses(
+				llmtest.Call{Name: "TaskUpdate", Input: map[string]any{"taskId": "2", "addBlockedBy": []string{"1"}}},
+				llmtest.Call{Name: "TaskUpdate", Input: map[string]any{"taskId": "3", "addBlockedBy": []string{"2"}}})
+		case 5:
+			return llmtest.ToolUses(teamCall("amy", "TW-amy start"), teamCall("bo", "TW-bo start"), teamCall("cy", "TW-cy start"))
+		case 7:
+			return llmtest.Text("team at work")
+		}
+		return llmtest.Text("lead ok")
+	})
+	var order []string // completion order, under the server's per-key calls
+	done := make(chan string, 8)
+	for _, name := range []string{"amy", "bo", "cy"} {
+		h.srv.ScriptFunc("TW-"+name, func(r *llmtest.Request) llmtest.Turn {
+			if m := claimedRe.FindStringSubmatch(r.LastUserText()); m != nil {
+				done <- m[1]
+				return llmtest.ToolUse("TaskUpdate", map[string]any{"taskId": m[1], "status": "completed"})
+			}
+			return llmtest.Text(name + " idle")
+		})
+	}
+	rt := newRuntime(t, teamConfig(h))
+	if _, _, err := runAll(t, context.Background(), rt, "LEAD go"); err != nil {
+		t.Fatal(err)
+	}
+	drainNotifications(t, rt)
+	close(done)
+	for id := range done {
+		order = append(order, id)
+	}
+	s, err := sessionTaskList(rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 4 {
+		t.Fatalf("%d tasks", len(all))
+	}
+	claims := map[string][]string{} // task → teammates that were told they claimed it
+	for _, name := range []string{"amy", "bo", "cy"} {
+		for _, r := range h.srv.RequestsFor("TW-" + name) {
+			if m := claimedRe.FindStringSubmatch(r.LastUserText()); m != nil {
+				claims[m[1]] = append(claims[m[1]], name)
+			}
+		}
+	}
+	for _, task := range all {
+		if task.Status != tasklist.Completed {
+			t.Errorf("task %s (%s) is %s", task.ID, task.Subject, task.Status)
+		}
+		if c := claims[task.ID]; len(c) != 1 || c[0] != task.Owner {
+			t.Errorf("task %s owned by %q, claimed by %v", task.ID, task.Owner, c)
+		}
+	}
+	pos := map[string]int{}
+	for i, id := range order {
+		pos[id] = i
+	}
+	if !(pos["1"] < pos["2"] && pos["2"] < pos["3"]) {
+		t.Errorf("worked in the order %v: a task ran before its blocker", order)
+	}
+	// Idle notices: the lead's requests after its turn each carry new
+	// notices, never the same twice, and the team's idles of the whole
+	// job woke it at most twice (the notices held while a teammate works).
+	leads := h.srv.RequestsFor("LEAD")
+	after := 0
+	for _, r := range leads[4:] {
+		if strings.Contains(r.LastUserText(), "idle_notification") && len(r.LastToolResults()) == 0 {
+			after++
+		}
+	}
+	if after > 2 {
+		t.Errorf("the lead was woken %d times by idle notices", after)
+	}
+	last := leads[len(leads)-1]
+	for _, name := range []string{"amy", "bo", "cy"} {
+		if n := countIn(last, fmt.Sprintf(`"from":"%s","idleReason"`, name)); n < 1 {
+			t.Errorf("the lead never heard %s idle", name)
+		}
+	}
+	if err := rt.Close(); err != nil {
+		t.Error(err)
+	}
+}
