@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cadre-dev/cadre/internal/tasklist"
@@ -115,5 +116,65 @@ func TestTeamWorksTaskList(t *testing.T) {
 	}
 	if err := rt.Close(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestTeamShutdownReleasesTasks: a teammate that approves its shutdown
+// with a task still open gives it back — pending and unowned — and the
+// lead is told which.
+func TestTeamShutdownReleasesTasks(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	var asked atomic.Bool
+	h.srv.ScriptFunc("LEAD", func(r *llmtest.Request) llmtest.Turn {
+		last := r.LastUserText()
+		switch {
+		case len(r.Messages) == 1:
+			return llmtest.ToolUse("TaskCreate", map[string]any{"subject": "long job", "description": "never finished"})
+		case len(r.Messages) == 3:
+			return llmtest.ToolUse("Agent", teamCall("kim", "TR-kim start").Input)
+		case strings.Contains(last, "idle_notification") && asked.CompareAndSwap(false, true):
+			return llmtest.ToolUse("SendMessage", teamSend("kim", map[string]any{"type": "shutdown_request"}).Input)
+		}
+		return llmtest.Text("lead ok")
+	})
+	h.srv.ScriptFunc("TR-kim", func(r *llmtest.Request) llmtest.Turn {
+		if res := r.LastToolResults(); len(res) > 0 && strings.Contains(res[0].ResultText(), "Shutdown approved") {
+			return llmtest.Text("bye")
+		}
+		if id := lastRequestID(r); id != "" && strings.Contains(r.LastUserText(), "shutdown_request") {
+			return llmtest.ToolUse("SendMessage", teamSend("team-lead", map[string]any{"type": "shutdown_response", "request_id": id, "approve": true}).Input)
+		}
+		return llmtest.Text("kim pauses")
+	})
+	rt := newRuntime(t, teamConfig(h))
+	if _, _, err := runAll(t, context.Background(), rt, "LEAD go"); err != nil {
+		t.Fatal(err)
+	}
+	drainTeam(t, rt)
+	var claimed bool
+	for _, r := range h.srv.RequestsFor("TR-kim") {
+		claimed = claimed || strings.Contains(r.LastUserText(), "You claimed task #1")
+	}
+	if !claimed {
+		t.Fatal("kim never claimed the task")
+	}
+	s, err := sessionTaskList(rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := s.Get(context.Background(), "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Status != tasklist.Pending || task.Owner != "" {
+		t.Errorf("after kim's shutdown task 1 is %s owned by %q", task.Status, task.Owner)
+	}
+	var told bool
+	for _, r := range h.srv.RequestsFor("LEAD") {
+		told = told || strings.Contains(r.LastUserText(), `tasks_released`) && strings.Contains(r.LastUserText(), "#1")
+	}
+	if !told {
+		t.Error("the lead was not told task #1 went back")
 	}
 }
