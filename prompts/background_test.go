@@ -31,5 +31,7 @@ func TestBackgroundTextsGolden(t *testing.T) {
 
 func TestTaskListTexts(t *testing.T) {
 	golden(t, "tasklist_tools", strings.Join([]string{TaskCreateTool, TaskGetTool, TaskListTool, TaskUpdateTool,
-		TaskHookBlocked("TaskCompleted", "3", "tests fail"), TaskListUnavailable("no state directory")}, "\n---\n"))
+		TaskHookBlocked("TaskCompleted", "3", "tests fail"), TaskListUnavailable("no state directory"),
+		TaskClaimed("3", "Write tests", "for the parser"), TaskClaimed("4", "Ship", ""),
+		TasksReleased("tester", []string{"#2 Write tests", "#5 Ship"}), TeammateKeepWorking("task 4 is still open")}, "\n---\n"))
 }

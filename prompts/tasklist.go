@@ -26,3 +26,29 @@ func TaskHookBlocked(event, id, reason string) string {
 func TaskListUnavailable(err string) string {
 	return "The team's task list is not available: " + err
 }
+
+// TaskClaimed starts the turn of an idle teammate that claimed task id
+// from the team's list.
+func TaskClaimed(id, subject, description string) string {
+	s := fmt.Sprintf("You claimed task #%s from the team's task list: %s", id, subject)
+	if description != "" {
+		s += "\n\n" + description
+	}
+	return s + "\n\nWork on it now; set it completed with TaskUpdate when it is done, then check TaskList for the next one."
+}
+
+// TasksReleased tells the lead which open tasks of a teammate that
+// stopped went back to pending and unowned.
+func TasksReleased(teammate string, tasks []string) string {
+	s := fmt.Sprintf("Teammate %s stopped; its open tasks are pending and unowned again:", teammate)
+	for _, t := range tasks {
+		s += "\n- " + t
+	}
+	return s
+}
+
+// TeammateKeepWorking starts the next turn of a teammate whose
+// TeammateIdle hook kept it from going idle.
+func TeammateKeepWorking(reason string) string {
+	return "A TeammateIdle hook keeps you working instead of going idle: " + reason
+}

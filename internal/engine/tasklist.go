@@ -64,6 +64,25 @@ func sessionTaskList(r *Runtime) (*tasklist.Store, error) {
 		return nil, err
 	}
 	b.store = s
+	if r.cfg.TaskListID != "" {
+		// A list named in the environment may be shared with other
+		// processes: watch it, so their changes wake teammates here too.
+		// Without a watch (inotify unavailable) the list still works;
+		// only other processes' changes go unnoticed until the next call.
+		if run, err := s.Watch(); err == nil {
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				_ = run(ctx)
+			}()
+			glueOf(r).onClose(func() error {
+				cancel()
+				<-done
+				return nil
+			})
+		}
+	}
 	return s, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/internal/tasklist"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/run"
@@ -98,6 +99,7 @@ func TestTaskListToolsScenario(t *testing.T) {
 		}
 	}
 	// The store on disk says the same, in the state directory.
+	t.Cleanup(func() { rt.Close() }) // the list named by id is watched until then
 	st, err := sessionTaskList(rt)
 	if err != nil {
 		t.Fatal(err)
@@ -170,5 +172,102 @@ func TestTaskListOutlivesTheProcess(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cfg.StateDir, "tasks", "session-0b6a3c1e", "1.json")); err != nil {
 		t.Errorf("the session's list is not where Claude Code keeps it: %v", err)
+	}
+}
+
+// TestSharedTaskListWakesAcrossProcesses: a list named by id (shared
+// through CADRE_TASK_LIST_ID) is watched while the session lives: a task
+// another process adds wakes this session's waiters; Close ends the
+// watch (goleak checks at the end of the package's tests).
+func TestSharedTaskListWakesAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	cfg := h.config()
+	cfg.Teams, cfg.TaskListID = true, "shared-crew"
+	rt, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	mine, err := sessionTaskList(rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := tasklist.Open(mine.Path()) // the other process's view
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := mine.Changed()
+	if _, err := other.Create(t.Context(), tasklist.NewTask{Subject: "from the other process"}); err != nil {
+		t.Fatal(err)
+	}
+	<-ch
+	if ok, err := mine.HasClaimable(t.Context()); !ok || err != nil {
+		t.Fatalf("claimable after the other process's create: %v %v", ok, err)
+	}
+}
+
+// TestTeammateTaskLife: the functions a teammate's life calls — an idle
+// teammate claims the lowest claimable task (never a blocked one, never
+// one twice), a stopped one gives its open tasks back and the lead is
+// told which, and a TeammateIdle hook that exits 2 keeps a teammate
+// working with its reason.
+func TestTeammateTaskLife(t *testing.T) {
+	t.Parallel()
+	w := newHookWorld(t)
+	idle := w.script("idle.sh", `#!/bin/sh
+in=$(cat)
+echo "$in" | jq -c . >> "$HOOK_LOG"
+[ "$(echo "$in" | jq -r .teammate_name)" = tester ] && { echo "task 3 is still open" >&2; exit 2; }
+exit 0
+`)
+	cfg := w.config(`{"TeammateIdle": [{"hooks": [{"type": "command", "command": "` + idle + `"}]}]}`)
+	cfg.Teams = true
+	rt := newRuntime(t, cfg)
+	ctx := t.Context()
+	s, err := sessionTaskList(rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, subj := range []string{"one", "two", "three"} {
+		if _, err := s.Create(ctx, tasklist.NewTask{Subject: subj, Description: "do " + subj}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Update(ctx, leadName, "1", tasklist.Update{AddBlocks: []string{"2"}}); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := teammateClaim(ctx, rt, "tester")
+	if err != nil || !ok || !strings.HasPrefix(got, "You claimed task #1 from the team's task list: one\n\ndo one") {
+		t.Fatalf("first claim %q %v %v", got, ok, err)
+	}
+	got, ok, _ = teammateClaim(ctx, rt, "reviewer")
+	if !ok || !strings.HasPrefix(got, "You claimed task #3 ") {
+		t.Fatalf("second claim skips blocked #2: %q", got)
+	}
+	if _, ok, _ := teammateClaim(ctx, rt, "third"); ok {
+		t.Fatal("claimed a blocked task")
+	}
+	told, err := teammateReleased(ctx, rt, "tester")
+	if err != nil || told != "Teammate tester stopped; its open tasks are pending and unowned again:\n- #1 one" {
+		t.Fatalf("released %q %v", told, err)
+	}
+	if told, _ := teammateReleased(ctx, rt, "nobody"); told != "" {
+		t.Fatalf("a teammate without tasks released %q", told)
+	}
+	if got, ok, _ := teammateClaim(ctx, rt, "third"); !ok || !strings.HasPrefix(got, "You claimed task #1 ") {
+		t.Fatalf("released task not claimable again: %q", got)
+	}
+	a := &agent{id: "a1", hooks: rt.Hooks().ForAgent(hooks.Scope{SessionID: rt.SessionID(), Cwd: w.dir, AgentID: "a1", AgentType: "tester"})}
+	keep, instruction := teammateIdleHook(ctx, a, "tester", "crew")
+	if !keep || instruction != "A TeammateIdle hook keeps you working instead of going idle: task 3 is still open" {
+		t.Fatalf("tester kept %v %q", keep, instruction)
+	}
+	if keep, _ := teammateIdleHook(ctx, a, "reviewer", "crew"); keep {
+		t.Fatal("reviewer kept working though its hook exited 0")
+	}
+	log := w.entries()
+	if len(log) != 2 || log[0]["teammate_name"] != "tester" || log[0]["team_name"] != "crew" || log[0]["agent_id"] != "a1" {
+		t.Fatalf("TeammateIdle inputs %v", log)
 	}
 }
