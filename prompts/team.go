@@ -170,19 +170,3 @@ func TeammateResumedWorking() string {
 func TeammateResumedIdle() string {
 	return "The session was resumed. You were idle: read any messages below; if there is nothing to do, end your turn."
 }
-
-// TaskClaimed is what an idle teammate reads when it claimed a task of
-// the team's list.
-func TaskClaimed(id, subject, description string) string {
-	return fmt.Sprintf("You claimed task #%s from the team's task list: %s\n%s\nWork on it; mark it completed with TaskUpdate when done, then end your turn.",
-		id, subject, strings.TrimSpace(description))
-}
-
-// TeammateIdleBlocked is what a teammate reads when a TeammateIdle hook
-// kept it working.
-func TeammateIdleBlocked(feedback string) string {
-	if strings.TrimSpace(feedback) == "" {
-		feedback = "(no reason given)"
-	}
-	return "A TeammateIdle hook kept you working: " + feedback
-}

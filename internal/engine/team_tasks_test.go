@@ -172,7 +172,7 @@ func TestTeamShutdownReleasesTasks(t *testing.T) {
 	}
 	var told bool
 	for _, r := range h.srv.RequestsFor("LEAD") {
-		told = told || strings.Contains(r.LastUserText(), `tasks_released`) && strings.Contains(r.LastUserText(), "#1")
+		told = told || strings.Contains(r.LastUserText(), "its open tasks are pending and unowned again") && strings.Contains(r.LastUserText(), "#1 long job")
 	}
 	if !told {
 		t.Error("the lead was not told task #1 went back")

@@ -2,9 +2,6 @@ package engine
 
 import (
 	"context"
-	"strings"
-
-	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/internal/tasklist"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/prompts"
@@ -35,17 +32,17 @@ func (tt teamTasks) changed() <-chan struct{} {
 }
 
 // claim claims the next claimable task for teammate name and returns
-// what the teammate reads; false when there is none.
+// what the teammate reads (tasklist's teammateClaim); false when there is
+// none.
 func (tt teamTasks) claim(ctx context.Context, name string) ([]llm.Block, bool) {
-	s := tt.store()
-	if s == nil {
+	text, ok, err := teammateClaim(ctx, tt.b.rt, name)
+	if err != nil {
+		tt.b.recordFailed("task list", err)
+	}
+	if !ok {
 		return nil, false
 	}
-	t, ok, err := s.ClaimNext(ctx, name)
-	if err != nil || !ok {
-		return nil, false
-	}
-	return []llm.Block{llm.TextBlock(prompts.TaskClaimed(t.ID, t.Subject, t.Description))}, true
+	return []llm.Block{llm.TextBlock(text)}, true
 }
 
 // claimable reports whether a teammate would find a task to claim.
@@ -58,26 +55,16 @@ func (tt teamTasks) claimable(ctx context.Context) bool {
 	return err == nil && ok
 }
 
-// release gives back the open tasks of teammate name and tells the lead
-// which.
+// release gives back the open tasks of teammate name (tasklist's
+// teammateReleased) and tells the lead which.
 func (tt teamTasks) release(name string) {
-	s := tt.store()
-	if s == nil {
-		return
-	}
-	back, err := s.Release(context.WithoutCancel(tt.b.ctx), name)
+	text, err := teammateReleased(context.WithoutCancel(tt.b.ctx), tt.b.rt, name)
 	if err != nil {
 		tt.b.recordFailed("task list", err)
 	}
-	if len(back) == 0 {
+	if text == "" {
 		return
 	}
-	var ids []string
-	for _, t := range back {
-		ids = append(ids, "#"+t.ID)
-	}
-	text := prompts.TeamProtocol("tasks_released", "from", name, "task_ids", ids,
-		"message", name+" has stopped; its open tasks "+strings.Join(ids, ", ")+" are pending and unowned again.")
 	if _, err := tt.b.main.post(inboxItem{text: prompts.TeammateMessage(name, "", text), from: name}); err != nil {
 		tt.b.recordFailed("mailbox journal", err)
 	}
@@ -99,17 +86,17 @@ func (tt teamTasks) assigned(t tasklist.Task, by string) {
 	}
 }
 
-// idleHook fires TeammateIdle for the teammate about to go idle; a hook
-// that blocks (exit 2) keeps it working with its feedback as the next
-// message.
+// idleHook fires TeammateIdle for the teammate about to go idle
+// (tasklist's teammateIdleHook); a hook that blocks (exit 2) keeps it
+// working with its feedback as the next message.
 func (tm teammate) idleHook(ctx context.Context) ([]llm.Block, bool) {
 	a := tm.a
 	if a.hooks == nil {
 		return nil, false
 	}
-	o := a.hooks.Fire(ctx, &hooks.Input{HookEventName: hooks.TeammateIdle, TeammateName: a.member.name, TeamName: a.member.team})
-	if !o.Blocked {
+	keep, text := teammateIdleHook(ctx, a, a.member.name, a.member.team)
+	if !keep {
 		return nil, false
 	}
-	return []llm.Block{llm.TextBlock(prompts.TeammateIdleBlocked(strings.Join(o.Feedback, "\n")))}, true
+	return []llm.Block{llm.TextBlock(text)}, true
 }
