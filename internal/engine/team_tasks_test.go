@@ -178,3 +178,68 @@ func TestTeamShutdownReleasesTasks(t *testing.T) {
 		t.Error("the lead was not told task #1 went back")
 	}
 }
+
+// TestTeamTwentyRaceForTenTasks: 20 teammates, started at once (beyond
+// the running cap: the spawn gate queues them and idle ones give their
+// slots back), race to claim 10 tasks: each task is claimed once and
+// completed by its owner.
+func TestTeamTwentyRaceForTenTasks(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	var creates, mates []llmtest.Call
+	for i := range 10 {
+		creates = append(creates, llmtest.Call{Name: "TaskCreate", Input: map[string]any{"subject": fmt.Sprintf("job %d", i), "description": "d"}})
+	}
+	for i := range 20 {
+		name := fmt.Sprintf("r%02d", i)
+		mates = append(mates, teamCall(name, "RACE-"+name+"- start"))
+	}
+	h.srv.ScriptFunc("RACELEAD", func(r *llmtest.Request) llmtest.Turn {
+		switch len(r.Messages) {
+		case 1:
+			return llmtest.ToolUses(creates...)
+		case 3:
+			return llmtest.ToolUses(mates...)
+		}
+		return llmtest.Text("lead ok")
+	})
+	for i := range 20 {
+		name := fmt.Sprintf("r%02d", i)
+		h.srv.ScriptFunc("RACE-"+name+"-", func(r *llmtest.Request) llmtest.Turn {
+			if m := claimedRe.FindStringSubmatch(r.LastUserText()); m != nil {
+				return llmtest.ToolUse("TaskUpdate", map[string]any{"taskId": m[1], "status": "completed"})
+			}
+			return llmtest.Text(name + " idle")
+		})
+	}
+	rt := newRuntime(t, teamConfig(h))
+	if _, _, err := runAll(t, context.Background(), rt, "RACELEAD go"); err != nil {
+		t.Fatal(err)
+	}
+	drainTeam(t, rt)
+	claims := map[string][]string{}
+	for i := range 20 {
+		name := fmt.Sprintf("r%02d", i)
+		for _, r := range h.srv.RequestsFor("RACE-" + name + "-") {
+			if m := claimedRe.FindStringSubmatch(r.LastUserText()); m != nil {
+				claims[m[1]] = append(claims[m[1]], name)
+			}
+		}
+	}
+	s, err := sessionTaskList(rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 10 {
+		t.Fatalf("%d tasks", len(all))
+	}
+	for _, task := range all {
+		if c := claims[task.ID]; len(c) != 1 || c[0] != task.Owner || task.Status != tasklist.Completed {
+			t.Errorf("task %s: %s, owner %q, claimed by %v", task.ID, task.Status, task.Owner, c)
+		}
+	}
+}
