@@ -18,6 +18,8 @@ func TestBooleanSwitchPrecedence(t *testing.T) {
 	}{
 		{"forkSubagent", "CADRE_FORK_SUBAGENT", func(c cadre.Config) bool { return c.ForkSubagent }},
 		{"coordinatorMode", "CADRE_COORDINATOR_MODE", func(c cadre.Config) bool { return c.Coordinator }},
+		{"teams", "CADRE_AGENT_TEAMS", func(c cadre.Config) bool { return c.Teams }},
+		{"teams", "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS", func(c cadre.Config) bool { return c.Teams }},
 	}
 	for _, sw := range switches {
 		cases := []struct {

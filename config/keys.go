@@ -104,7 +104,7 @@ var topKeys = []Key{
 	{Name: "worktree", Drives: `worktree.base: where isolated agents' worktrees start, "head" or "default" (Config.WorktreeBase), below CADRE_WORKTREE_BASE`, Effect: Narrowing},
 	{Name: "autoCompactWindow", Drives: "the context window, in tokens, agents compact against: a number for every model (Config.Compaction.Window) or an object of model ids or id prefixes to windows, \"default\" for the rest (Config.Compaction.Windows); below CADRE_AUTO_COMPACT_WINDOW and CLAUDE_CODE_AUTO_COMPACT_WINDOW", Effect: Narrowing},
 	{Name: "autoCompactEnabled", Drives: "false turns automatic context compaction off (Config.Compaction.DisableAuto), below DISABLE_AUTO_COMPACT", Effect: Narrowing},
-	{Name: "teams", Unsupported: "agent teams are not supported yet; ignored", Effect: Narrowing},
+	{Name: "teams", Drives: "agent teams: true, or {enabled, shutdownGraceMs} (Config.Teams, Config.TeamShutdownGrace), below CADRE_AGENT_TEAMS, CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS and CADRE_TEAM_SHUTDOWN_GRACE_MS", Effect: Narrowing},
 	{Name: "sandbox", Drives: "the Bash sandbox (Config.Sandbox; see sandbox.*)", Effect: Narrowing},
 	{Name: "remote", Drives: "remote.temporal: the Temporal server remote agents run through (address, namespace, taskQueue, tls.certFile/keyFile/caFile/serverName, apiKey or apiKeyEnv), for isolation: remote, --remote and cadre worker (config/remote.go)", Effect: Widening},
 	{Name: "outputStyle", Unsupported: "a Claude Code display setting cadre does not use; ignored", Effect: Narrowing},

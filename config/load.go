@@ -24,7 +24,8 @@ type Options struct {
 	// XDG_CONFIG_HOME, CADRE_CLAUDE_MANAGED_DIR, the
 	// provider's keys and base URLs (ANTHROPIC_*, OPENAI_*), CADRE_PROVIDER,
 	// CADRE_MODEL, CADRE_SUBAGENT_MODEL, CADRE_SUBAGENT_MODEL_FORCE and
-	// CADRE_FORK_SUBAGENT, CADRE_COORDINATOR_MODE, and for the web tools CADRE_SMALL_MODEL,
+	// CADRE_FORK_SUBAGENT, CADRE_COORDINATOR_MODE, CADRE_AGENT_TEAMS,
+	// CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS, CADRE_TEAM_SHUTDOWN_GRACE_MS, and for the web tools CADRE_SMALL_MODEL,
 	// CADRE_SEARXNG_URL and BRAVE_SEARCH_API_KEY.
 	// Settings files' env values are read over it. Nil means an empty
 	// environment; the cadre command passes os.Getenv.
@@ -178,6 +179,9 @@ func Load(ctx context.Context, cwd string, opts Options) (cadre.Config, []Diagno
 	// CADRE_COORDINATOR_MODE over the settings' coordinatorMode (S-11.2;
 	// Claude Code's variable is CLAUDE_CODE_COORDINATOR_MODE).
 	if cfg.Coordinator, err = envBool(getenv, "CADRE_COORDINATOR_MODE", s.CoordinatorMode.Value); err != nil {
+		return cadre.Config{}, diags, err
+	}
+	if err := teams(getenv, *s, &cfg); err != nil { // teams.go (issue 25)
 		return cadre.Config{}, diags, err
 	}
 	if err := setModel(&cfg, opts, s, getenv); err != nil {

@@ -193,7 +193,11 @@ func TestEveryKeyIsWiredOrReported(t *testing.T) {
 				t.Errorf("WorktreeBase %q", cfg.WorktreeBase)
 			}
 		}},
-		"teams": {json: `{"teams": true}`, warn: "agent teams are not supported yet"},
+		"teams": {json: `{"teams": {"enabled": true, "shutdownGraceMs": 1500}}`, want: func(t *testing.T, cfg cadre.Config, _ tree) {
+			if !cfg.Teams || cfg.TeamShutdownGrace != 1500*time.Millisecond {
+				t.Errorf("teams: Teams %v, TeamShutdownGrace %v", cfg.Teams, cfg.TeamShutdownGrace)
+			}
+		}},
 		// Remote agents (remote.go, issue 26): the connection is the remote
 		// executor's (TestRemoteTemporalSettings); the Config gets no
 		// executor from a file, so no spawn is remote by it alone.

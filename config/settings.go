@@ -120,6 +120,10 @@ type Settings struct {
 	// CoordinatorMode is coordinatorMode: the main agent only delegates
 	// (S-11.2; config/coordinator.go).
 	CoordinatorMode BoolValue
+	// Teams and TeamShutdownGraceMs are teams (true, or {enabled,
+	// shutdownGraceMs}): agent teams (issue 25; config/teams.go).
+	Teams               BoolValue
+	TeamShutdownGraceMs IntValue
 	// WorktreeBase is worktree.base: where isolated agents' worktrees
 	// start ("head" or "default").
 	WorktreeBase Value
@@ -259,6 +263,8 @@ type fileData struct {
 	AutoCompactEnabled *bool          `json:"autoCompactEnabled"`
 	// Coordinator mode (config/coordinator.go).
 	CoordinatorMode *bool `json:"coordinatorMode"`
+	// Agent teams (config/teams.go).
+	Teams json.RawMessage `json:"teams"`
 	// Claude Code plugins (config/plugins.go).
 	EnabledPlugins map[string]json.RawMessage `json:"enabledPlugins"`
 	// Remote agents (config/remote.go).
@@ -630,6 +636,9 @@ func (s *Settings) applyScalars(fd *fileData, path string) error {
 	}
 	if fd.CoordinatorMode != nil {
 		s.CoordinatorMode = BoolValue{Value: *fd.CoordinatorMode, Source: path}
+	}
+	if err := s.mergeTeams(path, fd.Teams); err != nil { // teams.go
+		return err
 	}
 	if err := s.mergeCompaction(path, fd); err != nil { // compact.go
 		return err

@@ -615,6 +615,12 @@ func TestSettingsBlocksLoad(t *testing.T) {
 			}
 			return ""
 		}},
+		{contains: `"teams": {"enabled": true`, check: func(t *testing.T, cfg cadre.Config, _ string) string {
+			if !cfg.Teams || cfg.TeamShutdownGrace.Milliseconds() != 30000 {
+				return "teams not on, or not the grace given"
+			}
+			return ""
+		}},
 		{contains: `"forkSubagent": true`, check: func(t *testing.T, cfg cadre.Config, _ string) string {
 			if !cfg.ForkSubagent {
 				return "fork path off"

@@ -37,6 +37,8 @@ type AgentEntry struct {
 	LastTool   string
 	// Continuable: SendMessage continues it (it has ended).
 	Continuable bool
+	// Teammate and Team are a teammate's name and team (issue 25).
+	Teammate, Team string
 }
 
 // AgentList renders ListAgents' result.
@@ -48,6 +50,9 @@ func AgentList(entries []AgentEntry) string {
 	fmt.Fprintf(&b, "%d agent(s):\n", len(entries))
 	for _, e := range entries {
 		fmt.Fprintf(&b, "- %s  type: %s  state: %s  description: %q", e.ID, e.Type, e.State, e.Description)
+		if e.Teammate != "" {
+			fmt.Fprintf(&b, "  teammate: %s (team %s)", e.Teammate, e.Team)
+		}
 		if e.Parent != "" && e.Parent != "main" {
 			fmt.Fprintf(&b, "  parent: %s", e.Parent)
 		}

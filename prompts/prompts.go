@@ -76,6 +76,12 @@ func AgentInputField(name string) string {
 		return "JSON Schema (root type object) its result must match; you get the validated JSON."
 	case "budget":
 		return "Limits for the sub-agent and everything it starts: usd, tokens, turns, wallTime (\"10m\"). Capped by its type's budget and what remains of yours."
+	case "name":
+		return "Starts a teammate with this name (letters, digits, _ or -): it lives on after its turn, idle until a message wakes it."
+	case "team_name":
+		return "The team to join; omit for this session's team."
+	case "mode":
+		return "plan: the teammate works read-only until you approve its plan."
 	}
 	return ""
 }

@@ -99,4 +99,6 @@ type SubagentStats struct {
 	Queued int `json:"queued"`
 	// Refused counts Agent calls that started nothing, by reason.
 	Refused map[RefusalReason]int `json:"refused"`
+	// Teammates counts the spawned that are teammates (issue 25).
+	Teammates int `json:"teammates,omitempty"`
 }

@@ -30,6 +30,19 @@ type TaskInfo struct {
 	// Spent is set on EventTaskProgress of a budgeted agent: what its
 	// subtree spent so far of Receipt.Budget (S-15.2).
 	Spent *Spend `json:"spent,omitempty"`
+	// Teammate is set for a teammate of an agent team (issue 25): its
+	// name, team and state; its task type is in_process_teammate.
+	Teammate *TeammateInfo `json:"teammate,omitempty"`
+}
+
+// TeammateInfo is a teammate's place in its team.
+type TeammateInfo struct {
+	Name string `json:"name"`
+	Team string `json:"team"`
+	// State is working, idle or waiting for approval.
+	State string `json:"state"`
+	// PlanModeRequired: started with mode plan, its plan not approved yet.
+	PlanModeRequired bool `json:"plan_mode_required,omitempty"`
 }
 
 // SubagentResult is the structured result of one sub-agent (S-3.6), for

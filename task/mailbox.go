@@ -680,3 +680,15 @@ func (s *Mailboxes) Close() error {
 	}
 	return s.file.close()
 }
+
+// Queued returns a copy of the messages pending in mailbox id, in
+// arrival order (not those in flight).
+func (s *Mailboxes) Queued(id string) []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	box := s.boxes[id]
+	if box == nil {
+		return nil
+	}
+	return slices.Clone(box.queue)
+}

@@ -258,6 +258,8 @@ type taskStartedJSON struct {
 type taskStartExtra struct {
 	Parent  string      `json:"parent"`
 	Receipt run.Receipt `json:"receipt"`
+	// Teammate: a teammate's name, team and state (issue 25).
+	Teammate *run.TeammateInfo `json:"teammate,omitempty"`
 }
 
 // taskProgressJSON is system/task_progress, sent when a sub-agent calls
@@ -274,15 +276,20 @@ type taskProgressJSON struct {
 	LastToolName string    `json:"last_tool_name"`
 	UUID         string    `json:"uuid"`
 	SessionID    string    `json:"session_id"`
-	// Cadre is set for a budgeted agent: its spend against its budget.
-	Cadre *taskBudgetJSON `json:"cadre,omitempty"`
+	// Cadre is set for a budgeted agent (its spend against its budget) and
+	// for a teammate (its state, issue 25); nil for other tasks.
+	Cadre *taskProgressExtra `json:"cadre,omitempty"`
 }
 
-// taskBudgetJSON is a budgeted task's spend so far against what its
-// spawn reserved (S-15.2).
-type taskBudgetJSON struct {
-	Spent    run.Spend        `json:"budget_spent"`
-	Reserved *run.BudgetGrant `json:"budget_reserved"`
+// taskProgressExtra is task_progress's cadre object: a budgeted task's
+// spend so far against what its spawn reserved (S-15.2), and a
+// teammate's parent, receipt and state (issue 25).
+type taskProgressExtra struct {
+	Parent   string            `json:"parent,omitempty"`
+	Receipt  *run.Receipt      `json:"receipt,omitempty"`
+	Teammate *run.TeammateInfo `json:"teammate,omitempty"`
+	Spent    *run.Spend        `json:"budget_spent,omitempty"`
+	Reserved *run.BudgetGrant  `json:"budget_reserved,omitempty"`
 }
 
 // taskPatch is the change a task_updated event reports.
@@ -455,13 +462,15 @@ type subagentStatsJSON struct {
 		Foreground int `json:"foreground"`
 		Unset      int `json:"unset"`
 	} `json:"requested"`
-	StartedInBackground int        `json:"started_in_background"`
-	MaxDepth            int        `json:"max_depth"`
-	SpawnedBySubagents  int        `json:"spawned_by_subagents"`
-	Completed           int        `json:"completed"`
-	Failed              int        `json:"failed"`
-	Killed              killedJSON `json:"killed"`
-	Refused             struct {
+	StartedInBackground int `json:"started_in_background"`
+	MaxDepth            int `json:"max_depth"`
+	SpawnedBySubagents  int `json:"spawned_by_subagents"`
+	// Teammates counts the teammates started (issue 25).
+	Teammates int        `json:"teammates,omitempty"`
+	Completed int        `json:"completed"`
+	Failed    int        `json:"failed"`
+	Killed    killedJSON `json:"killed"`
+	Refused   struct {
 		DepthLimit       int `json:"depth_limit"`
 		ConcurrencyLimit int `json:"concurrency_limit"`
 		Budget           int `json:"budget"`

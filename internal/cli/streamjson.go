@@ -268,8 +268,15 @@ func (p *streamPrinter) taskProgress(ev run.Event) error {
 	out := taskProgressJSON{Type: "system", Subtype: "task_progress", TaskID: in.AgentID, RunID: p.tally.runID(in.AgentID),
 		ToolUseID: in.ToolUseID, Description: in.Description, SubagentType: in.AgentType,
 		Usage: usage, LastToolName: in.Progress.LastTool, UUID: uuid.NewString(), SessionID: p.session}
-	if in.Spent != nil {
-		out.Cadre = &taskBudgetJSON{Spent: *in.Spent, Reserved: in.Receipt.Budget}
+	if in.Spent != nil || in.Teammate != nil {
+		x := &taskProgressExtra{}
+		if in.Spent != nil {
+			x.Spent, x.Reserved = in.Spent, in.Receipt.Budget
+		}
+		if in.Teammate != nil {
+			x.Parent, x.Receipt, x.Teammate = in.Parent, &in.Receipt, in.Teammate
+		}
+		out.Cadre = x
 	}
 	return p.write(out)
 }
@@ -382,8 +389,8 @@ func (p *streamPrinter) taskStarted(ev run.Event) error {
 	task := p.tally.tasks[in.AgentID]
 	if err := p.write(taskStartedJSON{Type: "system", Subtype: "task_started", TaskID: in.AgentID, ToolUseID: in.ToolUseID,
 		Description: in.Description, SubagentType: in.AgentType, IsBackgrounded: in.Background, SpawnDepth: in.Depth,
-		TaskType: "local_agent", Prompt: task.prompt, RunID: p.tally.runID(in.AgentID), UUID: uuid.NewString(), SessionID: p.session,
-		Cadre: taskStartExtra{Parent: in.Parent, Receipt: in.Receipt}}); err != nil {
+		TaskType: taskType(in), Prompt: task.prompt, RunID: p.tally.runID(in.AgentID), UUID: uuid.NewString(), SessionID: p.session,
+		Cadre: taskStartExtra{Parent: in.Parent, Receipt: in.Receipt, Teammate: in.Teammate}}); err != nil {
 		return err
 	}
 	if p.tally.runs[in.AgentID] > 1 || in.Background {
@@ -411,7 +418,7 @@ func (p *streamPrinter) backgroundTasksChanged() error {
 		if tk == nil {
 			continue
 		}
-		e := backgroundTaskJSON{TaskID: id, RunID: p.tally.runID(id), TaskType: "local_agent", SubagentType: tk.info.AgentType,
+		e := backgroundTaskJSON{TaskID: id, RunID: p.tally.runID(id), TaskType: taskType(&tk.info), SubagentType: tk.info.AgentType,
 			Description: tk.info.Description}
 		if tk.info.Parent != "" && tk.info.Parent != "main" {
 			e.ParentTaskID = tk.info.Parent
@@ -599,4 +606,13 @@ type writerLines struct {
 func (w writerLines) WriteLine(line []byte) error {
 	_, err := w.w.Write(line)
 	return err
+}
+
+// taskType is Claude Code's task type of a task: in_process_teammate for
+// a teammate (issue 25), else local_agent.
+func taskType(in *run.TaskInfo) string {
+	if in != nil && in.Teammate != nil {
+		return "in_process_teammate"
+	}
+	return "local_agent"
 }

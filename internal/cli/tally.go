@@ -265,6 +265,9 @@ func (t *tally) taskStarted(info *run.TaskInfo) {
 	if info.Depth > 1 {
 		t.stats.SpawnedBySubagents++
 	}
+	if info.Teammate != nil && t.runs[info.AgentID] == 0 {
+		t.stats.Teammates++
+	}
 	t.runs[info.AgentID]++
 	t.tasks[info.AgentID] = &taskTally{info: *info, prompt: t.calls[info.ToolUseID].Prompt, started: t.now()}
 }
@@ -403,7 +406,7 @@ func (t *tally) base(session string) resultJSON {
 func (t *tally) subagents() run.SubagentStats {
 	out := run.SubagentStats{Spawned: max(t.stats.Spawned, t.runtime.Spawned), Completed: t.stats.Completed, Failed: t.stats.Failed,
 		Killed: t.stats.Killed.User + t.stats.Killed.Parent + t.stats.Killed.System, Queued: t.runtime.Queued,
-		Refused: maps.Clone(t.runtime.Refused)}
+		Refused: maps.Clone(t.runtime.Refused), Teammates: t.stats.Teammates}
 	return out
 }
 

@@ -116,6 +116,8 @@ type agent struct {
 	// and its invoke_agent span.
 	spawnReq *executor.SpawnRequest
 	span     *telemetry.AgentSpan
+	// member is set on a teammate (team.go, issue 25).
+	member *member
 }
 
 // agentFrom returns the agent an Env belongs to (Env.Spawner, set by
@@ -172,7 +174,11 @@ func (a *agent) label() string {
 // runLoop runs the agent's loop over msgs, forwarding its events to the
 // run's stream, and returns the loop's result.
 func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Recorder) (*loop.Result, error) {
-	auth, err := setupOf(a).authorizer(a.background)
+	// A teammate's prompts reach whoever can answer (the UI, the SDK's
+	// can_use_tool with its agent id, PermissionRequest hooks); with none,
+	// they are denied (team.go, issue 25).
+	canPrompt := !a.background || a.member != nil
+	auth, err := setupOf(a).authorizer(!canPrompt)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +191,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		Hooks:      hooksOf(a).firer(),
 		Dynamic:    setupOf(a).dynamicTools(), // none for the coordinator (coordinator.go)
 		CacheHints: a.cacheHints,              // a fork's shared prefix (fork.go)
-		Background: a.background,
+		Background: !canPrompt,
 		Prompt:     a.prompt, // issue 15: UserPromptSubmit's text
 	}
 	if a.inbox != nil {
@@ -212,6 +218,13 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 	a.env.Answer = nil
 	if a.output != nil { // a nil *OutputSlot must not become a non-nil AnswerSlot
 		a.env.Answer = a.output
+	}
+	if a.member != nil { // a teammate (team.go, issue 25)
+		cfg.Idle = teammateOf(a).idle
+		defer teammateOf(a).left()
+		if auth, err = teammateOf(a).authorizer(auth); err != nil {
+			return nil, err
+		}
 	}
 	if auth != nil {
 		cfg.Authorizer = auth

@@ -80,7 +80,8 @@ func (tb toolbox) agentSpec(rules []permission.Rule, allowed []string) *agentToo
 	case fork.reason != "":
 		desc = prompts.AgentTool(strings.TrimRight(listing, "\n")+"\n"+prompts.ForkListingLine(fork.reason), defType)
 	}
-	schema := tasktools.AgentSchemaBudget(r.cfg.ForceSubagentModel != "", glueOf(r).isolationOffered(), !r.cfg.Background.offersRunInBackground(), r.budgets.on)
+	schema := tasktools.AgentSchemaWith(tasktools.SchemaOptions{ModelForced: r.cfg.ForceSubagentModel != "", Isolation: glueOf(r).isolationOffered(),
+		NoBackground: !r.cfg.Background.offersRunInBackground(), Budget: r.budgets.on, Teams: r.cfg.Teams})
 	if r.cfg.Remote.Executor != nil {
 		schema = tasktools.OfferRemote(schema) // remote.go
 	}

@@ -119,6 +119,9 @@ type background struct {
 	// warns logs the writes of the session's record that failed
 	// (warnings.go).
 	warns warnings
+
+	// team is the session's agent team (team.go, issue 25).
+	team *team
 }
 
 // newBackground prepares the machinery and registers its stop with
@@ -126,7 +129,7 @@ type background struct {
 // New does no I/O.
 func newBackground(r *Runtime) *background {
 	ctx, cancel := context.WithCancel(context.Background())
-	b := &background{rt: r, reg: task.NewRegistry(r.cfg.Now), ctx: ctx, cancel: cancel, agents: map[string]*childRun{}}
+	b := &background{rt: r, reg: task.NewRegistry(r.cfg.Now), ctx: ctx, cancel: cancel, agents: map[string]*childRun{}, team: newTeam(r)}
 	b.main = newInbox("main", nil, b)
 	b.local = newLocalExecutor(b)
 	b.exec = b.local
@@ -179,7 +182,8 @@ func (b *background) open() error {
 		return nil
 	}
 	inHistory := b.historyTexts()
-	if err := b.openMail(filepath.Join(filepath.Dir(path), "mailbox.jsonl"), inHistory); err != nil {
+	teammates := b.rosterIDs() // teamresume.go: they rejoin with their mail
+	if err := b.openMail(filepath.Join(filepath.Dir(path), "mailbox.jsonl"), inHistory, teammates); err != nil {
 		return err
 	}
 	j, rep, err := task.OpenJournal(path)
@@ -205,6 +209,13 @@ func (b *background) open() error {
 		b.agents[t.ID] = &childRun{id: t.ID, resumable: &resumeInfo{typ: t.AgentType, description: t.Description, transcript: t.OutputFile}}
 	}
 	for _, t := range rep.Interrupted {
+		if teammates[t.ID] {
+			// A teammate rejoins (teamresume.go): it is told, not the lead.
+			if err := j.Ended(t); err != nil {
+				b.recordFailed("task journal", err)
+			}
+			continue
+		}
 		tn := prompts.TaskNotification{TaskID: t.ID, ToolUseID: t.ToolUseID, AgentType: t.AgentType, Description: t.Description,
 			Status: task.Killed, OutputFile: t.OutputFile, Interrupted: true}
 		n := &task.Notification{To: "main", TaskID: t.ID, ToolUseID: t.ToolUseID, AgentType: t.AgentType, Description: t.Description,
@@ -229,7 +240,7 @@ func (b *background) open() error {
 // before it was acknowledged); one to an agent of the earlier process
 // goes to the main agent, as everything queued for an agent that has
 // gone does; the rest waits for the main agent's next turn (S-15.3).
-func (b *background) openMail(path string, inHistory map[string]bool) error {
+func (b *background) openMail(path string, inHistory, teammates map[string]bool) error {
 	mail, rep, err := task.OpenMailboxes(path)
 	if err != nil {
 		return err
@@ -248,6 +259,9 @@ func (b *background) openMail(path string, inHistory map[string]bool) error {
 		if _, err := mail.Withdraw(m.To, func(m task.Message) bool { return inAgent(m.Text) }, "in the agent's transcript already"); err != nil {
 			_ = mail.Close()
 			return err
+		}
+		if teammates[m.To] {
+			continue // it rejoins and reads it (teamresume.go)
 		}
 		if err := mail.End(m.To, task.AfterEnd{Delivery: task.Resumes}, task.Main); err != nil {
 			_ = mail.Close()
@@ -356,18 +370,23 @@ func (b *background) firstMessage(prompt string) llm.Message {
 // inbox is empty) or ctx ended.
 func (b *background) waitForNotes(ctx context.Context) bool {
 	for {
-		inboxCh, regCh := b.main.changed(), b.reg.Changed()
+		inboxCh, regCh, teamCh := b.main.changed(), b.reg.Changed(), b.team.changes()
 		// Live first: a task queues its notification before it leaves
 		// the registry, so once none is live the inbox holds them all.
-		live := b.reg.Live()
-		if b.main.pending() {
+		// Idle teammates with nothing to read wait for nothing but a
+		// message (team.go).
+		live := b.reg.Live() - b.team.resting()
+		if b.leadWakes() {
 			return true
 		}
-		if live == 0 {
-			return false
+		if live <= 0 && (b.team.size() == 0 || !(teamTasks{b}).claimable(ctx)) {
+			// Idle teammates with a task to claim are about to work
+			// (teamtasks.go).
+			return b.main.pending()
 		}
 		select {
 		case <-inboxCh:
+		case <-teamCh:
 		case <-regCh:
 		case <-ctx.Done():
 			return false

@@ -96,10 +96,9 @@ func (g compactGlue) contextUse(u llm.Usage, c *loop.Compaction) run.ContextUse 
 
 // keepAcrossCompaction gathers what must survive a compaction of msgs:
 // the last files read (read again now, capped), skills invoked, the todo
-// list and the agent's live background tasks.
-//
-// Teammates (issue 25) are not built yet; when they are, a teammate's
-// team, role, current task and unread mail go in Keep.Extra here.
+// list, the agent's live background tasks, and for a teammate or a lead
+// of teammates (issue 25) its team, role, current task and unread mail
+// (Keep.Extra, team.go).
 func (g compactGlue) keepAcrossCompaction(_ context.Context, msgs []llm.Message) compact.Keep {
 	a := g.a
 	var k compact.Keep
@@ -122,6 +121,7 @@ func (g compactGlue) keepAcrossCompaction(_ context.Context, msgs []llm.Message)
 			k.Tasks = append(k.Tasks, prompts.CompactTask{ID: info.ID, Kind: info.AgentType, Description: info.Description, Status: string(info.Status)})
 		}
 	}
+	k.Extra = teammateOf(a).keep()
 	return k
 }
 

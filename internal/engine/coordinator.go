@@ -101,9 +101,15 @@ func (b *background) agentList() []prompts.AgentEntry {
 	seen := map[string]bool{}
 	for _, t := range b.reg.List() {
 		seen[t.ID] = true
-		out = append(out, prompts.AgentEntry{ID: t.ID, Type: t.AgentType, Description: t.Description, State: string(t.Status),
+		e := prompts.AgentEntry{ID: t.ID, Type: t.AgentType, Description: t.Description, State: string(t.Status),
 			Background: t.Background, Parent: t.Parent, ToolUses: t.Progress.ToolUses, LastTool: t.Progress.LastTool,
-			Continuable: t.Status.Terminal() && b.continuable(t.ID)})
+			Continuable: t.Status.Terminal() && b.continuable(t.ID)}
+		if h := b.handle(t.ID); h != nil && h.child != nil && !t.Status.Terminal() {
+			if tm := teammateOf(h.child).info(); tm != nil { // team.go
+				e.Teammate, e.Team, e.State = tm.Name, tm.Team, tm.State
+			}
+		}
+		out = append(out, e)
 	}
 	b.mu.Lock()
 	var earlier []prompts.AgentEntry

@@ -371,7 +371,8 @@ func (tf taskFeed) sendProgress(ctx context.Context) error {
 		return nil
 	}
 	ti := &run.TaskInfo{AgentID: a.id, ToolUseID: a.toolUseID, AgentType: a.typ, Description: info.Description, Status: info.Status,
-		Background: info.Background, Depth: a.depth, Parent: info.Parent, Receipt: a.spawnReceipt, Progress: info.Progress}
+		Background: info.Background, Depth: a.depth, Parent: info.Parent, Receipt: a.spawnReceipt, Progress: info.Progress,
+		Teammate: teammateOf(a).info()} // team.go
 	if a.account != nil {
 		s := run.Spend(a.account.Spent()) // budget.go
 		ti.Spent = &s

@@ -39,6 +39,9 @@ type refusal struct {
 // result the model can read, counted by reason; a Go error is returned
 // only when the run itself is cancelled.
 func (a *agent) spawn(ctx context.Context, call tool.Call, in agentInput) (tool.Output, error) {
+	if in.Name != "" || in.TeamName != "" || in.Mode != "" {
+		return a.teamSpawn(ctx, call, in) // team.go (issue 25)
+	}
 	child, bg, ref, err := a.build(ctx, call, in)
 	if err != nil {
 		return tool.Output{}, err
@@ -337,7 +340,8 @@ func (c *agent) warn(msg string) { c.spawnReceipt.Warnings = append(c.spawnRecei
 // taskInfo describes the child for its task events.
 func (c *agent) taskInfo(parent *agent, in agentInput, status task.Status) *run.TaskInfo {
 	return &run.TaskInfo{AgentID: c.id, ToolUseID: c.toolUseID, AgentType: c.typ, Description: in.Description, Status: status,
-		Background: c.background, Depth: c.depth, Parent: parent.name(), Receipt: c.spawnReceipt}
+		Background: c.background, Depth: c.depth, Parent: parent.name(), Receipt: c.spawnReceipt,
+		Teammate: teammateOf(c).info()} // team.go
 }
 
 // name is the agent's id, "main" for the main agent.

@@ -100,11 +100,20 @@ func (c taskListCaller) Name() string {
 	if c.a.id == "" {
 		return leadName
 	}
+	if c.a.member != nil {
+		return c.a.member.name // team.go
+	}
 	return c.a.id
 }
 
 // Teammate implements tasklisttools.Caller.
-func (c taskListCaller) Teammate() bool { return false }
+func (c taskListCaller) Teammate() bool { return c.a.member != nil }
+
+// TaskAssigned implements tasklisttools.Assigner: a task given to a
+// teammate reaches its mailbox as a task_assignment (teamtasks.go).
+func (c taskListCaller) TaskAssigned(_ context.Context, t tasklist.Task, by string) {
+	teamTasks{c.a.run.rt.bg}.assigned(t, by)
+}
 
 // FireTaskHook implements tasklisttools.Caller: the agent's hooks, so
 // the input carries its session, cwd and agent id.

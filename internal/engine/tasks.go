@@ -19,11 +19,13 @@ func (r *Runtime) Tasks() []task.Info { return r.bg.reg.List() }
 func (r *Runtime) Task(id string) (task.Info, bool) { return r.bg.reg.Get(id) }
 
 // RunningTasks counts the tasks that have not ended.
-func (r *Runtime) RunningTasks() int { return r.bg.reg.Live() }
+// Idle teammates with nothing to read are not counted (team.go).
+func (r *Runtime) RunningTasks() int { return max(r.bg.reg.Live()-r.bg.team.resting(), 0) }
 
 // PendingNotifications reports whether notifications wait for the main
 // agent's next turn.
-func (r *Runtime) PendingNotifications() bool { return r.bg.main.pending() }
+// Idle notices alone wait while a teammate is busy (team.go).
+func (r *Runtime) PendingNotifications() bool { return r.bg.leadWakes() }
 
 // RunNotifications is how the main agent hears from its background tasks
 // while nobody prompts it (a headless run after its turn, an idle UI). It

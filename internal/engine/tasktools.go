@@ -96,11 +96,20 @@ func (b *background) send(ctx context.Context, from *agent, callID string, in ta
 // also read, message and stop it.
 func (tb toolbox) withTaskTools(p *tool.Pool) *tool.Pool {
 	r := tb.r
-	if r.cfg.Background == BackgroundOff {
+	if r.cfg.Background == BackgroundOff && !r.cfg.Teams {
 		return p
 	}
 	tools := p.Tools()
-	for _, t := range taskTools() {
+	extra := taskTools()
+	if r.cfg.Teams {
+		// SendMessage of teams, TeamCreate and TeamDelete (team.go).
+		extra = slices.DeleteFunc(extra, func(t tool.Tool) bool { return t.Spec().Name == tool.SendMessage })
+		extra = append(extra, teamLeadTools()...)
+		if !slices.ContainsFunc(tools, func(x tool.Tool) bool { return x.Spec().Name == tool.ListAgents }) {
+			extra = append(extra, listAgentsTool()) // coordinator.go: the roster
+		}
+	}
+	for _, t := range extra {
 		if !slices.ContainsFunc(tools, func(x tool.Tool) bool { return x.Spec().Name == t.Spec().Name }) {
 			tools = append(tools, t)
 		}

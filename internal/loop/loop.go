@@ -99,6 +99,12 @@ type Config struct {
 	// Observer, when set, watches each model request and tool call
 	// (telemetry: the chat and execute_tool spans); nil costs nothing.
 	Observer Observer
+	// Idle, when set, is called when the model ends its turn instead of
+	// ending the run (a teammate that waits for mail, issue 25): it blocks
+	// until there is more to do and returns the blocks of the next user
+	// message, or false to end the run as it would have without Idle;
+	// last is the answer that ended the turn.
+	Idle func(ctx context.Context, last llm.Message) ([]llm.Block, bool)
 }
 
 // Output is the answer a run must give through a tool call (see
@@ -416,6 +422,22 @@ func (r *runner) run(ctx context.Context) (*Result, error) {
 					return nil, err
 				}
 				continue
+			}
+			if r.cfg.Idle != nil && hooksOf(r).stoppedByHook() == nil {
+				if more, ok := r.cfg.Idle(ctx, msg); ok && len(more) > 0 {
+					user := llm.Message{Role: llm.RoleUser, Content: more}
+					r.msgs = append(r.msgs, user)
+					if err := r.record(user, nil); err != nil {
+						return nil, err
+					}
+					if err := r.emit(Event{Kind: UserMessage, Message: &user}); err != nil {
+						return nil, err
+					}
+					continue
+				}
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
 			}
 			return r.result(msg, resp.StopReason, false), nil
 		}

@@ -232,6 +232,13 @@ func (t *Tree) Apply(ev run.Event, at time.Time) {
 	case run.EventTeamTasks:
 		t.tasks = ev.TeamTasks
 		return
+	case run.EventTaskProgress:
+		// A teammate's state (working, idle, waiting for approval).
+		if in := ev.Task; in != nil && in.Teammate != nil {
+			if n := t.nodes[in.AgentID]; n != nil {
+				n.Description = teammateLabel(in)
+			}
+		}
 	}
 	n := t.nodes[ev.AgentID]
 	if n == nil {
@@ -293,6 +300,9 @@ func (t *Tree) startTask(ev run.Event, at time.Time) {
 		p.Children = append(p.Children, id)
 	}
 	n.Type, n.Description, n.ToolUseID = info.AgentType, info.Description, info.ToolUseID
+	if info.Teammate != nil {
+		n.Description = teammateLabel(info)
+	}
 	n.Depth, n.Background = info.Depth, info.Background
 	if info.Receipt.Model != "" {
 		n.Model = info.Receipt.Model
@@ -470,4 +480,15 @@ func (t *Tree) Counts() map[State]int {
 		}
 	}
 	return out
+}
+
+// teammateLabel is a teammate's description in the tree: its name, team
+// and state before the Agent call's description (issue 25).
+func teammateLabel(info *run.TaskInfo) string {
+	tm := info.Teammate
+	label := "@" + tm.Name + " (" + tm.Team + ") " + tm.State
+	if info.Description != "" {
+		label += " · " + info.Description
+	}
+	return label
 }

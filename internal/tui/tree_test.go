@@ -124,3 +124,23 @@ func TestTreeShapeProgressAndClear(t *testing.T) {
 		t.Fatalf("a killed agent's elapsed keeps running: %v", d)
 	}
 }
+
+// TestTreeShowsTeammates: a teammate's row names it, its team and its
+// state, and follows the state as progress events change it.
+func TestTreeShowsTeammates(t *testing.T) {
+	tr := NewTree()
+	at := time.Unix(0, 0)
+	info := &run.TaskInfo{AgentID: "a1", AgentType: "general-purpose", Description: "build", Background: true, Parent: "main", Depth: 1,
+		Teammate: &run.TeammateInfo{Name: "alice", Team: "session-12345678", State: "working"}}
+	tr.Apply(run.Event{Type: run.EventTaskStarted, AgentID: "a1", Task: info}, at)
+	n := tr.Get("a1")
+	if n == nil || n.Description != "@alice (session-12345678) working · build" {
+		t.Fatalf("teammate row %+v", n)
+	}
+	idle := *info
+	idle.Teammate = &run.TeammateInfo{Name: "alice", Team: "session-12345678", State: "idle"}
+	tr.Apply(run.Event{Type: run.EventTaskProgress, AgentID: "a1", Task: &idle}, at)
+	if got := tr.Get("a1").Description; got != "@alice (session-12345678) idle · build" {
+		t.Fatalf("after idle: %q", got)
+	}
+}

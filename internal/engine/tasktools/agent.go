@@ -36,6 +36,11 @@ type AgentInput struct {
 	// when budgets are on (a session budget or a definition's), added by
 	// AgentSchemaBudget so that a schema without it costs nothing more.
 	Budget *BudgetInput `json:"budget,omitempty" jsonschema:"-"`
+	// Name, TeamName and Mode start a teammate (issue 25); the schema
+	// shows them only with agent teams on (S-3.2).
+	Name     string `json:"name,omitempty"`
+	TeamName string `json:"team_name,omitempty"`
+	Mode     string `json:"mode,omitempty" jsonschema:"enum=plan,enum=default"`
 }
 
 // BudgetInput is the Agent call's budget: what the child and its subtree
@@ -89,12 +94,29 @@ func (AgentInput) JSONSchemaExtend(s *jsonschema.Schema) {
 // isolation keeps the isolation field, offered only where it can work;
 // noBackground drops run_in_background (background off or forced).
 func AgentSchema(modelForced, isolation, noBackground bool) json.RawMessage {
-	return AgentSchemaBudget(modelForced, isolation, noBackground, false)
+	return AgentSchemaWith(SchemaOptions{ModelForced: modelForced, Isolation: isolation, NoBackground: noBackground})
 }
 
 // AgentSchemaBudget is AgentSchema with the budget field kept when budget
 // is true (budgets are on in the session).
 func AgentSchemaBudget(modelForced, isolation, noBackground, budget bool) json.RawMessage {
+	return AgentSchemaWith(SchemaOptions{ModelForced: modelForced, Isolation: isolation, NoBackground: noBackground, Budget: budget})
+}
+
+// SchemaOptions say which optional fields the Agent tool's schema shows.
+type SchemaOptions struct {
+	// ModelForced drops model; Isolation keeps isolation; NoBackground
+	// drops run_in_background.
+	ModelForced, Isolation, NoBackground bool
+	// Budget keeps budget (budgets on); Teams keeps name, team_name and
+	// mode (agent teams on).
+	Budget, Teams bool
+}
+
+// AgentSchemaWith reflects the Agent tool's input schema with the fields o
+// keeps.
+func AgentSchemaWith(o SchemaOptions) json.RawMessage {
+	modelForced, isolation, noBackground, budget, teams := o.ModelForced, o.Isolation, o.NoBackground, o.Budget, o.Teams
 	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: false}
 	s := r.Reflect(&AgentInput{})
 	s.Version, s.ID = "", ""
@@ -111,6 +133,11 @@ func AgentSchemaBudget(modelForced, isolation, noBackground, budget bool) json.R
 		b := r.Reflect(&BudgetInput{})
 		b.Version, b.ID, b.Description = "", "", prompts.AgentInputField("budget")
 		s.Properties.Set("budget", b)
+	}
+	if !teams {
+		for _, f := range []string{"name", "team_name", "mode"} {
+			s.Properties.Delete(f)
+		}
 	}
 	b, err := json.Marshal(s)
 	if err != nil {

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/cadre-dev/cadre/llm/llmtest"
+)
+
+// TestTeamResumeAfterKill: kill -9 of a headless run mid-team — ann runs
+// a long Bash command, ben went idle after writing to her, so ann has
+// unread mail — then `cadre -p --resume ID`: both rejoin with their
+// names (in_process_teammate tasks), ann is told the session was
+// interrupted and reads ben's message exactly once, ben is told it was
+// resumed, and the run ends once the lead is done and both are idle.
+func TestTeamResumeAfterKill(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	env["CADRE_AGENT_TEAMS"] = "1"
+	s.ScriptFunc("LEAD", func(r *llmtest.Request) llmtest.Turn {
+		if len(r.Messages) == 1 {
+			return llmtest.ToolUses(
+				llmtest.Call{Name: "Agent", Input: map[string]any{"description": "ann", "prompt": "MATE-ann build", "subagent_type": "general-purpose", "name": "ann"}},
+				llmtest.Call{Name: "Agent", Input: map[string]any{"description": "ben", "prompt": "MATE-ben help", "subagent_type": "general-purpose", "name": "ben"}})
+		}
+		return llmtest.Text("lead waits")
+	})
+	s.ScriptFunc("MATE-ann", func(r *llmtest.Request) llmtest.Turn {
+		if len(r.Messages) == 1 {
+			return llmtest.ToolUse("Bash", map[string]any{"command": `touch "$CRASH_MARKER" && sleep 600`})
+		}
+		return llmtest.Text("ann carries on")
+	})
+	s.ScriptFunc("MATE-ben", func(r *llmtest.Request) llmtest.Turn {
+		if len(r.Messages) == 1 {
+			return llmtest.ToolUse("SendMessage", map[string]any{"to": "ann", "message": "BEN-TO-ANN: use make", "summary": "hint"})
+		}
+		return llmtest.Text("ben idle")
+	})
+	session := uuid.NewString()
+	cmd, _, errb, home := cadreCmd(t, env, "", "--session-id", session, "--permission-mode", "bypassPermissions", "-p", "LEAD start")
+	marker := filepath.Join(t.TempDir(), "started")
+	cmd.Args = append(cmd.Args, "--add-dir", filepath.Dir(marker))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = append(cmd.Env, "CRASH_MARKER="+marker)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	state := filepath.Join(home, "state", "cadre")
+	// Until ann's command runs and ben's message and idle notice are
+	// journaled (the mailbox journal is synced before SendMessage
+	// returns).
+	for !exists(marker) || !journalHas(state, "BEN-TO-ANN", "idle_notification") {
+		select {
+		case err := <-exited:
+			t.Fatalf("cadre ended before the crash: %v\n%s", err, errb)
+		default:
+		}
+		syscall.Nanosleep(&syscall.Timespec{Nsec: 5e6}, nil)
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	p := rerun(t, cmd, "", "-p", "--resume", session, "LEAD continue", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions")
+	if p.code != 0 {
+		t.Fatalf("resume exit %d\n%s\n%s", p.code, p.stdout, p.stderr)
+	}
+	for _, name := range []string{`"name":"ann"`, `"name":"ben"`} {
+		if !strings.Contains(p.stdout, name) || !strings.Contains(p.stdout, "in_process_teammate") {
+			t.Errorf("resumed stream lacks teammate %s:\n%s", name, p.stdout)
+		}
+	}
+	anns := s.RequestsFor("MATE-ann")
+	last := anns[len(anns)-1]
+	text := ""
+	for _, m := range last.Messages {
+		text += m.Text() + "\n"
+	}
+	if n := strings.Count(text, "BEN-TO-ANN"); n != 1 {
+		t.Errorf("ann's last request holds ben's message %d times, want 1:\n%s", n, text)
+	}
+	if !strings.Contains(text, "The session was interrupted") {
+		t.Errorf("ann was not told the session was interrupted:\n%s", text)
+	}
+	bens := s.RequestsFor("MATE-ben")
+	if !strings.Contains(bens[len(bens)-1].LastUserText(), "The session was resumed") {
+		t.Errorf("ben's last request: %s", bens[len(bens)-1].LastUserText())
+	}
+	// The lead's conversation holds no message of the team twice.
+	leads := s.RequestsFor("LEAD")
+	lt := ""
+	for _, m := range leads[len(leads)-1].Messages {
+		lt += m.Text()
+	}
+	if strings.Count(lt, "BEN-TO-ANN") != 0 {
+		t.Errorf("ben's message to ann reached the lead")
+	}
+}
+
+// journalHas reports whether some mailbox journal below state holds
+// every one of subs.
+func journalHas(state string, subs ...string) bool {
+	files, _ := filepath.Glob(filepath.Join(state, "projects", "*", "*", "mailbox.jsonl"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		ok := true
+		for _, s := range subs {
+			ok = ok && strings.Contains(string(b), s)
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
