@@ -31,6 +31,8 @@ func TestCompactionFromSettingsAndEnv(t *testing.T) {
 		{name: "tiny window", env: map[string]string{"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "10"}, err: "1000 or more"},
 		{name: "bad percent", env: map[string]string{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "150"}, err: "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"},
 		{name: "bad switch", env: map[string]string{"DISABLE_COMPACT": "maybe"}, err: "DISABLE_COMPACT"},
+		{name: "clear tool results", env: map[string]string{"CADRE_CLEAR_TOOL_RESULTS": "1"}, want: cadre.Compaction{ClearToolResults: true}},
+		{name: "bad clear switch", env: map[string]string{"CADRE_CLEAR_TOOL_RESULTS": "often"}, err: "CADRE_CLEAR_TOOL_RESULTS"},
 		{name: "tiny setting", files: map[string]string{"CWD/.cadre/settings.json": `{"autoCompactWindow": 5}`}, err: "autoCompactWindow must be 1000 tokens or more"},
 	}
 	for _, tt := range tests {
