@@ -162,6 +162,14 @@ func (h *childRun) wait(ctx context.Context) (tool.Output, error) {
 	case <-h.done:
 	case <-h.moved:
 	}
+	return h.outcome(ctx)
+}
+
+// outcome is the call's result once the child ended or was moved. It is
+// wait's second half in a frame of its own, so the frame that waits is
+// small (a waiting call's stack stays under a quarter of 16 KiB; see
+// waiting in spawn.go).
+func (h *childRun) outcome(ctx context.Context) (tool.Output, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c := h.child
