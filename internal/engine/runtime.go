@@ -167,6 +167,9 @@ type Runtime struct {
 	// grants are the "always for this session" approvals, shared by every
 	// agent and run of the session (issue 9, grants.go).
 	grants permission.Grants
+	// dirs remembers how the agents' working directories resolve, for
+	// every agent's permission checker (permission.DirCache).
+	dirs permission.DirCache
 	// denials logs every denied call of the session, in order. Each
 	// run's Result reports those no earlier Result did (denialsReported
 	// of them were, guarded by mu), so a background agent's denial made
