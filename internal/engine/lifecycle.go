@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -12,7 +13,6 @@ import (
 	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
-	"github.com/cadre-dev/cadre/transcript"
 )
 
 // The life of a child agent, foreground or background, in one place:
@@ -128,7 +128,8 @@ func (c *agent) transcriptPath() string {
 	if rt.tpath == "" || c.id == "" {
 		return rt.tpath
 	}
-	return transcript.AgentPath(rt.cfg.StateDir, rt.cfg.Cwd, rt.session, c.id)
+	// transcript.AgentPath, with its directory computed once per Runtime.
+	return filepath.Join(rt.agentDir, "agent-"+c.id+".jsonl")
 }
 
 // live waits for a slot when the child was queued (S-5.7), then runs it.

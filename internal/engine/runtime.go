@@ -127,6 +127,7 @@ type Runtime struct {
 	system   string
 	session  string
 	tpath    string
+	agentDir string // the directory of sub-agents' transcripts ("" when off)
 	mainSpec *agentToolSpec
 	mainPool *tool.Pool
 	git      *workspace.Snapshot
@@ -251,6 +252,8 @@ func New(cfg Config) (*Runtime, error) {
 			return nil, fmt.Errorf("cadre: Config.SessionID: %w", err)
 		}
 		r.tpath = tpath
+		// Where sub-agents' transcripts go, computed once (lifecycle.go).
+		r.agentDir = filepath.Dir(transcript.AgentPath(cfg.StateDir, cfg.Cwd, r.session, "x"))
 	}
 	// After the session id: the servers' logs go beside its transcripts.
 	if err := glueOf(r).initMCP(); err != nil { // mcp.go
