@@ -173,16 +173,20 @@ func (su toolSetup) listedTypes() []string {
 // Agent call waits), so nested spawns never deadlock the queue; a
 // background child's call returns at once with async_launched.
 func (a *agent) admit(ctx context.Context, turn tool.Turn, child *agent, in agentInput, bg bool) (*waiting, tool.Output, error) {
+	handed := false // the slot goes back in waiting.wait once handed over
 	if !bg {
 		a.ticket.Suspend()
+		defer func() {
+			if !handed {
+				_ = a.ticket.Resume(ctx)
+			}
+		}()
 	}
 	hd, out, err := a.launch(ctx, turn, child, in, bg)
 	if hd == nil || err != nil {
-		if !bg {
-			_ = a.ticket.Resume(ctx)
-		}
 		return nil, out, err
 	}
+	handed = true
 	return &waiting{parent: a, child: child, hd: hd}, tool.Output{}, nil
 }
 
