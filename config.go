@@ -307,6 +307,12 @@ type Compaction struct {
 	// DisableAuto turns automatic compaction off (a prompt-too-long
 	// answer then ends the agent); Disable turns /compact off too.
 	DisableAuto, Disable bool
+	// ClearToolResults turns on clearing the content of old, large tool
+	// results (the calls stay, with a marker naming the transcript) once
+	// the context nears the compaction threshold and that saves at least
+	// 20,000 tokens — before a full compaction is needed. Off by
+	// default: see BENCHMARKS.md for the measurement behind that.
+	ClearToolResults bool
 }
 
 // Permissions configures permission checking for the session.

@@ -13,7 +13,7 @@ import (
 // up to scheduling, so a rise past these bounds is new per-child work (or
 // per-run work at fan-out 16), not noise. Lower them when a cut lands.
 const (
-	maxAllocsPerChild16 = 560    // floor 507 (2026-12-06)
+	maxAllocsPerChild16 = 520    // floor 507, 491 since the working directories resolve once per session (permission.DirCache), 470 since Read shows its lines from one arena (2026-12-06)
 	maxBytesPerChild16  = 80_000 // floor 73,248 (2026-12-06)
 )
 

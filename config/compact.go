@@ -52,7 +52,8 @@ func (s *Settings) mergeCompaction(path string, fd *fileData) error {
 // the environment: CADRE_AUTO_COMPACT_WINDOW over
 // CLAUDE_CODE_AUTO_COMPACT_WINDOW over autoCompactWindow;
 // CLAUDE_AUTOCOMPACT_PCT_OVERRIDE; DISABLE_AUTO_COMPACT over
-// autoCompactEnabled: false; DISABLE_COMPACT.
+// autoCompactEnabled: false; DISABLE_COMPACT; CADRE_CLEAR_TOOL_RESULTS
+// (clearing old tool results, off unless set).
 func compaction(getenv func(string) string, s Settings) (cadre.Compaction, error) {
 	c := cadre.Compaction{Window: int64(s.AutoCompactWindow.Value)}
 	for model, v := range s.AutoCompactWindows {
@@ -87,6 +88,9 @@ func compaction(getenv func(string) string, s Settings) (cadre.Compaction, error
 		return c, err
 	}
 	if c.Disable, err = envBool(getenv, "DISABLE_COMPACT", false); err != nil {
+		return c, err
+	}
+	if c.ClearToolResults, err = envBool(getenv, "CADRE_CLEAR_TOOL_RESULTS", false); err != nil {
 		return c, err
 	}
 	return c, nil

@@ -40,6 +40,8 @@ func TestCompactionFromSettingsAndEnv(t *testing.T) {
 			env: map[string]string{"CADRE_AUTO_COMPACT_WINDOW": "8000"}, want: cadre.Compaction{Window: 8000}},
 		{name: "tiny per-model setting", files: map[string]string{"CWD/.cadre/settings.json": `{"autoCompactWindow": {"claude-haiku": 10}}`}, err: `autoCompactWindow["claude-haiku"] must be 1000 tokens or more`},
 		{name: "per-model setting not a number", files: map[string]string{"CWD/.cadre/settings.json": `{"autoCompactWindow": {"claude-haiku": "big"}}`}, err: "autoCompactWindow"},
+		{name: "clear tool results", env: map[string]string{"CADRE_CLEAR_TOOL_RESULTS": "1"}, want: cadre.Compaction{ClearToolResults: true}},
+		{name: "bad clear switch", env: map[string]string{"CADRE_CLEAR_TOOL_RESULTS": "often"}, err: "CADRE_CLEAR_TOOL_RESULTS"},
 		{name: "tiny setting", files: map[string]string{"CWD/.cadre/settings.json": `{"autoCompactWindow": 5}`}, err: "autoCompactWindow must be 1000 tokens or more"},
 	}
 	for _, tt := range tests {

@@ -42,6 +42,10 @@ type Config struct {
 	// embedder's own tools), so rules may name them. MCP names are checked
 	// separately (CheckMCPRuleNames).
 	Tools []string
+	// DirCache, when set, remembers how the working directories resolve
+	// across checks and checkers (see DirCache); nil resolves them on
+	// every check.
+	DirCache *DirCache
 }
 
 // Sandbox describes the sandbox Bash commands run in.
@@ -260,7 +264,7 @@ func (c *Checker) env(req Request) *env {
 		if d == "" {
 			continue
 		}
-		lex, real := resolvePath(d, cwd, c.cfg.Home)
+		lex, real := c.cfg.DirCache.resolve(d, cwd, c.cfg.Home)
 		e.dirs = append(e.dirs, lex)
 		if real != lex {
 			e.dirs = append(e.dirs, real)

@@ -354,6 +354,13 @@ func pathMatches(patterns []string, p string) bool {
 // symlinks resolved (as far as the path exists). `~` and `~/…` are under
 // home, `~+` and `~+/…` under cwd.
 func resolvePath(p, cwd, home string) (lexical, real string) {
+	lexical = lexicalPath(p, cwd, home)
+	return lexical, evalExisting(lexical)
+}
+
+// lexicalPath is resolvePath's lexical part: p with ~ and ~+ expanded,
+// made absolute against cwd and cleaned.
+func lexicalPath(p, cwd, home string) string {
 	switch {
 	case p == "~" || strings.HasPrefix(p, "~/"):
 		p = home + strings.TrimPrefix(p, "~")
@@ -364,8 +371,7 @@ func resolvePath(p, cwd, home string) (lexical, real string) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(cwd, p)
 	}
-	lexical = filepath.Clean(p)
-	return lexical, evalExisting(lexical)
+	return filepath.Clean(p)
 }
 
 // evalExisting resolves symlinks in the longest existing prefix of p and

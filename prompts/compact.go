@@ -121,3 +121,21 @@ func CompactBlocked(feedback string) string {
 func CompactThrashing(times, turns int) string {
 	return fmt.Sprintf("context compaction is not keeping up: the conversation refilled the context window within %d turns of a compaction %d times in a row; stopping instead of compacting again (shorten the task, or read less at once)", turns, times)
 }
+
+// ClearedToolResult replaces the content of an old, large tool result
+// cleared to save context (issue 27 point 7): the call stays in the
+// conversation, its output is in the agent's transcript (transcript, ""
+// when none is kept) and about tokens long.
+func ClearedToolResult(transcript string, tokens int64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[Old tool result cleared to save context (about %d tokens).", tokens)
+	if transcript != "" {
+		fmt.Fprintf(&b, " The full output is in the transcript %s;", transcript)
+	}
+	b.WriteString(" run the tool again if you need it.]")
+	return b.String()
+}
+
+// ClearedToolResultPrefix is how every ClearedToolResult text starts, so a
+// result cleared once is not counted again.
+const ClearedToolResultPrefix = "[Old tool result cleared to save context"

@@ -64,6 +64,9 @@ type Settings struct {
 	// agent. Disable turns every compaction off, /compact included
 	// (DISABLE_COMPACT).
 	DisableAuto, Disable bool
+	// ClearToolResults turns on clearing old, large tool results before
+	// a full compaction is needed (clear.go).
+	ClearToolResults bool
 }
 
 // WindowFor returns the window for model under s: a per-model override

@@ -137,6 +137,7 @@ func (su toolSetup) authorizer(background bool) (permission.Authorizer, error) {
 	p := a.run.rt.cfg.Permissions
 	cc := a.perms.CheckerConfig(a.env.Cwd, a.env.Dirs, a.run.rt.cfg.Home)
 	cc.DisableBypass = p.Limits.DisableBypass
+	cc.DirCache = &a.run.rt.dirs
 	cc.Tools = toolboxOf(a.run.rt).extraToolNames()                      // rules may name the embedder's tools
 	confined := su.confine(glueOf(a.run.rt).sandboxFor(background), &cc) // sandbox.go (issue 9)
 	checker, err := permission.NewChecker(cc)

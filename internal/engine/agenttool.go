@@ -124,6 +124,15 @@ func (t *agentTool) Run(ctx context.Context, env *tool.Env, raw json.RawMessage)
 // Spawn implements tool.Spawner: the Agent tool's call, decoded against
 // the agent's own Agent tool spec, starts a sub-agent.
 func (a *agent) Spawn(ctx context.Context, call tool.Call, raw json.RawMessage) (tool.Output, error) {
+	w, out, err := a.spawnCall(ctx, &call, raw)
+	if w == nil {
+		return out, err
+	}
+	return w.wait(ctx) // spawn.go: the spawn path's frames are gone
+}
+
+// spawnCall is Spawn up to the wait.
+func (a *agent) spawnCall(ctx context.Context, call *tool.Call, raw json.RawMessage) (*waiting, tool.Output, error) {
 	var in agentInput
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
@@ -132,9 +141,9 @@ func (a *agent) Spawn(ctx context.Context, call tool.Call, raw json.RawMessage) 
 		if a.spec != nil {
 			schema = a.spec.spec.InputSchema
 		}
-		return errorOutput(prompts.AgentInputInvalid(err, tasktools.OptionalFields(schema))), nil
+		return nil, errorOutput(prompts.AgentInputInvalid(err, tasktools.OptionalFields(schema))), nil
 	}
-	return a.spawn(ctx, call, in)
+	return a.spawn(ctx, *call, in)
 }
 
 // errorOutput is a tool result the model reads as a failure.

@@ -68,6 +68,9 @@ func (g compactGlue) compaction(tpath string) *loop.Compaction {
 		Keep:       compactOf(a).keepAcrossCompaction,
 		Transcript: tpath,
 		Manual:     a.compactQ.take,
+
+		ClearResults: s.ClearToolResults,
+		KeepResults:  keepResultsOf,
 	}
 }
 
@@ -93,6 +96,11 @@ func (g compactGlue) contextUse(u llm.Usage, c *loop.Compaction) run.ContextUse 
 	}
 	return out
 }
+
+// keepResultsOf names the tools whose results clearing leaves alone: a
+// skill's instructions and a child agent's report are what the agent
+// works from, not output it can fetch again.
+func keepResultsOf(name string) bool { return name == tool.Skill || name == tool.Agent }
 
 // keepAcrossCompaction gathers what must survive a compaction of msgs:
 // the last files read (read again now, capped), skills invoked, the todo

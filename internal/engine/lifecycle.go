@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -13,7 +14,6 @@ import (
 	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
-	"github.com/cadre-dev/cadre/transcript"
 )
 
 // The life of a child agent, foreground or background, in one place:
@@ -129,7 +129,8 @@ func (c *agent) transcriptPath() string {
 	if rt.tpath == "" || c.id == "" {
 		return rt.tpath
 	}
-	return transcript.AgentPath(rt.cfg.StateDir, rt.cfg.Cwd, rt.session, c.id)
+	// transcript.AgentPath, with its directory computed once per Runtime.
+	return filepath.Join(rt.agentDir, "agent-"+c.id+".jsonl")
 }
 
 // live waits for a slot when the child was queued (S-5.7), then runs it.
@@ -172,6 +173,14 @@ func (h *childRun) wait(ctx context.Context) (tool.Output, error) {
 	case <-h.done:
 	case <-h.moved:
 	}
+	return h.outcome(ctx)
+}
+
+// outcome is the call's result once the child ended or was moved. It is
+// wait's second half in a frame of its own, so the frame that waits is
+// small (a waiting call's stack stays under a quarter of 16 KiB; see
+// waiting in spawn.go).
+func (h *childRun) outcome(ctx context.Context) (tool.Output, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c := h.child

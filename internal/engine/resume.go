@@ -224,7 +224,7 @@ func (rp resumePath) resume(ctx context.Context, from *agent, callID string, h *
 		}
 		return errorOutput(ref.msg), nil
 	}
-	out, err := from.admit(ctx, tool.Turn{}, child, in, true) // SendMessage runs alone: no batch turn
+	_, out, err := from.admit(ctx, tool.Turn{}, child, in, true) // SendMessage runs alone: no batch turn; in the background, nothing to wait on
 	if err != nil || out.IsError {
 		return out, err
 	}

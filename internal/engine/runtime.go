@@ -134,6 +134,7 @@ type Runtime struct {
 	system   string
 	session  string
 	tpath    string
+	agentDir string // the directory of sub-agents' transcripts ("" when off)
 	mainSpec *agentToolSpec
 	mainPool *tool.Pool
 	git      *workspace.Snapshot
@@ -174,6 +175,9 @@ type Runtime struct {
 	// grants are the "always for this session" approvals, shared by every
 	// agent and run of the session (issue 9, grants.go).
 	grants permission.Grants
+	// dirs remembers how the agents' working directories resolve, for
+	// every agent's permission checker (permission.DirCache).
+	dirs permission.DirCache
 	// denials logs every denied call of the session, in order. Each
 	// run's Result reports those no earlier Result did (denialsReported
 	// of them were, guarded by mu), so a background agent's denial made
@@ -263,6 +267,8 @@ func New(cfg Config) (*Runtime, error) {
 			return nil, fmt.Errorf("cadre: Config.SessionID: %w", err)
 		}
 		r.tpath = tpath
+		// Where sub-agents' transcripts go, computed once (lifecycle.go).
+		r.agentDir = filepath.Dir(transcript.AgentPath(cfg.StateDir, cfg.Cwd, r.session, "x"))
 	}
 	// After the session id: the servers' logs go beside its transcripts.
 	if err := glueOf(r).initMCP(); err != nil { // mcp.go

@@ -33,18 +33,20 @@ type refusal struct {
 	msg    string
 }
 
-// spawn starts a sub-agent of a for one Agent call and waits for it: the
-// checks, the child's configuration, a place in the spawn gate (queued
-// when the running cap is reached), the run. Every refusal is an error
-// result the model can read, counted by reason; a Go error is returned
-// only when the run itself is cancelled.
-func (a *agent) spawn(ctx context.Context, call tool.Call, in agentInput) (tool.Output, error) {
+// spawn starts a sub-agent of a for one Agent call: the checks, the
+// child's configuration, a place in the spawn gate (queued when the
+// running cap is reached), the run. It returns the foreground child the
+// call waits on (waiting.wait), or the call's result. Every refusal is an
+// error result the model can read, counted by reason; a Go error is
+// returned only when the run itself is cancelled.
+func (a *agent) spawn(ctx context.Context, call tool.Call, in agentInput) (*waiting, tool.Output, error) {
 	if in.Name != "" || in.TeamName != "" || in.Mode != "" {
-		return a.teamSpawn(ctx, call, in) // team.go (issue 25)
+		out, err := a.teamSpawn(ctx, call, in) // team.go (issue 25)
+		return nil, out, err
 	}
 	child, bg, ref, err := a.build(ctx, call, in)
 	if err != nil {
-		return tool.Output{}, err
+		return nil, tool.Output{}, err
 	}
 	if ref == nil {
 		// execute releases at the child's own end; admit (refused by the
@@ -55,7 +57,30 @@ func (a *agent) spawn(ctx context.Context, call tool.Call, in agentInput) (tool.
 	if ref.reason != "" {
 		a.run.count(func(s *run.SubagentStats) { s.Refused[ref.reason]++ })
 	}
-	return errorOutput(ref.msg), nil
+	return nil, errorOutput(ref.msg), nil
+}
+
+// waiting is a foreground child its parent's Agent call waits on. The
+// wait happens in a frame of its own, after the spawn path's frames
+// (decoding, checks, the child's configuration, the ~900-byte spawn
+// request) have returned: a waiting call's stack then stays under a
+// quarter of 16 KiB and shrinks back to 8 KiB at a GC — 8 KiB per live
+// agent (TestLiveAgentRetainedBounded).
+type waiting struct {
+	parent, child *agent
+	hd            executor.Handle
+}
+
+// wait waits for the child and gives the parent its slot in the spawn
+// gate back (admit gave it up).
+func (w *waiting) wait(ctx context.Context) (tool.Output, error) {
+	// Taking the slot back waits its turn ahead of queued spawns; a
+	// cancelled run does not wait.
+	defer func() { _ = w.parent.ticket.Resume(ctx) }()
+	if h, ok := w.hd.(*childRun); ok {
+		return h.wait(ctx) // a local child, as await would, one frame less
+	}
+	return w.parent.await(ctx, w.child, w.hd)
 }
 
 // build decides and builds the child of one Agent call: the checks, its
@@ -152,28 +177,43 @@ func (su toolSetup) listedTypes() []string {
 }
 
 // admit takes the child through the spawn gate and starts it (see
-// lifecycle.go). A foreground child's parent waits for it, giving its own
-// slot back meanwhile (it does no work while its Agent call waits), so
-// nested spawns never deadlock the queue; a background child's call
-// returns at once with async_launched.
-func (a *agent) admit(ctx context.Context, turn tool.Turn, child *agent, in agentInput, bg bool) (tool.Output, error) {
-	rt := a.run.rt
+// lifecycle.go). A foreground child's parent waits for it (the returned
+// waiting), giving its own slot back meanwhile (it does no work while its
+// Agent call waits), so nested spawns never deadlock the queue; a
+// background child's call returns at once with async_launched.
+func (a *agent) admit(ctx context.Context, turn tool.Turn, child *agent, in agentInput, bg bool) (*waiting, tool.Output, error) {
+	handed := false // the slot goes back in waiting.wait once handed over
 	if !bg {
 		a.ticket.Suspend()
-		// Taking the slot back waits its turn ahead of queued spawns; a
-		// cancelled run does not wait.
-		defer func() { _ = a.ticket.Resume(ctx) }()
+		defer func() {
+			if !handed {
+				_ = a.ticket.Resume(ctx)
+			}
+		}()
 	}
+	hd, out, err := a.launch(ctx, turn, child, in, bg)
+	if hd == nil || err != nil {
+		return nil, out, err
+	}
+	handed = true
+	return &waiting{parent: a, child: child, hd: hd}, tool.Output{}, nil
+}
+
+// launch is admit after the parent's slot: the gate, the spawn request
+// and the executor's Start. It returns the handle of a foreground child
+// to wait on, or (nil handle) the call's result.
+func (a *agent) launch(ctx context.Context, turn tool.Turn, child *agent, in agentInput, bg bool) (executor.Handle, tool.Output, error) {
+	rt := a.run.rt
 	// Calls of one batch join the queue in the order they were made
 	// (issue 29); Admit never blocks, so the turn passes at once.
 	if err := turn.Await(ctx); err != nil {
 		mcpOf(child).release()
-		return tool.Output{}, err
+		return nil, tool.Output{}, err
 	}
 	req, ref := a.enterGate(child, in, bg)
 	if ref != nil {
 		turn.Done()
-		return errorOutput(ref.msg), nil
+		return nil, errorOutput(ref.msg), nil
 	}
 	if rt.tel != nil { // telemetry.go: the child's spans join this call's
 		req.Trace = executor.TraceContext(rt.tel.Inject(ctx))
@@ -188,13 +228,13 @@ func (a *agent) admit(ctx context.Context, turn tool.Turn, child *agent, in agen
 		child.ticket.Release()
 		budgetsOf(child).close()
 		mcpOf(child).release()
-		return tool.Output{}, err
+		return nil, tool.Output{}, err
 	}
 	if bg {
-		return tool.Output{Text: prompts.AsyncLaunched{AgentID: child.id, AgentType: child.typ, Description: in.Description,
+		return nil, tool.Output{Text: prompts.AsyncLaunched{AgentID: child.id, AgentType: child.typ, Description: in.Description,
 			OutputFile: child.transcriptPath()}.Render()}, nil
 	}
-	return a.await(ctx, child, hd)
+	return hd, tool.Output{}, nil
 }
 
 // await is what the waiting Agent call gets of the foreground child of

@@ -278,7 +278,7 @@ func (a *agent) teamSpawn(ctx context.Context, call tool.Call, in agentInput) (t
 	child.member = m
 	child.system += prompts.TeammateSystem(name, teamName, m.plan)
 	child.pool = tool.NewPool(append(child.pool.Tools(), teamSendTool())...)
-	out, err := a.admit(ctx, call.Turn, child, in, true)
+	_, out, err := a.admit(ctx, call.Turn, child, in, true) // background: nothing to wait on
 	if err != nil || out.IsError {
 		drop()
 		return out, err

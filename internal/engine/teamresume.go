@@ -204,7 +204,7 @@ func (t *team) rejoinOne(ctx context.Context, lead *agent, rm rosterMember) erro
 		}
 		return errors.New("teammate " + rm.Name + ": " + ref.msg)
 	}
-	out, err := lead.admit(ctx, tool.Turn{}, child, in, true)
+	_, out, err := lead.admit(ctx, tool.Turn{}, child, in, true) // background: nothing to wait on
 	if err != nil || out.IsError {
 		t.drop(m)
 		mail.Requeue(rm.AgentID)

@@ -35,26 +35,49 @@ type toolCall struct {
 // returns true when the call ends there with c.res as its result, and a
 // Go error (from the tool, a hook's context or the authorizer) ends the
 // turn. A panic in the tool becomes an error result. The steps are called
-// directly, not from a table, so the call's state stays on the stack.
-func (r *runner) runOne(ctx context.Context, call llm.Block, turn tool.Turn) (res ToolResult, err error) {
-	if r.cfg.Observer != nil { // telemetry: the call's execute_tool span
-		var observed func(tool.Output, bool, error)
-		ctx, observed = r.cfg.Observer.StartTool(ctx, call)
-		defer func() { observed(res.Output, res.Denied, err) }()
+// directly, not from a table. The call's state is one allocation rather
+// than ~450 bytes of this frame: an Agent call waits on its child inside
+// execute, and the frames below a waiting call must stay under a quarter
+// of 16 KiB for its stack to shrink back to 8 KiB at a GC — 8 KiB per
+// live agent (TestLiveAgentRetainedBounded). call is copied (hooks may
+// rewrite the copy's input) and taken by pointer, so the callers' frames
+// hold no copy of it either.
+func (r *runner) runOne(ctx context.Context, call *llm.Block, turn tool.Turn) (ToolResult, error) {
+	if r.cfg.Observer != nil {
+		return callPath{r}.observed(ctx, call, turn)
 	}
-	c := toolCall{call: call, turn: turn, start: r.cfg.Now()}
-	done, err := r.findTool(ctx, &c) // input too large or not JSON, no such tool, input that does not fit: a result the model can fix
+	return callPath{r}.steps(ctx, call, turn)
+}
+
+// callPath is the runner's part that takes one tool call through its
+// steps, inside its execute_tool span when telemetry observes it.
+type callPath struct{ r *runner }
+
+// observed is steps inside the call's span, apart so that a call without an
+// observer carries nothing more in its frame.
+func (p callPath) observed(ctx context.Context, call *llm.Block, turn tool.Turn) (ToolResult, error) {
+	ctx, observed := p.r.cfg.Observer.StartTool(ctx, *call)
+	res, err := p.steps(ctx, call, turn)
+	observed(res.Output, res.Denied, err)
+	return res, err
+}
+
+// steps takes one call through its steps (runOne).
+func (p callPath) steps(ctx context.Context, call *llm.Block, turn tool.Turn) (ToolResult, error) {
+	r := p.r
+	c := &toolCall{call: *call, turn: turn, start: r.cfg.Now()}
+	done, err := r.findTool(ctx, c) // input too large or not JSON, no such tool, input that does not fit: a result the model can fix
 	if !done && err == nil {
-		done, err = r.preToolUse(ctx, &c) // PreToolUse hooks: may stop the turn, rewrite the input, give a permission verdict
+		done, err = r.preToolUse(ctx, c) // PreToolUse hooks: may stop the turn, rewrite the input, give a permission verdict
 	}
 	if !done && err == nil {
-		done, err = r.authorize(ctx, &c) // the authorizer (rules, mode, prompt), weighing the hooks' verdict
+		done, err = r.authorize(ctx, c) // the authorizer (rules, mode, prompt), weighing the hooks' verdict
 	}
 	if !done && err == nil {
-		done, err = r.execute(ctx, &c) // the tool's own Run, with the call on its Env
+		done, err = r.execute(ctx, c) // the tool's own Run, with the call on its Env
 	}
 	if !done && err == nil {
-		_, err = r.postToolUse(ctx, &c) // PostToolUse hooks, and the PreToolUse notes, on the result
+		_, err = r.postToolUse(ctx, c) // PostToolUse hooks, and the PreToolUse notes, on the result
 	}
 	if err != nil {
 		return ToolResult{Duration: r.cfg.Now().Sub(c.start)}, err

@@ -35,6 +35,14 @@ type Compaction struct {
 	// Manual, when set, is polled between turns: a compaction asked for
 	// while the agent runs (Runtime.Compact), with its instructions.
 	Manual func() (instructions string, ok bool)
+	// ClearResults turns on clearing old, large tool results once the
+	// context passes the warning threshold, when that saves at least
+	// ClearMinSavings tokens (0: compact.MinClearSavings); it runs
+	// before a full compaction is considered. KeepResults names the
+	// tools whose results are never cleared (nil: none).
+	ClearResults    bool
+	ClearMinSavings int64
+	KeepResults     func(tool string) bool
 }
 
 // Boundary describes one compaction: the CompactEnd event carries it and
@@ -114,6 +122,7 @@ func (r *runner) betweenTurns(ctx context.Context) error {
 	if !c.Auto || c.Thresholds.Compact <= 0 || r.lastSize == 0 {
 		return nil
 	}
+	r.clearOldResults()
 	if r.lastSize >= c.Thresholds.Compact {
 		if err := r.compact(ctx, compact.Auto, ""); err != nil {
 			if IsCompactBlocked(err) {
@@ -131,6 +140,26 @@ func (r *runner) betweenTurns(ctx context.Context) error {
 		return r.emit(Event{Kind: ContextWarning, Compact: &Boundary{PreTokens: r.lastSize}})
 	}
 	return nil
+}
+
+// clearOldResults clears old, large tool results (compact.ClearOldResults)
+// when the context passed the warning threshold and that saves enough;
+// the next request then sends the markers instead of the outputs.
+func (r *runner) clearOldResults() {
+	c := r.cfg.Compaction
+	if !c.ClearResults || r.lastSize < c.Thresholds.Warn {
+		return
+	}
+	floor := c.ClearMinSavings
+	if floor <= 0 {
+		floor = compact.MinClearSavings
+	}
+	msgs, plan := compact.ClearOldResults(r.msgs, compact.KeepRecentResults, compact.MinClearResultTokens, c.Transcript, c.KeepResults)
+	if plan.Saved < floor {
+		return
+	}
+	r.msgs = msgs
+	r.lastSize = max(r.lastSize-plan.Saved, 0)
 }
 
 // tooLong handles a request the provider refused as too long: compact

@@ -639,7 +639,7 @@ func (r *runner) runBatch(ctx context.Context, calls []llm.Block, offset int, re
 	}
 	r.toolUses += len(calls)
 	if len(calls) == 1 {
-		res, err := r.runOne(ctx, calls[0], tool.Turn{})
+		res, err := r.runOne(ctx, &calls[0], tool.Turn{})
 		return r.finish(calls[0], offset, res, err, results, filled)
 	}
 	bctx, cancel := context.WithCancel(ctx)
@@ -651,9 +651,10 @@ func (r *runner) runBatch(ctx context.Context, calls []llm.Block, offset int, re
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := r.runOne(bctx, calls[i], seq.Turn(i))
+			d := done{index: i}
+			d.result, d.err = r.runOne(bctx, &calls[i], seq.Turn(i))
 			seq.Pass(i)
-			ch <- done{index: i, result: res, err: err}
+			ch <- d
 		}()
 	}
 	var firstErr error

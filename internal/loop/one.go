@@ -29,7 +29,7 @@ func CallOne(ctx context.Context, cfg Config, conversation []llm.Message, call l
 	}
 	r := &runner{cfg: cfg, yield: func(Event, error) bool { return true }, conversation: slices.Clip(conversation)}
 	r.turnTools(ctx)
-	res, err := r.runOne(ctx, call, tool.Turn{})
+	res, err := r.runOne(ctx, &call, tool.Turn{})
 	if err != nil {
 		return res, llm.Block{}, err
 	}

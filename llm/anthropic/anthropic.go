@@ -60,6 +60,8 @@ type Model struct {
 	msgs   sdk.MessageService
 	retry  retry.Policy
 	defMax int64
+	// tools keeps the latest tools arrays rendered (toolsraw.go).
+	tools toolsCache
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -112,15 +114,34 @@ func New(cfg Config) (*Model, error) {
 // the event order and the retry contract.
 func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		params, err := buildParams(req, m.defMax)
+		params, opts, err := m.params(req)
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
 		}
 		retry.Run(ctx, m.retry, "anthropic", func() (*llm.Response, bool, *retry.Failure) {
-			return m.attempt(ctx, params, yield)
+			return m.attempt(ctx, params, opts, yield)
 		}, yield)
 	}
+}
+
+// params builds req's parameters and the options that go with them: a
+// request with tools and no server tools gets its tools array from the
+// Model's rendered ones (toolsraw.go), set as the body's "tools" field.
+func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, []option.RequestOption, error) {
+	if req == nil || len(req.Tools) == 0 || len(req.ServerTools) > 0 {
+		p, err := buildParams(req, m.defMax)
+		return p, nil, err
+	}
+	p, err := buildParamsTools(req, m.defMax, false)
+	if err != nil {
+		return p, nil, err
+	}
+	raw, err := m.tools.get(req.Tools, PlaceBreakpoints(req).Tool)
+	if err != nil {
+		return p, nil, err
+	}
+	return p, []option.RequestOption{option.WithJSONSet("tools", raw)}, nil
 }
 
 // drainWait bounds the read of the body's end after message_stop.
@@ -132,12 +153,12 @@ var errCut = errors.New("stream ended before message_stop")
 // attempt runs one streaming request, yielding deltas as they arrive. It
 // returns the assembled response, or stopped when the consumer quit, or the
 // failure.
-func (m *Model) attempt(ctx context.Context, params sdk.MessageNewParams, yield func(llm.Event, error) bool) (*llm.Response, bool, *retry.Failure) {
+func (m *Model) attempt(ctx context.Context, params sdk.MessageNewParams, opts []option.RequestOption, yield func(llm.Event, error) bool) (*llm.Response, bool, *retry.Failure) {
 	actx, watch := retry.Watch(ctx, m.retry.Bounds)
 	defer watch.Stop()
 	// NewStreaming returns once the response headers are in (or the
 	// request failed); the watchdog then bounds each silence.
-	stream := m.msgs.NewStreaming(actx, params)
+	stream := m.msgs.NewStreaming(actx, params, opts...)
 	defer stream.Close()
 	watch.Headers()
 

@@ -47,6 +47,13 @@ func effort(s llm.Effort) (sdk.OutputConfigEffort, bool) {
 // pure function of req and the default answer bound, so the same request
 // always renders to the same bytes.
 func buildParams(req *llm.Request, defMax int64) (sdk.MessageNewParams, error) {
+	return buildParamsTools(req, defMax, true)
+}
+
+// buildParamsTools is buildParams; without withTools the request's own
+// tools are left out of the parameters (the caller sets the body's tools
+// field from a rendered array, toolsraw.go), its server tools stay.
+func buildParamsTools(req *llm.Request, defMax int64, withTools bool) (sdk.MessageNewParams, error) {
 	var p sdk.MessageNewParams
 	if req == nil {
 		return p, fmt.Errorf("anthropic: nil request")
@@ -81,7 +88,7 @@ func buildParams(req *llm.Request, defMax int64) (sdk.MessageNewParams, error) {
 
 	bp := PlaceBreakpoints(req)
 
-	if len(req.Tools) > 0 {
+	if len(req.Tools) > 0 && withTools {
 		p.Tools = make([]sdk.ToolUnionParam, len(req.Tools))
 		for i, t := range req.Tools {
 			tp, err := toolParam(t)

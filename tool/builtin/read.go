@@ -152,14 +152,30 @@ func runRead(cfg Config, env *tool.Env, in readInput) tool.Output {
 // of lines seen, and whether more lines follow. Memory stays bounded by the
 // returned lines, however long a line in the file is.
 func sliceLines(r *bufio.Reader, start, limit, maxChars int) ([]string, int, bool, error) {
-	var out []string
+	// The lines shown are written to one builder and cut from its string
+	// at the end: a few allocations for them all, not one per line.
+	var arena strings.Builder
+	arena.Grow(min(r.Size(), 4<<10))
+	var ends []int
+	lines := func() []string {
+		if ends == nil {
+			return nil
+		}
+		all := arena.String()
+		out := make([]string, len(ends))
+		from := 0
+		for i, e := range ends {
+			out[i], from = all[from:e], e
+		}
+		return out
+	}
 	var buf []byte
 	keep := maxChars*4 + 8 // enough bytes for maxChars characters plus a line end
 	lineNo := 0
 	for {
-		if len(out) >= limit {
+		if len(ends) >= limit {
 			_, err := r.Peek(1)
-			return out, lineNo, err == nil, nil
+			return lines(), lineNo, err == nil, nil
 		}
 		want := lineNo+1 >= start
 		buf = buf[:0]      // displayLine copies what it keeps
@@ -187,19 +203,33 @@ func sliceLines(r *bufio.Reader, start, limit, maxChars int) ([]string, int, boo
 			if readErr != nil && !errors.Is(readErr, io.EOF) {
 				return nil, lineNo, false, readErr
 			}
-			return out, lineNo, false, nil
+			return lines(), lineNo, false, nil
 		}
 		lineNo++
 		if want {
-			out = append(out, displayLine(buf, overflowRunes, maxChars))
+			writeDisplayLine(&arena, buf, overflowRunes, maxChars)
+			ends = append(ends, arena.Len())
 		}
 		if readErr != nil {
 			if errors.Is(readErr, io.EOF) {
-				return out, lineNo, false, nil
+				return lines(), lineNo, false, nil
 			}
 			return nil, lineNo, false, readErr
 		}
 	}
+}
+
+// writeDisplayLine writes displayLine(buf, overflow, maxChars) to w,
+// buf as it is when it needs no change (the common case).
+func writeDisplayLine(w *strings.Builder, buf []byte, overflow, maxChars int) {
+	if overflow == 0 {
+		b := bytes.TrimSuffix(bytes.TrimSuffix(buf, []byte("\n")), []byte("\r"))
+		if utf8.Valid(b) && utf8.RuneCount(b) <= maxChars {
+			w.Write(b)
+			return
+		}
+	}
+	w.WriteString(displayLine(buf, overflow, maxChars))
 }
 
 // displayLine renders one line read by sliceLines: without its line end,
