@@ -122,7 +122,7 @@ func nodesOf(spans []sdktrace.ReadOnlySpan) []node {
 			n.links = append(n.links, l.SpanContext.SpanID())
 		}
 		for _, kv := range s.Attributes() {
-			n.attrs[string(kv.Key)] = kv.Value.Emit()
+			n.attrs[string(kv.Key)] = kv.Value.String()
 		}
 		out = append(out, n)
 	}

@@ -136,16 +136,6 @@ func (t *team) roster() []string {
 	return names
 }
 
-// setState moves m to state s.
-func (t *team) setState(m *member, s teammateState) {
-	t.mu.Lock()
-	if m.state != s {
-		m.state = s
-		t.wake()
-	}
-	t.mu.Unlock()
-}
-
 // busy reports whether a teammate works or has mail waiting.
 func (t *team) busy() bool {
 	if t == nil {

@@ -123,9 +123,7 @@ func TestTeamStressMessages(t *testing.T) {
 			}
 			for _, b := range m.Content {
 				if b.Type == llm.BlockText {
-					for _, x := range stressMsgRe.FindAllString(b.Text, -1) {
-						out = append(out, x)
-					}
+					out = append(out, stressMsgRe.FindAllString(b.Text, -1)...)
 				}
 			}
 		}

@@ -56,12 +56,12 @@ func (m remote) pack(ctx context.Context, t *leasedTree, bundle string) (Pack, e
 	if err := checkGitFile(t.ref.path, t.ref.commonDir); err != nil {
 		return p, fmt.Errorf("pack: %w", err)
 	}
-	g, identity, err := merger{m.Manager}.committer(ctx, t.ref.path)
+	g, identity, err := merger(m).committer(ctx, t.ref.path)
 	if err != nil {
 		return p, fmt.Errorf("pack %s: %w", t.ref.path, err)
 	}
 	var res MergeResult
-	if err := (merger{m.Manager}).settleTree(ctx, g, mergeSrc{branch: t.ref.branch, path: t.ref.path, agent: t.info.AgentID}, false, &res); err != nil {
+	if err := merger(m).settleTree(ctx, g, mergeSrc{branch: t.ref.branch, path: t.ref.path, agent: t.info.AgentID}, false, &res); err != nil {
 		return p, fmt.Errorf("pack %s: commit the uncommitted work: %w", t.ref.path, err)
 	}
 	if res.Committed != nil {
@@ -219,7 +219,7 @@ func (m remote) land(ctx context.Context, req LandRequest) (Outcome, error) {
 		return fail(fmt.Errorf("create the branch %s: %w", branch, err))
 	}
 	ref := treeRef{path: path, branch: branch, base: req.Pack.Base, commonDir: r.commonDir, repo: r}
-	c, _, err := lister{m.Manager}.inspectMissing(ctx, &ref)
+	c, _, err := lister(m).inspectMissing(ctx, &ref)
 	o.State = Kept
 	if err != nil {
 		o.Reason = "landed, but its commits could not be listed: " + err.Error()

@@ -145,10 +145,11 @@ func (x *Executor) waitForWorker(ctx context.Context) error {
 // notification is given once Attach has seen its end, which may have
 // been given before — the launcher's journal keeps it exactly once.
 func (x *Executor) Attach(ctx context.Context, req executor.SpawnRequest) (executor.Handle, error) {
-	d, err := x.cfg.Client.DescribeWorkflowExecution(ctx, req.AgentID, "")
+	desc, err := x.cfg.Client.DescribeWorkflow(ctx, req.AgentID, "")
 	if err != nil {
 		return nil, fmt.Errorf("attach to remote agent %s: %w", req.AgentID, err)
 	}
+	d := desc.RawResponse
 	h := &handle{x: x, req: req}
 	h.watch(x.cfg.Client.GetWorkflow(ctx, req.AgentID, d.GetWorkflowExecutionInfo().GetExecution().GetRunId()))
 	x.mu.Lock()
@@ -184,7 +185,7 @@ func (x *Executor) Live(ctx context.Context) (int, error) {
 
 // open counts the workflow and its pending children that are running.
 func (x *Executor) open(ctx context.Context, id, runID string) (int, error) {
-	d, err := x.cfg.Client.DescribeWorkflowExecution(ctx, id, runID)
+	desc, err := x.cfg.Client.DescribeWorkflow(ctx, id, runID)
 	if err != nil {
 		var nf *serviceerror.NotFound
 		if errors.As(err, &nf) {
@@ -192,6 +193,7 @@ func (x *Executor) open(ctx context.Context, id, runID string) (int, error) {
 		}
 		return 0, fmt.Errorf("describe agent %s: %w", id, err)
 	}
+	d := desc.RawResponse
 	if d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return 0, nil
 	}
