@@ -4,8 +4,8 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/engine/executor"
-	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/internal/remote/workspace"
+	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/tool"
