@@ -13,6 +13,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/remote/agentwf"
 	"github.com/cadre-dev/cadre/internal/remote/workspace"
+	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/task"
@@ -238,5 +239,70 @@ func TestWorkerWithoutReposRefusesWorkspaceAgents(t *testing.T) {
 	}
 	if n := len(srv.RequestsFor("NOREPO")); n != 0 {
 		t.Fatalf("%d model requests, want none", n)
+	}
+}
+
+// A sub-agent of an agent with a workspace works in its parent's tree on
+// the same worker: what it writes (uncommitted) the parent reads after
+// it, and it comes back in the parent's work, which lands in the
+// launcher's repository as worktree-agent-<id> with the file committed.
+func TestSubagentWorksInItsParentsRemoteTree(t *testing.T) {
+	c := dial(t)
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	queue := unique("wssub")
+	repo, clones := launcherRepo(t, 2)
+	startWorker(t, queue, srv, "key", "--repo", clones[0], "--worker-id", "one")
+	startWorker(t, queue, srv, "key", "--repo", clones[1], "--worker-id", "two")
+	srv.ScriptFunc("WSPARENT", func(r *llmtest.Request) llmtest.Turn {
+		switch len(r.Messages) {
+		case 1:
+			return llmtest.ToolUses(llmtest.Call{Name: "Agent", Input: map[string]any{"description": "child", "prompt": "WSCHILD write"}})
+		case 3:
+			return bash("cat sub.txt")
+		}
+		return llmtest.Text("parent done")
+	})
+	srv.Script("WSCHILD", bash("echo from-the-child > sub.txt"), llmtest.Text("child done"))
+	src, err := workspace.Describe(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := newExecutor(t, c, queue)
+	req := request(unique("agent"), "", "WSPARENT delegate")
+	req.Workspace = &src
+	h, err := x.Start(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := h.Wait(ctx)
+	if err != nil || res.Status != task.Completed {
+		t.Fatalf("wait: %v %+v", err, res)
+	}
+	reqs := srv.RequestsFor("WSPARENT")
+	if len(reqs) != 3 {
+		t.Fatalf("%d parent requests, want 3", len(reqs))
+	}
+	if tr := reqs[2].LastToolResults(); len(tr) != 1 || !strings.Contains(tr[0].ResultText(), "from-the-child") {
+		t.Fatalf("the parent did not read the child's file in its tree: %+v", tr)
+	}
+	work, err := h.(interface {
+		Work(context.Context) (*workspace.Result, error)
+	}).Work(ctx)
+	if err != nil || work == nil || !work.Changed() || len(work.Bundle) == 0 {
+		t.Fatalf("work %+v, error %v; want the child's file as a commit", work, err)
+	}
+	m, err := worktree.New(worktree.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := workspace.Land(ctx, m, repo, req.AgentID, "session", *work, 0)
+	if err != nil {
+		t.Fatalf("land: %v", err)
+	}
+	if got := git(t, repo, "show", out.Branch+":sub.txt"); got != "from-the-child" {
+		t.Fatalf("branch %s holds sub.txt %q", out.Branch, got)
 	}
 }
