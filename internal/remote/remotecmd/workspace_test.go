@@ -16,6 +16,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 )
 
@@ -176,12 +177,27 @@ func TestKilledWorkspaceWorkerFailsTheAgentClearly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	holder := <-entered
-	workers[holder].kill9()
-	release()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	res, err := h.Wait(ctx)
+	type waited struct {
+		res *run.SubagentResult
+		err error
+	}
+	ended := make(chan waited, 1)
+	go func() {
+		res, err := h.Wait(ctx)
+		ended <- waited{res, err}
+	}()
+	var holder string
+	select {
+	case holder = <-entered:
+	case w := <-ended:
+		t.Fatalf("the agent ended before its second model call: %v %+v", w.err, w.res)
+	}
+	workers[holder].kill9()
+	release()
+	w := <-ended
+	res, err := w.res, w.err
 	if err != nil {
 		t.Fatalf("wait: %v", err)
 	}
