@@ -44,7 +44,11 @@ func NewWorker(c client.Client, opts WorkerOptions) *Worker {
 	w.shared.RegisterWorkflowWithOptions(Agent, workflow.RegisterOptions{Name: WorkflowName})
 	register(w.shared, opts.Activities)
 	if q := opts.Activities.OwnQueue; q != "" {
-		w.own = worker.New(c, q, worker.Options{DisableWorkflowWorker: true})
+		// MaxAgents caps this queue's calls too: the worker runs up to
+		// twice that many at once.
+		own := wo
+		own.DisableWorkflowWorker = true
+		w.own = worker.New(c, q, own)
 		register(w.own, opts.Activities)
 	}
 	return w
