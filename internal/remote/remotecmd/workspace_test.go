@@ -322,3 +322,68 @@ func TestSubagentWorksInItsParentsRemoteTree(t *testing.T) {
 		t.Fatalf("branch %s holds sub.txt %q", out.Branch, got)
 	}
 }
+
+// A stopped agent's tree is still its work: TaskStop (Stop) cancels it
+// mid-call, and what it wrote before comes back for the launcher to land.
+func TestStoppedWorkspaceAgentBringsItsWorkBack(t *testing.T) {
+	c := dial(t)
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	queue := unique("wsstop")
+	repo, clones := launcherRepo(t, 1)
+	startWorker(t, queue, srv, "key", "--repo", clones[0])
+	entered, released := make(chan struct{}, 1), make(chan struct{})
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(released) }) }
+	t.Cleanup(release)
+	srv.ScriptFunc("WSSTOP", func(r *llmtest.Request) llmtest.Turn {
+		if len(r.Messages) == 1 {
+			return bash("echo before-the-stop > kept.txt")
+		}
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-released
+		return llmtest.Text("too late")
+	})
+	src, err := workspace.Describe(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := newExecutor(t, c, queue)
+	req := request(unique("agent"), "", "WSSTOP write then wait")
+	req.Workspace = &src
+	h, err := x.Start(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := h.Stop(ctx); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	release()
+	res, err := h.Wait(ctx)
+	if err != nil || res.Status != task.Killed {
+		t.Fatalf("wait: %v %+v", err, res)
+	}
+	work, err := h.(interface {
+		Work(context.Context) (*workspace.Result, error)
+	}).Work(ctx)
+	if err != nil || work == nil || !work.Changed() {
+		t.Fatalf("work %+v, error %v; want the file written before the stop", work, err)
+	}
+	m, err := worktree.New(worktree.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := workspace.Land(ctx, m, repo, req.AgentID, "session", *work, 0)
+	if err != nil {
+		t.Fatalf("land: %v", err)
+	}
+	if got := git(t, repo, "show", out.Branch+":kept.txt"); got != "before-the-stop" {
+		t.Fatalf("branch %s holds kept.txt %q", out.Branch, got)
+	}
+}
