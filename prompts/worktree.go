@@ -222,3 +222,15 @@ func (m MergeResult) Render() string {
 	}
 	return b.String()
 }
+
+// RemoteNoRepos: a worker without repository roots was given an agent
+// that works in a copy of the launcher's repository.
+func RemoteNoRepos(worker string) string {
+	return fmt.Sprintf("worker %s has no repository roots (start it with `cadre worker --repo DIR`): it cannot run an agent that works in a copy of the launcher's repository", worker)
+}
+
+// RemoteWorkspaceLost: the worker holding a remote agent's worktree
+// stopped taking its calls.
+func RemoteWorkspaceLost(queue string, wait time.Duration) string {
+	return fmt.Sprintf("the worker holding this agent's worktree (queue %s) took none of its calls within %s: it stopped or died, and the work in that tree is lost with it. Start the agent again", queue, wait)
+}

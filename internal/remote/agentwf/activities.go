@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/engine/tasktools"
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
@@ -33,6 +35,88 @@ type Activities struct {
 	// here binds whatever the launcher allowed).
 	MaxMode permission.Mode
 	Rules   []permission.Rule
+	// Pool is the worker's clones (`--repo`); nil refuses agents that
+	// carry a workspace. WorkerID names the worker; OwnQueue is the queue
+	// only it polls, where an agent's calls go once its tree is here;
+	// Wait is how long such a call may wait there before the agent takes
+	// the worker for gone (0: DefaultPlacementWait).
+	Pool     *workspace.Pool
+	WorkerID string
+	OwnQueue string
+	Wait     time.Duration
+
+	mu    sync.Mutex
+	trees map[string]*workspace.Checkout
+}
+
+// DefaultPlacementWait is how long a call of an agent with a workspace
+// waits for the worker holding its tree when the worker sets no wait.
+const DefaultPlacementWait = time.Minute
+
+// Checkout makes the agent's worktree on this worker and returns where
+// its later calls go.
+func (a *Activities) Checkout(ctx context.Context, in Checkout) (*Placement, error) {
+	if a.Pool == nil || a.OwnQueue == "" {
+		return nil, temporal.NewNonRetryableApplicationError(prompts.RemoteNoRepos(a.WorkerID), "cadre.config", nil)
+	}
+	stop := heartbeat(ctx)
+	defer stop()
+	a.mu.Lock()
+	old := a.trees[in.AgentID]
+	a.mu.Unlock()
+	if old != nil {
+		// A retried checkout whose first attempt got through.
+		return a.placement(in.AgentID, old), nil
+	}
+	co, err := a.Pool.Checkout(ctx, in.Source, in.AgentID, in.SessionID)
+	if err != nil {
+		return nil, failure(ctx, "checkout", err)
+	}
+	a.mu.Lock()
+	if a.trees == nil {
+		a.trees = map[string]*workspace.Checkout{}
+	}
+	a.trees[in.AgentID] = co
+	a.mu.Unlock()
+	return a.placement(in.AgentID, co), nil
+}
+
+func (a *Activities) placement(agentID string, co *workspace.Checkout) *Placement {
+	wait := a.Wait
+	if wait <= 0 {
+		wait = DefaultPlacementWait
+	}
+	return &Placement{Queue: a.OwnQueue, Dir: co.Dir(), Wait: wait, Owner: agentID}
+}
+
+// tree is the checkout of agent id held here, or an error the agent sees.
+func (a *Activities) tree(id string) (*workspace.Checkout, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	co := a.trees[id]
+	if co == nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("worker %s holds no worktree of agent %s (it restarted since the checkout)", a.WorkerID, id), "cadre.workspace", nil)
+	}
+	return co, nil
+}
+
+// Finish brings the agent's work back as a workspace.Result and removes
+// its tree from the worker.
+func (a *Activities) Finish(ctx context.Context, agentID string) (*workspace.Result, error) {
+	co, err := a.tree(agentID)
+	if err != nil {
+		return nil, err
+	}
+	stop := heartbeat(ctx)
+	defer stop()
+	res, err := co.Finish(ctx)
+	a.mu.Lock()
+	delete(a.trees, agentID)
+	a.mu.Unlock()
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("bring back the work of agent %s: %v", agentID, err), "cadre.workspace", nil)
+	}
+	return &res, nil
 }
 
 // heartbeat keeps the call's activity alive while fn runs, so a lost
@@ -113,6 +197,13 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelCall) (*ModelAnswer,
 // checks, the authorizer, the tool) under the agent's ceiling narrowed by
 // the worker's.
 func (a *Activities) ToolCall(ctx context.Context, in ToolCall) (*ToolDone, error) {
+	if in.Tree != "" {
+		co, err := a.tree(in.Tree)
+		if err != nil {
+			return nil, err
+		}
+		in.Cwd = co.Dir()
+	}
 	stop := heartbeat(ctx)
 	defer stop()
 	mode := in.Mode

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/engine/executor"
+	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/run"
@@ -25,7 +26,32 @@ const (
 	// and one tool call.
 	ModelActivity = "cadre.model"
 	ToolActivity  = "cadre.tool"
+	// CheckoutActivity makes an agent's worktree on whichever worker
+	// takes it; FinishActivity, on that worker, returns the agent's work.
+	CheckoutActivity = "cadre.checkout"
+	FinishActivity   = "cadre.finish"
 )
+
+// Checkout is the input of CheckoutActivity: the agent, its session and
+// the repository and commit its tree starts from.
+type Checkout struct {
+	AgentID   string           `json:"agent_id"`
+	SessionID string           `json:"session_id"`
+	Source    workspace.Source `json:"source"`
+}
+
+// Placement is where an agent with a workspace runs once its tree is
+// checked out: the queue only the worker holding the tree polls, the
+// tree, and how long a call may wait in that queue before the worker is
+// taken for gone (the worker's setting, recorded with the checkout).
+type Placement struct {
+	Queue string        `json:"queue"`
+	Dir   string        `json:"dir"`
+	Wait  time.Duration `json:"wait_ns"`
+	// Owner is the agent whose tree it is (a sub-agent works in its
+	// parent's tree and does not finish it).
+	Owner string `json:"owner"`
+}
 
 // Input starts an agent workflow: the spawn request, and for a run that
 // continues an ended agent (SendMessage to it) the conversation so far
@@ -34,6 +60,9 @@ type Input struct {
 	Request executor.SpawnRequest `json:"request"`
 	History []llm.Message         `json:"history,omitempty"`
 	Message *executor.Message     `json:"message,omitempty"`
+	// Placement, for a sub-agent of an agent with a workspace, is its
+	// parent's: it runs on the same worker in the same tree.
+	Placement *Placement `json:"placement,omitempty"`
 }
 
 // Output is what an agent workflow returns: the structured result, the
@@ -43,6 +72,10 @@ type Output struct {
 	Result   run.SubagentResult `json:"result"`
 	Messages []llm.Message      `json:"messages"`
 	Events   []run.Event        `json:"events"`
+	// Work is what the agent left in its workspace (nil without one);
+	// WorkError why it could not be brought back.
+	Work      *workspace.Result `json:"work,omitempty"`
+	WorkError string            `json:"work_error,omitempty"`
 }
 
 // Progress is a running agent's progress (QueryProgress).
@@ -91,6 +124,9 @@ type ToolCall struct {
 	Mode       permission.Mode           `json:"mode"`
 	Files      map[string]tool.FileStamp `json:"files,omitempty"`
 	Call       llm.Block                 `json:"call"`
+	// Tree, for an agent with a workspace, is the agent whose checkout
+	// Cwd is: the worker refuses the call when it does not hold it.
+	Tree string `json:"tree,omitempty"`
 }
 
 // ToolDone is how a tool call ended: the event's result, the block the

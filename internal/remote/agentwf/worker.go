@@ -1,6 +1,8 @@
 package agentwf
 
 import (
+	"fmt"
+
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -14,22 +16,71 @@ type WorkerOptions struct {
 	// MaxAgents caps the agents working on this worker at once (each is in
 	// one model or tool call at a time); 0 means the SDK's default.
 	MaxAgents int
-	// Activities are the worker's provider, tools and ceiling.
+	// Activities are the worker's provider, tools and ceiling. When its
+	// OwnQueue is set the worker also polls that queue, where the calls
+	// of the agents whose trees it holds go.
 	Activities *Activities
+}
+
+// OwnQueue is the queue only the worker id of queue polls.
+func OwnQueue(queue, id string) string { return queue + "/" + id }
+
+// Worker is a worker of agents: the shared task queue's, and the
+// worker's own queue's when it holds workspaces.
+type Worker struct {
+	shared, own worker.Worker
 }
 
 // NewWorker returns a worker (not started) that runs agent workflows and
 // their calls on opts.TaskQueue. On Stop it hands the calls it runs back:
 // their contexts end, they return an error the server retries on another
 // worker, and completed calls stay recorded.
-func NewWorker(c client.Client, opts WorkerOptions) worker.Worker {
+func NewWorker(c client.Client, opts WorkerOptions) *Worker {
 	wo := worker.Options{}
 	if opts.MaxAgents > 0 {
 		wo.MaxConcurrentActivityExecutionSize = opts.MaxAgents
 	}
-	w := worker.New(c, opts.TaskQueue, wo)
-	w.RegisterWorkflowWithOptions(Agent, workflow.RegisterOptions{Name: WorkflowName})
-	w.RegisterActivityWithOptions(opts.Activities.ModelCall, activity.RegisterOptions{Name: ModelActivity})
-	w.RegisterActivityWithOptions(opts.Activities.ToolCall, activity.RegisterOptions{Name: ToolActivity})
+	w := &Worker{shared: worker.New(c, opts.TaskQueue, wo)}
+	w.shared.RegisterWorkflowWithOptions(Agent, workflow.RegisterOptions{Name: WorkflowName})
+	register(w.shared, opts.Activities)
+	if q := opts.Activities.OwnQueue; q != "" {
+		// MaxAgents caps this queue's calls too: the worker runs up to
+		// twice that many at once.
+		own := wo
+		own.DisableWorkflowWorker = true
+		w.own = worker.New(c, q, own)
+		register(w.own, opts.Activities)
+	}
 	return w
+}
+
+func register(w worker.Worker, a *Activities) {
+	w.RegisterActivityWithOptions(a.ModelCall, activity.RegisterOptions{Name: ModelActivity})
+	w.RegisterActivityWithOptions(a.ToolCall, activity.RegisterOptions{Name: ToolActivity})
+	w.RegisterActivityWithOptions(a.Checkout, activity.RegisterOptions{Name: CheckoutActivity})
+	w.RegisterActivityWithOptions(a.Finish, activity.RegisterOptions{Name: FinishActivity})
+}
+
+// Start starts polling the worker's queues.
+func (w *Worker) Start() error {
+	if w.own != nil {
+		if err := w.own.Start(); err != nil {
+			return fmt.Errorf("the worker's own queue: %w", err)
+		}
+	}
+	if err := w.shared.Start(); err != nil {
+		if w.own != nil {
+			w.own.Stop()
+		}
+		return err
+	}
+	return nil
+}
+
+// Stop stops polling and hands the calls in flight back.
+func (w *Worker) Stop() {
+	w.shared.Stop()
+	if w.own != nil {
+		w.own.Stop()
+	}
 }

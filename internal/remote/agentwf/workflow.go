@@ -12,6 +12,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/internal/engine/tasktools"
+	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/run"
@@ -53,6 +54,59 @@ type agent struct {
 	models   []string
 	stats    map[string]int
 	inbox    workflow.ReceiveChannel
+	// place is where the agent's calls run when it has a workspace (nil:
+	// any worker); owns says the tree is its own, to finish at its end;
+	// lost that the worker holding it stopped taking calls.
+	place *Placement
+	owns  bool
+	lost  bool
+}
+
+// callOptions are activityOptions, on the worker holding the agent's
+// tree when it has one: a call that no worker takes from that worker's
+// queue within the placement's wait fails (ScheduleToStart), so an agent
+// whose worker died ends saying so instead of waiting for ever.
+func (a *agent) callOptions(ctx workflow.Context) workflow.Context {
+	ctx = activityOptions(ctx)
+	if a.place == nil {
+		return ctx
+	}
+	ao := workflow.GetActivityOptions(ctx)
+	ao.TaskQueue = a.place.Queue
+	ao.ScheduleToStartTimeout = a.place.Wait
+	return workflow.WithActivityOptions(ctx, ao)
+}
+
+// checkout makes the agent's tree on whichever worker takes the call;
+// the agent's later calls go to that worker.
+func (a *agent) checkout(ctx workflow.Context) error {
+	in := Checkout{AgentID: a.req.AgentID, SessionID: a.req.RootID, Source: *a.req.Workspace}
+	var p Placement
+	if err := workflow.ExecuteActivity(activityOptions(ctx), CheckoutActivity, in).Get(ctx, &p); err != nil {
+		return err
+	}
+	a.place, a.owns = &p, true
+	return nil
+}
+
+// collect brings the agent's work back into out (even when the agent was
+// stopped: its tree is its work).
+func (a *agent) collect(ctx workflow.Context, out *Output) {
+	if !a.owns {
+		return
+	}
+	if a.lost {
+		out.WorkError = prompts.RemoteWorkspaceLost(a.place.Queue, a.place.Wait)
+		return
+	}
+	dctx, cancel := workflow.NewDisconnectedContext(ctx)
+	defer cancel()
+	var res workspace.Result
+	if err := workflow.ExecuteActivity(a.callOptions(dctx), FinishActivity, a.req.AgentID).Get(dctx, &res); err != nil {
+		_, _, out.WorkError, _ = a.failed(dctx, err)
+		return
+	}
+	out.Work = &res
 }
 
 // Agent is the agent workflow: the query loop of one agent, its model
@@ -84,14 +138,23 @@ func Agent(ctx workflow.Context, in Input) (*Output, error) {
 		}
 		a.msgs = append(a.msgs, llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(prompt)}})
 	}
+	a.place = in.Placement
+	if a.req.Workspace != nil && a.place == nil {
+		if err := a.checkout(ctx); err != nil {
+			status, _, errText, _ := a.failed(ctx, err)
+			return a.finish(ctx, status, "", errText, false), nil
+		}
+	}
 	status, text, errText, maxHit := a.loop(ctx)
-	return a.finish(ctx, status, text, errText, maxHit), nil
+	out := a.finish(ctx, status, text, errText, maxHit)
+	a.collect(ctx, out)
+	return out, nil
 }
 
 // loop runs turns until the model ends its turn with nothing queued for
 // it, a call fails, the turn limit is hit or the workflow is cancelled.
 func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText string, maxHit bool) {
-	actx := activityOptions(ctx)
+	actx := a.callOptions(ctx)
 	for {
 		if ctx.Err() != nil {
 			return task.Killed, "", prompts.AgentStoppedEarly(), false
@@ -139,6 +202,9 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 			} else {
 				in := ToolCall{AgentID: a.req.AgentID, AgentType: a.req.Definition.Name, Background: a.req.Background, Cwd: a.req.Cwd,
 					Ceiling: a.req.Ceiling, Mode: a.req.Mode, Files: a.files, Call: c}
+				if a.place != nil {
+					in.Cwd, in.Tree = a.place.Dir, a.place.Owner
+				}
 				err = workflow.ExecuteActivity(actx, ToolActivity, in).Get(ctx, &done)
 			}
 			if err != nil {
@@ -168,6 +234,11 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 func (a *agent) failed(ctx workflow.Context, err error) (task.Status, string, string, bool) {
 	if ctx.Err() != nil || temporal.IsCanceledError(err) {
 		return task.Killed, "", prompts.AgentStoppedEarly(), false
+	}
+	var te *temporal.TimeoutError
+	if a.place != nil && errors.As(err, &te) && te.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START {
+		a.lost = true
+		return task.Failed, "", prompts.RemoteWorkspaceLost(a.place.Queue, a.place.Wait), false
 	}
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) {
@@ -206,6 +277,8 @@ func (a *agent) subagent(ctx workflow.Context, c llm.Block) ToolDone {
 	req.Description = in.Description
 	req.Prompt = in.Prompt
 	req.Messages, req.CacheHints = nil, nil
+	// A sub-agent works in its parent's tree, on the worker holding it.
+	req.Workspace = nil
 	if in.SubagentType != "" {
 		req.Definition.Name = in.SubagentType
 	}
@@ -214,10 +287,10 @@ func (a *agent) subagent(ctx workflow.Context, c llm.Block) ToolDone {
 		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		WaitForCancellation: true,
 	})
-	child := &agent{req: req}
+	child := &agent{req: req, place: a.place}
 	a.emit(run.Event{Type: run.EventTaskStarted, AgentID: req.AgentID, ParentToolUseID: c.ID, Task: child.taskInfo()})
 	var out Output
-	err := workflow.ExecuteChildWorkflow(cctx, WorkflowName, Input{Request: req}).Get(ctx, &out)
+	err := workflow.ExecuteChildWorkflow(cctx, WorkflowName, Input{Request: req, Placement: a.place}).Get(ctx, &out)
 	if err != nil {
 		// The child's workflow did not return (it was terminated, or
 		// cancelled before it ran): its end is recorded here.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/internal/remote/remotebin"
+	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 )
@@ -271,4 +272,16 @@ func (h *handle) Wait(ctx context.Context) (*run.SubagentResult, error) {
 		return nil, fmt.Errorf("remote agent %s: the bridge gave no result", h.id)
 	}
 	return r.Result, nil
+}
+
+var _ executor.WorkHandle = (*handle)(nil)
+
+// Work returns the work the child left in its workspace on the worker
+// (nil without one), once it has ended.
+func (h *handle) Work(ctx context.Context) (*workspace.Result, error) {
+	r, err := h.x.call(ctx, Request{Op: OpWork, Agent: h.id})
+	if err != nil {
+		return nil, err
+	}
+	return r.Work, nil
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 
 	"github.com/cadre-dev/cadre/internal/engine/executor"
+	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 )
@@ -23,6 +24,7 @@ const (
 	OpWait   = "wait"
 	OpEvents = "events"
 	OpLive   = "live"
+	OpWork   = "work"
 )
 
 // Request is one line from the launcher to the bridge. ID pairs it with
@@ -51,6 +53,9 @@ type Response struct {
 	Done    bool                `json:"done,omitempty"`
 	Live    int                 `json:"live,omitempty"`
 	Note    *task.Notification  `json:"note,omitempty"`
+	// Work answers OpWork: the child's work from its workspace (nil
+	// without one).
+	Work *workspace.Result `json:"work,omitempty"`
 }
 
 // encode is a line of v.

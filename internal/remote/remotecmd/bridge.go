@@ -161,6 +161,16 @@ func (s *bridgeServer) serve(ctx context.Context, req bridge.Request) bridge.Res
 			return fail(err)
 		}
 		r.Deliver = d
+	case bridge.OpWork:
+		w, ok := h.(executor.WorkHandle)
+		if !ok {
+			return fail(errors.New("this executor's handles bring back no work"))
+		}
+		work, err := w.Work(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		r.Work = work
 	case bridge.OpEvents:
 		p, ok := h.(temporalexec.Polled)
 		if !ok {

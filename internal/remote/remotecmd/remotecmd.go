@@ -17,11 +17,13 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 
 	"github.com/cadre-dev/cadre/internal/remote/agentwf"
+	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/llm/anthropic"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/tool/builtin"
@@ -138,6 +140,9 @@ type workerFlags struct {
 	maxAgents int
 	maxMode   string
 	deny, ask listFlag
+	repos     listFlag
+	id        string
+	wait      time.Duration
 }
 
 // WorkerFlags returns the flag set of `cadre-remote worker` (its names
@@ -154,6 +159,9 @@ func newWorkerFlags() (*flag.FlagSet, *workerFlags) {
 	fs.IntVar(&o.maxAgents, "max-agents", 0, "agents this worker works on at once (0: the SDK's default)")
 	fs.StringVar(&o.maxMode, "max-permission-mode", "", "the most permissive mode any agent gets on this worker (default, acceptEdits, plan, dontAsk, bypassPermissions)")
 	fs.Var(&o.deny, "deny", "a permission rule denied to every agent on this worker, e.g. 'Bash(rm:*)' (repeatable)")
+	fs.Var(&o.repos, "repo", "a clone (or a directory of clones) remote agents may work in, in fresh worktrees; without one the worker refuses agents that work in the launcher's repository (repeatable)")
+	fs.StringVar(&o.id, "worker-id", "", "this worker's name, unique on the task queue; its own queue is <task-queue>/<worker-id> (default host-pid)")
+	fs.DurationVar(&o.wait, "workspace-wait", agentwf.DefaultPlacementWait, "how long a call of an agent whose tree this worker holds may wait for it before the agent fails taking it for gone")
 	fs.Var(&o.ask, "ask", "a permission rule every agent must ask for — on a worker nobody can answer, so a deny (repeatable)")
 	return fs, o
 }
@@ -192,6 +200,9 @@ func worker(args []string, stderr io.Writer) error {
 		return fmt.Errorf("the worker's model provider: %w", err)
 	}
 	acts.Model = m
+	if err := o.workspaces(acts); err != nil {
+		return err
+	}
 	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	opts, err := conn.options(logger)
 	if err != nil {
@@ -209,11 +220,43 @@ func worker(args []string, stderr io.Writer) error {
 		return fmt.Errorf("start the worker on %s: %w", conn.queue, err)
 	}
 	fmt.Fprintf(stderr, "cadre-remote worker: serving task queue %q of namespace %q at %s\n", conn.queue, conn.namespace, conn.address)
+	if acts.OwnQueue != "" {
+		fmt.Fprintf(stderr, "cadre-remote worker %s: workspaces in %s; own queue %q\n", acts.WorkerID, strings.Join(o.repos, ", "), acts.OwnQueue)
+	}
 	<-ctx.Done()
 	// Stop hands the calls in flight back: their contexts end and the
 	// server gives them to another worker; completed calls stay recorded.
 	w.Stop()
 	fmt.Fprintln(stderr, "cadre-remote worker: stopped")
+	return nil
+}
+
+// workspaces gives acts the worker's clones (--repo), its name and own
+// queue.
+func (o *workerFlags) workspaces(acts *agentwf.Activities) error {
+	acts.WorkerID = o.id
+	if acts.WorkerID == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			host = "worker"
+		}
+		acts.WorkerID = fmt.Sprintf("%s-%d", host, os.Getpid())
+	}
+	if strings.ContainsAny(acts.WorkerID, "/ \t\n") {
+		return fmt.Errorf("--worker-id %q: no slash or space", acts.WorkerID)
+	}
+	if len(o.repos) == 0 {
+		return nil
+	}
+	if o.wait <= 0 {
+		return fmt.Errorf("--workspace-wait %s: must be positive", o.wait)
+	}
+	p, err := workspace.NewPool(workspace.Config{Roots: o.repos})
+	if err != nil {
+		return fmt.Errorf("--repo: %w", err)
+	}
+	acts.Pool, acts.Wait = p, o.wait
+	acts.OwnQueue = agentwf.OwnQueue(o.conn.queue, acts.WorkerID)
 	return nil
 }
 

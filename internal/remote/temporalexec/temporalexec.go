@@ -21,6 +21,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/internal/remote/agentwf"
+	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
@@ -421,4 +422,25 @@ func (h *handle) Wait(ctx context.Context) (*run.SubagentResult, error) {
 	}
 	res := r.out.Result
 	return &res, nil
+}
+
+var _ executor.WorkHandle = (*handle)(nil)
+
+// Work waits for the current run's end and returns the work the child
+// left in its workspace on the worker: nil without a workspace, an error
+// when the work could not be brought back.
+func (h *handle) Work(ctx context.Context) (*workspace.Result, error) {
+	r := h.current()
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	if r.out.WorkError != "" {
+		return nil, fmt.Errorf("work of remote agent %s: %s", h.req.AgentID, r.out.WorkError)
+	}
+	return r.out.Work, nil
 }
