@@ -233,6 +233,16 @@ func (r *runner) compact(ctx context.Context, trigger compact.Trigger, instructi
 		return fmt.Errorf("compact the conversation: %w", err)
 	}
 	r.usage = r.usage.Add(resp.Usage)
+	if r.cfg.Budget != nil {
+		// The summary request is the agent's spend like any other
+		// (issue 27 point 6); the next Check stops the run if it was
+		// the last of the budget.
+		model := resp.Model
+		if model == "" {
+			model = r.cfg.ModelID
+		}
+		r.cfg.Budget.Charge(model, resp.Usage)
+	}
 	summary := compact.Summary(resp.Message.Text())
 	if summary == "" {
 		return errors.New("compact the conversation: the model wrote no summary")

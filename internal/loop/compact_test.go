@@ -306,3 +306,38 @@ func TestDroppedInputIsNotCounted(t *testing.T) {
 		t.Fatalf("size %d", got)
 	}
 }
+
+// tokenBudget is a Budget that only counts what it is charged.
+type tokenBudget struct {
+	mu      sync.Mutex
+	charged []llm.Usage
+}
+
+func (b *tokenBudget) Check() BudgetLevel { return BudgetUnder }
+func (b *tokenBudget) Charge(_ string, u llm.Usage) BudgetLevel {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.charged = append(b.charged, u)
+	return BudgetUnder
+}
+func (b *tokenBudget) WrapUp() string { return "" }
+func (b *tokenBudget) What() string   { return "tokens" }
+
+// The summary request of a compaction is charged to the agent's budget
+// like every other model request (issue 27 point 6).
+func TestCompactionChargesTheBudget(t *testing.T) {
+	t.Parallel()
+	m := &fakeModel{turns: []func(*llm.Request) (*llm.Response, error){
+		sized(5200, use("t1", "R", `{"text":"a"}`)),
+		summaryAnswer(t, "did a"),
+		sized(1200, llm.TextBlock("done")),
+	}}
+	b := &tokenBudget{}
+	cfg := Config{Model: m, ModelID: "m", System: "sys", Tools: tool.NewPool(echo("R", true)), Compaction: compaction(), Budget: b}
+	if _, _, err := run(t, context.Background(), cfg, "do the work"); err != nil {
+		t.Fatal(err)
+	}
+	if len(b.charged) != 3 || b.charged[1] != (llm.Usage{InputTokens: 900, OutputTokens: 40}) {
+		t.Fatalf("charged %+v, want the three requests with the summary's in the middle", b.charged)
+	}
+}
