@@ -183,6 +183,9 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		return nil, err
 	}
 	rec, tpath := compactRecorder(rec) // compact.go
+	if a.background {
+		rec = promptWrittenFirst(rec)
+	}
 	cfg := loop.Config{
 		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, SystemPrefix: a.systemPrefix, Tools: a.pool, Env: a.env,
 		SharedTools: setupOf(a).sharedTools(), // toolorder.go
@@ -331,3 +334,41 @@ func (x writtenFirst) Sent() {
 	}
 	x.inbox.Sent()
 }
+
+// promptWritten is a transcript recorder that waits, once, for the
+// agent's first message to be written before the loop goes on to its
+// first request: a background agent's prompt is then in its transcript
+// before any model sees it, so a process killed while that request is in
+// flight leaves a task that can be continued from its first turn (S-8.1,
+// resume.go), whatever the transcript journal's queue held.
+type promptWritten struct {
+	loop.Recorder
+	w    writtenRecorder
+	done bool
+}
+
+// promptWrittenFirst wraps rec when it can wait for its lines.
+func promptWrittenFirst(rec loop.Recorder) loop.Recorder {
+	if w, ok := rec.(writtenRecorder); ok {
+		return &promptWritten{Recorder: rec, w: w}
+	}
+	return rec
+}
+
+// AppendMessage implements loop.Recorder.
+func (p *promptWritten) AppendMessage(m llm.Message, model string, usage *llm.Usage) error {
+	if err := p.Recorder.AppendMessage(m, model, usage); err != nil {
+		return err
+	}
+	if p.done {
+		return nil
+	}
+	p.done = true
+	if err := p.w.Written(); err != nil {
+		return fmt.Errorf("write the agent's first message: %w", err)
+	}
+	return nil
+}
+
+// Written implements writtenRecorder.
+func (p *promptWritten) Written() error { return p.w.Written() }
