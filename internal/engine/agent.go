@@ -335,12 +335,15 @@ func (x writtenFirst) Sent() {
 	x.inbox.Sent()
 }
 
-// promptWritten is a transcript recorder that waits, once, for the
-// agent's first message to be written before the loop goes on to its
-// first request: a background agent's prompt is then in its transcript
-// before any model sees it, so a process killed while that request is in
-// flight leaves a task that can be continued from its first turn (S-8.1,
-// resume.go), whatever the transcript journal's queue held.
+// promptWritten is a transcript recorder that waits for the agent's
+// first message, and for each of its answers that calls tools, to be
+// written before the loop goes on: a background agent's prompt is in its
+// transcript before any model sees it, and a tool call is in it before
+// the tool runs. A process killed while a request is in flight or a tool
+// runs leaves a task that is continued from that point (S-8.1,
+// resume.go, teamresume.go), never one that starts over and makes its
+// calls — a message sent, a command run — a second time, whatever the
+// transcript journal's queue held.
 type promptWritten struct {
 	loop.Recorder
 	w    writtenRecorder
@@ -360,12 +363,12 @@ func (p *promptWritten) AppendMessage(m llm.Message, model string, usage *llm.Us
 	if err := p.Recorder.AppendMessage(m, model, usage); err != nil {
 		return err
 	}
-	if p.done {
+	if p.done && (m.Role != llm.RoleAssistant || len(m.ToolUses()) == 0) {
 		return nil
 	}
 	p.done = true
 	if err := p.w.Written(); err != nil {
-		return fmt.Errorf("write the agent's first message: %w", err)
+		return fmt.Errorf("write the agent's transcript: %w", err)
 	}
 	return nil
 }
