@@ -184,6 +184,9 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		return nil, err
 	}
 	rec, tpath := compactRecorder(rec) // compact.go
+	if a.background {
+		rec = promptWrittenFirst(rec)
+	}
 	cfg := loop.Config{
 		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, SystemPrefix: a.systemPrefix, Tools: a.pool, Env: a.env,
 		SharedTools: setupOf(a).sharedTools(), // toolorder.go
@@ -332,3 +335,44 @@ func (x writtenFirst) Sent() {
 	}
 	x.inbox.Sent()
 }
+
+// promptWritten is a transcript recorder that waits for the agent's
+// first message, and for each of its answers that calls tools, to be
+// written before the loop goes on: a background agent's prompt is in its
+// transcript before any model sees it, and a tool call is in it before
+// the tool runs. A process killed while a request is in flight or a tool
+// runs leaves a task that is continued from that point (S-8.1,
+// resume.go, teamresume.go), never one that starts over and makes its
+// calls — a message sent, a command run — a second time, whatever the
+// transcript journal's queue held.
+type promptWritten struct {
+	loop.Recorder
+	w    writtenRecorder
+	done bool
+}
+
+// promptWrittenFirst wraps rec when it can wait for its lines.
+func promptWrittenFirst(rec loop.Recorder) loop.Recorder {
+	if w, ok := rec.(writtenRecorder); ok {
+		return &promptWritten{Recorder: rec, w: w}
+	}
+	return rec
+}
+
+// AppendMessage implements loop.Recorder.
+func (p *promptWritten) AppendMessage(m llm.Message, model string, usage *llm.Usage) error {
+	if err := p.Recorder.AppendMessage(m, model, usage); err != nil {
+		return err
+	}
+	if p.done && (m.Role != llm.RoleAssistant || len(m.ToolUses()) == 0) {
+		return nil
+	}
+	p.done = true
+	if err := p.w.Written(); err != nil {
+		return fmt.Errorf("write the agent's transcript: %w", err)
+	}
+	return nil
+}
+
+// Written implements writtenRecorder.
+func (p *promptWritten) Written() error { return p.w.Written() }

@@ -163,8 +163,23 @@ func compactRecorder(rec loop.Recorder) (loop.Recorder, string) {
 	if !ok {
 		return rec, ""
 	}
-	return boundaryRecorder{Recorder: rec, w: w}, w.Path()
+	br := boundaryRecorder{Recorder: rec, w: w}
+	if wr, ok := rec.(writtenRecorder); ok {
+		// Kept visible: writtenFirst (agent.go) waits on it.
+		return writtenBoundary{br, wr}, w.Path()
+	}
+	return br, w.Path()
 }
+
+// writtenBoundary is a boundaryRecorder over a recorder that can wait for
+// its queued lines (writtenRecorder), which it still offers.
+type writtenBoundary struct {
+	boundaryRecorder
+	wr writtenRecorder
+}
+
+// Written implements writtenRecorder.
+func (b writtenBoundary) Written() error { return b.wr.Written() }
 
 // boundaryRecorder records a loop.Boundary as a compact_boundary entry.
 type boundaryRecorder struct {

@@ -103,14 +103,20 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 		res := reportOf(c).structured(task.Failed, nil, fmt.Errorf("start it remotely: %w", err), rt.cfg.Now().Sub(start), "")
 		return rr.end(ctx, parent, res)
 	}
-	var wg sync.WaitGroup
-	fwdCtx, stopFwd := context.WithCancel(context.WithoutCancel(ctx))
+	var msgs sync.WaitGroup
+	evCtx, stopEvents := context.WithCancel(context.WithoutCancel(ctx))
+	msgCtx, stopMsgs := context.WithCancel(context.WithoutCancel(ctx))
 	picked := make(chan struct{})
-	wg.Go(func() { rr.forwardEvents(fwdCtx, hd, picked) })
-	wg.Go(func() { rr.forwardMessages(fwdCtx, hd) })
+	forwarded := make(chan struct{})
+	go func() {
+		defer close(forwarded)
+		rr.forwardEvents(evCtx, hd, picked)
+	}()
+	msgs.Go(func() { rr.forwardMessages(msgCtx, hd) })
 	res, err := rr.wait(ctx, hd, picked)
-	stopFwd()
-	wg.Wait()
+	stopMsgs()
+	msgs.Wait()
+	rr.drainEvents(ctx, err == nil && res != nil && res.Status != task.Killed, forwarded, stopEvents)
 	if err != nil {
 		res = reportOf(c).structured(task.Failed, nil, fmt.Errorf("lost track of the remote agent: %w", err), rt.cfg.Now().Sub(start), "")
 	}
@@ -317,6 +323,24 @@ func (rr remoteRun) forwardEvents(ctx context.Context, hd executor.Handle, picke
 			_ = feedOf(c).sendProgress(ctx)
 		}
 	}
+}
+
+// drainEvents ends the forwarding of the remote child's events before
+// its end is recorded. After a result came back (ended), Events ends by
+// itself after the child's last event (executor.Handle), so the
+// forwarding runs to its end: every tool call and token the child
+// reported is in its task's progress before its completion is. Otherwise
+// (stopped, lost, the session ending) the events still to come are
+// dropped.
+func (rr remoteRun) drainEvents(ctx context.Context, ended bool, forwarded <-chan struct{}, stop context.CancelFunc) {
+	if ended {
+		select {
+		case <-forwarded:
+		case <-ctx.Done():
+		}
+	}
+	stop()
+	<-forwarded
 }
 
 // forwardMessages hands what is sent to the running child (SendMessage

@@ -397,6 +397,11 @@ func (tm teammate) noteIdle(summary string) bool {
 		_, _ = b.mailboxes().Withdraw(task.Main, func(msg task.Message) bool { return msg.Seq == prev }, "replaced by a later idle notice")
 	}
 	text := prompts.TeammateMessage(m.name, "", prompts.TeamProtocol("idle_notification", "from", m.name, "idleReason", "available", "summary", strings.TrimSpace(summary)))
+	// The turn it rests after is in its transcript before the roster
+	// says idle: a rejoining teammate is not made to run it again.
+	if err := transcriptWritten(a); err != nil {
+		b.recordFailed("transcripts", err)
+	}
 	// The notice is marked before it can wake the lead.
 	t.mu.Lock()
 	defer t.mu.Unlock()

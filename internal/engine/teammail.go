@@ -10,6 +10,7 @@ import (
 	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
+	"github.com/cadre-dev/cadre/transcript"
 )
 
 // teamMail is SendMessage with teams on (issue 25): text between the lead
@@ -144,6 +145,10 @@ func (tmail teamMail) send(ctx context.Context, from *agent, callID string, m ta
 		t.mu.Unlock()
 	}
 	item := inboxItem{text: prompts.TeammateMessage(name, m.Summary, text), from: name, summary: m.Summary}
+	if err := transcriptWritten(from); err != nil {
+		// Posted, a restart could send it again: not posted.
+		return errorOutput(prompts.MessageNotKept(to, err)), nil
+	}
 	if toLead {
 		if _, err := b.main.post(item); err != nil {
 			return errorOutput(prompts.MessageNotKept(prompts.TeamLead, err)), nil
@@ -216,4 +221,26 @@ func (tmail teamMail) graceOver(m *member, id string, grace time.Duration) {
 	}
 	// An error: it ended meanwhile.
 	_, _ = b.reg.Stop(m.a.id)
+}
+
+// transcriptWritten waits until what agent a's transcript has queued is
+// written (transcript.Journal.Written): the turn that calls SendMessage,
+// or that ends before an idle notice, is then in the transcript before
+// its effect is in the mailbox journal. A process killed after the post
+// leaves a teammate that rejoins (teamresume.go) with that turn, so it
+// does not run it, and send the message, a second time. Nothing for the
+// main agent or without transcripts.
+func transcriptWritten(a *agent) error {
+	rs := a.run
+	if a.id == "" || rs.journal == nil {
+		return nil
+	}
+	tpath, err := transcript.AgentFile(rs.rt.cfg.StateDir, rs.rt.cfg.Cwd, rs.rt.session, a.id)
+	if err != nil {
+		return fmt.Errorf("transcript of %s: %w", a.id, err)
+	}
+	if err := rs.journal.Written(tpath); err != nil {
+		return fmt.Errorf("transcript of %s: %w", a.id, err)
+	}
+	return nil
 }
