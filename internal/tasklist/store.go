@@ -135,7 +135,7 @@ func (s *Store) locked(ctx context.Context, f func(l *list) (changed bool, err e
 		return fmt.Errorf("task list lock: %w", err)
 	}
 	defer lf.Close()
-	if err := flock(ctx, lf); err != nil {
+	if err := safefs.Lock(ctx, lf, 100*time.Microsecond, 20*time.Millisecond); err != nil {
 		return fmt.Errorf("wait for the task list lock of %s: %w", s.dir, err)
 	}
 	defer syscall.Flock(int(lf.Fd()), syscall.LOCK_UN)
@@ -148,30 +148,6 @@ func (s *Store) locked(ctx context.Context, f func(l *list) (changed bool, err e
 		s.notify()
 	}
 	return err
-}
-
-// flock takes an exclusive lock on f. Others hold it for one short
-// read-modify-write, so polling with a short backoff is cheap, and unlike
-// a blocking flock it stops when ctx does.
-func flock(ctx context.Context, f *os.File) error {
-	wait := 100 * time.Microsecond
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		}
-		wait = min(2*wait, 20*time.Millisecond)
-	}
 }
 
 // NewTask is what TaskCreate gives.

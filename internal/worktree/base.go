@@ -122,7 +122,7 @@ func (m *Manager) commitOf(ctx context.Context, dir, ref string) (string, error)
 // exactBase is the tree's base when the caller names the commit (a remote
 // agent starts at its launcher's commit): it must be a commit of r.
 func (m bases) exactBase(ctx context.Context, r *repo, want string) (commit, ref string, warnings []string, err error) {
-	if !isHexID(want) {
+	if !IsObjectID(want) {
 		return "", "", nil, fmt.Errorf("base commit %q is not a full commit id", want)
 	}
 	commit, err = m.commitOf(ctx, r.root, want)
@@ -135,8 +135,8 @@ func (m bases) exactBase(ctx context.Context, r *repo, want string) (commit, ref
 	return commit, want, nil, nil
 }
 
-// isHexID reports whether s is a full SHA-1 or SHA-256 object id.
-func isHexID(s string) bool {
+// IsObjectID reports whether s is a full SHA-1 or SHA-256 object id.
+func IsObjectID(s string) bool {
 	if len(s) != 40 && len(s) != 64 {
 		return false
 	}

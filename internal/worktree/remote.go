@@ -143,7 +143,7 @@ func (m remote) land(ctx context.Context, req LandRequest) (Outcome, error) {
 	if !filepath.IsAbs(req.Dir) {
 		return fail(fmt.Errorf("directory %q is not absolute", req.Dir))
 	}
-	if !isHexID(req.Pack.Base) || (req.Pack.Tip != "" && !isHexID(req.Pack.Tip)) {
+	if !IsObjectID(req.Pack.Base) || (req.Pack.Tip != "" && !IsObjectID(req.Pack.Tip)) {
 		return fail(fmt.Errorf("the pack's base %q and tip %q are not full commit ids", req.Pack.Base, req.Pack.Tip))
 	}
 	r, _, err := m.repoOf(ctx, req.Dir)

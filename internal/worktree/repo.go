@@ -173,7 +173,7 @@ func (r *repo) lock(ctx context.Context) (unlock func(), err error) {
 		<-r.sem
 		return nil, fmt.Errorf("open the worktree lock: %w", err)
 	}
-	if err := flock(ctx, f); err != nil {
+	if err := safefs.Lock(ctx, f, time.Millisecond, 50*time.Millisecond); err != nil {
 		f.Close()
 		<-r.sem
 		return nil, fmt.Errorf("wait for the worktree lock of %s: %w", r.root, err)
@@ -183,30 +183,6 @@ func (r *repo) lock(ctx context.Context) (unlock func(), err error) {
 		f.Close()
 		<-r.sem
 	}, nil
-}
-
-// flock takes an exclusive lock on f. Another process holds it only for
-// the length of one git command, so polling with a short backoff is
-// cheap, and unlike a blocking flock it stops when ctx does.
-func flock(ctx context.Context, f *os.File) error {
-	wait := time.Millisecond
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			return err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		}
-		wait = min(2*wait, 50*time.Millisecond)
-	}
 }
 
 // ensureExcluded adds excludeLine to the repository's info/exclude once.

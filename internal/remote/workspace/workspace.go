@@ -72,14 +72,14 @@ func Describe(ctx context.Context, dir string) (Source, error) {
 
 // Validate reports what makes s unusable.
 func (s Source) Validate() error {
-	if !isHexID(s.Commit) {
+	if !worktree.IsObjectID(s.Commit) {
 		return fmt.Errorf("workspace source: commit %q is not a full commit id", s.Commit)
 	}
 	if len(s.Roots) == 0 {
 		return errors.New("workspace source: no root commit names the repository")
 	}
 	for _, r := range s.Roots {
-		if !isHexID(r) {
+		if !worktree.IsObjectID(r) {
 			return fmt.Errorf("workspace source: root commit %q is not a full commit id", r)
 		}
 	}
@@ -402,18 +402,4 @@ func sameDir(a, b string) bool {
 	ea, err1 := filepath.EvalSymlinks(a)
 	eb, err2 := filepath.EvalSymlinks(b)
 	return err1 == nil && err2 == nil && ea == eb
-}
-
-// isHexID reports whether s is a full SHA-1 or SHA-256 object id.
-func isHexID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
