@@ -30,6 +30,7 @@ func (m *Model) applyRun(items []runItem) []tea.Cmd {
 
 func (m *Model) applyEvent(ev run.Event, at time.Time) {
 	m.tree.Apply(ev, at)
+	m.perm.nameTeammates(m.tree)
 	switch ev.Type {
 	case run.EventInit:
 		m.turn.runStart = at

@@ -69,17 +69,25 @@ type pendingPrompt struct {
 	id     int
 	prompt permission.Prompt
 	reply  chan<- permission.Reply
+	// teammate is the asking agent's name in its team, from the tree
+	// ("" for other agents).
+	teammate string
 }
 
 func (p *pendingPrompt) agentID() string { return p.prompt.Request.AgentID }
 
-// label names the agent asking: "main", or "TYPE ID".
+// label names the agent asking: "main", "TYPE ID", or "@NAME (TYPE ID)"
+// for a teammate.
 func (p *pendingPrompt) label() string {
 	r := p.prompt.Request
 	if r.AgentID == "" {
 		return "main"
 	}
-	return strings.TrimSpace(r.AgentType + " " + r.AgentID)
+	id := strings.TrimSpace(r.AgentType + " " + r.AgentID)
+	if p.teammate != "" {
+		return "@" + p.teammate + " (" + id + ")"
+	}
+	return id
 }
 
 // promptModal is the state of the prompt on screen: the highlighted
@@ -107,6 +115,19 @@ type permissionDialog struct {
 	granted []grant
 }
 
+// nameTeammates gives the waiting prompts of teammates their names from
+// the tree, which may learn of a teammate after its first prompt came.
+func (d *permissionDialog) nameTeammates(tree *Tree) {
+	for _, p := range d.prompts {
+		if p.teammate != "" || p.agentID() == "" {
+			continue
+		}
+		if n := tree.Get(p.agentID()); n != nil {
+			p.teammate = n.Teammate
+		}
+	}
+}
+
 // open reports whether a prompt is on screen.
 func (d *permissionDialog) open() bool { return len(d.prompts) > 0 }
 
@@ -114,6 +135,7 @@ func (d *permissionDialog) open() bool { return len(d.prompts) > 0 }
 func (d *permissionDialog) add(msg promptMsg, tree *Tree) {
 	p := &pendingPrompt{id: msg.id, prompt: msg.prompt, reply: msg.reply}
 	d.prompts = append(d.prompts, p)
+	d.nameTeammates(tree)
 	tree.Waiting(p.agentID(), 1)
 	if len(d.prompts) == 1 {
 		d.modal = promptModal{}

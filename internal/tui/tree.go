@@ -95,7 +95,9 @@ func stateFromStatus(status tasks.Status) (State, bool) {
 // Node is one agent of the tree.
 type Node struct {
 	// ID is the agent id; "" for the main agent.
-	ID          string
+	ID string
+	// Teammate is a teammate's name in its team ("" for other agents).
+	Teammate    string
 	Type        string
 	Description string
 	Model       string
@@ -236,7 +238,7 @@ func (t *Tree) Apply(ev run.Event, at time.Time) {
 		// A teammate's state (working, idle, waiting for approval).
 		if in := ev.Task; in != nil && in.Teammate != nil {
 			if n := t.nodes[in.AgentID]; n != nil {
-				n.Description = teammateLabel(in)
+				n.Description, n.Teammate = teammateLabel(in), in.Teammate.Name
 			}
 		}
 	}
@@ -301,7 +303,7 @@ func (t *Tree) startTask(ev run.Event, at time.Time) {
 	}
 	n.Type, n.Description, n.ToolUseID = info.AgentType, info.Description, info.ToolUseID
 	if info.Teammate != nil {
-		n.Description = teammateLabel(info)
+		n.Description, n.Teammate = teammateLabel(info), info.Teammate.Name
 	}
 	n.Depth, n.Background = info.Depth, info.Background
 	if info.Receipt.Model != "" {
