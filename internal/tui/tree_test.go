@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/run"
 	taskpkg "github.com/cadre-dev/cadre/task"
 )
@@ -142,5 +143,30 @@ func TestTreeShowsTeammates(t *testing.T) {
 	tr.Apply(run.Event{Type: run.EventTaskProgress, AgentID: "a1", Task: &idle}, at)
 	if got := tr.Get("a1").Description; got != "@alice (session-12345678) idle · build" {
 		t.Fatalf("after idle: %q", got)
+	}
+}
+
+// TestPromptLabelNamesTeammate: a teammate's permission prompt is
+// labelled with its name, also when the prompt came before the tree
+// learnt of the teammate; other sub-agents keep "TYPE ID", main "main".
+func TestPromptLabelNamesTeammate(t *testing.T) {
+	tr := NewTree()
+	at := time.Unix(0, 0)
+	d := &permissionDialog{}
+	reply := make(chan permission.Reply, 1)
+	d.add(promptMsg{id: 1, prompt: permission.Prompt{Request: permission.Request{Tool: "Bash", AgentID: "a1", AgentType: "general-purpose"}}, reply: reply}, tr)
+	d.add(promptMsg{id: 2, prompt: permission.Prompt{Request: permission.Request{Tool: "Bash", AgentID: "a2", AgentType: "Explore"}}, reply: reply}, tr)
+	d.add(promptMsg{id: 3, prompt: permission.Prompt{Request: permission.Request{Tool: "Bash"}}, reply: reply}, tr)
+	if got := d.prompts[0].label(); got != "general-purpose a1" {
+		t.Fatalf("before the tree knows a1: %q", got)
+	}
+	tr.Apply(run.Event{Type: run.EventTaskStarted, AgentID: "a1", Task: &run.TaskInfo{AgentID: "a1", AgentType: "general-purpose", Background: true, Parent: "main", Depth: 1,
+		Teammate: &run.TeammateInfo{Name: "wes", Team: "session-1", State: "working"}}}, at)
+	tr.Apply(run.Event{Type: run.EventTaskStarted, AgentID: "a2", Task: &run.TaskInfo{AgentID: "a2", AgentType: "Explore", Parent: "main", Depth: 1}}, at)
+	d.nameTeammates(tr)
+	for i, want := range []string{"@wes (general-purpose a1)", "Explore a2", "main"} {
+		if got := d.prompts[i].label(); got != want {
+			t.Errorf("prompt %d label %q, want %q", i+1, got, want)
+		}
 	}
 }
