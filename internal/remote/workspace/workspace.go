@@ -334,6 +334,11 @@ func Land(ctx context.Context, m *worktree.Manager, dir, agentID, sessionID stri
 		return worktree.Outcome{}, &TooLargeError{Size: int64(len(res.Bundle)), Max: max, Branch: res.Branch}
 	}
 	req := worktree.LandRequest{Dir: dir, AgentID: agentID, SessionID: sessionID, Pack: res.Pack}
+	if !res.Changed() && len(res.Bundle) > 0 {
+		// A pack that says nothing changed does not carry commits: the
+		// two disagree, so nothing of it is trusted.
+		return worktree.Outcome{}, fmt.Errorf("land the work of remote agent %s: its result carries a bundle but names no commit past its base %s", agentID, res.Base)
+	}
 	if res.Changed() {
 		if len(res.Bundle) == 0 {
 			return worktree.Outcome{}, fmt.Errorf("land the work of remote agent %s: its result names commit %s but carries no bundle", agentID, res.Tip)
