@@ -31,7 +31,7 @@ var (
 func cadreBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "cadre-e2e-")
+		dir, err := os.MkdirTemp("", fmt.Sprintf("cadre-e2e-%d-", os.Getpid())) // removed by TestMain
 		if err != nil {
 			buildErr = err
 			return

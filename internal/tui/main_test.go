@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -25,5 +26,13 @@ func TestMain(m *testing.M) {
 		fmt.Printf("ui ended: %v\n", err)
 		os.Exit(3)
 	}
-	goleak.VerifyTestMain(m)
+	// The binary the end-to-end tests built (e2e_test.go, in the external
+	// test package, names its directory after this process) goes with the run.
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), fmt.Sprintf("cadre-e2e-%d-*", os.Getpid())))
+		for _, d := range dirs {
+			os.RemoveAll(d)
+		}
+		os.Exit(code)
+	}))
 }
