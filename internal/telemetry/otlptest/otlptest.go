@@ -11,6 +11,7 @@ package otlptest
 import (
 	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ import (
 	collectormetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
 	_ "google.golang.org/grpc/encoding/gzip" // the server accepts gzip-compressed calls
@@ -209,6 +211,11 @@ func (r *Receiver) serve(w http.ResponseWriter, req *http.Request) {
 		switch {
 		case json:
 			err = protojson.Unmarshal(body, msg)
+			if err == nil && msg == &metrics {
+				err = FixJSONMetricIDs(&metrics)
+			} else if err == nil {
+				err = FixJSONTraceIDs(&traces)
+			}
 		case seen.ContentType == "application/x-protobuf":
 			err = proto.Unmarshal(body, msg)
 		default:
@@ -325,4 +332,81 @@ func value(v *commonpb.AnyValue) string {
 		return "[" + strings.Join(parts, ",") + "]"
 	}
 	return ""
+}
+
+// The OTLP/JSON encoding writes trace and span ids in hex where the
+// protobuf JSON mapping (protojson) expects base64. Hex digits are base64
+// too, so protojson decodes such an id to the wrong bytes without
+// complaint; the functions below turn them back: the base64 of what it
+// decoded is the hex the sender wrote.
+
+// FixJSONTraceIDs corrects the ids of a trace request decoded by
+// protojson from OTLP/JSON; an id that is not hex is an error.
+func FixJSONTraceIDs(msg *collectortrace.ExportTraceServiceRequest) error {
+	for _, rs := range msg.GetResourceSpans() {
+		for _, ss := range rs.GetScopeSpans() {
+			for _, s := range ss.GetSpans() {
+				for _, id := range []*[]byte{&s.TraceId, &s.SpanId, &s.ParentSpanId} {
+					if err := fixID(id); err != nil {
+						return fmt.Errorf("span %s: %w", s.GetName(), err)
+					}
+				}
+				for _, l := range s.GetLinks() {
+					for _, id := range []*[]byte{&l.TraceId, &l.SpanId} {
+						if err := fixID(id); err != nil {
+							return fmt.Errorf("span %s, link: %w", s.GetName(), err)
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// FixJSONMetricIDs corrects the exemplars' ids of a metrics request
+// decoded by protojson from OTLP/JSON.
+func FixJSONMetricIDs(msg *collectormetrics.ExportMetricsServiceRequest) error {
+	for _, rm := range msg.GetResourceMetrics() {
+		for _, sm := range rm.GetScopeMetrics() {
+			for _, m := range sm.GetMetrics() {
+				var exs [][]*metricspb.Exemplar
+				for _, dp := range m.GetSum().GetDataPoints() {
+					exs = append(exs, dp.Exemplars)
+				}
+				for _, dp := range m.GetGauge().GetDataPoints() {
+					exs = append(exs, dp.Exemplars)
+				}
+				for _, dp := range m.GetHistogram().GetDataPoints() {
+					exs = append(exs, dp.Exemplars)
+				}
+				for _, dp := range m.GetExponentialHistogram().GetDataPoints() {
+					exs = append(exs, dp.Exemplars)
+				}
+				for _, list := range exs {
+					for _, e := range list {
+						for _, id := range []*[]byte{&e.TraceId, &e.SpanId} {
+							if err := fixID(id); err != nil {
+								return fmt.Errorf("metric %s, exemplar: %w", m.GetName(), err)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func fixID(id *[]byte) error {
+	if len(*id) == 0 {
+		return nil
+	}
+	s := base64.StdEncoding.EncodeToString(*id)
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		return fmt.Errorf("id %q is not hex, as OTLP/JSON writes ids", s)
+	}
+	*id = b
+	return nil
 }
