@@ -158,6 +158,11 @@ func grpcRequest(ctx context.Context, path string) Request {
 			req.Header[k] = strings.Join(v, ",")
 		}
 	}
+	// grpc-go keeps grpc-encoding out of the metadata; its stream knows
+	// which compressor the call came with.
+	if st, ok := grpc.ServerTransportStreamFromContext(ctx).(interface{ RecvCompress() string }); ok && req.ContentEncoding == "" {
+		req.ContentEncoding = st.RecvCompress()
+	}
 	return req
 }
 
