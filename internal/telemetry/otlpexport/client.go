@@ -230,7 +230,7 @@ func (c *client) sendGRPC(ctx context.Context, req *http.Request) attempt {
 		}
 		return attempt{err: fmt.Errorf("OTLP/gRPC export to %s: %s: %s", where, grpcCode(n), msg), retryable: grpcRetryable(n)}
 	}
-	reply, err := unframe(data)
+	reply, err := unframe(data, resp.Header.Get("Grpc-Encoding"))
 	if err != nil {
 		return attempt{err: fmt.Errorf("OTLP/gRPC export to %s: %w", where, err)}
 	}
@@ -238,10 +238,9 @@ func (c *client) sendGRPC(ctx context.Context, req *http.Request) attempt {
 }
 
 // unframe returns the message of a gRPC answer's first frame (empty when
-// the answer has none). A compressed answer is not expected: the
-// exporter offers gzip, but the partial-success message is small and
-// read only for its error; a compressed one is skipped.
-func unframe(data []byte) ([]byte, error) {
+// the answer has none), gunzipped when its flag says compressed and the
+// answer's grpc-encoding is gzip.
+func unframe(data []byte, encoding string) ([]byte, error) {
 	if len(data) == 0 {
 		return nil, nil
 	}
@@ -252,10 +251,22 @@ func unframe(data []byte) ([]byte, error) {
 	if uint64(len(data)-5) < uint64(n) {
 		return nil, fmt.Errorf("gRPC frame says %d bytes, %d came", n, len(data)-5)
 	}
-	if data[0] != 0 {
-		return nil, nil
+	msg := data[5 : 5+n]
+	if data[0] == 0 {
+		return msg, nil
 	}
-	return data[5 : 5+n], nil
+	if encoding != "gzip" {
+		return nil, fmt.Errorf("gRPC answer compressed with %q, which was not offered", encoding)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(msg))
+	if err != nil {
+		return nil, fmt.Errorf("gRPC answer: gzip: %w", err)
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("gRPC answer: gzip: %w", err)
+	}
+	return out, nil
 }
 
 // grpcRetryable: the codes the OTLP specification retries (CANCELLED,

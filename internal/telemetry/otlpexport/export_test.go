@@ -240,6 +240,8 @@ type flakyTraces struct {
 	fail  []codes.Code
 	calls int
 	spans int
+	// partial is the partial success of every answer (nil: none).
+	partial *collectortrace.ExportTracePartialSuccess
 }
 
 func (f *flakyTraces) Export(_ context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
@@ -254,7 +256,7 @@ func (f *flakyTraces) Export(_ context.Context, req *collectortrace.ExportTraceS
 			f.spans += len(ss.Spans)
 		}
 	}
-	return &collectortrace.ExportTraceServiceResponse{}, nil
+	return &collectortrace.ExportTraceServiceResponse{PartialSuccess: f.partial}, nil
 }
 
 // TestRetryOverGRPC: UNAVAILABLE and the other retryable codes are tried
@@ -293,6 +295,29 @@ func TestRetryOverGRPC(t *testing.T) {
 				t.Errorf("%d calls, %d spans; want %d calls", f.calls, f.spans, tc.calls)
 			}
 		})
+	}
+}
+
+// TestGRPCPartialSuccess: grpc-go's answer, gzip-compressed as the call
+// was, is read: a partial success is an error naming the rejected spans.
+func TestGRPCPartialSuccess(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	collectortrace.RegisterTraceServiceServer(srv, &flakyTraces{partial: &collectortrace.ExportTracePartialSuccess{RejectedSpans: 2, ErrorMessage: "span too large"}})
+	go func() { _ = srv.Serve(lis) }() // ends with Stop below
+	defer srv.Stop()
+	for _, gz := range []bool{false, true} {
+		u, _ := url.Parse("http://" + lis.Addr().String() + "/opentelemetry.proto.collector.trace.v1.TraceService/Export")
+		e, err := NewSpanExporter(Config{Protocol: GRPC, URL: u, Gzip: gz, Retry: fast})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.ExportSpans(context.Background(), recordSpans(t)); err == nil || !strings.Contains(err.Error(), "2 spans rejected: span too large") {
+			t.Errorf("gzip %v: %v, want the partial success", gz, err)
+		}
 	}
 }
 

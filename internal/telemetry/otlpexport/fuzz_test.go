@@ -36,7 +36,8 @@ func FuzzAnswer(f *testing.F) {
 		_ = c.partial("application/json", b)
 		_ = statusMessage("application/x-protobuf", b)
 		_ = statusMessage("application/json", b)
-		_, _ = unframe(b)
+		_, _ = unframe(b, "")
+		_, _ = unframe(b, "gzip")
 	})
 }
 
