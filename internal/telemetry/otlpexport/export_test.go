@@ -155,6 +155,8 @@ type answers struct {
 	script []int
 	reply  []byte
 	got    int
+	// after is the Retry-After header of the error answers ("": none).
+	after string
 }
 
 func (a *answers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -166,6 +168,9 @@ func (a *answers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.got++
 	a.mu.Unlock()
 	if code != http.StatusOK {
+		if a.after != "" {
+			w.Header().Set("Retry-After", a.after)
+		}
 		http.Error(w, "try later", code)
 		return
 	}
@@ -223,6 +228,16 @@ func TestRetryOverHTTP(t *testing.T) {
 				t.Errorf("%d requests, want %d", a.requests(), tc.requests)
 			}
 		})
+	}
+	// The receiver's Retry-After replaces the backoff: two minutes is past
+	// MaxElapsed, so the exporter gives up after one request where its own
+	// millisecond waits would have retried.
+	a := &answers{script: []int{503, 503}, after: "120"}
+	slow := httptest.NewServer(a)
+	defer slow.Close()
+	if err := spanExporterTo(t, slow.URL, HTTPProtobuf, Retry{Initial: time.Millisecond, MaxElapsed: time.Minute}).ExportSpans(ctx, spans); err == nil ||
+		!strings.Contains(err.Error(), "gave up retrying") || a.requests() != 1 {
+		t.Errorf("Retry-After 120: %v after %d requests, want a give-up after 1", err, a.requests())
 	}
 	reply, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{PartialSuccess: &collectortrace.ExportTracePartialSuccess{RejectedSpans: 1, ErrorMessage: "too old"}})
 	srv := httptest.NewServer(&answers{reply: reply})
