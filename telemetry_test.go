@@ -4,18 +4,19 @@ import (
 	"context"
 	"iter"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cadre-dev/cadre"
+	"github.com/cadre-dev/cadre/internal/telemetry/otlpexport"
 	"github.com/cadre-dev/cadre/internal/telemetry/otlptest"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/anthropic"
@@ -332,7 +333,11 @@ func TestTelemetryOverOTLPHTTP(t *testing.T) {
 	rcv := otlptest.NewReceiver()
 	defer rcv.Close()
 	ctx := context.Background()
-	exp, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpointURL(rcv.URL()+"/v1/traces"))
+	u, err := url.Parse(rcv.URL() + "/v1/traces")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp, err := otlpexport.NewSpanExporter(otlpexport.Config{Protocol: otlpexport.HTTPProtobuf, URL: u})
 	if err != nil {
 		t.Fatal(err)
 	}

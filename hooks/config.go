@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/textdist"
@@ -403,13 +404,13 @@ type matcher struct {
 }
 
 // simpleMatcher is a matcher Claude Code compares exactly, name by name.
-var simpleMatcher = regexp.MustCompile(`^[A-Za-z0-9_|]+$`)
+var simpleMatcher = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_|]+$`) })
 
 func compileMatcher(s string) (matcher, error) {
 	if s == "" || s == "*" {
 		return matcher{all: true}, nil
 	}
-	if simpleMatcher.MatchString(s) {
+	if simpleMatcher().MatchString(s) {
 		return matcher{names: strings.Split(s, "|")}, nil
 	}
 	re, err := regexp.Compile(s)

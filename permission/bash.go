@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -301,23 +302,25 @@ func harmlessSink(p string) bool {
 
 // dangerousVars are variables whose value changes which program runs or
 // makes a program run another one.
-var dangerousVars = map[string]bool{
-	"PATH": true, "IFS": true, "BASH_ENV": true, "ENV": true, "SHELLOPTS": true,
-	"BASHOPTS": true, "PS4": true, "PROMPT_COMMAND": true, "CDPATH": true,
-	"GLOBIGNORE": true, "BASH_XTRACEFD": true, "HOME": true,
-	"PAGER": true, "GIT_PAGER": true, "MANPAGER": true, "EDITOR": true, "VISUAL": true,
-	"GIT_EDITOR": true, "GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_EXTERNAL_DIFF": true,
-	"GIT_ASKPASS": true, "SSH_ASKPASS": true, "GIT_EXEC_PATH": true, "GIT_CONFIG": true,
-	"GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_CONFIG_PARAMETERS": true,
-	"GIT_CONFIG_COUNT": true, "GIT_DIR": true, "GIT_WORK_TREE": true,
-	"LESSOPEN": true, "LESSCLOSE": true, "PYTHONPATH": true, "PYTHONSTARTUP": true,
-	"NODE_OPTIONS": true, "PERL5OPT": true, "PERL5LIB": true, "RUBYOPT": true, "RUBYLIB": true,
-	"GOFLAGS": true, "NPM_CONFIG_SCRIPT_SHELL": true, "BASH_ALIASES": true, "BASH_CMDS": true,
-	"BASH_LOADABLES_PATH": true, "SHELL": true, "EXECIGNORE": true, "FPATH": true,
-}
+var dangerousVars = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"PATH": true, "IFS": true, "BASH_ENV": true, "ENV": true, "SHELLOPTS": true,
+		"BASHOPTS": true, "PS4": true, "PROMPT_COMMAND": true, "CDPATH": true,
+		"GLOBIGNORE": true, "BASH_XTRACEFD": true, "HOME": true,
+		"PAGER": true, "GIT_PAGER": true, "MANPAGER": true, "EDITOR": true, "VISUAL": true,
+		"GIT_EDITOR": true, "GIT_SSH": true, "GIT_SSH_COMMAND": true, "GIT_EXTERNAL_DIFF": true,
+		"GIT_ASKPASS": true, "SSH_ASKPASS": true, "GIT_EXEC_PATH": true, "GIT_CONFIG": true,
+		"GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_CONFIG_PARAMETERS": true,
+		"GIT_CONFIG_COUNT": true, "GIT_DIR": true, "GIT_WORK_TREE": true,
+		"LESSOPEN": true, "LESSCLOSE": true, "PYTHONPATH": true, "PYTHONSTARTUP": true,
+		"NODE_OPTIONS": true, "PERL5OPT": true, "PERL5LIB": true, "RUBYOPT": true, "RUBYLIB": true,
+		"GOFLAGS": true, "NPM_CONFIG_SCRIPT_SHELL": true, "BASH_ALIASES": true, "BASH_CMDS": true,
+		"BASH_LOADABLES_PATH": true, "SHELL": true, "EXECIGNORE": true, "FPATH": true,
+	}
+})
 
 func dangerousVar(name string) bool {
-	return dangerousVars[name] || strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_") ||
+	return dangerousVars()[name] || strings.HasPrefix(name, "LD_") || strings.HasPrefix(name, "DYLD_") ||
 		strings.HasPrefix(name, "GIT_CONFIG_KEY_") || strings.HasPrefix(name, "GIT_CONFIG_VALUE_") ||
 		strings.HasPrefix(name, "BASH_FUNC_")
 }
@@ -475,10 +478,10 @@ func followerOf(base string) followFunc {
 	case "watch":
 		return followWatch
 	}
-	if _, ok := runners[base]; ok {
+	if _, ok := runners()[base]; ok {
 		return followRunner
 	}
-	if interpreterNames[base] {
+	if interpreterNames()[base] {
 		return followInterpreter
 	}
 	switch base {

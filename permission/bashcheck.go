@@ -3,6 +3,7 @@ package permission
 import (
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/tool"
@@ -446,12 +447,14 @@ func relParts(dir, p string) ([]string, bool) {
 
 // rootProtected are the files at the root of a working directory that
 // configure agents: MCP servers and memory files.
-var rootProtected = map[string]bool{".mcp.json": true, "CLAUDE.md": true, "CLAUDE.local.md": true, "AGENTS.md": true}
+var rootProtected = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{".mcp.json": true, "CLAUDE.md": true, "CLAUDE.local.md": true, "AGENTS.md": true}
+})
 
 // protectedRel reports a protected path given its components below a
 // working directory (root) or the home directory.
 func protectedRel(parts []string, root bool) bool {
-	if root && len(parts) == 1 && rootProtected[parts[0]] {
+	if root && len(parts) == 1 && rootProtected()[parts[0]] {
 		return true
 	}
 	for i := 0; i < len(parts); i++ {

@@ -2,6 +2,7 @@ package permission
 
 import (
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -227,66 +228,68 @@ type runner struct {
 
 // runners are the programs that run another one, beyond the harmless
 // wrappers unwrap strips.
-var runners = map[string]runner{
-	"flock":            {shortVal: "wEn", longVal: []string{"--wait", "--timeout", "--conflict-exit-code"}, operands: 1, cmdOpt: 'c', cmdLong: "--command"},
-	"script":           {shortVal: "cEIOBTm", longVal: []string{"--command", "--echo", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format", "--output-limit"}, cmdOpt: 'c', cmdLong: "--command", noCommand: true, shellIfNone: true},
-	"chroot":           {longVal: []string{"--userspec", "--groups"}, operands: 1, shellIfNone: true},
-	"setpriv":          {},
-	"unshare":          {shortVal: "SGRw", longVal: []string{"--setuid", "--setgid", "--root", "--wd", "--propagation", "--map-user", "--map-group", "--map-users", "--map-groups"}, shellIfNone: true},
-	"nsenter":          {shortVal: "tSGrwmuinpUCT", longVal: []string{"--target", "--setuid", "--setgid", "--root", "--wd"}, shellIfNone: true},
-	"taskset":          {operands: 1},
-	"chrt":             {shortVal: "T P D", operands: 1},
-	"setarch":          {shortVal: "", operands: 1},
-	"linux32":          {},
-	"linux64":          {},
-	"prlimit":          {shortVal: "p"},
-	"runuser":          {shortVal: "ugcsw", longVal: []string{"--user", "--group", "--command", "--shell", "--whitelist-environment"}, cmdOpt: 'c', cmdLong: "--command", shellIfNone: true},
-	"sg":               {operands: 1, cmdOpt: 'c'},
-	"newgrp":           {operands: 1, shellIfNone: true},
-	"strace":           {shortVal: "abeEIoOpPsSuUX"},
-	"ltrace":           {shortVal: "aAeElnopsuwxXDF"},
-	"valgrind":         {},
-	"fakeroot":         {shortVal: "lsi"},
-	"proot":            {shortVal: "rbmwvkq"},
-	"xvfb-run":         {shortVal: "efnpsw", longVal: []string{"--error-file", "--auth-file", "--server-num", "--xauth-protocol", "--server-args", "--wait"}},
-	"dbus-run-session": {longVal: []string{"--config-file", "--dbus-daemon"}},
-	"numactl":          {shortVal: "CNmlpPi"},
-	"gosu":             {operands: 1},
-	"su-exec":          {operands: 1},
-	"setuidgid":        {operands: 1},
-	"envuidgid":        {operands: 1},
-	"envdir":           {operands: 1},
-	"softlimit":        {shortVal: "amdosflcrpt"},
-	"chpst":            {shortVal: "uUenlLm"},
-	"catchsegv":        {},
-	"unbuffer":         {},
-	"rlwrap":           {shortVal: "aAbcCeEfgHilmMnoOpPqrRsSTtWz"},
-	"torsocks":         {shortVal: "udaPi"},
-	"proxychains":      {shortVal: "f"},
-	"proxychains4":     {shortVal: "f"},
-	"faketime":         {shortVal: "m", operands: 1},
-	"firejail":         {},
-	"systemd-run":      {shortVal: "pEuMH", longVal: []string{"--unit", "--property", "--description", "--slice", "--uid", "--gid", "--working-directory", "--setenv", "--machine", "--host", "--nice"}},
-	"pkexec":           {longVal: []string{"--user"}},
-	"caffeinate":       {shortVal: "tw"},
-	"tini":             {shortVal: "pe"},
-	"dumb-init":        {},
-	"chronic":          {},
-	"entr":             {},
-	"daemonize":        {shortVal: "aceEopPlu"},
-	"at":               {shortVal: "qfmt", noCommand: true, shellIfNone: true},
-	"batch":            {shortVal: "qfmt", noCommand: true, shellIfNone: true},
-	"perf":             {},
-	"gdb":              {},
-	"sem":              {},
-	"ssh-agent":        {shortVal: "aEPt"},
-}
+var runners = sync.OnceValue(func() map[string]runner {
+	return map[string]runner{
+		"flock":            {shortVal: "wEn", longVal: []string{"--wait", "--timeout", "--conflict-exit-code"}, operands: 1, cmdOpt: 'c', cmdLong: "--command"},
+		"script":           {shortVal: "cEIOBTm", longVal: []string{"--command", "--echo", "--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format", "--output-limit"}, cmdOpt: 'c', cmdLong: "--command", noCommand: true, shellIfNone: true},
+		"chroot":           {longVal: []string{"--userspec", "--groups"}, operands: 1, shellIfNone: true},
+		"setpriv":          {},
+		"unshare":          {shortVal: "SGRw", longVal: []string{"--setuid", "--setgid", "--root", "--wd", "--propagation", "--map-user", "--map-group", "--map-users", "--map-groups"}, shellIfNone: true},
+		"nsenter":          {shortVal: "tSGrwmuinpUCT", longVal: []string{"--target", "--setuid", "--setgid", "--root", "--wd"}, shellIfNone: true},
+		"taskset":          {operands: 1},
+		"chrt":             {shortVal: "T P D", operands: 1},
+		"setarch":          {shortVal: "", operands: 1},
+		"linux32":          {},
+		"linux64":          {},
+		"prlimit":          {shortVal: "p"},
+		"runuser":          {shortVal: "ugcsw", longVal: []string{"--user", "--group", "--command", "--shell", "--whitelist-environment"}, cmdOpt: 'c', cmdLong: "--command", shellIfNone: true},
+		"sg":               {operands: 1, cmdOpt: 'c'},
+		"newgrp":           {operands: 1, shellIfNone: true},
+		"strace":           {shortVal: "abeEIoOpPsSuUX"},
+		"ltrace":           {shortVal: "aAeElnopsuwxXDF"},
+		"valgrind":         {},
+		"fakeroot":         {shortVal: "lsi"},
+		"proot":            {shortVal: "rbmwvkq"},
+		"xvfb-run":         {shortVal: "efnpsw", longVal: []string{"--error-file", "--auth-file", "--server-num", "--xauth-protocol", "--server-args", "--wait"}},
+		"dbus-run-session": {longVal: []string{"--config-file", "--dbus-daemon"}},
+		"numactl":          {shortVal: "CNmlpPi"},
+		"gosu":             {operands: 1},
+		"su-exec":          {operands: 1},
+		"setuidgid":        {operands: 1},
+		"envuidgid":        {operands: 1},
+		"envdir":           {operands: 1},
+		"softlimit":        {shortVal: "amdosflcrpt"},
+		"chpst":            {shortVal: "uUenlLm"},
+		"catchsegv":        {},
+		"unbuffer":         {},
+		"rlwrap":           {shortVal: "aAbcCeEfgHilmMnoOpPqrRsSTtWz"},
+		"torsocks":         {shortVal: "udaPi"},
+		"proxychains":      {shortVal: "f"},
+		"proxychains4":     {shortVal: "f"},
+		"faketime":         {shortVal: "m", operands: 1},
+		"firejail":         {},
+		"systemd-run":      {shortVal: "pEuMH", longVal: []string{"--unit", "--property", "--description", "--slice", "--uid", "--gid", "--working-directory", "--setenv", "--machine", "--host", "--nice"}},
+		"pkexec":           {longVal: []string{"--user"}},
+		"caffeinate":       {shortVal: "tw"},
+		"tini":             {shortVal: "pe"},
+		"dumb-init":        {},
+		"chronic":          {},
+		"entr":             {},
+		"daemonize":        {shortVal: "aceEopPlu"},
+		"at":               {shortVal: "qfmt", noCommand: true, shellIfNone: true},
+		"batch":            {shortVal: "qfmt", noCommand: true, shellIfNone: true},
+		"perf":             {},
+		"gdb":              {},
+		"sem":              {},
+		"ssh-agent":        {shortVal: "aEPt"},
+	}
+})
 
 // followRunner records a runner and the command it runs (through a
 // shell for its -c option; a shell reading its input when it starts one).
 func followRunner(s *Script, cmd Command, base string, depth int) error {
 	s.Commands = append(s.Commands, cmd)
-	r := runners[base]
+	r := runners()[base]
 	args := cmd.Args[1:]
 	i := 0
 	for i < len(args) {
@@ -553,12 +556,14 @@ func followParallel(s *Script, cmd Command, base string, depth int) error {
 
 // interpreterNames are programs (not shells) that run code: given inline
 // or on their input it is code cadre cannot read.
-var interpreterNames = map[string]bool{
-	"python": true, "python2": true, "python3": true, "pypy": true, "pypy3": true, "node": true, "nodejs": true,
-	"bun": true, "deno": true, "perl": true, "ruby": true, "php": true, "lua": true, "luajit": true,
-	"Rscript": true, "R": true, "julia": true, "osascript": true, "pwsh": true, "groovy": true,
-	"tclsh": true, "wish": true, "expect": true, "irb": true, "jshell": true, "gdb": true,
-}
+var interpreterNames = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"python": true, "python2": true, "python3": true, "pypy": true, "pypy3": true, "node": true, "nodejs": true,
+		"bun": true, "deno": true, "perl": true, "ruby": true, "php": true, "lua": true, "luajit": true,
+		"Rscript": true, "R": true, "julia": true, "osascript": true, "pwsh": true, "groovy": true,
+		"tclsh": true, "wish": true, "expect": true, "irb": true, "jshell": true, "gdb": true,
+	}
+})
 
 // followInterpreter records an interpreter: inline code or code read from
 // its input is opaque; a program file is a file it runs.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/tool"
@@ -77,10 +78,10 @@ func noExecPrograms(name string) bool {
 	case "find", "rg", "sort", "xargs", "parallel", "tree", "less", "more", "man", "git":
 		return false
 	}
-	if _, ok := readOnlyCommands[name]; ok {
+	if _, ok := readOnlyCommands()[name]; ok {
 		return true
 	}
-	if editCommands[name] || harmlessBuiltins[name] {
+	if editCommands()[name] || harmlessBuiltins()[name] {
 		return true
 	}
 	switch name {
@@ -96,14 +97,16 @@ func noExecPrograms(name string) bool {
 
 // gitNoExec are git subcommands no word of which makes git run another
 // program (the repository's own configuration aside).
-var gitNoExec = map[string]bool{
-	"status": true, "diff": true, "log": true, "show": true, "rev-parse": true, "ls-files": true, "blame": true,
-	"describe": true, "shortlog": true, "add": true, "commit": true, "checkout": true, "switch": true,
-	"branch": true, "tag": true, "reset": true, "stash": true, "rm": true, "mv": true, "restore": true,
-	"init": true, "merge-base": true, "rev-list": true, "cat-file": true, "ls-tree": true, "remote": true,
-	"version": true, "help": true, "notes": true, "reflog": true, "clean": true, "apply": true, "am": true,
-	"cherry-pick": true, "revert": true, "merge": true, "format-patch": true,
-}
+var gitNoExec = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"status": true, "diff": true, "log": true, "show": true, "rev-parse": true, "ls-files": true, "blame": true,
+		"describe": true, "shortlog": true, "add": true, "commit": true, "checkout": true, "switch": true,
+		"branch": true, "tag": true, "reset": true, "stash": true, "rm": true, "mv": true, "restore": true,
+		"init": true, "merge-base": true, "rev-list": true, "cat-file": true, "ls-tree": true, "remote": true,
+		"version": true, "help": true, "notes": true, "reflog": true, "clean": true, "apply": true, "am": true,
+		"cherry-pick": true, "revert": true, "merge": true, "format-patch": true,
+	}
+})
 
 // hiddenRun says why the script may run a command a Bash deny or ask rule
 // names without that command being one of its own simple commands, or "":
@@ -150,7 +153,7 @@ func (c hiddenCheck) commandRuns(rules []Rule, sc Command) string {
 	}
 	gitSafe := false
 	if name == "git" {
-		if sub, _, ok := gitSubcommand(sc); ok && gitNoExec[sub] {
+		if sub, _, ok := gitSubcommand(sc); ok && gitNoExec()[sub] {
 			gitSafe = true
 		}
 	}

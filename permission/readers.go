@@ -1,21 +1,26 @@
 package permission
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // What commands read and write, as far as deny rules on paths care.
 
 // harmlessBuiltins are shell builtins that neither read nor write files
 // (their words are options, names and values).
-var harmlessBuiltins = map[string]bool{
-	":": true, "set": true, "unset": true, "export": true, "exit": true, "return": true, "shift": true,
-	"wait": true, "umask": true, "ulimit": true, "local": true, "readonly": true, "break": true, "continue": true,
-}
+var harmlessBuiltins = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		":": true, "set": true, "unset": true, "export": true, "exit": true, "return": true, "shift": true,
+		"wait": true, "umask": true, "ulimit": true, "local": true, "readonly": true, "break": true, "continue": true,
+	}
+})
 
 // wordsAreNotFiles reports commands whose words are never paths they
 // open: printing, tests on names, builtins.
 func wordsAreNotFiles(c Command) bool {
 	name := c.Name()
-	if harmlessBuiltins[name] {
+	if harmlessBuiltins()[name] {
 		return true
 	}
 	switch name {
@@ -36,7 +41,7 @@ func knownCommand(c Command) bool {
 	if _, ok := editCommand(c); ok {
 		return true
 	}
-	return isCd(c) || harmlessBuiltins[c.Name()] && c.Via == ""
+	return isCd(c) || harmlessBuiltins()[c.Name()] && c.Via == ""
 }
 
 // neverWrites reports a command that writes no file whatever its words:
@@ -47,7 +52,7 @@ func neverWrites(c Command) bool {
 	if wordsAreNotFiles(c) {
 		return true
 	}
-	spec, ok := readOnlyCommands[c.Name()]
+	spec, ok := readOnlyCommands()[c.Name()]
 	return ok && len(spec.forbid) == 0 && spec.maxPositional < 0 && scriptVia(c.Via)
 }
 
@@ -92,23 +97,25 @@ type interpreter struct {
 	fileOption string
 }
 
-var interpreters = map[string]interpreter{
-	"python": {inline: []string{"-c"}}, "python2": {inline: []string{"-c"}}, "python3": {inline: []string{"-c"}},
-	"pypy": {inline: []string{"-c"}}, "pypy3": {inline: []string{"-c"}},
-	"node": {inline: []string{"-e", "--eval", "-p", "--print"}}, "nodejs": {inline: []string{"-e", "--eval", "-p", "--print"}},
-	"bun": {inline: []string{"-e", "--eval", "-p", "--print"}}, "deno": {inline: []string{"eval"}},
-	"perl": {inline: []string{"-e", "-E"}}, "ruby": {inline: []string{"-e"}}, "php": {inline: []string{"-r"}},
-	"lua": {inline: []string{"-e"}}, "luajit": {inline: []string{"-e"}}, "Rscript": {inline: []string{"-e"}},
-	"R": {inline: []string{"-e"}}, "julia": {inline: []string{"-e", "--eval"}}, "osascript": {inline: []string{"-e"}},
-	"pwsh": {inline: []string{"-c", "-Command", "-command"}}, "groovy": {inline: []string{"-e"}},
-	"tclsh": {}, "expect": {inline: []string{"-c"}}, "irb": {}, "jshell": {},
-	"bash": {}, "sh": {}, "zsh": {}, "dash": {}, "ksh": {}, "mksh": {}, "ash": {}, "fish": {},
-	"awk": {programFirst: true, fileOption: "-f"}, "gawk": {programFirst: true, fileOption: "-f"},
-	"mawk": {programFirst: true, fileOption: "-f"}, "nawk": {programFirst: true, fileOption: "-f"},
-	"sed":     {inline: []string{"-e", "--expression"}, programFirst: true, fileOption: "-f"},
-	"gsed":    {inline: []string{"-e", "--expression"}, programFirst: true, fileOption: "-f"},
-	"sqlite3": {programFirst: true},
-}
+var interpreters = sync.OnceValue(func() map[string]interpreter {
+	return map[string]interpreter{
+		"python": {inline: []string{"-c"}}, "python2": {inline: []string{"-c"}}, "python3": {inline: []string{"-c"}},
+		"pypy": {inline: []string{"-c"}}, "pypy3": {inline: []string{"-c"}},
+		"node": {inline: []string{"-e", "--eval", "-p", "--print"}}, "nodejs": {inline: []string{"-e", "--eval", "-p", "--print"}},
+		"bun": {inline: []string{"-e", "--eval", "-p", "--print"}}, "deno": {inline: []string{"eval"}},
+		"perl": {inline: []string{"-e", "-E"}}, "ruby": {inline: []string{"-e"}}, "php": {inline: []string{"-r"}},
+		"lua": {inline: []string{"-e"}}, "luajit": {inline: []string{"-e"}}, "Rscript": {inline: []string{"-e"}},
+		"R": {inline: []string{"-e"}}, "julia": {inline: []string{"-e", "--eval"}}, "osascript": {inline: []string{"-e"}},
+		"pwsh": {inline: []string{"-c", "-Command", "-command"}}, "groovy": {inline: []string{"-e"}},
+		"tclsh": {}, "expect": {inline: []string{"-c"}}, "irb": {}, "jshell": {},
+		"bash": {}, "sh": {}, "zsh": {}, "dash": {}, "ksh": {}, "mksh": {}, "ash": {}, "fish": {},
+		"awk": {programFirst: true, fileOption: "-f"}, "gawk": {programFirst: true, fileOption: "-f"},
+		"mawk": {programFirst: true, fileOption: "-f"}, "nawk": {programFirst: true, fileOption: "-f"},
+		"sed":     {inline: []string{"-e", "--expression"}, programFirst: true, fileOption: "-f"},
+		"gsed":    {inline: []string{"-e", "--expression"}, programFirst: true, fileOption: "-f"},
+		"sqlite3": {programFirst: true},
+	}
+})
 
 // inlineCode describes the code a command runs that is in its words or on
 // its input rather than in a file ("" when there is none): `python3 -c`,
@@ -116,7 +123,7 @@ var interpreters = map[string]interpreter{
 // Such code can open any file, whatever its path words say.
 func inlineCode(c Command) string {
 	name := c.Name()
-	in, ok := interpreters[name]
+	in, ok := interpreters()[name]
 	if !ok {
 		return ""
 	}
@@ -259,11 +266,13 @@ func hasOptionValue(args []Arg, opt, value string) bool {
 // gitContentSafe are git subcommands whose output never holds file
 // contents (names, commit messages and states at most). log is safe only
 // without the options that print patches.
-var gitContentSafe = map[string]bool{
-	"status": true, "rev-parse": true, "ls-files": true, "describe": true, "shortlog": true,
-	"branch": true, "tag": true, "remote": true, "rev-list": true, "merge-base": true,
-	"ls-remote": true, "version": true, "help": true, "var": true, "count-objects": true,
-}
+var gitContentSafe = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"status": true, "rev-parse": true, "ls-files": true, "describe": true, "shortlog": true,
+		"branch": true, "tag": true, "remote": true, "rev-list": true, "merge-base": true,
+		"ls-remote": true, "version": true, "help": true, "var": true, "count-objects": true,
+	}
+})
 
 // gitPrintsContent reports a git command that may print file contents:
 // show, diff, grep, cat-file, archive, blame, log -p and every
@@ -283,7 +292,7 @@ func gitPrintsContent(c Command) bool {
 			}
 		}
 		return false
-	case gitContentSafe[sub]:
+	case gitContentSafe()[sub]:
 		return false
 	}
 	return true

@@ -1,158 +1,173 @@
 package permission
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
-// readOnlyCommands are commands that only read, with the options that would
-// make them write or run something else.
-var readOnlyCommands = map[string]struct {
+// readOnlySpec is what makes a read-only command write or run something
+// else.
+type readOnlySpec struct {
 	// forbidden options (exact, or prefix when ending in "=")
 	forbid []string
 	// maxPositional limits non-option words (-1: no limit); `uniq in out`
 	// writes out.
 	maxPositional int
-}{
-	"ls": {maxPositional: -1}, "cat": {maxPositional: -1}, "head": {maxPositional: -1},
-	"tail": {maxPositional: -1}, "wc": {maxPositional: -1}, "pwd": {maxPositional: 0},
-	"echo": {maxPositional: -1}, "printf": {forbid: []string{"-v"}, maxPositional: -1},
-	"grep": {maxPositional: -1}, "egrep": {maxPositional: -1}, "fgrep": {maxPositional: -1},
-	"rg":   {forbid: []string{"--pre", "--pre=", "--pre-glob", "--pre-glob="}, maxPositional: -1},
-	"find": {forbid: []string{"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}, maxPositional: -1},
-	"true": {maxPositional: -1}, "false": {maxPositional: -1},
-	"whoami": {maxPositional: 0}, "id": {maxPositional: 1}, "uname": {maxPositional: 0},
-	"which": {maxPositional: -1}, "type": {maxPositional: -1}, "basename": {maxPositional: -1},
-	"dirname": {maxPositional: -1}, "realpath": {maxPositional: -1}, "readlink": {maxPositional: -1},
-	"stat": {maxPositional: -1}, "du": {maxPositional: -1}, "df": {maxPositional: -1},
-	"file": {forbid: []string{"-C", "--compile"}, maxPositional: -1},
-	"tree": {forbid: []string{"-o", "-R"}, maxPositional: -1},
-	"sort": {forbid: []string{"-o", "--output", "--output=", "--compress-program", "--compress-program="}, maxPositional: -1},
-	"uniq": {maxPositional: 1},
-	"cut":  {maxPositional: -1}, "tr": {maxPositional: 2}, "nl": {maxPositional: -1},
-	"od": {maxPositional: -1}, "hexdump": {maxPositional: -1}, "xxd": {forbid: []string{"-r"}, maxPositional: 1},
-	"md5sum": {maxPositional: -1}, "sha1sum": {maxPositional: -1}, "sha256sum": {maxPositional: -1},
-	"sha512sum": {maxPositional: -1}, "cksum": {maxPositional: -1},
-	"jq": {maxPositional: -1}, "diff": {maxPositional: -1}, "cmp": {maxPositional: -1}, "comm": {maxPositional: -1},
-	"column": {maxPositional: -1}, "fold": {maxPositional: -1}, "rev": {maxPositional: -1},
-	"seq": {maxPositional: -1}, "tac": {maxPositional: -1}, "strings": {maxPositional: -1},
-	"nproc": {maxPositional: 0}, "date": {forbid: []string{"-s", "--set", "--set="}, maxPositional: -1},
-	"test": {forbid: []string{"-v", "-R"}, maxPositional: -1}, "[": {forbid: []string{"-v", "-R"}, maxPositional: -1},
-	"sleep": {maxPositional: -1}, "hostname": {maxPositional: 0},
-	"groups": {maxPositional: -1}, "arch": {maxPositional: 0},
-	"tty": {maxPositional: 0}, "uptime": {maxPositional: 0}, "free": {maxPositional: 0},
-	"locale": {maxPositional: -1}, "getconf": {maxPositional: -1}, "expr": {maxPositional: -1},
-	"numfmt": {maxPositional: -1}, "paste": {maxPositional: -1}, "join": {maxPositional: 2},
-	"expand": {maxPositional: -1}, "unexpand": {maxPositional: -1}, "fmt": {maxPositional: -1},
-	"pr":    {maxPositional: -1},
-	"b2sum": {maxPositional: -1}, "sha224sum": {maxPositional: -1}, "sha384sum": {maxPositional: -1},
-	"sum": {maxPositional: -1}, "shuf": {forbid: []string{"-o", "--output", "--output=", "--random-source", "--random-source="}, maxPositional: -1},
-	"look": {maxPositional: 2}, "lscpu": {maxPositional: 0}, "ps": {maxPositional: -1},
 }
+
+// readOnlyCommands are commands that only read, with the options that would
+// make them write or run something else.
+var readOnlyCommands = sync.OnceValue(func() map[string]readOnlySpec {
+	return map[string]readOnlySpec{
+		"ls": {maxPositional: -1}, "cat": {maxPositional: -1}, "head": {maxPositional: -1},
+		"tail": {maxPositional: -1}, "wc": {maxPositional: -1}, "pwd": {maxPositional: 0},
+		"echo": {maxPositional: -1}, "printf": {forbid: []string{"-v"}, maxPositional: -1},
+		"grep": {maxPositional: -1}, "egrep": {maxPositional: -1}, "fgrep": {maxPositional: -1},
+		"rg":   {forbid: []string{"--pre", "--pre=", "--pre-glob", "--pre-glob="}, maxPositional: -1},
+		"find": {forbid: []string{"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}, maxPositional: -1},
+		"true": {maxPositional: -1}, "false": {maxPositional: -1},
+		"whoami": {maxPositional: 0}, "id": {maxPositional: 1}, "uname": {maxPositional: 0},
+		"which": {maxPositional: -1}, "type": {maxPositional: -1}, "basename": {maxPositional: -1},
+		"dirname": {maxPositional: -1}, "realpath": {maxPositional: -1}, "readlink": {maxPositional: -1},
+		"stat": {maxPositional: -1}, "du": {maxPositional: -1}, "df": {maxPositional: -1},
+		"file": {forbid: []string{"-C", "--compile"}, maxPositional: -1},
+		"tree": {forbid: []string{"-o", "-R"}, maxPositional: -1},
+		"sort": {forbid: []string{"-o", "--output", "--output=", "--compress-program", "--compress-program="}, maxPositional: -1},
+		"uniq": {maxPositional: 1},
+		"cut":  {maxPositional: -1}, "tr": {maxPositional: 2}, "nl": {maxPositional: -1},
+		"od": {maxPositional: -1}, "hexdump": {maxPositional: -1}, "xxd": {forbid: []string{"-r"}, maxPositional: 1},
+		"md5sum": {maxPositional: -1}, "sha1sum": {maxPositional: -1}, "sha256sum": {maxPositional: -1},
+		"sha512sum": {maxPositional: -1}, "cksum": {maxPositional: -1},
+		"jq": {maxPositional: -1}, "diff": {maxPositional: -1}, "cmp": {maxPositional: -1}, "comm": {maxPositional: -1},
+		"column": {maxPositional: -1}, "fold": {maxPositional: -1}, "rev": {maxPositional: -1},
+		"seq": {maxPositional: -1}, "tac": {maxPositional: -1}, "strings": {maxPositional: -1},
+		"nproc": {maxPositional: 0}, "date": {forbid: []string{"-s", "--set", "--set="}, maxPositional: -1},
+		"test": {forbid: []string{"-v", "-R"}, maxPositional: -1}, "[": {forbid: []string{"-v", "-R"}, maxPositional: -1},
+		"sleep": {maxPositional: -1}, "hostname": {maxPositional: 0},
+		"groups": {maxPositional: -1}, "arch": {maxPositional: 0},
+		"tty": {maxPositional: 0}, "uptime": {maxPositional: 0}, "free": {maxPositional: 0},
+		"locale": {maxPositional: -1}, "getconf": {maxPositional: -1}, "expr": {maxPositional: -1},
+		"numfmt": {maxPositional: -1}, "paste": {maxPositional: -1}, "join": {maxPositional: 2},
+		"expand": {maxPositional: -1}, "unexpand": {maxPositional: -1}, "fmt": {maxPositional: -1},
+		"pr":    {maxPositional: -1},
+		"b2sum": {maxPositional: -1}, "sha224sum": {maxPositional: -1}, "sha384sum": {maxPositional: -1},
+		"sum": {maxPositional: -1}, "shuf": {forbid: []string{"-o", "--output", "--output=", "--random-source", "--random-source="}, maxPositional: -1},
+		"look": {maxPositional: 2}, "lscpu": {maxPositional: 0}, "ps": {maxPositional: -1},
+	}
+})
 
 // dynamicArgsOK are read-only commands whose words cannot become an option
 // that makes them write or run anything, so words only known at run time
 // are fine (their substitutions are checked as commands of their own).
-var dynamicArgsOK = map[string]bool{
-	"echo": true, "true": true, "false": true, "seq": true, "sleep": true, "basename": true,
-	"dirname": true, "pwd": true,
-}
+var dynamicArgsOK = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"echo": true, "true": true, "false": true, "seq": true, "sleep": true, "basename": true,
+		"dirname": true, "pwd": true,
+	}
+})
 
 // readOnlyGit are git subcommands that only read whatever their words
 // (the options in gitForbid aside).
-var readOnlyGit = map[string]bool{
-	"status": true, "diff": true, "log": true, "show": true, "rev-parse": true, "ls-files": true,
-	"blame": true, "annotate": true, "describe": true, "shortlog": true, "grep": true, "rev-list": true,
-	"merge-base": true, "ls-tree": true, "cat-file": true, "for-each-ref": true, "name-rev": true,
-	"count-objects": true, "diff-tree": true, "diff-files": true, "diff-index": true, "whatchanged": true,
-	"cherry": true, "range-diff": true, "check-ignore": true, "check-attr": true, "var": true,
-	"version": true, "show-branch": true, "ls-remote": true, "show-ref": true,
-}
+var readOnlyGit = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"status": true, "diff": true, "log": true, "show": true, "rev-parse": true, "ls-files": true,
+		"blame": true, "annotate": true, "describe": true, "shortlog": true, "grep": true, "rev-list": true,
+		"merge-base": true, "ls-tree": true, "cat-file": true, "for-each-ref": true, "name-rev": true,
+		"count-objects": true, "diff-tree": true, "diff-files": true, "diff-index": true, "whatchanged": true,
+		"cherry": true, "range-diff": true, "check-ignore": true, "check-attr": true, "var": true,
+		"version": true, "show-branch": true, "ls-remote": true, "show-ref": true,
+	}
+})
 
 // gitReadForms decides git subcommands that read in some forms and write
 // in others, from the words after the subcommand.
-var gitReadForms = map[string]func(args []Arg) bool{
-	// git branch lists with no name; -d/-D/-m/-M/-c/-C/-u/-f and a name
-	// (which creates a branch) write.
-	"branch": func(args []Arg) bool {
-		if hasWord(args, "-l", "--list") {
-			// The words are patterns.
-			return !hasWord(args, "-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f", "--force",
-				"-u", "--set-upstream-to", "--unset-upstream", "--edit-description", "-t", "--track")
-		}
-		return listingOnly(args, []string{"--show-current", "--list", "-l", "-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose",
-			"--no-color", "--color", "--column", "--no-column", "-i", "--ignore-case", "--omit-empty"},
-			[]string{"--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format", "--abbrev", "--color", "--column"})
-	},
-	// git tag lists with -l/--list or no name.
-	"tag": func(args []Arg) bool {
-		if hasWord(args, "-l", "--list") {
-			return !hasWord(args, "-d", "--delete", "-a", "-s", "-f", "--force", "-m", "-F", "-u", "--sign", "--annotate")
-		}
-		return listingOnly(args, []string{"-n", "--no-color", "--color", "--column", "--no-column", "-i", "--ignore-case", "--omit-empty"},
-			[]string{"--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format", "--color", "--column"})
-	},
-	// git remote, -v, show, get-url read; add, remove, set-url… write.
-	"remote": func(args []Arg) bool {
-		for _, a := range args {
-			switch a.Value {
-			case "-v", "--verbose":
-				continue
-			case "show", "get-url":
-				return !hasWord(args, "--push") || a.Value == "get-url"
+var gitReadForms = sync.OnceValue(func() map[string]func(args []Arg) bool {
+	return map[string]func(args []Arg) bool{
+		// git branch lists with no name; -d/-D/-m/-M/-c/-C/-u/-f and a name
+		// (which creates a branch) write.
+		"branch": func(args []Arg) bool {
+			if hasWord(args, "-l", "--list") {
+				// The words are patterns.
+				return !hasWord(args, "-d", "-D", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-f", "--force",
+					"-u", "--set-upstream-to", "--unset-upstream", "--edit-description", "-t", "--track")
 			}
-			return false
-		}
-		return true
-	},
-	// git config reads with --get*, --list, -l, the get/list verbs or a
-	// single name; a value, --unset, --add, --edit… write.
-	"config": func(args []Arg) bool {
-		read := false
-		var names []Arg
-		for _, a := range args {
-			v := a.Value
-			switch {
-			case v == "--get" || v == "--get-all" || v == "--get-regexp" || v == "--get-urlmatch" || v == "--list" || v == "-l" || v == "--get-color" || v == "--get-colorbool":
-				read = true
-			case v == "--show-origin" || v == "--show-scope" || v == "--null" || v == "-z" || v == "--name-only" || v == "--global" || v == "--system" || v == "--local" || v == "--worktree" || v == "--includes" || v == "--no-includes" || strings.HasPrefix(v, "--type=") || v == "--bool" || v == "--int" || v == "--path" || v == "--all" || v == "--regexp" || strings.HasPrefix(v, "--default="):
-			case strings.HasPrefix(v, "-"):
-				// --unset, --add, --replace-all, --edit, --file (an
-				// arbitrary file), --blob, …
+			return listingOnly(args, []string{"--show-current", "--list", "-l", "-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose",
+				"--no-color", "--color", "--column", "--no-column", "-i", "--ignore-case", "--omit-empty"},
+				[]string{"--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format", "--abbrev", "--color", "--column"})
+		},
+		// git tag lists with -l/--list or no name.
+		"tag": func(args []Arg) bool {
+			if hasWord(args, "-l", "--list") {
+				return !hasWord(args, "-d", "--delete", "-a", "-s", "-f", "--force", "-m", "-F", "-u", "--sign", "--annotate")
+			}
+			return listingOnly(args, []string{"-n", "--no-color", "--color", "--column", "--no-column", "-i", "--ignore-case", "--omit-empty"},
+				[]string{"--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format", "--color", "--column"})
+		},
+		// git remote, -v, show, get-url read; add, remove, set-url… write.
+		"remote": func(args []Arg) bool {
+			for _, a := range args {
+				switch a.Value {
+				case "-v", "--verbose":
+					continue
+				case "show", "get-url":
+					return !hasWord(args, "--push") || a.Value == "get-url"
+				}
 				return false
-			default:
-				names = append(names, a)
 			}
-		}
-		if len(names) > 0 && (names[0].Value == "get" || names[0].Value == "list") {
-			return len(names) <= 2
-		}
-		if read {
 			return true
-		}
-		return len(names) == 1
-	},
-	// git stash list/show; git worktree list; git reflog (show); git
-	// notes list/show; git symbolic-ref NAME; git submodule status.
-	"stash": func(args []Arg) bool { return len(args) > 0 && (args[0].Value == "list" || args[0].Value == "show") },
-	"worktree": func(args []Arg) bool {
-		return len(args) > 0 && args[0].Value == "list"
-	},
-	"reflog": func(args []Arg) bool {
-		return len(args) == 0 || args[0].Value == "show" || strings.HasPrefix(args[0].Value, "-") && !hasWord(args, "expire", "delete")
-	},
-	"notes":     func(args []Arg) bool { return len(args) > 0 && (args[0].Value == "list" || args[0].Value == "show") },
-	"submodule": func(args []Arg) bool { return len(args) > 0 && args[0].Value == "status" },
-	"symbolic-ref": func(args []Arg) bool {
-		n := 0
-		for _, a := range args {
-			if a.Value == "-d" || a.Value == "--delete" || a.Value == "-m" {
-				return false
+		},
+		// git config reads with --get*, --list, -l, the get/list verbs or a
+		// single name; a value, --unset, --add, --edit… write.
+		"config": func(args []Arg) bool {
+			read := false
+			var names []Arg
+			for _, a := range args {
+				v := a.Value
+				switch {
+				case v == "--get" || v == "--get-all" || v == "--get-regexp" || v == "--get-urlmatch" || v == "--list" || v == "-l" || v == "--get-color" || v == "--get-colorbool":
+					read = true
+				case v == "--show-origin" || v == "--show-scope" || v == "--null" || v == "-z" || v == "--name-only" || v == "--global" || v == "--system" || v == "--local" || v == "--worktree" || v == "--includes" || v == "--no-includes" || strings.HasPrefix(v, "--type=") || v == "--bool" || v == "--int" || v == "--path" || v == "--all" || v == "--regexp" || strings.HasPrefix(v, "--default="):
+				case strings.HasPrefix(v, "-"):
+					// --unset, --add, --replace-all, --edit, --file (an
+					// arbitrary file), --blob, …
+					return false
+				default:
+					names = append(names, a)
+				}
 			}
-			if !strings.HasPrefix(a.Value, "-") {
-				n++
+			if len(names) > 0 && (names[0].Value == "get" || names[0].Value == "list") {
+				return len(names) <= 2
 			}
-		}
-		return n == 1
-	},
-}
+			if read {
+				return true
+			}
+			return len(names) == 1
+		},
+		// git stash list/show; git worktree list; git reflog (show); git
+		// notes list/show; git symbolic-ref NAME; git submodule status.
+		"stash": func(args []Arg) bool { return len(args) > 0 && (args[0].Value == "list" || args[0].Value == "show") },
+		"worktree": func(args []Arg) bool {
+			return len(args) > 0 && args[0].Value == "list"
+		},
+		"reflog": func(args []Arg) bool {
+			return len(args) == 0 || args[0].Value == "show" || strings.HasPrefix(args[0].Value, "-") && !hasWord(args, "expire", "delete")
+		},
+		"notes":     func(args []Arg) bool { return len(args) > 0 && (args[0].Value == "list" || args[0].Value == "show") },
+		"submodule": func(args []Arg) bool { return len(args) > 0 && args[0].Value == "status" },
+		"symbolic-ref": func(args []Arg) bool {
+			n := 0
+			for _, a := range args {
+				if a.Value == "-d" || a.Value == "--delete" || a.Value == "-m" {
+					return false
+				}
+				if !strings.HasPrefix(a.Value, "-") {
+					n++
+				}
+			}
+			return n == 1
+		},
+	}
+})
 
 // listingOnly reports words that are all listing options (flags, or
 // options in withValue with their value): no name that would create or
@@ -209,7 +224,7 @@ func readOnlyCommand(c Command) (paths []Arg, ok bool) {
 	if name == "git" {
 		return readOnlyGitCommand(c.Args[1:])
 	}
-	spec, known := readOnlyCommands[name]
+	spec, known := readOnlyCommands()[name]
 	if !known {
 		return nil, false
 	}
@@ -223,7 +238,7 @@ func readOnlyCommand(c Command) (paths []Arg, ok bool) {
 	positional := 0
 	for _, a := range c.Args[1:] {
 		if !a.Static {
-			if dynamicArgsOK[name] {
+			if dynamicArgsOK()[name] {
 				continue
 			}
 			return nil, false
@@ -276,8 +291,8 @@ func readOnlyGitCommand(args []Arg) ([]Arg, bool) {
 	if i >= len(args) || !args[i].Static {
 		return nil, false
 	}
-	if sub := args[i].Value; !readOnlyGit[sub] {
-		form, ok := gitReadForms[sub]
+	if sub := args[i].Value; !readOnlyGit()[sub] {
+		form, ok := gitReadForms()[sub]
 		if !ok {
 			return nil, false
 		}
@@ -378,14 +393,16 @@ func BashReadOnly(command string) bool {
 
 // editCommands change files only at the paths they are given; acceptEdits
 // runs them when every path is inside the working directories.
-var editCommands = map[string]bool{"mkdir": true, "touch": true, "cp": true, "mv": true, "rmdir": true}
+var editCommands = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"mkdir": true, "touch": true, "cp": true, "mv": true, "rmdir": true}
+})
 
 // editCommand returns the paths an edit command writes (every word that is
 // not an option, plus option values that look like paths). ok is false
 // for other commands and for words only known at run time.
 func editCommand(c Command) (paths []Arg, ok bool) {
 	name := c.Name()
-	if !editCommands[name] || !scriptVia(c.Via) {
+	if !editCommands()[name] || !scriptVia(c.Via) {
 		return nil, false
 	}
 	for _, a := range c.Args[1:] {

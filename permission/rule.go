@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/cadre-dev/cadre/tool"
 )
@@ -54,8 +55,10 @@ func (r Rule) Label() string {
 }
 
 var (
-	toolNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
-	mcpNameRE  = regexp.MustCompile(`^mcp__(\*|[A-Za-z0-9_.-]+?(__(\*|[A-Za-z0-9_.-]+))?)$`)
+	toolNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`) })
+	mcpNameRE  = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^mcp__(\*|[A-Za-z0-9_.-]+?(__(\*|[A-Za-z0-9_.-]+))?)$`)
+	})
 )
 
 // maxRuleLen bounds a rule's length; nothing real comes close.
@@ -94,10 +97,10 @@ func ParseRule(s string) (Rule, error) {
 		return Rule{}, fmt.Errorf("rule %q: unbalanced parenthesis", s)
 	}
 	if strings.HasPrefix(name, tool.MCPPrefix) {
-		if !mcpNameRE.MatchString(name) {
+		if !mcpNameRE().MatchString(name) {
 			return Rule{}, fmt.Errorf("rule %q: bad MCP tool name (want mcp__server, mcp__server__tool, mcp__server__* or mcp__*)", s)
 		}
-	} else if !toolNameRE.MatchString(name) {
+	} else if !toolNameRE().MatchString(name) {
 		return Rule{}, fmt.Errorf("rule %q: bad tool name %q", s, name)
 	}
 	r := Rule{Tool: name, Content: content}

@@ -3,18 +3,21 @@ package permission
 import (
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/cadre-dev/cadre/tool"
 )
 
 // subcommandTools are commands whose second word picks what they do, so a
 // suggested prefix keeps it (`npm test:*`, `git log:*`).
-var subcommandTools = map[string]bool{
-	"git": true, "npm": true, "pnpm": true, "yarn": true, "bun": true, "go": true, "cargo": true,
-	"docker": true, "kubectl": true, "make": true, "pip": true, "pip3": true, "uv": true,
-	"poetry": true, "gh": true, "dotnet": true, "mvn": true, "gradle": true, "bundle": true,
-	"rake": true, "npx": true, "deno": true, "terraform": true, "helm": true,
-}
+var subcommandTools = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"git": true, "npm": true, "pnpm": true, "yarn": true, "bun": true, "go": true, "cargo": true,
+		"docker": true, "kubectl": true, "make": true, "pip": true, "pip3": true, "uv": true,
+		"poetry": true, "gh": true, "dotnet": true, "mvn": true, "gradle": true, "bundle": true,
+		"rake": true, "npx": true, "deno": true, "terraform": true, "helm": true,
+	}
+})
 
 // SuggestRule returns the allow rule that would let the request run, for
 // prompts and denial messages: `Bash(npm test:*)` for the first command no
@@ -84,7 +87,7 @@ func bashPrefix(c Command) string {
 		if i >= 2 || !a.Static || a.Glob || strings.ContainsAny(a.Value, " \t\n()\\") {
 			break
 		}
-		if i == 1 && (!subcommandTools[c.Args[0].Value] || strings.HasPrefix(a.Value, "-")) {
+		if i == 1 && (!subcommandTools()[c.Args[0].Value] || strings.HasPrefix(a.Value, "-")) {
 			break
 		}
 		words = append(words, a.Value)

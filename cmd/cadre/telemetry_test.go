@@ -14,8 +14,8 @@ import (
 )
 
 // TestHeadlessExportsTheTree runs the real binary's `cadre -p` with
-// the OTEL_* variables pointing at an OTLP receiver (HTTP, or gRPC when
-// the protocol says so) and TRACEPARENT set: the spans of the main agent and its child reach the receiver
+// the OTEL_* variables pointing at an OTLP receiver (HTTP with protobuf
+// or JSON bodies, or gRPC served by grpc-go when the protocol says so) and TRACEPARENT set: the spans of the main agent and its child reach the receiver
 // before the process exits (the batch is flushed at exit: its schedule is
 // seconds, the run is shorter), all in TRACEPARENT's trace, the child's
 // under the Agent call's span. With CLAUDE_CODE_ENABLE_TELEMETRY and an
@@ -35,12 +35,18 @@ func TestHeadlessExportsTheTree(t *testing.T) {
 		env    []string
 		export bool
 		grpc   bool
+		// metrics: the metrics reach the receiver too.
+		metrics bool
 	}{
-		{"otlp over grpc", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc", "OTEL_SERVICE_NAME=cadre-test"}, true, true},
-		{"otel variables", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_SERVICE_NAME=cadre-test"}, true, false},
-		{"claude code switch", []string{"CLAUDE_CODE_ENABLE_TELEMETRY=1", "OTEL_SERVICE_NAME=cadre-test"}, true, false},
-		{"off", []string{"OTEL_SERVICE_NAME=cadre-test"}, false, false},
-		{"unknown exporter", []string{"OTEL_TRACES_EXPORTER=zipkin"}, false, false},
+		{"otlp over grpc", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc", "OTEL_SERVICE_NAME=cadre-test"}, true, true, false},
+		{"otlp over grpc, metrics too, gzip", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_METRICS_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
+			"OTEL_EXPORTER_OTLP_COMPRESSION=gzip", "OTEL_SERVICE_NAME=cadre-test"}, true, true, true},
+		{"otlp http/json, metrics too", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_METRICS_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=http/json",
+			"OTEL_SERVICE_NAME=cadre-test"}, true, false, true},
+		{"otel variables", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_SERVICE_NAME=cadre-test"}, true, false, false},
+		{"claude code switch", []string{"CLAUDE_CODE_ENABLE_TELEMETRY=1", "OTEL_SERVICE_NAME=cadre-test"}, true, false, true},
+		{"off", []string{"OTEL_SERVICE_NAME=cadre-test"}, false, false, false},
+		{"unknown exporter", []string{"OTEL_TRACES_EXPORTER=zipkin"}, false, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rcv, endpoint := otlptest.NewReceiver(), ""
@@ -128,11 +134,11 @@ func TestHeadlessExportsTheTree(t *testing.T) {
 			if chats != 3 {
 				t.Errorf("%d chat spans, want 3 (two of the main agent, one of the child)", chats)
 			}
-			if tc.name != "claude code switch" {
+			if !tc.metrics {
 				return
 			}
-			// Metrics are on too (no OTEL_METRICS_EXPORTER, the switch
-			// and an endpoint), flushed at exit like the spans.
+			// Metrics are on too (OTEL_METRICS_EXPORTER, or with it unset
+			// the switch and an endpoint), flushed at exit like the spans.
 			sums := rcv.Sums()
 			if sums["cadre.token.usage"] <= 0 || sums["cadre.agent.count"] != 2 || sums["cadre.tool.decision"] != 1 || sums["cadre.cost.usage"] <= 0 {
 				t.Errorf("metrics %v: want tokens and cost, 2 agents (main and child), 1 tool decision", sums)

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/cadre-dev/cadre/prompts"
 )
@@ -14,9 +15,13 @@ const maxNotes = 4
 var (
 	// quotedPath finds 'path' or "path" in an error line; barePath the
 	// word before ": <error>".
-	quotedPath = regexp.MustCompile(`['"‘“]([^'"’”]+)['"’”]`)
-	barePath   = regexp.MustCompile(`(?:^|\s)(\S+?):\s*(?:Read-only file system|Permission denied|No such file or directory|Device or resource busy)`)
-	hostRE     = regexp.MustCompile(`(?i)(?:resolve host:?|connect to|host)\s+['"]?([A-Za-z0-9.\-:\[\]]+)`)
+	quotedPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`['"‘“]([^'"’”]+)['"’”]`) })
+	barePath   = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:^|\s)(\S+?):\s*(?:Read-only file system|Permission denied|No such file or directory|Device or resource busy)`)
+	})
+	hostRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(?:resolve host:?|connect to|host)\s+['"]?([A-Za-z0-9.\-:\[\]]+)`)
+	})
 )
 
 // networkErrors are texts programs print when a connection cannot be
@@ -81,7 +86,7 @@ func (s *Sandbox) Explain(p Policy, output string) string {
 		case !s.cfg.Network && !network && containsAny(line, networkErrors):
 			network = true
 			what := "network access"
-			if m := hostRE.FindStringSubmatch(line); m != nil {
+			if m := hostRE().FindStringSubmatch(line); m != nil {
 				what = "the connection to " + strings.TrimRight(m[1], ".:")
 			}
 			note(prompts.SandboxNetworkOff(what))
@@ -92,10 +97,10 @@ func (s *Sandbox) Explain(p Policy, output string) string {
 
 // linePath returns the path an error line names, or "".
 func linePath(line string) string {
-	if m := quotedPath.FindStringSubmatch(line); m != nil {
+	if m := quotedPath().FindStringSubmatch(line); m != nil {
 		return m[1]
 	}
-	if m := barePath.FindStringSubmatch(line); m != nil {
+	if m := barePath().FindStringSubmatch(line); m != nil {
 		return strings.TrimSuffix(m[1], ":")
 	}
 	return ""

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
@@ -101,7 +102,7 @@ const (
 	bigPasteLines = 12
 )
 
-var pasteRef = regexp.MustCompile(`\[Pasted text #(\d+)(?: \+\d+ lines)?\]`)
+var pasteRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[Pasted text #(\d+)(?: \+\d+ lines)?\]`) })
 
 // paste inserts pasted text: as it is when small, as a placeholder when
 // large.
@@ -121,8 +122,8 @@ func (e *editor) paste(text string) {
 
 // expandPastes puts the pasted texts back in place of their placeholders.
 func (e *editor) expandPastes(s string) string {
-	return pasteRef.ReplaceAllStringFunc(s, func(ref string) string {
-		n, _ := strconv.Atoi(pasteRef.FindStringSubmatch(ref)[1])
+	return pasteRef().ReplaceAllStringFunc(s, func(ref string) string {
+		n, _ := strconv.Atoi(pasteRef().FindStringSubmatch(ref)[1])
 		if text, ok := e.pastes[n]; ok {
 			return text
 		}

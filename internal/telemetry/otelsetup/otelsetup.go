@@ -1,9 +1,10 @@
 // Package otelsetup builds the OpenTelemetry SDK's providers and OTLP
 // exporters the standard OTEL_* variables ask for, for the CLI: traces
-// over OTLP/HTTP (http/protobuf, the default) or gRPC, metrics over
-// OTLP/HTTP. Nothing is built, and nothing runs, when telemetry is off;
-// the exporters read their endpoint, headers, timeout and TLS settings
-// from the OTEL_EXPORTER_OTLP_* variables themselves.
+// and metrics over OTLP/HTTP (http/protobuf, the default, or http/json)
+// or gRPC, with the project's exporters (package otlpexport, which link
+// no grpc-go). Nothing is built, and nothing runs, when telemetry is
+// off; the endpoint, headers, timeout, compression and TLS settings come
+// from the OTEL_EXPORTER_OTLP_* variables.
 package otelsetup
 
 import (
@@ -13,14 +14,12 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/cadre-dev/cadre/internal/telemetry"
+	"github.com/cadre-dev/cadre/internal/telemetry/otlpexport"
 )
 
 // Enabled reports whether signal ("TRACES" or "METRICS") is to be
@@ -43,19 +42,6 @@ func Enabled(getenv func(string) string, signal string) (bool, error) {
 	default:
 		return false, fmt.Errorf("OTEL_%s_EXPORTER=%s: cadre exports only otlp (or none)", signal, exp)
 	}
-}
-
-// protocol is the OTLP protocol asked for signal, http/protobuf by
-// default.
-func protocol(getenv func(string) string, signal string) string {
-	p := strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_" + signal + "_PROTOCOL"))
-	if p == "" {
-		p = strings.TrimSpace(getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
-	}
-	if p == "" {
-		p = "http/protobuf"
-	}
-	return p
 }
 
 // Setup returns the telemetry settings the variables ask for (zero when
@@ -84,7 +70,7 @@ func Setup(ctx context.Context, getenv func(string) string, version string) (tel
 		errs = append(errs, fmt.Errorf("telemetry resource: %w", err))
 	}
 	if traces {
-		exp, err := traceExporter(ctx, getenv)
+		exp, err := traceExporter(getenv)
 		if err != nil {
 			errs = append(errs, err)
 		} else {
@@ -94,10 +80,8 @@ func Setup(ctx context.Context, getenv func(string) string, version string) (tel
 		}
 	}
 	if metrics {
-		if p := protocol(getenv, "METRICS"); p != "http/protobuf" {
-			errs = append(errs, fmt.Errorf("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=%s: cadre exports metrics over http/protobuf only", p))
-		} else if exp, err := otlpmetrichttp.New(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("OTLP metric exporter: %w", err))
+		if exp, err := metricExporter(getenv); err != nil {
+			errs = append(errs, err)
 		} else {
 			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)), sdkmetric.WithResource(res))
 			set.MeterProvider = mp
@@ -109,24 +93,34 @@ func Setup(ctx context.Context, getenv func(string) string, version string) (tel
 	return set, shutdown, errors.Join(errs...)
 }
 
-// traceExporter is the OTLP span exporter of the protocol asked for.
-func traceExporter(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, error) {
-	switch p := protocol(getenv, "TRACES"); p {
-	case "http/protobuf":
-		exp, err := otlptracehttp.New(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("OTLP/HTTP span exporter: %w", err)
-		}
-		return exp, nil
-	case "grpc":
-		exp, err := otlptracegrpc.New(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("OTLP/gRPC span exporter: %w", err)
-		}
-		return exp, nil
-	default:
-		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=%s: cadre exports spans over http/protobuf or grpc", p)
+// traceExporter is the OTLP span exporter the variables ask for.
+func traceExporter(getenv func(string) string) (sdktrace.SpanExporter, error) {
+	cfg, err := otlpexport.FromEnv(getenv, otlpexport.Traces)
+	if err != nil {
+		return nil, fmt.Errorf("OTLP span exporter: %w", err)
 	}
+	exp, err := otlpexport.NewSpanExporter(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("OTLP span exporter: %w", err)
+	}
+	return exp, nil
+}
+
+// metricExporter is the OTLP metric exporter the variables ask for.
+func metricExporter(getenv func(string) string) (sdkmetric.Exporter, error) {
+	cfg, err := otlpexport.FromEnv(getenv, otlpexport.Metrics)
+	if err != nil {
+		return nil, fmt.Errorf("OTLP metric exporter: %w", err)
+	}
+	sel, err := otlpexport.TemporalityFromEnv(getenv)
+	if err != nil {
+		return nil, fmt.Errorf("OTLP metric exporter: %w", err)
+	}
+	exp, err := otlpexport.NewMetricExporter(cfg, sel)
+	if err != nil {
+		return nil, fmt.Errorf("OTLP metric exporter: %w", err)
+	}
+	return exp, nil
 }
 
 // serviceName is OTEL_SERVICE_NAME, else "cadre".

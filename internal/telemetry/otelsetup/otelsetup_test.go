@@ -57,9 +57,9 @@ func TestSetup(t *testing.T) {
 	if err := stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	set, stop, err = Setup(ctx, env("OTEL_TRACES_EXPORTER", "otlp", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "http/json",
-		"OTEL_METRICS_EXPORTER", "otlp", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "grpc", "OTEL_LOG_USER_PROMPTS", "1", "OTEL_LOG_TOOL_DETAILS", "1"), "test")
-	if err == nil || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/json") || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=grpc") {
+	set, stop, err = Setup(ctx, env("OTEL_TRACES_EXPORTER", "otlp", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "thrift",
+		"OTEL_METRICS_EXPORTER", "otlp", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "http/xml", "OTEL_LOG_USER_PROMPTS", "1", "OTEL_LOG_TOOL_DETAILS", "1"), "test")
+	if err == nil || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=thrift") || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL=http/xml") {
 		t.Errorf("err %v, want both protocols named", err)
 	}
 	if set.TracerProvider != nil || set.MeterProvider != nil || !set.LogPrompts || !set.LogToolContent {
@@ -67,5 +67,15 @@ func TestSetup(t *testing.T) {
 	}
 	if err := stop(ctx); err != nil {
 		t.Fatal(err)
+	}
+	// Every OTLP protocol builds both providers (http/json and metrics
+	// over gRPC too, since the exporters are the project's own).
+	for _, p := range []string{"http/protobuf", "http/json", "grpc"} {
+		set, stop, err = Setup(ctx, env("OTEL_TRACES_EXPORTER", "otlp", "OTEL_METRICS_EXPORTER", "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL", p,
+			"OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1"), "test")
+		if err != nil || set.TracerProvider == nil || set.MeterProvider == nil {
+			t.Errorf("%s: %+v, %v", p, set, err)
+		}
+		_ = stop(ctx) // nothing was recorded: nothing to send
 	}
 }
