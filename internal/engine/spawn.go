@@ -409,7 +409,8 @@ type agentMeta struct {
 }
 
 // writeMeta queues the agent's .meta.json on the session's journal: a plain
-// create when the agent starts, an atomic replace when it ends.
+// create when the agent starts, a rewrite in place when it ends (the
+// record only grows: its status and end are added; transcript.rewriteFile).
 func writeMeta(j *transcript.Journal, path string, m *agentMeta) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -419,7 +420,7 @@ func writeMeta(j *transcript.Journal, path string, m *agentMeta) error {
 	if !m.Finished {
 		return j.CreateOwned(path, append(b, '\n'))
 	}
-	return j.ReplaceOwned(path, append(b, '\n'))
+	return j.GrowOwned(path, append(b, '\n'))
 }
 
 // execute runs the child to the end and turns its outcome into the Agent
