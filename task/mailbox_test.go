@@ -496,7 +496,9 @@ func TestMailboxPostRunning(t *testing.T) {
 	s, _, err := OpenMailboxes(path)
 	mustOK(t, err)
 	mustOK(t, s.Open("c", ""))
-	if st, err := os.Stat(path); err != nil || st.Size() != 0 {
+	// The journal's file is made by its first record (appendfile.go):
+	// missing or empty, nothing was written.
+	if st, err := os.Stat(path); err == nil && st.Size() != 0 || err != nil && !os.IsNotExist(err) {
 		t.Fatalf("opening an unnamed mailbox wrote to the journal: %v %v", st, err)
 	}
 	note := Message{To: "c", Text: "n1", Note: &Notification{TaskID: "g"}}
