@@ -18,54 +18,27 @@ import (
 type appendFile struct {
 	what string // how errors name the file: "task journal", "mailbox journal"
 	path string
-	f    *os.File // nil until the first record when the file did not exist, and once closed
-	// closed is set by close: later appends fail.
-	closed bool
-	size   int64 // the file's size after the last whole record
-	err    error // a failed write: every later one fails with it
+	f    *os.File // nil once closed
+	size int64    // the file's size after the last whole record
+	err  error    // a failed write: every later one fails with it
 }
 
-// openAppendFile opens the file at path for appending, named what in
-// errors. A file that does not exist yet is created (with its directory)
-// by the first record, not here: most sessions never write a task
-// notification or a message, and creating a file is the slowest step
-// between a run's start and its first model request (an inode each; two
-// per session for the task and mailbox journals).
+// openAppendFile opens (creating it and its directory if needed) the file
+// at path for appending, named what in errors.
 func openAppendFile(what, path string) (*appendFile, error) {
-	a := &appendFile{what: what, path: path}
-	f, err := safefs.OpenNoFollow(path, os.O_WRONLY|os.O_APPEND, 0)
-	if errors.Is(err, os.ErrNotExist) {
-		return a, nil
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	f, err := safefs.OpenNoFollow(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	a.f = f
+	a := &appendFile{what: what, path: path, f: f}
 	if err := a.endTornLine(); err != nil {
 		_ = f.Close()
 		return nil, err
 	}
 	return a, nil
-}
-
-// create makes the file (and its directory) for the first record. Another
-// process may have made it meanwhile: its last line is then ended as an
-// existing file's would be.
-func (a *appendFile) create() error {
-	if err := os.MkdirAll(filepath.Dir(a.path), 0o700); err != nil {
-		return fmt.Errorf("%s: %w", a.what, err)
-	}
-	f, err := safefs.OpenNoFollow(a.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("%s: %w", a.what, err)
-	}
-	a.f = f
-	if err := a.endTornLine(); err != nil {
-		_ = f.Close()
-		a.f = nil
-		return err
-	}
-	return nil
 }
 
 // endTornLine ends a last line an earlier process left without its
@@ -104,17 +77,11 @@ func (a *appendFile) endTornLine() error {
 // A write that fails cuts the file back to before it (no partial record)
 // and makes every later append fail too.
 func (a *appendFile) append(rec any, sync bool) error {
-	if a.closed {
+	if a.f == nil {
 		return errors.New(a.what + ": closed")
 	}
 	if a.err != nil {
 		return a.err
-	}
-	if a.f == nil {
-		if err := a.create(); err != nil {
-			a.err = err
-			return err
-		}
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {
@@ -139,7 +106,6 @@ func (a *appendFile) append(rec any, sync bool) error {
 
 // close closes the file; later appends fail. Closing twice is no error.
 func (a *appendFile) close() error {
-	a.closed = true
 	if a.f == nil {
 		return nil
 	}
