@@ -97,6 +97,8 @@ type journalOp struct {
 	data    []byte
 	replace bool
 	create  bool
+	// grow rewrites the file in place (rewriteFile).
+	grow bool
 	// synced, when set, is closed once every op before it was written,
 	// and synced to disk unless noSync.
 	synced chan struct{}
@@ -161,6 +163,15 @@ func (j *Journal) loop() {
 			if tooManyFiles(err) && len(fs.open) > 0 {
 				fs.closeAll()
 				err = createFile(op.path, op.data)
+			}
+			if err != nil {
+				j.failPath(op.path, err)
+			}
+		case op.grow:
+			err := rewriteFile(op.path, op.data)
+			if tooManyFiles(err) && len(fs.open) > 0 {
+				fs.closeAll()
+				err = rewriteFile(op.path, op.data)
 			}
 			if err != nil {
 				j.failPath(op.path, err)
@@ -425,6 +436,41 @@ func replaceFile(path string, data []byte) error {
 	return nil
 }
 
+// rewriteFile writes data over the file at path in place when data is
+// at least as long as the file is: a record that only grows, as an
+// agent's metadata does from its start to its end. No second inode is
+// made and none is freed, where replaceFile makes a temp file and
+// renames it (a create and an unlink per agent; creating files is the
+// slowest step of the spawn path, and on ext4 every recently freed inode
+// makes the next creates slower). One write at offset 0: a reader sees
+// the old record, or for the instant of the write a mix of the two,
+// never an empty or a missing file (the .meta.json reader treats a
+// record it cannot parse as no agent). A missing file is created; a
+// shorter record (or something that is not a regular file) goes through
+// replaceFile.
+func rewriteFile(path string, data []byte) error {
+	f, err := safefs.OpenNoFollow(path, os.O_WRONLY, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return createFile(path, data)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || st.Size() > int64(len(data)) {
+		_ = f.Close()
+		return replaceFile(path, data)
+	}
+	_, err = f.WriteAt(data, 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
 // fail records err as the journal's first error, if it is.
 func (j *Journal) fail(err error) {
 	j.errMu.Lock()
@@ -497,6 +543,14 @@ func (j *Journal) CreateOwned(path string, data []byte) error {
 // ReplaceOwned is Replace for data the caller hands over (see CreateOwned).
 func (j *Journal) ReplaceOwned(path string, data []byte) error {
 	return j.send(journalOp{path: path, data: data, replace: true})
+}
+
+// GrowOwned queues rewriting the file at path in place with data, a
+// record at least as long as the one there (an agent's metadata when it
+// ends; see rewriteFile), for data the caller hands over (see
+// CreateOwned).
+func (j *Journal) GrowOwned(path string, data []byte) error {
+	return j.send(journalOp{path: path, data: data, grow: true})
 }
 
 // Sync waits until everything queued before it was written and synced

@@ -164,6 +164,26 @@ func (r Runner) Command(ctx context.Context, dir string, args ...string) (*exec.
 	return r.command(ctx, dir, over, args), nil
 }
 
+// Commands is Command for several invocations in one directory: the
+// configuration in force there is read once for all of them (one git
+// process less per extra command; the git snapshot of a session start
+// runs status and log).
+func (r Runner) Commands(ctx context.Context, dir string, args ...[]string) ([]*exec.Cmd, error) {
+	over, err := r.overrides(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	cmds := make([]*exec.Cmd, len(args))
+	for i, a := range args {
+		a, err := pinPacks(over, a)
+		if err != nil {
+			return nil, fmt.Errorf("in %s: %w", dir, err)
+		}
+		cmds[i] = r.command(ctx, dir, over, a)
+	}
+	return cmds, nil
+}
+
 // pinPacks handles remote.<name>.uploadpack and receivepack, which an
 // override cannot undo (git keeps the first value it reads): when the
 // repository sets one, fetch, ls-remote and pull get --upload-pack and

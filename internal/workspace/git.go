@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 
@@ -77,11 +78,14 @@ func ReadGitStatus(ctx context.Context, dir string) GitStatus {
 	// The repository may be one the user has not trusted (yet): its
 	// configuration cannot make git run anything (package gitcmd).
 	git := gitcmd.Runner{Env: gitcmd.Environ(os.Environ())}
-	gitOut := func(args ...string) string {
-		cmd, err := git.Command(ctx, dir, args...)
-		if err != nil {
-			return ""
-		}
+	// The repository's configuration is read once for both commands.
+	cmds, err := git.Commands(ctx, dir,
+		[]string{"--no-optional-locks", "status", "--short", "--branch"},
+		[]string{"--no-optional-locks", "log", "--oneline", "-n", "5"})
+	if err != nil {
+		return GitStatus{}
+	}
+	gitOut := func(cmd *exec.Cmd) string {
 		out, err := cmd.Output()
 		if err != nil {
 			return ""
@@ -90,8 +94,8 @@ func ReadGitStatus(ctx context.Context, dir string) GitStatus {
 	}
 	var g GitStatus
 	var wg sync.WaitGroup
-	wg.Go(func() { g.Log = gitOut("--no-optional-locks", "log", "--oneline", "-n", "5") })
-	status := gitOut("--no-optional-locks", "status", "--short", "--branch")
+	wg.Go(func() { g.Log = gitOut(cmds[1]) })
+	status := gitOut(cmds[0])
 	wg.Wait()
 	if status == "" {
 		return GitStatus{}

@@ -141,7 +141,16 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, []option.Request
 	if err != nil {
 		return p, nil, err
 	}
-	return p, []option.RequestOption{option.WithJSONSet("tools", raw)}, nil
+	body, err := bodyWithTools(p, raw)
+	if err != nil {
+		return p, nil, err
+	}
+	// The SDK encodes the parameters it is given before the options
+	// replace the body: it gets them without the conversation and the
+	// system prompt, which the body already holds.
+	light := p
+	light.Messages, light.System = nil, nil
+	return light, []option.RequestOption{option.WithRequestBody("application/json", body)}, nil
 }
 
 // drainWait bounds the read of the body's end after message_stop.
