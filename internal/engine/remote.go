@@ -84,6 +84,7 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 	rs, rt := c.run, c.run.rt
 	start := rt.cfg.Now()
 	req := c.request(parent, in, true)
+	rr.spec(ctx, &req) // remotebudget.go: its reservation and trace travel with it
 	if _, ok := iworkspace.FindRepo(parent.env.Cwd); ok {
 		src, err := workspace.Describe(ctx, parent.env.Cwd)
 		if err != nil {
@@ -108,9 +109,10 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 	msgCtx, stopMsgs := context.WithCancel(context.WithoutCancel(ctx))
 	picked := make(chan struct{})
 	forwarded := make(chan struct{})
+	var spent remoteSpend // read after forwarded is closed
 	go func() {
 		defer close(forwarded)
-		rr.forwardEvents(evCtx, hd, picked)
+		rr.forwardEvents(evCtx, hd, picked, &spent)
 	}()
 	msgs.Go(func() { rr.forwardMessages(msgCtx, hd) })
 	res, err := rr.wait(ctx, hd, picked)
@@ -121,6 +123,7 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 		res = reportOf(c).structured(task.Failed, nil, fmt.Errorf("lost track of the remote agent: %w", err), rt.cfg.Now().Sub(start), "")
 	}
 	res = rr.adopt(res, start)
+	res.Budget = rr.settle(res, spent) // remotebudget.go
 	if w, ok := hd.(executor.WorkHandle); ok {
 		res.Worktree = rr.land(context.WithoutCancel(ctx), parent, w)
 	}
@@ -205,7 +208,7 @@ func (rr remoteRun) adopt(res *run.SubagentResult, start time.Time) *run.Subagen
 		out.Duration = c.run.rt.cfg.Now().Sub(start)
 	}
 	switch out.Status {
-	case task.Completed, task.Failed, task.Killed:
+	case task.Completed, task.Failed, task.Killed, task.BudgetExhausted:
 	default:
 		out.Status, out.Error = task.Failed, fmt.Sprintf("the remote executor reported status %q", res.Status)
 	}
@@ -242,7 +245,7 @@ func (rr remoteRun) end(ctx context.Context, parent *agent, res *run.SubagentRes
 	c.final = res
 	rs.count(func(s *run.SubagentStats) {
 		switch res.Status {
-		case task.Completed:
+		case task.Completed, task.BudgetExhausted:
 			s.Completed++
 		case task.Killed:
 			s.Killed++
@@ -286,7 +289,7 @@ func cmpErr(errs ...error) error {
 // forwardEvents sends the remote subtree's events to the session's
 // stream and the child's tool calls and tokens to its task's progress.
 // The child's own completion is the launcher's to send (end).
-func (rr remoteRun) forwardEvents(ctx context.Context, hd executor.Handle, picked chan struct{}) {
+func (rr remoteRun) forwardEvents(ctx context.Context, hd executor.Handle, picked chan struct{}, spent *remoteSpend) {
 	c := rr.a
 	var once sync.Once
 	pick := func() { once.Do(func() { close(picked) }) }
@@ -313,6 +316,7 @@ func (rr remoteRun) forwardEvents(ctx context.Context, hd executor.Handle, picke
 				feedOf(c).progress("", ev.Usage.Total())
 			}
 		}
+		rr.charge(spent, ev) // remotebudget.go
 		if ev.ParentToolUseID == "" {
 			ev.ParentToolUseID = c.toolUseID
 		}

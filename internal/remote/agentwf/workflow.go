@@ -60,6 +60,8 @@ type agent struct {
 	place *Placement
 	owns  bool
 	lost  bool
+	// bud is the agent's budget (budget.go; nil: none).
+	bud *budget
 }
 
 // callOptions are activityOptions, on the worker holding the agent's
@@ -145,7 +147,13 @@ func Agent(ctx workflow.Context, in Input) (*Output, error) {
 			return a.finish(ctx, status, "", errText, false), nil
 		}
 	}
-	status, text, errText, maxHit := a.loop(ctx)
+	a.bud = newBudget(ctx, a.req)
+	lctx, endWatch := a.bud.watchWall(ctx) // budget.go: wall time is a deadline
+	status, text, errText, maxHit := a.loop(lctx)
+	endWatch()
+	if a.bud != nil && a.bud.wallUp && status == task.Killed && ctx.Err() == nil {
+		status, text, errText, maxHit = a.budgetStop()
+	}
 	out := a.finish(ctx, status, text, errText, maxHit)
 	a.collect(ctx, out)
 	return out, nil
@@ -158,6 +166,9 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 	for {
 		if ctx.Err() != nil {
 			return task.Killed, "", prompts.AgentStoppedEarly(), false
+		}
+		if a.bud.exhausted() {
+			return a.budgetStop() // budget.go
 		}
 		var ans ModelAnswer
 		call := ModelCall{AgentID: a.req.AgentID, ModelID: a.req.Model.ID, System: a.req.Definition.System, SystemPrefix: a.req.Definition.SystemPrefix,
@@ -180,6 +191,9 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 		a.emit(run.Event{Type: run.EventAssistant, Message: &msg, Usage: ans.Usage, MessageID: ans.ID, Model: ans.Model,
 			StopReason: ans.StopReason, APIDuration: ans.APIDuration})
 		calls := msg.ToolUses()
+		if a.bud.charge(cmpStr(ans.Model, a.req.Model.ID), ans.Usage) && len(calls) > 0 {
+			return a.budgetStop() // spent with tools asked for: not made
+		}
 		if len(calls) == 0 {
 			if queued := a.drain(); len(queued) > 0 {
 				// A message came while the model answered: it is the
@@ -220,6 +234,9 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 			}
 		}
 		results = append(results, a.drain()...)
+		if b, ok := a.bud.wrapUp(); ok { // told once, at 85 %
+			results = append(results, b)
+		}
 		user := llm.Message{Role: llm.RoleUser, Content: results}
 		a.msgs = append(a.msgs, user)
 		a.emit(run.Event{Type: run.EventUser, Message: &user})
@@ -282,6 +299,15 @@ func (a *agent) subagent(ctx workflow.Context, c llm.Block) ToolDone {
 	if in.SubagentType != "" {
 		req.Definition.Name = in.SubagentType
 	}
+	asked, err := in.Budget.Budget()
+	if err != nil {
+		return toolError(c.ID, prompts.AgentInputInvalid(err, nil))
+	}
+	acct, limits, refused := a.bud.reserve(ctx, asked) // budget.go
+	if refused != "" {
+		return toolError(c.ID, refused)
+	}
+	req.Budget = limits
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:          req.AgentID,
 		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
@@ -290,7 +316,8 @@ func (a *agent) subagent(ctx workflow.Context, c llm.Block) ToolDone {
 	child := &agent{req: req, place: a.place}
 	a.emit(run.Event{Type: run.EventTaskStarted, AgentID: req.AgentID, ParentToolUseID: c.ID, Task: child.taskInfo()})
 	var out Output
-	err := workflow.ExecuteChildWorkflow(cctx, WorkflowName, Input{Request: req, Placement: a.place}).Get(ctx, &out)
+	err = workflow.ExecuteChildWorkflow(cctx, WorkflowName, Input{Request: req, Placement: a.place}).Get(ctx, &out)
+	settleChild(acct, out.Result) // budget.go: its spend charged, the rest back
 	if err != nil {
 		// The child's workflow did not return (it was terminated, or
 		// cancelled before it ran): its end is recorded here.
@@ -308,7 +335,7 @@ func (a *agent) subagent(ctx workflow.Context, c llm.Block) ToolDone {
 	a.progress.Usage = a.progress.Usage.Add(out.Result.Usage)
 	a.progress.Tokens = a.progress.Usage.Total()
 	res := out.Result
-	if res.Status != task.Completed {
+	if res.Status != task.Completed && res.Status != task.BudgetExhausted {
 		return toolError(c.ID, fmt.Sprintf("Sub-agent %s ended %s: %s", req.AgentID, res.Status, res.Error))
 	}
 	text := res.Text
@@ -346,7 +373,7 @@ func (a *agent) finish(ctx workflow.Context, status task.Status, text, errText s
 		Text: text, Error: errText, MaxTurnsHit: maxHit,
 		Turns: a.progress.Turns, ToolUses: a.progress.ToolUses, ToolStats: a.stats, Usage: a.progress.Usage,
 		Receipt: a.req.Receipt, Continuable: !d.OneShot && !d.Fork,
-		Duration: workflow.Now(ctx).Sub(a.start),
+		Duration: workflow.Now(ctx).Sub(a.start), Budget: a.bud.spend(),
 	}
 	a.emit(run.Event{Type: run.EventTaskCompleted, Subagent: &res})
 	return &Output{Result: res, Messages: a.msgs, Events: a.events}
