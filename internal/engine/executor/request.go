@@ -130,6 +130,9 @@ type Definition struct {
 	// tool of this schema (named in Ceiling.Tools) and its result carries
 	// the JSON that matched. Empty without one.
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	// OutputAttempts bounds the StructuredOutput calls that do not match
+	// (the launcher's setting; 0: the default, 5).
+	OutputAttempts int `json:"output_attempts,omitempty"`
 }
 
 // Ceiling is what the child may do, as data (S-5, S-10.3): its tools in

@@ -168,6 +168,19 @@ func (a *Activities) pool(names []string) *tool.Pool {
 	return p
 }
 
+// specs are the tools a model call offers: the worker's of those named,
+// the Agent tool (with its budget field when the agent has a budget), and
+// the workflow's own (Extra).
+func (a *Activities) specs(in ModelCall) []llm.ToolSpec {
+	specs := a.pool(in.Tools).Specs()
+	for i, s := range specs {
+		if s.Name == "Agent" && in.Budget {
+			specs[i].InputSchema = tasktools.AgentSchemaBudget(false, false, true, true)
+		}
+	}
+	return append(specs, in.Extra...)
+}
+
 // ModelCall makes one model request and returns the complete answer.
 func (a *Activities) ModelCall(ctx context.Context, in ModelCall) (*ModelAnswer, error) {
 	if a.Model == nil {
@@ -175,7 +188,7 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelCall) (*ModelAnswer,
 	}
 	stop := heartbeat(ctx)
 	defer stop()
-	req := &llm.Request{Model: in.ModelID, System: in.System, SystemPrefix: in.SystemPrefix, Tools: a.pool(in.Tools).Specs(),
+	req := &llm.Request{Model: in.ModelID, System: in.System, SystemPrefix: in.SystemPrefix, Tools: a.specs(in),
 		Messages: in.Messages, CacheHints: in.CacheHints, Effort: in.Effort}
 	start := time.Now()
 	for ev, err := range a.Model.Stream(ctx, req) {

@@ -99,6 +99,11 @@ type ModelCall struct {
 	CacheHints   []llm.CacheHint   `json:"cache_hints,omitempty"`
 	Effort       llm.Effort        `json:"effort,omitempty"`
 	Unavailable  map[string]string `json:"unavailable,omitempty"`
+	// Extra are tools the workflow runs itself, offered after Tools: the
+	// agent's StructuredOutput tool of its output schema (typed.go).
+	Extra []llm.ToolSpec `json:"extra,omitempty"`
+	// Budget offers the Agent tool's budget field (the agent has one).
+	Budget bool `json:"budget,omitempty"`
 }
 
 // ModelAnswer is a model call's complete answer.

@@ -60,8 +60,10 @@ type agent struct {
 	place *Placement
 	owns  bool
 	lost  bool
-	// bud is the agent's budget (budget.go; nil: none).
+	// bud is the agent's budget (budget.go; nil: none); out its output
+	// schema (typed.go; nil: none).
 	bud *budget
+	out *typed
 }
 
 // callOptions are activityOptions, on the worker holding the agent's
@@ -148,6 +150,13 @@ func Agent(ctx workflow.Context, in Input) (*Output, error) {
 		}
 	}
 	a.bud = newBudget(ctx, a.req)
+	typ, err := newTyped(a.req.Definition.OutputSchema, a.req.Definition.OutputAttempts)
+	if err != nil {
+		out := a.finish(ctx, task.Failed, "", prompts.OutputSchemaInvalid("output schema", err), false)
+		a.collect(ctx, out)
+		return out, nil
+	}
+	a.out = typ
 	lctx, endWatch := a.bud.watchWall(ctx) // budget.go: wall time is a deadline
 	status, text, errText, maxHit := a.loop(lctx)
 	endWatch()
@@ -172,7 +181,8 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 		}
 		var ans ModelAnswer
 		call := ModelCall{AgentID: a.req.AgentID, ModelID: a.req.Model.ID, System: a.req.Definition.System, SystemPrefix: a.req.Definition.SystemPrefix,
-			Tools: a.req.Ceiling.Tools, Messages: a.msgs, CacheHints: a.req.CacheHints, Unavailable: a.req.Ceiling.Unavailable}
+			Tools: a.req.Ceiling.Tools, Messages: a.msgs, CacheHints: a.req.CacheHints, Unavailable: a.req.Ceiling.Unavailable,
+			Extra: a.out.extra(), Budget: a.bud != nil}
 		if err := workflow.ExecuteActivity(actx, ModelActivity, call).Get(ctx, &ans); err != nil {
 			return a.failed(ctx, err)
 		}
@@ -201,6 +211,16 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 				a.msgs = append(a.msgs, llm.Message{Role: llm.RoleUser, Content: queued})
 				continue
 			}
+			if a.out != nil && !a.out.done() { // typed.go: the answer is owed
+				text, ok := a.out.remind()
+				if !ok {
+					return a.out.exhausted()
+				}
+				user := llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(text)}}
+				a.msgs = append(a.msgs, user)
+				a.emit(run.Event{Type: run.EventUser, Message: &user})
+				continue
+			}
 			return task.Completed, msg.Text(), "", false
 		}
 		results := make([]llm.Block, 0, len(calls))
@@ -211,7 +231,9 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 			a.stats[c.Name]++
 			var done ToolDone
 			var err error
-			if c.Name == "Agent" {
+			if a.out.handles(c) {
+				done = a.out.call(c) // typed.go: validated here
+			} else if c.Name == "Agent" {
 				done = a.subagent(ctx, c)
 			} else {
 				in := ToolCall{AgentID: a.req.AgentID, AgentType: a.req.Definition.Name, Background: a.req.Background, Cwd: a.req.Cwd,
@@ -240,6 +262,12 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 		user := llm.Message{Role: llm.RoleUser, Content: results}
 		a.msgs = append(a.msgs, user)
 		a.emit(run.Event{Type: run.EventUser, Message: &user})
+		if a.out.done() { // a matching answer ends the turn
+			return task.Completed, msg.Text(), "", false
+		}
+		if a.out != nil && a.out.slot.Exhausted() {
+			return a.out.exhausted()
+		}
 		if max := a.req.Definition.MaxTurns; max > 0 && a.progress.Turns >= max {
 			return task.Completed, prompts.MaxTurnsReached(max), "", true
 		}
@@ -299,6 +327,10 @@ func (a *agent) subagent(ctx workflow.Context, c llm.Block) ToolDone {
 	if in.SubagentType != "" {
 		req.Definition.Name = in.SubagentType
 	}
+	req.Definition.OutputSchema = in.OutputSchema // its own, never its parent's
+	if _, err := newTyped(in.OutputSchema, req.Definition.OutputAttempts); err != nil {
+		return toolError(c.ID, prompts.OutputSchemaInvalid("output_schema", err))
+	}
 	asked, err := in.Budget.Budget()
 	if err != nil {
 		return toolError(c.ID, prompts.AgentInputInvalid(err, nil))
@@ -342,6 +374,9 @@ func (a *agent) subagent(ctx workflow.Context, c llm.Block) ToolDone {
 	if text == "" {
 		text = prompts.ToolNoOutput
 	}
+	if js := compactJSON(res.StructuredOutput); js != "" {
+		text += "\n" + prompts.StructuredOutputBlock(js)
+	}
 	return ToolDone{Result: run.ToolResult{Text: text}, Block: llm.ToolResultBlock(c.ID, text, false)}
 }
 
@@ -375,6 +410,7 @@ func (a *agent) finish(ctx workflow.Context, status task.Status, text, errText s
 		Receipt: a.req.Receipt, Continuable: !d.OneShot && !d.Fork,
 		Duration: workflow.Now(ctx).Sub(a.start), Budget: a.bud.spend(),
 	}
+	a.out.result(&res) // typed.go
 	a.emit(run.Event{Type: run.EventTaskCompleted, Subagent: &res})
 	return &Output{Result: res, Messages: a.msgs, Events: a.events}
 }
