@@ -14,6 +14,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/engine/tasktools"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/remote/workspace"
+	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
@@ -44,6 +45,9 @@ type Activities struct {
 	WorkerID string
 	OwnQueue string
 	Wait     time.Duration
+	// Tel is the worker's telemetry (nil: off); its tracer provider takes
+	// span ids from telemetry.RemoteIDs (telemetry.go).
+	Tel *telemetry.Telemetry
 
 	mu    sync.Mutex
 	trees map[string]*workspace.Checkout
@@ -191,19 +195,26 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelCall) (*ModelAnswer,
 	req := &llm.Request{Model: in.ModelID, System: in.System, SystemPrefix: in.SystemPrefix, Tools: a.specs(in),
 		Messages: in.Messages, CacheHints: in.CacheHints, Effort: in.Effort}
 	start := time.Now()
-	for ev, err := range a.Model.Stream(ctx, req) {
+	sctx, observed := a.observeRequest(ctx, in, req) // telemetry.go
+	for ev, err := range a.Model.Stream(sctx, req) {
 		if err != nil {
+			observed(nil, err)
 			return nil, failure(ctx, "model request", err)
 		}
 		if ev.Kind == llm.EventDone {
 			if ev.Response == nil {
-				return nil, failure(ctx, "model request", errors.New("the stream ended without a response"))
+				err := errors.New("the stream ended without a response")
+				observed(nil, err)
+				return nil, failure(ctx, "model request", err)
 			}
 			r := ev.Response
+			observed(r, nil)
 			return &ModelAnswer{Message: r.Message, Usage: r.Usage, ID: r.ID, Model: r.Model, StopReason: r.StopReason, APIDuration: time.Since(start)}, nil
 		}
 	}
-	return nil, failure(ctx, "model request", errors.New("the stream ended before the answer was complete"))
+	err := errors.New("the stream ended before the answer was complete")
+	observed(nil, err)
+	return nil, failure(ctx, "model request", err)
 }
 
 // ToolCall runs one tool call through the loop's steps for a call (input
@@ -235,6 +246,7 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCall) (*ToolDone, erro
 	env := &tool.Env{Cwd: in.Cwd, AgentID: in.AgentID, OmitResults: true, Files: tool.FileStateFrom(in.Files), Todos: &tool.TodoList{}}
 	cfg := loop.Config{Tools: a.pool(in.Ceiling.Tools), Env: env, Authorizer: sess, AgentID: in.AgentID, AgentType: in.AgentType,
 		Background: in.Background, Unavailable: in.Ceiling.Unavailable}
+	ctx = a.observeTool(ctx, in, &cfg) // telemetry.go
 	res, block, err := loop.CallOne(ctx, cfg, nil, in.Call)
 	if err != nil {
 		return nil, failure(ctx, "tool "+in.Call.Name, err)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/internal/remote/workspace"
+	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/run"
@@ -30,6 +31,9 @@ const (
 	// takes it; FinishActivity, on that worker, returns the agent's work.
 	CheckoutActivity = "cadre.checkout"
 	FinishActivity   = "cadre.finish"
+	// SpanActivity records an ended agent's invoke_agent span on a
+	// worker with telemetry on (telemetry.go).
+	SpanActivity = "cadre.span"
 )
 
 // Checkout is the input of CheckoutActivity: the agent, its session and
@@ -104,6 +108,11 @@ type ModelCall struct {
 	Extra []llm.ToolSpec `json:"extra,omitempty"`
 	// Budget offers the Agent tool's budget field (the agent has one).
 	Budget bool `json:"budget,omitempty"`
+	// Trace is the agent's invoke_agent span on the workers, the parent
+	// of the call's chat span; Session the launcher's session (empty
+	// Trace: the launcher records no telemetry).
+	Trace   executor.TraceContext `json:"trace,omitzero"`
+	Session string                `json:"session,omitempty"`
 }
 
 // ModelAnswer is a model call's complete answer.
@@ -132,6 +141,16 @@ type ToolCall struct {
 	// Tree, for an agent with a workspace, is the agent whose checkout
 	// Cwd is: the worker refuses the call when it does not hold it.
 	Tree string `json:"tree,omitempty"`
+	// Trace and Session are ModelCall's, for the execute_tool span.
+	Trace   executor.TraceContext `json:"trace,omitzero"`
+	Session string                `json:"session,omitempty"`
+}
+
+// AgentSpan is the input of SpanActivity: an ended agent's run, under
+// the launcher's session.
+type AgentSpan struct {
+	Session string              `json:"session"`
+	Run     telemetry.RemoteRun `json:"run"`
 }
 
 // ToolDone is how a tool call ended: the event's result, the block the

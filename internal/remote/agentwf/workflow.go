@@ -64,6 +64,11 @@ type agent struct {
 	// schema (typed.go; nil: none).
 	bud *budget
 	out *typed
+	// spanID is the agent's invoke_agent span on the workers and trace
+	// its context, the parent of its calls' spans (telemetry.go; empty:
+	// no trace).
+	spanID string
+	trace  executor.TraceContext
 }
 
 // callOptions are activityOptions, on the worker holding the agent's
@@ -150,10 +155,12 @@ func Agent(ctx workflow.Context, in Input) (*Output, error) {
 		}
 	}
 	a.bud = newBudget(ctx, a.req)
+	a.traceSpan(ctx) // telemetry.go
 	typ, err := newTyped(a.req.Definition.OutputSchema, a.req.Definition.OutputAttempts)
 	if err != nil {
 		out := a.finish(ctx, task.Failed, "", prompts.OutputSchemaInvalid("output schema", err), false)
 		a.collect(ctx, out)
+		a.recordSpan(ctx, out)
 		return out, nil
 	}
 	a.out = typ
@@ -165,6 +172,7 @@ func Agent(ctx workflow.Context, in Input) (*Output, error) {
 	}
 	out := a.finish(ctx, status, text, errText, maxHit)
 	a.collect(ctx, out)
+	a.recordSpan(ctx, out)
 	return out, nil
 }
 
@@ -182,7 +190,7 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 		var ans ModelAnswer
 		call := ModelCall{AgentID: a.req.AgentID, ModelID: a.req.Model.ID, System: a.req.Definition.System, SystemPrefix: a.req.Definition.SystemPrefix,
 			Tools: a.req.Ceiling.Tools, Messages: a.msgs, CacheHints: a.req.CacheHints, Unavailable: a.req.Ceiling.Unavailable,
-			Extra: a.out.extra(), Budget: a.bud != nil}
+			Extra: a.out.extra(), Budget: a.bud != nil, Trace: a.trace, Session: a.req.RootID}
 		if err := workflow.ExecuteActivity(actx, ModelActivity, call).Get(ctx, &ans); err != nil {
 			return a.failed(ctx, err)
 		}
@@ -237,7 +245,7 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 				done = a.subagent(ctx, c)
 			} else {
 				in := ToolCall{AgentID: a.req.AgentID, AgentType: a.req.Definition.Name, Background: a.req.Background, Cwd: a.req.Cwd,
-					Ceiling: a.req.Ceiling, Mode: a.req.Mode, Files: a.files, Call: c}
+					Ceiling: a.req.Ceiling, Mode: a.req.Mode, Files: a.files, Call: c, Trace: a.trace, Session: a.req.RootID}
 				if a.place != nil {
 					in.Cwd, in.Tree = a.place.Dir, a.place.Owner
 				}
@@ -340,6 +348,7 @@ func (a *agent) subagent(ctx workflow.Context, c llm.Block) ToolDone {
 		return toolError(c.ID, refused)
 	}
 	req.Budget = limits
+	req.Trace = a.trace // its span hangs under this agent's
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:          req.AgentID,
 		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,

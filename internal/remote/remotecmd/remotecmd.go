@@ -19,11 +19,14 @@ import (
 	"syscall"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 
 	"github.com/cadre-dev/cadre/internal/remote/agentwf"
 	"github.com/cadre-dev/cadre/internal/remote/workspace"
+	"github.com/cadre-dev/cadre/internal/telemetry"
+	"github.com/cadre-dev/cadre/internal/telemetry/otelsetup"
 	"github.com/cadre-dev/cadre/llm/anthropic"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/tool/builtin"
@@ -203,6 +206,21 @@ func worker(args []string, stderr io.Writer) error {
 	if err := o.workspaces(acts); err != nil {
 		return err
 	}
+	// Telemetry from the worker's own OTEL_* variables: its spans join
+	// the trace each agent's spawn request carries (agentwf/telemetry.go).
+	set, flush, terr := otelsetup.Setup(context.Background(), os.Getenv, "cadre-remote", sdktrace.WithIDGenerator(telemetry.RemoteIDs{}))
+	if terr != nil {
+		fmt.Fprintf(stderr, "cadre-remote worker: telemetry: %v\n", terr)
+	}
+	set.Provider = "anthropic"
+	acts.Tel = telemetry.New(set, "", nil)
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := flush(fctx); err != nil {
+			fmt.Fprintf(stderr, "cadre-remote worker: telemetry: %v\n", err)
+		}
+	}()
 	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	opts, err := conn.options(logger)
 	if err != nil {
