@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/internal/engine/tasktools"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/remote/workspace"
@@ -45,6 +46,9 @@ type Activities struct {
 	WorkerID string
 	OwnQueue string
 	Wait     time.Duration
+	// Hooks are the worker's own hooks (its --settings), fired around
+	// every tool call; nil: none. The launcher's never travel.
+	Hooks *hooks.Dispatcher
 	// Tel is the worker's telemetry (nil: off); its tracer provider takes
 	// span ids from telemetry.RemoteIDs (telemetry.go).
 	Tel *telemetry.Telemetry
@@ -247,6 +251,10 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCall) (*ToolDone, erro
 	cfg := loop.Config{Tools: a.pool(in.Ceiling.Tools), Env: env, Authorizer: sess, AgentID: in.AgentID, AgentType: in.AgentType,
 		Background: in.Background, Unavailable: in.Ceiling.Unavailable}
 	ctx = a.observeTool(ctx, in, &cfg) // telemetry.go
+	if a.Hooks != nil {
+		cfg.Hooks = a.Hooks.ForAgent(hooks.Scope{SessionID: in.Session, Cwd: in.Cwd, AgentID: in.AgentID, AgentType: in.AgentType,
+			PermissionMode: func() permission.Mode { return mode }})
+	}
 	res, block, err := loop.CallOne(ctx, cfg, nil, in.Call)
 	if err != nil {
 		return nil, failure(ctx, "tool "+in.Call.Name, err)

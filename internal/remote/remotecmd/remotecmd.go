@@ -146,6 +146,8 @@ type workerFlags struct {
 	repos     listFlag
 	id        string
 	wait      time.Duration
+	// settingsFiles are the worker's own settings (settings.go).
+	settingsFiles listFlag
 }
 
 // WorkerFlags returns the flag set of `cadre-remote worker` (its names
@@ -166,6 +168,7 @@ func newWorkerFlags() (*flag.FlagSet, *workerFlags) {
 	fs.StringVar(&o.id, "worker-id", "", "this worker's name, unique on the task queue; its own queue is <task-queue>/<worker-id> (default host-pid)")
 	fs.DurationVar(&o.wait, "workspace-wait", agentwf.DefaultPlacementWait, "how long a call of an agent whose tree this worker holds may wait for it before the agent fails taking it for gone")
 	fs.Var(&o.ask, "ask", "a permission rule every agent must ask for — on a worker nobody can answer, so a deny (repeatable)")
+	fs.Var(&o.settingsFiles, "settings", "a settings file of this worker's own whose hooks run around every tool call of its agents (repeatable; the launcher's hooks never travel)")
 	return fs, o
 }
 
@@ -204,6 +207,9 @@ func worker(args []string, stderr io.Writer) error {
 	}
 	acts.Model = m
 	if err := o.workspaces(acts); err != nil {
+		return err
+	}
+	if err := o.settings(acts, stderr); err != nil { // settings.go
 		return err
 	}
 	// Telemetry from the worker's own OTEL_* variables: its spans join
