@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -49,6 +50,9 @@ type Activities struct {
 	// Hooks are the worker's own hooks (its --settings), fired around
 	// every tool call; nil: none. The launcher's never travel.
 	Hooks *hooks.Dispatcher
+	// MCP is the worker's own MCP servers (its --settings' mcpServers);
+	// nil: none.
+	MCP MCPTools
 	// Tel is the worker's telemetry (nil: off); its tracer provider takes
 	// span ids from telemetry.RemoteIDs (telemetry.go).
 	Tel *telemetry.Telemetry
@@ -159,10 +163,15 @@ func failure(ctx context.Context, what string, err error) error {
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %v", what, err), "cadre.call", nil)
 }
 
-// pool is the tools of names that the worker has, in that order; Agent is
-// the workflow's, offered with its spec.
-func (a *Activities) pool(names []string) *tool.Pool {
-	have := tool.NewPool(a.Tools...)
+// pool is the tools of names that the worker has, in that order (its
+// MCP servers' tools of the same names included); Agent is the
+// workflow's, offered with its spec. Then the tools of the worker's MCP
+// servers the agent's definition names (servers): the definition gives
+// it those servers, and the worker connects them by name in its own
+// settings (mcp.go).
+func (a *Activities) pool(ctx context.Context, names, servers []string) *tool.Pool {
+	mcpTools := a.mcpTools(ctx)
+	have := tool.NewPool(append(slices.Clip(a.Tools), mcpTools...)...)
 	p := tool.NewPool()
 	for _, n := range names {
 		if n == "Agent" {
@@ -173,14 +182,19 @@ func (a *Activities) pool(names []string) *tool.Pool {
 			p.Add(t)
 		}
 	}
+	for _, t := range mcpTools {
+		if _, dup := p.Get(t.Spec().Name); !dup && namedServer(t, servers) {
+			p.Add(t)
+		}
+	}
 	return p
 }
 
 // specs are the tools a model call offers: the worker's of those named,
 // the Agent tool (with its budget field when the agent has a budget), and
 // the workflow's own (Extra).
-func (a *Activities) specs(in ModelCall) []llm.ToolSpec {
-	specs := a.pool(in.Tools).Specs()
+func (a *Activities) specs(ctx context.Context, in ModelCall) []llm.ToolSpec {
+	specs := a.pool(ctx, in.Tools, in.MCPServers).Specs()
 	for i, s := range specs {
 		if s.Name == "Agent" && in.Budget {
 			specs[i].InputSchema = tasktools.AgentSchemaBudget(false, false, true, true)
@@ -196,7 +210,7 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelCall) (*ModelAnswer,
 	}
 	stop := heartbeat(ctx)
 	defer stop()
-	req := &llm.Request{Model: in.ModelID, System: in.System, SystemPrefix: in.SystemPrefix, Tools: a.specs(in),
+	req := &llm.Request{Model: in.ModelID, System: in.System, SystemPrefix: in.SystemPrefix, Tools: a.specs(ctx, in),
 		Messages: in.Messages, CacheHints: in.CacheHints, Effort: in.Effort}
 	start := time.Now()
 	sctx, observed := a.observeRequest(ctx, in, req) // telemetry.go
@@ -248,7 +262,7 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCall) (*ToolDone, erro
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("permissions of agent %s: %v", in.AgentID, err), "cadre.config", nil)
 	}
 	env := &tool.Env{Cwd: in.Cwd, AgentID: in.AgentID, OmitResults: true, Files: tool.FileStateFrom(in.Files), Todos: &tool.TodoList{}}
-	cfg := loop.Config{Tools: a.pool(in.Ceiling.Tools), Env: env, Authorizer: sess, AgentID: in.AgentID, AgentType: in.AgentType,
+	cfg := loop.Config{Tools: a.pool(ctx, in.Ceiling.Tools, in.MCPServers), Env: env, Authorizer: sess, AgentID: in.AgentID, AgentType: in.AgentType,
 		Background: in.Background, Unavailable: in.Ceiling.Unavailable}
 	ctx = a.observeTool(ctx, in, &cfg) // telemetry.go
 	if a.Hooks != nil {

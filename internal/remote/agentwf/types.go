@@ -108,6 +108,9 @@ type ModelCall struct {
 	Extra []llm.ToolSpec `json:"extra,omitempty"`
 	// Budget offers the Agent tool's budget field (the agent has one).
 	Budget bool `json:"budget,omitempty"`
+	// MCPServers are the MCP servers the agent's definition names: the
+	// worker offers their tools from its own configuration.
+	MCPServers []string `json:"mcp_servers,omitempty"`
 	// Trace is the agent's invoke_agent span on the workers, the parent
 	// of the call's chat span; Session the launcher's session (empty
 	// Trace: the launcher records no telemetry).
@@ -141,6 +144,8 @@ type ToolCall struct {
 	// Tree, for an agent with a workspace, is the agent whose checkout
 	// Cwd is: the worker refuses the call when it does not hold it.
 	Tree string `json:"tree,omitempty"`
+	// MCPServers are ModelCall's.
+	MCPServers []string `json:"mcp_servers,omitempty"`
 	// Trace and Session are ModelCall's, for the execute_tool span.
 	Trace   executor.TraceContext `json:"trace,omitzero"`
 	Session string                `json:"session,omitempty"`

@@ -190,7 +190,7 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 		var ans ModelAnswer
 		call := ModelCall{AgentID: a.req.AgentID, ModelID: a.req.Model.ID, System: a.req.Definition.System, SystemPrefix: a.req.Definition.SystemPrefix,
 			Tools: a.req.Ceiling.Tools, Messages: a.msgs, CacheHints: a.req.CacheHints, Unavailable: a.req.Ceiling.Unavailable,
-			Extra: a.out.extra(), Budget: a.bud != nil, Trace: a.trace, Session: a.req.RootID}
+			Extra: a.out.extra(), Budget: a.bud != nil, Trace: a.trace, Session: a.req.RootID, MCPServers: a.req.Definition.MCPServers}
 		if err := workflow.ExecuteActivity(actx, ModelActivity, call).Get(ctx, &ans); err != nil {
 			return a.failed(ctx, err)
 		}
@@ -245,7 +245,8 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 				done = a.subagent(ctx, c)
 			} else {
 				in := ToolCall{AgentID: a.req.AgentID, AgentType: a.req.Definition.Name, Background: a.req.Background, Cwd: a.req.Cwd,
-					Ceiling: a.req.Ceiling, Mode: a.req.Mode, Files: a.files, Call: c, Trace: a.trace, Session: a.req.RootID}
+					Ceiling: a.req.Ceiling, Mode: a.req.Mode, Files: a.files, Call: c, Trace: a.trace, Session: a.req.RootID,
+					MCPServers: a.req.Definition.MCPServers}
 				if a.place != nil {
 					in.Cwd, in.Tree = a.place.Dir, a.place.Owner
 				}

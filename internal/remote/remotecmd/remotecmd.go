@@ -168,7 +168,7 @@ func newWorkerFlags() (*flag.FlagSet, *workerFlags) {
 	fs.StringVar(&o.id, "worker-id", "", "this worker's name, unique on the task queue; its own queue is <task-queue>/<worker-id> (default host-pid)")
 	fs.DurationVar(&o.wait, "workspace-wait", agentwf.DefaultPlacementWait, "how long a call of an agent whose tree this worker holds may wait for it before the agent fails taking it for gone")
 	fs.Var(&o.ask, "ask", "a permission rule every agent must ask for — on a worker nobody can answer, so a deny (repeatable)")
-	fs.Var(&o.settingsFiles, "settings", "a settings file of this worker's own whose hooks run around every tool call of its agents (repeatable; the launcher's hooks never travel)")
+	fs.Var(&o.settingsFiles, "settings", "a settings file of this worker's own: its hooks run around every tool call of its agents, its mcpServers are the MCP servers agents get by name (repeatable; the launcher's never travel)")
 	return fs, o
 }
 
@@ -209,9 +209,11 @@ func worker(args []string, stderr io.Writer) error {
 	if err := o.workspaces(acts); err != nil {
 		return err
 	}
-	if err := o.settings(acts, stderr); err != nil { // settings.go
+	stopMCP, err := o.settings(acts, stderr) // settings.go
+	if err != nil {
 		return err
 	}
+	defer stopMCP()
 	// Telemetry from the worker's own OTEL_* variables: its spans join
 	// the trace each agent's spawn request carries (agentwf/telemetry.go).
 	set, flush, terr := otelsetup.Setup(context.Background(), os.Getenv, "cadre-remote", sdktrace.WithIDGenerator(telemetry.RemoteIDs{}))
