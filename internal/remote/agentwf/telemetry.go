@@ -13,7 +13,9 @@ package agentwf
 
 import (
 	"context"
+	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/cadre-dev/cadre/internal/engine/executor"
@@ -22,6 +24,10 @@ import (
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/task"
 )
+
+// spanWait bounds how long an ended agent waits for its span to be
+// recorded.
+const spanWait = 30 * time.Second
 
 // traceSpan picks the agent's span id when the launcher sent a trace.
 func (a *agent) traceSpan(ctx workflow.Context) {
@@ -52,8 +58,14 @@ func (a *agent) recordSpan(ctx workflow.Context, out *Output) {
 	}
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
-	// A span that cannot be recorded loses the span, never the agent.
-	_ = workflow.ExecuteActivity(activityOptions(dctx), SpanActivity, AgentSpan{Session: a.req.RootID, Run: run}).Get(dctx, nil)
+	// A span that cannot be recorded loses the span, never the agent: a
+	// few tries within a bound (a worker too old to know the call fails
+	// it), then the agent's end goes on.
+	sctx := workflow.WithActivityOptions(dctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Second, ScheduleToCloseTimeout: spanWait,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, MaximumAttempts: 3},
+	})
+	_ = workflow.ExecuteActivity(sctx, SpanActivity, AgentSpan{Session: a.req.RootID, Run: run}).Get(dctx, nil)
 }
 
 // RecordSpan records an ended agent's invoke_agent span (SpanActivity).

@@ -110,3 +110,18 @@ func TestRemoteAgentJoinsTheLaunchersTrace(t *testing.T) {
 		}
 	}
 }
+
+// A worker that cannot record the span (one without the span call) costs
+// the span, never the agent: it ends as it would.
+func TestRemoteAgentEndsWhenItsSpanCannotBeRecorded(t *testing.T) {
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	e := env(t, srv) // registers no SpanActivity
+	srv.Script("NOSPAN", llmtest.Text("done without a span"))
+	req := spawn(t, "NOSPAN go", 0, permission.ModeBypassPermissions)
+	req.Trace = executor.TraceContext{TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
+	e.ExecuteWorkflow(agentwf.WorkflowName, agentwf.Input{Request: req})
+	if res := result(t, e).Result; res.Status != task.Completed || res.Text != "done without a span" {
+		t.Fatalf("result %+v", res)
+	}
+}
