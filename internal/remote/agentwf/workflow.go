@@ -184,7 +184,9 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 			if queued := a.drain(); len(queued) > 0 {
 				// A message came while the model answered: it is the
 				// agent's next turn, not lost with its end.
-				a.msgs = append(a.msgs, llm.Message{Role: llm.RoleUser, Content: queued})
+				user := llm.Message{Role: llm.RoleUser, Content: queued}
+				a.msgs = append(a.msgs, user)
+				a.emit(run.Event{Type: run.EventUser, Message: &user}) // the launcher's transcript of it holds the turn
 				continue
 			}
 			return task.Completed, msg.Text(), "", false

@@ -1,0 +1,151 @@
+package engine
+
+// A remote agent's transcript on the launcher (issue 26): the worker
+// keeps the conversation in its workflow, and the launcher writes it to
+// the agent's own transcript file as the executor streams it, at tool-round
+// granularity — its first user turn, then each answer of its model and
+// each round of tool results (with the messages it was sent) as they come
+// back —, and at its end how it ended (a run_end entry) and its
+// .meta.json, as a local sub-agent's. TaskOutput, `cadre agents`, the
+// terminal UI and continuing the agent with SendMessage (resume.go) read
+// that file as they read a local agent's.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/task"
+	"github.com/cadre-dev/cadre/transcript"
+)
+
+// remoteLog is a remote child's transcript and metadata being written.
+type remoteLog struct {
+	c            *agent
+	jw           *transcript.JournalWriter
+	rec          loop.Recorder
+	tpath, mpath string
+	meta         *agentMeta
+	// failed is the first write that failed; later lines are not tried.
+	failed error
+}
+
+// openRemoteLog starts the remote child's transcript: its metadata and
+// its first user turn (the prompt, a fork's inherited conversation, or
+// for a continued agent the message that continues it). nil when the
+// session keeps no transcripts; an error when the file cannot be named
+// or started, which fails the child as a local one's does.
+func openRemoteLog(c *agent, parent *agent, in agentInput) (*remoteLog, error) {
+	rs, rt := c.run, c.run.rt
+	if rs.journal == nil {
+		return nil, nil
+	}
+	tpath, err := transcript.AgentFile(rt.cfg.StateDir, rt.cfg.Cwd, rt.session, c.id)
+	if err != nil {
+		return nil, err
+	}
+	l := &remoteLog{c: c, tpath: tpath, mpath: strings.TrimSuffix(tpath, ".jsonl") + ".meta.json"}
+	l.meta = &agentMeta{AgentID: c.id, AgentType: c.typ, Description: in.Description, ToolUseID: c.toolUseID, Depth: c.depth,
+		Parent: parent.name(), Model: c.modelID, Background: true, StartedAt: rt.cfg.Now().UTC(), Receipt: c.spawnReceipt,
+		Isolation: agentdef.IsolationRemote}
+	l.jw = rs.journal.Transcript(tpath, rt.session, c.id, rt.cfg.Now)
+	l.rec = c.resumeRecorder(l.jw) // a continued agent's history is in the file already (resume.go)
+	if err := writeMeta(rs.journal, l.mpath, l.meta); err != nil {
+		_ = l.jw.Release()
+		return nil, err
+	}
+	prompt := in.Prompt
+	if c.def.InitialPrompt != "" {
+		prompt = c.def.InitialPrompt + "\n\n" + prompt
+	}
+	msgs, err := forkOf(c).startMessages(prompt, l.rec) // a fork's inherited turns first (fork.go)
+	if err == nil {
+		err = l.rec.AppendMessage(msgs[len(msgs)-1], "", nil)
+	}
+	if err != nil {
+		_ = l.jw.Release()
+		return nil, fmt.Errorf("write the remote agent's first turn: %w", err)
+	}
+	return l, nil
+}
+
+// event writes what of ev belongs in the child's own transcript: its
+// model's answers and its rounds of tool results. Events of the agents it
+// started remotely carry their own ids and are not its conversation.
+func (l *remoteLog) event(ev run.Event) {
+	if l == nil || l.failed != nil || ev.AgentID != l.c.id || ev.Message == nil {
+		return
+	}
+	var err error
+	switch ev.Type {
+	case run.EventAssistant:
+		u := ev.Usage
+		err = l.rec.AppendMessage(*ev.Message, ev.Model, &u)
+	case run.EventUser:
+		err = l.rec.AppendMessage(*ev.Message, "", nil)
+	default:
+		return
+	}
+	if err != nil {
+		l.failed = err
+	}
+}
+
+// close records how the child ended (a run_end entry and its finished
+// .meta.json) and waits until its lines are written; the error is a line
+// that could not be, which the launcher reports as a warning of the
+// child (its run is over and happened remotely).
+func (l *remoteLog) close(ctx context.Context, res *run.SubagentResult) error {
+	if l == nil {
+		return nil
+	}
+	rs, rt := l.c.run, l.c.run.rt
+	defer func() { _ = l.jw.Release() }()
+	end := transcript.RunEnd{Subtype: "success", Error: res.Error, NumTurns: res.Turns, ToolUses: res.ToolUses,
+		DurationMS: res.Duration.Milliseconds(), Usage: res.Usage}
+	switch {
+	case res.Status == task.Killed:
+		end.Subtype, end.IsError, end.Cancelled = "error_during_execution", true, true
+	case res.Status == task.Failed:
+		end.Subtype, end.IsError = "error_during_execution", true
+	case res.MaxTurnsHit:
+		end.Subtype = "error_max_turns"
+	}
+	if l.failed == nil {
+		l.failed = l.jw.AppendEnd(end)
+	}
+	l.meta.Finished, l.meta.Status, l.meta.FinishedAt = true, res.Status, rt.cfg.Now().UTC()
+	if res.Worktree != nil {
+		l.meta.Worktree = res.Worktree.Path
+	}
+	if err := writeMeta(rs.journal, l.mpath, l.meta); err != nil && l.failed == nil {
+		l.failed = err
+	}
+	if err := rs.journal.Written(l.tpath, l.mpath); err != nil && l.failed == nil {
+		l.failed = err
+	}
+	if l.failed != nil {
+		return fmt.Errorf("the remote agent's transcript %s is incomplete: %w", l.tpath, l.failed)
+	}
+	return nil
+}
+
+// ranRemotely reports whether the agent whose transcript is tpath ran on
+// a remote worker, as its .meta.json says (an agent of an earlier process
+// of the session has no live record saying so).
+func ranRemotely(tpath string) bool {
+	if tpath == "" {
+		return false
+	}
+	raw, err := os.ReadFile(strings.TrimSuffix(tpath, ".jsonl") + ".meta.json")
+	if err != nil {
+		return false
+	}
+	var m agentMeta
+	return json.Unmarshal(raw, &m) == nil && m.Isolation == agentdef.IsolationRemote
+}
