@@ -93,6 +93,7 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 		if err != nil {
 			c.warn("the remote agent gets no copy of the repository: " + err.Error())
 		} else {
+			rr.seed(ctx, parent, &src) // remotelog.go: a continued agent goes on from its landed branch
 			req.Workspace = &src
 		}
 	}

@@ -305,7 +305,9 @@ func TestRemoteAgentRunsOnTheExecutorAndItsWorkLands(t *testing.T) {
 	if text, ok := (taskCaller{a: &agent{run: &runState{rt: rt}}}).FinalText(req.AgentID); !ok || text != "REMOTE-DONE" {
 		t.Fatalf("final text %q, %v", text, ok)
 	}
-	x.w.Model.Script("ONE-MORE", llmtest.Text("AGAIN-DONE"))
+	firstTip := gitRun(t, launcher, "rev-parse", "worktree-agent-"+req.AgentID)
+	again := fmt.Sprintf(`cd "$(ls -d %s/.cadre/worktrees/agent-*/ | head -1)" && test -f made-remotely.txt && echo again > second.txt && git add second.txt && git -c user.name=w -c user.email=w@x commit -q -m "more remote work" && echo committed again`, clone)
+	x.w.Model.Script("ONE-MORE", llmtest.ToolUse("Bash", map[string]any{"command": again}), llmtest.Text("AGAIN-DONE"))
 	h.srv.Script("MAIN", llmtest.ToolUse("SendMessage", map[string]any{"to": req.AgentID, "message": "ONE-MORE thing"}), llmtest.Text("sent"), llmtest.Text("heard again"))
 	if _, _, err := runAll(t, context.Background(), rt, "MAIN again"); err != nil {
 		t.Fatal(err)
@@ -321,6 +323,18 @@ func TestRemoteAgentRunsOnTheExecutorAndItsWorkLands(t *testing.T) {
 	reqs = x.requests()
 	if len(reqs) != 2 || reqs[1].AgentID != req.AgentID || reqs[1].Isolation.Kind != agentdef.IsolationRemote || !reqs[1].Background {
 		t.Fatalf("the continued run's request: %+v", reqs[1:])
+	}
+	// It goes on in the tree its first run left: its source is the landed
+	// branch, whose commits travel with it, and its new commit lands on
+	// top of the same branch.
+	if w := reqs[1].Workspace; w == nil || w.Commit != firstTip || len(w.Seed) == 0 {
+		t.Fatalf("the continued run's workspace %+v, want the landed tip %s and its commits", w, firstTip)
+	}
+	if got := gitRun(t, launcher, "show", "worktree-agent-"+req.AgentID+":second.txt"); got != "again" {
+		t.Fatalf("the branch after the continued run holds %q", got)
+	}
+	if got := gitRun(t, launcher, "rev-parse", "worktree-agent-"+req.AgentID+"^"); got != firstTip {
+		t.Fatalf("the continued run's commit sits on %s, want the first run's tip %s", got, firstTip)
 	}
 	var conv []string
 	for _, m := range reqs[1].Messages {

@@ -13,12 +13,15 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/loop"
+	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/transcript"
@@ -148,4 +151,47 @@ func ranRemotely(tpath string) bool {
 	}
 	var m agentMeta
 	return json.Unmarshal(raw, &m) == nil && m.Isolation == agentdef.IsolationRemote
+}
+
+// seed makes a continued remote agent's source its landed branch: the
+// tip of worktree-agent-<id> and, as a bundle, the commits its first
+// run's base lacks (worktree.Manager.SeedBundle), so that its worker
+// starts from the tree its earlier run left. Without a landed branch, or
+// with one too big to travel, it starts from src as described (the
+// launcher's commit), and a warning says why.
+func (rr remoteRun) seed(ctx context.Context, parent *agent, src *workspace.Source) {
+	c := rr.a
+	if c.resumed == nil {
+		return
+	}
+	m, err := glueOf(c.run.rt).worktreeManager()
+	if err != nil {
+		c.warn("the continued remote agent starts from the launcher's commit, not its earlier work: " + err.Error())
+		return
+	}
+	dir, err := os.MkdirTemp("", "cadre-seed-")
+	if err != nil {
+		c.warn("the continued remote agent starts from the launcher's commit, not its earlier work: " + err.Error())
+		return
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "seed.bundle")
+	tip, err := m.SeedBundle(ctx, parent.env.Cwd, c.id, file)
+	switch {
+	case err != nil:
+		c.warn("the continued remote agent starts from the launcher's commit, not its earlier work: " + err.Error())
+		return
+	case tip == "":
+		return // no work of its earlier run was landed
+	}
+	seed, err := os.ReadFile(file)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		c.warn("the continued remote agent starts from the launcher's commit, not its earlier work: " + err.Error())
+		return
+	}
+	if len(seed) > workspace.DefaultMaxBundle {
+		c.warn(fmt.Sprintf("the continued remote agent starts from the launcher's commit: its earlier work is a %d-byte bundle, over the %d-byte cap for what travels", len(seed), workspace.DefaultMaxBundle))
+		return
+	}
+	src.Commit, src.Seed = tip, seed
 }
