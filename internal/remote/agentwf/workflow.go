@@ -148,6 +148,7 @@ func Agent(ctx workflow.Context, in Input) (*Output, error) {
 	status, text, errText, maxHit := a.loop(ctx)
 	out := a.finish(ctx, status, text, errText, maxHit)
 	a.collect(ctx, out)
+	fitOutput(out) // payload.go
 	return out, nil
 }
 
@@ -162,6 +163,10 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 		var ans ModelAnswer
 		call := ModelCall{AgentID: a.req.AgentID, ModelID: a.req.Model.ID, System: a.req.Definition.System, SystemPrefix: a.req.Definition.SystemPrefix,
 			Tools: a.req.Ceiling.Tools, Messages: a.msgs, CacheHints: a.req.CacheHints, Unavailable: a.req.Ceiling.Unavailable}
+		if n := payloadSize(call); n > PayloadLimit {
+			// It would not fit in the activity's input (payload.go).
+			return task.Failed, "", prompts.RemotePayloadTooLarge(n, PayloadLimit), false
+		}
 		if err := workflow.ExecuteActivity(actx, ModelActivity, call).Get(ctx, &ans); err != nil {
 			return a.failed(ctx, err)
 		}
