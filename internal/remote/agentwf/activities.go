@@ -239,7 +239,7 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCall) (*ToolDone, erro
 type agentTool struct{}
 
 func (agentTool) Spec() llm.ToolSpec {
-	return llm.ToolSpec{Name: "Agent", Description: prompts.AgentTool("", "general-purpose"), InputSchema: tasktools.AgentSchema(false, false, true)}
+	return llm.ToolSpec{Name: "Agent", Description: prompts.AgentTool("", "general-purpose"), InputSchema: tasktools.AgentSchema(false, false, false)} // run_in_background: a background child workflow (background.go)
 }
 
 func (agentTool) ReadOnly() bool { return false }

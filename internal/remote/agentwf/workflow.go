@@ -60,6 +60,8 @@ type agent struct {
 	place *Placement
 	owns  bool
 	lost  bool
+	// bg are its background sub-agents still running (background.go).
+	bg []*bgChild
 }
 
 // callOptions are activityOptions, on the worker holding the agent's
@@ -146,6 +148,7 @@ func Agent(ctx workflow.Context, in Input) (*Output, error) {
 		}
 	}
 	status, text, errText, maxHit := a.loop(ctx)
+	a.reap(ctx) // background.go
 	out := a.finish(ctx, status, text, errText, maxHit)
 	a.collect(ctx, out)
 	fitOutput(out) // payload.go
@@ -186,7 +189,14 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 			StopReason: ans.StopReason, APIDuration: ans.APIDuration})
 		calls := msg.ToolUses()
 		if len(calls) == 0 {
-			if queued := a.drain(); len(queued) > 0 {
+			queued := a.pending(ctx) // background.go: messages, ended background sub-agents
+			if len(queued) == 0 && a.settle(ctx) {
+				queued = a.pending(ctx)
+			}
+			if ctx.Err() != nil {
+				return task.Killed, "", prompts.AgentStoppedEarly(), false
+			}
+			if len(queued) > 0 {
 				// A message came while the model answered: it is the
 				// agent's next turn, not lost with its end.
 				user := llm.Message{Role: llm.RoleUser, Content: queued}
@@ -226,7 +236,7 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 				return task.Killed, "", prompts.AgentStoppedEarly(), false
 			}
 		}
-		results = append(results, a.drain()...)
+		results = append(results, a.pending(ctx)...)
 		user := llm.Message{Role: llm.RoleUser, Content: results}
 		a.msgs = append(a.msgs, user)
 		a.emit(run.Event{Type: run.EventUser, Message: &user})
@@ -275,25 +285,11 @@ func (a *agent) subagent(ctx workflow.Context, c llm.Block) ToolDone {
 	if err := json.Unmarshal(c.Input, &in); err != nil {
 		return toolError(c.ID, fmt.Sprintf("Agent: input is not valid: %v", err))
 	}
-	req := a.req
-	req.AgentID = a.req.AgentID + "." + c.ID
-	req.ParentID = a.req.AgentID
-	req.ToolUseID = c.ID
-	req.Depth = a.req.Depth + 1
-	req.Background = false
-	req.Description = in.Description
-	req.Prompt = in.Prompt
-	req.Messages, req.CacheHints = nil, nil
-	// A sub-agent works in its parent's tree, on the worker holding it.
-	req.Workspace = nil
-	if in.SubagentType != "" {
-		req.Definition.Name = in.SubagentType
+	if in.RunInBackground != nil && *in.RunInBackground {
+		return a.spawnBackground(ctx, c, in) // background.go
 	}
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:          req.AgentID,
-		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
-		WaitForCancellation: true,
-	})
+	req := a.childRequest(c, in)
+	cctx := childOptions(ctx, req)
 	child := &agent{req: req, place: a.place}
 	a.emit(run.Event{Type: run.EventTaskStarted, AgentID: req.AgentID, ParentToolUseID: c.ID, Task: child.taskInfo()})
 	var out Output
@@ -323,6 +319,36 @@ func (a *agent) subagent(ctx workflow.Context, c llm.Block) ToolDone {
 		text = prompts.ToolNoOutput
 	}
 	return ToolDone{Result: run.ToolResult{Text: text}, Block: llm.ToolResultBlock(c.ID, text, false)}
+}
+
+// childRequest is the request of the sub-agent an Agent call c of the
+// agent starts: the caller's ceiling (never wider) and definition.
+func (a *agent) childRequest(c llm.Block, in tasktools.AgentInput) executor.SpawnRequest {
+	req := a.req
+	req.AgentID = a.req.AgentID + "." + c.ID
+	req.ParentID = a.req.AgentID
+	req.ToolUseID = c.ID
+	req.Depth = a.req.Depth + 1
+	req.Background = false
+	req.Description = in.Description
+	req.Prompt = in.Prompt
+	req.Messages, req.CacheHints = nil, nil
+	// A sub-agent works in its parent's tree, on the worker holding it.
+	req.Workspace = nil
+	if in.SubagentType != "" {
+		req.Definition.Name = in.SubagentType
+	}
+	return req
+}
+
+// childOptions run req's child workflow under the agent's, cancelled
+// when the agent's closes.
+func childOptions(ctx workflow.Context, req executor.SpawnRequest) workflow.Context {
+	return workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:          req.AgentID,
+		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		WaitForCancellation: true,
+	})
 }
 
 func toolError(id, msg string) ToolDone {
