@@ -22,6 +22,7 @@ import (
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/remote/workspace"
+	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/transcript"
@@ -36,6 +37,25 @@ type remoteLog struct {
 	meta         *agentMeta
 	// failed is the first write that failed; later lines are not tried.
 	failed error
+	// skip counts the run's messages an earlier launcher wrote already
+	// (attached): the executor's events of a run it re-attached to start
+	// from the run's first.
+	skip int
+}
+
+// attached makes the log go on with a transcript that an earlier launcher
+// of the session started for the same run of the agent (it died, and this
+// one re-attached to the run): its first turn and the messages it wrote
+// of the run (those after the last run_end entry, the first turn aside)
+// are not written again, and its .meta.json keeps its start.
+func (l *remoteLog) attached(entries []transcript.Entry) {
+	l.skip = writtenOfRun(entries)
+	if raw, err := os.ReadFile(l.mpath); err == nil {
+		var m agentMeta
+		if json.Unmarshal(raw, &m) == nil && m.AgentID == l.c.id {
+			l.meta.StartedAt, l.meta.Description, l.meta.ToolUseID, l.meta.Parent = m.StartedAt, m.Description, m.ToolUseID, m.Parent
+		}
+	}
 }
 
 // openRemoteLog starts the remote child's transcript: its metadata and
@@ -58,6 +78,12 @@ func openRemoteLog(c *agent, parent *agent, in agentInput) (*remoteLog, error) {
 		Isolation: agentdef.IsolationRemote}
 	l.jw = rs.journal.Transcript(tpath, rt.session, c.id, rt.cfg.Now)
 	l.rec = c.resumeRecorder(l.jw) // a continued agent's history is in the file already (resume.go)
+	if c.resumed == nil {
+		if entries, err := transcript.ReadFile(tpath); err == nil && len(entries) > 0 {
+			l.attached(entries)
+			return l, nil
+		}
+	}
 	if err := writeMeta(rs.journal, l.mpath, l.meta); err != nil {
 		_ = l.jw.Release()
 		return nil, err
@@ -65,6 +91,9 @@ func openRemoteLog(c *agent, parent *agent, in agentInput) (*remoteLog, error) {
 	prompt := in.Prompt
 	if c.def.InitialPrompt != "" {
 		prompt = c.def.InitialPrompt + "\n\n" + prompt
+	}
+	if prompt == "" && c.start == nil {
+		return l, nil // re-attached before the first launcher wrote its first turn: the run's prompt is not known here
 	}
 	msgs, err := forkOf(c).startMessages(prompt, l.rec) // a fork's inherited turns first (fork.go)
 	if err == nil {
@@ -82,6 +111,10 @@ func openRemoteLog(c *agent, parent *agent, in agentInput) (*remoteLog, error) {
 // started remotely carry their own ids and are not its conversation.
 func (l *remoteLog) event(ev run.Event) {
 	if l == nil || l.failed != nil || ev.AgentID != l.c.id || ev.Message == nil {
+		return
+	}
+	if (ev.Type == run.EventAssistant || ev.Type == run.EventUser) && l.skip > 0 {
+		l.skip-- // written by the launcher that started the run (attached)
 		return
 	}
 	var err error
@@ -136,6 +169,22 @@ func (l *remoteLog) close(ctx context.Context, res *run.SubagentResult) error {
 		return fmt.Errorf("the remote agent's transcript %s is incomplete: %w", l.tpath, l.failed)
 	}
 	return nil
+}
+
+// writtenOfRun counts the messages of a transcript's last run that came
+// from the agent's events: those after its last run_end entry, less the
+// run's first turn, which the launcher writes itself.
+func writtenOfRun(entries []transcript.Entry) int {
+	n := 0
+	for _, e := range entries {
+		switch e.Type {
+		case transcript.EntryRunEnd:
+			n = 0
+		case string(llm.RoleUser), string(llm.RoleAssistant):
+			n++
+		}
+	}
+	return max(n-1, 0)
 }
 
 // ranRemotely reports whether the agent whose transcript is tpath ran on
