@@ -2,20 +2,29 @@ package temporalexec
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/engine"
+	"github.com/cadre-dev/cadre/internal/remote/agentwf"
+	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/anthropic"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
+	"github.com/cadre-dev/cadre/tool/builtin"
 	"github.com/cadre-dev/cadre/transcript"
 )
 
@@ -30,12 +39,22 @@ type launcher struct {
 // sends agents of type far (isolation: remote) to it; both answer from
 // srv, so the worker's requests are captured beside the launcher's.
 func newLauncher(t *testing.T) *launcher {
+	return newLauncherIn(t, t.TempDir(), nil)
+}
+
+// newLauncherIn is newLauncher with the launcher working in cwd and, with
+// pool set, a worker that holds workspaces in pool's clones.
+func newLauncherIn(t *testing.T, cwd string, pool *workspace.Pool) *launcher {
 	t.Helper()
 	c := dial(t)
 	srv := llmtest.NewServer()
 	t.Cleanup(srv.Close)
 	q := queue(t)
-	workerFor(t, c, q, srv)
+	if pool == nil {
+		workerFor(t, c, q, srv)
+	} else {
+		workspaceWorker(t, c, q, srv, pool)
+	}
 	x, err := New(Config{Client: c, TaskQueue: q})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +66,7 @@ func newLauncher(t *testing.T) *launcher {
 		t.Fatal(err)
 	}
 	rt, err := engine.New(engine.Config{
-		Model: m, ModelID: "claude-sonnet-4-5", Cwd: t.TempDir(), StateDir: t.TempDir(), Permissions: engine.AllowAll(),
+		Model: m, ModelID: "claude-sonnet-4-5", Cwd: cwd, StateDir: t.TempDir(), Permissions: engine.AllowAll(),
 		Agents: []*agentdef.Definition{{Name: "far", Description: "runs elsewhere", Body: "You run elsewhere.", Isolation: agentdef.IsolationRemote, Path: "test:far"}},
 		Remote: engine.Remote{Executor: x},
 	})
@@ -230,5 +249,109 @@ func TestFinishedRemoteAgentIsContinuedRemotely(t *testing.T) {
 	}
 	if ends != 2 {
 		t.Fatalf("%d run_end entries, want 2", ends)
+	}
+}
+
+// workspaceWorker starts a worker on queue that holds agents' trees in
+// pool's clones, on its own queue.
+func workspaceWorker(t *testing.T, c client.Client, queue string, srv *llmtest.Server, pool *workspace.Pool) {
+	t.Helper()
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	m, err := anthropic.New(anthropic.Config{APIKey: "test", BaseURL: srv.URL(), HTTPClient: &http.Client{Transport: tr}, RetryBase: 1, RetryMax: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acts := &agentwf.Activities{Model: m, Tools: builtin.Tools(builtin.Config{}), Pool: pool, WorkerID: "w1", OwnQueue: agentwf.OwnQueue(queue, "w1")}
+	w := agentwf.NewWorker(c, agentwf.WorkerOptions{TaskQueue: queue, Activities: acts})
+	if err := w.Start(); err != nil {
+		t.Fatalf("start worker: %v", err)
+	}
+	t.Cleanup(w.Stop)
+}
+
+// git runs git in dir with no configuration of the machine's and a fixed
+// identity.
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@x", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@x")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v: %s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// A finished remote agent with a workspace, continued with SendMessage,
+// goes on in the tree its first run left — on a real server, with a
+// worker that has its own clone: its landed branch's commits travel to
+// the worker, the continued run sees the first run's file, and its new
+// commit lands on top of the same branch in the launcher's repository.
+func TestContinuedRemoteAgentGoesOnFromItsLandedBranch(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	upstream, launcherDir, clone := filepath.Join(base, "up.git"), filepath.Join(base, "launcher"), filepath.Join(base, "worker-clone")
+	git(t, base, "init", "-q", "--bare", "-b", "main", upstream)
+	git(t, base, "clone", "-q", upstream, launcherDir)
+	if err := os.WriteFile(filepath.Join(launcherDir, "README.md"), []byte("# p\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, launcherDir, "add", "-A")
+	git(t, launcherDir, "commit", "-q", "-m", "initial")
+	git(t, launcherDir, "push", "-q", "origin", "main")
+	git(t, base, "clone", "-q", upstream, clone)
+	pool, err := workspace.NewPool(workspace.Config{Roots: []string{clone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLauncherIn(t, launcherDir, pool)
+	commit := func(file, msg string) string {
+		return fmt.Sprintf("echo %s > %s && git add %s && git -c user.name=w -c user.email=w@x commit -q -m %s && echo committed-%s", msg, file, file, msg, msg)
+	}
+	l.srv.Script("WSJOB", llmtest.ToolUse("Bash", map[string]any{"command": commit("one.txt", "one")}), llmtest.Text("WS-FIRST"),
+		llmtest.ToolUse("Bash", map[string]any{"command": "test -f one.txt && " + commit("two.txt", "two")}), llmtest.Text("WS-SECOND"))
+	var mu sync.Mutex
+	var sent bool
+	var agentID string
+	l.srv.Script("MAIN", llmtest.ToolUse("Agent", map[string]any{"description": "ws job", "prompt": "WSJOB commit a file", "subagent_type": "far"}),
+		llmtest.Text("launched"))
+	l.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+		mu.Lock()
+		defer mu.Unlock()
+		if last := r.LastUserText(); !sent && taskIDRe.MatchString(last) {
+			sent, agentID = true, taskIDRe.FindStringSubmatch(last)[1]
+			return llmtest.ToolUse("SendMessage", map[string]any{"to": agentID, "message": "commit another file"})
+		}
+		return llmtest.Text("ok")
+	})
+	l.run(t, "MAIN go")
+	mu.Lock()
+	id := agentID
+	mu.Unlock()
+	if id == "" {
+		t.Fatal("main never heard of the remote agent")
+	}
+	far := l.srv.RequestsFor("WSJOB")
+	if len(far) != 4 {
+		t.Fatalf("the worker's model got %d requests, want 4", len(far))
+	}
+	if got := far[3].LastToolResults(); len(got) != 1 || !strings.Contains(got[0].ResultText(), "committed-two") {
+		t.Fatalf("the continued run's commit: %v", got)
+	}
+	branch := "worktree-agent-" + id
+	if got := git(t, launcherDir, "log", "--format=%s", branch); got != "two\none\ninitial" {
+		t.Fatalf("the branch %s holds commits %q, want two on one on initial", branch, got)
+	}
+	if got := git(t, launcherDir, "show", branch+":one.txt"); got != "one" {
+		t.Fatalf("one.txt on the branch: %q", got)
+	}
+	info, ok := l.rt.Task(id)
+	if !ok || info.Status != task.Completed {
+		t.Fatalf("task %+v", info)
 	}
 }
