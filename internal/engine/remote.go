@@ -50,10 +50,14 @@ const DefaultPickupWait = 2 * time.Minute
 // to stop its subtree before the launcher reports it killed anyway.
 const stopGrace = 30 * time.Second
 
-// remoteRun runs an agent on the remote executor (remote.go).
-type remoteRun struct{ a *agent }
+// remoteRun runs an agent on the remote executor (remote.go); log is its
+// transcript on the launcher (remotelog.go), nil without one.
+type remoteRun struct {
+	a   *agent
+	log *remoteLog
+}
 
-func remoteOf(a *agent) remoteRun { return remoteRun{a} }
+func remoteOf(a *agent) remoteRun { return remoteRun{a: a} }
 
 // remoteKind applies Config.Remote.All to an isolation kind: with it,
 // a child that asks for none runs remotely.
@@ -90,6 +94,7 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 		if err != nil {
 			c.warn("the remote agent gets no copy of the repository: " + err.Error())
 		} else {
+			rr.seed(ctx, parent, &src) // remotelog.go: a continued agent goes on from its landed branch
 			req.Workspace = &src
 		}
 	}
@@ -99,9 +104,16 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 		rs.count(func(s *run.SubagentStats) { s.Killed++ })
 		return tool.Output{}, err
 	}
+	log, err := openRemoteLog(c, parent, in) // remotelog.go
+	if err != nil {
+		res := reportOf(c).structured(task.Failed, nil, fmt.Errorf("start its transcript: %w", err), rt.cfg.Now().Sub(start), "")
+		return rr.end(ctx, parent, res)
+	}
+	rr.log = log
 	hd, err := rt.cfg.Remote.Executor.Start(ctx, req)
 	if err != nil {
 		res := reportOf(c).structured(task.Failed, nil, fmt.Errorf("start it remotely: %w", err), rt.cfg.Now().Sub(start), "")
+		rr.closeLog(ctx, res)
 		return rr.end(ctx, parent, res)
 	}
 	var msgs sync.WaitGroup
@@ -127,7 +139,22 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 	if w, ok := hd.(executor.WorkHandle); ok {
 		res.Worktree = rr.land(context.WithoutCancel(ctx), parent, w)
 	}
+	rr.closeLog(ctx, res)
 	return rr.end(ctx, parent, res)
+}
+
+// closeLog ends the child's transcript (remotelog.go) before its end is
+// reported, so that whoever hears of it can read the whole of it; a line
+// that could not be written is a warning of the child.
+func (rr remoteRun) closeLog(ctx context.Context, res *run.SubagentResult) {
+	if rr.log == nil {
+		return
+	}
+	res.TranscriptPath = rr.log.tpath
+	if err := rr.log.close(context.WithoutCancel(ctx), res); err != nil {
+		res.Receipt.Warnings = append(res.Receipt.Warnings, err.Error())
+		rr.a.run.rt.bg.recordFailed("transcripts", err)
+	}
 }
 
 // wait waits for the remote child's result; when ctx ends first (its
@@ -317,6 +344,7 @@ func (rr remoteRun) forwardEvents(ctx context.Context, hd executor.Handle, picke
 			}
 		}
 		rr.charge(spent, ev) // remotebudget.go
+		rr.log.event(ev)     // remotelog.go: its own answers and tool rounds
 		if ev.ParentToolUseID == "" {
 			ev.ParentToolUseID = c.toolUseID
 		}

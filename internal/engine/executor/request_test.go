@@ -51,7 +51,7 @@ func full() SpawnRequest {
 		Cwd:   "/p/.claude/worktrees/agent-a1b2c3",
 		Isolation: Isolation{Kind: agentdef.Isolation("worktree"), Worktree: "/p/.claude/worktrees/agent-a1b2c3",
 			Branch: "worktree-agent-a1b2c3"},
-		Workspace: &workspace.Source{Remote: "github.com/o/r", Roots: []string{strings.Repeat("a", 40)}, Commit: strings.Repeat("b", 40)},
+		Workspace: &workspace.Source{Remote: "github.com/o/r", Roots: []string{strings.Repeat("a", 40)}, Commit: strings.Repeat("b", 40), Seed: []byte("# v2 git bundle\n")},
 		Receipt: run.Receipt{
 			AgentType: "code-reviewer", Model: "claude-sonnet-4-5", ModelRule: run.ModelRuleDefinition, Tools: []string{"Read"},
 			Dropped: []run.DroppedTool{{Name: "Bash", Reason: "not in the definition's tools"}}, AllowedAgentTypes: []string{"Explore"},

@@ -273,10 +273,12 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCall) (*ToolDone, erro
 	if err != nil {
 		return nil, failure(ctx, "tool "+in.Call.Name, err)
 	}
-	return &ToolDone{
+	done := &ToolDone{
 		Result: run.ToolResult{Text: res.Output.Text, IsError: res.Output.IsError, Denied: res.Denied, Duration: res.Duration},
 		Block:  block, Files: env.Files.Stamps(),
-	}, nil
+	}
+	fitResult(done, MaxResultBytes) // payload.go: it travels in a payload
+	return done, nil
 }
 
 // agentTool is the Agent tool's spec on a worker: the workflow runs its
@@ -284,7 +286,7 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCall) (*ToolDone, erro
 type agentTool struct{}
 
 func (agentTool) Spec() llm.ToolSpec {
-	return llm.ToolSpec{Name: "Agent", Description: prompts.AgentTool("", "general-purpose"), InputSchema: tasktools.AgentSchema(false, false, true)}
+	return llm.ToolSpec{Name: "Agent", Description: prompts.AgentTool("", "general-purpose"), InputSchema: tasktools.AgentSchema(false, false, false)} // run_in_background: a background child workflow (background.go)
 }
 
 func (agentTool) ReadOnly() bool { return false }

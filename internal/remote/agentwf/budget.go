@@ -18,6 +18,7 @@ import (
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/engine/executor"
+	"github.com/cadre-dev/cadre/internal/engine/tasktools"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/spawn"
 	"github.com/cadre-dev/cadre/llm"
@@ -157,4 +158,27 @@ func cmpStr(s, def string) string {
 		return s
 	}
 	return def
+}
+
+// prepareChild gives a sub-agent's request what of the agent it carries
+// on the worker: its own call's output schema (never its parent's),
+// checked; its reservation from the agent's budget; the trace its span
+// hangs under. A refusal is the message its Agent call returns; acct is
+// the reservation to settle when it ends.
+func (a *agent) prepareChild(ctx workflow.Context, in tasktools.AgentInput, req *executor.SpawnRequest) (acct *spawn.Account, refused string) {
+	req.Definition.OutputSchema = in.OutputSchema
+	if _, err := newTyped(in.OutputSchema, req.Definition.OutputAttempts); err != nil {
+		return nil, prompts.OutputSchemaInvalid("output_schema", err)
+	}
+	asked, err := in.Budget.Budget()
+	if err != nil {
+		return nil, prompts.AgentInputInvalid(err, nil)
+	}
+	acct, limits, refused := a.bud.reserve(ctx, asked)
+	if refused != "" {
+		return nil, refused
+	}
+	req.Budget = limits
+	req.Trace = a.trace
+	return acct, ""
 }

@@ -79,3 +79,39 @@ func TestRemoteTypedAgentNeverComplies(t *testing.T) {
 		})
 	}
 }
+
+// A background sub-agent of a remote agent gets its own call's output
+// schema and a reservation from the agent's budget: its matched JSON is in
+// the notification its parent reads, and its turns are charged to the
+// parent's spend when it ends.
+func TestRemoteBackgroundSubagentTypedAndBudgeted(t *testing.T) {
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	e := env(t, srv)
+	srv.Script("BGCHILD", llmtest.ToolUse("StructuredOutput", map[string]any{"n": 4}), llmtest.Text("never reached"))
+	srv.ScriptFunc("BGPARENT", func(r *llmtest.Request) llmtest.Turn {
+		if len(r.Messages) == 1 {
+			return llmtest.ToolUse("Agent", map[string]any{"description": "bg", "prompt": "BGCHILD count", "run_in_background": true,
+				"output_schema": json.RawMessage(countSchema), "budget": map[string]any{"turns": 3}})
+		}
+		return llmtest.Text("parent heard")
+	})
+	req := spawn(t, "BGPARENT delegate", 0, permission.ModeBypassPermissions)
+	req.Ceiling.Tools = append(req.Ceiling.Tools, "Agent")
+	req.Budget.Turns = 10
+	e.ExecuteWorkflow(agentwf.WorkflowName, agentwf.Input{Request: req})
+	res := result(t, e).Result
+	if res.Status != task.Completed || res.Text != "parent heard" {
+		t.Fatalf("result %+v", res)
+	}
+	if res.Budget == nil || res.Budget.Spent.Turns != 4 {
+		t.Fatalf("the parent's spend %+v, want 4 turns (3 its own: the call, its answer, its answer to the notification; 1 its child's)", res.Budget)
+	}
+	var heard string
+	for _, r := range srv.RequestsFor("BGPARENT") {
+		heard += string(r.Body)
+	}
+	if !strings.Contains(heard, `\u003cstructured-output\u003e\n{\"n\":4}`) && !strings.Contains(heard, `<structured-output>\n{\"n\":4}`) {
+		t.Fatalf("the parent did not read the child's structured output: %s", heard)
+	}
+}

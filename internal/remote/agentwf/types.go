@@ -80,6 +80,11 @@ type Output struct {
 	// WorkError why it could not be brought back.
 	Work      *workspace.Result `json:"work,omitempty"`
 	WorkError string            `json:"work_error,omitempty"`
+	// MessagesOmitted says Messages were left out and EventsTrimmed how
+	// many of the oldest events lost their message bodies, so that the
+	// output fits in one payload (payload.go).
+	MessagesOmitted bool `json:"messages_omitted,omitempty"`
+	EventsTrimmed   int  `json:"events_trimmed,omitempty"`
 }
 
 // Progress is a running agent's progress (QueryProgress).

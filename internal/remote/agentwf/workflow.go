@@ -69,6 +69,8 @@ type agent struct {
 	// no trace).
 	spanID string
 	trace  executor.TraceContext
+	// bg are its background sub-agents still running (background.go).
+	bg []*bgChild
 }
 
 // callOptions are activityOptions, on the worker holding the agent's
@@ -161,18 +163,21 @@ func Agent(ctx workflow.Context, in Input) (*Output, error) {
 		out := a.finish(ctx, task.Failed, "", prompts.OutputSchemaInvalid("output schema", err), false)
 		a.collect(ctx, out)
 		a.recordSpan(ctx, out)
+		fitOutput(out) // payload.go
 		return out, nil
 	}
 	a.out = typ
 	lctx, endWatch := a.bud.watchWall(ctx) // budget.go: wall time is a deadline
 	status, text, errText, maxHit := a.loop(lctx)
+	a.reap(ctx) // background.go
 	endWatch()
 	if a.bud != nil && a.bud.wallUp && status == task.Killed && ctx.Err() == nil {
 		status, text, errText, maxHit = a.budgetStop()
 	}
 	out := a.finish(ctx, status, text, errText, maxHit)
 	a.collect(ctx, out)
-	a.recordSpan(ctx, out)
+	a.recordSpan(ctx, out) // telemetry.go
+	fitOutput(out)         // payload.go
 	return out, nil
 }
 
@@ -191,6 +196,10 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 		call := ModelCall{AgentID: a.req.AgentID, ModelID: a.req.Model.ID, System: a.req.Definition.System, SystemPrefix: a.req.Definition.SystemPrefix,
 			Tools: a.req.Ceiling.Tools, Messages: a.msgs, CacheHints: a.req.CacheHints, Unavailable: a.req.Ceiling.Unavailable,
 			Extra: a.out.extra(), Budget: a.bud != nil, Trace: a.trace, Session: a.req.RootID, MCPServers: a.req.Definition.MCPServers}
+		if n := payloadSize(call); n > PayloadLimit {
+			// It would not fit in the activity's input (payload.go).
+			return task.Failed, "", prompts.RemotePayloadTooLarge(n, PayloadLimit), false
+		}
 		if err := workflow.ExecuteActivity(actx, ModelActivity, call).Get(ctx, &ans); err != nil {
 			return a.failed(ctx, err)
 		}
@@ -213,10 +222,19 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 			return a.budgetStop() // spent with tools asked for: not made
 		}
 		if len(calls) == 0 {
-			if queued := a.drain(); len(queued) > 0 {
+			queued := a.pending(ctx) // background.go: messages, ended background sub-agents
+			if len(queued) == 0 && a.settle(ctx) {
+				queued = a.pending(ctx)
+			}
+			if ctx.Err() != nil {
+				return task.Killed, "", prompts.AgentStoppedEarly(), false
+			}
+			if len(queued) > 0 {
 				// A message came while the model answered: it is the
 				// agent's next turn, not lost with its end.
-				a.msgs = append(a.msgs, llm.Message{Role: llm.RoleUser, Content: queued})
+				user := llm.Message{Role: llm.RoleUser, Content: queued}
+				a.msgs = append(a.msgs, user)
+				a.emit(run.Event{Type: run.EventUser, Message: &user}) // the launcher's transcript of it holds the turn
 				continue
 			}
 			if a.out != nil && !a.out.done() { // typed.go: the answer is owed
@@ -264,7 +282,7 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 				return task.Killed, "", prompts.AgentStoppedEarly(), false
 			}
 		}
-		results = append(results, a.drain()...)
+		results = append(results, a.pending(ctx)...)
 		if b, ok := a.bud.wrapUp(); ok { // told once, at 85 %
 			results = append(results, b)
 		}
@@ -322,43 +340,19 @@ func (a *agent) subagent(ctx workflow.Context, c llm.Block) ToolDone {
 	if err := json.Unmarshal(c.Input, &in); err != nil {
 		return toolError(c.ID, fmt.Sprintf("Agent: input is not valid: %v", err))
 	}
-	req := a.req
-	req.AgentID = a.req.AgentID + "." + c.ID
-	req.ParentID = a.req.AgentID
-	req.ToolUseID = c.ID
-	req.Depth = a.req.Depth + 1
-	req.Background = false
-	req.Description = in.Description
-	req.Prompt = in.Prompt
-	req.Messages, req.CacheHints = nil, nil
-	// A sub-agent works in its parent's tree, on the worker holding it.
-	req.Workspace = nil
-	if in.SubagentType != "" {
-		req.Definition.Name = in.SubagentType
+	if in.RunInBackground != nil && *in.RunInBackground {
+		return a.spawnBackground(ctx, c, in) // background.go
 	}
-	req.Definition.OutputSchema = in.OutputSchema // its own, never its parent's
-	if _, err := newTyped(in.OutputSchema, req.Definition.OutputAttempts); err != nil {
-		return toolError(c.ID, prompts.OutputSchemaInvalid("output_schema", err))
-	}
-	asked, err := in.Budget.Budget()
-	if err != nil {
-		return toolError(c.ID, prompts.AgentInputInvalid(err, nil))
-	}
-	acct, limits, refused := a.bud.reserve(ctx, asked) // budget.go
+	req := a.childRequest(c, in)
+	acct, refused := a.prepareChild(ctx, in, &req) // budget.go: its budget, schema and trace
 	if refused != "" {
 		return toolError(c.ID, refused)
 	}
-	req.Budget = limits
-	req.Trace = a.trace // its span hangs under this agent's
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:          req.AgentID,
-		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
-		WaitForCancellation: true,
-	})
+	cctx := childOptions(ctx, req)
 	child := &agent{req: req, place: a.place}
 	a.emit(run.Event{Type: run.EventTaskStarted, AgentID: req.AgentID, ParentToolUseID: c.ID, Task: child.taskInfo()})
 	var out Output
-	err = workflow.ExecuteChildWorkflow(cctx, WorkflowName, Input{Request: req, Placement: a.place}).Get(ctx, &out)
+	err := workflow.ExecuteChildWorkflow(cctx, WorkflowName, Input{Request: req, Placement: a.place}).Get(ctx, &out)
 	settleChild(acct, out.Result) // budget.go: its spend charged, the rest back
 	if err != nil {
 		// The child's workflow did not return (it was terminated, or
@@ -388,6 +382,36 @@ func (a *agent) subagent(ctx workflow.Context, c llm.Block) ToolDone {
 		text += "\n" + prompts.StructuredOutputBlock(js)
 	}
 	return ToolDone{Result: run.ToolResult{Text: text}, Block: llm.ToolResultBlock(c.ID, text, false)}
+}
+
+// childRequest is the request of the sub-agent an Agent call c of the
+// agent starts: the caller's ceiling (never wider) and definition.
+func (a *agent) childRequest(c llm.Block, in tasktools.AgentInput) executor.SpawnRequest {
+	req := a.req
+	req.AgentID = a.req.AgentID + "." + c.ID
+	req.ParentID = a.req.AgentID
+	req.ToolUseID = c.ID
+	req.Depth = a.req.Depth + 1
+	req.Background = false
+	req.Description = in.Description
+	req.Prompt = in.Prompt
+	req.Messages, req.CacheHints = nil, nil
+	// A sub-agent works in its parent's tree, on the worker holding it.
+	req.Workspace = nil
+	if in.SubagentType != "" {
+		req.Definition.Name = in.SubagentType
+	}
+	return req
+}
+
+// childOptions run req's child workflow under the agent's, cancelled
+// when the agent's closes.
+func childOptions(ctx workflow.Context, req executor.SpawnRequest) workflow.Context {
+	return workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:          req.AgentID,
+		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		WaitForCancellation: true,
+	})
 }
 
 func toolError(id, msg string) ToolDone {
