@@ -37,11 +37,24 @@ func NewSpanID() string {
 // id.
 func Child(c TraceContext, id string) TraceContext {
 	parts := strings.Split(c.TraceParent, "-")
-	if len(parts) != 4 || len(id) != 16 {
+	if len(parts) != 4 || !isHex(parts[0], 2) || !isHex(parts[1], 32) || !isHex(parts[2], 16) || !isHex(parts[3], 2) || !isHex(id, 16) {
 		return c
 	}
 	parts[2] = id
 	return TraceContext{TraceParent: strings.Join(parts, "-"), TraceState: c.TraceState}
+}
+
+// isHex reports whether s is n lowercase hex digits (a traceparent field).
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for _, r := range s {
+		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // forcedID is the context key of the span id RemoteIDs gives the next
