@@ -694,6 +694,18 @@ func TestSettingsBlocksLoad(t *testing.T) {
 			}
 			return "the installed plugin's agent agent-teams:team-reviewer is not loaded"
 		}},
+		// A worker's own settings (remote.md): one hook, one server; as a
+		// launcher's settings they load the same way.
+		{contains: `worker-bash-policy`, check: func(t *testing.T, cfg cadre.Config, _ string) string {
+			var got []string
+			for _, s := range cfg.MCPServers {
+				got = append(got, s.Name+":"+string(s.Transport))
+			}
+			if cfg.Hooks == nil || cfg.Hooks.Len() != 1 || strings.Join(got, " ") != "memory:stdio" {
+				return "hooks " + jsonString(cfg.Hooks.Entries()) + ", servers " + strings.Join(got, " ")
+			}
+			return ""
+		}},
 		{contains: `"mcpServers"`, env: map[string]string{"GITHUB_TOKEN": "t"}, check: func(t *testing.T, cfg cadre.Config, home string) string {
 			var got []string
 			for _, s := range cfg.MCPServers {

@@ -69,9 +69,7 @@ func (r Report) Render() string {
 	}
 	b.WriteString("</agent-report>")
 	if r.StructuredOutput != "" {
-		b.WriteString("\nIts structured output, which matches the output schema it was given:\n<structured-output>\n")
-		b.WriteString(r.StructuredOutput)
-		b.WriteString("\n</structured-output>")
+		b.WriteString("\n" + StructuredOutputBlock(r.StructuredOutput))
 	}
 	if r.OneShot {
 		if r.Worktree != nil {
@@ -105,4 +103,10 @@ func plural(n int, thing string) string {
 		return "1 " + thing
 	}
 	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// StructuredOutputBlock frames a sub-agent's structured output (compact
+// JSON, "<" escaped) for its parent's report.
+func StructuredOutputBlock(compactJSON string) string {
+	return "Its structured output, which matches the output schema it was given:\n<structured-output>\n" + compactJSON + "\n</structured-output>"
 }

@@ -234,3 +234,17 @@ func RemoteNoRepos(worker string) string {
 func RemoteWorkspaceLost(queue string, wait time.Duration) string {
 	return fmt.Sprintf("the worker holding this agent's worktree (queue %s) took none of its calls within %s: it stopped or died, and the work in that tree is lost with it. Start the agent again", queue, wait)
 }
+
+// RemoteResultTruncated ends a remote agent's tool result cut to its
+// first shown bytes of total, so that it fits in the durable engine's
+// payloads.
+func RemoteResultTruncated(shown, total int) string {
+	return fmt.Sprintf("[output truncated: the first %d of %d bytes are shown (this agent runs on a remote worker, whose results travel in payloads of at most 2 MB). Ask for less (a narrower command, a range of lines, a limit) to see the rest.]", shown, total)
+}
+
+// RemotePayloadTooLarge is why a remote agent stopped: its conversation
+// has grown past what one model call may carry through the durable
+// engine (Temporal's payload limit).
+func RemotePayloadTooLarge(size, limit int) string {
+	return fmt.Sprintf("this remote agent's conversation is %d bytes, over the %d-byte limit of one Temporal payload (2 MB by default): the model call that would carry it cannot be made. Continue with a new agent and a summary of what this one found, or run it locally", size, limit)
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +21,8 @@ import (
 // seconds, the run is shorter), all in TRACEPARENT's trace, the child's
 // under the Agent call's span. With CLAUDE_CODE_ENABLE_TELEMETRY and an
 // endpoint alone it exports spans and metrics; with neither it sends
-// nothing.
+// nothing. The switch set in the user's settings file's env block, not in
+// the process's environment, switches it on the same way.
 func TestHeadlessExportsTheTree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the cadre binary")
@@ -37,16 +39,19 @@ func TestHeadlessExportsTheTree(t *testing.T) {
 		grpc   bool
 		// metrics: the metrics reach the receiver too.
 		metrics bool
+		// settingsEnv is the env block of the user's settings file.
+		settingsEnv map[string]string
 	}{
-		{"otlp over grpc", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc", "OTEL_SERVICE_NAME=cadre-test"}, true, true, false},
+		{"otlp over grpc", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=grpc", "OTEL_SERVICE_NAME=cadre-test"}, true, true, false, nil},
 		{"otlp over grpc, metrics too, gzip", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_METRICS_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
-			"OTEL_EXPORTER_OTLP_COMPRESSION=gzip", "OTEL_SERVICE_NAME=cadre-test"}, true, true, true},
+			"OTEL_EXPORTER_OTLP_COMPRESSION=gzip", "OTEL_SERVICE_NAME=cadre-test"}, true, true, true, nil},
 		{"otlp http/json, metrics too", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_METRICS_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=http/json",
-			"OTEL_SERVICE_NAME=cadre-test"}, true, false, true},
-		{"otel variables", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_SERVICE_NAME=cadre-test"}, true, false, false},
-		{"claude code switch", []string{"CLAUDE_CODE_ENABLE_TELEMETRY=1", "OTEL_SERVICE_NAME=cadre-test"}, true, false, true},
-		{"off", []string{"OTEL_SERVICE_NAME=cadre-test"}, false, false, false},
-		{"unknown exporter", []string{"OTEL_TRACES_EXPORTER=zipkin"}, false, false, false},
+			"OTEL_SERVICE_NAME=cadre-test"}, true, false, true, nil},
+		{"otel variables", []string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", "OTEL_SERVICE_NAME=cadre-test"}, true, false, false, nil},
+		{"claude code switch", []string{"CLAUDE_CODE_ENABLE_TELEMETRY=1", "OTEL_SERVICE_NAME=cadre-test"}, true, false, true, nil},
+		{"off", []string{"OTEL_SERVICE_NAME=cadre-test"}, false, false, false, nil},
+		{"settings env", nil, true, false, true, map[string]string{"CLAUDE_CODE_ENABLE_TELEMETRY": "1", "OTEL_SERVICE_NAME": "cadre-test"}},
+		{"unknown exporter", []string{"OTEL_TRACES_EXPORTER=zipkin"}, false, false, false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rcv, endpoint := otlptest.NewReceiver(), ""
@@ -65,6 +70,18 @@ func TestHeadlessExportsTheTree(t *testing.T) {
 				llmtest.Text("parent done"))
 			srv.Script("KID", llmtest.Text("kid done"))
 			home, work := t.TempDir(), t.TempDir()
+			if tc.settingsEnv != nil {
+				raw, err := json.Marshal(map[string]any{"env": tc.settingsEnv})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.MkdirAll(filepath.Join(home, ".config", "cadre"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(home, ".config", "cadre", "settings.json"), raw, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 			env := append([]string{
 				"HOME=" + home, "PATH=" + os.Getenv("PATH"), "XDG_STATE_HOME=" + filepath.Join(home, "state"),
 				"ANTHROPIC_BASE_URL=" + srv.URL(), "ANTHROPIC_API_KEY=sk-ant-test",

@@ -101,7 +101,7 @@ func (c *agent) request(parent *agent, in agentInput, bg bool) executor.SpawnReq
 		Name: def.Name, Path: def.Path, SystemPrefix: c.systemPrefix, System: c.system, InitialPrompt: def.InitialPrompt,
 		Model: def.Model, Effort: agentdef.Effort(c.effort), PermissionMode: def.PermissionMode, MaxTurns: c.maxTurns,
 		MCPServers: r.MCPServers, Hooks: def.Hooks, Skills: def.Skills, Isolation: def.Isolation, OneShot: def.OneShot, Fork: c.fork,
-		OutputSchema: c.outputSchema,
+		OutputSchema: c.outputSchema, OutputAttempts: c.run.rt.cfg.OutputRetries,
 	}
 	if len(def.Hooks) > 0 {
 		req.Definition.HooksFrom = def.Path

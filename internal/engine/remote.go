@@ -50,10 +50,14 @@ const DefaultPickupWait = 2 * time.Minute
 // to stop its subtree before the launcher reports it killed anyway.
 const stopGrace = 30 * time.Second
 
-// remoteRun runs an agent on the remote executor (remote.go).
-type remoteRun struct{ a *agent }
+// remoteRun runs an agent on the remote executor (remote.go); log is its
+// transcript on the launcher (remotelog.go), nil without one.
+type remoteRun struct {
+	a   *agent
+	log *remoteLog
+}
 
-func remoteOf(a *agent) remoteRun { return remoteRun{a} }
+func remoteOf(a *agent) remoteRun { return remoteRun{a: a} }
 
 // remoteKind applies Config.Remote.All to an isolation kind: with it,
 // a child that asks for none runs remotely.
@@ -84,11 +88,13 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 	rs, rt := c.run, c.run.rt
 	start := rt.cfg.Now()
 	req := c.request(parent, in, true)
+	rr.spec(ctx, &req) // remotebudget.go: its reservation and trace travel with it
 	if _, ok := iworkspace.FindRepo(parent.env.Cwd); ok {
 		src, err := workspace.Describe(ctx, parent.env.Cwd)
 		if err != nil {
 			c.warn("the remote agent gets no copy of the repository: " + err.Error())
 		} else {
+			rr.seed(ctx, parent, &src) // remotelog.go: a continued agent goes on from its landed branch
 			req.Workspace = &src
 		}
 	}
@@ -98,9 +104,16 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 		rs.count(func(s *run.SubagentStats) { s.Killed++ })
 		return tool.Output{}, err
 	}
+	log, err := openRemoteLog(c, parent, in) // remotelog.go
+	if err != nil {
+		res := reportOf(c).structured(task.Failed, nil, fmt.Errorf("start its transcript: %w", err), rt.cfg.Now().Sub(start), "")
+		return rr.end(ctx, parent, res)
+	}
+	rr.log = log
 	hd, err := rt.cfg.Remote.Executor.Start(ctx, req)
 	if err != nil {
 		res := reportOf(c).structured(task.Failed, nil, fmt.Errorf("start it remotely: %w", err), rt.cfg.Now().Sub(start), "")
+		rr.closeLog(ctx, res)
 		return rr.end(ctx, parent, res)
 	}
 	var msgs sync.WaitGroup
@@ -108,9 +121,10 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 	msgCtx, stopMsgs := context.WithCancel(context.WithoutCancel(ctx))
 	picked := make(chan struct{})
 	forwarded := make(chan struct{})
+	var spent remoteSpend // read after forwarded is closed
 	go func() {
 		defer close(forwarded)
-		rr.forwardEvents(evCtx, hd, picked)
+		rr.forwardEvents(evCtx, hd, picked, &spent)
 	}()
 	msgs.Go(func() { rr.forwardMessages(msgCtx, hd) })
 	res, err := rr.wait(ctx, hd, picked)
@@ -121,10 +135,26 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 		res = reportOf(c).structured(task.Failed, nil, fmt.Errorf("lost track of the remote agent: %w", err), rt.cfg.Now().Sub(start), "")
 	}
 	res = rr.adopt(res, start)
+	res.Budget = rr.settle(res, spent) // remotebudget.go
 	if w, ok := hd.(executor.WorkHandle); ok {
 		res.Worktree = rr.land(context.WithoutCancel(ctx), parent, w)
 	}
+	rr.closeLog(ctx, res)
 	return rr.end(ctx, parent, res)
+}
+
+// closeLog ends the child's transcript (remotelog.go) before its end is
+// reported, so that whoever hears of it can read the whole of it; a line
+// that could not be written is a warning of the child.
+func (rr remoteRun) closeLog(ctx context.Context, res *run.SubagentResult) {
+	if rr.log == nil {
+		return
+	}
+	res.TranscriptPath = rr.log.tpath
+	if err := rr.log.close(context.WithoutCancel(ctx), res); err != nil {
+		res.Receipt.Warnings = append(res.Receipt.Warnings, err.Error())
+		rr.a.run.rt.bg.recordFailed("transcripts", err)
+	}
 }
 
 // wait waits for the remote child's result; when ctx ends first (its
@@ -205,7 +235,7 @@ func (rr remoteRun) adopt(res *run.SubagentResult, start time.Time) *run.Subagen
 		out.Duration = c.run.rt.cfg.Now().Sub(start)
 	}
 	switch out.Status {
-	case task.Completed, task.Failed, task.Killed:
+	case task.Completed, task.Failed, task.Killed, task.BudgetExhausted:
 	default:
 		out.Status, out.Error = task.Failed, fmt.Sprintf("the remote executor reported status %q", res.Status)
 	}
@@ -242,7 +272,7 @@ func (rr remoteRun) end(ctx context.Context, parent *agent, res *run.SubagentRes
 	c.final = res
 	rs.count(func(s *run.SubagentStats) {
 		switch res.Status {
-		case task.Completed:
+		case task.Completed, task.BudgetExhausted:
 			s.Completed++
 		case task.Killed:
 			s.Killed++
@@ -286,7 +316,7 @@ func cmpErr(errs ...error) error {
 // forwardEvents sends the remote subtree's events to the session's
 // stream and the child's tool calls and tokens to its task's progress.
 // The child's own completion is the launcher's to send (end).
-func (rr remoteRun) forwardEvents(ctx context.Context, hd executor.Handle, picked chan struct{}) {
+func (rr remoteRun) forwardEvents(ctx context.Context, hd executor.Handle, picked chan struct{}, spent *remoteSpend) {
 	c := rr.a
 	var once sync.Once
 	pick := func() { once.Do(func() { close(picked) }) }
@@ -313,6 +343,8 @@ func (rr remoteRun) forwardEvents(ctx context.Context, hd executor.Handle, picke
 				feedOf(c).progress("", ev.Usage.Total())
 			}
 		}
+		rr.charge(spent, ev) // remotebudget.go
+		rr.log.event(ev)     // remotelog.go: its own answers and tool rounds
 		if ev.ParentToolUseID == "" {
 			ev.ParentToolUseID = c.toolUseID
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/internal/engine/executor/executortest"
-	"github.com/cadre-dev/cadre/internal/engine/tasktools"
 	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/run"
@@ -300,15 +299,53 @@ func TestRemoteAgentRunsOnTheExecutorAndItsWorkLands(t *testing.T) {
 		t.Fatalf("the landed branch holds %q", got)
 	}
 	// TaskOutput's text is the remote report; a message to the finished
-	// remote agent is refused with why (no local continuation from a
-	// transcript it never wrote here).
+	// remote agent continues it remotely: a new request for the same
+	// agent that starts from its conversation as the launcher's
+	// transcript of it holds it (remotelog.go), the message last.
 	if text, ok := (taskCaller{a: &agent{run: &runState{rt: rt}}}).FinalText(req.AgentID); !ok || text != "REMOTE-DONE" {
 		t.Fatalf("final text %q, %v", text, ok)
 	}
-	main := &agent{run: &runState{rt: rt}, typ: "main"}
-	sent, err := rt.bg.send(context.Background(), main, "", tasktools.Message{To: req.AgentID, Message: "one more thing"})
-	if err != nil || !sent.IsError || !strings.Contains(sent.Text, "remote worker") {
-		t.Fatalf("message to a finished remote agent: %+v, %v", sent, err)
+	firstTip := gitRun(t, launcher, "rev-parse", "worktree-agent-"+req.AgentID)
+	again := fmt.Sprintf(`cd "$(ls -d %s/.cadre/worktrees/agent-*/ | head -1)" && test -f made-remotely.txt && echo again > second.txt && git add second.txt && git -c user.name=w -c user.email=w@x commit -q -m "more remote work" && echo committed again`, clone)
+	x.w.Model.Script("ONE-MORE", llmtest.ToolUse("Bash", map[string]any{"command": again}), llmtest.Text("AGAIN-DONE"))
+	h.srv.Script("MAIN", llmtest.ToolUse("SendMessage", map[string]any{"to": req.AgentID, "message": "ONE-MORE thing"}), llmtest.Text("sent"), llmtest.Text("heard again"))
+	if _, _, err := runAll(t, context.Background(), rt, "MAIN again"); err != nil {
+		t.Fatal(err)
+	}
+	if sent := h.toolResults("MAIN"); len(sent) != 1 || !strings.Contains(sent[0], "was continued") {
+		t.Fatalf("message to a finished remote agent: %q", sent)
+	}
+	drainNotifications(t, rt)
+	reqsMain = h.srv.RequestsFor("MAIN")
+	if n := notesIn(reqsMain[len(reqsMain)-1], req.AgentID); n != 2 {
+		t.Fatalf("the remote agent was notified %d times over its two runs", n)
+	}
+	reqs = x.requests()
+	if len(reqs) != 2 || reqs[1].AgentID != req.AgentID || reqs[1].Isolation.Kind != agentdef.IsolationRemote || !reqs[1].Background {
+		t.Fatalf("the continued run's request: %+v", reqs[1:])
+	}
+	// It goes on in the tree its first run left: its source is the landed
+	// branch, whose commits travel with it, and its new commit lands on
+	// top of the same branch.
+	if w := reqs[1].Workspace; w == nil || w.Commit != firstTip || len(w.Seed) == 0 {
+		t.Fatalf("the continued run's workspace %+v, want the landed tip %s and its commits", w, firstTip)
+	}
+	if got := gitRun(t, launcher, "show", "worktree-agent-"+req.AgentID+":second.txt"); got != "again" {
+		t.Fatalf("the branch after the continued run holds %q", got)
+	}
+	if got := gitRun(t, launcher, "rev-parse", "worktree-agent-"+req.AgentID+"^"); got != firstTip {
+		t.Fatalf("the continued run's commit sits on %s, want the first run's tip %s", got, firstTip)
+	}
+	var conv []string
+	for _, m := range reqs[1].Messages {
+		for _, b := range m.Content {
+			conv = append(conv, string(m.Role)+":"+b.Text+b.ResultText())
+		}
+	}
+	joined := strings.Join(conv, "|")
+	if !strings.HasPrefix(joined, "user:FAR-2 work") || !strings.Contains(joined, "committed") || !strings.Contains(joined, "assistant:REMOTE-DONE|user:") ||
+		!strings.Contains(conv[len(conv)-1], "ONE-MORE thing") {
+		t.Fatalf("the continued run starts from %s", joined)
 	}
 }
 

@@ -179,14 +179,15 @@ func (rp resumePath) resume(ctx context.Context, from *agent, callID string, h *
 	info := h.resumable
 	h.mu.Unlock()
 	typ := h.agentType()
+	remote := info != nil && ((h.child != nil && h.child.isolation == agentdef.IsolationRemote) || ranRemotely(info.transcript)) // remotelog.go
 	switch {
 	case info == nil:
 		return errorOutput(prompts.CannotContinue(h.id, "it has not finished")), nil
 	case typ == agentdef.ForkName:
 		return errorOutput(prompts.CannotContinue(h.id, "it is a fork, which lives in its parent's conversation; start a new fork instead")), nil
-	case h.child != nil && h.child.isolation == agentdef.IsolationRemote:
-		// Its conversation is on the remote side (remote.go).
-		return errorOutput(prompts.CannotContinue(h.id, "it ran on a remote worker, and continuing a finished remote agent is not built yet; start a new agent with what it reported")), nil
+	case remote && b.rt.cfg.Remote.Executor == nil:
+		// It continues where it ran: on a remote worker (remote.go).
+		return errorOutput(prompts.CannotContinue(h.id, "it ran on a remote worker and this session has no remote executor (configure remote.temporal in settings)")), nil
 	case info.transcript == "":
 		return errorOutput(prompts.CannotContinue(h.id, "this session keeps no transcripts, so its conversation is gone")), nil
 	}
@@ -211,7 +212,13 @@ func (rp resumePath) resume(ctx context.Context, from *agent, callID string, h *
 		cwd = info.cwd
 	}
 	in := agentInput{Description: info.description, Prompt: text, SubagentType: typ, RunInBackground: new(true)}
-	child, ref := from.newChildID(def, in, callID, cwd, "", h.id)
+	iso := agentdef.Isolation("")
+	if remote {
+		// A remote agent is continued remotely, from the conversation its
+		// transcript on the launcher holds (remotelog.go).
+		iso, cwd = agentdef.IsolationRemote, from.env.Cwd
+	}
+	child, ref := from.newChildID(def, in, callID, cwd, iso, h.id)
 	if ref == nil {
 		child.start, child.resumed = msgs, &resumedFrom{kept: kept}
 		if ref, err = mcpOf(child).acquire(ctx, from); err != nil { // mcp.go

@@ -407,6 +407,9 @@ type agentMeta struct {
 	// Budget is what the agent spent of its reservation (Receipt.Budget)
 	// and what returned to its parent, once it ended (budget.go).
 	Budget *run.BudgetSpend `json:"budget,omitempty"`
+	// Isolation is remote for an agent that ran on a remote worker
+	// (remotelog.go): continuing it runs it there again.
+	Isolation agentdef.Isolation `json:"isolation,omitempty"`
 }
 
 // writeMeta queues the agent's .meta.json on the session's journal: a plain

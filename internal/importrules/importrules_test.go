@@ -67,7 +67,7 @@ var only = []struct {
 	{"internal/cli", []string{"cmd/cadre"}, "the command line is main's alone; an embedder uses the root or config"},
 	{"internal/cli/...", []string{"internal/cli", "internal/cli/..."}, "subcommands belong to the command line"},
 	{"internal/tui", []string{"internal/cli"}, "the terminal UI loads only when the CLI starts it"},
-	{"internal/telemetry/otelsetup", []string{"internal/cli"}, "the OpenTelemetry SDK and exporters are linked only into the CLI; an embedder brings its own providers"},
+	{"internal/telemetry/otelsetup", []string{"internal/cli", "internal/remote/remotecmd"}, "the OpenTelemetry SDK and exporters are linked only into the CLI and the companion binary's worker; an embedder brings its own providers"},
 	{"internal/telemetry/otlpexport", []string{"internal/telemetry/otelsetup"}, "the OTLP exporters are built only by the CLI's telemetry set-up"},
 	{"internal/sdkproto", []string{"internal/cli"}, "the SDKs' stream-json protocol is spoken by the CLI; the root has no edge to it"},
 	{"config", []string{"internal/cli", "internal/cli/..."}, "settings files are read above the root; the runtime gets a cadre.Config"},

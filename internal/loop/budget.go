@@ -54,10 +54,25 @@ func budgetOf(r *runner) budgetPart { return budgetPart{r} }
 // (its last text and what it was doing), with the history so far.
 func (bp budgetPart) stop(stop llm.StopReason) *Result {
 	r := bp.r
-	var last llm.Message
+	what := "wall-time"
+	if r.cfg.Budget != nil {
+		what = r.cfg.Budget.What()
+	}
+	text, last := PartialReport(r.msgs, what)
+	res := r.result(last, stop, false)
+	res.Text = text
+	res.BudgetExhausted = true
+	return res
+}
+
+// PartialReport is the report of an agent its budget (what names it)
+// stopped, from its conversation msgs: its last text and the tools it
+// was calling. last is the assistant message the text comes from. An
+// agent run elsewhere (a remote worker's loop) reports the same way.
+func PartialReport(msgs []llm.Message, what string) (text string, last llm.Message) {
 	var doing []string
-	for i := len(r.msgs) - 1; i >= 0; i-- {
-		m := r.msgs[i]
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
 		if m.Role != llm.RoleAssistant {
 			continue
 		}
@@ -74,15 +89,12 @@ func (bp budgetPart) stop(stop llm.StopReason) *Result {
 			break
 		}
 	}
-	what := "wall-time"
-	if r.cfg.Budget != nil {
-		what = r.cfg.Budget.What()
-	}
-	res := r.result(last, stop, false)
-	res.Text = prompts.BudgetExhausted(what, strings.TrimSpace(last.Text()), strings.Join(doing, ", "))
-	res.BudgetExhausted = true
-	return res
+	return prompts.BudgetExhausted(what, strings.TrimSpace(last.Text()), strings.Join(doing, ", ")), last
 }
+
+// SkipAll answers every call with the budget's refusal (the run stops
+// after the answer that made them), keeping the history valid.
+func SkipAll(calls []llm.Block) []llm.Block { return skipAll(calls) }
 
 // wrapUp returns the wrap-up reminder when the budget is past 85 % and
 // the model was not told yet.

@@ -33,6 +33,9 @@ const (
 
 var dimNames = [nDims]string{"usd", "tokens", "turns"}
 
+// leastLimit is the smallest limit per dimension that still limits.
+var leastLimit = vec{1e-9, 1, 1}
+
 // vec is a Spend or a set of limits, one number a dimension.
 type vec [nDims]float64
 
@@ -407,4 +410,32 @@ func (a *Account) Restore(s Spend) {
 	a.mu.Lock()
 	a.spent = vecOf(s)
 	a.mu.Unlock()
+}
+
+// Effective is what the account may spend at now, as limits an agent
+// running elsewhere can be held to on its own: in each dimension its own
+// limit, or where it shares, what its pool has free now; the wall time
+// left until its deadline. Zero fields do not limit.
+func (a *Account) Effective(now time.Time) agentdef.Budget {
+	if a == nil {
+		return agentdef.Budget{}
+	}
+	var v vec
+	for d := range nDims {
+		switch p := pool(a, d); {
+		case p == nil:
+		case p == a:
+			v[d] = a.lim[d]
+		default:
+			// Nothing free reads as the least that still limits (0
+			// would not limit at all).
+			v[d] = max(freeIn(p, d), leastLimit[d])
+		}
+	}
+	s := v.spend()
+	out := agentdef.Budget{USD: s.USD, Tokens: s.Tokens, Turns: s.Turns}
+	if !a.deadline.IsZero() {
+		out.WallTime = max(a.deadline.Sub(now), time.Nanosecond)
+	}
+	return out
 }

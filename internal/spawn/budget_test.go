@@ -127,3 +127,32 @@ func TestChargeConcurrent(t *testing.T) {
 		t.Fatalf("spent %+v held %+v", s, h)
 	}
 }
+
+// Effective is what an agent run elsewhere is held to: its own limits,
+// its pool's free part where it shares (after a sibling spent some), the
+// least that still limits when nothing is free, and the wall time left.
+func TestEffectiveLimits(t *testing.T) {
+	t.Parallel()
+	root := NewAccount(agentdef.Budget{USD: 1, Turns: 10, WallTime: time.Minute}, t0)
+	sib, ref := Reserve(root, agentdef.Budget{}, agentdef.Budget{}, t0)
+	if ref != nil {
+		t.Fatal(ref.Message())
+	}
+	c, ref := Reserve(root, agentdef.Budget{Tokens: 500}, agentdef.Budget{}, t0)
+	if ref != nil {
+		t.Fatal(ref.Message())
+	}
+	sib.Charge(Spend{USD: 0.4, Turns: 3})
+	got := c.Effective(t0.Add(20 * time.Second))
+	if want := (agentdef.Budget{USD: 0.6, Tokens: 500, Turns: 7, WallTime: 40 * time.Second}); got.Tokens != want.Tokens || got.Turns != want.Turns ||
+		got.WallTime != want.WallTime || got.USD < 0.599 || got.USD > 0.601 {
+		t.Fatalf("effective %+v, want %+v", got, want)
+	}
+	sib.Charge(Spend{Turns: 7})
+	if got := c.Effective(t0); got.Turns != 1 {
+		t.Fatalf("with nothing free the limit reads %d turns, want 1 (0 would not limit)", got.Turns)
+	}
+	if got := (*Account)(nil).Effective(t0); !got.IsZero() {
+		t.Fatalf("no account limits %+v", got)
+	}
+}

@@ -155,6 +155,11 @@ func (m remote) land(ctx context.Context, req LandRequest) (Outcome, error) {
 		return fail(errors.Join(fmt.Errorf("its base commit %s is not in the repository at %s", req.Pack.Base, r.root), err))
 	}
 	if !req.Pack.Changed() {
+		if rec, ok := m.continued(ctx, r, req); ok {
+			// A continued agent that added nothing: its earlier run's
+			// branch stays as it was (remotecont.go).
+			return m.landOnto(ctx, r, rec, req, o)
+		}
 		o.State = Removed
 		return o, nil
 	}
@@ -171,6 +176,11 @@ func (m remote) land(ctx context.Context, req LandRequest) (Outcome, error) {
 	}
 	if err := safefs.MkdirAll(r.root, r.treesDir(), 0o755); err != nil {
 		return fail(err)
+	}
+	if rec, ok := m.continued(ctx, r, req); ok {
+		// A continued agent's work on top of its earlier run's
+		// (remotecont.go).
+		return m.landOnto(ctx, r, rec, req, o)
 	}
 	for _, p := range []string{path, recordPath(path)} {
 		if _, err := os.Lstat(p); err == nil {

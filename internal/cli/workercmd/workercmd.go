@@ -99,6 +99,7 @@ cadre-remote worker, found in $CADRE_REMOTE_BIN, beside cadre, or on PATH.`,
 	f.StringArray("ask", nil, "a rule every agent must ask for; nobody can answer on a worker, so a deny (repeatable)")
 	f.StringArray("repo", nil, "a clone (or a directory of clones) remote agents may work in, in fresh worktrees; without one the worker refuses agents that work in the launcher's repository (repeatable)")
 	f.String("worker-id", "", "this worker's name, unique on the task queue; its own queue is <task-queue>/<worker-id> (default host-pid)")
+	f.StringArray("settings", nil, "a settings file of this worker's own: its hooks run around every tool call of its agents, its mcpServers are the MCP servers agents get by name (repeatable; the launcher's never travel)")
 	f.Duration("workspace-wait", time.Minute, "how long a call of an agent whose tree this worker holds may wait for it before the agent fails taking it for gone")
 	return cmd
 }

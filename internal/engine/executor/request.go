@@ -7,6 +7,7 @@ import (
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/pricing"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/run"
 )
@@ -71,6 +72,10 @@ type SpawnRequest struct {
 	// the child's spans to its parent's trace.
 	Budget Budget       `json:"budget"`
 	Trace  TraceContext `json:"trace"`
+	// Prices, with a cost budget, are the launcher's prices of the
+	// child's model: an executor elsewhere figures the child's spend with
+	// them, so the limit means what it means on the launcher.
+	Prices pricing.Table `json:"prices,omitempty"`
 }
 
 // Definition is the resolved agent definition a child runs: what of
@@ -125,6 +130,9 @@ type Definition struct {
 	// tool of this schema (named in Ceiling.Tools) and its result carries
 	// the JSON that matched. Empty without one.
 	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	// OutputAttempts bounds the StructuredOutput calls that do not match
+	// (the launcher's setting; 0: the default, 5).
+	OutputAttempts int `json:"output_attempts,omitempty"`
 }
 
 // Ceiling is what the child may do, as data (S-5, S-10.3): its tools in

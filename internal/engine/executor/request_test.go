@@ -12,6 +12,7 @@ import (
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/pricing"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/run"
 )
@@ -28,7 +29,7 @@ func full() SpawnRequest {
 			InitialPrompt: "First read the README.", Model: "sonnet", Effort: agentdef.Effort("high"), PermissionMode: permission.Mode("acceptEdits"),
 			MaxTurns: 12, MCPServers: []string{"github", "inline-db"}, Hooks: json.RawMessage(`{"PreToolUse":[{"matcher":"Bash"}]}`),
 			HooksFrom: "/p/.claude/agents/code-reviewer.md", Skills: []string{"go-style"}, Isolation: agentdef.Isolation("worktree"),
-			OneShot: true, Fork: true, OutputSchema: json.RawMessage(`{"type":"object"}`),
+			OneShot: true, Fork: true, OutputSchema: json.RawMessage(`{"type":"object"}`), OutputAttempts: 3,
 		},
 		Prompt: "Review parse.go",
 		Messages: []llm.Message{
@@ -51,7 +52,7 @@ func full() SpawnRequest {
 		Cwd:   "/p/.claude/worktrees/agent-a1b2c3",
 		Isolation: Isolation{Kind: agentdef.Isolation("worktree"), Worktree: "/p/.claude/worktrees/agent-a1b2c3",
 			Branch: "worktree-agent-a1b2c3"},
-		Workspace: &workspace.Source{Remote: "github.com/o/r", Roots: []string{strings.Repeat("a", 40)}, Commit: strings.Repeat("b", 40)},
+		Workspace: &workspace.Source{Remote: "github.com/o/r", Roots: []string{strings.Repeat("a", 40)}, Commit: strings.Repeat("b", 40), Seed: []byte("# v2 git bundle\n")},
 		Receipt: run.Receipt{
 			AgentType: "code-reviewer", Model: "claude-sonnet-4-5", ModelRule: run.ModelRuleDefinition, Tools: []string{"Read"},
 			Dropped: []run.DroppedTool{{Name: "Bash", Reason: "not in the definition's tools"}}, AllowedAgentTypes: []string{"Explore"},
@@ -62,6 +63,7 @@ func full() SpawnRequest {
 		},
 		Budget: Budget{USD: 1.25, Tokens: 200_000, Turns: 30, WallTime: 10 * time.Minute},
 		Trace:  TraceContext{TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", TraceState: "cadre=1"},
+		Prices: pricing.Table{"claude-sonnet-4-5": {Input: 3, Output: 15, CacheWrite: 3.75, CacheRead: 0.3, ContextWindow: 200_000, MaxOutputTokens: 32_000}},
 	}
 }
 

@@ -5,15 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/cadre-dev/cadre/hooks"
 	"github.com/cadre-dev/cadre/internal/engine/tasktools"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/internal/remote/workspace"
+	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
@@ -44,6 +47,15 @@ type Activities struct {
 	WorkerID string
 	OwnQueue string
 	Wait     time.Duration
+	// Hooks are the worker's own hooks (its --settings), fired around
+	// every tool call; nil: none. The launcher's never travel.
+	Hooks *hooks.Dispatcher
+	// MCP is the worker's own MCP servers (its --settings' mcpServers);
+	// nil: none.
+	MCP MCPTools
+	// Tel is the worker's telemetry (nil: off); its tracer provider takes
+	// span ids from telemetry.RemoteIDs (telemetry.go).
+	Tel *telemetry.Telemetry
 
 	mu    sync.Mutex
 	trees map[string]*workspace.Checkout
@@ -151,10 +163,15 @@ func failure(ctx context.Context, what string, err error) error {
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf("%s: %v", what, err), "cadre.call", nil)
 }
 
-// pool is the tools of names that the worker has, in that order; Agent is
-// the workflow's, offered with its spec.
-func (a *Activities) pool(names []string) *tool.Pool {
-	have := tool.NewPool(a.Tools...)
+// pool is the tools of names that the worker has, in that order (its
+// MCP servers' tools of the same names included); Agent is the
+// workflow's, offered with its spec. Then the tools of the worker's MCP
+// servers the agent's definition names (servers): the definition gives
+// it those servers, and the worker connects them by name in its own
+// settings (mcp.go).
+func (a *Activities) pool(ctx context.Context, names, servers []string) *tool.Pool {
+	mcpTools := a.mcpTools(ctx)
+	have := tool.NewPool(append(slices.Clip(a.Tools), mcpTools...)...)
 	p := tool.NewPool()
 	for _, n := range names {
 		if n == "Agent" {
@@ -165,7 +182,25 @@ func (a *Activities) pool(names []string) *tool.Pool {
 			p.Add(t)
 		}
 	}
+	for _, t := range mcpTools {
+		if _, dup := p.Get(t.Spec().Name); !dup && namedServer(t, servers) {
+			p.Add(t)
+		}
+	}
 	return p
+}
+
+// specs are the tools a model call offers: the worker's of those named,
+// the Agent tool (with its budget field when the agent has a budget), and
+// the workflow's own (Extra).
+func (a *Activities) specs(ctx context.Context, in ModelCall) []llm.ToolSpec {
+	specs := a.pool(ctx, in.Tools, in.MCPServers).Specs()
+	for i, s := range specs {
+		if s.Name == "Agent" && in.Budget {
+			specs[i].InputSchema = tasktools.AgentSchemaBudget(false, false, true, true)
+		}
+	}
+	return append(specs, in.Extra...)
 }
 
 // ModelCall makes one model request and returns the complete answer.
@@ -175,22 +210,29 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelCall) (*ModelAnswer,
 	}
 	stop := heartbeat(ctx)
 	defer stop()
-	req := &llm.Request{Model: in.ModelID, System: in.System, SystemPrefix: in.SystemPrefix, Tools: a.pool(in.Tools).Specs(),
+	req := &llm.Request{Model: in.ModelID, System: in.System, SystemPrefix: in.SystemPrefix, Tools: a.specs(ctx, in),
 		Messages: in.Messages, CacheHints: in.CacheHints, Effort: in.Effort}
 	start := time.Now()
-	for ev, err := range a.Model.Stream(ctx, req) {
+	sctx, observed := a.observeRequest(ctx, in, req) // telemetry.go
+	for ev, err := range a.Model.Stream(sctx, req) {
 		if err != nil {
+			observed(nil, err)
 			return nil, failure(ctx, "model request", err)
 		}
 		if ev.Kind == llm.EventDone {
 			if ev.Response == nil {
-				return nil, failure(ctx, "model request", errors.New("the stream ended without a response"))
+				err := errors.New("the stream ended without a response")
+				observed(nil, err)
+				return nil, failure(ctx, "model request", err)
 			}
 			r := ev.Response
+			observed(r, nil)
 			return &ModelAnswer{Message: r.Message, Usage: r.Usage, ID: r.ID, Model: r.Model, StopReason: r.StopReason, APIDuration: time.Since(start)}, nil
 		}
 	}
-	return nil, failure(ctx, "model request", errors.New("the stream ended before the answer was complete"))
+	err := errors.New("the stream ended before the answer was complete")
+	observed(nil, err)
+	return nil, failure(ctx, "model request", err)
 }
 
 // ToolCall runs one tool call through the loop's steps for a call (input
@@ -220,16 +262,23 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCall) (*ToolDone, erro
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("permissions of agent %s: %v", in.AgentID, err), "cadre.config", nil)
 	}
 	env := &tool.Env{Cwd: in.Cwd, AgentID: in.AgentID, OmitResults: true, Files: tool.FileStateFrom(in.Files), Todos: &tool.TodoList{}}
-	cfg := loop.Config{Tools: a.pool(in.Ceiling.Tools), Env: env, Authorizer: sess, AgentID: in.AgentID, AgentType: in.AgentType,
+	cfg := loop.Config{Tools: a.pool(ctx, in.Ceiling.Tools, in.MCPServers), Env: env, Authorizer: sess, AgentID: in.AgentID, AgentType: in.AgentType,
 		Background: in.Background, Unavailable: in.Ceiling.Unavailable}
+	ctx = a.observeTool(ctx, in, &cfg) // telemetry.go
+	if a.Hooks != nil {
+		cfg.Hooks = a.Hooks.ForAgent(hooks.Scope{SessionID: in.Session, Cwd: in.Cwd, AgentID: in.AgentID, AgentType: in.AgentType,
+			PermissionMode: func() permission.Mode { return mode }})
+	}
 	res, block, err := loop.CallOne(ctx, cfg, nil, in.Call)
 	if err != nil {
 		return nil, failure(ctx, "tool "+in.Call.Name, err)
 	}
-	return &ToolDone{
+	done := &ToolDone{
 		Result: run.ToolResult{Text: res.Output.Text, IsError: res.Output.IsError, Denied: res.Denied, Duration: res.Duration},
 		Block:  block, Files: env.Files.Stamps(),
-	}, nil
+	}
+	fitResult(done, MaxResultBytes) // payload.go: it travels in a payload
+	return done, nil
 }
 
 // agentTool is the Agent tool's spec on a worker: the workflow runs its
@@ -237,7 +286,7 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCall) (*ToolDone, erro
 type agentTool struct{}
 
 func (agentTool) Spec() llm.ToolSpec {
-	return llm.ToolSpec{Name: "Agent", Description: prompts.AgentTool("", "general-purpose"), InputSchema: tasktools.AgentSchema(false, false, true)}
+	return llm.ToolSpec{Name: "Agent", Description: prompts.AgentTool("", "general-purpose"), InputSchema: tasktools.AgentSchema(false, false, false)} // run_in_background: a background child workflow (background.go)
 }
 
 func (agentTool) ReadOnly() bool { return false }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/internal/remote/workspace"
+	"github.com/cadre-dev/cadre/internal/telemetry"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/run"
@@ -30,6 +31,9 @@ const (
 	// takes it; FinishActivity, on that worker, returns the agent's work.
 	CheckoutActivity = "cadre.checkout"
 	FinishActivity   = "cadre.finish"
+	// SpanActivity records an ended agent's invoke_agent span on a
+	// worker with telemetry on (telemetry.go).
+	SpanActivity = "cadre.span"
 )
 
 // Checkout is the input of CheckoutActivity: the agent, its session and
@@ -76,6 +80,11 @@ type Output struct {
 	// WorkError why it could not be brought back.
 	Work      *workspace.Result `json:"work,omitempty"`
 	WorkError string            `json:"work_error,omitempty"`
+	// MessagesOmitted says Messages were left out and EventsTrimmed how
+	// many of the oldest events lost their message bodies, so that the
+	// output fits in one payload (payload.go).
+	MessagesOmitted bool `json:"messages_omitted,omitempty"`
+	EventsTrimmed   int  `json:"events_trimmed,omitempty"`
 }
 
 // Progress is a running agent's progress (QueryProgress).
@@ -99,6 +108,19 @@ type ModelCall struct {
 	CacheHints   []llm.CacheHint   `json:"cache_hints,omitempty"`
 	Effort       llm.Effort        `json:"effort,omitempty"`
 	Unavailable  map[string]string `json:"unavailable,omitempty"`
+	// Extra are tools the workflow runs itself, offered after Tools: the
+	// agent's StructuredOutput tool of its output schema (typed.go).
+	Extra []llm.ToolSpec `json:"extra,omitempty"`
+	// Budget offers the Agent tool's budget field (the agent has one).
+	Budget bool `json:"budget,omitempty"`
+	// MCPServers are the MCP servers the agent's definition names: the
+	// worker offers their tools from its own configuration.
+	MCPServers []string `json:"mcp_servers,omitempty"`
+	// Trace is the agent's invoke_agent span on the workers, the parent
+	// of the call's chat span; Session the launcher's session (empty
+	// Trace: the launcher records no telemetry).
+	Trace   executor.TraceContext `json:"trace,omitzero"`
+	Session string                `json:"session,omitempty"`
 }
 
 // ModelAnswer is a model call's complete answer.
@@ -127,6 +149,18 @@ type ToolCall struct {
 	// Tree, for an agent with a workspace, is the agent whose checkout
 	// Cwd is: the worker refuses the call when it does not hold it.
 	Tree string `json:"tree,omitempty"`
+	// MCPServers are ModelCall's.
+	MCPServers []string `json:"mcp_servers,omitempty"`
+	// Trace and Session are ModelCall's, for the execute_tool span.
+	Trace   executor.TraceContext `json:"trace,omitzero"`
+	Session string                `json:"session,omitempty"`
+}
+
+// AgentSpan is the input of SpanActivity: an ended agent's run, under
+// the launcher's session.
+type AgentSpan struct {
+	Session string              `json:"session"`
+	Run     telemetry.RemoteRun `json:"run"`
 }
 
 // ToolDone is how a tool call ended: the event's result, the block the

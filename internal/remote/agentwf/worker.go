@@ -59,6 +59,7 @@ func register(w worker.Worker, a *Activities) {
 	w.RegisterActivityWithOptions(a.ToolCall, activity.RegisterOptions{Name: ToolActivity})
 	w.RegisterActivityWithOptions(a.Checkout, activity.RegisterOptions{Name: CheckoutActivity})
 	w.RegisterActivityWithOptions(a.Finish, activity.RegisterOptions{Name: FinishActivity})
+	w.RegisterActivityWithOptions(a.RecordSpan, activity.RegisterOptions{Name: SpanActivity})
 }
 
 // Start starts polling the worker's queues.

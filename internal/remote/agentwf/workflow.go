@@ -60,6 +60,17 @@ type agent struct {
 	place *Placement
 	owns  bool
 	lost  bool
+	// bud is the agent's budget (budget.go; nil: none); out its output
+	// schema (typed.go; nil: none).
+	bud *budget
+	out *typed
+	// spanID is the agent's invoke_agent span on the workers and trace
+	// its context, the parent of its calls' spans (telemetry.go; empty:
+	// no trace).
+	spanID string
+	trace  executor.TraceContext
+	// bg are its background sub-agents still running (background.go).
+	bg []*bgChild
 }
 
 // callOptions are activityOptions, on the worker holding the agent's
@@ -145,9 +156,28 @@ func Agent(ctx workflow.Context, in Input) (*Output, error) {
 			return a.finish(ctx, status, "", errText, false), nil
 		}
 	}
-	status, text, errText, maxHit := a.loop(ctx)
+	a.bud = newBudget(ctx, a.req)
+	a.traceSpan(ctx) // telemetry.go
+	typ, err := newTyped(a.req.Definition.OutputSchema, a.req.Definition.OutputAttempts)
+	if err != nil {
+		out := a.finish(ctx, task.Failed, "", prompts.OutputSchemaInvalid("output schema", err), false)
+		a.collect(ctx, out)
+		a.recordSpan(ctx, out)
+		fitOutput(out) // payload.go
+		return out, nil
+	}
+	a.out = typ
+	lctx, endWatch := a.bud.watchWall(ctx) // budget.go: wall time is a deadline
+	status, text, errText, maxHit := a.loop(lctx)
+	a.reap(ctx) // background.go
+	endWatch()
+	if a.bud != nil && a.bud.wallUp && status == task.Killed && ctx.Err() == nil {
+		status, text, errText, maxHit = a.budgetStop()
+	}
 	out := a.finish(ctx, status, text, errText, maxHit)
 	a.collect(ctx, out)
+	a.recordSpan(ctx, out) // telemetry.go
+	fitOutput(out)         // payload.go
 	return out, nil
 }
 
@@ -159,9 +189,17 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 		if ctx.Err() != nil {
 			return task.Killed, "", prompts.AgentStoppedEarly(), false
 		}
+		if a.bud.exhausted() {
+			return a.budgetStop() // budget.go
+		}
 		var ans ModelAnswer
 		call := ModelCall{AgentID: a.req.AgentID, ModelID: a.req.Model.ID, System: a.req.Definition.System, SystemPrefix: a.req.Definition.SystemPrefix,
-			Tools: a.req.Ceiling.Tools, Messages: a.msgs, CacheHints: a.req.CacheHints, Unavailable: a.req.Ceiling.Unavailable}
+			Tools: a.req.Ceiling.Tools, Messages: a.msgs, CacheHints: a.req.CacheHints, Unavailable: a.req.Ceiling.Unavailable,
+			Extra: a.out.extra(), Budget: a.bud != nil, Trace: a.trace, Session: a.req.RootID, MCPServers: a.req.Definition.MCPServers}
+		if n := payloadSize(call); n > PayloadLimit {
+			// It would not fit in the activity's input (payload.go).
+			return task.Failed, "", prompts.RemotePayloadTooLarge(n, PayloadLimit), false
+		}
 		if err := workflow.ExecuteActivity(actx, ModelActivity, call).Get(ctx, &ans); err != nil {
 			return a.failed(ctx, err)
 		}
@@ -180,11 +218,33 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 		a.emit(run.Event{Type: run.EventAssistant, Message: &msg, Usage: ans.Usage, MessageID: ans.ID, Model: ans.Model,
 			StopReason: ans.StopReason, APIDuration: ans.APIDuration})
 		calls := msg.ToolUses()
+		if a.bud.charge(cmpStr(ans.Model, a.req.Model.ID), ans.Usage) && len(calls) > 0 {
+			return a.budgetStop() // spent with tools asked for: not made
+		}
 		if len(calls) == 0 {
-			if queued := a.drain(); len(queued) > 0 {
+			queued := a.pending(ctx) // background.go: messages, ended background sub-agents
+			if len(queued) == 0 && a.settle(ctx) {
+				queued = a.pending(ctx)
+			}
+			if ctx.Err() != nil {
+				return task.Killed, "", prompts.AgentStoppedEarly(), false
+			}
+			if len(queued) > 0 {
 				// A message came while the model answered: it is the
 				// agent's next turn, not lost with its end.
-				a.msgs = append(a.msgs, llm.Message{Role: llm.RoleUser, Content: queued})
+				user := llm.Message{Role: llm.RoleUser, Content: queued}
+				a.msgs = append(a.msgs, user)
+				a.emit(run.Event{Type: run.EventUser, Message: &user}) // the launcher's transcript of it holds the turn
+				continue
+			}
+			if a.out != nil && !a.out.done() { // typed.go: the answer is owed
+				text, ok := a.out.remind()
+				if !ok {
+					return a.out.exhausted()
+				}
+				user := llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.TextBlock(text)}}
+				a.msgs = append(a.msgs, user)
+				a.emit(run.Event{Type: run.EventUser, Message: &user})
 				continue
 			}
 			return task.Completed, msg.Text(), "", false
@@ -197,11 +257,14 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 			a.stats[c.Name]++
 			var done ToolDone
 			var err error
-			if c.Name == "Agent" {
+			if a.out.handles(c) {
+				done = a.out.call(c) // typed.go: validated here
+			} else if c.Name == "Agent" {
 				done = a.subagent(ctx, c)
 			} else {
 				in := ToolCall{AgentID: a.req.AgentID, AgentType: a.req.Definition.Name, Background: a.req.Background, Cwd: a.req.Cwd,
-					Ceiling: a.req.Ceiling, Mode: a.req.Mode, Files: a.files, Call: c}
+					Ceiling: a.req.Ceiling, Mode: a.req.Mode, Files: a.files, Call: c, Trace: a.trace, Session: a.req.RootID,
+					MCPServers: a.req.Definition.MCPServers}
 				if a.place != nil {
 					in.Cwd, in.Tree = a.place.Dir, a.place.Owner
 				}
@@ -219,10 +282,19 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 				return task.Killed, "", prompts.AgentStoppedEarly(), false
 			}
 		}
-		results = append(results, a.drain()...)
+		results = append(results, a.pending(ctx)...)
+		if b, ok := a.bud.wrapUp(); ok { // told once, at 85 %
+			results = append(results, b)
+		}
 		user := llm.Message{Role: llm.RoleUser, Content: results}
 		a.msgs = append(a.msgs, user)
 		a.emit(run.Event{Type: run.EventUser, Message: &user})
+		if a.out.done() { // a matching answer ends the turn
+			return task.Completed, msg.Text(), "", false
+		}
+		if a.out != nil && a.out.slot.Exhausted() {
+			return a.out.exhausted()
+		}
 		if max := a.req.Definition.MaxTurns; max > 0 && a.progress.Turns >= max {
 			return task.Completed, prompts.MaxTurnsReached(max), "", true
 		}
@@ -268,29 +340,20 @@ func (a *agent) subagent(ctx workflow.Context, c llm.Block) ToolDone {
 	if err := json.Unmarshal(c.Input, &in); err != nil {
 		return toolError(c.ID, fmt.Sprintf("Agent: input is not valid: %v", err))
 	}
-	req := a.req
-	req.AgentID = a.req.AgentID + "." + c.ID
-	req.ParentID = a.req.AgentID
-	req.ToolUseID = c.ID
-	req.Depth = a.req.Depth + 1
-	req.Background = false
-	req.Description = in.Description
-	req.Prompt = in.Prompt
-	req.Messages, req.CacheHints = nil, nil
-	// A sub-agent works in its parent's tree, on the worker holding it.
-	req.Workspace = nil
-	if in.SubagentType != "" {
-		req.Definition.Name = in.SubagentType
+	if in.RunInBackground != nil && *in.RunInBackground {
+		return a.spawnBackground(ctx, c, in) // background.go
 	}
-	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-		WorkflowID:          req.AgentID,
-		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
-		WaitForCancellation: true,
-	})
+	req := a.childRequest(c, in)
+	acct, refused := a.prepareChild(ctx, in, &req) // budget.go: its budget, schema and trace
+	if refused != "" {
+		return toolError(c.ID, refused)
+	}
+	cctx := childOptions(ctx, req)
 	child := &agent{req: req, place: a.place}
 	a.emit(run.Event{Type: run.EventTaskStarted, AgentID: req.AgentID, ParentToolUseID: c.ID, Task: child.taskInfo()})
 	var out Output
 	err := workflow.ExecuteChildWorkflow(cctx, WorkflowName, Input{Request: req, Placement: a.place}).Get(ctx, &out)
+	settleChild(acct, out.Result) // budget.go: its spend charged, the rest back
 	if err != nil {
 		// The child's workflow did not return (it was terminated, or
 		// cancelled before it ran): its end is recorded here.
@@ -308,14 +371,47 @@ func (a *agent) subagent(ctx workflow.Context, c llm.Block) ToolDone {
 	a.progress.Usage = a.progress.Usage.Add(out.Result.Usage)
 	a.progress.Tokens = a.progress.Usage.Total()
 	res := out.Result
-	if res.Status != task.Completed {
+	if res.Status != task.Completed && res.Status != task.BudgetExhausted {
 		return toolError(c.ID, fmt.Sprintf("Sub-agent %s ended %s: %s", req.AgentID, res.Status, res.Error))
 	}
 	text := res.Text
 	if text == "" {
 		text = prompts.ToolNoOutput
 	}
+	if js := compactJSON(res.StructuredOutput); js != "" {
+		text += "\n" + prompts.StructuredOutputBlock(js)
+	}
 	return ToolDone{Result: run.ToolResult{Text: text}, Block: llm.ToolResultBlock(c.ID, text, false)}
+}
+
+// childRequest is the request of the sub-agent an Agent call c of the
+// agent starts: the caller's ceiling (never wider) and definition.
+func (a *agent) childRequest(c llm.Block, in tasktools.AgentInput) executor.SpawnRequest {
+	req := a.req
+	req.AgentID = a.req.AgentID + "." + c.ID
+	req.ParentID = a.req.AgentID
+	req.ToolUseID = c.ID
+	req.Depth = a.req.Depth + 1
+	req.Background = false
+	req.Description = in.Description
+	req.Prompt = in.Prompt
+	req.Messages, req.CacheHints = nil, nil
+	// A sub-agent works in its parent's tree, on the worker holding it.
+	req.Workspace = nil
+	if in.SubagentType != "" {
+		req.Definition.Name = in.SubagentType
+	}
+	return req
+}
+
+// childOptions run req's child workflow under the agent's, cancelled
+// when the agent's closes.
+func childOptions(ctx workflow.Context, req executor.SpawnRequest) workflow.Context {
+	return workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:          req.AgentID,
+		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		WaitForCancellation: true,
+	})
 }
 
 func toolError(id, msg string) ToolDone {
@@ -346,8 +442,9 @@ func (a *agent) finish(ctx workflow.Context, status task.Status, text, errText s
 		Text: text, Error: errText, MaxTurnsHit: maxHit,
 		Turns: a.progress.Turns, ToolUses: a.progress.ToolUses, ToolStats: a.stats, Usage: a.progress.Usage,
 		Receipt: a.req.Receipt, Continuable: !d.OneShot && !d.Fork,
-		Duration: workflow.Now(ctx).Sub(a.start),
+		Duration: workflow.Now(ctx).Sub(a.start), Budget: a.bud.spend(),
 	}
+	a.out.result(&res) // typed.go
 	a.emit(run.Event{Type: run.EventTaskCompleted, Subagent: &res})
 	return &Output{Result: res, Messages: a.msgs, Events: a.events}
 }

@@ -19,11 +19,14 @@ import (
 	"syscall"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/log"
 
 	"github.com/cadre-dev/cadre/internal/remote/agentwf"
 	"github.com/cadre-dev/cadre/internal/remote/workspace"
+	"github.com/cadre-dev/cadre/internal/telemetry"
+	"github.com/cadre-dev/cadre/internal/telemetry/otelsetup"
 	"github.com/cadre-dev/cadre/llm/anthropic"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/tool/builtin"
@@ -143,6 +146,8 @@ type workerFlags struct {
 	repos     listFlag
 	id        string
 	wait      time.Duration
+	// settingsFiles are the worker's own settings (settings.go).
+	settingsFiles listFlag
 }
 
 // WorkerFlags returns the flag set of `cadre-remote worker` (its names
@@ -163,6 +168,7 @@ func newWorkerFlags() (*flag.FlagSet, *workerFlags) {
 	fs.StringVar(&o.id, "worker-id", "", "this worker's name, unique on the task queue; its own queue is <task-queue>/<worker-id> (default host-pid)")
 	fs.DurationVar(&o.wait, "workspace-wait", agentwf.DefaultPlacementWait, "how long a call of an agent whose tree this worker holds may wait for it before the agent fails taking it for gone")
 	fs.Var(&o.ask, "ask", "a permission rule every agent must ask for — on a worker nobody can answer, so a deny (repeatable)")
+	fs.Var(&o.settingsFiles, "settings", "a settings file of this worker's own: its hooks run around every tool call of its agents, its mcpServers are the MCP servers agents get by name (repeatable; the launcher's never travel)")
 	return fs, o
 }
 
@@ -203,6 +209,26 @@ func worker(args []string, stderr io.Writer) error {
 	if err := o.workspaces(acts); err != nil {
 		return err
 	}
+	stopMCP, err := o.settings(acts, stderr) // settings.go
+	if err != nil {
+		return err
+	}
+	defer stopMCP()
+	// Telemetry from the worker's own OTEL_* variables: its spans join
+	// the trace each agent's spawn request carries (agentwf/telemetry.go).
+	set, flush, terr := otelsetup.Setup(context.Background(), os.Getenv, "cadre-remote", sdktrace.WithIDGenerator(telemetry.RemoteIDs{}))
+	if terr != nil {
+		fmt.Fprintf(stderr, "cadre-remote worker: telemetry: %v\n", terr)
+	}
+	set.Provider = "anthropic"
+	acts.Tel = telemetry.New(set, "", nil)
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := flush(fctx); err != nil {
+			fmt.Fprintf(stderr, "cadre-remote worker: telemetry: %v\n", err)
+		}
+	}()
 	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	opts, err := conn.options(logger)
 	if err != nil {

@@ -119,9 +119,16 @@ func startWorker(t *testing.T, queue string, srv *llmtest.Server, key string, ex
 // cadre, whose worker command runs cadre-remote).
 func startWorkerWith(t *testing.T, binary, queue string, srv *llmtest.Server, key string, extra ...string) *proc {
 	t.Helper()
+	return startWorkerEnv(t, binary, queue, srv, key, nil, extra...)
+}
+
+// startWorkerEnv is startWorkerWith with variables added to the worker's
+// environment.
+func startWorkerEnv(t *testing.T, binary, queue string, srv *llmtest.Server, key string, env []string, extra ...string) *proc {
+	t.Helper()
 	args := append([]string{"worker", "--address", server.Address, "--namespace", server.Namespace, "--task-queue", queue}, extra...)
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "ANTHROPIC_BASE_URL="+srv.URL(), "ANTHROPIC_API_KEY="+key, "HOME="+t.TempDir())
+	cmd.Env = append(append(os.Environ(), "ANTHROPIC_BASE_URL="+srv.URL(), "ANTHROPIC_API_KEY="+key, "HOME="+t.TempDir()), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p := &proc{cmd: cmd, done: make(chan struct{}), log: &bytes.Buffer{}, mu: &sync.Mutex{}}
 	cmd.Stdout, cmd.Stderr = lockedBuf{p.mu, p.log}, lockedBuf{p.mu, p.log}

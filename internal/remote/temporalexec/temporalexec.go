@@ -380,6 +380,9 @@ func (h *handle) Send(ctx context.Context, m executor.Message) (executor.Deliver
 	case d.Fork:
 		return "", &executor.RefusedError{AgentID: h.req.AgentID, Reason: prompts.CannotContinue(h.req.AgentID, "it is a fork")}
 	}
+	if r.out.MessagesOmitted {
+		return "", &executor.RefusedError{AgentID: h.req.AgentID, Reason: prompts.CannotContinue(h.req.AgentID, "its conversation was too big to keep in its workflow's result")}
+	}
 	if _, err := h.launch(ctx, agentwf.Input{Request: h.req, History: r.out.Messages, Message: &m}); err != nil {
 		return "", err
 	}

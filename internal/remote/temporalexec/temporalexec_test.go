@@ -80,7 +80,7 @@ func workerFor(t *testing.T, c client.Client, queue string, srv *llmtest.Server)
 	boom := tool.Func(tool.FuncConfig{Name: "Boom", Description: "explodes"}, func(context.Context, *tool.Env, boomIn) (tool.Output, error) {
 		panic("kaboom")
 	})
-	w := agentwf.NewWorker(c, agentwf.WorkerOptions{TaskQueue: queue, Activities: &agentwf.Activities{Model: m, Tools: append(builtin.Tools(builtin.Config{}), boom)}})
+	w := agentwf.NewWorker(c, agentwf.WorkerOptions{TaskQueue: queue, Activities: &agentwf.Activities{Model: m, Tools: append(builtin.Tools(builtin.Config{}), boom, hugeTool())}})
 	if err := w.Start(); err != nil {
 		t.Fatalf("start worker: %v", err)
 	}

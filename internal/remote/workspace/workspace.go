@@ -48,6 +48,11 @@ type Source struct {
 	// Commit is the launcher's HEAD: the remote agent's tree starts there.
 	// Uncommitted changes of the launcher do not travel.
 	Commit string `json:"commit"`
+	// Seed, for a continued agent, is a git bundle of the commits of its
+	// landed branch (worktree-agent-<id>) that the repository's history
+	// before its first run lacks; Commit is their tip. The worker fetches
+	// them from it, so the agent goes on in the tree its earlier run left.
+	Seed []byte `json:"seed,omitempty"`
 }
 
 // Describe names the repository dir belongs to and its HEAD commit.
@@ -236,7 +241,7 @@ func (p *Pool) Checkout(ctx context.Context, src Source, agentID, sessionID stri
 	if err != nil {
 		return nil, fmt.Errorf("workspace for remote agent %s: %w", agentID, err)
 	}
-	if err := p.ensureCommit(ctx, clone, src); err != nil {
+	if err := p.ensureSeeded(ctx, clone, src, agentID); err != nil {
 		return nil, fmt.Errorf("workspace for remote agent %s: %w", agentID, err)
 	}
 	l, err := p.trees.Create(ctx, worktree.Request{Dir: clone, AgentID: agentID, SessionID: sessionID, Commit: src.Commit})
@@ -260,6 +265,46 @@ func (p *Pool) ensureCommit(ctx context.Context, clone string, src Source) error
 		if !p.git.hasCommit(ctx, clone, src.Commit) {
 			return fmt.Errorf("commit %s is not in the clone at %s, nor could it be fetched from its origin (push it there first): %w", src.Commit, clone, errors.Join(err1, err2))
 		}
+	}
+	return nil
+}
+
+// ensureSeeded is ensureCommit for a source that may carry a Seed: the
+// commits of a continued agent's branch, fetched from the bundle (after
+// the clone's origin, when the bundle's base is missing here too).
+func (p *Pool) ensureSeeded(ctx context.Context, clone string, src Source, agentID string) error {
+	if len(src.Seed) == 0 || p.git.hasCommit(ctx, clone, src.Commit) {
+		return p.ensureCommit(ctx, clone, src)
+	}
+	dir, err := os.MkdirTemp("", "cadre-seed-")
+	if err != nil {
+		return fmt.Errorf("seed the tree: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "seed.bundle")
+	if err := os.WriteFile(file, src.Seed, 0o600); err != nil {
+		return fmt.Errorf("seed the tree: %w", err)
+	}
+	ref := "refs/cadre/seed/" + agentID
+	fetch := func() error {
+		_, err := p.git.out(ctx, clone, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules",
+			file, "+refs/heads/"+worktree.BranchName(agentID)+":"+ref)
+		return err
+	}
+	err = fetch()
+	if err != nil {
+		// Its base may be missing: the clone's origin has it, if anyone.
+		fctx, cancel := context.WithTimeout(ctx, p.cfg.FetchTimeout)
+		_, ferr := p.git.out(fctx, clone, "fetch", "--quiet", "--no-tags", "--no-recurse-submodules", "origin")
+		cancel()
+		if err = fetch(); err != nil {
+			return fmt.Errorf("seed the tree from the agent's earlier work: %w", errors.Join(err, ferr))
+		}
+	}
+	// The ref only carried the commits in; the worktree's branch keeps them.
+	defer func() { _, _ = p.git.out(context.WithoutCancel(ctx), clone, "update-ref", "-d", ref) }()
+	if !p.git.hasCommit(ctx, clone, src.Commit) {
+		return fmt.Errorf("seed the tree: the agent's earlier work does not hold commit %s", src.Commit)
 	}
 	return nil
 }

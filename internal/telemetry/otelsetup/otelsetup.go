@@ -47,8 +47,9 @@ func Enabled(getenv func(string) string, signal string) (bool, error) {
 // Setup returns the telemetry settings the variables ask for (zero when
 // off) and the function that flushes and stops the exporters, to call
 // before the process exits. A variable it cannot honour is an error; the
-// caller runs without that signal and says why.
-func Setup(ctx context.Context, getenv func(string) string, version string) (telemetry.Settings, func(context.Context) error, error) {
+// caller runs without that signal and says why. traceOpts are added to
+// the tracer provider's (a remote worker's id generator).
+func Setup(ctx context.Context, getenv func(string) string, version string, traceOpts ...sdktrace.TracerProviderOption) (telemetry.Settings, func(context.Context) error, error) {
 	var set telemetry.Settings
 	var stops []func(context.Context) error
 	shutdown := func(ctx context.Context) error {
@@ -74,7 +75,7 @@ func Setup(ctx context.Context, getenv func(string) string, version string) (tel
 		if err != nil {
 			errs = append(errs, err)
 		} else {
-			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+			tp := sdktrace.NewTracerProvider(append([]sdktrace.TracerProviderOption{sdktrace.WithBatcher(exp), sdktrace.WithResource(res)}, traceOpts...)...)
 			set.TracerProvider = tp
 			stops = append(stops, tp.Shutdown)
 		}
