@@ -68,6 +68,9 @@ type member struct {
 	timer      *time.Timer
 	// planID is the plan_approval_request the lead has not answered.
 	planID string
+	// mode is the permission mode its approved plan continues in,
+	// bounded by the lead's (teamplanmode.go); "" keeps its own.
+	mode permission.Mode
 	// stop is closed when it is to end at its next idle (shutdown
 	// approved); stopping says so.
 	stop     chan struct{}
@@ -495,8 +498,11 @@ func (tm teammate) authorizer(full permission.Authorizer) (permission.Authorizer
 	t.mu.Lock()
 	plan := m.plan
 	t.mu.Unlock()
-	if !plan || full == nil {
+	if full == nil {
 		return full, nil
+	}
+	if !plan {
+		return tm.withMode(full), nil // teamplanmode.go
 	}
 	was := a.perms.ReadOnly
 	a.perms.ReadOnly = true
@@ -511,7 +517,7 @@ func (tm teammate) authorizer(full permission.Authorizer) (permission.Authorizer
 	if err != nil {
 		return nil, err
 	}
-	return planGate{m: m, t: t, ro: ro, full: full}, nil
+	return planGate{m: m, t: t, ro: ro, full: tm.withMode(full)}, nil
 }
 
 // teamSendTool is SendMessage with teams on.

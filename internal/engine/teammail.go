@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/engine/tasktools"
+	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
@@ -126,12 +128,14 @@ func (tmail teamMail) send(ctx context.Context, from *agent, callID string, m ta
 		if pending == "" || pending != m.RequestID {
 			return refuse(fmt.Sprintf("request %q is not a plan_approval_request of %s waiting for an answer.", m.RequestID, to))
 		}
+		var mode permission.Mode
 		if m.Approve {
-			mode := m.Mode
-			if mode == "" {
-				mode = "default"
+			// Bounded by the lead's ceiling (teamplanmode.go).
+			var err error
+			if mode, err = approvedMode(from, m.Mode); err != nil {
+				return refuse(err.Error())
 			}
-			text = prompts.TeamProtocol("plan_approval_response", "request_id", m.RequestID, "approved", true, "permissionMode", mode)
+			text = prompts.TeamProtocol("plan_approval_response", "request_id", m.RequestID, "approved", true, "permissionMode", string(cmp.Or(mode, permission.ModeDefault)))
 		} else {
 			text = prompts.TeamProtocol("plan_approval_response", "request_id", m.RequestID, "approved", false, "feedback", m.Feedback)
 		}
@@ -141,6 +145,8 @@ func (tmail teamMail) send(ctx context.Context, from *agent, callID string, m ta
 		target.planID = ""
 		if approve {
 			target.plan = false
+			target.mode = mode
+			t.saveRoster() // teamresume.go: the mode holds across --resume
 		}
 		t.mu.Unlock()
 	}
