@@ -78,4 +78,20 @@ func TestClaudeAgentSDKTeammatePrompt(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(work, "mate-made.txt")); err != nil {
 		t.Fatalf("the allowed command did not run: %v", err)
 	}
+	// While canUseTool had the prompt the teammate's task read "waiting
+	// for approval" (stream-json task_progress), and working once answered.
+	var states []string
+	for _, l := range lines {
+		if l.Message == nil || l.Message["subtype"] != "task_progress" || l.Message["task_id"] != id {
+			continue
+		}
+		c, _ := l.Message["cadre"].(map[string]any)
+		tm, _ := c["teammate"].(map[string]any)
+		if st, ok := tm["state"].(string); ok {
+			states = append(states, st)
+		}
+	}
+	if got := strings.Join(states, " > "); !strings.Contains(got, "waiting for approval > working") {
+		t.Fatalf("the teammate's task_progress states: %s", got)
+	}
 }

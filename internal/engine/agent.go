@@ -165,7 +165,7 @@ func (su toolSetup) session(checker *permission.Checker, background bool) (*perm
 	a := su.a
 	p := a.run.rt.cfg.Permissions
 	return permission.NewSession(permission.SessionConfig{
-		Checker: checker, Prompter: forkPrompter(checker.Mode(), hooksOf(a).prompter(p.Prompter)), AgentID: a.id, AgentType: a.typ, Background: background, Log: &a.run.rt.denials,
+		Checker: checker, Prompter: forkPrompter(checker.Mode(), hooksOf(a).prompter(teammatePrompts(a, p.Prompter))), AgentID: a.id, AgentType: a.typ, Background: background, Log: &a.run.rt.denials,
 		Answerer: hooksOf(a).answerer(), // PermissionRequest hooks of an agent that cannot prompt
 		Grants:   &a.run.rt.grants,      // shared by the session's agents (issue 9)
 		// issue 29: no hint names a settings file the workspace ignores

@@ -68,6 +68,9 @@ type member struct {
 	timer      *time.Timer
 	// planID is the plan_approval_request the lead has not answered.
 	planID string
+	// prompts counts its permission prompts waiting for a person
+	// (teamprompt.go).
+	prompts int
 	// mode is the permission mode its approved plan continues in,
 	// bounded by the lead's (teamplanmode.go); "" keeps its own.
 	mode permission.Mode
@@ -595,7 +598,7 @@ func (tm teammate) info() *run.TeammateInfo {
 	t, m := a.run.rt.bg.team, a.member
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return &run.TeammateInfo{Name: m.name, Team: m.team, State: string(m.state), PlanModeRequired: m.plan}
+	return &run.TeammateInfo{Name: m.name, Team: m.team, State: string(m.shown()), PlanModeRequired: m.plan}
 }
 
 // keep is what of the team survives a compaction of the agent (Keep.Extra,
@@ -614,7 +617,7 @@ func (tm teammate) keep() []string {
 		var roster []string
 		for _, n := range t.roster() {
 			m := t.members[n]
-			roster = append(roster, fmt.Sprintf("%s (%s)", n, m.state))
+			roster = append(roster, fmt.Sprintf("%s (%s)", n, m.shown()))
 		}
 		return []string{prompts.TeamKeepLead(t.teamName(), roster)}
 	}
