@@ -94,4 +94,16 @@ func TestClaudeAgentSDKTeammatePrompt(t *testing.T) {
 	if got := strings.Join(states, " > "); !strings.Contains(got, "waiting for approval > working") {
 		t.Fatalf("the teammate's task_progress states: %s", got)
 	}
+	// cadre's own system/teammate_message (the teammate's idle notice)
+	// passes through query() like any subtype it does not know, and the
+	// run still ends with its result.
+	idle := 0
+	for _, l := range lines {
+		if l.Message != nil && l.Message["subtype"] == "teammate_message" && l.Message["from_agent_id"] == id && l.Message["message_type"] == "idle_notification" {
+			idle++
+		}
+	}
+	if _, res := messages(lines); idle == 0 || res == nil || res["result"] != "lead done" {
+		t.Fatalf("%d idle notices of the teammate in the SDK's messages; result %v", idle, res)
+	}
 }

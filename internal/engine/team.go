@@ -315,7 +315,7 @@ func (tm teammate) idle(ctx context.Context, last llm.Message) ([]llm.Block, boo
 			return blocks, true
 		}
 	}
-	if !a.inbox.pending() && tm.noteIdle(last.Text()) {
+	if !a.inbox.pending() && tm.noteIdle(ctx, last.Text()) {
 		_ = feedOf(a).sendProgress(ctx)
 	}
 	a.ticket.Suspend()
@@ -389,7 +389,7 @@ func (tm teammate) idle(ctx context.Context, last llm.Message) ([]llm.Block, boo
 // (in the roster too) and the notice change together, so the teammate is
 // never seen resting before the lead can hear it. It reports whether the
 // state changed.
-func (tm teammate) noteIdle(summary string) bool {
+func (tm teammate) noteIdle(ctx context.Context, summary string) bool {
 	a := tm.a
 	b := a.run.rt.bg
 	t, m := b.team, a.member
@@ -402,16 +402,31 @@ func (tm teammate) noteIdle(summary string) bool {
 	if prev != 0 {
 		_, _ = b.mailboxes().Withdraw(task.Main, func(msg task.Message) bool { return msg.Seq == prev }, "replaced by a later idle notice")
 	}
-	text := prompts.TeammateMessage(m.name, "", prompts.TeamProtocol("idle_notification", "from", m.name, "idleReason", "available", "summary", strings.TrimSpace(summary)))
+	body := prompts.TeamProtocol("idle_notification", "from", m.name, "idleReason", "available", "summary", strings.TrimSpace(summary))
+	text := prompts.TeammateMessage(m.name, "", body)
 	// The turn it rests after is in its transcript before the roster
 	// says idle: a rejoining teammate is not made to run it again.
 	if err := transcriptWritten(a); err != nil {
 		b.recordFailed("transcripts", err)
 	}
+	moved, posted := tm.postIdle(text)
+	if posted { // teammsg.go
+		teamMail{b}.announce(ctx, a, run.TeamMessage{From: m.name, To: prompts.TeamLead, FromAgentID: a.id, Type: "idle_notification", Text: body})
+	}
+	return moved
+}
+
+// postIdle posts the idle notice text to the lead and moves the teammate
+// to idle; it reports whether the state changed and whether the notice
+// was posted.
+func (tm teammate) postIdle(text string) (moved, posted bool) {
+	a := tm.a
+	b := a.run.rt.bg
+	t, m := b.team, a.member
 	// The notice is marked before it can wake the lead.
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	moved := m.state == teammateWorking
+	moved = m.state == teammateWorking
 	if moved {
 		m.state = teammateIdle
 		if m.planID != "" {
@@ -423,11 +438,11 @@ func (tm teammate) noteIdle(summary string) bool {
 	out, err := b.main.post(inboxItem{text: text, from: m.name})
 	if err != nil {
 		b.recordFailed("mailbox journal", err)
-		return moved
+		return moved, false
 	}
 	m.idleSeq = out.Seq
 	t.idleSeqs[out.Seq] = true
-	return moved
+	return moved, true
 }
 
 // left removes the teammate from the team when its loop has returned:

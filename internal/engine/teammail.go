@@ -10,6 +10,7 @@ import (
 	"github.com/cadre-dev/cadre/internal/engine/tasktools"
 	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/transcript"
@@ -62,6 +63,7 @@ func (tmail teamMail) send(ctx context.Context, from *agent, callID string, m ta
 	me := from.member
 	name := senderName(from)
 	text, reqID := m.Text, ""
+	kind := "message" // the event's message_type (teammsg.go)
 	var after func()
 	refuse := func(why string) (tool.Output, error) { return errorOutput(prompts.TeamSendRefused(why)), nil }
 	switch m.Type {
@@ -71,6 +73,7 @@ func (tmail teamMail) send(ctx context.Context, from *agent, callID string, m ta
 			return refuse("only the team lead sends shutdown_request, to a teammate by name.")
 		}
 		reqID = tmail.requestID("shutdown", target)
+		kind = "shutdown_request"
 		text = prompts.TeamProtocol("shutdown_request", "request_id", reqID, "from", name, "reason", m.Reason)
 		after = func() { tmail.armShutdown(target, reqID) }
 	case tasktools.ShutdownResponse:
@@ -84,6 +87,7 @@ func (tmail teamMail) send(ctx context.Context, from *agent, callID string, m ta
 			return refuse(fmt.Sprintf("request %q is not a shutdown_request waiting for your answer.", m.RequestID))
 		}
 		if m.Approve {
+			kind = "shutdown_approved"
 			text = prompts.TeamProtocol("shutdown_approved", "request_id", m.RequestID, "from", name)
 			after = func() {
 				t.mu.Lock()
@@ -94,6 +98,7 @@ func (tmail teamMail) send(ctx context.Context, from *agent, callID string, m ta
 				t.mu.Unlock()
 			}
 		} else {
+			kind = "shutdown_rejected"
 			text = prompts.TeamProtocol("shutdown_rejected", "request_id", m.RequestID, "from", name, "reason", m.Reason)
 			after = func() {
 				t.mu.Lock()
@@ -114,11 +119,13 @@ func (tmail teamMail) send(ctx context.Context, from *agent, callID string, m ta
 			return refuse("plan_approval_request is sent to team-lead by a teammate in plan mode.")
 		}
 		reqID = tmail.requestID("plan", me)
+		kind = "plan_approval_request"
 		text = prompts.TeamProtocol("plan_approval_request", "from", name, "request_id", reqID, "planContent", m.Plan)
 		t.mu.Lock()
 		me.planID = reqID
 		t.mu.Unlock()
 	case tasktools.PlanApprovalResponse:
+		kind = "plan_approval_response"
 		if !fromLead || target == nil {
 			return refuse("only the team lead answers a plan, to the teammate by name.")
 		}
@@ -173,6 +180,14 @@ func (tmail teamMail) send(ctx context.Context, from *agent, callID string, m ta
 	if after != nil {
 		after()
 	}
+	// One event per message, for stream-json and the UI (teammsg.go).
+	ev := run.TeamMessage{From: name, To: to, FromAgentID: from.id, Type: kind, RequestID: cmp.Or(reqID, m.RequestID), Summary: m.Summary, Text: text}
+	if toLead {
+		ev.To = prompts.TeamLead
+	} else {
+		ev.ToAgentID = target.a.id
+	}
+	tmail.announce(ctx, from, ev)
 	if m.Type == tasktools.ShutdownResponse && m.Approve {
 		return tool.Output{Text: prompts.ShutdownApprovedReply}, nil
 	}
