@@ -16,8 +16,10 @@ import (
 // a long Bash command, ben went idle after writing to her, so ann has
 // unread mail — then `cadre -p --resume ID`: both rejoin with their
 // names (in_process_teammate tasks), ann is told the session was
-// interrupted and reads ben's message exactly once, ben is told it was
-// resumed, and the run ends once the lead is done and both are idle.
+// interrupted and reads ben's message exactly once, ben, idle with no
+// mail, rests without a request (until something wakes it:
+// TestTeamIdleRejoinWakesOnMail), and the run ends once the lead is done
+// and both are idle.
 func TestTeamResumeAfterKill(t *testing.T) {
 	t.Parallel()
 	s, env := server(t)
@@ -69,6 +71,7 @@ func TestTeamResumeAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-exited
+	bensBefore := len(s.RequestsFor("MATE-ben"))
 	p := rerun(t, cmd, "", "-p", "--resume", session, "LEAD continue", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions")
 	if p.code != 0 {
 		t.Fatalf("resume exit %d\n%s\n%s", p.code, p.stdout, p.stderr)
@@ -90,9 +93,9 @@ func TestTeamResumeAfterKill(t *testing.T) {
 	if !strings.Contains(text, "The session was interrupted") {
 		t.Errorf("ann was not told the session was interrupted:\n%s", text)
 	}
-	bens := s.RequestsFor("MATE-ben")
-	if !strings.Contains(bens[len(bens)-1].LastUserText(), "The session was resumed") {
-		t.Errorf("ben's last request: %s", bens[len(bens)-1].LastUserText())
+	// Issue 25's cost: an idle teammate with no mail rejoins at rest.
+	if bens := s.RequestsFor("MATE-ben"); len(bens) != bensBefore {
+		t.Errorf("ben made %d requests after the resume, want none: %s", len(bens)-bensBefore, bens[len(bens)-1].LastUserText())
 	}
 	// The lead's conversation holds no message of the team twice.
 	leads := s.RequestsFor("LEAD")
@@ -120,4 +123,64 @@ func journalHas(state string, subs ...string) bool {
 		}
 	}
 	return false
+}
+
+// TestTeamIdleRejoinWakesOnMail: kill -9 once teammate ben went idle,
+// then --resume with a lead that writes to ben: ben rejoins at rest and
+// makes exactly one request, woken by the lead's message, which holds the
+// note that the session was resumed and the message once.
+func TestTeamIdleRejoinWakesOnMail(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	env["CADRE_AGENT_TEAMS"] = "1"
+	s.ScriptFunc("MATE-ben", func(r *llmtest.Request) llmtest.Turn { return llmtest.Text("ben idle") })
+	session := uuid.NewString()
+	cmd, _, errb, home := cadreCmd(t, env, "", "--session-id", session, "-p", "LEAD start")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The run would end once ben is idle: the lead's answer to ben's
+	// idle notice is held until the kill.
+	hold := make(chan struct{})
+	s.ScriptFunc("LEAD", func(r *llmtest.Request) llmtest.Turn {
+		switch {
+		case len(r.Messages) == 1:
+			return llmtest.ToolUse("Agent", map[string]any{"description": "ben", "prompt": "MATE-ben help", "subagent_type": "general-purpose", "name": "ben"})
+		case strings.Contains(r.LastUserText(), "LEAD continue"):
+			return llmtest.ToolUse("SendMessage", map[string]any{"to": "ben", "message": "LEAD-TO-BEN: one more thing", "summary": "more"})
+		case strings.Contains(r.LastUserText(), "idle_notification"):
+			<-hold // killed meanwhile
+		}
+		return llmtest.Text("lead waits")
+	})
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	state := filepath.Join(home, "state", "cadre")
+	for !journalHas(state, "idle_notification") || len(s.RequestsFor("MATE-ben")) == 0 {
+		select {
+		case err := <-exited:
+			t.Fatalf("cadre ended before the crash: %v\n%s", err, errb)
+		default:
+		}
+		syscall.Nanosleep(&syscall.Timespec{Nsec: 5e6}, nil)
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	close(hold)
+	before := len(s.RequestsFor("MATE-ben"))
+	p := rerun(t, cmd, "", "-p", "--resume", session, "LEAD continue", "--output-format", "stream-json", "--verbose")
+	if p.code != 0 {
+		t.Fatalf("resume exit %d\n%s\n%s", p.code, p.stdout, p.stderr)
+	}
+	bens := s.RequestsFor("MATE-ben")
+	if len(bens) != before+1 {
+		t.Fatalf("ben made %d requests after the resume, want 1", len(bens)-before)
+	}
+	woke := bens[len(bens)-1].LastUserText()
+	if !strings.Contains(woke, "The session was resumed") || strings.Count(woke, "LEAD-TO-BEN") != 1 {
+		t.Errorf("ben's request after the resume: %s", woke)
+	}
 }

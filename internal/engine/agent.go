@@ -237,6 +237,15 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		if auth, err = teammateOf(a).authorizer(auth); err != nil {
 			return nil, err
 		}
+		// A teammate rejoining idle rests before its first request (teamrest.go).
+		next, res, ok := teammateOf(a).rejoin(ctx, msgs)
+		if !ok {
+			if res == nil {
+				return nil, ctx.Err()
+			}
+			return res, nil
+		}
+		msgs = next
 	}
 	if auth != nil {
 		cfg.Authorizer = auth

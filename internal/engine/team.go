@@ -83,6 +83,9 @@ type member struct {
 	ended   bool
 	// claiming is set while it claims a task: busy meanwhile.
 	claiming bool
+	// rejoinIdle is set for a teammate that rejoins a resumed session
+	// idle with no mail: it waits before its first request (teamrest.go).
+	rejoinIdle bool
 }
 
 // team is the session's team.
@@ -318,6 +321,17 @@ func (tm teammate) idle(ctx context.Context, last llm.Message) ([]llm.Block, boo
 	if !a.inbox.pending() && tm.noteIdle(ctx, last.Text()) {
 		_ = feedOf(a).sendProgress(ctx)
 	}
+	return tm.wait(ctx)
+}
+
+// wait is the teammate at rest: its gate slot given back, it waits for
+// mail or a task to claim and returns what starts its next turn; false
+// ends it (shutdown approved, or stopped).
+func (tm teammate) wait(ctx context.Context) ([]llm.Block, bool) {
+	a := tm.a
+	b := a.run.rt.bg
+	t, m := b.team, a.member
+	tasks := teamTasks{b}
 	a.ticket.Suspend()
 	defer func() { _ = a.ticket.Resume(ctx) }()
 	for {

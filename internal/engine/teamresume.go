@@ -171,7 +171,8 @@ func (t *team) rejoinOne(ctx context.Context, lead *agent, rm rosterMember) erro
 	} else {
 		texts = append(texts, prompts.TeammateResumedIdle())
 	}
-	for _, m := range mail.Take(rm.AgentID) {
+	unread := mail.Take(rm.AgentID)
+	for _, m := range unread {
 		texts = append(texts, m.Text)
 	}
 	msgs, kept := continuation(history, strings.Join(texts, "\n\n"))
@@ -189,7 +190,8 @@ func (t *team) rejoinOne(ctx context.Context, lead *agent, rm rosterMember) erro
 	// An approved plan's mode, bounded again by this session's lead
 	// (teamplanmode.go); an unknown one is dropped.
 	mode, _ := approvedMode(lead, rm.Mode)
-	m := &member{name: rm.Name, team: t.teamNameLocked(), desc: rm.Description, prompt: rm.Prompt, plan: rm.Plan, mode: mode, state: teammateWorking, stop: make(chan struct{}), a: child}
+	m := &member{name: rm.Name, team: t.teamNameLocked(), desc: rm.Description, prompt: rm.Prompt, plan: rm.Plan, mode: mode, state: teammateWorking, stop: make(chan struct{}), a: child,
+		rejoinIdle: !working && len(unread) == 0} // it rests before a request (teamrest.go)
 	t.mu.Lock()
 	if _, taken := t.members[rm.Name]; taken {
 		t.mu.Unlock()
