@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 )
 
@@ -183,4 +184,100 @@ func TestTeamIdleRejoinWakesOnMail(t *testing.T) {
 	if !strings.Contains(woke, "The session was resumed") || strings.Count(woke, "LEAD-TO-BEN") != 1 {
 		t.Errorf("ben's request after the resume: %s", woke)
 	}
+}
+
+// TestTeamSendOnceAcrossKill: teammate ann posts a message to the lead
+// and, in the same answer, runs a long Bash command; kill -9 while it
+// runs, so the message is in the mailbox journal but ann's tool results
+// are not in her transcript. On --resume ann's SendMessage reads as sent
+// (the journal says so), not interrupted, so she does not send it again
+// (her script would, as a model might); the lead reads it exactly once.
+func TestTeamSendOnceAcrossKill(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	env["CADRE_AGENT_TEAMS"] = "1"
+	s.ScriptFunc("LEAD", func(r *llmtest.Request) llmtest.Turn {
+		if len(r.Messages) == 1 {
+			return llmtest.ToolUse("Agent", map[string]any{"description": "ann", "prompt": "MATE-ann report", "subagent_type": "general-purpose", "name": "ann"})
+		}
+		return llmtest.Text("lead waits")
+	})
+	s.ScriptFunc("MATE-ann", func(r *llmtest.Request) llmtest.Turn {
+		if len(r.Messages) == 1 {
+			return llmtest.ToolUses(
+				llmtest.Call{Name: "SendMessage", Input: map[string]any{"to": "team-lead", "message": "ANN-TO-LEAD: report", "summary": "report"}},
+				llmtest.Call{Name: "Bash", Input: map[string]any{"command": `touch "$CRASH_MARKER" && sleep 600`}})
+		}
+		if res := sendResult(r); res != nil && res.IsError {
+			// Its send looks lost: a model would send it again.
+			return llmtest.ToolUse("SendMessage", map[string]any{"to": "team-lead", "message": "ANN-TO-LEAD: report", "summary": "report"})
+		}
+		return llmtest.Text("ann done")
+	})
+	session := uuid.NewString()
+	cmd, _, errb, home := cadreCmd(t, env, "", "--session-id", session, "--permission-mode", "bypassPermissions", "-p", "LEAD start")
+	marker := filepath.Join(t.TempDir(), "started")
+	cmd.Args = append(cmd.Args, "--add-dir", filepath.Dir(marker))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = append(cmd.Env, "CRASH_MARKER="+marker)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	state := filepath.Join(home, "state", "cadre")
+	for !exists(marker) || !journalHas(state, "ANN-TO-LEAD") {
+		select {
+		case err := <-exited:
+			t.Fatalf("cadre ended before the crash: %v\n%s", err, errb)
+		default:
+		}
+		syscall.Nanosleep(&syscall.Timespec{Nsec: 5e6}, nil)
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	before := len(s.RequestsFor("MATE-ann"))
+	p := rerun(t, cmd, "", "-p", "--resume", session, "LEAD continue", "--output-format", "stream-json", "--verbose", "--permission-mode", "bypassPermissions")
+	if p.code != 0 {
+		t.Fatalf("resume exit %d\n%s\n%s", p.code, p.stdout, p.stderr)
+	}
+	anns := s.RequestsFor("MATE-ann")
+	if len(anns) <= before {
+		t.Fatal("ann made no request after the resume")
+	}
+	res := sendResult(anns[before])
+	if res == nil || res.IsError || !strings.Contains(res.ResultText(), "Message sent") {
+		t.Errorf("ann's SendMessage after the resume reads %+v, want sent", res)
+	}
+	// The lead's whole conversation holds ann's message once.
+	leads := s.RequestsFor("LEAD")
+	lt := ""
+	for _, m := range leads[len(leads)-1].Messages {
+		lt += m.Text() + "\n"
+	}
+	if n := strings.Count(lt, "ANN-TO-LEAD"); n != 1 {
+		t.Errorf("the lead read ann's message %d times, want 1:\n%s", n, lt)
+	}
+}
+
+// sendResult is the result of the SendMessage call the request answers,
+// nil when it answers none.
+func sendResult(r *llmtest.Request) *llm.Block {
+	if len(r.Messages) < 2 {
+		return nil
+	}
+	prev := r.Messages[len(r.Messages)-2]
+	for _, u := range prev.ToolUses() {
+		if u.Name != "SendMessage" {
+			continue
+		}
+		for _, b := range r.LastToolResults() {
+			if b.ToolUseID == u.ID {
+				return &b
+			}
+		}
+	}
+	return nil
 }

@@ -66,6 +66,11 @@ func (tmail teamMail) send(ctx context.Context, from *agent, callID string, m ta
 	kind := "message" // the event's message_type (teammsg.go)
 	var after func()
 	refuse := func(why string) (tool.Output, error) { return errorOutput(prompts.TeamSendRefused(why)), nil }
+	if b.mailboxes().Posted(sendKey(from.id, callID)) {
+		// This very call posted it before (teamsend.go): not again, and
+		// no request state changes.
+		return tool.Output{Text: prompts.TeamMessageSent(to, "")}, nil
+	}
 	switch m.Type {
 	case "":
 	case tasktools.ShutdownRequest:
@@ -157,25 +162,32 @@ func (tmail teamMail) send(ctx context.Context, from *agent, callID string, m ta
 		}
 		t.mu.Unlock()
 	}
-	item := inboxItem{text: prompts.TeammateMessage(name, m.Summary, text), from: name, summary: m.Summary}
+	item := inboxItem{text: prompts.TeammateMessage(name, m.Summary, text), from: name, summary: m.Summary, key: sendKey(from.id, callID)}
 	if err := transcriptWritten(from); err != nil {
 		// Posted, a restart could send it again: not posted.
 		return errorOutput(prompts.MessageNotKept(to, err)), nil
 	}
+	var out task.Outcome
+	var err error
 	if toLead {
-		if _, err := b.main.post(item); err != nil {
+		if out, err = b.main.post(item); err != nil {
 			return errorOutput(prompts.MessageNotKept(prompts.TeamLead, err)), nil
 		}
 	} else {
-		out, err := target.a.inbox.post(item)
+		out, err = target.a.inbox.post(item)
 		switch {
 		case err != nil:
 			return errorOutput(prompts.MessageNotKept(to, err)), nil
+		case out.Delivery == task.Duplicate:
 		case out.Delivery != task.Queued && out.Delivery != task.Later:
 			// It has ended: the message is taken back.
 			_, _ = b.mailboxes().Withdraw(target.a.id, func(x task.Message) bool { return x.Seq == out.Seq }, "teammate "+to+" has stopped")
 			return refuse(fmt.Sprintf("teammate %s has stopped.", to))
 		}
+	}
+	if out.Delivery == task.Duplicate {
+		// Posted before for this very call (teamsend.go): not again.
+		return tool.Output{Text: prompts.TeamMessageSent(to, "")}, nil
 	}
 	if after != nil {
 		after()

@@ -176,6 +176,7 @@ func (t *team) rejoinOne(ctx context.Context, lead *agent, rm rosterMember) erro
 		texts = append(texts, m.Text)
 	}
 	msgs, kept := continuation(history, strings.Join(texts, "\n\n"))
+	msgs = sentAnswers(msgs, rm.AgentID, mail) // teamsend.go: a send the journal holds reads as sent
 	cwd := lead.env.Cwd
 	if st, err := os.Stat(rm.Cwd); rm.Cwd != "" && err == nil && st.IsDir() {
 		cwd = rm.Cwd
