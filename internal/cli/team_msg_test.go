@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -10,8 +11,8 @@ import (
 
 // TestTeamMessagesInStreamJSON (issue 25): the team's mailbox traffic is
 // in stream-json, one system/teammate_message per message as it is
-// posted: teammate to teammate, teammate to lead, and each teammate's
-// idle notice, with sender, receiver (names and agent ids), team, kind,
+// posted: lead to teammate, teammate to teammate, teammate to lead, and
+// each teammate's idle notice, with sender, receiver (names and agent ids), team, kind,
 // summary and the body the receiver reads.
 func TestTeamMessagesInStreamJSON(t *testing.T) {
 	t.Parallel()
@@ -22,6 +23,9 @@ func TestTeamMessagesInStreamJSON(t *testing.T) {
 			return llmtest.ToolUses(
 				llmtest.Call{Name: "Agent", Input: map[string]any{"description": "one", "prompt": "MATE-one go", "subagent_type": "general-purpose", "name": "one"}},
 				llmtest.Call{Name: "Agent", Input: map[string]any{"description": "two", "prompt": "MATE-two go", "subagent_type": "general-purpose", "name": "two"}})
+		}
+		if len(r.Messages) == 3 {
+			return llmtest.ToolUse("SendMessage", map[string]any{"to": "one", "message": "BODY-lead-to-one", "summary": "hello one"})
 		}
 		return llmtest.Text("lead done")
 	})
@@ -72,7 +76,7 @@ func TestTeamMessagesInStreamJSON(t *testing.T) {
 			t.Errorf("message %v", m)
 		}
 		from, _ := m["from"].(string)
-		if m["from_agent_id"] != ids[from] {
+		if id, _ := m["from_agent_id"].(string); id != ids[from] {
 			t.Errorf("from_agent_id of %v, want %s", m, ids[from])
 		}
 		switch m["message_type"] {
@@ -90,7 +94,8 @@ func TestTeamMessagesInStreamJSON(t *testing.T) {
 			t.Errorf("message_type %v", m)
 		}
 	}
-	want := "one>two:BODY-one-to-two:greet two, two>team-lead:BODY-two-to-lead:tell lead"
+	slices.Sort(texts) // the lead's message and one's are sent concurrently
+	want := "one>two:BODY-one-to-two:greet two, team-lead>one:BODY-lead-to-one:hello one, two>team-lead:BODY-two-to-lead:tell lead"
 	if got := strings.Join(texts, ", "); got != want {
 		t.Errorf("text messages %s, want %s", got, want)
 	}
