@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -281,3 +282,77 @@ func sendResult(r *llmtest.Request) *llm.Block {
 	}
 	return nil
 }
+
+// TestTeamApprovedModeAcrossKill: teammate pat, started in plan mode,
+// has its plan approved with permissionMode acceptEdits and goes idle;
+// kill -9, then --resume (headless, default mode: nobody to ask): the
+// lead asks pat to write a file, and pat's Write runs, in acceptEdits as
+// approved (team.json keeps the mode), where default would deny it.
+func TestTeamApprovedModeAcrossKill(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	env["CADRE_AGENT_TEAMS"] = "1"
+	session := uuid.NewString()
+	cmd, _, errb, home := cadreCmd(t, env, "", "--session-id", session, "-p", "LEAD start")
+	target := filepath.Join(cmd.Dir, "pat.txt")
+	hold := make(chan struct{})
+	s.ScriptFunc("LEAD", func(r *llmtest.Request) llmtest.Turn {
+		last := r.LastUserText()
+		switch {
+		case len(r.Messages) == 1:
+			return llmtest.ToolUse("Agent", map[string]any{"description": "pat", "prompt": "MATE-pat plan", "subagent_type": "general-purpose", "name": "pat", "mode": "plan"})
+		case strings.Contains(last, "plan_approval_request"):
+			id := requestIDRe.FindStringSubmatch(last)
+			return llmtest.ToolUse("SendMessage", map[string]any{"to": "pat", "message": map[string]any{"type": "plan_approval_response", "request_id": id[1], "approve": true, "permissionMode": "acceptEdits"}})
+		case strings.Contains(last, "LEAD continue"):
+			return llmtest.ToolUse("SendMessage", map[string]any{"to": "pat", "message": "LEAD-TO-PAT: write it now", "summary": "write"})
+		case strings.Contains(last, "idle_notification") && strings.Contains(last, "pat approved"):
+			<-hold // killed meanwhile
+		}
+		return llmtest.Text("lead waits")
+	})
+	s.ScriptFunc("MATE-pat", func(r *llmtest.Request) llmtest.Turn {
+		last := r.LastUserText()
+		switch {
+		case len(r.Messages) == 1:
+			return llmtest.ToolUse("SendMessage", map[string]any{"to": "team-lead", "message": map[string]any{"type": "plan_approval_request", "plan": "PLAN"}})
+		case strings.Contains(last, "LEAD-TO-PAT"):
+			return llmtest.ToolUse("Write", map[string]any{"file_path": target, "content": "after the resume"})
+		case strings.Contains(last, `"approved":true`):
+			return llmtest.Text("pat approved")
+		}
+		return llmtest.Text("pat idle")
+	})
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	state := filepath.Join(home, "state", "cadre")
+	for !journalHas(state, "idle_notification", "pat approved") {
+		select {
+		case err := <-exited:
+			t.Fatalf("cadre ended before the crash: %v\n%s", err, errb)
+		default:
+		}
+		syscall.Nanosleep(&syscall.Timespec{Nsec: 5e6}, nil)
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	close(hold)
+	p := rerun(t, cmd, "", "-p", "--resume", session, "LEAD continue")
+	if p.code != 0 {
+		t.Fatalf("resume exit %d\n%s\n%s", p.code, p.stdout, p.stderr)
+	}
+	pats := s.RequestsFor("MATE-pat")
+	res := pats[len(pats)-1].LastToolResults()
+	if _, err := os.Stat(target); err != nil {
+		t.Errorf("pat's Write after the resume did not run (%v); pat read %+v", err, res)
+	}
+}
+
+// requestIDRe finds a request id in a protocol message.
+var requestIDRe = regexp.MustCompile(`"request_id":"([^"]+)"`)
