@@ -63,6 +63,11 @@ const (
 	// an agent changed it with TaskCreate or TaskUpdate (teams on). It
 	// follows the EventToolEnd of that call.
 	EventTeamTasks EventType = "team_tasks"
+	// EventTeamMessage carries TeamMessage: one message of an agent team's
+	// mailbox traffic (issue 25) as it is posted — a SendMessage between
+	// the lead and a teammate or between teammates, structured or not, or
+	// a teammate's idle notice to the lead. AgentID is the sender's.
+	EventTeamMessage EventType = "team_message"
 	// EventHookStarted carries Hook: a hook command or callback started.
 	// Hook events come only from hooks that run during a run; SessionEnd's
 	// hooks run when the session closes, where there is no stream.
@@ -129,6 +134,8 @@ type Event struct {
 	Todos *TodoUpdate
 	// TeamTasks is the whole task list on EventTeamTasks, by id.
 	TeamTasks []TeamTask
+	// TeamMessage is set on EventTeamMessage.
+	TeamMessage *TeamMessage
 	// Compact is set on EventCompacting, EventCompactBoundary and
 	// EventContextWarning.
 	Compact *Compaction

@@ -45,6 +45,28 @@ type TeammateInfo struct {
 	PlanModeRequired bool `json:"plan_mode_required,omitempty"`
 }
 
+// TeamMessage is one message between the members of an agent team
+// (EventTeamMessage): who sent it to whom, its kind and what the receiver
+// reads inside the <teammate-message> frame.
+type TeamMessage struct {
+	// From and To are member names: a teammate's, or team-lead.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// FromAgentID and ToAgentID are their agent ids ("" for the lead).
+	FromAgentID string `json:"from_agent_id,omitempty"`
+	ToAgentID   string `json:"to_agent_id,omitempty"`
+	Team        string `json:"team_name"`
+	// Type is "message" for text, else the structured message's type
+	// (shutdown_request, shutdown_approved, shutdown_rejected,
+	// plan_approval_request, plan_approval_response, idle_notification).
+	Type      string `json:"message_type"`
+	RequestID string `json:"request_id,omitempty"`
+	Summary   string `json:"summary,omitempty"`
+	// Text is the message's body: the text, or the structured message's
+	// JSON.
+	Text string `json:"message"`
+}
+
 // SubagentResult is the structured result of one sub-agent (S-3.6), for
 // the library, hooks and stream-json; the model gets a framed text instead.
 type SubagentResult struct {

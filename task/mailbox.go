@@ -41,6 +41,12 @@ type Message struct {
 	Summary string `json:"summary,omitempty"`
 	// Text is what the receiving model reads.
 	Text string `json:"text"`
+	// Key, when set, makes the post idempotent: a later Post with the
+	// same key keeps nothing (Duplicate), in this process or after the
+	// journal is replayed. A sender derives it from what it posts for
+	// (a SendMessage call's tool_use id), so a post made again for the
+	// same call is not delivered twice.
+	Key string `json:"key,omitempty"`
 	// Note is set on a task notification carried by the mailbox so it
 	// reaches its agent in order with messages. Its durability is the
 	// task journal's (Journal.Notify): the store keeps it in memory only.
@@ -69,6 +75,10 @@ const (
 	// Refused: the agent has ended and takes no more messages; nothing
 	// was kept, and the outcome's Reason says why.
 	Refused Delivery = "refused"
+	// Duplicate: a message with the same Key was posted before (see
+	// Message.Key); nothing new was kept, and the outcome's Seq is the
+	// earlier message's.
+	Duplicate Delivery = "duplicate"
 )
 
 // Outcome is the store's answer to Post.
@@ -167,6 +177,7 @@ type Mailboxes struct {
 	seq   int64
 	boxes map[string]*mailbox
 	names map[string]string // name → agent id
+	keys  map[string]int64  // Message.Key → its message's Seq
 }
 
 // MailReplay is what a mailbox journal held when it was opened.
@@ -182,7 +193,7 @@ type MailReplay struct {
 // MemoryMailboxes returns a store that journals nothing, for a session
 // without transcripts (nothing can be resumed).
 func MemoryMailboxes() *Mailboxes {
-	s := &Mailboxes{boxes: map[string]*mailbox{}, names: map[string]string{}}
+	s := &Mailboxes{boxes: map[string]*mailbox{}, names: map[string]string{}, keys: map[string]int64{}}
 	s.box(Main).live = true
 	return s
 }
@@ -268,6 +279,9 @@ func (mj mailJournal) replay(b []byte) {
 			}
 			seen[m.Seq] = true
 			s.seq = max(s.seq, m.Seq)
+			if m.Key != "" {
+				s.keys[m.Key] = m.Seq
+			}
 			box := s.box(m.To)
 			box.queue = append(box.queue, *m)
 			where[m.Seq] = m.To
@@ -455,6 +469,9 @@ func (s *Mailboxes) post(m Message, runningOnly bool) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("post to %q: %w", m.To, ErrUnknownAddress)
 	}
 	box := s.boxes[id]
+	if seq, dup := s.keys[m.Key]; dup && m.Key != "" {
+		return Outcome{Delivery: Duplicate, To: id, Seq: seq}, nil
+	}
 	out := Outcome{Delivery: Queued, To: id}
 	if !box.live {
 		out.Delivery = box.after.Delivery
@@ -482,9 +499,21 @@ func (s *Mailboxes) post(m Message, runningOnly bool) (Outcome, error) {
 		}
 	}
 	out.Seq = m.Seq
+	if m.Key != "" {
+		s.keys[m.Key] = m.Seq
+	}
 	box.queue = append(box.queue, m)
 	box.wake()
 	return out, nil
+}
+
+// Posted reports whether a message with key was posted (Message.Key), in
+// this process or in the journal it replayed.
+func (s *Mailboxes) Posted(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.keys[key]
+	return key != "" && ok
 }
 
 // Take returns what is pending in the mailbox of agent id, in arrival

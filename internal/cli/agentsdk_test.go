@@ -47,6 +47,8 @@ type sdkLine struct {
 	ToolName string          `json:"toolName"`
 	Input    json.RawMessage `json:"input"`
 	Data     string          `json:"data"`
+	AgentID  string          `json:"agentID"`
+	UseID    string          `json:"toolUseID"`
 }
 
 // runSDKScenario runs one scenario of drive.mjs and returns its lines.

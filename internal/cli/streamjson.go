@@ -126,6 +126,8 @@ func (p *streamPrinter) event(ev run.Event) error {
 		return nil
 	case run.EventTaskProgress:
 		return p.taskProgress(ev)
+	case run.EventTeamMessage:
+		return teamLines{p}.message(ev) // teammsg.go
 	case run.EventResult:
 		if err := p.flushLaunches(); err != nil {
 			return err

@@ -156,8 +156,16 @@ func (su toolSetup) authorizer(background bool) (permission.Authorizer, error) {
 		}
 	}
 	a.denialsFrom = a.run.rt.denials.Len()
+	return su.session(checker, background)
+}
+
+// session is the agent's permission session over checker, in the
+// checker's mode (a teammate's approved plan may change it: teamplanmode.go).
+func (su toolSetup) session(checker *permission.Checker, background bool) (*permission.Session, error) {
+	a := su.a
+	p := a.run.rt.cfg.Permissions
 	return permission.NewSession(permission.SessionConfig{
-		Checker: checker, Prompter: forkPrompter(a.perms.Mode, hooksOf(a).prompter(p.Prompter)), AgentID: a.id, AgentType: a.typ, Background: background, Log: &a.run.rt.denials,
+		Checker: checker, Prompter: forkPrompter(checker.Mode(), hooksOf(a).prompter(teammatePrompts(a, p.Prompter))), AgentID: a.id, AgentType: a.typ, Background: background, Log: &a.run.rt.denials,
 		Answerer: hooksOf(a).answerer(), // PermissionRequest hooks of an agent that cannot prompt
 		Grants:   &a.run.rt.grants,      // shared by the session's agents (issue 9)
 		// issue 29: no hint names a settings file the workspace ignores
@@ -229,6 +237,15 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		if auth, err = teammateOf(a).authorizer(auth); err != nil {
 			return nil, err
 		}
+		// A teammate rejoining idle rests before its first request (teamrest.go).
+		next, res, ok := teammateOf(a).rejoin(ctx, msgs)
+		if !ok {
+			if res == nil {
+				return nil, ctx.Err()
+			}
+			return res, nil
+		}
+		msgs = next
 	}
 	if auth != nil {
 		cfg.Authorizer = auth

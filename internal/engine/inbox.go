@@ -12,11 +12,13 @@ type inboxItem struct {
 	note          *task.Notification
 	text          string
 	from, summary string
+	// key makes the post idempotent (task.Message.Key; teamsend.go).
+	key string
 }
 
 // message is it as a message to the mailbox of agent to.
 func (it inboxItem) message(to string) task.Message {
-	return task.Message{To: to, From: it.from, Summary: it.summary, Text: it.text, Note: it.note}
+	return task.Message{To: to, From: it.from, Summary: it.summary, Text: it.text, Note: it.note, Key: it.key}
 }
 
 // inbox is an agent's view on its mailbox in the session's mailbox store

@@ -519,6 +519,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	if c.def.InitialPrompt != "" {
 		prompt = c.def.InitialPrompt + "\n\n" + prompt
 	}
+	prompt = teammateOf(c).firstClaim(ctx, prompt)       // teamrest.go: a task with its prompt
 	msgs, runErr := forkOf(c).startMessages(prompt, rec) // a fork's inherited conversation (fork.go)
 	var res *loop.Result
 	if runErr == nil {

@@ -68,6 +68,12 @@ type member struct {
 	timer      *time.Timer
 	// planID is the plan_approval_request the lead has not answered.
 	planID string
+	// prompts counts its permission prompts waiting for a person
+	// (teamprompt.go).
+	prompts int
+	// mode is the permission mode its approved plan continues in,
+	// bounded by the lead's (teamplanmode.go); "" keeps its own.
+	mode permission.Mode
 	// stop is closed when it is to end at its next idle (shutdown
 	// approved); stopping says so.
 	stop     chan struct{}
@@ -77,6 +83,9 @@ type member struct {
 	ended   bool
 	// claiming is set while it claims a task: busy meanwhile.
 	claiming bool
+	// rejoinIdle is set for a teammate that rejoins a resumed session
+	// idle with no mail: it waits before its first request (teamrest.go).
+	rejoinIdle bool
 }
 
 // team is the session's team.
@@ -309,9 +318,20 @@ func (tm teammate) idle(ctx context.Context, last llm.Message) ([]llm.Block, boo
 			return blocks, true
 		}
 	}
-	if !a.inbox.pending() && tm.noteIdle(last.Text()) {
+	if !a.inbox.pending() && tm.noteIdle(ctx, last.Text()) {
 		_ = feedOf(a).sendProgress(ctx)
 	}
+	return tm.wait(ctx)
+}
+
+// wait is the teammate at rest: its gate slot given back, it waits for
+// mail or a task to claim and returns what starts its next turn; false
+// ends it (shutdown approved, or stopped).
+func (tm teammate) wait(ctx context.Context) ([]llm.Block, bool) {
+	a := tm.a
+	b := a.run.rt.bg
+	t, m := b.team, a.member
+	tasks := teamTasks{b}
 	a.ticket.Suspend()
 	defer func() { _ = a.ticket.Resume(ctx) }()
 	for {
@@ -383,7 +403,7 @@ func (tm teammate) idle(ctx context.Context, last llm.Message) ([]llm.Block, boo
 // (in the roster too) and the notice change together, so the teammate is
 // never seen resting before the lead can hear it. It reports whether the
 // state changed.
-func (tm teammate) noteIdle(summary string) bool {
+func (tm teammate) noteIdle(ctx context.Context, summary string) bool {
 	a := tm.a
 	b := a.run.rt.bg
 	t, m := b.team, a.member
@@ -396,16 +416,31 @@ func (tm teammate) noteIdle(summary string) bool {
 	if prev != 0 {
 		_, _ = b.mailboxes().Withdraw(task.Main, func(msg task.Message) bool { return msg.Seq == prev }, "replaced by a later idle notice")
 	}
-	text := prompts.TeammateMessage(m.name, "", prompts.TeamProtocol("idle_notification", "from", m.name, "idleReason", "available", "summary", strings.TrimSpace(summary)))
+	body := prompts.TeamProtocol("idle_notification", "from", m.name, "idleReason", "available", "summary", strings.TrimSpace(summary))
+	text := prompts.TeammateMessage(m.name, "", body)
 	// The turn it rests after is in its transcript before the roster
 	// says idle: a rejoining teammate is not made to run it again.
 	if err := transcriptWritten(a); err != nil {
 		b.recordFailed("transcripts", err)
 	}
+	moved, posted := tm.postIdle(text)
+	if posted { // teammsg.go
+		teamMail{b}.announce(ctx, a, run.TeamMessage{From: m.name, To: prompts.TeamLead, FromAgentID: a.id, Type: "idle_notification", Text: body})
+	}
+	return moved
+}
+
+// postIdle posts the idle notice text to the lead and moves the teammate
+// to idle; it reports whether the state changed and whether the notice
+// was posted.
+func (tm teammate) postIdle(text string) (moved, posted bool) {
+	a := tm.a
+	b := a.run.rt.bg
+	t, m := b.team, a.member
 	// The notice is marked before it can wake the lead.
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	moved := m.state == teammateWorking
+	moved = m.state == teammateWorking
 	if moved {
 		m.state = teammateIdle
 		if m.planID != "" {
@@ -417,11 +452,11 @@ func (tm teammate) noteIdle(summary string) bool {
 	out, err := b.main.post(inboxItem{text: text, from: m.name})
 	if err != nil {
 		b.recordFailed("mailbox journal", err)
-		return moved
+		return moved, false
 	}
 	m.idleSeq = out.Seq
 	t.idleSeqs[out.Seq] = true
-	return moved
+	return moved, true
 }
 
 // left removes the teammate from the team when its loop has returned:
@@ -495,8 +530,11 @@ func (tm teammate) authorizer(full permission.Authorizer) (permission.Authorizer
 	t.mu.Lock()
 	plan := m.plan
 	t.mu.Unlock()
-	if !plan || full == nil {
+	if full == nil {
 		return full, nil
+	}
+	if !plan {
+		return tm.withMode(full), nil // teamplanmode.go
 	}
 	was := a.perms.ReadOnly
 	a.perms.ReadOnly = true
@@ -511,7 +549,7 @@ func (tm teammate) authorizer(full permission.Authorizer) (permission.Authorizer
 	if err != nil {
 		return nil, err
 	}
-	return planGate{m: m, t: t, ro: ro, full: full}, nil
+	return planGate{m: m, t: t, ro: ro, full: tm.withMode(full)}, nil
 }
 
 // teamSendTool is SendMessage with teams on.
@@ -589,7 +627,7 @@ func (tm teammate) info() *run.TeammateInfo {
 	t, m := a.run.rt.bg.team, a.member
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return &run.TeammateInfo{Name: m.name, Team: m.team, State: string(m.state), PlanModeRequired: m.plan}
+	return &run.TeammateInfo{Name: m.name, Team: m.team, State: string(m.shown()), PlanModeRequired: m.plan}
 }
 
 // keep is what of the team survives a compaction of the agent (Keep.Extra,
@@ -608,7 +646,7 @@ func (tm teammate) keep() []string {
 		var roster []string
 		for _, n := range t.roster() {
 			m := t.members[n]
-			roster = append(roster, fmt.Sprintf("%s (%s)", n, m.state))
+			roster = append(roster, fmt.Sprintf("%s (%s)", n, m.shown()))
 		}
 		return []string{prompts.TeamKeepLead(t.teamName(), roster)}
 	}

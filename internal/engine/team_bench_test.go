@@ -132,15 +132,21 @@ func TestTeamVsBackgroundCost(t *testing.T) {
 		if !strings.HasPrefix(r.Key, "TB-") {
 			continue
 		}
+		// A teammate's first request may carry the task it claimed
+		// before it (teamrest.go).
+		m := claimedRe.FindStringSubmatch(r.LastUserText())
+		if m != nil && len(r.LastToolResults()) == 0 {
+			claims[m[1]] = append(claims[m[1]], strings.Trim(strings.TrimPrefix(r.Key, "TB-"), "-"))
+		}
 		switch {
+		case r.Turn == 1 && m != nil:
+			kinds["first turn with a claim"]++
 		case r.Turn == 1:
 			kinds["first turn"]++
 		case len(r.LastToolResults()) > 0:
 			kinds["after a tool result"]++
-		case claimedRe.MatchString(r.LastUserText()):
+		case m != nil:
 			kinds["woken by a claim"]++
-			m := claimedRe.FindStringSubmatch(r.LastUserText())
-			claims[m[1]] = append(claims[m[1]], strings.Trim(strings.TrimPrefix(r.Key, "TB-"), "-"))
 		default:
 			kinds["woken by a message"]++
 		}

@@ -1,13 +1,16 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/engine/tasktools"
+	"github.com/cadre-dev/cadre/permission"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/transcript"
@@ -60,8 +63,14 @@ func (tmail teamMail) send(ctx context.Context, from *agent, callID string, m ta
 	me := from.member
 	name := senderName(from)
 	text, reqID := m.Text, ""
+	kind := "message" // the event's message_type (teammsg.go)
 	var after func()
 	refuse := func(why string) (tool.Output, error) { return errorOutput(prompts.TeamSendRefused(why)), nil }
+	if b.mailboxes().Posted(sendKey(from.id, callID)) {
+		// This very call posted it before (teamsend.go): not again, and
+		// no request state changes.
+		return tool.Output{Text: prompts.TeamMessageSent(to, "")}, nil
+	}
 	switch m.Type {
 	case "":
 	case tasktools.ShutdownRequest:
@@ -69,6 +78,7 @@ func (tmail teamMail) send(ctx context.Context, from *agent, callID string, m ta
 			return refuse("only the team lead sends shutdown_request, to a teammate by name.")
 		}
 		reqID = tmail.requestID("shutdown", target)
+		kind = "shutdown_request"
 		text = prompts.TeamProtocol("shutdown_request", "request_id", reqID, "from", name, "reason", m.Reason)
 		after = func() { tmail.armShutdown(target, reqID) }
 	case tasktools.ShutdownResponse:
@@ -82,6 +92,7 @@ func (tmail teamMail) send(ctx context.Context, from *agent, callID string, m ta
 			return refuse(fmt.Sprintf("request %q is not a shutdown_request waiting for your answer.", m.RequestID))
 		}
 		if m.Approve {
+			kind = "shutdown_approved"
 			text = prompts.TeamProtocol("shutdown_approved", "request_id", m.RequestID, "from", name)
 			after = func() {
 				t.mu.Lock()
@@ -92,6 +103,7 @@ func (tmail teamMail) send(ctx context.Context, from *agent, callID string, m ta
 				t.mu.Unlock()
 			}
 		} else {
+			kind = "shutdown_rejected"
 			text = prompts.TeamProtocol("shutdown_rejected", "request_id", m.RequestID, "from", name, "reason", m.Reason)
 			after = func() {
 				t.mu.Lock()
@@ -112,11 +124,13 @@ func (tmail teamMail) send(ctx context.Context, from *agent, callID string, m ta
 			return refuse("plan_approval_request is sent to team-lead by a teammate in plan mode.")
 		}
 		reqID = tmail.requestID("plan", me)
+		kind = "plan_approval_request"
 		text = prompts.TeamProtocol("plan_approval_request", "from", name, "request_id", reqID, "planContent", m.Plan)
 		t.mu.Lock()
 		me.planID = reqID
 		t.mu.Unlock()
 	case tasktools.PlanApprovalResponse:
+		kind = "plan_approval_response"
 		if !fromLead || target == nil {
 			return refuse("only the team lead answers a plan, to the teammate by name.")
 		}
@@ -126,12 +140,14 @@ func (tmail teamMail) send(ctx context.Context, from *agent, callID string, m ta
 		if pending == "" || pending != m.RequestID {
 			return refuse(fmt.Sprintf("request %q is not a plan_approval_request of %s waiting for an answer.", m.RequestID, to))
 		}
+		var mode permission.Mode
 		if m.Approve {
-			mode := m.Mode
-			if mode == "" {
-				mode = "default"
+			// Bounded by the lead's ceiling (teamplanmode.go).
+			var err error
+			if mode, err = approvedMode(from, m.Mode); err != nil {
+				return refuse(err.Error())
 			}
-			text = prompts.TeamProtocol("plan_approval_response", "request_id", m.RequestID, "approved", true, "permissionMode", mode)
+			text = prompts.TeamProtocol("plan_approval_response", "request_id", m.RequestID, "approved", true, "permissionMode", string(cmp.Or(mode, permission.ModeDefault)))
 		} else {
 			text = prompts.TeamProtocol("plan_approval_response", "request_id", m.RequestID, "approved", false, "feedback", m.Feedback)
 		}
@@ -141,32 +157,49 @@ func (tmail teamMail) send(ctx context.Context, from *agent, callID string, m ta
 		target.planID = ""
 		if approve {
 			target.plan = false
+			target.mode = mode
+			t.saveRoster() // teamresume.go: the mode holds across --resume
 		}
 		t.mu.Unlock()
 	}
-	item := inboxItem{text: prompts.TeammateMessage(name, m.Summary, text), from: name, summary: m.Summary}
+	item := inboxItem{text: prompts.TeammateMessage(name, m.Summary, text), from: name, summary: m.Summary, key: sendKey(from.id, callID)}
 	if err := transcriptWritten(from); err != nil {
 		// Posted, a restart could send it again: not posted.
 		return errorOutput(prompts.MessageNotKept(to, err)), nil
 	}
+	var out task.Outcome
+	var err error
 	if toLead {
-		if _, err := b.main.post(item); err != nil {
+		if out, err = b.main.post(item); err != nil {
 			return errorOutput(prompts.MessageNotKept(prompts.TeamLead, err)), nil
 		}
 	} else {
-		out, err := target.a.inbox.post(item)
+		out, err = target.a.inbox.post(item)
 		switch {
 		case err != nil:
 			return errorOutput(prompts.MessageNotKept(to, err)), nil
+		case out.Delivery == task.Duplicate:
 		case out.Delivery != task.Queued && out.Delivery != task.Later:
 			// It has ended: the message is taken back.
 			_, _ = b.mailboxes().Withdraw(target.a.id, func(x task.Message) bool { return x.Seq == out.Seq }, "teammate "+to+" has stopped")
 			return refuse(fmt.Sprintf("teammate %s has stopped.", to))
 		}
 	}
+	if out.Delivery == task.Duplicate {
+		// Posted before for this very call (teamsend.go): not again.
+		return tool.Output{Text: prompts.TeamMessageSent(to, "")}, nil
+	}
 	if after != nil {
 		after()
 	}
+	// One event per message, for stream-json and the UI (teammsg.go).
+	ev := run.TeamMessage{From: name, To: to, FromAgentID: from.id, Type: kind, RequestID: cmp.Or(reqID, m.RequestID), Summary: m.Summary, Text: text}
+	if toLead {
+		ev.To = prompts.TeamLead
+	} else {
+		ev.ToAgentID = target.a.id
+	}
+	tmail.announce(ctx, from, ev)
 	if m.Type == tasktools.ShutdownResponse && m.Approve {
 		return tool.Output{Text: prompts.ShutdownApprovedReply}, nil
 	}

@@ -40,7 +40,9 @@ type rosterMember struct {
 	Description string `json:"description"`
 	Prompt      string `json:"prompt"`
 	Plan        bool   `json:"plan,omitempty"`
-	Cwd         string `json:"cwd,omitempty"`
+	// Mode is the permission mode its approved plan continues in.
+	Mode string `json:"permission_mode,omitempty"`
+	Cwd  string `json:"cwd,omitempty"`
 	// State is working, idle or waiting for approval when written.
 	State string `json:"state,omitempty"`
 }
@@ -67,7 +69,7 @@ func (t *team) saveRoster() {
 		if m.a == nil || m.ended {
 			continue
 		}
-		rm := rosterMember{Name: n, AgentID: m.a.id, AgentType: m.a.typ, Plan: m.plan, Cwd: m.a.env.Cwd, Description: m.desc, Prompt: m.prompt,
+		rm := rosterMember{Name: n, AgentID: m.a.id, AgentType: m.a.typ, Plan: m.plan, Mode: string(m.mode), Cwd: m.a.env.Cwd, Description: m.desc, Prompt: m.prompt,
 			State: string(m.state)}
 		rf.Members = append(rf.Members, rm)
 	}
@@ -169,10 +171,12 @@ func (t *team) rejoinOne(ctx context.Context, lead *agent, rm rosterMember) erro
 	} else {
 		texts = append(texts, prompts.TeammateResumedIdle())
 	}
-	for _, m := range mail.Take(rm.AgentID) {
+	unread := mail.Take(rm.AgentID)
+	for _, m := range unread {
 		texts = append(texts, m.Text)
 	}
 	msgs, kept := continuation(history, strings.Join(texts, "\n\n"))
+	msgs = sentAnswers(msgs, rm.AgentID, mail) // teamsend.go: a send the journal holds reads as sent
 	cwd := lead.env.Cwd
 	if st, err := os.Stat(rm.Cwd); rm.Cwd != "" && err == nil && st.IsDir() {
 		cwd = rm.Cwd
@@ -184,7 +188,11 @@ func (t *team) rejoinOne(ctx context.Context, lead *agent, rm rosterMember) erro
 		return errors.New("teammate " + rm.Name + ": " + ref.msg)
 	}
 	child.start, child.resumed = msgs, &resumedFrom{kept: kept}
-	m := &member{name: rm.Name, team: t.teamNameLocked(), desc: rm.Description, prompt: rm.Prompt, plan: rm.Plan, state: teammateWorking, stop: make(chan struct{}), a: child}
+	// An approved plan's mode, bounded again by this session's lead
+	// (teamplanmode.go); an unknown one is dropped.
+	mode, _ := approvedMode(lead, rm.Mode)
+	m := &member{name: rm.Name, team: t.teamNameLocked(), desc: rm.Description, prompt: rm.Prompt, plan: rm.Plan, mode: mode, state: teammateWorking, stop: make(chan struct{}), a: child,
+		rejoinIdle: !working && len(unread) == 0} // it rests before a request (teamrest.go)
 	t.mu.Lock()
 	if _, taken := t.members[rm.Name]; taken {
 		t.mu.Unlock()

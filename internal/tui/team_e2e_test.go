@@ -13,8 +13,9 @@ import (
 
 // TestTerminalUITeammatePermission (issue 25): with agent teams on, the
 // lead starts teammate wes; wes's Bash call needs permission, the dialog
-// in the terminal names wes, the user allows it with a key, the command
-// runs and its result reaches wes's next request.
+// in the terminal names wes, the agents tree shows wes waiting for
+// approval meanwhile, the user allows it with a key, the command runs and
+// its result reaches wes's next request.
 func TestTerminalUITeammatePermission(t *testing.T) {
 	bin, srv, p := setup(t)
 	p.env = append(p.env, "CADRE_AGENT_TEAMS=1")
@@ -49,6 +50,10 @@ func TestTerminalUITeammatePermission(t *testing.T) {
 	if !strings.Contains(head, "wes") {
 		t.Errorf("the permission dialog does not name the teammate wes: %q", head)
 	}
+	// The tree's row for wes says it waits for approval (a wide window:
+	// the row's label is at its end; the tree may cut it).
+	tm.tmux("resize-window", "-t", "e2e", "-x", "220")
+	tm.waitFor("@wes (session-", ") waiting for app") // "approval" may be cut
 	if _, err := os.Stat(filepath.Join(p.dir, "mate.txt")); err == nil {
 		t.Fatal("the teammate's command ran before it was allowed")
 	}

@@ -169,6 +169,17 @@ switch (scenario) {
     // after the first result, and cadre goes on until nothing runs.
     prompt = 'SDK-BG: start a job';
     break;
+  case 'teammate':
+    // Agent teams on: the lead starts a teammate whose Bash call asks;
+    // the SDK's canUseTool answers it, and what it was told (the
+    // teammate's agentID among it) is printed for the Go test.
+    prompt = 'SDK-LEAD: start a teammate';
+    options.env.CADRE_AGENT_TEAMS = '1';
+    options.canUseTool = async (toolName, input, opts) => {
+      out({ callback: 'canUseTool', toolName, input, toolUseID: opts.toolUseID, agentID: opts.agentID });
+      return { behavior: 'allow', updatedInput: input };
+    };
+    break;
   default:
     throw new Error('unknown scenario ' + scenario);
 }
