@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/run"
 )
@@ -57,5 +58,23 @@ func TestFitOutputShedsWhatTheLauncherHasHad(t *testing.T) {
 		if ev.Message != nil {
 			t.Fatalf("event %d kept its body", i)
 		}
+	}
+}
+
+// Tool outputs of the oldest events go too, and as a last resort the
+// work, which then says why it did not come back.
+func TestFitOutputDropsToolOutputsThenTheWork(t *testing.T) {
+	out := &Output{}
+	for range 8 {
+		out.Events = append(out.Events, run.Event{Type: run.EventToolEnd, ToolResult: &run.ToolResult{Text: strings.Repeat("t", 400_000)}})
+	}
+	fitOutput(out)
+	if payloadSize(out) > PayloadLimit || out.EventsTrimmed == 0 || out.Events[0].ToolResult.Text != "" || out.Events[7].ToolResult.Text == "" {
+		t.Fatalf("size %d, trimmed %d", payloadSize(out), out.EventsTrimmed)
+	}
+	work := &Output{Work: &workspace.Result{Bundle: make([]byte, 3<<20)}}
+	fitOutput(work)
+	if work.Work != nil || !strings.Contains(work.WorkError, "git bundle") || payloadSize(work) > PayloadLimit {
+		t.Fatalf("work %v, error %q", work.Work != nil, work.WorkError)
 	}
 }
