@@ -16,6 +16,7 @@ import (
 
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // PayloadLimit is the largest payload the agent workflow sends: an
@@ -99,4 +100,19 @@ func fitOutput(out *Output) {
 		out.WorkError = prompts.RemoteWorkTooLarge(len(out.Work.Bundle), PayloadLimit)
 		out.Work = nil
 	}
+}
+
+// eventsPage is the events from index from on that fit in half a payload
+// (at least one): a query's answer is a payload too, and a launcher that
+// reads a long agent's events from its first (re-attached) asks again
+// from where the page ended.
+func eventsPage(events []run.Event, from int) []run.Event {
+	size := 0
+	for i := from; i < len(events); i++ {
+		size += payloadSize(events[i])
+		if size > PayloadLimit/2 && i > from {
+			return events[from:i]
+		}
+	}
+	return events[from:]
 }

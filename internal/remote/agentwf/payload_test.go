@@ -1,6 +1,7 @@
 package agentwf
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -76,5 +77,31 @@ func TestFitOutputDropsToolOutputsThenTheWork(t *testing.T) {
 	fitOutput(work)
 	if work.Work != nil || !strings.Contains(work.WorkError, "git bundle") || payloadSize(work) > PayloadLimit {
 		t.Fatalf("work %v, error %q", work.Work != nil, work.WorkError)
+	}
+}
+
+// A query for a long agent's events answers a page that fits, and the
+// pages together are every event once, in order.
+func TestEventsPageFitsAndCoversAll(t *testing.T) {
+	var evs []run.Event
+	for i := range 12 {
+		evs = append(evs, run.Event{Type: run.EventToolEnd, MessageID: fmt.Sprint(i), ToolResult: &run.ToolResult{Text: strings.Repeat("r", 300_000)}})
+	}
+	var got []string
+	for from := 0; from < len(evs); {
+		page := eventsPage(evs, from)
+		if len(page) == 0 || payloadSize(page) > PayloadLimit {
+			t.Fatalf("page from %d: %d events, %d bytes", from, len(page), payloadSize(page))
+		}
+		for _, ev := range page {
+			got = append(got, ev.MessageID)
+		}
+		from += len(page)
+	}
+	if strings.Join(got, ",") != "0,1,2,3,4,5,6,7,8,9,10,11" {
+		t.Fatalf("pages cover %v", got)
+	}
+	if len(eventsPage(evs, len(evs))) != 0 {
+		t.Fatal("a page past the end is not empty")
 	}
 }

@@ -119,7 +119,7 @@ func Agent(ctx workflow.Context, in Input) (*Output, error) {
 		if from < 0 || from > len(a.events) {
 			return nil, fmt.Errorf("events from %d: the agent has %d", from, len(a.events))
 		}
-		return a.events[from:], nil
+		return eventsPage(a.events, from), nil // payload.go: a page that fits
 	}); err != nil {
 		return nil, fmt.Errorf("agent %s: query handler: %w", a.req.AgentID, err)
 	}
