@@ -248,3 +248,9 @@ func RemoteResultTruncated(shown, total int) string {
 func RemotePayloadTooLarge(size, limit int) string {
 	return fmt.Sprintf("this remote agent's conversation is %d bytes, over the %d-byte limit of one Temporal payload (2 MB by default): the model call that would carry it cannot be made. Continue with a new agent and a summary of what this one found, or run it locally", size, limit)
 }
+
+// RemoteWorkTooLarge is why a remote agent's work did not come back: its
+// bundle and the rest of its result pass one payload.
+func RemoteWorkTooLarge(bundle, limit int) string {
+	return fmt.Sprintf("the agent's work (a %d-byte git bundle) and its result do not fit in one %d-byte Temporal payload, so its work could not be brought back", bundle, limit)
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
 )
 
 // PayloadLimit is the largest payload the agent workflow sends: an
@@ -64,7 +65,9 @@ func fitResult(done *ToolDone, max int) {
 // fitOutput makes out fit in one payload: first without the conversation
 // (its Messages, which only continuing the finished workflow by its
 // handle needs; MessagesOmitted says so), then without the message bodies
-// of its oldest events, which the launcher has read while the agent ran.
+// and tool outputs of its oldest events, which the launcher has read while
+// the agent ran, and as a last resort without its work (WorkError says
+// why).
 func fitOutput(out *Output) {
 	if payloadSize(out) <= PayloadLimit {
 		return
@@ -76,11 +79,40 @@ func fitOutput(out *Output) {
 			return
 		}
 		ev := &out.Events[i]
-		if ev.Message == nil {
+		if ev.Message == nil && (ev.ToolResult == nil || ev.ToolResult.Text == "") {
 			continue
 		}
-		size -= payloadSize(ev.Message)
-		ev.Message = nil
+		if ev.Message != nil {
+			size -= payloadSize(ev.Message)
+			ev.Message = nil
+		}
+		if ev.ToolResult != nil && ev.ToolResult.Text != "" {
+			tr := *ev.ToolResult
+			size -= len(tr.Text)
+			tr.Text = ""
+			ev.ToolResult = &tr
+		}
 		out.EventsTrimmed++
 	}
+	if size = payloadSize(out); size > PayloadLimit && out.Work != nil {
+		// Its work alone is too big to come back with the result: said so,
+		// rather than a result the server refuses for ever.
+		out.WorkError = prompts.RemoteWorkTooLarge(len(out.Work.Bundle), PayloadLimit)
+		out.Work = nil
+	}
+}
+
+// eventsPage is the events from index from on that fit in half a payload
+// (at least one): a query's answer is a payload too, and a launcher that
+// reads a long agent's events from its first (re-attached) asks again
+// from where the page ended.
+func eventsPage(events []run.Event, from int) []run.Event {
+	size := 0
+	for i := from; i < len(events); i++ {
+		size += payloadSize(events[i])
+		if size > PayloadLimit/2 && i > from {
+			return events[from:i]
+		}
+	}
+	return events[from:]
 }

@@ -1,10 +1,12 @@
 package agentwf
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/run"
 )
@@ -57,5 +59,49 @@ func TestFitOutputShedsWhatTheLauncherHasHad(t *testing.T) {
 		if ev.Message != nil {
 			t.Fatalf("event %d kept its body", i)
 		}
+	}
+}
+
+// Tool outputs of the oldest events go too, and as a last resort the
+// work, which then says why it did not come back.
+func TestFitOutputDropsToolOutputsThenTheWork(t *testing.T) {
+	out := &Output{}
+	for range 8 {
+		out.Events = append(out.Events, run.Event{Type: run.EventToolEnd, ToolResult: &run.ToolResult{Text: strings.Repeat("t", 400_000)}})
+	}
+	fitOutput(out)
+	if payloadSize(out) > PayloadLimit || out.EventsTrimmed == 0 || out.Events[0].ToolResult.Text != "" || out.Events[7].ToolResult.Text == "" {
+		t.Fatalf("size %d, trimmed %d", payloadSize(out), out.EventsTrimmed)
+	}
+	work := &Output{Work: &workspace.Result{Bundle: make([]byte, 3<<20)}}
+	fitOutput(work)
+	if work.Work != nil || !strings.Contains(work.WorkError, "git bundle") || payloadSize(work) > PayloadLimit {
+		t.Fatalf("work %v, error %q", work.Work != nil, work.WorkError)
+	}
+}
+
+// A query for a long agent's events answers a page that fits, and the
+// pages together are every event once, in order.
+func TestEventsPageFitsAndCoversAll(t *testing.T) {
+	var evs []run.Event
+	for i := range 12 {
+		evs = append(evs, run.Event{Type: run.EventToolEnd, MessageID: fmt.Sprint(i), ToolResult: &run.ToolResult{Text: strings.Repeat("r", 300_000)}})
+	}
+	var got []string
+	for from := 0; from < len(evs); {
+		page := eventsPage(evs, from)
+		if len(page) == 0 || payloadSize(page) > PayloadLimit {
+			t.Fatalf("page from %d: %d events, %d bytes", from, len(page), payloadSize(page))
+		}
+		for _, ev := range page {
+			got = append(got, ev.MessageID)
+		}
+		from += len(page)
+	}
+	if strings.Join(got, ",") != "0,1,2,3,4,5,6,7,8,9,10,11" {
+		t.Fatalf("pages cover %v", got)
+	}
+	if len(eventsPage(evs, len(evs))) != 0 {
+		t.Fatal("a page past the end is not empty")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -128,7 +129,7 @@ func Agent(ctx workflow.Context, in Input) (*Output, error) {
 		if from < 0 || from > len(a.events) {
 			return nil, fmt.Errorf("events from %d: the agent has %d", from, len(a.events))
 		}
-		return a.events[from:], nil
+		return eventsPage(a.events, from), nil // payload.go: a page that fits
 	}); err != nil {
 		return nil, fmt.Errorf("agent %s: query handler: %w", a.req.AgentID, err)
 	}
@@ -336,6 +337,14 @@ func (a *agent) drain() []llm.Block {
 // as the call's. The child gets the caller's ceiling (never wider) and
 // definition; its events join the caller's.
 func (a *agent) subagent(ctx workflow.Context, c llm.Block) ToolDone {
+	if msg, ok := a.req.Ceiling.Unavailable[c.Name]; ok {
+		return toolError(c.ID, msg) // at the depth limit
+	}
+	if !slices.Contains(a.req.Ceiling.Tools, c.Name) {
+		// Its ceiling does not give it the Agent tool: a call the model
+		// makes anyway starts nothing.
+		return toolError(c.ID, prompts.NoSuchTool(c.Name, a.req.Ceiling.Tools))
+	}
 	var in tasktools.AgentInput
 	if err := json.Unmarshal(c.Input, &in); err != nil {
 		return toolError(c.ID, fmt.Sprintf("Agent: input is not valid: %v", err))
