@@ -191,6 +191,8 @@ func TestSyncChildReportedFromItsResult(t *testing.T) {
 func TestSpawnPathRequest(t *testing.T) {
 	t.Parallel()
 	h := newLocalHarness(t)
+	// The child is stopped at once, but may reach the model before that.
+	h.Model.ScriptFunc("REQ-CHILD", func(*llmtest.Request) llmtest.Turn { return llmtest.Text("looked") })
 	for _, bg := range []bool{false, true} {
 		req := h.Request(t, executortest.Child{Prompt: "REQ-CHILD look", Description: "look", Background: bg, ToolUseID: "toolu_req"})
 		x := h.Executor.(*localExecutor)
