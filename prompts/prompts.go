@@ -25,17 +25,29 @@ var mainPrompt string
 //go:embed subagent.md
 var subagent string
 
+//go:embed common.md
+var common string
+
 //go:embed agenttool.md
 var agentTool string
 
 //go:embed memory.md
 var memory string
 
-// Main is the main agent's default system prompt.
+// Main is the main agent's own part of its default system prompt: it
+// follows Common and the blocks every agent shares (issue 24).
 func Main() string { return strings.TrimSpace(mainPrompt) }
 
-// Subagent is the fixed block every sub-agent's system prompt carries after
-// its definition's body (S-5.2).
+// Common opens the default system prompt of every agent, the main agent
+// and its sub-agents alike, so that a child's request starts with the
+// bytes its parent's wrote to the prompt cache (issue 24): what the work
+// is, how to work, and the fixed sub-agent block (Subagent, S-5.2), which
+// the main agent reads as what its sub-agents are told.
+func Common() string { return strings.TrimSpace(common) + "\n\n" + Subagent() }
+
+// Subagent is the fixed block of S-5.2: the launching agent's messages
+// direct the work but are not user consent, absolute paths, the report.
+// Every agent's prompt carries it inside Common.
 func Subagent() string { return strings.TrimSpace(subagent) }
 
 // AgentTool is the Agent tool's description around the agent listing.
