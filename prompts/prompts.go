@@ -69,23 +69,23 @@ const NoAgentTypes = "(none: no agent type is available to you)"
 func AgentInputField(name string) string {
 	switch name {
 	case "description":
-		return "A short (3-5 word) label for the task, shown to the user."
+		return "3-5 word label shown to the user."
 	case "prompt":
-		return "The whole task: goal, context, scope, the report wanted."
+		return "The whole task."
 	case "subagent_type":
-		return "An agent type from the list above."
+		return "An agent type from the list."
 	case "model":
-		return "sonnet, opus, haiku or an alias; omit for the default."
+		return "sonnet, opus, haiku or another alias."
 	case "effort":
-		return "Reasoning effort; omit for the default."
+		return "Reasoning effort."
 	case "cwd":
-		return "Absolute directory to work in; omit for yours."
+		return "Absolute directory to work in."
 	case "isolation":
-		return "worktree: its own git worktree and branch, so edits cannot collide; kept for you to merge if changed, else removed. Excludes cwd."
+		return "worktree: its own git worktree and branch (kept to merge if changed). Excludes cwd."
 	case "run_in_background":
 		return RunInBackgroundField
 	case "output_schema":
-		return "JSON Schema (root type object) its result must match; you get the validated JSON."
+		return "JSON Schema (type object) its result must match."
 	case "budget":
 		return "Limits for the sub-agent and everything it starts: usd, tokens, turns, wallTime (\"10m\"). Capped by its type's budget and what remains of yours."
 	case "name":

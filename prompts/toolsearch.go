@@ -6,13 +6,13 @@ import (
 )
 
 // ToolSearchTool describes the ToolSearch tool (issue 24: deferred tools).
-const ToolSearchTool = "Loads deferred tools: tools listed by name only in the system prompt, whose definitions are sent once loaded. query \"select:A,B\" loads those; keywords load the best matches. A loaded tool can be called from your next message on."
+const ToolSearchTool = "Loads deferred tools (named in the system prompt) for your next message."
 
 // ToolSearchQueryField is the schema description of ToolSearch's query.
-const ToolSearchQueryField = `"select:Name1,Name2" or keywords.`
+const ToolSearchQueryField = `"select:A,B" or keywords.`
 
 // ToolSearchMaxField is the schema description of ToolSearch's max_results.
-const ToolSearchMaxField = "At most this many keyword matches (default 5)."
+const ToolSearchMaxField = "Default 5."
 
 // DeferredTools is the system prompt block naming an agent's deferred
 // tools ("" for none). more marks a second block that adds to a first.
