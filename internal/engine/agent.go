@@ -42,7 +42,7 @@ type agent struct {
 	pendingErr error
 	pool       *tool.Pool
 	// deferred is what the agent loaded of its deferred tools (deferred.go).
-	deferred *deferredState
+	deferred deferredState
 	spec     *agentToolSpec // nil when the agent cannot spawn
 	types    []string       // spawnable types; nil means any
 	perms    permission.Effective

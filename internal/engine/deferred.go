@@ -36,9 +36,15 @@ var deferredTools = []string{
 
 func isDeferred(name string) bool { return slices.Contains(deferredTools, name) }
 
-// deferredState is what an agent loaded of its deferred tools.
+// deferredState is what an agent loaded of its deferred tools, and the
+// source of the tools that change turn by turn in its requests: the loaded
+// deferred tools (in pool order, so the same set always gives the same
+// bytes), then inner's (its MCP tools). It lives in the agent (no
+// allocation per agent); offered sets it up for each run.
 type deferredState struct {
 	mu     sync.Mutex
+	a      *agent
+	inner  loop.ToolSource
 	loaded map[string]bool
 }
 
@@ -53,10 +59,50 @@ func (d *deferredState) load(names ...string) {
 	}
 }
 
+// state returns inner and whether any tool is loaded.
+func (d *deferredState) state() (loop.ToolSource, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.inner, len(d.loaded) > 0
+}
+
 func (d *deferredState) isLoaded(name string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.loaded[name]
+}
+
+// Tools implements loop.ToolSource.
+func (d *deferredState) Tools(ctx context.Context) []tool.Tool {
+	inner, any := d.state()
+	var out []tool.Tool
+	if any {
+		for _, t := range d.a.pool.Tools() {
+			if n := t.Spec().Name; isDeferred(n) && d.isLoaded(n) {
+				out = append(out, t)
+			}
+		}
+	}
+	if inner != nil {
+		out = append(out, inner.Tools(ctx)...)
+	}
+	return out
+}
+
+// Resolve implements loop.ToolSource: a deferred tool called by name
+// before it was loaded runs, and is offered from then on.
+func (d *deferredState) Resolve(ctx context.Context, name string) (tool.Tool, string) {
+	if isDeferred(name) {
+		if t, ok := d.a.pool.Get(name); ok {
+			d.load(name)
+			return t, ""
+		}
+	}
+	inner, _ := d.state()
+	if inner == nil {
+		return nil, ""
+	}
+	return inner.Resolve(ctx, name)
 }
 
 // defers reports whether a's requests defer tools: its pool has ToolSearch
@@ -107,47 +153,44 @@ func (su toolSetup) offered() (*tool.Pool, loop.ToolSource) {
 	if !su.defers() {
 		return a.pool, inner
 	}
-	if a.deferred == nil {
-		a.deferred = &deferredState{}
-	}
+	a.deferred.mu.Lock()
+	a.deferred.a, a.deferred.inner = a, inner
+	a.deferred.mu.Unlock()
 	pool := a.pool.Filter(func(t tool.Tool) bool { return !isDeferred(t.Spec().Name) })
-	return pool, &deferredSource{a: a, inner: inner}
+	return pool, &a.deferred
 }
 
-// deferredSource offers an agent's loaded deferred tools (in pool order,
-// so the same set always gives the same bytes) ahead of its MCP tools.
-type deferredSource struct {
-	a     *agent
-	inner loop.ToolSource
-}
-
-// Tools implements loop.ToolSource.
-func (s *deferredSource) Tools(ctx context.Context) []tool.Tool {
-	var out []tool.Tool
-	for _, t := range s.a.pool.Tools() {
-		if n := t.Spec().Name; isDeferred(n) && s.a.deferred.isLoaded(n) {
-			out = append(out, t)
+// deferredBlock is the system prompt block naming the deferred tools of an
+// agent with pool that its sub-agents may share (not the main agent's own
+// ones), rendered once per distinct set.
+func (sp systemPrompts) deferredBlock(pool *tool.Pool) string {
+	var mask uint32
+	for i, n := range deferredTools {
+		if _, ok := pool.Get(n); ok && !isMainOnly(n) {
+			mask |= 1 << i
 		}
 	}
-	if s.inner != nil {
-		out = append(out, s.inner.Tools(ctx)...)
+	if mask == 0 {
+		return ""
 	}
-	return out
-}
-
-// Resolve implements loop.ToolSource: a deferred tool called by name
-// before it was loaded runs, and is offered from then on.
-func (s *deferredSource) Resolve(ctx context.Context, name string) (tool.Tool, string) {
-	if isDeferred(name) {
-		if t, ok := s.a.pool.Get(name); ok {
-			s.a.deferred.load(name)
-			return t, ""
+	r := sp.r
+	r.sysMu.Lock()
+	defer r.sysMu.Unlock()
+	if s, ok := r.deferredBlocks[mask]; ok {
+		return s
+	}
+	var names []string
+	for i, n := range deferredTools {
+		if mask&(1<<i) != 0 {
+			names = append(names, n)
 		}
 	}
-	if s.inner == nil {
-		return nil, ""
+	s := prompts.DeferredTools(names, false)
+	if r.deferredBlocks == nil {
+		r.deferredBlocks = map[uint32]string{}
 	}
-	return s.inner.Resolve(ctx, name)
+	r.deferredBlocks[mask] = s
+	return s
 }
 
 type toolSearchInput struct {
@@ -196,9 +239,6 @@ func toolSearch(a *agent, in toolSearchInput) tool.Output {
 	}
 	if len(hit) == 0 {
 		return tool.Output{Text: prompts.ToolSearchNone(q, names), IsError: true}
-	}
-	if a.deferred == nil {
-		a.deferred = &deferredState{}
 	}
 	a.deferred.load(hit...)
 	return tool.Output{Text: prompts.ToolSearchLoaded(hit)}

@@ -149,6 +149,12 @@ type Runtime struct {
 	// prompts, rendered once per distinct input (spawn.go).
 	sysMu     sync.Mutex
 	sysShared map[sharedSystemKey]string
+	// deferredBlocks are the deferred-tools blocks of system prompts, by
+	// the set of tools (deferred.go); guarded by sysMu too.
+	deferredBlocks map[uint32]string
+	// gitBlocks are the git status blocks of sub-agents' prompts, by
+	// directory (system.go); guarded by sysMu too.
+	gitBlocks map[string]string
 
 	mu       sync.Mutex
 	messages []llm.Message

@@ -92,18 +92,18 @@ const memoryLines = 200
 func (su toolSetup) renderSystem(cwd string) (shared, own string) {
 	c := su.a
 	rt, def := c.run.rt, c.def
-	common, _ := su.deferredNames() // deferred.go
-	key := sharedSystemKey{cwd: cwd, modelID: c.modelID, date: day(rt.cfg.Now()), instructions: !def.OmitInstructions,
-		deferred: prompts.DeferredTools(common, false)}
+	key := sharedSystemKey{cwd: cwd, modelID: c.modelID, date: day(rt.cfg.Now()), instructions: !def.OmitInstructions}
+	if su.defers() {
+		key.deferred = promptsOf(rt).deferredBlock(c.pool) // deferred.go
+	}
 	// Skills (tools.go): the listing when the child has the Skill tool.
 	key.skills = promptsOf(rt).skillListing(c.pool)
 	shared = promptsOf(rt).sharedSystem(key)
 	var mine []string
 	if !def.OmitGitStatus {
-		gs, ready := rt.git.Get(cwd)
-		if !ready {
+		if block, ready := promptsOf(rt).gitBlock(cwd); !ready {
 			c.warn("git status was not ready yet; the agent started without it")
-		} else if block := prompts.GitStatus(gs.Status, gs.MoreLines, gs.Log); block != "" {
+		} else if block != "" {
 			mine = append(mine, block)
 		}
 	}
@@ -163,6 +163,27 @@ func (sp systemPrompts) sharedSystem(key sharedSystemKey) string {
 	}
 	r.sysShared[key] = s
 	return s
+}
+
+// gitBlock is the git status block of cwd's snapshot, rendered once per
+// directory, and whether the snapshot was ready.
+func (sp systemPrompts) gitBlock(cwd string) (string, bool) {
+	r := sp.r
+	gs, ready := r.git.Get(cwd)
+	if !ready {
+		return "", false
+	}
+	r.sysMu.Lock()
+	defer r.sysMu.Unlock()
+	if s, ok := r.gitBlocks[cwd]; ok {
+		return s, true
+	}
+	s := prompts.GitStatus(gs.Status, gs.MoreLines, gs.Log)
+	if r.gitBlocks == nil {
+		r.gitBlocks = map[string]string{}
+	}
+	r.gitBlocks[cwd] = s
+	return s, true
 }
 
 // memory makes the agent's memory directory one of its working
