@@ -8,6 +8,7 @@ import (
 
 	"github.com/invopop/jsonschema"
 
+	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/loop"
 	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/tool"
@@ -106,10 +107,11 @@ func (d *deferredState) Resolve(ctx context.Context, name string) (tool.Tool, st
 }
 
 // defers reports whether a's requests defer tools: its pool has ToolSearch
-// and it is not the coordinator (whose few tools are all it has).
+// and it is not the coordinator (whose few tools are all it has), nor a
+// remote agent (a worker offers the tools it has, and has no ToolSearch).
 func (su toolSetup) defers() bool {
 	a := su.a
-	if a.id == "" && a.run.rt.cfg.Coordinator {
+	if a.id == "" && a.run.rt.cfg.Coordinator || a.isolation == agentdef.IsolationRemote {
 		return false
 	}
 	_, ok := a.pool.Get(tool.ToolSearch)
@@ -226,15 +228,8 @@ func toolSearch(a *agent, in toolSearchInput) tool.Output {
 	shared, own := setupOf(a).deferredNames()
 	names := append(shared, own...)
 	q := strings.TrimSpace(in.Query)
-	var hit []string
-	if sel, ok := strings.CutPrefix(q, "select:"); ok {
-		for _, n := range strings.Split(sel, ",") {
-			n = strings.TrimSpace(n)
-			if i := slices.IndexFunc(names, func(m string) bool { return strings.EqualFold(m, n) }); i >= 0 && !slices.Contains(hit, names[i]) {
-				hit = append(hit, names[i])
-			}
-		}
-	} else {
+	hit, ok := selectTools(names, q)
+	if !ok {
 		hit = matchTools(a.pool, names, q, orDefault(in.MaxResults, 5))
 	}
 	if len(hit) == 0 {
@@ -242,6 +237,23 @@ func toolSearch(a *agent, in toolSearchInput) tool.Output {
 	}
 	a.deferred.load(hit...)
 	return tool.Output{Text: prompts.ToolSearchLoaded(hit)}
+}
+
+// selectTools parses a "select:A,B" query: the names among names it
+// lists (any case, each once, in query order), and whether q is one.
+func selectTools(names []string, q string) ([]string, bool) {
+	sel, ok := strings.CutPrefix(q, "select:")
+	if !ok {
+		return nil, false
+	}
+	var hit []string
+	for n := range strings.SplitSeq(sel, ",") {
+		n = strings.TrimSpace(n)
+		if i := slices.IndexFunc(names, func(m string) bool { return strings.EqualFold(m, n) }); i >= 0 && !slices.Contains(hit, names[i]) {
+			hit = append(hit, names[i])
+		}
+	}
+	return hit, true
 }
 
 // matchTools ranks names by how many words of q their name and

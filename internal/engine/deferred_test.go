@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -69,4 +70,39 @@ func TestDeferredToolsLoad(t *testing.T) {
 	if got := reqs[4].ToolNames(); !slices.Contains(got, tool.TodoWrite) {
 		t.Fatalf("after TodoWrite: tools %v", got)
 	}
+}
+
+// FuzzToolSearchQuery: whatever the model sends as ToolSearch's query,
+// parsing it never panics and loads only deferred tools, each once, at
+// most max of them for keywords.
+func FuzzToolSearchQuery(f *testing.F) {
+	for _, q := range []string{"select:WebFetch,TodoWrite", "select:", "select:,,webfetch, NOPE", "search the web", "", "  select:LS  ", "\x00,select:"} {
+		f.Add(q, 3)
+	}
+	var tools []tool.Tool
+	for _, n := range deferredTools {
+		tools = append(tools, tool.Func(tool.FuncConfig{Name: n, Description: "does " + strings.ToLower(n) + " for the web and files"},
+			func(context.Context, *tool.Env, struct{}) (tool.Output, error) { return tool.Output{}, nil }))
+	}
+	pool := tool.NewPool(tools...)
+	f.Fuzz(func(t *testing.T, q string, max int) {
+		max = max%8 + 1
+		if max < 1 {
+			max = 1
+		}
+		hit, ok := selectTools(deferredTools, q)
+		if !ok {
+			hit = matchTools(pool, deferredTools, q, max)
+			if len(hit) > max {
+				t.Fatalf("%q: %d matches, max %d", q, len(hit), max)
+			}
+		}
+		seen := map[string]bool{}
+		for _, n := range hit {
+			if !isDeferred(n) || seen[n] {
+				t.Fatalf("%q: loaded %v", q, hit)
+			}
+			seen[n] = true
+		}
+	})
 }
