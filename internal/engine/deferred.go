@@ -75,9 +75,9 @@ func (d *deferredState) isLoaded(name string) bool {
 
 // Tools implements loop.ToolSource.
 func (d *deferredState) Tools(ctx context.Context) []tool.Tool {
-	inner, any := d.state()
+	inner, loaded := d.state()
 	var out []tool.Tool
-	if any {
+	if loaded {
 		for _, t := range d.a.pool.Tools() {
 			if n := t.Spec().Name; isDeferred(n) && d.isLoaded(n) {
 				out = append(out, t)
@@ -258,8 +258,8 @@ func selectTools(names []string, q string) ([]string, bool) {
 
 // matchTools ranks names by how many words of q their name and
 // description hold (a word in the name counts double) and returns the best
-// max, in list order among equals.
-func matchTools(p *tool.Pool, names []string, q string, max int) []string {
+// limit, in list order among equals.
+func matchTools(p *tool.Pool, names []string, q string, limit int) []string {
 	words := strings.Fields(strings.ToLower(q))
 	type scored struct {
 		name  string
@@ -286,7 +286,7 @@ func matchTools(p *tool.Pool, names []string, q string, max int) []string {
 	}
 	slices.SortStableFunc(out, func(x, y scored) int { return y.score - x.score })
 	var hit []string
-	for i := 0; i < len(out) && i < max; i++ {
+	for i := 0; i < len(out) && i < limit; i++ {
 		hit = append(hit, out[i].name)
 	}
 	return hit
