@@ -156,7 +156,7 @@ func Example_subagents() {
 	}
 	// Output:
 	// tool call by main: Agent
-	// task started: Explore "find the config loader" at depth 1, tools Bash,BashOutput,Glob,Grep,KillShell,LS,Read,TodoWrite,WebFetch,WebSearch,Skill
+	// task started: Explore "find the config loader" at depth 1, tools Bash,BashOutput,Glob,Grep,KillShell,LS,Read,TodoWrite,WebFetch,WebSearch,Skill,ToolSearch
 	// tool call by a sub-agent: Grep
 	// task completed: Explore reported "It is loaded by Load in config.go."
 	// answer: The configuration is loaded in config.go.

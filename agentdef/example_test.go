@@ -31,5 +31,5 @@ func ExampleListing() {
 	defs := agentdef.Builtins()
 	fmt.Print(agentdef.Listing(defs[2:3]))
 	// Output:
-	// - Plan: A read-only software architect that studies the codebase and returns a step-by-step implementation plan, the files it touches and the trade-offs involved. Use it to think a change through before anyone edits code. (Tools: All tools except Agent, ExitPlanMode, Edit, MultiEdit, Write, NotebookEdit)
+	// - Plan: Read-only architect: a step-by-step implementation plan with its files and trade-offs. (Tools: All tools except Agent, ExitPlanMode, Edit, MultiEdit, Write, NotebookEdit)
 }

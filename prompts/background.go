@@ -9,7 +9,7 @@ import (
 )
 
 // RunInBackgroundField describes the Agent tool's run_in_background field.
-const RunInBackgroundField = "Return at once and be notified when the agent ends; for when you have other work meanwhile, not when your next step needs the result."
+const RunInBackgroundField = "Return at once; you are notified when it ends."
 
 // AsyncLaunched is the Agent tool's result for a sub-agent that went to
 // the background (S-3.6): what was started, where its transcript grows,

@@ -25,17 +25,29 @@ var mainPrompt string
 //go:embed subagent.md
 var subagent string
 
+//go:embed common.md
+var common string
+
 //go:embed agenttool.md
 var agentTool string
 
 //go:embed memory.md
 var memory string
 
-// Main is the main agent's default system prompt.
+// Main is the main agent's own part of its default system prompt: it
+// follows Common and the blocks every agent shares (issue 24).
 func Main() string { return strings.TrimSpace(mainPrompt) }
 
-// Subagent is the fixed block every sub-agent's system prompt carries after
-// its definition's body (S-5.2).
+// Common opens the default system prompt of every agent, the main agent
+// and its sub-agents alike, so that a child's request starts with the
+// bytes its parent's wrote to the prompt cache (issue 24): what the work
+// is, how to work, and the fixed sub-agent block (Subagent, S-5.2), which
+// the main agent reads as what its sub-agents are told.
+func Common() string { return strings.TrimSpace(common) + "\n\n" + Subagent() }
+
+// Subagent is the fixed block of S-5.2: the launching agent's messages
+// direct the work but are not user consent, absolute paths, the report.
+// Every agent's prompt carries it inside Common.
 func Subagent() string { return strings.TrimSpace(subagent) }
 
 // AgentTool is the Agent tool's description around the agent listing.
@@ -57,23 +69,23 @@ const NoAgentTypes = "(none: no agent type is available to you)"
 func AgentInputField(name string) string {
 	switch name {
 	case "description":
-		return "A short (3-5 word) label for the task, shown to the user."
+		return "3-5 word label shown to the user."
 	case "prompt":
-		return "The whole task: goal, context, scope, the report wanted."
+		return "The whole task."
 	case "subagent_type":
-		return "An agent type from the list above."
+		return "An agent type from the list."
 	case "model":
-		return "sonnet, opus, haiku or an alias; omit for the default."
+		return "sonnet, opus, haiku or another alias."
 	case "effort":
-		return "Reasoning effort; omit for the default."
+		return "Reasoning effort."
 	case "cwd":
-		return "Absolute directory to work in; omit for yours."
+		return "Absolute directory to work in."
 	case "isolation":
-		return "worktree: its own git worktree and branch, so edits cannot collide; kept for you to merge if changed, else removed. Excludes cwd."
+		return "worktree: its own git worktree and branch (kept to merge if changed). Excludes cwd."
 	case "run_in_background":
 		return RunInBackgroundField
 	case "output_schema":
-		return "JSON Schema (root type object) its result must match; you get the validated JSON."
+		return "JSON Schema (type object) its result must match."
 	case "budget":
 		return "Limits for the sub-agent and everything it starts: usd, tokens, turns, wallTime (\"10m\"). Capped by its type's budget and what remains of yours."
 	case "name":

@@ -26,6 +26,9 @@ const (
 	WebSearch    = "WebSearch"
 	TodoWrite    = "TodoWrite"
 	Skill        = "Skill"
+	// ToolSearch loads deferred tools: tools an agent is told of by name,
+	// whose definitions its requests carry only once loaded (issue 24).
+	ToolSearch = "ToolSearch"
 
 	// Agent starts sub-agents; Task is its old name, accepted in rules,
 	// definitions and old transcripts.
@@ -112,6 +115,7 @@ var registry = []Info{
 	{Name: WebSearch, Background: true},
 	{Name: TodoWrite, NoPermission: true, Background: true},
 	{Name: Skill, Background: true},
+	{Name: ToolSearch, NoPermission: true, Background: true},
 	{Name: Agent, NoPermission: true},
 	{Name: Task, NoPermission: true},
 	{Name: TaskStop, NoPermission: true},

@@ -93,7 +93,7 @@ func (p *Pool) Names() []string {
 // Filter returns a new pool with the tools for which keep returns true, in
 // the same order.
 func (p *Pool) Filter(keep func(Tool) bool) *Pool {
-	q := NewPool()
+	q := &Pool{tools: make([]Tool, 0, p.Len())}
 	for _, t := range p.Tools() {
 		if keep(t) {
 			q.Add(t)

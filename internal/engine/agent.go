@@ -41,11 +41,13 @@ type agent struct {
 	// gate queued it (spawn.go admit; lifecycle.go live).
 	pendingErr error
 	pool       *tool.Pool
-	spec       *agentToolSpec // nil when the agent cannot spawn
-	types      []string       // spawnable types; nil means any
-	perms      permission.Effective
-	env        *tool.Env
-	system     string
+	// deferred is what the agent loaded of its deferred tools (deferred.go).
+	deferred deferredState
+	spec     *agentToolSpec // nil when the agent cannot spawn
+	types    []string       // spawnable types; nil means any
+	perms    permission.Effective
+	env      *tool.Env
+	system   string
 	// systemPrefix is the part of a sub-agent's system prompt siblings of
 	// any type share, sent ahead of system (renderSystem); "" for the main
 	// agent.
@@ -195,14 +197,15 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 	if a.background {
 		rec = promptWrittenFirst(rec)
 	}
+	offered, dynamic := setupOf(a).offered() // deferred.go
 	cfg := loop.Config{
-		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, SystemPrefix: a.systemPrefix, Tools: a.pool, Env: a.env,
-		SharedTools: setupOf(a).sharedTools(), // toolorder.go
+		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, SystemPrefix: a.systemPrefix, Tools: offered, Env: a.env,
+		SharedTools: setupOf(a).sharedTools(offered), // toolorder.go
 		MaxTurns:    a.maxTurns, MaxTokens: a.run.rt.cfg.MaxTokens, Thinking: a.run.rt.cfg.Thinking, Effort: a.effort, Recorder: rec,
 		AgentID: a.id, AgentType: a.typ, Unavailable: a.unavailable, Now: a.run.rt.cfg.Now,
 		Hooks:      hooksOf(a).firer(),
-		Dynamic:    setupOf(a).dynamicTools(), // none for the coordinator (coordinator.go)
-		CacheHints: a.cacheHints,              // a fork's shared prefix (fork.go)
+		Dynamic:    dynamic,      // MCP tools, none for the coordinator (coordinator.go), and loaded deferred tools
+		CacheHints: a.cacheHints, // a fork's shared prefix (fork.go)
 		Background: !canPrompt,
 		Prompt:     a.prompt, // issue 15: UserPromptSubmit's text
 	}

@@ -38,13 +38,28 @@ func withoutMarker(t *testing.T, raw json.RawMessage) []byte {
 	return b
 }
 
+// requestSystem returns the raw system blocks of a captured Anthropic
+// request body, in order.
+func requestSystem(t *testing.T, body []byte) []json.RawMessage {
+	t.Helper()
+	var v struct {
+		System []json.RawMessage `json:"system"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatalf("decode request body: %v", err)
+	}
+	return v.System
+}
+
 // TestChildSharesParentToolPrefix (issue 24, point 2): the main agent in a
-// git repository, with background agents possible, has tools of its own
-// (TaskStop, TaskOutput, SendMessage). They come after the tools its
-// children are offered, and a cache marker ends the shared ones: the
-// captured first requests of main and of a general-purpose child are the
-// same bytes tool for tool up to that marker, and the child's first
-// request reads every tool from the cache its parent wrote.
+// git repository, with background agents possible, and a general-purpose
+// child are offered the same tools: the tools only the main agent has
+// (TaskStop, TaskOutput, SendMessage) are deferred, named in its own part
+// of the system prompt. Their first requests are the same bytes, tool for
+// tool and then the first system block (the part every agent shares),
+// which the main agent's request closes with a cache marker; the child's
+// first request reads all of that from the cache its parent wrote, and
+// leaves unread only its own system block and its prompt.
 func TestChildSharesParentToolPrefix(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -59,56 +74,58 @@ func TestChildSharesParentToolPrefix(t *testing.T) {
 	mainTools, childTools := requestTools(t, mainReq.Body), requestTools(t, childReq.Body)
 	mainNames, childNames := mainReq.ToolNames(), childReq.ToolNames()
 
-	// The main agent's only tool marker ends the shared tools.
-	k := -1
-	for i, raw := range mainTools {
-		if bytes.Contains(raw, []byte(`"cache_control"`)) {
-			if k >= 0 {
-				t.Fatalf("tools %d and %d both carry a cache marker", k, i)
-			}
-			k = i
-		}
+	// The same tools, byte for byte, with no marker among them: the
+	// shared system block's marker closes them.
+	if !slices.Equal(childNames, mainNames) {
+		t.Fatalf("child's tools %v, want main's %v", childNames, mainNames)
 	}
-	if k < 0 || k == len(mainTools)-1 {
-		t.Fatalf("main's tools %v: want a cache marker before its own tools, got it at %d", mainNames, k)
-	}
-	for _, name := range mainNames[k+1:] {
-		if !isMainOnly(name) {
-			t.Errorf("tool %s comes after the shared ones but is not the main agent's own", name)
-		}
-	}
-	for _, name := range []string{tool.TaskStop, tool.TaskOutput, tool.SendMessage} {
-		if !slices.Contains(mainNames[k+1:], name) {
-			t.Errorf("main's own tools %v: want %s among them", mainNames[k+1:], name)
-		}
-	}
-	if !slices.Equal(childNames, mainNames[:k+1]) {
-		t.Fatalf("child's tools %v, want main's shared ones %v", childNames, mainNames[:k+1])
-	}
-	// Byte for byte up to the marker; the marked tool differs only by it.
-	for i := range k {
+	for i := range mainTools {
 		if !bytes.Equal(mainTools[i], childTools[i]) {
 			t.Errorf("tool %d (%s) differs:\nmain  %s\nchild %s", i, mainNames[i], mainTools[i], childTools[i])
 		}
+		if bytes.Contains(mainTools[i], []byte(`"cache_control"`)) {
+			t.Errorf("tool %d (%s) carries a cache marker", i, mainNames[i])
+		}
 	}
-	if a, b := withoutMarker(t, mainTools[k]), withoutMarker(t, childTools[k]); !bytes.Equal(a, b) {
-		t.Errorf("tool %d (%s) differs beyond its marker:\nmain  %s\nchild %s", k, mainNames[k], a, b)
+	// The main agent's own tools are deferred, named in its own part.
+	mainSys, childSys := requestSystem(t, mainReq.Body), requestSystem(t, childReq.Body)
+	if len(mainSys) != 2 || len(childSys) != 2 {
+		t.Fatalf("system blocks: main %d, child %d; want 2 each (shared, own)", len(mainSys), len(childSys))
+	}
+	for _, name := range []string{tool.TaskStop, tool.TaskOutput, tool.SendMessage} {
+		if slices.Contains(mainNames, name) || !slices.Contains(listedDeferred(mainReq.System), name) {
+			t.Errorf("main: want %s deferred (named, not offered); offered %v", name, mainNames)
+		}
+		if slices.Contains(listedDeferred(childReq.System), name) {
+			t.Errorf("child: %s is named though only the main agent has it", name)
+		}
+	}
+	if bytes.Contains(mainSys[0], []byte("TaskStop")) {
+		t.Error("the shared system block names a tool only the main agent has")
+	}
+	// The shared block: the same bytes, marked in the main agent's request.
+	if !bytes.Contains(mainSys[0], []byte(`"cache_control"`)) {
+		t.Errorf("main's first system block carries no cache marker: %s", mainSys[0])
+	}
+	if a, b := withoutMarker(t, mainSys[0]), withoutMarker(t, childSys[0]); !bytes.Equal(a, b) {
+		t.Errorf("first system block differs:\nmain  %s\nchild %s", a, b)
 	}
 
-	// The child reads all its tools from the cache: what it does not read
-	// is its system prompt and its prompt (with their JSON envelopes).
+	// The child reads the tools and the shared block from the cache: what
+	// it does not read is its own system block and its prompt (with
+	// their JSON envelopes).
 	u := childReq.Usage
 	total := u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
-	var toolBytes int
+	shared := len(childSys[0])
 	for _, raw := range childTools {
-		toolBytes += len(raw)
+		shared += len(raw)
 	}
-	if u.CacheReadTokens < int64(toolBytes)/4*9/10 {
-		t.Errorf("child read %d tokens from the cache, want at least its tools' ~%d; usage %+v", u.CacheReadTokens, toolBytes/4, u)
+	if u.CacheReadTokens < int64(shared)/4*9/10 {
+		t.Errorf("child read %d tokens from the cache, want at least its tools' and shared block's ~%d; usage %+v", u.CacheReadTokens, shared/4, u)
 	}
-	own := int64(len(childReq.System)+len(childReq.FirstUserText())+512) / 4
+	own := int64(len(childSys[1])+len(childReq.FirstUserText())+512) / 4
 	if unread := total - u.CacheReadTokens; unread > own {
-		t.Errorf("child: %d of %d tokens not read from the cache, want at most %d (its system prompt and prompt); usage %+v", unread, total, own, u)
+		t.Errorf("child: %d of %d tokens not read from the cache, want at most %d (its own system block and prompt); usage %+v", unread, total, own, u)
 	}
-	t.Logf("child's first request: cached fraction %.3f (%d of %d tokens); tools %d bytes", float64(u.CacheReadTokens)/float64(total), u.CacheReadTokens, total, toolBytes)
+	t.Logf("child's first request: cached fraction %.3f (%d of %d tokens); tools %d bytes, shared system %d, own %d", float64(u.CacheReadTokens)/float64(total), u.CacheReadTokens, total, shared-len(childSys[0]), len(childSys[0]), len(childSys[1]))
 }

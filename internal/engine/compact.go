@@ -304,9 +304,10 @@ func (g compactGlue) compactNow(ctx context.Context, instructions string, rec lo
 		return nil, errors.New("there is no conversation to compact yet")
 	}
 	rec, tpath := compactRecorder(rec)
+	offered, dynamic := setupOf(a).offered() // deferred.go
 	cfg := loop.Config{
-		Model: rt.cfg.Model, ModelID: a.modelID, System: a.system, SystemPrefix: a.systemPrefix, Tools: a.pool, Env: a.env,
-		SharedTools: setupOf(a).sharedTools(), Dynamic: setupOf(a).dynamicTools(),
+		Model: rt.cfg.Model, ModelID: a.modelID, System: a.system, SystemPrefix: a.systemPrefix, Tools: offered, Env: a.env,
+		SharedTools: setupOf(a).sharedTools(offered), Dynamic: dynamic,
 		MaxTokens: rt.cfg.MaxTokens, Thinking: rt.cfg.Thinking, Effort: a.effort, Recorder: rec,
 		AgentID: a.id, AgentType: a.typ, Now: rt.cfg.Now, Hooks: hooksOf(a).firer(),
 		Compaction: compactOf(a).compaction(tpath),

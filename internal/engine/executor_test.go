@@ -66,9 +66,9 @@ func newLocalHarness(t *testing.T) *executortest.Harness {
 		<-drained
 		rs.releaseJournal()
 	})
-	modelID, system := promptsOf(rt).mainModel()
+	modelID, prefix, system := promptsOf(rt).mainModel()
 	main := &agent{run: rs, typ: "main", modelID: modelID, pool: rt.mainPool, spec: rt.mainSpec, perms: glueOf(rt).rootPerms(),
-		system: system, inbox: rt.bg.main, env: &tool.Env{Cwd: rt.cfg.Cwd, Files: tool.NewFileState(), Todos: &tool.TodoList{}}}
+		systemPrefix: prefix, system: system, inbox: rt.bg.main, env: &tool.Env{Cwd: rt.cfg.Cwd, Files: tool.NewFileState(), Todos: &tool.TodoList{}}}
 	hooksOf(main).bind("")
 	return &executortest.Harness{
 		Executor: x,

@@ -31,24 +31,24 @@ func (r *Runtime) SetModel(model string) error {
 	if id == "" {
 		return errors.New("cadre: the model resolved to an empty id")
 	}
-	system := promptsOf(r).renderSystemFor(id)
+	prefix, system := promptsOf(r).renderSystemFor(id)
 	r.modelMu.Lock()
-	r.modelID, r.system = id, system
+	r.modelID, r.systemPrefix, r.system = id, prefix, system
 	r.modelMu.Unlock()
 	return nil
 }
 
 // Model is the model id the main agent's next run uses.
 func (r *Runtime) Model() string {
-	id, _ := promptsOf(r).mainModel()
+	id, _, _ := promptsOf(r).mainModel()
 	return id
 }
 
-// mainModel is the main agent's model id and system prompt, as a run
-// starting now uses them.
-func (sp systemPrompts) mainModel() (id, system string) {
+// mainModel is the main agent's model id and system prompt (its shared
+// prefix and its own part), as a run starting now uses them.
+func (sp systemPrompts) mainModel() (id, prefix, system string) {
 	r := sp.r
 	r.modelMu.Lock()
 	defer r.modelMu.Unlock()
-	return r.modelID, r.system
+	return r.modelID, r.systemPrefix, r.system
 }

@@ -27,7 +27,7 @@ func TestAgentResultAndInputErrorTexts(t *testing.T) {
 		t.Fatalf("results %q", res)
 	}
 	contains(t, res[0], "done it")
-	contains(t, res[0], "use SendMessage with to: \"a")
+	contains(t, res[0], "by SendMessage to: \"a")
 	for _, f := range []string{"subagent_type", "model", "run_in_background", `unknown field "background"`} {
 		contains(t, res[1], f)
 	}

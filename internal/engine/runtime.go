@@ -132,13 +132,16 @@ type Runtime struct {
 	defList  []*agentdef.Definition
 	base     *tool.Pool // the tools before the Agent tool is added
 	system   string
-	session  string
-	tpath    string
-	agentDir string // the directory of sub-agents' transcripts ("" when off)
-	mainSpec *agentToolSpec
-	mainPool *tool.Pool
-	git      *workspace.Snapshot
-	facts    workspace.FactCache
+	// systemPrefix is the main agent's part of the system prompt every
+	// agent shares (renderSystemFor); "" with a custom prompt.
+	systemPrefix string
+	session      string
+	tpath        string
+	agentDir     string // the directory of sub-agents' transcripts ("" when off)
+	mainSpec     *agentToolSpec
+	mainPool     *tool.Pool
+	git          *workspace.Snapshot
+	facts        workspace.FactCache
 
 	specMu sync.Mutex
 	specs  map[string]*agentToolSpec
@@ -146,6 +149,12 @@ type Runtime struct {
 	// prompts, rendered once per distinct input (spawn.go).
 	sysMu     sync.Mutex
 	sysShared map[sharedSystemKey]string
+	// deferredBlocks are the deferred-tools blocks of system prompts, by
+	// the set of tools (deferred.go); guarded by sysMu too.
+	deferredBlocks map[uint32]string
+	// gitBlocks are the git status blocks of sub-agents' prompts, by
+	// directory (system.go); guarded by sysMu too.
+	gitBlocks map[string]string
 
 	mu       sync.Mutex
 	messages []llm.Message
@@ -238,6 +247,9 @@ func New(cfg Config) (*Runtime, error) {
 	}
 	tools = append(tools, toolboxOf(r).mergeTools()...)    // worktree_tool.go
 	tools = append(tools, toolboxOf(r).taskListTools()...) // tasklist.go
+	if cfg.Tools == nil {
+		tools = append(tools, toolSearchTool()) // deferred.go: the default set defers its rarely used tools
+	}
 	r.base = tool.NewPool(tools...)
 	if cfg.ToolNames != nil {
 		r.base = r.base.Filter(func(t tool.Tool) bool { return namedTool(cfg.ToolNames, t.Spec().Name) }) // sdkoptions.go
@@ -284,7 +296,6 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("cadre: %w", err)
 	}
 	r.modelID = cfg.ModelID
-	r.system = promptsOf(r).renderSystemFor(cfg.ModelID)
 	if c, ok := cfg.Remote.Executor.(interface{ Close() }); ok {
 		// Registered before the background machinery, so it closes after
 		// it: stopping remote tasks still needs the executor (remote.go).
@@ -304,6 +315,8 @@ func New(cfg Config) (*Runtime, error) {
 	if err := toolboxOf(r).addStructuredOutput(); err != nil { // sdkoptions.go
 		return nil, fmt.Errorf("cadre: %w", err)
 	}
+	// After the main pool: the prompt names its deferred tools.
+	r.systemPrefix, r.system = promptsOf(r).renderSystemFor(cfg.ModelID)
 	return r, nil
 }
 
@@ -411,8 +424,11 @@ func (r *Runtime) ToolNames() []string { return r.mainPool.Names() }
 
 // SystemPrompt is the rendered system prompt of the main agent.
 func (r *Runtime) SystemPrompt() string {
-	_, system := promptsOf(r).mainModel()
-	return system
+	_, prefix, system := promptsOf(r).mainModel()
+	if prefix == "" {
+		return system
+	}
+	return prefix + "\n\n" + system
 }
 
 // Run sends prompt to the main agent and streams the run: EventInit first,
@@ -575,11 +591,11 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 		}
 		return
 	}
-	r.StartMCP()                                // in the background: the first request does not wait
-	modelID, system := promptsOf(r).mainModel() // SetModel's choice (model.go)
+	r.StartMCP()                                        // in the background: the first request does not wait
+	modelID, prefix, system := promptsOf(r).mainModel() // SetModel's choice (model.go)
 	main := &agent{
 		run: s, id: "", typ: "main", modelID: modelID, pool: r.mainPool, spec: r.mainSpec,
-		perms: glueOf(r).rootPerms(), system: system, maxTurns: r.cfg.MaxTurns, mcp: mainMCP{r}, effort: r.cfg.Effort,
+		perms: glueOf(r).rootPerms(), systemPrefix: prefix, system: system, maxTurns: r.cfg.MaxTurns, mcp: mainMCP{r}, effort: r.cfg.Effort,
 		output:  s.outputSlot(), // structured output (sdkoptions.go)
 		inbox:   r.bg.main,
 		prompt:  &prompt,           // issue 15: UserPromptSubmit fires for it alone

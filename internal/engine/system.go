@@ -17,21 +17,34 @@ import (
 // own). systemPrompts renders the session's parts; toolSetup renders one
 // agent's.
 
-// renderSystemFor renders the main agent's system prompt for a model id.
-func (sp systemPrompts) renderSystemFor(modelID string) string {
+// renderSystemFor renders the main agent's system prompt for a model id,
+// in two parts (llm.Request.SystemPrefix). With the default prompt, prefix
+// is the part every agent of the session shares (sharedSystem: the common
+// text, environment, instructions, skills, deferred tools), the very bytes
+// a general-purpose child's prompt starts with, so the child's first
+// request reads them from the cache its parent wrote (issue 24); system is
+// the main agent's own. A custom prompt (Config.SystemPrompt) shares
+// nothing: prefix is "".
+func (sp systemPrompts) renderSystemFor(modelID string) (prefix, system string) {
 	r := sp.r
-	base := r.cfg.SystemPrompt
-	if base == "" {
-		base = prompts.Main()
-	}
-	parts := []string{base, sp.environment(r.cfg.Cwd, modelID).Render()}
+	shared, own := deferredSplit(r.mainPool, r.cfg.Coordinator) // deferred.go
+	var parts []string
 	if r.cfg.SystemPrompt == "" {
-		if block := sp.instructionsBlock(r.cfg.Cwd); block != "" {
+		key := sharedSystemKey{cwd: r.cfg.Cwd, modelID: modelID, date: day(r.cfg.Now()), instructions: true,
+			skills: sp.skillListing(r.base), deferred: prompts.DeferredTools(shared, false)}
+		prefix = sp.sharedSystem(key)
+		parts = append(parts, prompts.Main())
+		if block := prompts.DeferredTools(own, len(shared) > 0); block != "" {
 			parts = append(parts, block)
 		}
-	}
-	if block := sp.skillListing(r.base); block != "" { // tools.go
-		parts = append(parts, block)
+	} else {
+		parts = append(parts, r.cfg.SystemPrompt, sp.environment(r.cfg.Cwd, modelID).Render())
+		if block := sp.skillListing(r.base); block != "" { // tools.go
+			parts = append(parts, block)
+		}
+		if block := prompts.DeferredTools(append(shared, own...), false); block != "" {
+			parts = append(parts, block)
+		}
 	}
 	if block := sp.coordinatorBlock(); block != "" { // coordinator.go
 		parts = append(parts, block)
@@ -39,7 +52,12 @@ func (sp systemPrompts) renderSystemFor(modelID string) string {
 	if r.cfg.AppendSystemPrompt != "" {
 		parts = append(parts, r.cfg.AppendSystemPrompt)
 	}
-	return strings.Join(parts, "\n\n")
+	return prefix, strings.Join(parts, "\n\n")
+}
+
+// day is t at midnight: the date the prompts show.
+func day(t time.Time) time.Time {
+	return time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, t.Location())
 }
 
 func (sp systemPrompts) environment(cwd, modelID string) prompts.Environment {
@@ -59,29 +77,36 @@ func (sp systemPrompts) instructionsBlock(dir string) string {
 const memoryLines = 200
 
 // renderSystem renders a sub-agent's system prompt (S-5.2) in two parts
-// (llm.Request.SystemPrefix). shared is what sibling sub-agents of any
-// type with the same model see alike: the fixed sub-agent block, the
-// environment, git status and the project instructions unless the
-// definition omits them, and the skill listing (the same for the same
-// tools). own is its type's: the definition's body, its memory (S-4.7)
-// and the skills it preloads. shared goes first, so a fan-out of mixed
-// types with one tool list shares the tools and shared as one cached
-// prefix (issue 12). What it could not include is a receipt warning.
+// (llm.Request.SystemPrefix). shared is what every agent with the same
+// model, working directory and tools sees alike, the main agent included
+// (sharedSystem): the common text with the fixed sub-agent block, the
+// environment, the project instructions unless the definition omits
+// them, the skill listing and the deferred tools (the same for the same
+// tools). own is its own: the git status snapshot unless omitted (taken
+// while the main agent's first request is in flight, so the main agent's
+// prompt cannot hold it), the definition's body, its memory (S-4.7) and
+// the skills it preloads. shared goes first, so a child's first request
+// reads it from the cache its parent wrote, and a fan-out of mixed types
+// with one tool list shares the tools and shared as one cached prefix
+// (issue 12). What it could not include is a receipt warning.
 func (su toolSetup) renderSystem(cwd string) (shared, own string) {
 	c := su.a
 	rt, def := c.run.rt, c.def
-	key := sharedSystemKey{cwd: cwd, modelID: c.modelID, date: rt.cfg.Now(),
-		git: !def.OmitGitStatus, instructions: !def.OmitInstructions}
-	key.date = time.Date(key.date.Year(), key.date.Month(), key.date.Day(), 0, 0, 0, 0, key.date.Location())
-	if key.git {
-		if _, key.gitReady = rt.git.Get(cwd); !key.gitReady {
-			c.warn("git status was not ready yet; the agent started without it")
-		}
+	key := sharedSystemKey{cwd: cwd, modelID: c.modelID, date: day(rt.cfg.Now()), instructions: !def.OmitInstructions}
+	if su.defers() {
+		key.deferred = promptsOf(rt).deferredBlock(c.pool) // deferred.go
 	}
 	// Skills (tools.go): the listing when the child has the Skill tool.
 	key.skills = promptsOf(rt).skillListing(c.pool)
 	shared = promptsOf(rt).sharedSystem(key)
 	var mine []string
+	if !def.OmitGitStatus {
+		if block, ready := promptsOf(rt).gitBlock(cwd); !ready {
+			c.warn("git status was not ready yet; the agent started without it")
+		} else if block != "" {
+			mine = append(mine, block)
+		}
+	}
 	if body := strings.TrimSpace(def.Body); body != "" {
 		mine = append(mine, body)
 	}
@@ -95,22 +120,22 @@ func (su toolSetup) renderSystem(cwd string) (shared, own string) {
 	return shared, strings.Join(mine, "\n\n")
 }
 
-// sharedSystemKey is everything the shared part of a sub-agent's system
-// prompt is made of: its working directory (environment, git status and
-// instructions are per directory, each a snapshot of the session's
-// start), model, date (the day), which blocks its definition keeps, and
-// the skill listing it gets.
+// sharedSystemKey is everything the shared part of a system prompt is
+// made of: its working directory (environment and instructions are per
+// directory, each a snapshot of the session's start), model, date (the
+// day), whether it keeps the instructions, the skill listing and the
+// deferred tools block it gets.
 type sharedSystemKey struct {
-	cwd, modelID  string
-	date          time.Time
-	git, gitReady bool
-	instructions  bool
-	skills        string
+	cwd, modelID string
+	date         time.Time
+	instructions bool
+	skills       string
+	deferred     string
 }
 
-// sharedSystem returns the shared part of a sub-agent's system prompt for
-// key, rendered on first use: children alike in key get the same string
-// (one copy, not one each).
+// sharedSystem returns the shared part of a system prompt for key,
+// rendered on first use: agents alike in key get the same string (one
+// copy, not one each).
 func (sp systemPrompts) sharedSystem(key sharedSystemKey) string {
 	r := sp.r
 	r.sysMu.Lock()
@@ -120,13 +145,7 @@ func (sp systemPrompts) sharedSystem(key sharedSystemKey) string {
 	}
 	env := sp.environment(key.cwd, key.modelID)
 	env.Date = key.date
-	parts := []string{prompts.Subagent(), env.Render()}
-	if key.git && key.gitReady {
-		gs, _ := r.git.Get(key.cwd)
-		if block := prompts.GitStatus(gs.Status, gs.MoreLines, gs.Log); block != "" {
-			parts = append(parts, block)
-		}
-	}
+	parts := []string{prompts.Common(), env.Render()}
 	if key.instructions {
 		if block := sp.instructionsBlock(key.cwd); block != "" {
 			parts = append(parts, block)
@@ -135,12 +154,36 @@ func (sp systemPrompts) sharedSystem(key sharedSystemKey) string {
 	if key.skills != "" {
 		parts = append(parts, key.skills)
 	}
+	if key.deferred != "" {
+		parts = append(parts, key.deferred)
+	}
 	s := strings.Join(parts, "\n\n")
 	if r.sysShared == nil {
 		r.sysShared = map[sharedSystemKey]string{}
 	}
 	r.sysShared[key] = s
 	return s
+}
+
+// gitBlock is the git status block of cwd's snapshot, rendered once per
+// directory, and whether the snapshot was ready.
+func (sp systemPrompts) gitBlock(cwd string) (string, bool) {
+	r := sp.r
+	gs, ready := r.git.Get(cwd)
+	if !ready {
+		return "", false
+	}
+	r.sysMu.Lock()
+	defer r.sysMu.Unlock()
+	if s, ok := r.gitBlocks[cwd]; ok {
+		return s, true
+	}
+	s := prompts.GitStatus(gs.Status, gs.MoreLines, gs.Log)
+	if r.gitBlocks == nil {
+		r.gitBlocks = map[string]string{}
+	}
+	r.gitBlocks[cwd] = s
+	return s, true
 }
 
 // memory makes the agent's memory directory one of its working

@@ -42,14 +42,19 @@ func mainOnlyLast(p *tool.Pool) *tool.Pool {
 	return tool.NewPool(append(shared, own...)...)
 }
 
-// sharedTools is how many leading tools of a's pool its sub-agents share:
-// for the main agent, the tools before its own; 0 (no marker of its own)
-// for every other agent, whose whole list is what its children share.
-func (su toolSetup) sharedTools() int {
+// sharedTools is how many leading tools of the pool a's requests offer
+// (offered, deferred.go) its sub-agents share: for the main agent, the
+// tools before its own, all of them when it has none (tools it loads later
+// go after them, deferred.go); 0 (no marker of its own) for every other
+// agent, whose whole list is what its children share.
+func (su toolSetup) sharedTools(offered *tool.Pool) int {
 	a := su.a
 	if a.id != "" {
 		return 0
 	}
-	i := slices.IndexFunc(a.pool.Tools(), func(t tool.Tool) bool { return isMainOnly(t.Spec().Name) })
+	i := slices.IndexFunc(offered.Tools(), func(t tool.Tool) bool { return isMainOnly(t.Spec().Name) })
+	if i < 0 && su.defers() {
+		return offered.Len()
+	}
 	return max(i, 0)
 }

@@ -15,9 +15,9 @@ import (
 var bashDescription string
 
 type bashInput struct {
-	Command         string `json:"command" jsonschema_description:"The shell command to run (bash -c)."`
-	Timeout         *int64 `json:"timeout,omitempty" jsonschema_description:"Milliseconds; default 120000; max 600000."`
-	Description     string `json:"description,omitempty" jsonschema_description:"What the command does, in 5-10 words."`
+	Command         string `json:"command" jsonschema_description:"The command."`
+	Timeout         *int64 `json:"timeout,omitempty" jsonschema_description:"Milliseconds (default 120000, max 600000); then it is killed."`
+	Description     string `json:"description,omitempty" jsonschema_description:"What it does, in 5-10 words."`
 	RunInBackground bool   `json:"run_in_background,omitempty" jsonschema_description:"Return at once with a shell id."`
 }
 

@@ -13,9 +13,9 @@ import (
 var editDescription string
 
 type editInput struct {
-	FilePath   string  `json:"file_path" jsonschema_description:"Absolute path of the file to change."`
+	FilePath   string  `json:"file_path" jsonschema_description:"Absolute path."`
 	OldString  *string `json:"old_string" jsonschema_description:"Exact text to replace."`
-	NewString  *string `json:"new_string" jsonschema_description:"Replacement, different from old_string."`
+	NewString  *string `json:"new_string" jsonschema_description:"Replacement."`
 	ReplaceAll bool    `json:"replace_all,omitempty" jsonschema_description:"Replace every occurrence."`
 }
 

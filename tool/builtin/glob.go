@@ -22,7 +22,7 @@ var globDescription string
 
 type globInput struct {
 	Pattern string `json:"pattern" jsonschema_description:"Glob pattern."`
-	Path    string `json:"path,omitempty" jsonschema_description:"Directory (default: the working directory)."`
+	Path    string `json:"path,omitempty" jsonschema_description:"Directory."`
 }
 
 // NewGlob returns the Glob tool: files matching a doublestar pattern,

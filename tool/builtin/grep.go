@@ -24,17 +24,17 @@ var grepDescription string
 
 type grepInput struct {
 	Pattern    string `json:"pattern" jsonschema_description:"RE2 regular expression."`
-	Path       string `json:"path,omitempty" jsonschema_description:"File or directory (default: the working directory)."`
-	Glob       string `json:"glob,omitempty" jsonschema_description:"Glob of files to search (*.go, **/*.{ts,tsx}); space-separated; leading ! excludes."`
-	Type       string `json:"type,omitempty" jsonschema_description:"File type: go, py, js, ts, rust, java, c, cpp, md, json, yaml…"`
-	OutputMode string `json:"output_mode,omitempty" jsonschema:"enum=content,enum=files_with_matches,enum=count" jsonschema_description:"files_with_matches (default), content (matching lines) or count (per file)."`
-	After      *int   `json:"-A,omitempty" jsonschema_description:"Context lines after each match."`
-	Before     *int   `json:"-B,omitempty" jsonschema_description:"Context lines before each match."`
-	Context    *int   `json:"-C,omitempty" jsonschema_description:"Context lines around each match."`
+	Path       string `json:"path,omitempty" jsonschema_description:"File or directory."`
+	Glob       string `json:"glob,omitempty" jsonschema_description:"Files to search (*.go); ! excludes."`
+	Type       string `json:"type,omitempty" jsonschema_description:"File type (go, py…); faster than glob."`
+	OutputMode string `json:"output_mode,omitempty" jsonschema:"enum=content,enum=files_with_matches,enum=count" jsonschema_description:"Default files_with_matches."`
+	After      *int   `json:"-A,omitempty" jsonschema_description:"Lines after a match."`
+	Before     *int   `json:"-B,omitempty" jsonschema_description:"Lines before a match."`
+	Context    *int   `json:"-C,omitempty" jsonschema_description:"Lines around a match."`
 	LineNums   *bool  `json:"-n,omitempty" jsonschema_description:"Line numbers (default true)."`
 	IgnoreCase bool   `json:"-i,omitempty" jsonschema_description:"Ignore case."`
-	Multiline  bool   `json:"multiline,omitempty" jsonschema_description:"Pattern may span lines; . matches newlines."`
-	HeadLimit  *int   `json:"head_limit,omitempty" jsonschema_description:"Only the first N lines, files or counts."`
+	Multiline  bool   `json:"multiline,omitempty" jsonschema_description:"Across lines; . matches newlines."`
+	HeadLimit  *int   `json:"head_limit,omitempty" jsonschema_description:"First N results only."`
 }
 
 const (

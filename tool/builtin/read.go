@@ -22,9 +22,9 @@ import (
 var readDescription string
 
 type readInput struct {
-	FilePath string `json:"file_path" jsonschema_description:"Absolute path of the file to read."`
+	FilePath string `json:"file_path" jsonschema_description:"Absolute path."`
 	Offset   *int   `json:"offset,omitempty" jsonschema_description:"1-based first line."`
-	Limit    *int   `json:"limit,omitempty" jsonschema_description:"Lines to return (default 2000)."`
+	Limit    *int   `json:"limit,omitempty" jsonschema_description:"Lines (default 2000)."`
 }
 
 // NewRead returns the Read tool: a file's lines numbered like cat -n.

@@ -13,7 +13,7 @@ import (
 var writeDescription string
 
 type writeInput struct {
-	FilePath string  `json:"file_path" jsonschema_description:"Absolute path of the file to write."`
+	FilePath string  `json:"file_path" jsonschema_description:"Absolute path."`
 	Content  *string `json:"content" jsonschema_description:"The whole new content."`
 }
 
