@@ -84,7 +84,8 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 	rs, rt := c.run, c.run.rt
 	start := rt.cfg.Now()
 	req := c.request(parent, in, true)
-	if _, ok := iworkspace.FindRepo(parent.env.Cwd); ok {
+	attaching := rt.bg.reattaching(c.id) // reattach.go: an earlier process started it
+	if _, ok := iworkspace.FindRepo(parent.env.Cwd); ok && !attaching {
 		src, err := workspace.Describe(ctx, parent.env.Cwd)
 		if err != nil {
 			c.warn("the remote agent gets no copy of the repository: " + err.Error())
@@ -98,9 +99,18 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 		rs.count(func(s *run.SubagentStats) { s.Killed++ })
 		return tool.Output{}, err
 	}
-	hd, err := rt.cfg.Remote.Executor.Start(ctx, req)
+	var hd executor.Handle
+	var err error
+	if attaching {
+		hd, err = rr.attach(ctx, req)
+		if err != nil {
+			err = errors.New(prompts.RemoteReattachFailed(err.Error()))
+		}
+	} else if hd, err = rt.cfg.Remote.Executor.Start(ctx, req); err != nil {
+		err = fmt.Errorf("start it remotely: %w", err)
+	}
 	if err != nil {
-		res := reportOf(c).structured(task.Failed, nil, fmt.Errorf("start it remotely: %w", err), rt.cfg.Now().Sub(start), "")
+		res := reportOf(c).structured(task.Failed, nil, err, rt.cfg.Now().Sub(start), "")
 		return rr.end(ctx, parent, res)
 	}
 	var msgs sync.WaitGroup

@@ -53,7 +53,7 @@ type Executor struct {
 	writeMu sync.Mutex
 }
 
-var _ executor.Executor = (*Executor)(nil)
+var _ executor.Attacher = (*Executor)(nil)
 
 // New starts the bridge process.
 func New(cfg Config) (*Executor, error) {

@@ -61,7 +61,7 @@ type Executor struct {
 	handles map[string]*handle
 }
 
-var _ executor.Executor = (*Executor)(nil)
+var _ executor.Attacher = (*Executor)(nil)
 
 // New returns an Executor for cfg.
 func New(cfg Config) (*Executor, error) {
