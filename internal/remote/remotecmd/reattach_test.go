@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,7 +17,10 @@ import (
 	"testing"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/cadre-dev/cadre/llm/llmtest"
 )
@@ -353,5 +357,95 @@ func reattachAfterKill(t *testing.T, firstResume, secondResume func(session stri
 		if n != 1 {
 			t.Fatalf("after the second resume the conversation holds %d notifications of %s", n, d)
 		}
+	}
+}
+
+// A remote agent whose workflow is gone from the server by the time the
+// session is resumed (deleted while no launcher ran) ends
+// with one failure notification saying it could not be re-attached; a
+// second resume reports nothing again.
+func TestResumeReportsAVanishedRemoteAgentOnce(t *testing.T) {
+	c := dial(t) // skips without a server
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	queue := unique("vanish")
+	startWorker(t, queue, srv, "worker-key")
+	entered, released := make(chan struct{}), make(chan struct{})
+	var enterOnce, releaseOnce sync.Once
+	t.Cleanup(func() { releaseOnce.Do(func() { close(released) }) })
+	srv.ScriptFunc("VANISH", func(*llmtest.Request) llmtest.Turn {
+		enterOnce.Do(func() { close(entered) })
+		<-released
+		return llmtest.Text("VANISH is done")
+	})
+	srv.ScriptFunc("LAUNCH", func(r *llmtest.Request) llmtest.Turn {
+		if len(r.Messages) == 1 {
+			return llmtest.ToolUses(llmtest.Call{Name: "Agent", Input: map[string]any{"description": "vanish", "prompt": "VANISH wait"}})
+		}
+		return llmtest.Text("LAUNCHER-ANSWER")
+	})
+	home, dir := remoteHome(t, queue), t.TempDir()
+	session := newSessionID()
+	first := startLauncher(t, dir, home, srv, "-p", "--remote", "--session-id", session, "LAUNCH one agent")
+	select {
+	case <-entered:
+	case <-first.done:
+		t.Fatalf("the launcher ended early: %v\nstdout: %s\nstderr: %s", first.err, first.stdout, first.stderr)
+	}
+	if err := syscall.Kill(first.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-first.done
+	waitGroupGone(t, first.cmd.Process.Pid)
+	var id string
+	for _, b := range srv.RequestsFor("LAUNCH")[1].LastToolResults() {
+		if m := launchedRE.FindStringSubmatch(b.ResultText()); m != nil {
+			id = m[1]
+		}
+	}
+	if id == "" {
+		t.Fatal("no agent was launched")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if _, err := c.WorkflowService().DeleteWorkflowExecution(ctx, &workflowservice.DeleteWorkflowExecutionRequest{
+		Namespace: server.Namespace, WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: id}}); err != nil {
+		t.Fatal(err)
+	}
+	for { // deletion is asynchronous
+		_, err := c.DescribeWorkflow(ctx, id, "")
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	before := len(srv.RequestsFor("LAUNCH"))
+	resumed := startLauncher(t, dir, home, srv, "-p", "--resume", session, "LAUNCH resumed")
+	resumed.wait(t)
+	waitGroupGone(t, resumed.cmd.Process.Pid)
+	reqs := srv.RequestsFor("LAUNCH")
+	last := reqs[len(reqs)-1]
+	if n := summaries(last, []string{"vanish"})["vanish"]; n != 1 || len(reqs) <= before {
+		t.Fatalf("the main agent read %d notifications of the vanished agent, want 1\nstderr: %s", n, resumed.stderr)
+	}
+	text := ""
+	for _, m := range last.Messages {
+		text += m.Text()
+	}
+	if !strings.Contains(text, `<summary>Agent "vanish" failed</summary>`) || !strings.Contains(text, "could not re-attach") {
+		t.Fatalf("the notification does not say the agent could not be re-attached:\n%s", text)
+	}
+	if len(srv.RequestsFor("VANISH")) != 1 {
+		t.Fatalf("the vanished agent was started again: %d requests", len(srv.RequestsFor("VANISH")))
+	}
+
+	before = len(srv.RequestsFor("LAUNCH"))
+	again := startLauncher(t, dir, home, srv, "-p", "--resume", session, "LAUNCH again")
+	again.wait(t)
+	reqs = srv.RequestsFor("LAUNCH")
+	if len(reqs) != before+1 || summaries(reqs[before], []string{"vanish"})["vanish"] != 1 {
+		t.Fatalf("the second resume made %d requests; the vanished agent's notifications: %v", len(reqs)-before, summaries(reqs[len(reqs)-1], []string{"vanish"}))
 	}
 }
