@@ -350,3 +350,79 @@ func TestResumeReattachesRemoteAgents(t *testing.T) {
 		}
 	}
 }
+
+// A session resumed without a remote executor that can re-attach (no
+// remote.temporal settings, or an executor without Attach) ends each
+// remote agent the dead launcher left with one failure notification that
+// says why, once: a second resume reports nothing.
+func TestResumeWithoutAttacherReportsOnce(t *testing.T) {
+	t.Parallel()
+	for name, ex := range map[string]func(*attachExecutor) executor.Executor{
+		"no executor":      func(*attachExecutor) executor.Executor { return nil },
+		"cannot re-attach": func(x *attachExecutor) executor.Executor { return x.workerExecutor },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			x := newAttachExecutor(t)
+			release := make(chan struct{})
+			t.Cleanup(func() { close(release) })
+			x.w.Model.ScriptFunc("FAR-LEFT", func(*llmtest.Request) llmtest.Turn {
+				<-release
+				return llmtest.Text("LEFT-DONE")
+			})
+			h.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+				if len(r.Messages) == 1 {
+					return llmtest.ToolUse("Agent", map[string]any{"description": "left", "prompt": "FAR-LEFT work", "isolation": "remote"})
+				}
+				return llmtest.Text("main ok")
+			})
+			cfg := h.config()
+			cfg.Remote = Remote{Executor: x, PickupWait: time.Hour}
+			rt1 := newRuntime(t, cfg)
+			if _, _, err := runAll(t, context.Background(), rt1, "MAIN go"); err != nil {
+				t.Fatal(err)
+			}
+			id := taskByDescription(t, rt1, "left")
+			<-x.started
+			x.crash(t, rt1)
+			next := cfg
+			next.Remote = Remote{Executor: ex(x)}
+			resume := func(rt *Runtime, prompt string) *Runtime {
+				t.Helper()
+				entries, err := transcript.ReadFile(rt.TranscriptPath())
+				if err != nil {
+					t.Fatal(err)
+				}
+				n := next
+				n.SessionID, n.History = rt.SessionID(), transcript.Messages(entries)
+				rt2 := newRuntime(t, n)
+				if _, _, err := runAll(t, context.Background(), rt2, prompt); err != nil {
+					t.Fatal(err)
+				}
+				drainNotifications(t, rt2)
+				return rt2
+			}
+			rt2 := resume(rt1, "MAIN again")
+			if info, ok := rt2.Task(id); !ok || info.Status != task.Failed {
+				t.Fatalf("task %+v (known %v), want failed", info, ok)
+			}
+			reqs := h.srv.RequestsFor("MAIN")
+			last := reqs[len(reqs)-1]
+			if n := notesIn(last, id); n != 1 {
+				t.Fatalf("%d notifications of the agent, want 1", n)
+			}
+			contains(t, lastTexts(last), "could not re-attach")
+			contains(t, lastTexts(last), "remote.temporal")
+			if got := x.attachedIDs(); len(got) != 0 {
+				t.Fatalf("attached %v", got)
+			}
+			before := len(h.srv.RequestsFor("MAIN"))
+			resume(rt2, "MAIN third")
+			reqs = h.srv.RequestsFor("MAIN")
+			if len(reqs) != before+1 || notesIn(reqs[before], id) != 1 {
+				t.Fatalf("the second resume made %d requests, the agent's notifications: %d", len(reqs)-before, notesIn(reqs[len(reqs)-1], id))
+			}
+		})
+	}
+}
