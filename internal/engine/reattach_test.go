@@ -215,7 +215,12 @@ func TestResumeReattachesRemoteAgents(t *testing.T) {
 		}
 	}
 	x.w.Model.ScriptFunc("FAR-QUICK", blocked(quickRelease, "QUICK-DONE"))
-	x.w.Model.ScriptFunc("FAR-SLOW", blocked(slowRelease, "SLOW-DONE"))
+	x.w.Model.ScriptFunc("FAR-SLOW", func(r *llmtest.Request) llmtest.Turn {
+		if len(r.Messages) == 1 { // a tool call before the launcher dies
+			return llmtest.ToolUse("Bash", map[string]any{"command": "echo slow"})
+		}
+		return blocked(slowRelease, "SLOW-DONE")(r)
+	})
 	x.w.Model.ScriptFunc("FAR-GONE", blocked(goneRelease, "GONE-DONE"))
 	x.w.Model.Script("FAR-STOP", llmtest.ToolUse("Bash", map[string]any{"command": "sleep 600"}), llmtest.Text("never"))
 	agentCall := func(d string) llmtest.Call {
@@ -239,6 +244,10 @@ func TestResumeReattachesRemoteAgents(t *testing.T) {
 	}
 	for range 4 {
 		<-x.started // every child runs on the worker
+	}
+	for len(x.w.Model.RequestsFor("FAR-SLOW")) < 2 {
+		// slow's tool call is done: its second request is on its way
+		time.Sleep(time.Millisecond)
 	}
 	x.crash(t, rt1)
 	// While no launcher watches: the quick one ends, the gone one's run
@@ -276,6 +285,15 @@ func TestResumeReattachesRemoteAgents(t *testing.T) {
 			t.Fatalf("re-attached task %s: %+v (known %v)", d, info, ok)
 		}
 	}
+	// The running one's progress counts what it did before the launcher
+	// died (its events from the first on).
+	for {
+		ch := rt2.bg.reg.Changed()
+		if info, _ := rt2.Task(ids["slow"]); info.Progress.ToolUses == 1 && info.Progress.LastTool == "Bash" {
+			break
+		}
+		<-ch
+	}
 	waitTask(rt2, ids["quick"])
 	if text, ok := (taskCaller{a: &agent{run: &runState{rt: rt2}}}).FinalText(ids["quick"]); !ok || text != "QUICK-DONE" {
 		t.Fatalf("TaskOutput of the re-attached agent: %q, %v", text, ok)
@@ -300,10 +318,10 @@ func TestResumeReattachesRemoteAgents(t *testing.T) {
 		}
 	}
 	// Each agent was started once on the worker: its model heard from it
-	// once (the stopped one: its one answer, the sleep).
-	for _, key := range []string{"FAR-QUICK", "FAR-SLOW", "FAR-STOP"} {
-		if n := len(x.w.Model.RequestsFor(key)); n != 1 {
-			t.Fatalf("%s reached the worker's model %d times", key, n)
+	// once per turn (the stopped one: its one answer, the sleep).
+	for key, want := range map[string]int{"FAR-QUICK": 1, "FAR-SLOW": 2, "FAR-STOP": 1} {
+		if n := len(x.w.Model.RequestsFor(key)); n != want {
+			t.Fatalf("%s reached the worker's model %d times, want %d", key, n, want)
 		}
 	}
 	reqs := h.srv.RequestsFor("MAIN")
