@@ -14,14 +14,23 @@ package engine
 // journaled notification (remote.go's path from Attach on). One that
 // ended while no launcher watched is reported at once; one the executor
 // no longer knows (its workflow is gone) or that cannot be re-attached
-// (no executor) ends with one failure notification that says why.
+// (no executor) ends with one failure notification that says why. One
+// the dead launcher had admitted but never started (it waited in the
+// spawn gate's queue, or the process died before the executor's Start)
+// is started now from its spawn request, kept in agent-<id>.remote.json
+// beside the transcripts when it was admitted (remoteRecord).
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"strings"
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/internal/engine/executor"
+	"github.com/cadre-dev/cadre/internal/safefs"
 	"github.com/cadre-dev/cadre/prompts"
 	"github.com/cadre-dev/cadre/task"
 	"github.com/cadre-dev/cadre/tool"
@@ -94,6 +103,14 @@ func (b *background) reattachOne(ctx context.Context, main *agent, t task.Info) 
 	return errors.New(out.Text)
 }
 
+// isReattaching reports whether agent id is being taken up again, without
+// taking the mark (reattaching does).
+func (b *background) isReattaching(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.reattach.attaching[id]
+}
+
 // reattaching reports whether agent id is taken up again rather than
 // started, once (remote.go asks when it runs it).
 func (b *background) reattaching(id string) bool {
@@ -121,11 +138,76 @@ func (b *background) reattachFailed(t task.Info, why string) {
 }
 
 // attach takes up the remote child of req again on the session's
-// executor, when it can re-attach.
-func (rr remoteRun) attach(ctx context.Context, req executor.SpawnRequest) (executor.Handle, error) {
+// executor, when it can re-attach. One the executor does not know and
+// that was never started (its record says so) is started now from the
+// request kept when it was admitted, through start. The error is the
+// child's failure as its notification says it.
+func (rr remoteRun) attach(ctx context.Context, req executor.SpawnRequest, start func(executor.SpawnRequest) (executor.Handle, error)) (executor.Handle, error) {
 	x, ok := rr.a.run.rt.cfg.Remote.Executor.(executor.Attacher)
 	if !ok {
-		return nil, errors.New(prompts.RemoteNoReattach())
+		return nil, errors.New(prompts.RemoteReattachFailed(prompts.RemoteNoReattach()))
 	}
-	return x.Attach(ctx, req)
+	hd, err := x.Attach(ctx, req)
+	if err == nil {
+		return hd, nil
+	}
+	if errors.Is(err, executor.ErrUnknownChild) {
+		if rec, kept := rr.kept(); kept && !rec.Started {
+			return start(rec.Request)
+		}
+	}
+	return nil, errors.New(prompts.RemoteReattachFailed(err.Error()))
+}
+
+// remoteRecord is agent-<id>.remote.json, beside a remote child's
+// transcript: its spawn request as it was admitted, and whether the
+// executor has started it. A resumed session starts one that was never
+// started (reattach).
+type remoteRecord struct {
+	Request executor.SpawnRequest `json:"request"`
+	Started bool                  `json:"started,omitempty"`
+}
+
+// recordPath is the child's remote record ("" without transcripts).
+func (rr remoteRun) recordPath() string {
+	c := rr.a
+	if c.run.rt.tpath == "" || c.id == "" {
+		return ""
+	}
+	return strings.TrimSuffix(c.transcriptPath(), ".jsonl") + ".remote.json"
+}
+
+// keep writes the child's remote record: req, and whether it was started.
+// A record that cannot be written is a warning of the session: only a
+// resume after a crash would miss it.
+func (rr remoteRun) keep(req executor.SpawnRequest, started bool) {
+	path := rr.recordPath()
+	if path == "" {
+		return
+	}
+	rt := rr.a.run.rt
+	data, err := json.Marshal(remoteRecord{Request: req, Started: started})
+	if err == nil {
+		err = safefs.WriteFileAtomic(rt.cfg.StateDir, path, data, 0o600)
+	}
+	if err != nil {
+		rt.bg.recordFailed("remote agent record", fmt.Errorf("%s: %w", path, err))
+	}
+}
+
+// kept reads the child's remote record.
+func (rr remoteRun) kept() (*remoteRecord, bool) {
+	path := rr.recordPath()
+	if path == "" {
+		return nil, false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	var rec remoteRecord
+	if json.Unmarshal(data, &rec) != nil || rec.Request.AgentID != rr.a.id {
+		return nil, false
+	}
+	return &rec, true
 }

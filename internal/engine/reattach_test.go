@@ -32,6 +32,7 @@ type attachExecutor struct {
 	runs     map[string]executor.Handle // the worker's children, by request id
 	gone     chan struct{}              // closed when the current launcher dies
 	attached []string                   // the ids Attach was asked for
+	refuse   bool                       // a dead launcher starts nothing
 }
 
 func newAttachExecutor(t *testing.T) *attachExecutor {
@@ -39,6 +40,12 @@ func newAttachExecutor(t *testing.T) *attachExecutor {
 }
 
 func (x *attachExecutor) Start(ctx context.Context, req executor.SpawnRequest) (executor.Handle, error) {
+	x.amu.Lock()
+	refuse := x.refuse
+	x.amu.Unlock()
+	if refuse {
+		return nil, errLauncherGone
+	}
 	hd, err := x.workerExecutor.Start(ctx, req)
 	if err != nil {
 		return nil, err
@@ -55,7 +62,7 @@ func (x *attachExecutor) Attach(ctx context.Context, req executor.SpawnRequest) 
 	x.attached = append(x.attached, req.AgentID)
 	hd, ok := x.runs[req.AgentID]
 	if !ok {
-		return nil, fmt.Errorf("workflow not found for ID: %s", req.AgentID)
+		return nil, fmt.Errorf("%w: workflow not found for ID: %s", executor.ErrUnknownChild, req.AgentID)
 	}
 	return &launcherHandle{hd: hd, gone: x.gone}, nil
 }
@@ -74,6 +81,20 @@ func (x *attachExecutor) crash(t *testing.T, rt *Runtime) {
 	x.amu.Lock()
 	close(x.gone)
 	x.gone = make(chan struct{})
+	x.refuse = true
+	x.amu.Unlock()
+	// What the dead runtime still does (ending its tasks as lost, a
+	// queued one's Start refused) reaches neither the worker nor the
+	// record; once it has nothing running, a new launcher may start.
+	for {
+		ch := rt.bg.reg.Changed()
+		if rt.RunningTasks() == 0 {
+			break
+		}
+		<-ch
+	}
+	x.amu.Lock()
+	x.refuse = false
 	x.amu.Unlock()
 }
 
@@ -442,5 +463,91 @@ func TestResumeWithoutAttacherReportsOnce(t *testing.T) {
 				t.Fatalf("the second resume made %d requests, the agent's notifications: %d", len(reqs)-before, notesIn(reqs[len(reqs)-1], id))
 			}
 		})
+	}
+}
+
+// A remote agent the dead launcher had admitted but never started — it
+// waited in the spawn gate's queue when the launcher was killed — is
+// started on resume from the spawn request kept when it was admitted
+// (its prompt, description and call), once; the one that ran is
+// re-attached. Each is notified once, and a second resume starts and
+// reports nothing.
+func TestResumeStartsARemoteAgentThatNeverStarted(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	x := newAttachExecutor(t)
+	release := make(chan struct{})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) })
+	x.w.Model.ScriptFunc("FAR-FIRST", func(*llmtest.Request) llmtest.Turn {
+		<-release
+		return llmtest.Text("FIRST-DONE")
+	})
+	x.w.Model.Script("FAR-QUEUED", llmtest.Text("QUEUED-DONE"))
+	h.srv.ScriptFunc("MAIN", func(r *llmtest.Request) llmtest.Turn {
+		if len(r.Messages) == 1 {
+			return llmtest.ToolUses(
+				llmtest.Call{Name: "Agent", Input: map[string]any{"description": "first", "prompt": "FAR-FIRST work"}},
+				llmtest.Call{Name: "Agent", Input: map[string]any{"description": "queued", "prompt": "FAR-QUEUED work"}})
+		}
+		return llmtest.Text("main ok")
+	})
+	cfg := h.config()
+	cfg.Remote = Remote{Executor: x, All: true, PickupWait: time.Hour}
+	cfg.Limits = Limits{MaxRunning: 1, MaxTotal: 100}
+	rt1 := newRuntime(t, cfg)
+	if _, _, err := runAll(t, context.Background(), rt1, "MAIN go"); err != nil {
+		t.Fatal(err)
+	}
+	first, queued := taskByDescription(t, rt1, "first"), taskByDescription(t, rt1, "queued")
+	<-x.started
+	if info, _ := rt1.Task(queued); info.Status != task.Pending {
+		t.Fatalf("the second agent is %s, want pending behind the cap", info.Status)
+	}
+	x.crash(t, rt1)
+	if n := len(x.requests()); n != 1 {
+		t.Fatalf("%d agents started before the crash, want 1", n)
+	}
+	resume := func(rt *Runtime, prompt string) *Runtime {
+		t.Helper()
+		entries, err := transcript.ReadFile(rt.TranscriptPath())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := cfg
+		n.SessionID, n.History = rt.SessionID(), transcript.Messages(entries)
+		rt2 := newRuntime(t, n)
+		if _, _, err := runAll(t, context.Background(), rt2, prompt); err != nil {
+			t.Fatal(err)
+		}
+		return rt2
+	}
+	rt2 := resume(rt1, "MAIN again")
+	once.Do(func() { close(release) })
+	drainNotifications(t, rt2)
+	reqs := x.requests()
+	if len(reqs) != 2 || reqs[1].AgentID != queued || reqs[1].Prompt != "FAR-QUEUED work" || reqs[1].Description != "queued" || reqs[1].ToolUseID == "" {
+		t.Fatalf("requests started: %+v", reqs)
+	}
+	for key, want := range map[string]int{"FAR-FIRST": 1, "FAR-QUEUED": 1} {
+		if n := len(x.w.Model.RequestsFor(key)); n != want {
+			t.Fatalf("%s reached the worker's model %d times, want %d", key, n, want)
+		}
+	}
+	last := h.srv.RequestsFor("MAIN")[len(h.srv.RequestsFor("MAIN"))-1]
+	for _, id := range []string{first, queued} {
+		if n := notesIn(last, id); n != 1 {
+			t.Fatalf("%d notifications of %s, want 1", n, id)
+		}
+		if info, _ := rt2.Task(id); info.Status != task.Completed {
+			t.Fatalf("task %+v", info)
+		}
+	}
+	contains(t, lastTexts(last), "QUEUED-DONE")
+	contains(t, lastTexts(last), "FIRST-DONE")
+	before := len(h.srv.RequestsFor("MAIN"))
+	rt3 := resume(rt2, "MAIN third")
+	if rt3.RunningTasks() != 0 || len(x.requests()) != 2 || len(h.srv.RequestsFor("MAIN")) != before+1 {
+		t.Fatalf("the second resume: %d running, %d started, %d requests", rt3.RunningTasks(), len(x.requests()), len(h.srv.RequestsFor("MAIN"))-before)
 	}
 }

@@ -128,9 +128,14 @@ var ErrNotWatched = errors.New("this executor keeps no events per child: they go
 // again: a session resumed after its launcher was killed re-attaches to
 // its remote agents this way. The handle is the child's latest run,
 // running or ended; its Events start from the child's first event. An
-// error means the child is not known to the executor any more (its run
-// was never recorded, or was removed), or the executor cannot be reached.
+// error wrapping ErrUnknownChild means the executor has no such child
+// (it was never started, or its record was removed); any other, that the
+// executor could not be asked.
 type Attacher interface {
 	Executor
 	Attach(ctx context.Context, req SpawnRequest) (Handle, error)
 }
+
+// ErrUnknownChild is what Attach wraps when the executor has no child of
+// the request's id.
+var ErrUnknownChild = errors.New("the executor has no such child")

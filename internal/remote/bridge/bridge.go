@@ -158,6 +158,9 @@ func (x *Executor) call(ctx context.Context, req Request) (Response, error) {
 	}
 	select {
 	case r := <-ch:
+		if r.NotFound {
+			return r, fmt.Errorf("%w: %s", executor.ErrUnknownChild, r.Error)
+		}
 		if r.Error != "" {
 			return r, errors.New(r.Error)
 		}
