@@ -25,11 +25,12 @@ import (
 	"github.com/cadre-dev/cadre/llm/llmtest"
 )
 
-// remoteHome is a HOME whose user settings name the dev server and queue.
-func remoteHome(t *testing.T, queue string) string {
+// remoteHome is a HOME whose user settings name the dev server and queue,
+// and hold the settings of extra (`"key": value, ` pairs) before them.
+func remoteHome(t *testing.T, queue, extra string) string {
 	t.Helper()
 	home := t.TempDir()
-	settings := `{"remote": {"temporal": {"address": "` + server.Address + `", "namespace": "` + server.Namespace + `", "taskQueue": "` + queue + `"}}}`
+	settings := `{` + extra + `"remote": {"temporal": {"address": "` + server.Address + `", "namespace": "` + server.Namespace + `", "taskQueue": "` + queue + `"}}}`
 	if err := os.MkdirAll(filepath.Join(home, ".config", "cadre"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -151,18 +152,23 @@ func summaries(req *llmtest.Request, descs []string) map[string]int {
 // in the captured requests), every agent's branch landed in the
 // launcher's repository, no workflow is left open and no process of
 // either launcher is left. A second resume reports nothing again. Run
-// with `--resume ID` then `--continue`, and the other way round.
+// with `--resume ID` then `--continue`, and the other way round; and with
+// the launcher's cap at three (maxConcurrentAgents), the slow agents
+// first, so that the quick ones wait in its queue when it is killed:
+// never started, they are started by the resumed session.
 func TestResumeReattachesAfterTheLauncherWasKilled(t *testing.T) {
 	dial(t) // skips without a server
 	byID := func(session string) []string { return []string{"--resume", session} }
 	latest := func(string) []string { return []string{"--continue"} }
-	t.Run("resume then continue", func(t *testing.T) { reattachAfterKill(t, byID, latest) })
-	t.Run("continue then resume", func(t *testing.T) { reattachAfterKill(t, latest, byID) })
+	t.Run("resume then continue", func(t *testing.T) { reattachAfterKill(t, byID, latest, false) })
+	t.Run("continue then resume", func(t *testing.T) { reattachAfterKill(t, latest, byID, false) })
+	t.Run("queued at the kill", func(t *testing.T) { reattachAfterKill(t, byID, byID, true) })
 }
 
 // reattachAfterKill is TestResumeReattachesAfterTheLauncherWasKilled with
-// the flags of the first and the second resume.
-func reattachAfterKill(t *testing.T, firstResume, secondResume func(session string) []string) {
+// the flags of the first and the second resume; queued caps the launcher
+// so that the quick agents are still queued when it is killed.
+func reattachAfterKill(t *testing.T, firstResume, secondResume func(session string) []string, queued bool) {
 	c := dial(t)
 	srv := llmtest.NewServer()
 	t.Cleanup(srv.Close)
@@ -174,6 +180,11 @@ func reattachAfterKill(t *testing.T, firstResume, secondResume func(session stri
 	quick := []string{"quick-1", "quick-2", "quick-3"}
 	slow := []string{"slow-1", "slow-2", "slow-3"}
 	all := append(append([]string(nil), quick...), slow...)
+	extra := ""
+	if queued {
+		all = append(append([]string(nil), slow...), quick...)
+		extra = `"maxConcurrentAgents": 3, `
+	}
 	// Every tool call appends a line to this log: none may run twice.
 	calls := filepath.Join(t.TempDir(), "calls.log")
 	entered, released := map[string]chan struct{}{}, map[string]chan struct{}{}
@@ -227,19 +238,28 @@ func reattachAfterKill(t *testing.T, firstResume, secondResume func(session stri
 		}
 		return llmtest.Text("LAUNCHER-ANSWER")
 	})
-	home := remoteHome(t, queue)
+	home := remoteHome(t, queue, extra)
 	session := newSessionID()
 
 	// The first launcher: killed once the quick agents were reported and
 	// the slow ones wait for their model.
 	first := startLauncher(t, repo, home, srv, "-p", "--remote", "--dangerously-skip-permissions", "--session-id", session, "LAUNCH six agents")
-	select {
-	case <-quickSeen:
-	case <-first.done:
-		t.Fatalf("the launcher ended early: %v\nstdout: %s\nstderr: %s", first.err, first.stdout, first.stderr)
+	if !queued {
+		select {
+		case <-quickSeen:
+		case <-first.done:
+			t.Fatalf("the launcher ended early: %v\nstdout: %s\nstderr: %s", first.err, first.stdout, first.stderr)
+		}
 	}
 	for _, d := range slow {
 		<-entered[d]
+	}
+	if queued {
+		for _, d := range quick {
+			if n := len(srv.RequestsFor(strings.ToUpper(d))); n != 0 {
+				t.Fatalf("%s ran (%d requests) though the cap should hold it in the queue", d, n)
+			}
+		}
 	}
 	pgid := first.cmd.Process.Pid
 	if err := syscall.Kill(pgid, syscall.SIGKILL); err != nil { // the launcher alone, as a crash
@@ -384,7 +404,7 @@ func TestResumeReportsAVanishedRemoteAgentOnce(t *testing.T) {
 		}
 		return llmtest.Text("LAUNCHER-ANSWER")
 	})
-	home, dir := remoteHome(t, queue), t.TempDir()
+	home, dir := remoteHome(t, queue, ""), t.TempDir()
 	session := newSessionID()
 	first := startLauncher(t, dir, home, srv, "-p", "--remote", "--session-id", session, "LAUNCH one agent")
 	select {
