@@ -252,7 +252,12 @@ func reattachAfterKill(t *testing.T, firstResume, secondResume func(session stri
 		}
 	}
 	for _, d := range slow {
-		<-entered[d]
+		select {
+		case <-entered[d]:
+		case <-first.done:
+			// Its agents failed before they reached their model again.
+			t.Fatalf("the launcher ended before %s waited for its model: %v\nstdout: %s\nstderr: %s", d, first.err, first.stdout, first.stderr)
+		}
 	}
 	if queued {
 		for _, d := range quick {
