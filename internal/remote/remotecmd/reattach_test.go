@@ -256,7 +256,8 @@ func reattachAfterKill(t *testing.T, firstResume, secondResume func(session stri
 		case <-entered[d]:
 		case <-first.done:
 			// Its agents failed before they reached their model again.
-			t.Fatalf("the launcher ended before %s waited for its model: %v\nstdout: %s\nstderr: %s", d, first.err, first.stdout, first.stderr)
+			reqs := srv.RequestsFor("LAUNCH")
+			t.Fatalf("the launcher ended before %s waited for its model: %v\nstdout: %s\nstderr: %s\nits last request: %s", d, first.err, first.stdout, first.stderr, lastText(reqs[len(reqs)-1]))
 		}
 	}
 	if queued {
@@ -322,7 +323,7 @@ func reattachAfterKill(t *testing.T, firstResume, secondResume func(session stri
 	}
 	for _, d := range all {
 		if !strings.Contains(lastText, strings.ToUpper(d)+" is done") {
-			t.Fatalf("%s's report is not in the conversation", d)
+			t.Fatalf("%s's report is not in the conversation:\n%s", d, lastText)
 		}
 	}
 	if strings.Contains(lastText, "interrupted when the session stopped") || strings.Contains(lastText, "could not re-attach") {
@@ -473,4 +474,13 @@ func TestResumeReportsAVanishedRemoteAgentOnce(t *testing.T) {
 	if len(reqs) != before+1 || summaries(reqs[before], []string{"vanish"})["vanish"] != 1 {
 		t.Fatalf("the second resume made %d requests; the vanished agent's notifications: %v", len(reqs)-before, summaries(reqs[len(reqs)-1], []string{"vanish"}))
 	}
+}
+
+// lastText joins the text of every message of req.
+func lastText(req *llmtest.Request) string {
+	var b strings.Builder
+	for _, m := range req.Messages {
+		b.WriteString(m.Text())
+	}
+	return b.String()
 }
