@@ -47,6 +47,8 @@ type Activities struct {
 
 	mu    sync.Mutex
 	trees map[string]*workspace.Checkout
+	// gate, with a cap, counts the trees held (see capGate).
+	gate *capGate
 }
 
 // DefaultPlacementWait is how long a call of an agent with a workspace
@@ -78,6 +80,9 @@ func (a *Activities) Checkout(ctx context.Context, in Checkout) (*Placement, err
 	}
 	a.trees[in.AgentID] = co
 	a.mu.Unlock()
+	if a.gate != nil {
+		a.gate.treeAdded()
+	}
 	return a.placement(in.AgentID, co), nil
 }
 
@@ -113,6 +118,9 @@ func (a *Activities) Finish(ctx context.Context, agentID string) (*workspace.Res
 	a.mu.Lock()
 	delete(a.trees, agentID)
 	a.mu.Unlock()
+	if a.gate != nil {
+		a.gate.treeRemoved()
+	}
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("bring back the work of agent %s: %v", agentID, err), "cadre.workspace", nil)
 	}

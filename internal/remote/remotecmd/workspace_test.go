@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/internal/remote/agentwf"
 	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/internal/worktree"
@@ -385,5 +386,78 @@ func TestStoppedWorkspaceAgentBringsItsWorkBack(t *testing.T) {
 	}
 	if got := git(t, repo, "show", out.Branch+":kept.txt"); got != "before-the-stop" {
 		t.Fatalf("branch %s holds kept.txt %q", out.Branch, got)
+	}
+}
+
+// --max-agents holds across a worker's two queues: with a cap of 1 and
+// one agent's model call in flight on the worker's own queue (where the
+// calls of the agents whose trees it holds go), the worker takes no
+// checkout from the shared queue either — every other agent's tree is
+// made on the other worker and its call arrives there. (Before, each
+// queue had the cap, and a second agent's tree could be made on the
+// capped worker while its first call then waited there.)
+func TestMaxAgentsCapHoldsAcrossBothQueues(t *testing.T) {
+	c := dial(t)
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	queue := unique("wscap")
+	repo, clones := launcherRepo(t, 2)
+	released := make(chan struct{})
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(released) }) }
+	t.Cleanup(release)
+	arrived := make(chan *llmtest.Request, 16)
+	srv.ScriptFunc("WSCAP", func(r *llmtest.Request) llmtest.Turn {
+		arrived <- r
+		<-released
+		return llmtest.Text("capped agent done")
+	})
+	startWorker(t, queue, srv, "key-capped", "--repo", clones[0], "--worker-id", "capped", "--max-agents", "1")
+	src, err := workspace.Describe(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := newExecutor(t, c, queue)
+	var hs []executor.Handle
+	startOne := func() {
+		req := request(unique("agent"), "", "WSCAP wait")
+		req.Workspace = &src
+		h, err := x.Start(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, h)
+	}
+	startOne()
+	if first := <-arrived; keyOf(first) != "key-capped" {
+		t.Fatalf("the first agent's call came with key %q", keyOf(first))
+	}
+	startWorker(t, queue, srv, "key-free", "--repo", clones[1], "--worker-id", "free")
+	const more = 4
+	for range more {
+		startOne()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for i := range more {
+		select {
+		case r := <-arrived:
+			if k := keyOf(r); k != "key-free" {
+				t.Fatalf("call %d came with key %q while the capped worker's one slot was taken", i, k)
+			}
+		case <-ctx.Done():
+			t.Fatalf("only %d of %d calls arrived: trees were made on the capped worker, whose calls then waited for its slot (worktrees there: %s)",
+				i, more, git(t, clones[0], "worktree", "list"))
+		}
+	}
+	if n := strings.Count(git(t, clones[0], "worktree", "list", "--porcelain"), "worktree "); n != 2 {
+		t.Fatalf("the capped worker's clone has %d trees, want its own and the first agent's:\n%s", n, git(t, clones[0], "worktree", "list"))
+	}
+	release()
+	for _, h := range hs {
+		res, err := h.Wait(ctx)
+		if err != nil || res.Status != task.Completed {
+			t.Fatalf("wait: %v %+v", err, res)
+		}
 	}
 }
