@@ -217,6 +217,7 @@ type Checkout struct {
 	pool  *Pool
 	clone string
 	lease *worktree.Lease
+	snap  snapState
 }
 
 // Dir is the tree the agent works in.
