@@ -70,7 +70,13 @@ func (a *Activities) Checkout(ctx context.Context, in Checkout) (*Placement, err
 		// A retried checkout whose first attempt got through.
 		return a.placement(in.AgentID, old), nil
 	}
-	co, err := a.Pool.Checkout(ctx, in.Source, in.AgentID, in.SessionID)
+	var co *workspace.Checkout
+	var err error
+	if in.Snapshot != nil {
+		co, err = a.Pool.Restore(ctx, in.Source, *in.Snapshot, in.AgentID, in.SessionID)
+	} else {
+		co, err = a.Pool.Checkout(ctx, in.Source, in.AgentID, in.SessionID)
+	}
 	if err != nil {
 		return nil, failure(ctx, "checkout", err)
 	}
@@ -205,9 +211,10 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelCall) (*ModelAnswer,
 // checks, the authorizer, the tool) under the agent's ceiling narrowed by
 // the worker's.
 func (a *Activities) ToolCall(ctx context.Context, in ToolCall) (*ToolDone, error) {
+	var co *workspace.Checkout
 	if in.Tree != "" {
-		co, err := a.tree(in.Tree)
-		if err != nil {
+		var err error
+		if co, err = a.tree(in.Tree); err != nil {
 			return nil, err
 		}
 		in.Cwd = co.Dir()
@@ -234,10 +241,27 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCall) (*ToolDone, erro
 	if err != nil {
 		return nil, failure(ctx, "tool "+in.Call.Name, err)
 	}
-	return &ToolDone{
+	done := &ToolDone{
 		Result: run.ToolResult{Text: res.Output.Text, IsError: res.Output.IsError, Denied: res.Denied, Duration: res.Duration},
 		Block:  block, Files: env.Files.Stamps(),
-	}, nil
+	}
+	if co != nil && in.Tree == in.AgentID && !readOnly(cfg.Tools, in.Call.Name) {
+		// The tree after the call travels with its result, so that the
+		// agent can go on elsewhere should this worker die.
+		if done.Snapshot, err = co.Snapshot(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil, failure(ctx, "snapshot", err)
+			}
+			done.Snapshot, done.SnapshotError = nil, err.Error()
+		}
+	}
+	return done, nil
+}
+
+// readOnly reports whether the tool name of p changes no file.
+func readOnly(p *tool.Pool, name string) bool {
+	t, ok := p.Get(name)
+	return ok && t.ReadOnly()
 }
 
 // agentTool is the Agent tool's spec on a worker: the workflow runs its

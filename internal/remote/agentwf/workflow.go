@@ -60,6 +60,12 @@ type agent struct {
 	place *Placement
 	owns  bool
 	lost  bool
+	// snap is the agent's tree after its last call that changed it (nil:
+	// as checked out); stale that a change since is not in it; moves how
+	// often the tree was restored elsewhere (see call).
+	snap  *workspace.Snapshot
+	stale bool
+	moves int
 }
 
 // callOptions are activityOptions, on the worker holding the agent's
@@ -75,6 +81,58 @@ func (a *agent) callOptions(ctx workflow.Context) workflow.Context {
 	ao.TaskQueue = a.place.Queue
 	ao.ScheduleToStartTimeout = a.place.Wait
 	return workflow.WithActivityOptions(ctx, ao)
+}
+
+// maxMoves bounds how often one agent's tree is restored on another
+// worker.
+const maxMoves = 5
+
+// call runs one call of the agent (an activity) where its calls run.
+// When the worker holding the agent's own tree is gone — the call waited
+// the placement's wait in that worker's queue — and the tree's last
+// snapshot holds everything the agent's completed calls did, the tree is
+// restored from it on another worker and the call made there: the agent
+// goes on, and no completed call runs again.
+func (a *agent) call(ctx workflow.Context, name string, in func() any, out any) error {
+	for {
+		err := workflow.ExecuteActivity(a.callOptions(ctx), name, in()).Get(ctx, out)
+		if err == nil || !a.movable(ctx, err) {
+			return err
+		}
+		if merr := a.move(ctx); merr != nil {
+			workflow.GetLogger(ctx).Warn("the agent's tree could not move to another worker", "agent", a.req.AgentID, "error", merr)
+			return err
+		}
+	}
+}
+
+// movable reports whether err is the loss of the worker holding the
+// agent's own tree, and the tree can be restored elsewhere.
+func (a *agent) movable(ctx workflow.Context, err error) bool {
+	var te *temporal.TimeoutError
+	return ctx.Err() == nil && a.owns && a.place != nil && !a.stale && a.moves < maxMoves &&
+		errors.As(err, &te) && te.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START
+}
+
+// move restores the agent's tree from its last snapshot on whichever
+// worker takes the call; its later calls go there.
+func (a *agent) move(ctx workflow.Context) error {
+	a.moves++
+	in := Checkout{AgentID: a.req.AgentID, SessionID: a.req.RootID, Source: *a.req.Workspace, Snapshot: a.snap}
+	if in.Snapshot == nil {
+		in.Snapshot = &workspace.Snapshot{Head: a.req.Workspace.Commit}
+	}
+	// No worker left to take it within the wait: the agent fails saying
+	// its worker is gone, as without a snapshot.
+	octx := activityOptions(ctx)
+	ao := workflow.GetActivityOptions(octx)
+	ao.ScheduleToStartTimeout = a.place.Wait
+	var p Placement
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(octx, ao), CheckoutActivity, in).Get(ctx, &p); err != nil {
+		return err
+	}
+	a.place = &p
+	return nil
 }
 
 // checkout makes the agent's tree on whichever worker takes the call;
@@ -102,7 +160,7 @@ func (a *agent) collect(ctx workflow.Context, out *Output) {
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
 	var res workspace.Result
-	if err := workflow.ExecuteActivity(a.callOptions(dctx), FinishActivity, a.req.AgentID).Get(dctx, &res); err != nil {
+	if err := a.call(dctx, FinishActivity, func() any { return a.req.AgentID }, &res); err != nil {
 		_, _, out.WorkError, _ = a.failed(dctx, err)
 		return
 	}
@@ -154,7 +212,6 @@ func Agent(ctx workflow.Context, in Input) (*Output, error) {
 // loop runs turns until the model ends its turn with nothing queued for
 // it, a call fails, the turn limit is hit or the workflow is cancelled.
 func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText string, maxHit bool) {
-	actx := a.callOptions(ctx)
 	for {
 		if ctx.Err() != nil {
 			return task.Killed, "", prompts.AgentStoppedEarly(), false
@@ -162,7 +219,7 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 		var ans ModelAnswer
 		call := ModelCall{AgentID: a.req.AgentID, ModelID: a.req.Model.ID, System: a.req.Definition.System, SystemPrefix: a.req.Definition.SystemPrefix,
 			Tools: a.req.Ceiling.Tools, Messages: a.msgs, CacheHints: a.req.CacheHints, Unavailable: a.req.Ceiling.Unavailable}
-		if err := workflow.ExecuteActivity(actx, ModelActivity, call).Get(ctx, &ans); err != nil {
+		if err := a.call(ctx, ModelActivity, func() any { return call }, &ans); err != nil {
 			return a.failed(ctx, err)
 		}
 		a.progress.Turns++
@@ -200,16 +257,19 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 			if c.Name == "Agent" {
 				done = a.subagent(ctx, c)
 			} else {
-				in := ToolCall{AgentID: a.req.AgentID, AgentType: a.req.Definition.Name, Background: a.req.Background, Cwd: a.req.Cwd,
-					Ceiling: a.req.Ceiling, Mode: a.req.Mode, Files: a.files, Call: c}
-				if a.place != nil {
-					in.Cwd, in.Tree = a.place.Dir, a.place.Owner
-				}
-				err = workflow.ExecuteActivity(actx, ToolActivity, in).Get(ctx, &done)
+				err = a.call(ctx, ToolActivity, func() any {
+					in := ToolCall{AgentID: a.req.AgentID, AgentType: a.req.Definition.Name, Background: a.req.Background, Cwd: a.req.Cwd,
+						Ceiling: a.req.Ceiling, Mode: a.req.Mode, Files: a.files, Call: c}
+					if a.place != nil {
+						in.Cwd, in.Tree = a.place.Dir, a.place.Owner
+					}
+					return in
+				}, &done)
 			}
 			if err != nil {
 				return a.failed(ctx, err)
 			}
+			a.noteSnapshot(c.Name, done)
 			if done.Files != nil {
 				a.files = done.Files
 			}
@@ -226,6 +286,23 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 		if max := a.req.Definition.MaxTurns; max > 0 && a.progress.Turns >= max {
 			return task.Completed, prompts.MaxTurnsReached(max), "", true
 		}
+	}
+}
+
+// noteSnapshot keeps the tree's state after the call named name.
+func (a *agent) noteSnapshot(name string, done ToolDone) {
+	if !a.owns {
+		return
+	}
+	switch {
+	case done.Snapshot != nil:
+		a.snap, a.stale = done.Snapshot, false
+	case done.SnapshotError != "":
+		a.stale = true
+	case name == "Agent":
+		// A sub-agent worked in this tree; what it changed is in no
+		// snapshot until this agent's next call that takes one.
+		a.stale = true
 	}
 }
 
