@@ -38,6 +38,8 @@ type Worker struct {
 // worker, and completed calls stay recorded.
 func NewWorker(c client.Client, opts WorkerOptions) *Worker {
 	shared, own := capOptions(opts.MaxAgents, opts.Activities)
+	shared.MaxHeartbeatThrottleInterval, shared.DefaultHeartbeatThrottleInterval = HeartbeatTimeout/4, HeartbeatTimeout/4
+	own.MaxHeartbeatThrottleInterval, own.DefaultHeartbeatThrottleInterval = HeartbeatTimeout/4, HeartbeatTimeout/4
 	w := &Worker{shared: worker.New(c, opts.TaskQueue, shared)}
 	w.shared.RegisterWorkflowWithOptions(Agent, workflow.RegisterOptions{Name: WorkflowName})
 	register(w.shared, opts.Activities)

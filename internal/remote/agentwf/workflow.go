@@ -22,9 +22,11 @@ import (
 
 // HeartbeatTimeout bounds how long a worker may go silent in a call
 // before the server gives the call to another worker: a killed worker's
-// agents continue after about this long. Activities heartbeat well
-// within it.
-const HeartbeatTimeout = 2 * time.Second
+// agents continue after about this long. Activities heartbeat every
+// HeartbeatTimeout/4, and the worker sends them at that pace (the SDK's
+// default sends at 80 % of the timeout, which left a loaded worker —
+// 64 agents on 2 cores — missing it and its calls made twice).
+const HeartbeatTimeout = 5 * time.Second
 
 // activityOptions are those of every model and tool call: retried (on
 // another worker) only when the worker was lost — an error the call
