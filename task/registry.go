@@ -43,6 +43,10 @@ type Info struct {
 	Ended      time.Time `json:"ended,omitzero"`
 	// Error says why a failed or killed task ended.
 	Error string `json:"error,omitempty"`
+	// Remote is true for a sub-agent that runs on a remote executor
+	// (isolation: remote): a later process of its session re-attaches to
+	// it rather than report it interrupted (issue 26).
+	Remote bool `json:"remote,omitempty"`
 }
 
 // Registry knows every task of a session, foreground or background, live

@@ -48,6 +48,19 @@ func (l *lazyBridge) Start(ctx context.Context, req executor.SpawnRequest) (exec
 	return x.Start(ctx, req)
 }
 
+// Attach implements executor.Attacher: a resumed session takes up again
+// the remote agents its earlier launcher left running (engine
+// reattach.go), starting the bridge for them.
+func (l *lazyBridge) Attach(ctx context.Context, req executor.SpawnRequest) (executor.Handle, error) {
+	x, err := l.executor()
+	if err != nil {
+		return nil, err
+	}
+	return x.Attach(ctx, req)
+}
+
+var _ executor.Attacher = (*lazyBridge)(nil)
+
 // executor starts the bridge once; a failed start is remembered (every
 // remote spawn then fails the same way, naming why).
 func (l *lazyBridge) executor() (*bridge.Executor, error) {

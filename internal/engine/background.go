@@ -122,6 +122,10 @@ type background struct {
 
 	// team is the session's agent team (team.go, issue 25).
 	team *team
+
+	// reattach holds the remote tasks of an earlier process to take up
+	// again (reattach.go); under mu.
+	reattach reattachState
 }
 
 // newBackground prepares the machinery and registers its stop with
@@ -214,6 +218,11 @@ func (b *background) open() error {
 			if err := j.Ended(t); err != nil {
 				b.recordFailed("task journal", err)
 			}
+			continue
+		}
+		if t.Remote {
+			// It may still run on the workers: taken up again (reattach.go).
+			b.reattachLater(t)
 			continue
 		}
 		tn := prompts.TaskNotification{TaskID: t.ID, ToolUseID: t.ToolUseID, AgentType: t.AgentType, Description: t.Description,

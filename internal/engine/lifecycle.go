@@ -120,7 +120,7 @@ func (b *background) start(ctx context.Context, parent, child *agent, in agentIn
 // taskRecord is the registry's record of the child.
 func (c *agent) taskRecord(parent *agent, in agentInput, status task.Status, bg bool) task.Info {
 	return task.Info{ID: c.id, ToolUseID: c.toolUseID, AgentType: c.typ, Description: in.Description, Parent: parent.name(),
-		Depth: c.depth, Background: bg, Status: status, OutputFile: c.transcriptPath()}
+		Depth: c.depth, Background: bg, Status: status, OutputFile: c.transcriptPath(), Remote: c.isolation == agentdef.IsolationRemote}
 }
 
 // transcriptPath is where the agent's transcript goes ("" when off).

@@ -75,6 +75,11 @@ func (x *localExecutor) Start(ctx context.Context, req executor.SpawnRequest) (e
 		child.pendingErr = child.run.send(ctx, run.Event{Type: run.EventTaskPending, AgentID: child.id, ParentToolUseID: child.toolUseID,
 			Task: child.taskInfo(p.parent, p.in, task.Pending)})
 	}
+	if child.isolation == agentdef.IsolationRemote && !x.b.isReattaching(child.id) {
+		// reattach.go: kept for a resume after the launcher died, should
+		// it never have started then.
+		remoteOf(child).keep(req, false)
+	}
 	if child.run.rt.tel != nil {
 		// telemetry.go: its span's parent and budget. A copy made here
 		// alone, so that req stays on the stack when telemetry is off.

@@ -84,13 +84,9 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 	rs, rt := c.run, c.run.rt
 	start := rt.cfg.Now()
 	req := c.request(parent, in, true)
-	if _, ok := iworkspace.FindRepo(parent.env.Cwd); ok {
-		src, err := workspace.Describe(ctx, parent.env.Cwd)
-		if err != nil {
-			c.warn("the remote agent gets no copy of the repository: " + err.Error())
-		} else {
-			req.Workspace = &src
-		}
+	attaching := rt.bg.reattaching(c.id) // reattach.go: an earlier process started it
+	if !attaching {
+		rr.describe(ctx, parent, &req)
 	}
 	if err := rs.send(ctx, run.Event{Type: run.EventTaskStarted, AgentID: c.id, ParentToolUseID: c.toolUseID, Task: c.taskInfo(parent, in, task.Running)}); err != nil {
 		c.final = reportOf(c).structured(task.Killed, nil, err, 0, "")
@@ -98,9 +94,26 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 		rs.count(func(s *run.SubagentStats) { s.Killed++ })
 		return tool.Output{}, err
 	}
-	hd, err := rt.cfg.Remote.Executor.Start(ctx, req)
+	var hd executor.Handle
+	var err error
+	launch := func(req executor.SpawnRequest) (executor.Handle, error) {
+		hd, err := rt.cfg.Remote.Executor.Start(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("start it remotely: %w", err)
+		}
+		rr.keep(req, true) // reattach.go: a resumed session attaches to it
+		return hd, nil
+	}
+	if attaching {
+		hd, err = rr.attach(ctx, req, func(kept executor.SpawnRequest) (executor.Handle, error) {
+			rr.describe(ctx, parent, &kept) // it never started: at the launcher's commit now
+			return launch(kept)
+		})
+	} else {
+		hd, err = launch(req)
+	}
 	if err != nil {
-		res := reportOf(c).structured(task.Failed, nil, fmt.Errorf("start it remotely: %w", err), rt.cfg.Now().Sub(start), "")
+		res := reportOf(c).structured(task.Failed, nil, err, rt.cfg.Now().Sub(start), "")
 		return rr.end(ctx, parent, res)
 	}
 	var msgs sync.WaitGroup
@@ -125,6 +138,20 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 		res.Worktree = rr.land(context.WithoutCancel(ctx), parent, w)
 	}
 	return rr.end(ctx, parent, res)
+}
+
+// describe names the launcher's repository and commit in req when the
+// parent works in a git repository: the worker checks the child out there.
+func (rr remoteRun) describe(ctx context.Context, parent *agent, req *executor.SpawnRequest) {
+	if _, ok := iworkspace.FindRepo(parent.env.Cwd); !ok {
+		return
+	}
+	src, err := workspace.Describe(ctx, parent.env.Cwd)
+	if err != nil {
+		rr.a.warn("the remote agent gets no copy of the repository: " + err.Error())
+		return
+	}
+	req.Workspace = &src
 }
 
 // wait waits for the remote child's result; when ctx ends first (its

@@ -122,3 +122,20 @@ func (e *RefusedError) Error() string {
 // ErrNotWatched is what Events yields from an executor that delivers a
 // child's events to its session's stream and keeps none per child.
 var ErrNotWatched = errors.New("this executor keeps no events per child: they go to the session's stream")
+
+// Attacher is an Executor that can take up again a child started
+// earlier — by a launcher that died meanwhile — without starting it
+// again: a session resumed after its launcher was killed re-attaches to
+// its remote agents this way. The handle is the child's latest run,
+// running or ended; its Events start from the child's first event. An
+// error wrapping ErrUnknownChild means the executor has no such child
+// (it was never started, or its record was removed); any other, that the
+// executor could not be asked.
+type Attacher interface {
+	Executor
+	Attach(ctx context.Context, req SpawnRequest) (Handle, error)
+}
+
+// ErrUnknownChild is what Attach wraps when the executor has no child of
+// the request's id.
+var ErrUnknownChild = errors.New("the executor has no such child")

@@ -53,7 +53,7 @@ type Executor struct {
 	writeMu sync.Mutex
 }
 
-var _ executor.Executor = (*Executor)(nil)
+var _ executor.Attacher = (*Executor)(nil)
 
 // New starts the bridge process.
 func New(cfg Config) (*Executor, error) {
@@ -158,6 +158,9 @@ func (x *Executor) call(ctx context.Context, req Request) (Response, error) {
 	}
 	select {
 	case r := <-ch:
+		if r.NotFound {
+			return r, fmt.Errorf("%w: %s", executor.ErrUnknownChild, r.Error)
+		}
 		if r.Error != "" {
 			return r, errors.New(r.Error)
 		}

@@ -56,6 +56,9 @@ type Response struct {
 	// Work answers OpWork: the child's work from its workspace (nil
 	// without one).
 	Work *workspace.Result `json:"work,omitempty"`
+	// NotFound marks an Error that wraps executor.ErrUnknownChild (an
+	// attach to a child the executor does not know).
+	NotFound bool `json:"not_found,omitempty"`
 }
 
 // encode is a line of v.

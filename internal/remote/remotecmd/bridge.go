@@ -101,7 +101,10 @@ func (s *bridgeServer) handle(id string) (executor.Handle, error) {
 // serve answers one request.
 func (s *bridgeServer) serve(ctx context.Context, req bridge.Request) bridge.Response {
 	r := bridge.Response{ID: req.ID}
-	fail := func(err error) bridge.Response { r.Error = err.Error(); return r }
+	fail := func(err error) bridge.Response {
+		r.Error, r.NotFound = err.Error(), errors.Is(err, executor.ErrUnknownChild)
+		return r
+	}
 	switch req.Op {
 	case bridge.OpLive:
 		n, err := s.x.Live(ctx)

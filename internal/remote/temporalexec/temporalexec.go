@@ -61,7 +61,7 @@ type Executor struct {
 	handles map[string]*handle
 }
 
-var _ executor.Executor = (*Executor)(nil)
+var _ executor.Attacher = (*Executor)(nil)
 
 // New returns an Executor for cfg.
 func New(cfg Config) (*Executor, error) {
@@ -147,6 +147,10 @@ func (x *Executor) waitForWorker(ctx context.Context) error {
 // been given before — the launcher's journal keeps it exactly once.
 func (x *Executor) Attach(ctx context.Context, req executor.SpawnRequest) (executor.Handle, error) {
 	desc, err := x.cfg.Client.DescribeWorkflow(ctx, req.AgentID, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return nil, fmt.Errorf("attach to remote agent %s: %w (%s)", req.AgentID, executor.ErrUnknownChild, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("attach to remote agent %s: %w", req.AgentID, err)
 	}
