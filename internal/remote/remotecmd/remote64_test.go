@@ -1,12 +1,10 @@
 package remotecmd_test
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,14 +58,17 @@ func r64index(r *llmtest.Request) int {
 // its file, appends its number to an append-only log outside every
 // repository, and commits. With every agent held at a model call — a
 // quarter before their tool call, the rest after it — one worker is
-// killed (SIGKILL). Its agents move to the others with their trees
-// restored from their last snapshot. Then: 64 of 64 complete and the
-// main agent is told of each exactly once (counted in the captured
-// requests), every branch worktree-agent-<id> is in the launcher's
-// repository with its agent's file and commit, the log holds each
-// number once (no tool call ran twice), and once the launcher has
-// exited and the workers are stopped no process of the run is left.
-func TestRemote64KillAWorker(t *testing.T) {
+// killed (SIGKILL): its agents move to the others with their trees
+// restored from their last snapshot. Once the main agent has been told
+// of some agents, the launcher is killed (SIGKILL) too, while the others
+// run on; `cadre -p --resume ID` re-attaches. Then: 64 of 64 completed
+// and the main agent was told of each exactly once across both launcher
+// processes (counted in the captured requests), every branch
+// worktree-agent-<id> is in the launcher's repository with its agent's
+// file and commit, the log holds each number once (no tool call ran
+// twice), and once the launchers have exited and the workers are stopped
+// no process of the run is left.
+func TestRemote64KillAWorkerAndTheLauncher(t *testing.T) {
 	if testing.Short() {
 		t.Skip("64 remote agents through three worker processes: not under -short")
 	}
@@ -144,33 +145,21 @@ func TestRemote64KillAWorker(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, ".config", "cadre", "settings.json"), []byte(settings), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, cadreBin, "-p", "--remote", "--dangerously-skip-permissions", "LAUNCH64 sixty-four agents")
-	cmd.Dir = repo
-	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME=", "ANTHROPIC_BASE_URL="+srv.URL(), "ANTHROPIC_API_KEY=launcher-key",
-		"CADRE_REMOTE_BIN="+bin, "GIT_CONFIG_GLOBAL=/dev/null")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	ran := make(chan error, 1)
-	go func() { ran <- cmd.Wait() }()
+	session := newSessionID()
+	first := startLauncher(t, repo, home, srv, "-p", "--remote", "--dangerously-skip-permissions", "--session-id", session, "LAUNCH64 sixty-four agents")
 	select {
 	case <-st.allHeld:
 	case <-time.After(3 * time.Minute):
 		st.mu.Lock()
 		held := st.gated
 		st.mu.Unlock()
-		t.Fatalf("after 3 minutes %d of %d agents are held (%d requests of the agents)\nstderr: %s", held, fanOut, len(srv.RequestsFor("R64")), stderr.String())
-	case err := <-ran:
+		t.Fatalf("after 3 minutes %d of %d agents are held (%d requests of the agents)\nstderr: %s", held, fanOut, len(srv.RequestsFor("R64")), first.stderr)
+	case <-first.done:
 		st.mu.Lock()
 		held := st.gated
 		st.mu.Unlock()
 		t.Fatalf("the launcher ended before its agents were all held (%d of %d held, %d requests of the agents): %v\nstdout: %s\nstderr: %s",
-			held, fanOut, len(srv.RequestsFor("R64")), err, stdout.String(), stderr.String())
+			held, fanOut, len(srv.RequestsFor("R64")), first.err, first.stdout, first.stderr)
 	}
 	// The worker holding the most agents is killed.
 	st.mu.Lock()
@@ -190,14 +179,31 @@ func TestRemote64KillAWorker(t *testing.T) {
 	workers[victim].kill9()
 	killed := time.Now()
 	openGate()
-	if err := <-ran; err != nil {
-		t.Fatalf("cadre -p --remote: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
-	}
 	if len(moved) == 0 {
 		t.Fatal("the killed worker held no agent")
 	}
+	// The launcher is killed once it has told its main agent of some
+	// agents (as a crash: the process alone; its bridge ends with it).
+	for !notified(srv) {
+		select {
+		case <-first.done:
+			t.Fatalf("the launcher ended before the kill: %v\nstdout: %s\nstderr: %s", first.err, first.stdout, first.stderr)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	pgid := first.cmd.Process.Pid
+	if err := syscall.Kill(pgid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-first.done
+	waitGroupGone(t, pgid)
+	resumed := startLauncher(t, repo, home, srv, "-p", "--resume", session, "--dangerously-skip-permissions", "LAUNCH64 resumed")
+	resumed.wait(t)
+	waitGroupGone(t, resumed.cmd.Process.Pid)
+	stderr := resumed.stderr
 
-	// 64 of 64 completed, each told to the main agent exactly once.
+	// 64 of 64 completed, each told to the main agent exactly once across
+	// the two launchers.
 	reqs := srv.RequestsFor("LAUNCH64")
 	last := reqs[len(reqs)-1]
 	var notes int
@@ -206,22 +212,28 @@ func TestRemote64KillAWorker(t *testing.T) {
 		if m.Role != llm.RoleUser {
 			continue
 		}
-		for _, b := range m.Content {
-			if b.Type != llm.BlockText {
-				continue
-			}
-			notes += strings.Count(b.Text, "<task-notification>")
-			for i := range fanOut {
-				done[i] += strings.Count(b.Text, fmt.Sprintf("R64 agent %d done", i))
-			}
+		text := m.Text()
+		notes += strings.Count(text, "<task-notification>")
+		for _, d := range doneRE.FindAllStringSubmatch(text, -1) {
+			i, _ := strconv.Atoi(d[1])
+			done[i]++
 		}
 	}
 	if notes != fanOut {
 		t.Fatalf("the main agent read %d notifications, want %d\nstderr: %s", notes, fanOut, stderr.String())
 	}
+	descs := make([]string, fanOut)
+	for i := range descs {
+		descs[i] = fmt.Sprintf("agent %d", i)
+	}
+	told := summaries(last, descs)
 	for i := range fanOut {
-		if done[i] != 1 {
-			t.Fatalf("agent %d's completion reached the main agent %d times, want once", i, done[i])
+		if done[i] != 1 || told[descs[i]] != 1 {
+			var all strings.Builder
+			for _, m := range last.Messages {
+				all.WriteString(m.Text())
+			}
+			t.Fatalf("agent %d's completion reached the main agent %d times (%d summaries), want once\n%s", i, done[i], told[descs[i]], all.String())
 		}
 	}
 	// No tool call ran twice: the log holds each number once.
@@ -295,6 +307,21 @@ func TestRemote64KillAWorker(t *testing.T) {
 	if left := processesNaming(t, queue, logFile); len(left) > 0 {
 		t.Fatalf("processes left after the run: %q", left)
 	}
+}
+
+// doneRE finds an agent's report in a notification.
+var doneRE = regexp.MustCompile(`R64 agent (\d+) done\b`)
+
+// notified reports whether the main agent was told of an agent yet.
+func notified(srv *llmtest.Server) bool {
+	for _, r := range srv.RequestsFor("LAUNCH64") {
+		for _, m := range r.Messages {
+			if m.Role == llm.RoleUser && strings.Contains(m.Text(), "<task-notification>") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // processesNaming lists the running processes whose command line holds
