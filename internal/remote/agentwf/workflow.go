@@ -124,13 +124,14 @@ func (a *agent) move(ctx workflow.Context) error {
 	if in.Snapshot == nil {
 		in.Snapshot = &workspace.Snapshot{Head: a.req.Workspace.Commit}
 	}
-	// No worker left to take it within the wait: the agent fails saying
-	// its worker is gone, as without a snapshot.
-	octx := activityOptions(ctx)
-	ao := workflow.GetActivityOptions(octx)
-	ao.ScheduleToStartTimeout = a.place.Wait
+	// Like the first checkout, the move waits for a worker however long:
+	// a worker without a clone refuses it at once (the agent then fails
+	// saying its worker is gone), and with no worker at all the workflow
+	// itself cannot run. (A ScheduleToStart of --workspace-wait here
+	// failed agents of a 64-agent move on a loaded machine, whose
+	// checkouts queued behind each other.)
 	var p Placement
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(octx, ao), CheckoutActivity, in).Get(ctx, &p); err != nil {
+	if err := workflow.ExecuteActivity(activityOptions(ctx), CheckoutActivity, in).Get(ctx, &p); err != nil {
 		return err
 	}
 	a.place = &p
