@@ -222,7 +222,7 @@ func (b *background) open() error {
 		}
 		if t.Remote {
 			// It may still run on the workers: taken up again (reattach.go).
-			b.reattachLater(t)
+			reattachOf(b).later(t)
 			continue
 		}
 		tn := prompts.TaskNotification{TaskID: t.ID, ToolUseID: t.ToolUseID, AgentType: t.AgentType, Description: t.Description,

@@ -75,7 +75,7 @@ func (x *localExecutor) Start(ctx context.Context, req executor.SpawnRequest) (e
 		child.pendingErr = child.run.send(ctx, run.Event{Type: run.EventTaskPending, AgentID: child.id, ParentToolUseID: child.toolUseID,
 			Task: child.taskInfo(p.parent, p.in, task.Pending)})
 	}
-	if child.isolation == agentdef.IsolationRemote && !x.b.isReattaching(child.id) {
+	if child.isolation == agentdef.IsolationRemote && !reattachOf(x.b).pending(child.id) {
 		// reattach.go: kept for a resume after the launcher died, should
 		// it never have started then.
 		remoteOf(child).keep(req, false)

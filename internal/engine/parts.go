@@ -24,7 +24,9 @@ package engine
 //     report and notification;
 //   - resumePath (resume.go): SendMessage's delivery to an agent, and
 //     the continuation of one that ended;
-//   - typedGlue (typed.go): a child's output schema and typed result.
+//   - typedGlue (typed.go): a child's output schema and typed result;
+//   - reattacher (reattach.go): a resumed session's remote agents that an
+//     earlier launcher left running, taken up again.
 
 // toolSetup sets up an agent's tools, permissions and system prompt.
 type toolSetup struct{ a *agent }

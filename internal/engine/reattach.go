@@ -44,29 +44,37 @@ type reattachState struct {
 	attaching map[string]bool
 }
 
-// reattachLater keeps t, a remote task an earlier process left running,
-// for the first run to take up again; b.mu is held (open).
-func (b *background) reattachLater(t task.Info) {
-	b.reattach.pending = append(b.reattach.pending, t)
+// reattacher is the session's side of re-attaching: a part of
+// background (parts.go) with that one job.
+type reattacher struct{ b *background }
+
+func reattachOf(b *background) reattacher { return reattacher{b} }
+
+// later keeps t, a remote task an earlier process left running, for the
+// first run to take up again; b.mu is held (open).
+func (ra reattacher) later(t task.Info) {
+	ra.b.reattach.pending = append(ra.b.reattach.pending, t)
 }
 
-// reattachAll takes up again every remote task an earlier process left
-// running, as background children of main; once per process.
-func (b *background) reattachAll(ctx context.Context, main *agent) {
+// all takes up again every remote task an earlier process left running,
+// as background children of main; once per process.
+func (ra reattacher) all(ctx context.Context, main *agent) {
+	b := ra.b
 	b.mu.Lock()
 	pending := b.reattach.pending
 	b.reattach.pending = nil
 	b.mu.Unlock()
 	for _, t := range pending {
-		if err := b.reattachOne(ctx, main, t); err != nil {
-			b.reattachFailed(t, err.Error())
+		if err := ra.one(ctx, main, t); err != nil {
+			ra.failed(t, err.Error())
 		}
 	}
 }
 
-// reattachOne registers t's agent again and runs it from Attach on
-// (remote.go). An error means it was not started: the caller reports it.
-func (b *background) reattachOne(ctx context.Context, main *agent, t task.Info) error {
+// one registers t's agent again and runs it from Attach on (remote.go).
+// An error means it was not started: the caller reports it.
+func (ra reattacher) one(ctx context.Context, main *agent, t task.Info) error {
+	b := ra.b
 	r := b.rt
 	def := r.defs[t.AgentType]
 	if def == nil {
@@ -103,17 +111,19 @@ func (b *background) reattachOne(ctx context.Context, main *agent, t task.Info) 
 	return errors.New(out.Text)
 }
 
-// isReattaching reports whether agent id is being taken up again, without
-// taking the mark (reattaching does).
-func (b *background) isReattaching(id string) bool {
+// pending reports whether agent id is being taken up again, without
+// taking the mark (taking does).
+func (ra reattacher) pending(id string) bool {
+	b := ra.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.reattach.attaching[id]
 }
 
-// reattaching reports whether agent id is taken up again rather than
-// started, once (remote.go asks when it runs it).
-func (b *background) reattaching(id string) bool {
+// taking reports whether agent id is taken up again rather than started,
+// once (remote.go asks when it runs it).
+func (ra reattacher) taking(id string) bool {
+	b := ra.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.reattach.attaching[id] {
@@ -123,9 +133,10 @@ func (b *background) reattaching(id string) bool {
 	return true
 }
 
-// reattachFailed ends t, which could not be registered again, with one
-// journaled failure notification for the main agent.
-func (b *background) reattachFailed(t task.Info, why string) {
+// failed ends t, which could not be registered again, with one journaled
+// failure notification for the main agent.
+func (ra reattacher) failed(t task.Info, why string) {
+	b := ra.b
 	tn := prompts.TaskNotification{TaskID: t.ID, ToolUseID: t.ToolUseID, AgentType: t.AgentType, Description: t.Description,
 		Status: task.Failed, Error: prompts.RemoteReattachFailed(why)}
 	n := &task.Notification{To: "main", TaskID: t.ID, ToolUseID: t.ToolUseID, AgentType: t.AgentType, Description: t.Description,

@@ -614,7 +614,7 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 	s.startSession(ctx, main, &msgs[len(msgs)-1])
 	mctx, span := telemetryOf(main).startMain(ctx, prompt, wait) // telemetry.go
 	r.bg.team.rejoin(mctx, main)                                 // teamresume.go: a resumed session's teammates
-	r.bg.reattachAll(mctx, main)                                 // reattach.go: a resumed session's remote agents
+	reattachOf(r.bg).all(mctx, main)                             // reattach.go: a resumed session's remote agents
 	res, err := main.runLoop(mctx, msgs, recorder)
 	telemetryOf(main).endMain(span, err)
 	// Every way the run ends closes its record the same way (outcome.go).
