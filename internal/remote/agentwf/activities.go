@@ -59,6 +59,8 @@ type Activities struct {
 
 	mu    sync.Mutex
 	trees map[string]*workspace.Checkout
+	// gate, with a cap, counts the trees held (see capGate).
+	gate *capGate
 }
 
 // DefaultPlacementWait is how long a call of an agent with a workspace
@@ -80,7 +82,13 @@ func (a *Activities) Checkout(ctx context.Context, in Checkout) (*Placement, err
 		// A retried checkout whose first attempt got through.
 		return a.placement(in.AgentID, old), nil
 	}
-	co, err := a.Pool.Checkout(ctx, in.Source, in.AgentID, in.SessionID)
+	var co *workspace.Checkout
+	var err error
+	if in.Snapshot != nil {
+		co, err = a.Pool.Restore(ctx, in.Source, *in.Snapshot, in.AgentID, in.SessionID)
+	} else {
+		co, err = a.Pool.Checkout(ctx, in.Source, in.AgentID, in.SessionID)
+	}
 	if err != nil {
 		return nil, failure(ctx, "checkout", err)
 	}
@@ -90,6 +98,9 @@ func (a *Activities) Checkout(ctx context.Context, in Checkout) (*Placement, err
 	}
 	a.trees[in.AgentID] = co
 	a.mu.Unlock()
+	if a.gate != nil {
+		a.gate.treeAdded()
+	}
 	return a.placement(in.AgentID, co), nil
 }
 
@@ -125,6 +136,9 @@ func (a *Activities) Finish(ctx context.Context, agentID string) (*workspace.Res
 	a.mu.Lock()
 	delete(a.trees, agentID)
 	a.mu.Unlock()
+	if a.gate != nil {
+		a.gate.treeRemoved()
+	}
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("bring back the work of agent %s: %v", agentID, err), "cadre.workspace", nil)
 	}
@@ -239,9 +253,10 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelCall) (*ModelAnswer,
 // checks, the authorizer, the tool) under the agent's ceiling narrowed by
 // the worker's.
 func (a *Activities) ToolCall(ctx context.Context, in ToolCall) (*ToolDone, error) {
+	var co *workspace.Checkout
 	if in.Tree != "" {
-		co, err := a.tree(in.Tree)
-		if err != nil {
+		var err error
+		if co, err = a.tree(in.Tree); err != nil {
 			return nil, err
 		}
 		in.Cwd = co.Dir()
@@ -278,7 +293,23 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCall) (*ToolDone, erro
 		Block:  block, Files: env.Files.Stamps(),
 	}
 	fitResult(done, MaxResultBytes) // payload.go: it travels in a payload
+	if co != nil && in.Tree == in.AgentID && !readOnly(cfg.Tools, in.Call.Name) {
+		// The tree after the call travels with its result, so that the
+		// agent can go on elsewhere should this worker die.
+		if done.Snapshot, err = co.Snapshot(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil, failure(ctx, "snapshot", err)
+			}
+			done.Snapshot, done.SnapshotError = nil, err.Error()
+		}
+	}
 	return done, nil
+}
+
+// readOnly reports whether the tool name of p changes no file.
+func readOnly(p *tool.Pool, name string) bool {
+	t, ok := p.Get(name)
+	return ok && t.ReadOnly()
 }
 
 // agentTool is the Agent tool's spec on a worker: the workflow runs its

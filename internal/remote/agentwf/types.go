@@ -42,6 +42,10 @@ type Checkout struct {
 	AgentID   string           `json:"agent_id"`
 	SessionID string           `json:"session_id"`
 	Source    workspace.Source `json:"source"`
+	// Snapshot, when the agent moves because the worker holding its tree
+	// died, is its tree after its last completed call: the new tree is
+	// restored to it.
+	Snapshot *workspace.Snapshot `json:"snapshot,omitempty"`
 }
 
 // Placement is where an agent with a workspace runs once its tree is
@@ -169,4 +173,10 @@ type ToolDone struct {
 	Result run.ToolResult            `json:"result"`
 	Block  llm.Block                 `json:"block"`
 	Files  map[string]tool.FileStamp `json:"files,omitempty"`
+	// Snapshot is the agent's tree after the call when the call may have
+	// changed it (nil: unchanged, or no tree of its own); SnapshotError
+	// why it could not be taken (the agent then cannot move until its
+	// next snapshot).
+	Snapshot      *workspace.Snapshot `json:"snapshot,omitempty"`
+	SnapshotError string              `json:"snapshot_error,omitempty"`
 }

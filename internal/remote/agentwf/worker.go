@@ -14,7 +14,8 @@ type WorkerOptions struct {
 	// TaskQueue is the queue the worker serves.
 	TaskQueue string
 	// MaxAgents caps the agents working on this worker at once (each is in
-	// one model or tool call at a time); 0 means the SDK's default.
+	// one model or tool call at a time), across its shared queue and its
+	// own; 0 means the SDK's default per queue.
 	MaxAgents int
 	// Activities are the worker's provider, tools and ceiling. When its
 	// OwnQueue is set the worker also polls that queue, where the calls
@@ -36,23 +37,54 @@ type Worker struct {
 // their contexts end, they return an error the server retries on another
 // worker, and completed calls stay recorded.
 func NewWorker(c client.Client, opts WorkerOptions) *Worker {
-	wo := worker.Options{}
-	if opts.MaxAgents > 0 {
-		wo.MaxConcurrentActivityExecutionSize = opts.MaxAgents
-	}
-	w := &Worker{shared: worker.New(c, opts.TaskQueue, wo)}
+	shared, own := capOptions(opts.MaxAgents, opts.Activities)
+	shared.MaxHeartbeatThrottleInterval, shared.DefaultHeartbeatThrottleInterval = HeartbeatTimeout/4, HeartbeatTimeout/4
+	own.MaxHeartbeatThrottleInterval, own.DefaultHeartbeatThrottleInterval = HeartbeatTimeout/4, HeartbeatTimeout/4
+	w := &Worker{shared: worker.New(c, opts.TaskQueue, shared)}
 	w.shared.RegisterWorkflowWithOptions(Agent, workflow.RegisterOptions{Name: WorkflowName})
 	register(w.shared, opts.Activities)
 	if q := opts.Activities.OwnQueue; q != "" {
-		// MaxAgents caps this queue's calls too: the worker runs up to
-		// twice that many at once.
-		own := wo
 		own.DisableWorkflowWorker = true
 		w.own = worker.New(c, q, own)
 		register(w.own, opts.Activities)
 	}
 	return w
 }
+
+// capOptions are the options of the worker's shared queue and of its own
+// queue. With a cap, the shared queue's calls draw their slots from a
+// capGate that counts the trees the worker holds too (see capGate): the
+// worker never runs more than maxAgents calls of both queues together.
+func capOptions(maxAgents int, acts *Activities) (shared, own worker.Options) {
+	if maxAgents <= 0 {
+		return shared, own
+	}
+	g := newCapGate(maxAgents)
+	acts.gate = g
+	tuner := func(calls worker.SlotSupplier) worker.WorkerTuner {
+		// Workflow tasks, local activities and Nexus tasks keep the SDK's
+		// per-queue defaults. (The composite tuner's constructor returns
+		// no error.)
+		t, _ := worker.NewCompositeTuner(worker.CompositeTunerOptions{
+			WorkflowSlotSupplier: fixedSlots(defaultSlots), LocalActivitySlotSupplier: fixedSlots(defaultSlots),
+			NexusSlotSupplier: fixedSlots(defaultSlots), SessionActivitySlotSupplier: fixedSlots(defaultSlots),
+			ActivitySlotSupplier: calls,
+		})
+		return t
+	}
+	shared.Tuner, own.Tuner = tuner(sharedSlots{g}), tuner(fixedSlots(maxAgents))
+	return shared, own
+}
+
+// fixedSlots is a supplier of n slots; n is positive, the one case the
+// SDK refuses.
+func fixedSlots(n int) worker.SlotSupplier {
+	s, _ := worker.NewFixedSizeSlotSupplier(n)
+	return s
+}
+
+// defaultSlots is the SDK's default count of a worker's slots of one kind.
+const defaultSlots = 1000
 
 func register(w worker.Worker, a *Activities) {
 	w.RegisterActivityWithOptions(a.ModelCall, activity.RegisterOptions{Name: ModelActivity})

@@ -23,9 +23,11 @@ import (
 
 // HeartbeatTimeout bounds how long a worker may go silent in a call
 // before the server gives the call to another worker: a killed worker's
-// agents continue after about this long. Activities heartbeat well
-// within it.
-const HeartbeatTimeout = 2 * time.Second
+// agents continue after about this long. Activities heartbeat every
+// HeartbeatTimeout/4, and the worker sends them at that pace (the SDK's
+// default sends at 80 % of the timeout, which left a loaded worker —
+// 64 agents on 2 cores — missing it and its calls made twice).
+const HeartbeatTimeout = 5 * time.Second
 
 // activityOptions are those of every model and tool call: retried (on
 // another worker) only when the worker was lost — an error the call
@@ -72,6 +74,12 @@ type agent struct {
 	trace  executor.TraceContext
 	// bg are its background sub-agents still running (background.go).
 	bg []*bgChild
+	// snap is the agent's tree after its last call that changed it (nil:
+	// as checked out); stale that a change since is not in it; moves how
+	// often the tree was restored elsewhere (see call).
+	snap  *workspace.Snapshot
+	stale bool
+	moves int
 }
 
 // callOptions are activityOptions, on the worker holding the agent's
@@ -87,6 +95,59 @@ func (a *agent) callOptions(ctx workflow.Context) workflow.Context {
 	ao.TaskQueue = a.place.Queue
 	ao.ScheduleToStartTimeout = a.place.Wait
 	return workflow.WithActivityOptions(ctx, ao)
+}
+
+// maxMoves bounds how often one agent's tree is restored on another
+// worker.
+const maxMoves = 5
+
+// call runs one call of the agent (an activity) where its calls run.
+// When the worker holding the agent's own tree is gone — the call waited
+// the placement's wait in that worker's queue — and the tree's last
+// snapshot holds everything the agent's completed calls did, the tree is
+// restored from it on another worker and the call made there: the agent
+// goes on, and no completed call runs again.
+func (a *agent) call(ctx workflow.Context, name string, in func() any, out any) error {
+	for {
+		err := workflow.ExecuteActivity(a.callOptions(ctx), name, in()).Get(ctx, out)
+		if err == nil || !a.movable(ctx, err) {
+			return err
+		}
+		if merr := a.move(ctx); merr != nil {
+			workflow.GetLogger(ctx).Warn("the agent's tree could not move to another worker", "agent", a.req.AgentID, "error", merr)
+			return err
+		}
+	}
+}
+
+// movable reports whether err is the loss of the worker holding the
+// agent's own tree, and the tree can be restored elsewhere.
+func (a *agent) movable(ctx workflow.Context, err error) bool {
+	var te *temporal.TimeoutError
+	return ctx.Err() == nil && a.owns && a.place != nil && !a.stale && a.moves < maxMoves &&
+		errors.As(err, &te) && te.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START
+}
+
+// move restores the agent's tree from its last snapshot on whichever
+// worker takes the call; its later calls go there.
+func (a *agent) move(ctx workflow.Context) error {
+	a.moves++
+	in := Checkout{AgentID: a.req.AgentID, SessionID: a.req.RootID, Source: *a.req.Workspace, Snapshot: a.snap}
+	if in.Snapshot == nil {
+		in.Snapshot = &workspace.Snapshot{Head: a.req.Workspace.Commit}
+	}
+	// Like the first checkout, the move waits for a worker however long:
+	// a worker without a clone refuses it at once (the agent then fails
+	// saying its worker is gone), and with no worker at all the workflow
+	// itself cannot run. (A ScheduleToStart of --workspace-wait here
+	// failed agents of a 64-agent move on a loaded machine, whose
+	// checkouts queued behind each other.)
+	var p Placement
+	if err := workflow.ExecuteActivity(activityOptions(ctx), CheckoutActivity, in).Get(ctx, &p); err != nil {
+		return err
+	}
+	a.place = &p
+	return nil
 }
 
 // checkout makes the agent's tree on whichever worker takes the call;
@@ -114,7 +175,7 @@ func (a *agent) collect(ctx workflow.Context, out *Output) {
 	dctx, cancel := workflow.NewDisconnectedContext(ctx)
 	defer cancel()
 	var res workspace.Result
-	if err := workflow.ExecuteActivity(a.callOptions(dctx), FinishActivity, a.req.AgentID).Get(dctx, &res); err != nil {
+	if err := a.call(dctx, FinishActivity, func() any { return a.req.AgentID }, &res); err != nil {
 		_, _, out.WorkError, _ = a.failed(dctx, err)
 		return
 	}
@@ -185,7 +246,6 @@ func Agent(ctx workflow.Context, in Input) (*Output, error) {
 // loop runs turns until the model ends its turn with nothing queued for
 // it, a call fails, the turn limit is hit or the workflow is cancelled.
 func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText string, maxHit bool) {
-	actx := a.callOptions(ctx)
 	for {
 		if ctx.Err() != nil {
 			return task.Killed, "", prompts.AgentStoppedEarly(), false
@@ -201,7 +261,7 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 			// It would not fit in the activity's input (payload.go).
 			return task.Failed, "", prompts.RemotePayloadTooLarge(n, PayloadLimit), false
 		}
-		if err := workflow.ExecuteActivity(actx, ModelActivity, call).Get(ctx, &ans); err != nil {
+		if err := a.call(ctx, ModelActivity, func() any { return call }, &ans); err != nil {
 			return a.failed(ctx, err)
 		}
 		a.progress.Turns++
@@ -263,17 +323,20 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 			} else if c.Name == "Agent" {
 				done = a.subagent(ctx, c)
 			} else {
-				in := ToolCall{AgentID: a.req.AgentID, AgentType: a.req.Definition.Name, Background: a.req.Background, Cwd: a.req.Cwd,
-					Ceiling: a.req.Ceiling, Mode: a.req.Mode, Files: a.files, Call: c, Trace: a.trace, Session: a.req.RootID,
-					MCPServers: a.req.Definition.MCPServers}
-				if a.place != nil {
-					in.Cwd, in.Tree = a.place.Dir, a.place.Owner
-				}
-				err = workflow.ExecuteActivity(actx, ToolActivity, in).Get(ctx, &done)
+				err = a.call(ctx, ToolActivity, func() any {
+					in := ToolCall{AgentID: a.req.AgentID, AgentType: a.req.Definition.Name, Background: a.req.Background, Cwd: a.req.Cwd,
+						Ceiling: a.req.Ceiling, Mode: a.req.Mode, Files: a.files, Call: c, Trace: a.trace, Session: a.req.RootID,
+						MCPServers: a.req.Definition.MCPServers}
+					if a.place != nil {
+						in.Cwd, in.Tree = a.place.Dir, a.place.Owner
+					}
+					return in
+				}, &done)
 			}
 			if err != nil {
 				return a.failed(ctx, err)
 			}
+			a.noteSnapshot(c.Name, done)
 			if done.Files != nil {
 				a.files = done.Files
 			}
@@ -299,6 +362,23 @@ func (a *agent) loop(ctx workflow.Context) (status task.Status, text, errText st
 		if max := a.req.Definition.MaxTurns; max > 0 && a.progress.Turns >= max {
 			return task.Completed, prompts.MaxTurnsReached(max), "", true
 		}
+	}
+}
+
+// noteSnapshot keeps the tree's state after the call named name.
+func (a *agent) noteSnapshot(name string, done ToolDone) {
+	if !a.owns {
+		return
+	}
+	switch {
+	case done.Snapshot != nil:
+		a.snap, a.stale = done.Snapshot, false
+	case done.SnapshotError != "":
+		a.stale = true
+	case name == "Agent":
+		// A sub-agent worked in this tree; what it changed is in no
+		// snapshot until this agent's next call that takes one.
+		a.stale = true
 	}
 }
 

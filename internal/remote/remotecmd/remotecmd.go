@@ -161,7 +161,7 @@ func newWorkerFlags() (*flag.FlagSet, *workerFlags) {
 	fs := flag.NewFlagSet("cadre-remote worker", flag.ContinueOnError)
 	o := &workerFlags{}
 	o.conn.register(fs)
-	fs.IntVar(&o.maxAgents, "max-agents", 0, "agents this worker works on at once (0: the SDK's default)")
+	fs.IntVar(&o.maxAgents, "max-agents", 0, "agents this worker works on at once, over its shared queue and its own (0: the SDK's default)")
 	fs.StringVar(&o.maxMode, "max-permission-mode", "", "the most permissive mode any agent gets on this worker (default, acceptEdits, plan, dontAsk, bypassPermissions)")
 	fs.Var(&o.deny, "deny", "a permission rule denied to every agent on this worker, e.g. 'Bash(rm:*)' (repeatable)")
 	fs.Var(&o.repos, "repo", "a clone (or a directory of clones) remote agents may work in, in fresh worktrees; without one the worker refuses agents that work in the launcher's repository (repeatable)")
@@ -183,6 +183,9 @@ func worker(args []string, stderr io.Writer) error {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	conn, maxAgents, maxMode, deny, ask := o.conn, &o.maxAgents, &o.maxMode, o.deny, o.ask
+	if *maxAgents < 0 {
+		return fmt.Errorf("--max-agents %d: must be 0 (no cap) or more", *maxAgents)
+	}
 	acts := &agentwf.Activities{Tools: builtin.Tools(builtin.Config{})}
 	if *maxMode != "" {
 		m, err := permission.ParseMode(*maxMode)

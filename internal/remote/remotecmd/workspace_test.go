@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/internal/remote/agentwf"
 	"github.com/cadre-dev/cadre/internal/remote/workspace"
 	"github.com/cadre-dev/cadre/internal/worktree"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/prompts"
-	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/task"
 )
 
@@ -134,24 +134,102 @@ func TestRemoteChildWorkLandsAsBranchInLauncherRepo(t *testing.T) {
 	}
 }
 
-// An agent whose worker holds its tree and is killed (SIGKILL) mid-agent
-// fails saying so once its next call has waited --workspace-wait in that
-// worker's queue — it never hangs, and no other worker runs its calls in
-// a tree that lacks its work. The tool call made before the kill ran
-// once; the call in flight at the kill was not made again elsewhere.
-func TestKilledWorkspaceWorkerFailsTheAgentClearly(t *testing.T) {
+// An agent whose worker holds its tree is killed (SIGKILL) mid-agent,
+// after a tool call that changed its tree: the agent goes on on the other
+// worker, in a tree restored from the snapshot its last tool call
+// returned — the line that call wrote is there, the call is not made
+// again — and its work, both calls' lines, comes back whole.
+func TestKilledWorkspaceWorkerAgentMovesWithItsTree(t *testing.T) {
 	c := dial(t)
 	srv := llmtest.NewServer()
 	t.Cleanup(srv.Close)
-	queue := unique("wskill")
+	queue := unique("wsmove")
 	repo, clones := launcherRepo(t, 2)
 	const wait = 2 * time.Second
 	workers := map[string]*proc{
 		"key-a": startWorker(t, queue, srv, "key-a", "--repo", clones[0], "--worker-id", "a", "--workspace-wait", wait.String()),
 		"key-b": startWorker(t, queue, srv, "key-b", "--repo", clones[1], "--worker-id", "b", "--workspace-wait", wait.String()),
 	}
-	ids := map[string]string{"key-a": "a", "key-b": "b"}
 	entered, released := make(chan string, 1), make(chan struct{})
+	var releaseOnce, enterOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(released) }) }
+	t.Cleanup(release)
+	srv.ScriptFunc("WSMOVE", func(r *llmtest.Request) llmtest.Turn {
+		switch len(r.Messages) {
+		case 1:
+			return bash("echo one >> calls.log")
+		case 3:
+			enterOnce.Do(func() { entered <- keyOf(r); <-released })
+			return bash("echo two >> calls.log")
+		}
+		return llmtest.Text("moved and done")
+	})
+	src, err := workspace.Describe(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := newExecutor(t, c, queue)
+	req := request(unique("agent"), "", "WSMOVE write two lines")
+	req.Workspace = &src
+	h, err := x.Start(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	holder := <-entered
+	workers[holder].kill9()
+	release()
+	res, err := h.Wait(ctx)
+	if err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	if res.Status != task.Completed || res.Text != "moved and done" || res.ToolUses != 2 {
+		t.Fatalf("status %s, text %q, error %q, %d tool uses", res.Status, res.Text, res.Error, res.ToolUses)
+	}
+	reqs := srv.RequestsFor("WSMOVE")
+	if len(reqs) != 4 {
+		t.Fatalf("%d model requests, want 4 (the one in flight at the kill made again)", len(reqs))
+	}
+	for _, r := range reqs[2:] {
+		if keyOf(r) == holder {
+			t.Fatalf("a call after the kill came with the killed worker's key %s", holder)
+		}
+	}
+	work, err := h.(interface {
+		Work(context.Context) (*workspace.Result, error)
+	}).Work(ctx)
+	if err != nil || work == nil || !work.Changed() {
+		t.Fatalf("work %+v, error %v", work, err)
+	}
+	m, err := worktree.New(worktree.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := workspace.Land(ctx, m, repo, req.AgentID, "session", *work, 0)
+	if err != nil {
+		t.Fatalf("land: %v", err)
+	}
+	if got := git(t, repo, "show", out.Branch+":calls.log"); got != "one\ntwo" {
+		t.Fatalf("the landed calls.log holds %q, want each call's line once: one, two", got)
+	}
+}
+
+// An agent whose worker holds its tree is killed (SIGKILL) while the
+// only other worker has no clone to restore the tree in (no --repo): the
+// agent fails saying its worker is gone once its next call has waited
+// --workspace-wait in that worker's queue — it never hangs, and no
+// worker runs its calls in a tree that lacks its work. The call in
+// flight at the kill was not made again.
+func TestKilledWorkspaceWorkerFailsTheAgentClearly(t *testing.T) {
+	c := dial(t)
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	queue := unique("wskill")
+	repo, clones := launcherRepo(t, 1)
+	const wait = 2 * time.Second
+	worker := startWorker(t, queue, srv, "key-a", "--repo", clones[0], "--worker-id", "a", "--workspace-wait", wait.String())
+	entered, released := make(chan struct{}, 1), make(chan struct{})
 	var releaseOnce sync.Once
 	release := func() { releaseOnce.Do(func() { close(released) }) }
 	t.Cleanup(release)
@@ -160,7 +238,7 @@ func TestKilledWorkspaceWorkerFailsTheAgentClearly(t *testing.T) {
 			return bash("echo one >> calls.log")
 		}
 		select {
-		case entered <- keyOf(r):
+		case entered <- struct{}{}:
 		default:
 		}
 		<-released
@@ -179,29 +257,15 @@ func TestKilledWorkspaceWorkerFailsTheAgentClearly(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	type waited struct {
-		res *run.SubagentResult
-		err error
-	}
-	ended := make(chan waited, 1)
-	go func() {
-		res, err := h.Wait(ctx)
-		ended <- waited{res, err}
-	}()
-	var holder string
-	select {
-	case holder = <-entered:
-	case w := <-ended:
-		t.Fatalf("the agent ended before its second model call: %v %+v", w.err, w.res)
-	}
-	workers[holder].kill9()
+	<-entered
+	startWorker(t, queue, srv, "key-b", "--worker-id", "b")
+	worker.kill9()
 	release()
-	w := <-ended
-	res, err := w.res, w.err
+	res, err := h.Wait(ctx)
 	if err != nil {
 		t.Fatalf("wait: %v", err)
 	}
-	want := prompts.RemoteWorkspaceLost(agentwf.OwnQueue(queue, ids[holder]), wait)
+	want := prompts.RemoteWorkspaceLost(agentwf.OwnQueue(queue, "a"), wait)
 	if res.Status != task.Failed || res.Error != want {
 		t.Fatalf("status %s, error %q; want failed with %q", res.Status, res.Error, want)
 	}
@@ -385,5 +449,78 @@ func TestStoppedWorkspaceAgentBringsItsWorkBack(t *testing.T) {
 	}
 	if got := git(t, repo, "show", out.Branch+":kept.txt"); got != "before-the-stop" {
 		t.Fatalf("branch %s holds kept.txt %q", out.Branch, got)
+	}
+}
+
+// --max-agents holds across a worker's two queues: with a cap of 1 and
+// one agent's model call in flight on the worker's own queue (where the
+// calls of the agents whose trees it holds go), the worker takes no
+// checkout from the shared queue either — every other agent's tree is
+// made on the other worker and its call arrives there. (Before, each
+// queue had the cap, and a second agent's tree could be made on the
+// capped worker while its first call then waited there.)
+func TestMaxAgentsCapHoldsAcrossBothQueues(t *testing.T) {
+	c := dial(t)
+	srv := llmtest.NewServer()
+	t.Cleanup(srv.Close)
+	queue := unique("wscap")
+	repo, clones := launcherRepo(t, 2)
+	released := make(chan struct{})
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(released) }) }
+	t.Cleanup(release)
+	arrived := make(chan *llmtest.Request, 16)
+	srv.ScriptFunc("WSCAP", func(r *llmtest.Request) llmtest.Turn {
+		arrived <- r
+		<-released
+		return llmtest.Text("capped agent done")
+	})
+	startWorker(t, queue, srv, "key-capped", "--repo", clones[0], "--worker-id", "capped", "--max-agents", "1")
+	src, err := workspace.Describe(context.Background(), repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := newExecutor(t, c, queue)
+	var hs []executor.Handle
+	startOne := func() {
+		req := request(unique("agent"), "", "WSCAP wait")
+		req.Workspace = &src
+		h, err := x.Start(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, h)
+	}
+	startOne()
+	if first := <-arrived; keyOf(first) != "key-capped" {
+		t.Fatalf("the first agent's call came with key %q", keyOf(first))
+	}
+	startWorker(t, queue, srv, "key-free", "--repo", clones[1], "--worker-id", "free")
+	const more = 4
+	for range more {
+		startOne()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for i := range more {
+		select {
+		case r := <-arrived:
+			if k := keyOf(r); k != "key-free" {
+				t.Fatalf("call %d came with key %q while the capped worker's one slot was taken", i, k)
+			}
+		case <-ctx.Done():
+			t.Fatalf("only %d of %d calls arrived: trees were made on the capped worker, whose calls then waited for its slot (worktrees there: %s)",
+				i, more, git(t, clones[0], "worktree", "list"))
+		}
+	}
+	if n := strings.Count(git(t, clones[0], "worktree", "list", "--porcelain"), "worktree "); n != 2 {
+		t.Fatalf("the capped worker's clone has %d trees, want its own and the first agent's:\n%s", n, git(t, clones[0], "worktree", "list"))
+	}
+	release()
+	for _, h := range hs {
+		res, err := h.Wait(ctx)
+		if err != nil || res.Status != task.Completed {
+			t.Fatalf("wait: %v %+v", err, res)
+		}
 	}
 }

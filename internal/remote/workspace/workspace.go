@@ -222,6 +222,7 @@ type Checkout struct {
 	pool  *Pool
 	clone string
 	lease *worktree.Lease
+	snap  snapState
 }
 
 // Dir is the tree the agent works in.
