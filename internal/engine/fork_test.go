@@ -161,7 +161,9 @@ func TestForkSiblingsShareTheirPrefix(t *testing.T) {
 
 			// Cache: the first fork the server accounted (not necessarily
 			// the first to arrive: forks run concurrently) reads what the
-			// parent cached; the others read at least 99% of their input.
+			// parent cached; the others read all of their input from the
+			// cache but their own directive (~30 tokens; a ratio would
+			// move with the length of the shared prompt).
 			slices.SortFunc(forks, func(a, b *llmtest.Request) int { return int(a.Usage.CacheReadTokens - b.Usage.CacheReadTokens) })
 			parentCached := parent.Usage.CacheReadTokens + parent.Usage.CacheWriteTokens
 			if p.name == "openai" {
@@ -172,9 +174,8 @@ func TestForkSiblingsShareTheirPrefix(t *testing.T) {
 			}
 			for _, f := range forks[1:] {
 				u := f.Usage
-				total := u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
-				if frac := float64(u.CacheReadTokens) / float64(total); frac < 0.99 {
-					t.Errorf("fork #%d read %.4f of its input from the cache, want >= 0.99 (%+v)", f.Seq, frac, u)
+				if own := u.InputTokens + u.CacheWriteTokens; own > 40 || u.CacheReadTokens < parentCached {
+					t.Errorf("fork #%d read %d tokens from the cache and %d not, want the parent's %d read and at most its directive (40) not (%+v)", f.Seq, u.CacheReadTokens, own, parentCached, u)
 				}
 			}
 
