@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/llmtest"
@@ -168,8 +169,28 @@ func TestSubagentWaitsForItsBackgroundChildren(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	h.srv.Script("MAIN", llmtest.ToolUse("Agent", agentCall("general-purpose", "MID: delegate")), llmtest.Text("all done"))
-	h.srv.Script("MID", llmtest.ToolUse("Agent", bgCall("LEAF: work")), llmtest.Text("mid waiting"), llmtest.Text("mid done after leaf"))
-	h.srv.Script("LEAF", llmtest.Text("leaf result"))
+	// The leaf answers only once MID has asked for its second turn: a leaf
+	// done sooner is a notification joined to MID's tool result, and MID
+	// would have nothing to wait for (TestNotificationJoinsToolResultsMidTurn).
+	midAsked := make(chan struct{})
+	h.srv.ScriptFunc("MID", func(r *llmtest.Request) llmtest.Turn {
+		switch len(r.Messages) {
+		case 1:
+			return llmtest.ToolUse("Agent", bgCall("LEAF: work"))
+		case 3:
+			close(midAsked)
+			return llmtest.Text("mid waiting")
+		default:
+			return llmtest.Text("mid done after leaf")
+		}
+	})
+	h.srv.ScriptFunc("LEAF", func(*llmtest.Request) llmtest.Turn {
+		select {
+		case <-midAsked:
+		case <-time.After(time.Minute): // only bounds a failing test
+		}
+		return llmtest.Text("leaf result")
+	})
 	rt := newRuntime(t, h.config())
 	evs, res, err := runAll(t, context.Background(), rt, "MAIN go")
 	if err != nil || res == nil {

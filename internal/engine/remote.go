@@ -88,7 +88,7 @@ func (rr remoteRun) execute(ctx context.Context, parent *agent, in agentInput) (
 	rs, rt := c.run, c.run.rt
 	start := rt.cfg.Now()
 	req := c.request(parent, in, true)
-	rr.spec(ctx, &req) // remotebudget.go: its reservation and trace travel with it
+	rr.spec(ctx, &req)                          // remotebudget.go: its reservation and trace travel with it
 	attaching := reattachOf(rt.bg).taking(c.id) // reattach.go: an earlier process started it
 	if !attaching {
 		rr.describe(ctx, parent, &req)
