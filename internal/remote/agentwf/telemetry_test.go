@@ -102,7 +102,7 @@ func TestRemoteAgentJoinsTheLaunchersTrace(t *testing.T) {
 			}
 			attrs := map[string]string{}
 			for _, kv := range sp.Attributes() {
-				attrs[string(kv.Key)] = kv.Value.Emit()
+				attrs[string(kv.Key)] = kv.Value.String()
 			}
 			if attrs[telemetry.AttrAgentID] != req.AgentID || attrs[telemetry.AttrConversationID] != "session-1" || attrs[telemetry.AttrStatus] != "completed" {
 				t.Fatalf("the agent's span attributes %v", attrs)

@@ -44,9 +44,7 @@ func notifications(srv *llmtest.Server, key string) []string {
 			if b.Type != llm.BlockText {
 				continue
 			}
-			for _, part := range strings.Split(b.Text, "<task-notification>")[1:] {
-				out = append(out, part)
-			}
+			out = append(out, strings.Split(b.Text, "<task-notification>")[1:]...)
 		}
 	}
 	return out

@@ -150,12 +150,12 @@ func anyString(v *commonpb.AnyValue) string {
 		}
 		return "false"
 	case *commonpb.AnyValue_IntValue:
-		return attribute.Int64Value(x.IntValue).Emit()
+		return attribute.Int64Value(x.IntValue).String()
 	case *commonpb.AnyValue_DoubleValue:
 		if math.IsNaN(x.DoubleValue) {
 			return "NaN"
 		}
-		return attribute.Float64Value(x.DoubleValue).Emit()
+		return attribute.Float64Value(x.DoubleValue).String()
 	case *commonpb.AnyValue_ArrayValue:
 		s := "["
 		for i, e := range x.ArrayValue.Values {
