@@ -369,54 +369,40 @@ func statusMessage(contentType string, data []byte) string {
 
 // field is the last bytes-typed field num of a protobuf message.
 func field(msg []byte, num protowire.Number) ([]byte, bool) {
+	raw, ok := lastField(msg, num, protowire.BytesType)
+	if !ok {
+		return nil, false
+	}
+	v, l := protowire.ConsumeBytes(raw)
+	return v, l >= 0
+}
+
+// varintField is the last varint field num of a protobuf message.
+func varintField(msg []byte, num protowire.Number) (uint64, bool) {
+	raw, ok := lastField(msg, num, protowire.VarintType)
+	if !ok {
+		return 0, false
+	}
+	v, l := protowire.ConsumeVarint(raw)
+	return v, l >= 0
+}
+
+// lastField is the encoded value of the last field num of type typ in a
+// protobuf message, up to the first malformed field.
+func lastField(msg []byte, num protowire.Number, typ protowire.Type) ([]byte, bool) {
 	var out []byte
 	found := false
 	for len(msg) > 0 {
 		n, t, l := protowire.ConsumeTag(msg)
 		if l < 0 {
-			return out, found
+			break
 		}
 		msg = msg[l:]
-		if n == num && t == protowire.BytesType {
-			v, l := protowire.ConsumeBytes(msg)
-			if l < 0 {
-				return out, found
-			}
-			out, found = v, true
-			msg = msg[l:]
-			continue
+		if l = protowire.ConsumeFieldValue(n, t, msg); l < 0 {
+			break
 		}
-		l = protowire.ConsumeFieldValue(n, t, msg)
-		if l < 0 {
-			return out, found
-		}
-		msg = msg[l:]
-	}
-	return out, found
-}
-
-// varintField is the last varint field num of a protobuf message.
-func varintField(msg []byte, num protowire.Number) (uint64, bool) {
-	var out uint64
-	found := false
-	for len(msg) > 0 {
-		n, t, l := protowire.ConsumeTag(msg)
-		if l < 0 {
-			return out, found
-		}
-		msg = msg[l:]
-		if n == num && t == protowire.VarintType {
-			v, l := protowire.ConsumeVarint(msg)
-			if l < 0 {
-				return out, found
-			}
-			out, found = v, true
-			msg = msg[l:]
-			continue
-		}
-		l = protowire.ConsumeFieldValue(n, t, msg)
-		if l < 0 {
-			return out, found
+		if n == num && t == typ {
+			out, found = msg[:l], true
 		}
 		msg = msg[l:]
 	}
