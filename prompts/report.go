@@ -1,6 +1,8 @@
 package prompts
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -109,4 +111,18 @@ func plural(n int, thing string) string {
 // JSON, "<" escaped) for its parent's report.
 func StructuredOutputBlock(compactJSON string) string {
 	return "Its structured output, which matches the output schema it was given:\n<structured-output>\n" + compactJSON + "\n</structured-output>"
+}
+
+// ReportJSON is a sub-agent's matched structured output as a parent's
+// report shows it: compact, with "<" escaped so that it cannot close the
+// frame around it ("" for none or for JSON that does not parse).
+func ReportJSON(v []byte) string {
+	if len(v) == 0 {
+		return ""
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return ""
+	}
+	return string(bytes.ReplaceAll(b.Bytes(), []byte("<"), []byte(`\u003c`)))
 }

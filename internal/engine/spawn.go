@@ -651,7 +651,7 @@ func (cr childReport) report(res *run.SubagentResult) string {
 	c := cr.a
 	r := prompts.Report{AgentID: c.id, AgentType: c.typ, Text: res.Text, OneShot: c.def.OneShot, TranscriptPath: res.TranscriptPath,
 		Tokens: res.Usage.Total(), ToolUses: res.ToolUses, Duration: res.Duration, Worktree: worktreeReport(res.Worktree),
-		StructuredOutput: reportJSON(res.StructuredOutput), Budget: budgetsOf(c).line(res.Budget)}
+		StructuredOutput: prompts.ReportJSON(res.StructuredOutput), Budget: budgetsOf(c).line(res.Budget)}
 	if res.MaxTurnsHit {
 		r.MaxTurns = c.maxTurns
 	}

@@ -92,16 +92,3 @@ func (tg typedGlue) result(out *run.SubagentResult, res *loop.Result) {
 		out.Subtype = run.ErrorMaxStructuredOutputRetries
 	}
 }
-
-// reportJSON is the matched JSON as the parent's report shows it: compact,
-// with "<" escaped so that it cannot close the frame around it.
-func reportJSON(v json.RawMessage) string {
-	if len(v) == 0 {
-		return ""
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, v) != nil {
-		return ""
-	}
-	return string(bytes.ReplaceAll(b.Bytes(), []byte("<"), []byte(`\u003c`)))
-}

@@ -99,7 +99,7 @@ func (a *agent) notifications(ctx workflow.Context) []llm.Block {
 			Status: res.Status, Error: res.Error, Tokens: res.Usage.Total(), ToolUses: res.ToolUses, Duration: res.Duration}
 		if res.Status == task.Completed || res.Status == task.BudgetExhausted {
 			tn.Report = res.Text
-			if js := compactJSON(res.StructuredOutput); js != "" { // typed.go
+			if js := prompts.ReportJSON(res.StructuredOutput); js != "" { // typed.go
 				tn.Report += "\n" + prompts.StructuredOutputBlock(js)
 			}
 		}

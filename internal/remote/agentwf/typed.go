@@ -98,16 +98,3 @@ func (t *typed) result(res *run.SubagentResult) {
 		res.Subtype = run.ErrorMaxStructuredOutputRetries
 	}
 }
-
-// compactJSON is v compact with "<" escaped, as a parent's report shows
-// it ("" for none).
-func compactJSON(v json.RawMessage) string {
-	if len(v) == 0 {
-		return ""
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, v) != nil {
-		return ""
-	}
-	return string(bytes.ReplaceAll(b.Bytes(), []byte("<"), []byte(`\u003c`)))
-}

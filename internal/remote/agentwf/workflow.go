@@ -467,7 +467,7 @@ func (a *agent) subagent(ctx workflow.Context, c llm.Block) ToolDone {
 	if text == "" {
 		text = prompts.ToolNoOutput
 	}
-	if js := compactJSON(res.StructuredOutput); js != "" {
+	if js := prompts.ReportJSON(res.StructuredOutput); js != "" {
 		text += "\n" + prompts.StructuredOutputBlock(js)
 	}
 	return ToolDone{Result: run.ToolResult{Text: text}, Block: llm.ToolResultBlock(c.ID, text, false)}
