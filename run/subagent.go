@@ -58,7 +58,9 @@ type TeamMessage struct {
 	Team        string `json:"team_name"`
 	// Type is "message" for text, else the structured message's type
 	// (shutdown_request, shutdown_approved, shutdown_rejected,
-	// plan_approval_request, plan_approval_response, idle_notification).
+	// plan_approval_request, plan_approval_response, idle_notification;
+	// and the team's own notices: task_assignment, teammate_terminated,
+	// and tasks_released, whose Text is plain text, not JSON).
 	Type      string `json:"message_type"`
 	RequestID string `json:"request_id,omitempty"`
 	Summary   string `json:"summary,omitempty"`

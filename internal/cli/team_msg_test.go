@@ -114,3 +114,68 @@ func TestTeamMessagesInStreamJSON(t *testing.T) {
 		t.Errorf("read by two: %v, by the lead: %v", two, lead)
 	}
 }
+
+// TestTeamNoticesInStreamJSON (issue 25): a notice the team posts itself
+// is a system/teammate_message line too: the task_assignment that the
+// lead's TaskUpdate with an owner puts in the teammate's mailbox, with
+// the structured kind and the body the teammate reads.
+func TestTeamNoticesInStreamJSON(t *testing.T) {
+	t.Parallel()
+	s, env := server(t)
+	env["CADRE_AGENT_TEAMS"] = "1"
+	s.ScriptFunc("LEAD", func(r *llmtest.Request) llmtest.Turn {
+		switch len(r.Messages) {
+		case 1:
+			return llmtest.ToolUse("TaskCreate", map[string]any{"subject": "JOB-subject", "description": "the job"})
+		case 3:
+			// The lead holds it, so the idle teammate does not claim it.
+			return llmtest.ToolUse("TaskUpdate", map[string]any{"taskId": "1", "status": "in_progress"})
+		case 5:
+			return llmtest.ToolUse("Agent", map[string]any{"description": "kim", "prompt": "MATE-kim go", "subagent_type": "general-purpose", "name": "kim"})
+		case 7:
+			return llmtest.ToolUse("TaskUpdate", map[string]any{"taskId": "1", "owner": "kim"})
+		}
+		return llmtest.Text("lead done")
+	})
+	s.ScriptFunc("MATE-kim", func(r *llmtest.Request) llmtest.Turn {
+		if strings.Contains(r.LastUserText(), "task_assignment") {
+			return llmtest.ToolUse("TaskUpdate", map[string]any{"taskId": "1", "status": "completed"})
+		}
+		return llmtest.Text("kim idle")
+	})
+	p := runCadre(t, env, "", "-p", "LEAD start", "--output-format", "stream-json", "--verbose")
+	if p.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", p.code, p.stdout, p.stderr)
+	}
+	kim := ""
+	var assigned []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(p.stdout), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if m["subtype"] == "task_started" {
+			kim, _ = m["task_id"].(string)
+		}
+		if m["type"] == "system" && m["subtype"] == "teammate_message" && m["message_type"] == "task_assignment" {
+			assigned = append(assigned, m)
+		}
+	}
+	if len(assigned) != 1 {
+		t.Fatalf("task_assignment lines: %v\n%s", assigned, p.stdout)
+	}
+	a := assigned[0]
+	body, _ := a["message"].(string)
+	team, _ := a["team_name"].(string)
+	if kim == "" || a["from"] != "team-lead" || a["to"] != "kim" || a["to_agent_id"] != kim ||
+		!strings.HasPrefix(team, "session-") || !strings.Contains(body, `"subject":"JOB-subject"`) {
+		t.Errorf("task_assignment %v (kim %s)", a, kim)
+	}
+	var read bool
+	for _, r := range s.RequestsFor("MATE-kim") {
+		read = read || strings.Contains(r.LastUserText(), body)
+	}
+	if !read {
+		t.Errorf("kim never read %s", body)
+	}
+}

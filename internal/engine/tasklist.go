@@ -111,8 +111,8 @@ func (c taskListCaller) Teammate() bool { return c.a.member != nil }
 
 // TaskAssigned implements tasklisttools.Assigner: a task given to a
 // teammate reaches its mailbox as a task_assignment (teamtasks.go).
-func (c taskListCaller) TaskAssigned(_ context.Context, t tasklist.Task, by string) {
-	teamTasks{c.a.run.rt.bg}.assigned(t, by)
+func (c taskListCaller) TaskAssigned(ctx context.Context, t tasklist.Task, by string) {
+	teamTasks{c.a.run.rt.bg}.assigned(ctx, c.a, t, by)
 }
 
 // FireTaskHook implements tasklisttools.Caller: the agent's hooks, so

@@ -466,7 +466,7 @@ func (tm teammate) left() {
 	t, m := a.run.rt.bg.team, a.member
 	// Its open tasks go back to pending and unowned, the lead told
 	// (teamtasks.go); before it leaves, so it is still busy meanwhile.
-	teamTasks{a.run.rt.bg}.release(m.name)
+	teamTasks{a.run.rt.bg}.release(a)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	m.ended = true

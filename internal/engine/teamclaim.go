@@ -2,9 +2,12 @@ package engine
 
 import (
 	"context"
+
 	"github.com/cadre-dev/cadre/internal/tasklist"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/prompts"
+	"github.com/cadre-dev/cadre/run"
+	"github.com/cadre-dev/cadre/task"
 )
 
 // teamTasks joins the team to its shared task list (issue 25 point 4, the
@@ -55,9 +58,10 @@ func (tt teamTasks) claimable(ctx context.Context) bool {
 	return err == nil && ok
 }
 
-// release gives back the open tasks of teammate name (tasklist's
+// release gives back the open tasks of teammate a (tasklist's
 // teammateReleased) and tells the lead which.
-func (tt teamTasks) release(name string) {
+func (tt teamTasks) release(a *agent) {
+	name := a.member.name
 	text, err := teammateReleased(context.WithoutCancel(tt.b.ctx), tt.b.rt, name)
 	if err != nil {
 		tt.b.recordFailed("task list", err)
@@ -67,12 +71,15 @@ func (tt teamTasks) release(name string) {
 	}
 	if _, err := tt.b.main.post(inboxItem{text: prompts.TeammateMessage(name, "", text), from: name}); err != nil {
 		tt.b.recordFailed("mailbox journal", err)
+		return
 	}
+	// teammsg.go
+	teamMail{tt.b}.announce(tt.b.ctx, a, run.TeamMessage{From: name, To: prompts.TeamLead, FromAgentID: a.id, Type: "tasks_released", Text: text})
 }
 
 // assigned puts a task_assignment in the mailbox of the teammate a task
-// was given to.
-func (tt teamTasks) assigned(t tasklist.Task, by string) {
+// was given to by agent from, named by.
+func (tt teamTasks) assigned(ctx context.Context, from *agent, t tasklist.Task, by string) {
 	team := tt.b.team
 	team.mu.Lock()
 	m := team.members[t.Owner]
@@ -81,9 +88,16 @@ func (tt teamTasks) assigned(t tasklist.Task, by string) {
 		return
 	}
 	text := prompts.TeamProtocol("task_assignment", "taskId", t.ID, "subject", t.Subject, "description", t.Description, "assignedBy", by)
-	if _, err := m.a.inbox.post(inboxItem{text: prompts.TeammateMessage(by, "", text), from: by}); err != nil {
+	out, err := m.a.inbox.post(inboxItem{text: prompts.TeammateMessage(by, "", text), from: by})
+	if err != nil {
 		tt.b.recordFailed("mailbox journal", err)
+		return
 	}
+	if out.Delivery == task.Refused || out.Delivery == task.Duplicate {
+		return
+	}
+	// teammsg.go
+	teamMail{tt.b}.announce(ctx, from, run.TeamMessage{From: by, To: m.name, FromAgentID: from.id, ToAgentID: m.a.id, Type: "task_assignment", Text: text})
 }
 
 // idleHook fires TeammateIdle for the teammate about to go idle

@@ -251,6 +251,8 @@ func (tmail teamMail) graceOver(m *member, id string, grace time.Duration) {
 		"message", fmt.Sprintf("%s did not answer shutdown_request %s within %s; it was stopped.", m.name, id, grace))
 	if _, err := b.main.post(inboxItem{text: prompts.TeammateMessage(m.name, "", text), from: m.name}); err != nil {
 		b.recordFailed("mailbox journal", err)
+	} else { // teammsg.go
+		tmail.announce(b.ctx, m.a, run.TeamMessage{From: m.name, To: prompts.TeamLead, FromAgentID: m.a.id, Type: "teammate_terminated", RequestID: id, Text: text})
 	}
 	// An error: it ended meanwhile.
 	_, _ = b.reg.Stop(m.a.id)

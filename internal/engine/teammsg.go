@@ -10,7 +10,12 @@ import (
 // every message a member posts to another — SendMessage between the lead
 // and a teammate or between teammates, and a teammate's idle notice to
 // the lead — is also an EventTeamMessage, sent once the message is in
-// the receiver's mailbox (so never for one refused or taken back).
+// the receiver's mailbox (so never for one refused or taken back). So are
+// the notices the team posts itself: a task_assignment to the new owner
+// of a task (teamclaim.go), teammate_terminated when a teammate that left
+// its shutdown_request unanswered is stopped (teammail.go), and
+// tasks_released when a teammate that stopped gave its open tasks back
+// (teamclaim.go), each sent as from the teammate it is about.
 // stream-json writes it as cadre's system/teammate_message
 // (internal/cli/teammsg.go); the Agent SDK's types have none for it.
 

@@ -17,7 +17,7 @@ import (
 // teammate killed after its post but before its tool result was written
 // rejoins (teamresume.go) with that call answered as sent, from the
 // journal, instead of "interrupted": it has no reason to send the message
-// a second time.
+// a second time. So does the lead of a resumed session (leadSentAnswers).
 
 // sendKey is the idempotency key of the post that agent id's SendMessage
 // call callID makes.
@@ -53,11 +53,24 @@ func sentAnswers(msgs []llm.Message, agentID string, mail *task.Mailboxes) []llm
 	last := msgs[n-1]
 	last.Content = slices.Clone(last.Content)
 	for i, b := range last.Content {
-		if r, ok := to[b.ToolUseID]; ok && b.Type == llm.BlockToolResult && b.IsError {
+		if r, ok := to[b.ToolUseID]; ok && b.Type == llm.BlockToolResult && b.IsError && b.ResultText() == prompts.CallInterrupted() {
 			last.Content[i] = llm.ToolResultBlock(b.ToolUseID, prompts.TeamMessageSent(r, ""), false)
 		}
 	}
 	msgs = slices.Clone(msgs)
 	msgs[n-1] = last
 	return msgs
+}
+
+// leadSentAnswers rewrites, in the conversation a resumed session's lead
+// starts from, the "interrupted" results of its last answer's
+// SendMessage calls whose message the mailbox journal holds as posted
+// (the process died between the post and the results): they read as
+// sent, as a rejoining teammate's do. Called once the mailbox journal is
+// replayed (background.open).
+func (b *background) leadSentAnswers() {
+	r := b.rt
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.messages = sentAnswers(r.messages, task.Main, b.mailboxes())
 }
