@@ -5,7 +5,12 @@ package engine
 // agent's and those of the agents it started on the worker included, as
 // its cost (ModelUsage, CostUSD: runState.note) does.
 
-import "github.com/cadre-dev/cadre/run"
+import (
+	"slices"
+
+	"github.com/cadre-dev/cadre/internal/engine/executor"
+	"github.com/cadre-dev/cadre/run"
+)
 
 // tally adds the usage of one forwarded event of the remote subtree to
 // the run's: a model's answer, or a compaction's summary request
@@ -16,5 +21,25 @@ import "github.com/cadre-dev/cadre/run"
 func (rr remoteRun) tally(ev run.Event) {
 	if ev.Type == run.EventAssistant || ev.Type == run.EventCompactBoundary {
 		rr.a.run.addUsage(ev.Usage)
+	}
+}
+
+// typeBudgets puts into req the budgets of the agent types the remote
+// child may start, from this session's definitions (their `budget`): the
+// worker reads no definitions, and a sub-agent it starts reserves its
+// type's as a local one does (agentwf prepareChild). None when the child
+// has no Agent tool.
+func (rr remoteRun) typeBudgets(req *executor.SpawnRequest) {
+	if !slices.Contains(req.Ceiling.Tools, AgentToolName) {
+		return
+	}
+	for name, d := range rr.a.run.rt.defs {
+		if d == nil || d.Budget.IsZero() || (req.Ceiling.AgentTypes != nil && !slices.Contains(req.Ceiling.AgentTypes, name)) {
+			continue
+		}
+		if req.TypeBudgets == nil {
+			req.TypeBudgets = map[string]executor.Budget{}
+		}
+		req.TypeBudgets[name] = executor.Budget(d.Budget)
 	}
 }

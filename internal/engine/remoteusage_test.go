@@ -2,12 +2,15 @@ package engine
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cadre-dev/cadre/agentdef"
+	"github.com/cadre-dev/cadre/internal/engine/executor"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/llmtest"
 	"github.com/cadre-dev/cadre/run"
@@ -155,5 +158,35 @@ func TestReattachedRemoteAgentUsageCountsItsWholeRun(t *testing.T) {
 	}
 	if res.Usage != streamed || res.Usage != byModel {
 		t.Fatalf("resumed run usage %+v, want every streamed answer's %+v; by model it is %+v", res.Usage, streamed, byModel)
+	}
+}
+
+// A remote agent's spawn request carries the budgets of the types it may
+// start, from the launcher's definitions, for its worker to reserve them
+// (agentwf); types without a budget are left out.
+func TestRemoteRequestCarriesTheTypeBudgets(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	x := newWorkerExecutor(t)
+	x.w.Model.Script("FAR-TB", llmtest.Text("done"))
+	h.srv.Script("MAIN", llmtest.ToolUse("Agent", map[string]any{"description": "far", "prompt": "FAR-TB work", "subagent_type": "far"}),
+		llmtest.Text("launched"), llmtest.Text("heard back"))
+	cfg := h.config()
+	cfg.Agents = []*agentdef.Definition{remoteAgentDef(),
+		{Name: "reviewer", Description: "reviews", Body: "Review.", Path: "test:reviewer", Budget: agentdef.Budget{Turns: 2, Tokens: 9_000}},
+		{Name: "plain", Description: "no budget", Body: "Plain.", Path: "test:plain"}}
+	cfg.Remote = Remote{Executor: x}
+	rt := newRuntime(t, cfg)
+	if _, _, err := runAll(t, context.Background(), rt, "MAIN go"); err != nil {
+		t.Fatal(err)
+	}
+	drainNotifications(t, rt)
+	reqs := x.requests()
+	if len(reqs) != 1 || !slices.Contains(reqs[0].Ceiling.Tools, AgentToolName) {
+		t.Fatalf("requests %+v", reqs)
+	}
+	want := map[string]executor.Budget{"reviewer": {Turns: 2, Tokens: 9_000}}
+	if got := reqs[0].TypeBudgets; !maps.Equal(got, want) {
+		t.Fatalf("type budgets %+v, want %+v", got, want)
 	}
 }
