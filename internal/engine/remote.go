@@ -370,6 +370,7 @@ func (rr remoteRun) forwardEvents(ctx context.Context, hd executor.Handle, picke
 			}
 		}
 		rr.charge(spent, ev) // remotebudget.go
+		rr.tally(ev)         // remoteusage.go: the run's usage, as its cost counts it
 		rr.log.event(ev)     // remotelog.go: its own answers and tool rounds
 		if ev.ParentToolUseID == "" {
 			ev.ParentToolUseID = c.toolUseID

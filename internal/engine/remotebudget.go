@@ -26,6 +26,7 @@ func (rr remoteRun) spec(ctx context.Context, req *executor.SpawnRequest) {
 	if rt.tel != nil {
 		req.Trace = executor.TraceContext(rt.tel.Inject(ctx))
 	}
+	rr.typeBudgets(req) // remoteusage.go: the budgets of the types it may start
 	if c.account == nil {
 		return
 	}

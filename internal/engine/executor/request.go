@@ -76,6 +76,12 @@ type SpawnRequest struct {
 	// child's model: an executor elsewhere figures the child's spend with
 	// them, so the limit means what it means on the launcher.
 	Prices pricing.Table `json:"prices,omitempty"`
+	// TypeBudgets are the budgets of the agent types the child may start
+	// (their definitions' `budget`), by type name; types without one are
+	// left out. An executor elsewhere, which reads no definitions, reserves
+	// for each sub-agent the least of its call's, its type's and what the
+	// child has free, as the launcher does.
+	TypeBudgets map[string]Budget `json:"type_budgets,omitempty"`
 }
 
 // Definition is the resolved agent definition a child runs: what of

@@ -61,9 +61,10 @@ func full() SpawnRequest {
 			Worktree: "/p/.claude/worktrees/agent-a1b2c3", WorktreeBranch: "worktree-agent-a1b2c3", MCPStart: 40 * time.Millisecond,
 			Budget: &run.BudgetGrant{USD: 1.25, Tokens: 200_000, Turns: 30, WallTime: 10 * time.Minute, Why: "usd 1.25 (asked)"},
 		},
-		Budget: Budget{USD: 1.25, Tokens: 200_000, Turns: 30, WallTime: 10 * time.Minute},
-		Trace:  TraceContext{TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", TraceState: "cadre=1"},
-		Prices: pricing.Table{"claude-sonnet-4-5": {Input: 3, Output: 15, CacheWrite: 3.75, CacheRead: 0.3, ContextWindow: 200_000, MaxOutputTokens: 32_000}},
+		Budget:      Budget{USD: 1.25, Tokens: 200_000, Turns: 30, WallTime: 10 * time.Minute},
+		Trace:       TraceContext{TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", TraceState: "cadre=1"},
+		Prices:      pricing.Table{"claude-sonnet-4-5": {Input: 3, Output: 15, CacheWrite: 3.75, CacheRead: 0.3, ContextWindow: 200_000, MaxOutputTokens: 32_000}},
+		TypeBudgets: map[string]Budget{"reviewer": {Turns: 3}},
 	}
 }
 

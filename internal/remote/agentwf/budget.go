@@ -121,16 +121,16 @@ func (a *agent) budgetStop() (task.Status, string, string, bool) {
 }
 
 // reserve opens a sub-agent's account under the agent's: the least of
-// what its Agent call asked and what the agent has free (a limit it does
-// not ask for is shared, bounded by what is free now). A refusal is the
-// message its call returns.
-func (b *budget) reserve(ctx workflow.Context, asked agentdef.Budget) (*spawn.Account, executor.Budget, string) {
+// what its Agent call asked, what its type's definition sets (def) and
+// what the agent has free (a limit neither sets is shared, bounded by
+// what is free now). A refusal is the message its call returns.
+func (b *budget) reserve(ctx workflow.Context, asked, def agentdef.Budget) (*spawn.Account, executor.Budget, string) {
 	var parent *spawn.Account
 	if b != nil {
 		parent = b.acct
 	}
 	now := workflow.Now(ctx)
-	acct, ref := spawn.Reserve(parent, asked, agentdef.Budget{}, now)
+	acct, ref := spawn.Reserve(parent, asked, def, now)
 	if ref != nil {
 		return nil, executor.Budget{}, ref.Message()
 	}
@@ -174,11 +174,13 @@ func (a *agent) prepareChild(ctx workflow.Context, in tasktools.AgentInput, req 
 	if err != nil {
 		return nil, prompts.AgentInputInvalid(err, nil)
 	}
-	acct, limits, refused := a.bud.reserve(ctx, asked)
+	def := agentdef.Budget(a.req.TypeBudgets[req.Definition.Name]) // childreceipt.go: its type's own
+	acct, limits, refused := a.bud.reserve(ctx, asked, def)
 	if refused != "" {
 		return nil, refused
 	}
 	req.Budget = limits
 	req.Trace = a.trace
+	req.Receipt = childReceipt(*req, acct) // childreceipt.go
 	return acct, ""
 }
