@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/gitcmd"
@@ -130,6 +131,32 @@ type Pool struct {
 	cfg   Config
 	git   git
 	trees *worktree.Manager
+	// fetching holds one lock per clone, taken while commits are fetched
+	// into that clone (see fetchLock).
+	mu       sync.Mutex
+	fetching map[string]*sync.Mutex
+}
+
+// fetchLock locks clone against fetches into it and new worktrees of it
+// from this pool, and returns the unlock. git fetch walks every ref of
+// the clone, the HEAD of each of its worktrees too: a tree being added
+// meanwhile (its HEAD a placeholder for a moment), or one another fetch
+// brought commits into, is a "bad object" to it, and the fetch fails.
+// (Seen as a killed worker's agents, all restored at once on another
+// worker, failing their moves.)
+func (p *Pool) fetchLock(clone string) func() {
+	p.mu.Lock()
+	if p.fetching == nil {
+		p.fetching = map[string]*sync.Mutex{}
+	}
+	l := p.fetching[clone]
+	if l == nil {
+		l = &sync.Mutex{}
+		p.fetching[clone] = l
+	}
+	p.mu.Unlock()
+	l.Lock()
+	return l.Unlock
 }
 
 // NewPool returns a Pool over cfg.Roots, which must exist.
@@ -245,7 +272,11 @@ func (p *Pool) Checkout(ctx context.Context, src Source, agentID, sessionID stri
 	if err := p.ensureSeeded(ctx, clone, src, agentID); err != nil {
 		return nil, fmt.Errorf("workspace for remote agent %s: %w", agentID, err)
 	}
+	// git worktree add gives the new tree a placeholder HEAD for a
+	// moment: no fetch into the clone may walk it then (fetchLock).
+	unlock := p.fetchLock(clone)
 	l, err := p.trees.Create(ctx, worktree.Request{Dir: clone, AgentID: agentID, SessionID: sessionID, Commit: src.Commit})
+	unlock()
 	if err != nil {
 		return nil, fmt.Errorf("workspace for remote agent %s: %w", agentID, err)
 	}
@@ -257,6 +288,7 @@ func (p *Pool) ensureCommit(ctx context.Context, clone string, src Source) error
 	if p.git.hasCommit(ctx, clone, src.Commit) {
 		return nil
 	}
+	defer p.fetchLock(clone)()
 	fctx, cancel := context.WithTimeout(ctx, p.cfg.FetchTimeout)
 	defer cancel()
 	// The commit itself (servers that allow it), else every branch.
@@ -277,6 +309,7 @@ func (p *Pool) ensureSeeded(ctx context.Context, clone string, src Source, agent
 	if len(src.Seed) == 0 || p.git.hasCommit(ctx, clone, src.Commit) {
 		return p.ensureCommit(ctx, clone, src)
 	}
+	defer p.fetchLock(clone)()
 	dir, err := os.MkdirTemp("", "cadre-seed-")
 	if err != nil {
 		return fmt.Errorf("seed the tree: %w", err)
