@@ -67,3 +67,33 @@ func TestConcurrentRestoresIntoOneClone(t *testing.T) {
 		}
 	}
 }
+
+// Many agents' first checkouts at once into one clone (a fan-out) all
+// get their trees: picking the clone reads its root commits, and must
+// not stumble on a tree being added beside.
+func TestConcurrentCheckoutsIntoOneClone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFleet(t)
+	src, err := Describe(ctx, f.launcher)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := newPool(t, Config{Roots: []string{f.workerRoot}})
+	const n = 32
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = pool.Checkout(ctx, src, fmt.Sprintf("fan%d", i), "sess")
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("checkout %d of %d at once: %v", i, n, err)
+		}
+	}
+}

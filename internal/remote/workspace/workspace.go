@@ -220,9 +220,18 @@ func (p *Pool) Pick(ctx context.Context, src Source) (string, error) {
 		return "", err
 	}
 	var match []string
+	var unread []error
 	for _, c := range p.clones(ctx) {
+		// rev-list --all walks the HEAD of each of the clone's worktrees
+		// too: not while one is being added or fetched into (fetchLock).
+		unlock := p.fetchLock(c)
 		roots, err := p.git.roots(ctx, c)
-		if err != nil || !slices.ContainsFunc(roots, func(r string) bool { return slices.Contains(src.Roots, r) }) {
+		unlock()
+		if err != nil {
+			unread = append(unread, err)
+			continue
+		}
+		if !slices.ContainsFunc(roots, func(r string) bool { return slices.Contains(src.Roots, r) }) {
 			continue
 		}
 		match = append(match, c)
@@ -232,7 +241,11 @@ func (p *Pool) Pick(ctx context.Context, src Source) (string, error) {
 		if name == "" {
 			name = "the repository with root commit " + src.Roots[0]
 		}
-		return "", fmt.Errorf("no clone of %s under this worker's repository roots (%s): clone it there, or start the worker with --repo naming a clone", name, strings.Join(p.cfg.Roots, ", "))
+		err := fmt.Errorf("no clone of %s under this worker's repository roots (%s): clone it there, or start the worker with --repo naming a clone", name, strings.Join(p.cfg.Roots, ", "))
+		if len(unread) > 0 {
+			err = fmt.Errorf("%w (clones that could not be read: %w)", err, errors.Join(unread...))
+		}
+		return "", err
 	}
 	if src.Remote != "" {
 		for _, c := range match {
