@@ -80,6 +80,8 @@ type agent struct {
 	snap  *workspace.Snapshot
 	stale bool
 	moves int
+	// snapErr is why the last snapshot was not taken (for the log).
+	snapErr string
 }
 
 // callOptions are activityOptions, on the worker holding the agent's
@@ -110,7 +112,14 @@ const maxMoves = 5
 func (a *agent) call(ctx workflow.Context, name string, in func() any, out any) error {
 	for {
 		err := workflow.ExecuteActivity(a.callOptions(ctx), name, in()).Get(ctx, out)
-		if err == nil || !a.movable(ctx, err) {
+		if err == nil {
+			return nil
+		}
+		if !a.movable(ctx, err) {
+			if lostWorker(err) && ctx.Err() == nil {
+				workflow.GetLogger(ctx).Warn("the agent's tree cannot move to another worker", "agent", a.req.AgentID, "call", name,
+					"owns", a.owns, "stale", a.stale, "snapshotError", a.snapErr, "moves", a.moves, "error", err)
+			}
 			return err
 		}
 		if merr := a.move(ctx); merr != nil {
@@ -123,9 +132,14 @@ func (a *agent) call(ctx workflow.Context, name string, in func() any, out any) 
 // movable reports whether err is the loss of the worker holding the
 // agent's own tree, and the tree can be restored elsewhere.
 func (a *agent) movable(ctx workflow.Context, err error) bool {
+	return ctx.Err() == nil && a.owns && a.place != nil && !a.stale && a.moves < maxMoves && lostWorker(err)
+}
+
+// lostWorker reports whether err is a call that no worker took from the
+// queue it was sent to within its wait (ScheduleToStart).
+func lostWorker(err error) bool {
 	var te *temporal.TimeoutError
-	return ctx.Err() == nil && a.owns && a.place != nil && !a.stale && a.moves < maxMoves &&
-		errors.As(err, &te) && te.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START
+	return errors.As(err, &te) && te.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START
 }
 
 // move restores the agent's tree from its last snapshot on whichever
@@ -374,7 +388,7 @@ func (a *agent) noteSnapshot(name string, done ToolDone) {
 	case done.Snapshot != nil:
 		a.snap, a.stale = done.Snapshot, false
 	case done.SnapshotError != "":
-		a.stale = true
+		a.stale, a.snapErr = true, done.SnapshotError
 	case name == "Agent":
 		// A sub-agent worked in this tree; what it changed is in no
 		// snapshot until this agent's next call that takes one.
@@ -388,8 +402,7 @@ func (a *agent) failed(ctx workflow.Context, err error) (task.Status, string, st
 	if ctx.Err() != nil || temporal.IsCanceledError(err) {
 		return task.Killed, "", prompts.AgentStoppedEarly(), false
 	}
-	var te *temporal.TimeoutError
-	if a.place != nil && errors.As(err, &te) && te.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START {
+	if a.place != nil && lostWorker(err) {
 		a.lost = true
 		return task.Failed, "", prompts.RemoteWorkspaceLost(a.place.Queue, a.place.Wait), false
 	}

@@ -139,6 +139,9 @@ func startWorkerEnv(t *testing.T, binary, queue string, srv *llmtest.Server, key
 	t.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-p.done
+		if t.Failed() {
+			t.Logf("worker %s, the end of its output:\n%s", key, tail(p.output(), 60))
+		}
 	})
 	for !strings.Contains(p.output(), "serving task queue") {
 		select {
@@ -148,6 +151,12 @@ func startWorkerEnv(t *testing.T, binary, queue string, srv *llmtest.Server, key
 		}
 	}
 	return p
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // kill9 kills the worker as a crash would.

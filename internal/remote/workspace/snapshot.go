@@ -136,6 +136,9 @@ func (c *Checkout) restore(ctx context.Context, snap Snapshot) error {
 	defer c.snap.mu.Unlock()
 	dir, info := c.Dir(), c.lease.Info()
 	g := c.pool.git
+	// The tree's new commits and its HEAD moved to them, with no other
+	// fetch into the clone walking it meanwhile (Pool.fetchLock).
+	defer c.pool.fetchLock(c.clone)()
 	if len(snap.Bundle) > 0 {
 		tmp, err := os.MkdirTemp("", "cadre-restore-")
 		if err != nil {

@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cadre-dev/cadre/internal/gitcmd"
@@ -130,6 +131,32 @@ type Pool struct {
 	cfg   Config
 	git   git
 	trees *worktree.Manager
+	// fetching holds one lock per clone, taken while commits are fetched
+	// into that clone (see fetchLock).
+	mu       sync.Mutex
+	fetching map[string]*sync.Mutex
+}
+
+// fetchLock locks clone against fetches into it and new worktrees of it
+// from this pool, and returns the unlock. git fetch walks every ref of
+// the clone, the HEAD of each of its worktrees too: a tree being added
+// meanwhile (its HEAD a placeholder for a moment), or one another fetch
+// brought commits into, is a "bad object" to it, and the fetch fails.
+// (Seen as a killed worker's agents, all restored at once on another
+// worker, failing their moves.)
+func (p *Pool) fetchLock(clone string) func() {
+	p.mu.Lock()
+	if p.fetching == nil {
+		p.fetching = map[string]*sync.Mutex{}
+	}
+	l := p.fetching[clone]
+	if l == nil {
+		l = &sync.Mutex{}
+		p.fetching[clone] = l
+	}
+	p.mu.Unlock()
+	l.Lock()
+	return l.Unlock
 }
 
 // NewPool returns a Pool over cfg.Roots, which must exist.
@@ -193,9 +220,18 @@ func (p *Pool) Pick(ctx context.Context, src Source) (string, error) {
 		return "", err
 	}
 	var match []string
+	var unread []error
 	for _, c := range p.clones(ctx) {
+		// rev-list --all walks the HEAD of each of the clone's worktrees
+		// too: not while one is being added or fetched into (fetchLock).
+		unlock := p.fetchLock(c)
 		roots, err := p.git.roots(ctx, c)
-		if err != nil || !slices.ContainsFunc(roots, func(r string) bool { return slices.Contains(src.Roots, r) }) {
+		unlock()
+		if err != nil {
+			unread = append(unread, err)
+			continue
+		}
+		if !slices.ContainsFunc(roots, func(r string) bool { return slices.Contains(src.Roots, r) }) {
 			continue
 		}
 		match = append(match, c)
@@ -205,7 +241,11 @@ func (p *Pool) Pick(ctx context.Context, src Source) (string, error) {
 		if name == "" {
 			name = "the repository with root commit " + src.Roots[0]
 		}
-		return "", fmt.Errorf("no clone of %s under this worker's repository roots (%s): clone it there, or start the worker with --repo naming a clone", name, strings.Join(p.cfg.Roots, ", "))
+		err := fmt.Errorf("no clone of %s under this worker's repository roots (%s): clone it there, or start the worker with --repo naming a clone", name, strings.Join(p.cfg.Roots, ", "))
+		if len(unread) > 0 {
+			err = fmt.Errorf("%w (clones that could not be read: %w)", err, errors.Join(unread...))
+		}
+		return "", err
 	}
 	if src.Remote != "" {
 		for _, c := range match {
@@ -245,7 +285,11 @@ func (p *Pool) Checkout(ctx context.Context, src Source, agentID, sessionID stri
 	if err := p.ensureSeeded(ctx, clone, src, agentID); err != nil {
 		return nil, fmt.Errorf("workspace for remote agent %s: %w", agentID, err)
 	}
+	// git worktree add gives the new tree a placeholder HEAD for a
+	// moment: no fetch into the clone may walk it then (fetchLock).
+	unlock := p.fetchLock(clone)
 	l, err := p.trees.Create(ctx, worktree.Request{Dir: clone, AgentID: agentID, SessionID: sessionID, Commit: src.Commit})
+	unlock()
 	if err != nil {
 		return nil, fmt.Errorf("workspace for remote agent %s: %w", agentID, err)
 	}
@@ -257,6 +301,7 @@ func (p *Pool) ensureCommit(ctx context.Context, clone string, src Source) error
 	if p.git.hasCommit(ctx, clone, src.Commit) {
 		return nil
 	}
+	defer p.fetchLock(clone)()
 	fctx, cancel := context.WithTimeout(ctx, p.cfg.FetchTimeout)
 	defer cancel()
 	// The commit itself (servers that allow it), else every branch.
@@ -277,6 +322,7 @@ func (p *Pool) ensureSeeded(ctx context.Context, clone string, src Source, agent
 	if len(src.Seed) == 0 || p.git.hasCommit(ctx, clone, src.Commit) {
 		return p.ensureCommit(ctx, clone, src)
 	}
+	defer p.fetchLock(clone)()
 	dir, err := os.MkdirTemp("", "cadre-seed-")
 	if err != nil {
 		return fmt.Errorf("seed the tree: %w", err)
