@@ -69,12 +69,11 @@ func r64index(r *llmtest.Request) int {
 // twice), and once the launchers have exited and the workers are stopped
 // no process of the run is left.
 func TestRemote64KillAWorkerAndTheLauncher(t *testing.T) {
-	// Not in the default suite: it takes about a minute of 2 cores. (Its
-	// moved agents that failed were concurrent restores into one clone
-	// tripping over each other's git, now locked per clone: see
-	// docs/remote.md.) Run it with CADRE_E2E_REMOTE64=1.
-	if os.Getenv("CADRE_E2E_REMOTE64") != "1" {
-		t.Skip("64 remote agents through three worker processes: set CADRE_E2E_REMOTE64=1")
+	// About a minute of 2 cores. (Its moved agents that once failed were
+	// concurrent restores into one clone tripping over each other's git,
+	// now locked per clone: see docs/remote.md.)
+	if testing.Short() {
+		t.Skip("64 remote agents through three worker processes: not under -short")
 	}
 	dial(t) // skips without a server
 	srv := llmtest.NewServer()
