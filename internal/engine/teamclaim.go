@@ -74,7 +74,7 @@ func (tt teamTasks) release(a *agent) {
 		return
 	}
 	// teammsg.go
-	teamMail{tt.b}.announce(tt.b.ctx, a, run.TeamMessage{From: name, To: prompts.TeamLead, FromAgentID: a.id, Type: "tasks_released", Text: text})
+	teamMail(tt).announce(tt.b.ctx, a, run.TeamMessage{From: name, To: prompts.TeamLead, FromAgentID: a.id, Type: "tasks_released", Text: text})
 }
 
 // assigned puts a task_assignment in the mailbox of the teammate a task
@@ -97,7 +97,7 @@ func (tt teamTasks) assigned(ctx context.Context, from *agent, t tasklist.Task, 
 		return
 	}
 	// teammsg.go
-	teamMail{tt.b}.announce(ctx, from, run.TeamMessage{From: by, To: m.name, FromAgentID: from.id, ToAgentID: m.a.id, Type: "task_assignment", Text: text})
+	teamMail(tt).announce(ctx, from, run.TeamMessage{From: by, To: m.name, FromAgentID: from.id, ToAgentID: m.a.id, Type: "task_assignment", Text: text})
 }
 
 // idleHook fires TeammateIdle for the teammate about to go idle
