@@ -190,7 +190,7 @@ func (b *background) open() error {
 	if err := b.openMail(filepath.Join(filepath.Dir(path), "mailbox.jsonl"), inHistory, teammates); err != nil {
 		return err
 	}
-	b.leadSentAnswers() // teamsend.go: the lead's sends the journal holds read as sent
+	teamMail{b}.leadSentAnswers() // teamsend.go: the lead's sends the journal holds read as sent
 	j, rep, err := task.OpenJournal(path)
 	if err != nil {
 		return err

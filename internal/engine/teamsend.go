@@ -68,7 +68,8 @@ func sentAnswers(msgs []llm.Message, agentID string, mail *task.Mailboxes) []llm
 // (the process died between the post and the results): they read as
 // sent, as a rejoining teammate's do. Called once the mailbox journal is
 // replayed (background.open).
-func (b *background) leadSentAnswers() {
+func (tm teamMail) leadSentAnswers() {
+	b := tm.b
 	r := b.rt
 	r.mu.Lock()
 	defer r.mu.Unlock()
