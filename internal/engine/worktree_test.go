@@ -728,7 +728,9 @@ func TestWorktreeKilledRunLeavesTrees(t *testing.T) {
 	t.Parallel()
 	h, cfg := wtHarness(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWorktreeCrashHelper$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "CADRE_WORKTREE_CRASH_REPO="+h.dir)
+	// The helper is killed, so its own t.TempDir is never removed: its
+	// temporary directories go under this test's, which is.
+	cmd.Env = append(os.Environ(), "CADRE_WORKTREE_CRASH_REPO="+h.dir, "TMPDIR="+t.TempDir())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
