@@ -11,6 +11,7 @@
 package proclife
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,7 +30,7 @@ import (
 // itself when cadre does).
 func EndDescendants(grace time.Duration, spare ...int) int {
 	self := os.Getpid()
-	descendants := func(pid int) []int { return descendantsExcept(pid, spare) }
+	descendants := func(pid int) []int { return descendantsOf(pid, spare) }
 	first := descendants(self)
 	if len(first) == 0 {
 		return 0
@@ -60,8 +61,70 @@ func EndDescendants(grace time.Duration, spare ...int) int {
 	return len(signalled)
 }
 
+// descendantsOf lists the live (not zombie) processes below pid, leaving
+// out the subtrees of the processes in spare: a walk of pid's tree alone
+// where the kernel keeps children lists, else a scan of every process.
+func descendantsOf(pid int, spare []int) []int {
+	var out []int
+	if walkChildren(pid, spare, func(c, _ int, st procStat) {
+		if st.state != "Z" && st.state != "X" {
+			out = append(out, c)
+		}
+	}) {
+		return out
+	}
+	return descendantsExcept(pid, spare)
+}
+
+// walkChildren calls visit for every process below pid, except the
+// subtrees of the processes in spare, with its parent and its stat, read
+// from the children lists of each process's threads
+// (/proc/<pid>/task/<tid>/children): what it costs grows with pid's tree,
+// not with every process on the machine. It reports false, having
+// visited nothing, when the kernel keeps no children lists.
+func walkChildren(pid int, spare []int, visit func(pid, parent int, st procStat)) bool {
+	self := strconv.Itoa(pid)
+	if _, err := os.Stat("/proc/" + self + "/task/" + self + "/children"); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat("/proc/" + self); err == nil {
+			return false // the process is there, its children lists are not
+		}
+		return true // pid is gone: nothing below it
+	}
+	seen := map[int]bool{pid: true}
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		dir := "/proc/" + strconv.Itoa(p) + "/task/"
+		tasks, err := os.ReadDir(dir)
+		if err != nil {
+			continue // gone
+		}
+		for _, task := range tasks {
+			b, err := os.ReadFile(dir + task.Name() + "/children")
+			if err != nil {
+				continue // the thread ended
+			}
+			for f := range strings.FieldsSeq(string(b)) {
+				c, err := strconv.Atoi(f)
+				if err != nil || seen[c] || slices.Contains(spare, c) {
+					continue
+				}
+				seen[c] = true
+				st, ok := readStat(c)
+				if !ok {
+					continue // gone
+				}
+				visit(c, p, st)
+				queue = append(queue, c)
+			}
+		}
+	}
+	return true
+}
+
 // descendantsExcept lists the live (not zombie) processes below pid, from
-// /proc, leaving out the subtrees of the processes in spare.
+// a scan of /proc, leaving out the subtrees of the processes in spare.
 func descendantsExcept(pid int, spare []int) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {

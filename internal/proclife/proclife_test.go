@@ -21,6 +21,9 @@ func TestMain(m *testing.M) {
 	if marker := os.Getenv("CADRE_PROCLIFE_KILLED"); marker != "" {
 		os.Exit(killedHelper(marker))
 	}
+	if marker := os.Getenv("CADRE_PROCLIFE_CLOSING"); marker != "" {
+		os.Exit(closingHelper(marker))
+	}
 	os.Exit(m.Run())
 }
 

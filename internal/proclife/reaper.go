@@ -48,6 +48,12 @@ const MarkEnv = "CADRE_PROCLIFE"
 // other package runs.
 const reaperEnv = "CADRE_PROCLIFE_REAPER"
 
+// The goodbyes an orderly Close writes to the life pipe before closing it.
+const (
+	byeEnd  byte = '.' // end every process still marked, wherever it is
+	byeDone byte = '!' // cadre ended the marked processes itself
+)
+
 // reaperGrace is how long the reaper waits after SIGTERM before SIGKILL.
 const reaperGrace = 2 * time.Second
 
@@ -135,14 +141,26 @@ func (r *Reaper) Token() string {
 	return r.token
 }
 
-// Close is cadre's orderly end: it closes the pipe (the reaper ends what
-// is still marked, normally nothing after EndDescendants), waits for the
-// reaper and takes the token out of the environment again. Safe on nil.
+// Close is cadre's orderly end: it ends what is still marked (normally
+// nothing after EndDescendants), closes the pipe, waits for the reaper
+// and takes the token out of the environment again. Safe on nil.
+//
+// As a child subreaper (Adopt), every process this one started is still
+// below it, daemonised ones included: Close ends the marked ones itself,
+// walking its own tree, and tells the reaper so (byeDone), which then
+// ends without looking at every process on the machine. Otherwise the
+// reaper ends the marked processes wherever they are (byeEnd).
 func (r *Reaper) Close() error {
 	if r == nil {
 		return nil
 	}
-	_, err := r.w.Write([]byte{'.'})
+	bye := byeEnd
+	if isSubreaper() {
+		self := os.Getpid()
+		endAll(func() []int { return markedBelow(self, r.token, r.Pid()) }, reaperGrace)
+		bye = byeDone
+	}
+	_, err := r.w.Write([]byte{bye})
 	if cerr := r.w.Close(); err == nil {
 		err = cerr
 	}
@@ -178,20 +196,20 @@ func serveReaper(spec string) int {
 		return 2
 	}
 	life := os.NewFile(3, "cadre-life")
-	ended := make(chan bool, 1) // true: an orderly Close said goodbye first
+	ended := make(chan byte, 1) // the goodbye of an orderly Close, 0 for none
 	go func() {                 // owned by serveReaper, which waits for ended
 		var buf [64]byte
-		orderly := false
+		var bye byte
 		for {
 			n, err := life.Read(buf[:])
 			if n > 0 {
-				orderly = true
+				bye = buf[n-1]
 			}
 			if err != nil {
 				break // EOF: cadre is gone (a read error on a pipe means the same)
 			}
 		}
-		ended <- orderly
+		ended <- bye
 	}()
 	// Start-up touched megabytes of the binary this loop never needs
 	// again; without them the reaper's resident set is a few hundred KiB
@@ -206,8 +224,13 @@ func serveReaper(spec string) int {
 	defer tick.Stop()
 	for {
 		select {
-		case orderly := <-ended:
-			if orderly {
+		case bye := <-ended:
+			switch bye {
+			case byeDone:
+				// cadre ended what is marked itself: nothing is left to end.
+				return 0
+			case 0:
+			default:
 				// cadre ended its tree itself; end only what is marked (an
 				// embedder's other children are not cadre's).
 				EndMarked(token, reaperGrace)
@@ -237,32 +260,14 @@ func serveReaper(spec string) int {
 // kernel has them, else from a scan of /proc.
 func below(pid, skip int) map[int]uint64 {
 	out := map[int]uint64{}
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		tasks, err := os.ReadDir(filepath.Join("/proc", strconv.Itoa(p), "task"))
-		if err != nil {
-			continue // gone
+	if walkChildren(pid, []int{skip}, func(c, _ int, st procStat) {
+		if st.state != "Z" && st.state != "X" {
+			out[c] = st.start
 		}
-		for _, task := range tasks {
-			b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p), "task", task.Name(), "children"))
-			if errors.Is(err, os.ErrNotExist) && p == pid {
-				return belowByScan(pid, skip)
-			}
-			for _, f := range strings.Fields(string(b)) {
-				c, err := strconv.Atoi(f)
-				if err != nil || c == skip {
-					continue
-				}
-				if st, ok := readStat(c); ok && st.state != "Z" && st.state != "X" {
-					out[c] = st.start
-					queue = append(queue, c)
-				}
-			}
-		}
+	}) {
+		return out
 	}
-	return out
+	return belowByScan(pid, skip)
 }
 
 // belowByScan is below without children lists.
@@ -367,6 +372,22 @@ func marked(token string, self int, tracked map[int]uint64) []int {
 			}
 		}
 	}
+	return out
+}
+
+// markedBelow lists the live processes below pid (except spare's subtree)
+// that carry token, or are below one that does.
+func markedBelow(pid int, token string, spare int) []int {
+	marked := map[int]bool{}
+	var out []int
+	walkChildren(pid, []int{spare}, func(c, parent int, st procStat) {
+		if marked[parent] || carries(c, token) {
+			marked[c] = true
+			if st.state != "Z" && st.state != "X" {
+				out = append(out, c)
+			}
+		}
+	})
 	return out
 }
 
