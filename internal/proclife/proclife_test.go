@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -62,5 +63,43 @@ func TestAdoptAndEnd(t *testing.T) {
 	if _, state, ok := stat(pid); ok && state != "Z" {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		t.Errorf("sleep %d outlived its subreaper", pid)
+	}
+}
+
+// The children lists and the scan of /proc find the same descendants:
+// a shell, its child and a daemonised grandchild, the spared subtree
+// left out by both.
+func TestDescendantsByChildrenMatchesScan(t *testing.T) {
+	if _, err := os.Stat("/proc/thread-self/children"); err != nil {
+		t.Skip("no children lists in this kernel")
+	}
+	spared := exec.Command("sleep", "30")
+	if err := spared.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = spared.Process.Kill(); _ = spared.Wait() }()
+	sh := exec.Command("bash", "-c", "sleep 30 & (sleep 30 &) ; echo ready; wait")
+	sh.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the deferred kill ends the whole group
+	out, err := sh.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = syscall.Kill(-sh.Process.Pid, syscall.SIGKILL); _ = sh.Process.Kill(); _ = sh.Wait() }()
+	buf := make([]byte, 6)
+	if _, err := out.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	self, spare := os.Getpid(), []int{spared.Process.Pid}
+	byChildren, byScan := descendantsByChildren(self, spare), descendantsByScan(self, spare)
+	slices.Sort(byChildren)
+	slices.Sort(byScan)
+	if !slices.Contains(byChildren, sh.Process.Pid) || slices.Contains(byChildren, spared.Process.Pid) || len(byChildren) < 2 {
+		t.Errorf("children lists found %v: want the shell %d and its sleep, not the spared %d", byChildren, sh.Process.Pid, spared.Process.Pid)
+	}
+	if !slices.Equal(byChildren, byScan) {
+		t.Errorf("children lists found %v, the scan %v", byChildren, byScan)
 	}
 }
