@@ -96,6 +96,10 @@ func fastBlock(block string, lineBase int) (fields []field, status fastStatus, b
 				fields = append(fields, field{key: key, line: line, value: n})
 				continue
 			}
+			if v == "true" || v == "false" { // YAML's booleans, lowercase (a built-in agent's background: true)
+				fields = append(fields, field{key: key, line: line, value: v == "true"})
+				continue
+			}
 			if !plainString(v) {
 				return nil, fastBail, 0
 			}

@@ -97,6 +97,7 @@ func FuzzFastPath(f *testing.F) {
 	f.Add("tools: [Read, \"Grep\", 'a''b']\nskills:\n  - x # c\n  - \"y\\\"z\"\nmaxTurns: 10  # cap\ndescription: |-\n  one\n  two\n\nmodel: opus\n")
 	f.Add("description: Use it when: needed\n")
 	f.Add("a:\n- x\n- 'y'\nb: >\n  folded\n  text\n")
+	f.Add("name: v\nbackground: true\nmemory: false # c\nx: truex\n")
 	f.Fuzz(func(t *testing.T, block string) {
 		defer watchdog(block)()
 		fast, status, _ := fastBlock(block, 2)

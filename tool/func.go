@@ -78,6 +78,20 @@ func reflectSchema[In any](name string) *reflectedSchema {
 	if rs, ok := schemaCache.Load(typ); ok {
 		return rs.(*reflectedSchema)
 	}
+	key := schemaKey(typ)
+	rs, ok := pregenerated(key) // schemas.go: cadre's own tools, generated ahead
+	if test := inTestBinary(); !ok || test {
+		rs = reflectNow[In](name)
+		if test {
+			checkPregenerated(key, rs)
+		}
+	}
+	got, _ := schemaCache.LoadOrStore(typ, rs)
+	return got.(*reflectedSchema)
+}
+
+// reflectNow reflects the schema of In.
+func reflectNow[In any](name string) *reflectedSchema {
 	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: false}
 	var zero In
 	s := r.Reflect(&zero)
@@ -89,9 +103,7 @@ func reflectSchema[In any](name string) *reflectedSchema {
 	}
 	props, required := schemaFields(schema)
 	// Clipped: an append to a shared schema or field list must copy.
-	rs := &reflectedSchema{schema: slices.Clip(schema), props: slices.Clip(props), required: slices.Clip(required)}
-	got, _ := schemaCache.LoadOrStore(typ, rs)
-	return got.(*reflectedSchema)
+	return &reflectedSchema{schema: slices.Clip(schema), props: slices.Clip(props), required: slices.Clip(required)}
 }
 
 type funcTool[In any] struct {

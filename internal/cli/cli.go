@@ -120,6 +120,9 @@ type procIO struct {
 // every process it started, daemonised ones included, is ended before it
 // returns — or, after kill -9, by its reaper process (internal/proclife).
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	if printVersionOnly(args, stdout) { // startfast.go: no command tree for the version
+		return ExitOK
+	}
 	_ = proclife.Adopt() // best effort: without it orphans go to init
 	// The reaper ends what cadre started even after kill -9 (issue 23);
 	// best effort like Adopt: without it, only an orderly exit ends them.
@@ -137,7 +140,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 	ctx, sigs := withSignals(context.Background())
 	defer sigs.stop()
 	p := procIO{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
-	cmd := newRootCmd(ctx, p, sigs)
+	cmd := newRootOnlyCmd(ctx, p, sigs)
+	if needsSubcommands(args) { // startfast.go: a headless run builds none
+		addSubcommands(cmd)
+	}
 	// No subcommand sets its own persistent pre-run, so this one runs
 	// before every command's RunE (TestReaperStartsBeforeEveryCommand).
 	cmd.PersistentPreRun = func(*cobra.Command, []string) {
@@ -184,7 +190,16 @@ func trimPrefix(msg string) string {
 	return msg
 }
 
+// newRootCmd is the whole command tree: the root command and its
+// subcommands.
 func newRootCmd(ctx context.Context, p procIO, sigs *signals) *cobra.Command {
+	cmd := newRootOnlyCmd(ctx, p, sigs)
+	addSubcommands(cmd)
+	return cmd
+}
+
+// newRootOnlyCmd is the root command with its flags and no subcommands.
+func newRootOnlyCmd(ctx context.Context, p procIO, sigs *signals) *cobra.Command {
 	var o options
 	cmd := &cobra.Command{
 		Use:   "cadre [flags] [prompt]",
@@ -269,7 +284,6 @@ terminated (SIGTERM).`,
 	_ = f.MarkHidden("await-initialize")
 	o.sdk.register(f)
 	f.SetInterspersed(true)
-	addSubcommands(cmd)
 	return cmd
 }
 

@@ -216,6 +216,13 @@ func serveReaper(spec string) int {
 	// of its own (the pages it needs come back from the file).
 	releaseFilePages()
 	self := os.Getpid()
+	// Only a process born after the reaper can carry its token (cadre
+	// sets the mark once the reaper runs): the scans read no older
+	// process's environment (issue 24: cadre's exit waits for the last).
+	var since uint64
+	if st, ok := readStat(self); ok {
+		since = st.start
+	}
 	// A process that dropped the mark (env -i) is still found if it was
 	// below cadre at the last look.
 	tracked := map[int]uint64{}
@@ -233,10 +240,10 @@ func serveReaper(spec string) int {
 			default:
 				// cadre ended its tree itself; end only what is marked (an
 				// embedder's other children are not cadre's).
-				EndMarked(token, reaperGrace)
+				endAll(func() []int { return marked(token, self, since, nil) }, reaperGrace)
 				return 0
 			}
-			find := func() []int { return marked(token, self, tracked) }
+			find := func() []int { return marked(token, self, since, tracked) }
 			if endAll(find, reaperGrace) == 0 {
 				// Nothing found at cadre's death: look once more, in case
 				// what is left was in the middle of execve then.
@@ -287,7 +294,7 @@ func belowByScan(pid, skip int) map[int]uint64 {
 // started meanwhile). It returns how many processes it signalled.
 func EndMarked(token string, grace time.Duration) int {
 	self := os.Getpid()
-	return endAll(func() []int { return marked(token, self, nil) }, grace)
+	return endAll(func() []int { return marked(token, self, 0, nil) }, grace)
 }
 
 // endAll ends what find finds until it finds nothing: SIGTERM to the
@@ -331,8 +338,9 @@ func endAll(find func() []int, grace time.Duration) int {
 
 // marked lists the live processes (not zombies) that carry token or are
 // in tracked with the same start time, and the live processes below them,
-// skipping self.
-func marked(token string, self int, tracked map[int]uint64) []int {
+// skipping self. Only processes started at or after since (clock ticks
+// after boot, /proc/<pid>/stat's starttime) are checked for the token.
+func marked(token string, self int, since uint64, tracked map[int]uint64) []int {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -351,7 +359,7 @@ func marked(token string, self int, tracked map[int]uint64) []int {
 		}
 		live[pid] = true
 		children[st.ppid] = append(children[st.ppid], pid)
-		if start, ok := tracked[pid]; (ok && start == st.start) || carries(pid, token) {
+		if start, ok := tracked[pid]; (ok && start == st.start) || (st.start >= since && carries(pid, token)) {
 			roots = append(roots, pid)
 		}
 	}

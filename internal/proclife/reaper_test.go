@@ -241,16 +241,16 @@ func TestTrackedWithoutTheMark(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if got := marked("no-such-token", os.Getpid(), map[int]uint64{sleep: start + 1}); slices.Contains(got, sleep) {
+	if got := marked("no-such-token", os.Getpid(), 0, map[int]uint64{sleep: start + 1}); slices.Contains(got, sleep) {
 		t.Fatalf("a listed pid with another start time was taken for the sleep: %v", got)
 	}
 	// Only the sleep from here on: the rest below this test process belongs
 	// to the tests running beside it.
 	tracked = map[int]uint64{sleep: start}
-	if got := marked("no-such-token", os.Getpid(), tracked); !slices.Equal(got, []int{sleep}) {
+	if got := marked("no-such-token", os.Getpid(), 0, tracked); !slices.Equal(got, []int{sleep}) {
 		t.Fatalf("marked with the list = %v, want the sleep %d", got, sleep)
 	}
-	if n := endAll(func() []int { return marked("no-such-token", os.Getpid(), tracked) }, time.Second); n != 1 {
+	if n := endAll(func() []int { return marked("no-such-token", os.Getpid(), 0, tracked) }, time.Second); n != 1 {
 		t.Fatalf("endAll signalled %d processes", n)
 	}
 	for len(sleepsWith(marker)) > 0 {
@@ -258,5 +258,34 @@ func TestTrackedWithoutTheMark(t *testing.T) {
 			t.Fatal("the sleep outlived endAll")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A process started before since is not read for the token: only what
+// was born after the reaper can carry it. One born at since is.
+func TestMarkedChecksOnlyProcessesBornSince(t *testing.T) {
+	t.Parallel()
+	token := fmt.Sprintf("since-%d", os.Getpid())
+	cmd := exec.Command("sleep", "30")
+	cmd.Env = []string{MarkEnv + "=" + token}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	environ := fmt.Sprintf("/proc/%d/environ", cmd.Process.Pid)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if b, _ := os.ReadFile(environ); len(b) > 0 {
+			break
+		}
+	}
+	st, ok := readStat(cmd.Process.Pid)
+	if !ok {
+		t.Fatal("no stat for the sleep")
+	}
+	if got := marked(token, os.Getpid(), st.start, nil); !slices.Equal(got, []int{cmd.Process.Pid}) {
+		t.Errorf("since its start: marked = %v, want [%d]", got, cmd.Process.Pid)
+	}
+	if got := marked(token, os.Getpid(), st.start+1, nil); len(got) != 0 {
+		t.Errorf("since after its start: marked = %v, want none", got)
 	}
 }

@@ -160,7 +160,7 @@ func TestListEdgeCases(t *testing.T) {
 	foreign := filepath.Join(repo, TreesDir, "agent-foreign")
 	gitT(t, repo, "worktree", "add", "-q", "-b", "foreign", foreign)
 	// Records that say a dead process owns them.
-	dead := Owner{Host: m.self.Host, BootID: m.self.BootID, PID: deadPID(t), Start: 1}
+	dead := Owner{Host: m.self().Host, BootID: m.self().BootID, PID: deadPID(t), Start: 1}
 	for _, id := range []string{"gone-clean", "gone-commit"} {
 		l := create(t, m, repo, id)
 		if id == "gone-commit" {

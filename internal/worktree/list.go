@@ -166,7 +166,7 @@ func (m lister) entry(ctx context.Context, r *repo, name string, registered map[
 	e.Info = Info{Path: path, Branch: rec.Branch, AgentID: rec.AgentID, SessionID: rec.SessionID, Root: r.root,
 		Base: rec.Base, BaseRef: rec.BaseRef, BaseCommit: rec.BaseCommit}
 	e.PID, e.Host, e.CreatedAt, e.EndedAt = rec.Owner.PID, rec.Owner.Host, rec.CreatedAt, rec.EndedAt
-	if rec.EndedAt.IsZero() && rec.Owner.alive(m.self) {
+	if rec.EndedAt.IsZero() && rec.Owner.alive(m.self()) {
 		e.State = StateRunning
 		e.Note = fmt.Sprintf("process %d on %s is running", rec.Owner.PID, rec.Owner.Host)
 		return e

@@ -203,7 +203,7 @@ func (m merger) mergeSource(ctx context.Context, r *repo, req MergeRequest) (mer
 		if err != nil {
 			return src, fmt.Errorf("no kept worktree for agent %s: %w", req.AgentID, err)
 		}
-		if rec.EndedAt.IsZero() && rec.Owner.alive(m.self) {
+		if rec.EndedAt.IsZero() && rec.Owner.alive(m.self()) {
 			return src, fmt.Errorf("agent %s is still running in %s; merge after it ends", req.AgentID, path)
 		}
 		src = mergeSrc{branch: rec.Branch, agent: rec.AgentID}
@@ -223,7 +223,7 @@ func (m merger) mergeSource(ctx context.Context, r *repo, req MergeRequest) (mer
 		}
 		if src.path != "" {
 			if rec, err := readRecord(src.path); err == nil {
-				if rec.EndedAt.IsZero() && rec.Owner.alive(m.self) {
+				if rec.EndedAt.IsZero() && rec.Owner.alive(m.self()) {
 					return src, fmt.Errorf("agent %s is still running in %s; merge after it ends", rec.AgentID, src.path)
 				}
 				src.agent = rec.AgentID

@@ -218,7 +218,7 @@ func (m remote) land(ctx context.Context, req LandRequest) (Outcome, error) {
 	now := m.cfg.Now().UTC()
 	rec := &record{
 		Version: recordVersion, AgentID: req.AgentID, SessionID: req.SessionID, Path: path, Branch: branch,
-		Base: BaseHead, BaseRef: req.Pack.Base, BaseCommit: req.Pack.Base, CreatedAt: now, EndedAt: now, Owner: m.self,
+		Base: BaseHead, BaseRef: req.Pack.Base, BaseCommit: req.Pack.Base, CreatedAt: now, EndedAt: now, Owner: m.self(),
 	}
 	if err := writeRecord(rec); err != nil {
 		return fail(err)

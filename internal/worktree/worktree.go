@@ -102,9 +102,11 @@ type Config struct {
 // is safe for concurrent use; one Manager serves any number of
 // repositories.
 type Manager struct {
-	cfg  Config
-	git  git
-	self Owner
+	cfg Config
+	git git
+	// self describes this process for the records; read on first use
+	// (its /proc reads cost start-up time a run without worktrees skips).
+	self func() Owner
 
 	mu        sync.Mutex
 	repos     map[string]*repo       // by common git directory
@@ -133,7 +135,7 @@ func New(cfg Config) (*Manager, error) {
 		return nil, fmt.Errorf("worktree isolation needs git: %w", err)
 	}
 	return &Manager{
-		cfg: cfg, git: newGit(path, os.Environ(), cfg.Env), self: selfOwner(),
+		cfg: cfg, git: newGit(path, os.Environ(), cfg.Env), self: sync.OnceValue(selfOwner),
 		repos: map[string]*repo{}, live: map[string]*leasedTree{},
 	}, nil
 }
@@ -231,7 +233,7 @@ func (m *Manager) Create(ctx context.Context, req Request) (*Lease, error) {
 	rec := &record{
 		Version: recordVersion, AgentID: req.AgentID, SessionID: req.SessionID,
 		Path: filepath.Join(r.treesDir(), TreeName(req.AgentID)), Branch: BranchName(req.AgentID),
-		Base: req.Base, BaseRef: ref, BaseCommit: commit, CreatedAt: m.cfg.Now().UTC(), Owner: m.self,
+		Base: req.Base, BaseRef: ref, BaseCommit: commit, CreatedAt: m.cfg.Now().UTC(), Owner: m.self(),
 	}
 	more, err := m.add(ctx, r, rec)
 	if err != nil {

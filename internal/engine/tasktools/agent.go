@@ -113,9 +113,28 @@ type SchemaOptions struct {
 	Budget, Teams bool
 }
 
-// AgentSchemaWith reflects the Agent tool's input schema with the fields o
-// keeps.
+// AgentSchemaWith is the Agent tool's input schema with the fields o
+// keeps. The 32 variants are generated ahead (agentschemas_gen.go, checked
+// against reflectAgentSchema by TestAgentSchemasGenerated), so a run
+// reflects nothing before its first request (issue 24).
 func AgentSchemaWith(o SchemaOptions) json.RawMessage {
+	return json.RawMessage(generatedAgentSchemas[o.index()])
+}
+
+// index numbers the variant: one bit per option.
+func (o SchemaOptions) index() int {
+	i := 0
+	for bit, on := range [...]bool{o.ModelForced, o.Isolation, o.NoBackground, o.Budget, o.Teams} {
+		if on {
+			i |= 1 << bit
+		}
+	}
+	return i
+}
+
+// reflectAgentSchema reflects the Agent tool's input schema with the
+// fields o keeps: the source of generatedAgentSchemas.
+func reflectAgentSchema(o SchemaOptions) json.RawMessage {
 	modelForced, isolation, noBackground, budget, teams := o.ModelForced, o.Isolation, o.NoBackground, o.Budget, o.Teams
 	r := jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, AllowAdditionalProperties: false}
 	s := r.Reflect(&AgentInput{})

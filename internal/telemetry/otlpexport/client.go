@@ -15,8 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // client sends encoded export requests to one receiver.
@@ -368,37 +366,37 @@ func statusMessage(contentType string, data []byte) string {
 }
 
 // field is the last bytes-typed field num of a protobuf message.
-func field(msg []byte, num protowire.Number) ([]byte, bool) {
-	raw, ok := lastField(msg, num, protowire.BytesType)
+func field(msg []byte, num fieldNum) ([]byte, bool) {
+	raw, ok := lastField(msg, num, bytesType)
 	if !ok {
 		return nil, false
 	}
-	v, l := protowire.ConsumeBytes(raw)
+	v, l := consumeBytes(raw)
 	return v, l >= 0
 }
 
 // varintField is the last varint field num of a protobuf message.
-func varintField(msg []byte, num protowire.Number) (uint64, bool) {
-	raw, ok := lastField(msg, num, protowire.VarintType)
+func varintField(msg []byte, num fieldNum) (uint64, bool) {
+	raw, ok := lastField(msg, num, varintType)
 	if !ok {
 		return 0, false
 	}
-	v, l := protowire.ConsumeVarint(raw)
+	v, l := consumeVarint(raw)
 	return v, l >= 0
 }
 
 // lastField is the encoded value of the last field num of type typ in a
 // protobuf message, up to the first malformed field.
-func lastField(msg []byte, num protowire.Number, typ protowire.Type) ([]byte, bool) {
+func lastField(msg []byte, num fieldNum, typ wireType) ([]byte, bool) {
 	var out []byte
 	found := false
 	for len(msg) > 0 {
-		n, t, l := protowire.ConsumeTag(msg)
+		n, t, l := consumeTag(msg)
 		if l < 0 {
 			break
 		}
 		msg = msg[l:]
-		if l = protowire.ConsumeFieldValue(n, t, msg); l < 0 {
+		if l = consumeFieldValue(n, t, msg); l < 0 {
 			break
 		}
 		if n == num && t == typ {

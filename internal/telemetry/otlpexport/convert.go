@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // The field numbers and JSON names below are those of the OTLP protos
@@ -223,7 +222,7 @@ func unixNano(t time.Time) uint64 {
 
 // encodeAttrs writes attrs as a repeated KeyValue field; nothing when
 // there are none.
-func encodeAttrs(e enc, f protowire.Number, name string, attrs []attribute.KeyValue) {
+func encodeAttrs(e enc, f fieldNum, name string, attrs []attribute.KeyValue) {
 	if len(attrs) == 0 {
 		return
 	}
@@ -391,7 +390,7 @@ func temporality(e enc, t metricdata.Temporality) {
 
 // number writes a oneof value: as_double (field dbl) for float64, as_int
 // (field 6) for int64.
-func number[N int64 | float64](e enc, dbl protowire.Number, v N) {
+func number[N int64 | float64](e enc, dbl fieldNum, v N) {
 	switch x := any(v).(type) {
 	case int64:
 		e.sfixed64(6, "asInt", x)
@@ -478,7 +477,7 @@ func expPoints[N int64 | float64](e enc, pts []metricdata.ExponentialHistogramDa
 	e.endList()
 }
 
-func buckets(e enc, f protowire.Number, name string, b metricdata.ExponentialBucket) {
+func buckets(e enc, f fieldNum, name string, b metricdata.ExponentialBucket) {
 	e.begin(f, name)
 	if b.Offset != 0 {
 		e.sint32v(1, "offset", b.Offset)
@@ -517,7 +516,7 @@ func summaryPoints(e enc, pts []metricdata.SummaryDataPoint) {
 }
 
 // exemplars writes a repeated Exemplar field.
-func exemplars[N int64 | float64](e enc, f protowire.Number, exs []metricdata.Exemplar[N]) {
+func exemplars[N int64 | float64](e enc, f fieldNum, exs []metricdata.Exemplar[N]) {
 	if len(exs) == 0 {
 		return
 	}

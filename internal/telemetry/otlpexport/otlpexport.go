@@ -4,7 +4,7 @@
 // HTTP/2 client (a unary call is one POST with a framed message and the
 // status in the trailers), so that the cadre binary links neither grpc-go
 // nor the generated OTLP packages and their init (issue 24). The
-// messages are written field by field with protowire from the OTLP
+// messages are written field by field (pbwire.go) from the OTLP
 // protos' field numbers. The exporters implement the SDK's
 // sdktrace.SpanExporter and sdkmetric.Exporter; Config, or FromEnv for
 // the OTEL_EXPORTER_OTLP_* variables, says where and how.
