@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/internal/retry"
 )
 
 // benchRequest is a request shaped like a main agent's at its third
@@ -63,9 +64,9 @@ func BenchmarkStreamRequest(b *testing.B) {
 		ans(w, r)
 	}))
 	defer srv.Close()
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	m, err := New(Config{APIKey: "k", BaseURL: srv.URL, HTTPClient: &http.Client{Transport: tr}})
+	hc := retry.HTTPClient() // the client a Model gets when none is given
+	defer hc.CloseIdleConnections()
+	m, err := New(Config{APIKey: "k", BaseURL: srv.URL, HTTPClient: hc})
 	if err != nil {
 		b.Fatal(err)
 	}

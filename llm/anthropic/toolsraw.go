@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-
 	"github.com/cadre-dev/cadre/llm"
 )
 
@@ -17,8 +15,8 @@ import (
 // % of the whole body's encoding), and it is the same bytes on every
 // request of an agent and of its siblings. A Model therefore renders a
 // tools array once, with the bytes the SDK would send, keeps the few
-// latest, and appends them to the SDK's encoding of everything else as
-// the body's "tools" field (bodyWithTools). Setting the field through
+// latest, and sends them after the SDK's encoding of everything else as
+// the body's "tools" field (body.go). Setting the field through
 // option.WithJSONSet instead re-validated and compacted the whole array
 // (encoding/json on a RawMessage) and copied the body once more on every
 // request: ~7 % of the CLI's CPU while sixteen children send their first
@@ -121,29 +119,4 @@ func renderTools(specs []llm.ToolSpec, mark int) (json.RawMessage, error) {
 		return nil, fmt.Errorf("anthropic: encode the tools: %w", err)
 	}
 	return raw, nil
-}
-
-// bodyWithTools returns the request body: the SDK's encoding of p (which
-// has no tools) with the rendered tools array raw added as its last
-// field, "tools" — the bytes option.WithJSONSet("tools", raw) gave, in
-// one copy and without encoding raw again.
-func bodyWithTools(p sdk.MessageNewParams, raw json.RawMessage) ([]byte, error) {
-	enc, err := p.MarshalJSON()
-	if err != nil {
-		return nil, fmt.Errorf("encode the request: %w", err)
-	}
-	end := bytes.LastIndexByte(enc, '}')
-	if end < 0 {
-		return nil, fmt.Errorf("encode the request: not a JSON object: %.40q", enc)
-	}
-	head := bytes.TrimRight(enc[:end], " \t\r\n")
-	const key = `"tools":`
-	body := make([]byte, 0, len(head)+1+len(key)+len(raw)+1)
-	body = append(body, head...)
-	if len(head) > 0 && head[len(head)-1] != '{' {
-		body = append(body, ',')
-	}
-	body = append(body, key...)
-	body = append(body, raw...)
-	return append(body, '}'), nil
 }
