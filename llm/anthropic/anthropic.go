@@ -148,7 +148,7 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, []option.Request
 	}
 	light := p
 	light.Messages, light.System, light.Tools = nil, nil, nil
-	return light, []option.RequestOption{option.WithMiddleware(body.middleware)}, nil
+	return light, []option.RequestOption{option.WithMiddleware(body.Middleware)}, nil
 }
 
 // drainWait bounds the read of the body's end after message_stop.

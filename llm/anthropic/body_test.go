@@ -7,46 +7,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"testing/iotest"
 
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/llm/internal/retry"
 )
-
-// TestStreamBodyReadsAsOneSlice checks the parts reader against the
-// joined bytes with iotest's reads of every size, WriteTo included.
-func TestStreamBodyReadsAsOneSlice(t *testing.T) {
-	p, err := buildParamsTools(benchRequest(), 0, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := newStreamBody(p, []byte(`[{"name":"T"}]`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := b.bytes()
-	if int64(len(want)) != b.size {
-		t.Fatalf("size %d, joined %d bytes", b.size, len(want))
-	}
-	if !bytes.HasSuffix(want, []byte(`,"tools":[{"name":"T"}],"stream":true}`)) || !json.Valid(want) {
-		t.Fatalf("body ends %q", want[max(len(want)-60, 0):])
-	}
-	if err := iotest.TestReader(&partsReader{parts: b.parts}, want); err != nil {
-		t.Fatal(err)
-	}
-	var w bytes.Buffer
-	if n, err := (&partsReader{parts: b.parts}).WriteTo(&w); err != nil || n != b.size || !bytes.Equal(w.Bytes(), want) {
-		t.Fatalf("WriteTo: %d, %v", n, err)
-	}
-	// Without a tools array the body is the encoding and the stream flag.
-	nb, err := newStreamBody(p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := nb.bytes(); !bytes.HasSuffix(got, []byte(`}],"stream":true}`)) || bytes.Contains(got, []byte(`"tools"`)) || !json.Valid(got) {
-		t.Fatalf("body without tools ends %q", got[max(len(got)-60, 0):])
-	}
-}
 
 // TestBodyOnTheWireIsTheParts sends requests with and without tools
 // through the client a Model gets by default, twice over one connection
