@@ -61,7 +61,7 @@ type Model struct {
 	retry  retry.Policy
 	defMax int64
 	// tools keeps the latest tools arrays rendered (toolsraw.go).
-	tools toolsCache
+	tools retry.ToolsCache
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -138,7 +138,7 @@ func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, []option.Request
 	}
 	var raw []byte
 	if kept {
-		if raw, err = m.tools.get(req.Tools, PlaceBreakpoints(req).Tool); err != nil {
+		if raw, err = m.tools.Get(req.Tools, PlaceBreakpoints(req).Tool, renderTools); err != nil {
 			return p, nil, err
 		}
 	}

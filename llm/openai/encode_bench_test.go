@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -55,5 +56,53 @@ func BenchmarkStreamRequest(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// TestKeptToolsMatchTheSDK sends requests through a Model (the tools
+// array rendered once and kept, the body sent in parts) and checks each
+// body byte for byte against the SDK's own encoding of the same request
+// with "stream":true set, as its NewStreaming would send it: tools with
+// and without descriptions and schemas, escapes, the kept array reused.
+func TestKeptToolsMatchTheSDK(t *testing.T) {
+	reqs := []*llm.Request{benchRequest(), benchRequest(), benchRequest()}
+	reqs[1].Tools[3].Description = ""  // a tool without a description
+	reqs[1].Tools[4].InputSchema = nil // and one without a schema
+	reqs[2].Tools, reqs[2].MaxTokens, reqs[2].Effort = reqs[2].Tools[:2], 500, "high"
+	all := append(append([]*llm.Request{}, reqs...), reqs...) // the second round hits the kept arrays
+	var replies []reply
+	for range all {
+		replies = append(replies, textReply("ok"))
+	}
+	f := newFake(t, replies...)
+	m, _ := newModel(t, f, Config{})
+	for _, req := range all {
+		if _, err := collect(t, m, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(f.bodies) != len(all) {
+		t.Fatalf("%d bodies for %d requests", len(f.bodies), len(all))
+	}
+	for i, body := range f.bodies {
+		p, err := buildParams(all[i], m.maxField)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, err := p.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := append(enc[:len(enc)-1:len(enc)-1], `,"stream":true}`...)
+		if !bytes.Equal(body, want) {
+			j := 0
+			for j < len(body) && j < len(want) && body[j] == want[j] {
+				j++
+			}
+			t.Errorf("request %d differs at byte %d:\n got %.200s\nwant %.200s", i, j, body[max(j-60, 0):], want[max(j-60, 0):])
+		}
+	}
+	if n := m.tools.Len(); n != len(reqs) {
+		t.Errorf("%d tools arrays kept, want %d", n, len(reqs))
 	}
 }

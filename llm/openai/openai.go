@@ -73,6 +73,8 @@ type Model struct {
 	chat     sdk.ChatCompletionService
 	retry    retry.Policy
 	maxField string
+	// tools keeps the latest tools arrays rendered (toolsraw.go).
+	tools retry.ToolsCache
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -149,18 +151,25 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 
 // params builds req's parameters and its body. The body goes out in parts
 // through a middleware (retry.StreamBody): the SDK's NewStreaming would
-// otherwise copy the whole encoding to set "stream":true. The SDK is
-// given the parameters with the model alone.
+// otherwise copy the whole encoding to set "stream":true; the tools array
+// is the Model's kept rendering (toolsraw.go). The SDK is given the
+// parameters with the model alone.
 func (m *Model) params(req *llm.Request) (sdk.ChatCompletionNewParams, *retry.StreamBody, error) {
-	p, err := buildParams(req, m.maxField)
+	p, err := buildParamsTools(req, m.maxField, false)
 	if err != nil {
 		return p, nil, err
+	}
+	var tools []byte
+	if len(req.Tools) > 0 {
+		if tools, err = m.tools.Get(req.Tools, -1, renderTools); err != nil {
+			return p, nil, err
+		}
 	}
 	enc, err := p.MarshalJSON()
 	if err != nil {
 		return p, nil, fmt.Errorf("openai: encode the request: %w", err)
 	}
-	body, err := retry.NewStreamBody(enc, nil)
+	body, err := retry.NewStreamBody(enc, tools)
 	if err != nil {
 		return p, nil, fmt.Errorf("openai: %w", err)
 	}
