@@ -61,7 +61,7 @@ type Model struct {
 	retry  retry.Policy
 	defMax int64
 	// tools keeps the latest tools arrays rendered (toolsraw.go).
-	tools toolsCache
+	tools retry.ToolsCache
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -125,32 +125,30 @@ func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Even
 	}
 }
 
-// params builds req's parameters and the options that go with them: a
-// request with tools and no server tools gets its tools array from the
-// Model's rendered ones (toolsraw.go), set as the body's "tools" field.
+// params builds req's parameters and the options that go with them. The
+// body goes out through a middleware (body.go): the SDK is given the
+// parameters without the conversation, the system prompt and the tools,
+// which the body holds. A request with tools and no server tools gets its
+// tools array from the Model's rendered ones (toolsraw.go).
 func (m *Model) params(req *llm.Request) (sdk.MessageNewParams, []option.RequestOption, error) {
-	if req == nil || len(req.Tools) == 0 || len(req.ServerTools) > 0 {
-		p, err := buildParams(req, m.defMax)
-		return p, nil, err
-	}
-	p, err := buildParamsTools(req, m.defMax, false)
+	kept := req != nil && len(req.Tools) > 0 && len(req.ServerTools) == 0
+	p, err := buildParamsTools(req, m.defMax, !kept)
 	if err != nil {
 		return p, nil, err
 	}
-	raw, err := m.tools.get(req.Tools, PlaceBreakpoints(req).Tool)
-	if err != nil {
-		return p, nil, err
+	var raw []byte
+	if kept {
+		if raw, err = m.tools.Get(req.Tools, PlaceBreakpoints(req).Tool, renderTools); err != nil {
+			return p, nil, err
+		}
 	}
-	body, err := bodyWithTools(p, raw)
+	body, err := newStreamBody(p, raw)
 	if err != nil {
-		return p, nil, err
+		return p, nil, fmt.Errorf("anthropic: %w", err)
 	}
-	// The SDK encodes the parameters it is given before the options
-	// replace the body: it gets them without the conversation and the
-	// system prompt, which the body already holds.
 	light := p
-	light.Messages, light.System = nil, nil
-	return light, []option.RequestOption{option.WithRequestBody("application/json", body)}, nil
+	light.Messages, light.System, light.Tools = nil, nil, nil
+	return light, []option.RequestOption{option.WithMiddleware(body.Middleware)}, nil
 }
 
 // drainWait bounds the read of the body's end after message_stop.

@@ -12,6 +12,11 @@
 // thinking blocks are kept byte for byte so the next request can send them
 // back unchanged. A consumer that stops ranging cancels the HTTP request.
 //
+// The request body is the SDK's encoding of the parameters, the tools
+// array rendered once per tool list (toolsraw.go) and "stream":true, sent
+// in parts by an SDK middleware without being joined (body.go): the bytes
+// are the ones the SDK would send, without its copy of the whole body.
+//
 // Tool input the model sends as malformed JSON does not fail the stream: the
 // tool_use block gets Input "{}" and InvalidInput holds the raw text, so the
 // agent loop can tell the model what went wrong.

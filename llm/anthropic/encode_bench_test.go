@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/llm/internal/retry"
 )
 
 // benchRequest is a request shaped like a main agent's at its third
@@ -63,9 +64,9 @@ func BenchmarkStreamRequest(b *testing.B) {
 		ans(w, r)
 	}))
 	defer srv.Close()
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	m, err := New(Config{APIKey: "k", BaseURL: srv.URL, HTTPClient: &http.Client{Transport: tr}})
+	hc := retry.HTTPClient() // the client a Model gets when none is given
+	defer hc.CloseIdleConnections()
+	m, err := New(Config{APIKey: "k", BaseURL: srv.URL, HTTPClient: hc})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestRenderedToolsMatchTheSDK(t *testing.T) {
 			}
 		}
 	}
-	if n := len(m.tools.kept); n != len(reqs) {
+	if n := m.tools.Len(); n != len(reqs) {
 		t.Errorf("%d tools arrays kept, want %d", n, len(reqs))
 	}
 }
@@ -143,14 +144,14 @@ func TestRenderedToolsMatchTheSDK(t *testing.T) {
 // tools allocated ~190 KB in ~250 allocations).
 func TestKeptToolsArrayAllocatesNothing(t *testing.T) {
 	req := benchRequest()
-	var c toolsCache
+	var c retry.ToolsCache
 	mark := PlaceBreakpoints(req).Tool
-	first, err := c.get(req.Tools, mark)
+	first, err := c.Get(req.Tools, mark, renderTools)
 	if err != nil {
 		t.Fatal(err)
 	}
 	allocs := testing.AllocsPerRun(20, func() {
-		raw, err := c.get(req.Tools, mark)
+		raw, err := c.Get(req.Tools, mark, renderTools)
 		if err != nil || &raw[0] != &first[0] {
 			t.Fatal("the kept array was not returned")
 		}
@@ -158,23 +159,23 @@ func TestKeptToolsArrayAllocatesNothing(t *testing.T) {
 	if allocs != 0 {
 		t.Fatalf("%v allocations per kept tools array", allocs)
 	}
-	// A changed tool is rendered again, and more arrays than toolsKept
+	// A changed tool is rendered again, and more arrays than retry.ToolsKept
 	// push the oldest out.
 	req.Tools[0].Description += " more"
-	if raw, _ := c.get(req.Tools, mark); bytes.Equal(raw, first) {
+	if raw, _ := c.Get(req.Tools, mark, renderTools); bytes.Equal(raw, first) {
 		t.Fatal("a changed tool got the old bytes")
 	}
-	for i := range toolsKept + 2 {
+	for i := range retry.ToolsKept + 2 {
 		req.Tools[1].Name = fmt.Sprintf("Renamed%d", i)
-		if _, err := c.get(req.Tools, mark); err != nil {
+		if _, err := c.Get(req.Tools, mark, renderTools); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(c.kept) != toolsKept {
-		t.Fatalf("%d arrays kept, want at most %d", len(c.kept), toolsKept)
+	if c.Len() != retry.ToolsKept {
+		t.Fatalf("%d arrays kept, want at most %d", c.Len(), retry.ToolsKept)
 	}
 	req.Tools[2].InputSchema = json.RawMessage(`{"type":`)
-	if _, err := c.get(req.Tools, mark); err == nil || !strings.Contains(err.Error(), "Tool2") {
+	if _, err := c.Get(req.Tools, mark, renderTools); err == nil || !strings.Contains(err.Error(), "Tool2") {
 		t.Fatalf("invalid schema: %v", err)
 	}
 }

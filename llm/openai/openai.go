@@ -73,6 +73,8 @@ type Model struct {
 	chat     sdk.ChatCompletionService
 	retry    retry.Policy
 	maxField string
+	// tools keeps the latest tools arrays rendered (toolsraw.go).
+	tools retry.ToolsCache
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -136,15 +138,42 @@ func New(cfg Config) (*Model, error) {
 // the event order and the retry contract.
 func (m *Model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		params, err := buildParams(req, m.maxField)
+		params, body, err := m.params(req)
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
 		}
 		retry.Run(ctx, m.retry, "openai", func() (*llm.Response, bool, *retry.Failure) {
-			return m.attempt(ctx, params, yield)
+			return m.attempt(ctx, params, body, yield)
 		}, yield)
 	}
+}
+
+// params builds req's parameters and its body. The body goes out in parts
+// through a middleware (retry.StreamBody): the SDK's NewStreaming would
+// otherwise copy the whole encoding to set "stream":true; the tools array
+// is the Model's kept rendering (toolsraw.go). The SDK is given the
+// parameters with the model alone.
+func (m *Model) params(req *llm.Request) (sdk.ChatCompletionNewParams, *retry.StreamBody, error) {
+	p, err := buildParamsTools(req, m.maxField, false)
+	if err != nil {
+		return p, nil, err
+	}
+	var tools []byte
+	if len(req.Tools) > 0 {
+		if tools, err = m.tools.Get(req.Tools, -1, renderTools); err != nil {
+			return p, nil, err
+		}
+	}
+	enc, err := p.MarshalJSON()
+	if err != nil {
+		return p, nil, fmt.Errorf("openai: encode the request: %w", err)
+	}
+	body, err := retry.NewStreamBody(enc, tools)
+	if err != nil {
+		return p, nil, fmt.Errorf("openai: %w", err)
+	}
+	return sdk.ChatCompletionNewParams{Model: p.Model}, body, nil
 }
 
 // errCut reports a stream that ended before a finish_reason.
@@ -153,12 +182,12 @@ var errCut = errors.New("stream ended before a finish_reason")
 // attempt runs one streaming request, yielding deltas as they arrive. It
 // returns the assembled response, or stopped when the consumer quit, or the
 // failure.
-func (m *Model) attempt(ctx context.Context, params sdk.ChatCompletionNewParams, yield func(llm.Event, error) bool) (*llm.Response, bool, *retry.Failure) {
+func (m *Model) attempt(ctx context.Context, params sdk.ChatCompletionNewParams, body *retry.StreamBody, yield func(llm.Event, error) bool) (*llm.Response, bool, *retry.Failure) {
 	actx, watch := retry.Watch(ctx, m.retry.Bounds)
 	defer watch.Stop()
 	// NewStreaming returns once the response headers are in (or the
 	// request failed); the watchdog then bounds each silence.
-	stream := m.chat.NewStreaming(actx, params)
+	stream := m.chat.NewStreaming(actx, params, option.WithMiddleware(body.Middleware))
 	defer stream.Close()
 	watch.Headers()
 

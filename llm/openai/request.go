@@ -42,6 +42,13 @@ type functionDef struct {
 // buildParams translates req into the SDK's request parameters. It is a pure
 // function of its inputs, so the same request renders to the same bytes.
 func buildParams(req *llm.Request, maxField string) (sdk.ChatCompletionNewParams, error) {
+	return buildParamsTools(req, maxField, true)
+}
+
+// buildParamsTools is buildParams; without withTools the request's tools
+// are left out of the parameters (the caller sends a rendered array,
+// toolsraw.go).
+func buildParamsTools(req *llm.Request, maxField string, withTools bool) (sdk.ChatCompletionNewParams, error) {
 	var p sdk.ChatCompletionNewParams
 	if req == nil {
 		return p, fmt.Errorf("openai: nil request")
@@ -69,16 +76,14 @@ func buildParams(req *llm.Request, maxField string) (sdk.ChatCompletionNewParams
 	if len(req.ServerTools) > 0 {
 		return p, fmt.Errorf("openai: server tool %s is not supported by Chat Completions providers", req.ServerTools[0].Type)
 	}
-	for _, t := range req.Tools {
-		schema := t.InputSchema
-		if len(schema) == 0 {
-			schema = json.RawMessage(`{"type":"object","properties":{}}`)
-		} else if !json.Valid(schema) {
-			return p, fmt.Errorf("openai: tool %s: input schema is not valid JSON", t.Name)
-		}
-		def, err := json.Marshal(functionDef{Name: t.Name, Description: t.Description, Parameters: schema})
+	tools := req.Tools
+	if !withTools {
+		tools = nil
+	}
+	for _, t := range tools {
+		def, err := functionJSON(t)
 		if err != nil {
-			return p, fmt.Errorf("openai: tool %s: %w", t.Name, err)
+			return p, err
 		}
 		p.Tools = append(p.Tools, sdk.ChatCompletionToolUnionParam{OfFunction: &sdk.ChatCompletionFunctionToolParam{
 			Function: param.Override[shared.FunctionDefinitionParam](json.RawMessage(def)),

@@ -355,12 +355,13 @@ const MaxIdleConnsPerHost = 64
 // timeout (answers stream for minutes; the attempt's Watchdog bounds the
 // waits instead), a 10-second bound on opening a connection, so an
 // address that drops packets fails like one that refuses them, and up to
-// MaxIdleConnsPerHost idle connections kept for reuse.
+// MaxIdleConnsPerHost idle connections kept for reuse; a request body is
+// copied to a plain connection through a reused buffer (conn.go).
 func HTTPClient() *http.Client {
 	c := &http.Client{}
 	if t, ok := http.DefaultTransport.(*http.Transport); ok {
 		t = t.Clone()
-		t.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+		t.DialContext = reuseCopyBuffers((&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
 		t.MaxIdleConnsPerHost = MaxIdleConnsPerHost
 		t.MaxIdleConns = max(t.MaxIdleConns, MaxIdleConnsPerHost)
 		c.Transport = t
