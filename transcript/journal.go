@@ -103,8 +103,14 @@ type journalOp struct {
 	// and synced to disk unless noSync.
 	synced chan struct{}
 	noSync bool
+	// keepHeld leaves the held ops held (a test's look at the files).
+	keepHeld bool
 	// release closes path's file: its agent has ended.
 	release bool
+	// hold registers a Hold (its paths' ops wait), or with unhold
+	// releases it (hold.go).
+	hold   *Hold
+	unhold bool
 }
 
 // NewJournal starts a journal. Its goroutine ends at Close.
@@ -137,6 +143,8 @@ type files struct {
 	// checked are files whose end was checked for a torn line.
 	checked map[string]bool
 	clock   uint64
+	// held are the ops waiting for their agent's first request (hold.go).
+	held holds
 }
 
 func (j *Journal) loop() {
@@ -148,46 +156,62 @@ func (j *Journal) loop() {
 	for {
 		op, ok := fs.next(j.ops)
 		if !ok {
+			fs.flushAll() // held lines too: Close writes everything
 			return
 		}
 		switch {
+		case op.hold != nil:
+			fs.holdOp(op) // hold.go
 		case op.synced != nil:
+			if !op.keepHeld {
+				fs.flushAll() // everything queued before, held or not
+			}
 			if !op.noSync {
 				fs.sync(false)
 			}
 			close(op.synced)
-		case op.release:
-			fs.close(op.path, false)
-		case op.create:
-			err := createFile(op.path, op.data)
-			if tooManyFiles(err) && len(fs.open) > 0 {
-				fs.closeAll()
-				err = createFile(op.path, op.data)
-			}
-			if err != nil {
-				j.failPath(op.path, err)
-			}
-		case op.grow:
-			err := rewriteFile(op.path, op.data)
-			if tooManyFiles(err) && len(fs.open) > 0 {
-				fs.closeAll()
-				err = rewriteFile(op.path, op.data)
-			}
-			if err != nil {
-				j.failPath(op.path, err)
-			}
-		case op.replace:
-			err := replaceFile(op.path, op.data)
-			if tooManyFiles(err) && len(fs.open) > 0 {
-				fs.closeAll()
-				err = replaceFile(op.path, op.data)
-			}
-			if err != nil {
-				j.failPath(op.path, err)
-			}
+		case fs.kept(op): // hold.go: an agent's file before its first request
 		default:
-			fs.append(op.path, op.data)
+			fs.do(op)
 		}
+	}
+}
+
+// do carries out one write op.
+func (fs *files) do(op journalOp) {
+	j := fs.j
+	switch {
+	case op.release:
+		fs.close(op.path, false)
+	case op.create:
+		err := createFile(op.path, op.data)
+		if tooManyFiles(err) && len(fs.open) > 0 {
+			fs.closeAll()
+			err = createFile(op.path, op.data)
+		}
+		if err != nil {
+			j.failPath(op.path, err)
+		}
+	case op.grow:
+		err := rewriteFile(op.path, op.data)
+		if tooManyFiles(err) && len(fs.open) > 0 {
+			fs.closeAll()
+			err = rewriteFile(op.path, op.data)
+		}
+		if err != nil {
+			j.failPath(op.path, err)
+		}
+	case op.replace:
+		err := replaceFile(op.path, op.data)
+		if tooManyFiles(err) && len(fs.open) > 0 {
+			fs.closeAll()
+			err = replaceFile(op.path, op.data)
+		}
+		if err != nil {
+			j.failPath(op.path, err)
+		}
+	default:
+		fs.append(op.path, op.data)
 	}
 }
 

@@ -1,0 +1,183 @@
+package transcript
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cadre-dev/cadre/llm"
+)
+
+// seen waits until the journal's goroutine took every op queued before,
+// without writing what holds keep.
+func seen(t *testing.T, j *Journal) {
+	t.Helper()
+	done := make(chan struct{})
+	if err := j.send(journalOp{synced: done, noSync: true, keepHeld: true}); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, os.ErrNotExist)
+}
+
+// startAgent queues what an agent's start queues: its metadata and its
+// first message.
+func startAgent(t *testing.T, j *Journal, dir, id string) (tpath, mpath string, w *JournalWriter) {
+	t.Helper()
+	tpath, mpath = filepath.Join(dir, "agent-"+id+".jsonl"), filepath.Join(dir, "agent-"+id+".meta.json")
+	w = j.Transcript(tpath, "s", id, nil)
+	if err := j.CreateOwned(mpath, []byte("{\"start\":1}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.AppendMessage(llm.UserText("prompt of "+id), "", nil); err != nil {
+		t.Fatal(err)
+	}
+	return tpath, mpath, w
+}
+
+// TestHoldKeepsAnAgentsFilesUntilTheBurstIsOver: held files do not exist
+// while any hold waits; a released agent's next line writes its files at
+// once; the last release writes the rest; lines keep their order.
+func TestHoldKeepsAnAgentsFilesUntilTheBurstIsOver(t *testing.T) {
+	dir := t.TempDir()
+	j := NewJournal()
+	defer j.Close()
+	main := filepath.Join(dir, "main.jsonl")
+	mw := j.Transcript(main, "s", "", nil)
+
+	ta, ma := filepath.Join(dir, "agent-a.jsonl"), filepath.Join(dir, "agent-a.meta.json")
+	tb, mb := filepath.Join(dir, "agent-b.jsonl"), filepath.Join(dir, "agent-b.meta.json")
+	ha, hb := j.Hold(ta, ma), j.Hold(tb, mb)
+	startAgent(t, j, dir, "b")
+	_, _, wa := startAgent(t, j, dir, "a")
+	if err := mw.AppendMessage(llm.UserText("main goes on"), "", nil); err != nil {
+		t.Fatal(err)
+	}
+	seen(t, j)
+	for _, p := range []string{ta, ma, tb, mb} {
+		if exists(p) {
+			t.Fatalf("%s exists before its agent's first request", filepath.Base(p))
+		}
+	}
+	if !exists(main) {
+		t.Fatal("an unheld transcript waited for the holds")
+	}
+
+	ha.Release()
+	ha.Release() // twice is once
+	seen(t, j)
+	if exists(ta) || exists(ma) {
+		t.Fatal("a's files were written while b still waits for its first request")
+	}
+	// a's first answer: from now on its lines are written as they come.
+	if err := wa.AppendMessage(llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("answer")}}, "m", nil); err != nil {
+		t.Fatal(err)
+	}
+	seen(t, j)
+	if !exists(ta) || !exists(ma) {
+		t.Fatal("a's answer did not write a's files")
+	}
+	if exists(tb) || exists(mb) {
+		t.Fatal("b's files were written before b's release")
+	}
+	entries, err := ReadFile(ta)
+	if err != nil || len(entries) != 2 || entries[0].Message.Text() != "prompt of a" || entries[1].Message.Text() != "answer" {
+		t.Fatalf("a's transcript: %+v, %v", entries, err)
+	}
+
+	hb.Release()
+	seen(t, j)
+	if !exists(tb) || !exists(mb) {
+		t.Fatal("the last release did not write the held files")
+	}
+	if b, err := os.ReadFile(mb); err != nil || string(b) != "{\"start\":1}\n" {
+		t.Fatalf("b's meta: %q, %v", b, err)
+	}
+}
+
+// TestHoldWrittenSyncCloseWriteHeldLines: what Written, Sync and Close
+// promise holds with a hold waiting.
+func TestHoldWrittenSyncCloseWriteHeldLines(t *testing.T) {
+	for _, how := range []string{"Written", "Sync", "Close"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			j := NewJournal()
+			defer j.Close()
+			ta, ma := filepath.Join(dir, "agent-a.jsonl"), filepath.Join(dir, "agent-a.meta.json")
+			h := j.Hold(ta, ma)
+			defer h.Release()
+			_, _, w := startAgent(t, j, dir, "a")
+			var err error
+			switch how {
+			case "Written":
+				err = w.Written()
+			case "Sync":
+				err = j.Sync()
+			case "Close":
+				err = j.Close()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if entries, err := ReadFile(ta); err != nil || len(entries) != 1 {
+				t.Fatalf("after %s: %+v, %v", how, entries, err)
+			}
+			if !exists(ma) {
+				t.Fatalf("after %s: no metadata", how)
+			}
+			if how != "Close" {
+				// The hold still holds what comes after.
+				if err := w.AppendMessage(llm.UserText("more"), "", nil); err != nil {
+					t.Fatal(err)
+				}
+				seen(t, j)
+				if entries, _ := ReadFile(ta); len(entries) != 1 {
+					t.Fatalf("after %s: a later line was not held", how)
+				}
+			}
+		})
+	}
+}
+
+// TestHoldBounded: a journal keeps at most maxHeldOps ops for holds.
+func TestHoldBounded(t *testing.T) {
+	dir := t.TempDir()
+	j := NewJournal()
+	defer j.Close()
+	ta := filepath.Join(dir, "agent-a.jsonl")
+	h := j.Hold(ta)
+	defer h.Release()
+	w := j.Transcript(ta, "s", "a", nil)
+	for range maxHeldOps + 1 {
+		if err := w.AppendMessage(llm.UserText("x"), "", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen(t, j)
+	if entries, err := ReadFile(ta); err != nil || len(entries) != maxHeldOps+1 {
+		t.Fatalf("held past the bound: %d entries, %v", len(entries), err)
+	}
+}
+
+// TestHoldAfterCloseHoldsNothing: a hold of a closed journal is released.
+func TestHoldAfterCloseHoldsNothing(t *testing.T) {
+	j := NewJournal()
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h := j.Hold(filepath.Join(t.TempDir(), "a.jsonl"))
+	if !h.Released() {
+		t.Fatal("a hold of a closed journal waits")
+	}
+	h.Release()
+	var nilHold *Hold
+	nilHold.Release()
+	if !nilHold.Released() {
+		t.Fatal("a nil hold waits")
+	}
+}
