@@ -1,0 +1,5 @@
+package anthropic
+
+// OverHTTP reports that the model's requests go over HTTP with the
+// request's context (see llm.OverHTTP).
+func (m *Model) OverHTTP() bool { return true }
