@@ -4,7 +4,9 @@ import (
 	"context"
 	"iter"
 	"net/http/httptrace"
+	"strings"
 
+	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/llm"
 	"github.com/cadre-dev/cadre/transcript"
 )
@@ -23,14 +25,22 @@ import (
 // transcript (teamresume.go).
 
 // holdFiles starts holding c's transcript and metadata on its run's
-// journal; nil (nothing held) for a teammate, and with a model whose
-// request going out cannot be seen (one that is not HTTP: in process, its
-// request is the call).
-func holdFiles(c *agent, tpath, mpath string) *transcript.Hold {
-	if c.member != nil || !llm.OverHTTP(c.run.rt.cfg.Model) {
+// journal, once: when it is started, in the order its parent made the
+// calls, so that a burst of siblings is held before the first of them
+// sends (a child queued behind the running cap, when it runs). Nothing
+// is held (nil) without transcripts, for a teammate or a remote child,
+// or with a model whose request going out cannot be seen (one that is
+// not HTTP: in process, its request is the call).
+func holdFiles(c *agent) *transcript.Hold {
+	if c.held != nil {
+		return c.held
+	}
+	tpath := c.transcriptPath()
+	if c.run.journal == nil || tpath == "" || c.member != nil || c.isolation == agentdef.IsolationRemote || !llm.OverHTTP(c.run.rt.cfg.Model) {
 		return nil
 	}
-	return c.run.journal.Hold(tpath, mpath)
+	c.held = c.run.journal.Hold(tpath, strings.TrimSuffix(tpath, ".jsonl")+".meta.json")
+	return c.held
 }
 
 // heldUntilSent is m for an agent whose files are held: its first

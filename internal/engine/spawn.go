@@ -467,8 +467,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 			return errorOutput(prompts.SubagentNotStarted(err)), nil
 		}
 		mpath = strings.TrimSuffix(tpath, ".jsonl") + ".meta.json"
-		c.held = holdFiles(c, tpath, mpath) // firstrequest.go
-		defer c.held.Release()
+		defer holdFiles(c).Release() // firstrequest.go; held since its start unless it was queued
 		jw := rs.journal.Transcript(tpath, rt.session, c.id, rt.cfg.Now)
 		// No descriptor is held for it once it ended.
 		defer func() { _ = jw.Release() }()
