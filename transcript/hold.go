@@ -1,25 +1,31 @@
 package transcript
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Hold keeps the files of one starting agent unwritten until its first
-// model request is out (issue 24: creating a sub-agent's two files was
-// the largest CPU item between its parent's answer and its first
-// request, on a machine where every core is busy building requests).
+// model request is out, and while other agents starting with it still
+// build theirs (issue 24: creating a sub-agent's two files was the
+// largest CPU item between its parent's answer and its children's first
+// requests, on a machine where every core is busy building requests).
 //
 // Until Release, the journal keeps the ops for the hold's paths in memory,
-// in order. After Release they are written when no other hold is waiting
-// for its request any more (the burst of starting agents is over), or as
-// soon as another op comes for one of the paths (the agent's first
-// answer: from then on its lines are written as they come, as without a
-// hold). Sync, Written and Close write every held op first, so what they
-// promise does not change; and a journal holding more than maxHeldOps ops
-// writes them all.
+// in order. After Release they are written when no other hold waits for
+// its request any more (the burst of starting agents is over), or at the
+// latest holdWait after the first release the others still wait behind
+// (an agent that answered goes on writing its lines as they come).
+// Sync, Written and Close write every held op first, so what they
+// promise does not change; and a journal holding more than maxHeldOps
+// ops writes them all.
 //
 // What a hold gives up: a process killed while an agent waits for its
 // first answer leaves no file of that agent. Nothing is lost that a
 // resume needs: the agent's prompt and type are in its parent's
-// transcript (the Agent call), and the agent had said nothing yet.
+// transcript (the Agent call), and the agent had said nothing yet. An
+// agent that answered within its burst can lose up to holdWait of lines
+// more than a line queued without a hold.
 //
 // Release is safe to call more than once and from any goroutine; a nil
 // Hold does nothing.
@@ -37,6 +43,11 @@ type Hold struct {
 
 // maxHeldOps bounds the ops a journal keeps for holds; more are written.
 const maxHeldOps = 4096
+
+// holdWait bounds how long a released hold's ops wait for the other
+// holds: about a burst of starting agents on a loaded machine, well under
+// a model's first answer.
+const holdWait = time.Second
 
 // Hold starts holding the ops for paths (an agent's transcript and
 // metadata) until Release. On a closed journal it holds nothing.
@@ -71,6 +82,9 @@ type holds struct {
 	waiting int
 	// ops counts the ops kept.
 	ops int
+	// timer runs while released holds wait for the others: they are
+	// written when it fires.
+	timer *time.Timer
 }
 
 // holdOp registers or releases a hold.
@@ -83,8 +97,11 @@ func (fs *files) holdOp(op journalOp) {
 		}
 		h.done = true
 		hs.waiting--
-		if hs.waiting == 0 {
+		switch {
+		case hs.waiting == 0:
 			fs.flushAll() // every starting agent's request is out
+		case hs.timer == nil && fs.j.holdWait > 0:
+			hs.timer = time.NewTimer(fs.j.holdWait)
 		}
 		return
 	}
@@ -108,16 +125,11 @@ func (fs *files) holdOp(op journalOp) {
 	hs.waiting++
 }
 
-// kept reports whether op waits with its path's hold. An op for a
-// released hold's path writes the hold's ops first and is not kept.
+// kept reports whether op waits with its path's hold.
 func (fs *files) kept(op journalOp) bool {
 	hs := &fs.held
 	h := hs.by[op.path]
 	if h == nil {
-		return false
-	}
-	if h.done {
-		fs.writeHeld(h)
 		return false
 	}
 	h.ops = append(h.ops, op)
@@ -152,4 +164,29 @@ func (fs *files) flushAll() {
 	for h := range fs.held.all {
 		fs.writeHeld(h)
 	}
+	fs.stopTimer()
+}
+
+// writeReleased writes the ops of the released holds.
+func (fs *files) writeReleased() {
+	for h := range fs.held.all {
+		if h.done {
+			fs.writeHeld(h)
+		}
+	}
+}
+
+// stopTimer stops the timer once no released hold waits.
+func (fs *files) stopTimer() {
+	hs := &fs.held
+	if hs.timer == nil {
+		return
+	}
+	for h := range hs.all {
+		if h.done {
+			return
+		}
+	}
+	hs.timer.Stop()
+	hs.timer = nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/cadre-dev/cadre/llm"
 )
@@ -18,6 +19,15 @@ func seen(t *testing.T, j *Journal) {
 		t.Fatal(err)
 	}
 	<-done
+}
+
+// journalWaiting is a journal whose released holds wait for the others
+// for wait (0: until the others are released).
+func journalWaiting(wait time.Duration) *Journal {
+	j := newJournal(func(path string) (appendFile, error) { return openAppend(path) })
+	j.holdWait = wait
+	go j.loop()
+	return j
 }
 
 func exists(path string) bool {
@@ -41,11 +51,12 @@ func startAgent(t *testing.T, j *Journal, dir, id string) (tpath, mpath string, 
 }
 
 // TestHoldKeepsAnAgentsFilesUntilTheBurstIsOver: held files do not exist
-// while any hold waits; a released agent's next line writes its files at
-// once; the last release writes the rest; lines keep their order.
+// while any hold waits, even once their agent answered; the last release
+// writes them all; lines keep their order; unheld files are written as
+// they come.
 func TestHoldKeepsAnAgentsFilesUntilTheBurstIsOver(t *testing.T) {
 	dir := t.TempDir()
-	j := NewJournal()
+	j := journalWaiting(0)
 	defer j.Close()
 	main := filepath.Join(dir, "main.jsonl")
 	mw := j.Transcript(main, "s", "", nil)
@@ -70,33 +81,62 @@ func TestHoldKeepsAnAgentsFilesUntilTheBurstIsOver(t *testing.T) {
 
 	ha.Release()
 	ha.Release() // twice is once
-	seen(t, j)
-	if exists(ta) || exists(ma) {
-		t.Fatal("a's files were written while b still waits for its first request")
-	}
-	// a's first answer: from now on its lines are written as they come.
 	if err := wa.AppendMessage(llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{llm.TextBlock("answer")}}, "m", nil); err != nil {
 		t.Fatal(err)
 	}
 	seen(t, j)
-	if !exists(ta) || !exists(ma) {
-		t.Fatal("a's answer did not write a's files")
+	if exists(ta) || exists(ma) {
+		t.Fatal("a's files were written while b still waits for its first request")
 	}
-	if exists(tb) || exists(mb) {
-		t.Fatal("b's files were written before b's release")
+
+	hb.Release()
+	seen(t, j)
+	for _, p := range []string{ta, ma, tb, mb} {
+		if !exists(p) {
+			t.Fatalf("the last release did not write %s", filepath.Base(p))
+		}
 	}
 	entries, err := ReadFile(ta)
 	if err != nil || len(entries) != 2 || entries[0].Message.Text() != "prompt of a" || entries[1].Message.Text() != "answer" {
 		t.Fatalf("a's transcript: %+v, %v", entries, err)
 	}
-
-	hb.Release()
-	seen(t, j)
-	if !exists(tb) || !exists(mb) {
-		t.Fatal("the last release did not write the held files")
-	}
 	if b, err := os.ReadFile(mb); err != nil || string(b) != "{\"start\":1}\n" {
 		t.Fatalf("b's meta: %q, %v", b, err)
+	}
+	// Released and written: later lines go straight to the file.
+	if err := wa.AppendMessage(llm.UserText("later"), "", nil); err != nil {
+		t.Fatal(err)
+	}
+	seen(t, j)
+	if entries, _ := ReadFile(ta); len(entries) != 3 {
+		t.Fatalf("a line after the burst was held: %d entries", len(entries))
+	}
+}
+
+// TestHoldReleasedWaitsBoundedly: a released hold's lines are written
+// after holdWait though another hold still waits (a sibling stuck before
+// its first request); the waiting one's stay held.
+func TestHoldReleasedWaitsBoundedly(t *testing.T) {
+	dir := t.TempDir()
+	j := journalWaiting(time.Millisecond)
+	defer j.Close()
+	ta, ma := filepath.Join(dir, "agent-a.jsonl"), filepath.Join(dir, "agent-a.meta.json")
+	tb, mb := filepath.Join(dir, "agent-b.jsonl"), filepath.Join(dir, "agent-b.meta.json")
+	ha, hb := j.Hold(ta, ma), j.Hold(tb, mb)
+	defer hb.Release()
+	startAgent(t, j, dir, "a")
+	startAgent(t, j, dir, "b")
+	ha.Release()
+	for !exists(ma) { // written by the journal's timer; no bound on when
+		seen(t, j)
+		time.Sleep(time.Millisecond)
+	}
+	seen(t, j)
+	if entries, err := ReadFile(ta); err != nil || len(entries) != 1 {
+		t.Fatalf("a's transcript: %+v, %v", entries, err)
+	}
+	if exists(tb) || exists(mb) {
+		t.Fatal("b's files were written before b's release")
 	}
 }
 

@@ -63,6 +63,9 @@ type Journal struct {
 	// (openAppend; a test replaces it to fail writes).
 	maxOpen int
 	open    func(path string) (appendFile, error)
+	// holdWait is how long a released hold's ops may wait for the
+	// others (hold.go).
+	holdWait time.Duration
 	// reopen opens a closed transcript again to sync it (safefs in
 	// production; a test counts the calls).
 	reopen func(path string) (syncFile, error)
@@ -121,7 +124,7 @@ func NewJournal() *Journal {
 }
 
 func newJournal(open func(string) (appendFile, error)) *Journal {
-	return &Journal{ops: make(chan journalOp, 256), done: make(chan struct{}), failed: map[string]error{}, maxOpen: maxOpen, open: open,
+	return &Journal{ops: make(chan journalOp, 256), done: make(chan struct{}), failed: map[string]error{}, maxOpen: maxOpen, open: open, holdWait: holdWait,
 		reopen: func(path string) (syncFile, error) { return safefs.OpenNoFollow(path, os.O_WRONLY|os.O_APPEND, 0) }}
 }
 
@@ -233,8 +236,19 @@ func (fs *files) next(ops <-chan journalOp) (journalOp, bool) {
 		delete(fs.unsynced, path)
 		fs.flush(path, f, err)
 	}
-	op, ok := <-ops
-	return op, ok
+	for {
+		if fs.held.timer == nil {
+			op, ok := <-ops
+			return op, ok
+		}
+		select {
+		case op, ok := <-ops:
+			return op, ok
+		case <-fs.held.timer.C:
+			fs.held.timer = nil
+			fs.writeReleased() // hold.go: sent long enough ago
+		}
+	}
 }
 
 // append writes one record to path in a single write; on a failed or
