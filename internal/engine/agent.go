@@ -122,8 +122,10 @@ type agent struct {
 	// member is set on a teammate (team.go, issue 25).
 	member *member
 	// held keeps a sub-agent's files unwritten until its first request
-	// is out (firstrequest.go).
-	held *transcript.Hold
+	// is out; burst holds the places of its own children starting
+	// together (firstrequest.go).
+	held  *transcript.Hold
+	burst burst
 }
 
 // agentFrom returns the agent an Env belongs to (Env.Spawner, set by
@@ -228,6 +230,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		cfg.Observer = o
 	}
 	defer a.run.rt.compacts.running(a)()
+	defer burstOf(a).end() // firstrequest.go
 	if a.output != nil {
 		cfg.Output = a.output
 	}

@@ -5,9 +5,11 @@ import (
 	"iter"
 	"net/http/httptrace"
 	"strings"
+	"sync"
 
 	"github.com/cadre-dev/cadre/agentdef"
 	"github.com/cadre-dev/cadre/llm"
+	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/transcript"
 )
 
@@ -76,4 +78,79 @@ func (m heldModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.E
 			}
 		}
 	}
+}
+
+// burst is an agent's Agent calls of one answer while they start. The
+// calls run at once, but a child's goroutine can build and send its first
+// request before the calls after it have run at all: the journal would
+// see no sibling held and write the first child's files in the middle of
+// the burst. So the first call of an answer to run holds a place (a
+// pathless transcript.Hold) for every other Agent call of the answer;
+// each call gives its place back once its child's own hold is in (or it
+// started none).
+type burst struct {
+	mu sync.Mutex
+	// key is the first Agent call's id in the answer the places are for.
+	key    string
+	places map[string]*transcript.Hold
+}
+
+// burstOf is a's burst.
+func burstOf(a *agent) *burst { return &a.burst }
+
+// enter is the place held for call (nil when none: the first call of its
+// answer to run, a lone call, no transcripts or a model whose requests
+// are not held). The caller releases it once its child is started.
+func (bu *burst) enter(a *agent, call tool.Call) *transcript.Hold {
+	if a.run.journal == nil || len(call.Conversation) == 0 || !llm.OverHTTP(a.run.rt.cfg.Model) {
+		return nil
+	}
+	answer := call.Conversation[len(call.Conversation)-1].Content
+	key, n := "", 0
+	for i := range answer {
+		if isAgentCall(&answer[i]) {
+			if key == "" {
+				key = answer[i].ID
+			}
+			n++
+		}
+	}
+	if n < 2 {
+		return nil
+	}
+	bu.mu.Lock()
+	defer bu.mu.Unlock()
+	if bu.key == key {
+		h := bu.places[call.ID]
+		delete(bu.places, call.ID)
+		return h
+	}
+	bu.releaseLocked() // an earlier answer's calls that never ran
+	bu.key, bu.places = key, make(map[string]*transcript.Hold, n-1)
+	for i := range answer {
+		if b := &answer[i]; isAgentCall(b) && b.ID != call.ID {
+			bu.places[b.ID] = a.run.journal.Hold()
+		}
+	}
+	return nil
+}
+
+// end gives back the places of calls that never ran (denied before they
+// reached the spawn path, or a turn cut short).
+func (bu *burst) end() {
+	bu.mu.Lock()
+	defer bu.mu.Unlock()
+	bu.releaseLocked()
+}
+
+func (bu *burst) releaseLocked() {
+	for _, h := range bu.places {
+		h.Release()
+	}
+	bu.places = nil
+}
+
+// isAgentCall reports whether b calls the Agent tool.
+func isAgentCall(b *llm.Block) bool {
+	return b.Type == llm.BlockToolUse && (b.Name == AgentToolName || b.Name == tool.Task)
 }
