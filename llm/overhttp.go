@@ -1,10 +1,10 @@
 package llm
 
-// OverHTTP reports whether m sends its requests over HTTP with the
-// request's context, so that net/http's client trace in that context
-// (httptrace.WithClientTrace) sees each request written: m, or the model
-// it wraps, has an OverHTTP method that says so. The engine uses it to
-// know when a sub-agent's first request is out.
+// OverHTTP reports whether m sends its requests to a server over HTTP
+// (rather than answering in process): m, or the model it wraps, has an
+// OverHTTP method that says so. The engine holds a sub-agent's files back
+// until the server has its first request only then: in process there is
+// no server to leave the machine to.
 func OverHTTP(m Model) bool {
 	h, ok := m.(interface{ OverHTTP() bool })
 	return ok && h.OverHTTP()

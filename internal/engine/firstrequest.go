@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"iter"
-	"net/http/httptrace"
 	"strings"
 	"sync"
 
@@ -15,10 +14,10 @@ import (
 
 // A sub-agent's first request goes out before its files are created
 // (issue 24): its transcript and .meta.json wait in the journal
-// (transcript.Hold) until the request is written to the connection, and
-// are created once every sibling starting with it sent its own, or at
-// its first answer. Creating two files a child was the largest CPU item
-// between a parent's answer and its children's first requests.
+// (transcript.Hold) until the request has reached the server (its answer
+// started), and are created once every sibling starting with it got that
+// far too, or a second after. Creating two files a child was the largest
+// CPU item between a parent's answer and its children's first requests.
 //
 // A child killed before its first answer then leaves no file; nothing a
 // resume needs is lost: its prompt, type and description are in its
@@ -54,21 +53,22 @@ func heldUntilSent(m llm.Model, h *transcript.Hold) llm.Model {
 	return heldModel{m, h}
 }
 
-// heldModel releases its hold when its first request is out: written to
-// the connection (net/http's client trace), or at the latest at its
-// first event or the stream's end.
+// heldModel releases its hold when its first request has reached the
+// server: at the stream's first event (the answer has started), or its
+// end (an error). Not when the request is written: the server has yet to
+// read it then, and on a machine whose cores are all busy the files
+// created at that moment delay the server as much as the child.
 type heldModel struct {
 	llm.Model
 	hold *transcript.Hold
 }
 
-// Stream streams m's answer, releasing the hold as the request goes out.
+// Stream streams m's answer, releasing the hold as it starts.
 func (m heldModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Event, error] {
 	if m.hold.Released() {
 		return m.Model.Stream(ctx, req)
 	}
 	h := m.hold
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { h.Release() }})
 	return func(yield func(llm.Event, error) bool) {
 		defer h.Release()
 		for ev, err := range m.Model.Stream(ctx, req) {

@@ -1,5 +1,5 @@
 package anthropic
 
-// OverHTTP reports that the model's requests go over HTTP with the
-// request's context (see llm.OverHTTP).
+// OverHTTP reports that the model's requests go to a server over HTTP
+// (see llm.OverHTTP).
 func (m *Model) OverHTTP() bool { return true }
