@@ -30,8 +30,8 @@ import (
 // calls, so that a burst of siblings is held before the first of them
 // sends (a child queued behind the running cap, when it runs). Nothing
 // is held (nil) without transcripts, for a teammate or a remote child,
-// or with a model whose request going out cannot be seen (one that is
-// not HTTP: in process, its request is the call).
+// or with a model that answers in process (llm.OverHTTP: no server to
+// leave the machine to).
 func holdFiles(c *agent) *transcript.Hold {
 	if c.held != nil {
 		return c.held
