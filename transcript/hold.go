@@ -16,9 +16,9 @@ import (
 // its request any more (the burst of starting agents is over), or at the
 // latest holdWait after the first release the others still wait behind
 // (an agent that answered goes on writing its lines as they come).
-// Sync, Written and Close write every held op first, so what they
-// promise does not change; and a journal holding more than maxHeldOps
-// ops writes them all.
+// Sync and Close write every held op first, and Written those of the
+// files it is asked about, so what they promise does not change; and a
+// journal holding more than maxHeldOps ops writes them all.
 //
 // What a hold gives up: a process killed while an agent waits for its
 // first answer leaves no file of that agent. Nothing is lost that a
@@ -157,6 +157,16 @@ func (fs *files) writeHeld(h *Hold) {
 		}
 		delete(hs.all, h)
 	}
+}
+
+// writeHeldFor writes the ops held for paths (their holds' ops).
+func (fs *files) writeHeldFor(paths []string) {
+	for _, p := range paths {
+		if h := fs.held.by[p]; h != nil {
+			fs.writeHeld(h)
+		}
+	}
+	fs.stopTimer()
 }
 
 // flushAll writes every kept op.

@@ -221,3 +221,43 @@ func TestHoldAfterCloseHoldsNothing(t *testing.T) {
 		t.Fatal("a nil hold waits")
 	}
 }
+
+// TestHoldWrittenLeavesOtherAgentsHeld: Written of one agent's files
+// writes its held lines, not those another hold keeps (an agent ending
+// does not create the files of siblings still starting).
+func TestHoldWrittenLeavesOtherAgentsHeld(t *testing.T) {
+	dir := t.TempDir()
+	j := journalWaiting(0)
+	defer j.Close()
+	ta, ma := filepath.Join(dir, "agent-a.jsonl"), filepath.Join(dir, "agent-a.meta.json")
+	tb, mb := filepath.Join(dir, "agent-b.jsonl"), filepath.Join(dir, "agent-b.meta.json")
+	ha, hb := j.Hold(ta, ma), j.Hold(tb, mb)
+	defer hb.Release()
+	_, _, wa := startAgent(t, j, dir, "a")
+	startAgent(t, j, dir, "b")
+	ha.Release()
+	if err := j.Written(ta, ma); err != nil {
+		t.Fatal(err)
+	}
+	if entries, err := ReadFile(ta); err != nil || len(entries) != 1 || !exists(ma) {
+		t.Fatalf("Written did not write a's files: %+v, %v", entries, err)
+	}
+	if exists(tb) || exists(mb) {
+		t.Fatal("a's Written wrote b's held files")
+	}
+	// A later line of a is written at once: its hold is gone.
+	if err := wa.AppendMessage(llm.UserText("more"), "", nil); err != nil {
+		t.Fatal(err)
+	}
+	seen(t, j)
+	if entries, _ := ReadFile(ta); len(entries) != 2 {
+		t.Fatalf("a line after Written was held: %d entries", len(entries))
+	}
+	// Sync writes everything.
+	if err := j.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(tb) || !exists(mb) {
+		t.Fatal("Sync left b's files held")
+	}
+}

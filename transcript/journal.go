@@ -106,8 +106,10 @@ type journalOp struct {
 	// and synced to disk unless noSync.
 	synced chan struct{}
 	noSync bool
-	// keepHeld leaves the held ops held (a test's look at the files).
+	// keepHeld leaves the held ops held (a test's look at the files);
+	// paths writes only the held ops of these files (Written).
 	keepHeld bool
+	paths    []string
 	// release closes path's file: its agent has ended.
 	release bool
 	// hold registers a Hold (its paths' ops wait), or with unhold
@@ -166,7 +168,11 @@ func (j *Journal) loop() {
 		case op.hold != nil:
 			fs.holdOp(op) // hold.go
 		case op.synced != nil:
-			if !op.keepHeld {
+			switch {
+			case op.keepHeld:
+			case op.paths != nil:
+				fs.writeHeldFor(op.paths) // hold.go: Written's own files
+			default:
 				fs.flushAll() // everything queued before, held or not
 			}
 			if !op.noSync {
@@ -605,10 +611,11 @@ func (j *Journal) Sync() error {
 
 // Written waits until everything queued before it was written (not
 // synced) and returns the error a write to any of paths met. An agent
-// checks its own files with it when it ends.
+// checks its own files with it when it ends. What a Hold keeps of other
+// files stays held (with no paths, nothing does).
 func (j *Journal) Written(paths ...string) error {
 	done := make(chan struct{})
-	if err := j.send(journalOp{synced: done, noSync: true}); err != nil {
+	if err := j.send(journalOp{synced: done, noSync: true, paths: paths}); err != nil {
 		return err
 	}
 	<-done
