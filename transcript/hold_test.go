@@ -261,3 +261,18 @@ func TestHoldWrittenLeavesOtherAgentsHeld(t *testing.T) {
 		t.Fatal("Sync left b's files held")
 	}
 }
+
+// TestMakeDir: the journal makes the directory it is asked to, in order
+// with the other ops.
+func TestMakeDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "session")
+	j := NewJournal()
+	defer j.Close()
+	if err := j.MakeDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	seen(t, j)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		t.Fatalf("no directory: %v", err)
+	}
+}

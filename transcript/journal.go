@@ -112,6 +112,8 @@ type journalOp struct {
 	paths    []string
 	// release closes path's file: its agent has ended.
 	release bool
+	// mkdir makes the directory path (MakeDir).
+	mkdir bool
 	// hold registers a Hold (its paths' ops wait), or with unhold
 	// releases it (hold.go).
 	hold   *Hold
@@ -167,6 +169,9 @@ func (j *Journal) loop() {
 		switch {
 		case op.hold != nil:
 			fs.holdOp(op) // hold.go
+		case op.mkdir:
+			// A failure shows at the first file made in it.
+			_ = os.MkdirAll(op.path, 0o700)
 		case op.synced != nil:
 			switch {
 			case op.keepHeld:
@@ -565,6 +570,14 @@ func (j *Journal) send(op journalOp) error {
 	}
 	j.ops <- op
 	return nil
+}
+
+// MakeDir queues making the directory dir (and its parents): the
+// session's directory of sub-agent files, made by the journal while the
+// main agent's first request is in flight rather than on the way to it,
+// or in the middle of its first children's start.
+func (j *Journal) MakeDir(dir string) error {
+	return j.send(journalOp{path: dir, mkdir: true})
 }
 
 // Create queues writing a new file at path (agent metadata when the agent
