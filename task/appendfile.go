@@ -18,27 +18,51 @@ import (
 type appendFile struct {
 	what string // how errors name the file: "task journal", "mailbox journal"
 	path string
-	f    *os.File // nil once closed
-	size int64    // the file's size after the last whole record
-	err  error    // a failed write: every later one fails with it
+	f    *os.File // nil before the first record of a new file, and once closed
+	// closed is set by close.
+	closed bool
+	size   int64 // the file's size after the last whole record
+	err    error // a failed write: every later one fails with it
 }
 
-// openAppendFile opens (creating it and its directory if needed) the file
-// at path for appending, named what in errors.
+// openAppendFile opens the file at path for appending, named what in
+// errors. A file that does not exist yet is created (with its directory)
+// by its first record: most sessions never write one, and creating a
+// file is the costliest step of a session's start (issue 24).
 func openAppendFile(what, path string) (*appendFile, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+	a := &appendFile{what: what, path: path}
+	f, err := safefs.OpenNoFollow(path, os.O_WRONLY|os.O_APPEND, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return a, nil
 	}
-	f, err := safefs.OpenNoFollow(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	a := &appendFile{what: what, path: path, f: f}
+	a.f = f
 	if err := a.endTornLine(); err != nil {
 		_ = f.Close()
 		return nil, err
 	}
 	return a, nil
+}
+
+// create makes the file at its first record.
+func (a *appendFile) create() error {
+	if err := os.MkdirAll(filepath.Dir(a.path), 0o700); err != nil {
+		return fmt.Errorf("%s: %w", a.what, err)
+	}
+	f, err := safefs.OpenNoFollow(a.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("%s: %w", a.what, err)
+	}
+	a.f = f
+	// Another process of the session may have made it meanwhile.
+	if err := a.endTornLine(); err != nil {
+		a.f = nil
+		_ = f.Close()
+		return err
+	}
+	return nil
 }
 
 // endTornLine ends a last line an earlier process left without its
@@ -77,11 +101,17 @@ func (a *appendFile) endTornLine() error {
 // A write that fails cuts the file back to before it (no partial record)
 // and makes every later append fail too.
 func (a *appendFile) append(rec any, sync bool) error {
-	if a.f == nil {
+	if a.closed {
 		return errors.New(a.what + ": closed")
 	}
 	if a.err != nil {
 		return a.err
+	}
+	if a.f == nil {
+		if err := a.create(); err != nil {
+			a.err = err
+			return err
+		}
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {
@@ -106,6 +136,7 @@ func (a *appendFile) append(rec any, sync bool) error {
 
 // close closes the file; later appends fail. Closing twice is no error.
 func (a *appendFile) close() error {
+	a.closed = true
 	if a.f == nil {
 		return nil
 	}

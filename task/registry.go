@@ -55,10 +55,14 @@ type Info struct {
 type Registry struct {
 	now func() time.Time
 
-	mu      sync.Mutex
-	tasks   map[string]*entry
-	order   []string // ids in the order they were added
-	live    int
+	mu    sync.Mutex
+	tasks map[string]*entry
+	order []string // ids in the order they were added
+	live  int
+	// liveOf counts the live tasks of each parent: LiveChildren runs at
+	// every agent's end, and a scan of every task made a fan-out of n
+	// cost n² under the lock.
+	liveOf  map[string]int
 	changed chan struct{} // closed and replaced on every change
 }
 
@@ -72,7 +76,7 @@ func NewRegistry(now func() time.Time) *Registry {
 	if now == nil {
 		now = time.Now
 	}
-	return &Registry{now: now, tasks: map[string]*entry{}, changed: make(chan struct{})}
+	return &Registry{now: now, tasks: map[string]*entry{}, liveOf: map[string]int{}, changed: make(chan struct{})}
 }
 
 // notify wakes everyone waiting on Changed. r.mu must be held.
@@ -109,6 +113,7 @@ func (r *Registry) Add(info Info, stop func()) error {
 	r.tasks[info.ID] = &entry{info: info, stop: stop}
 	r.order = append(r.order, info.ID)
 	r.live++
+	r.liveOf[info.Parent]++
 	r.notify()
 	return nil
 }
@@ -162,6 +167,9 @@ func (r *Registry) Finish(id string, status Status, errText string) bool {
 	}
 	e.info.Status, e.info.Error, e.info.Ended, e.stop = status, errText, r.now(), nil
 	r.live--
+	if r.liveOf[e.info.Parent]--; r.liveOf[e.info.Parent] <= 0 {
+		delete(r.liveOf, e.info.Parent)
+	}
 	r.notify()
 	return true
 }
@@ -223,13 +231,7 @@ func (r *Registry) Live() int {
 func (r *Registry) LiveChildren(parent string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := 0
-	for _, e := range r.tasks {
-		if e.info.Parent == parent && !e.info.Status.Terminal() {
-			n++
-		}
-	}
-	return n
+	return r.liveOf[parent]
 }
 
 // Stop cancels the live task id and every live task below it (S-7.4) and
@@ -288,13 +290,22 @@ func (r *Registry) subtreeStops(id string) []func() {
 // whatever order they were added in (a resumed agent is added again, after
 // its children). r.mu must be held.
 func (r *Registry) below(id string) map[string]bool {
+	// One pass over the tasks for their children, then the tree: not a
+	// pass per task reached (n² for the main agent of a fan-out of n).
+	kids := map[string][]string{}
+	for _, cid := range r.order {
+		if cid != id {
+			p := r.tasks[cid].info.Parent
+			kids[p] = append(kids[p], cid)
+		}
+	}
 	out := map[string]bool{}
 	frontier := []string{id}
 	for len(frontier) > 0 {
 		parent := frontier[0]
 		frontier = frontier[1:]
-		for _, cid := range r.order {
-			if cid != id && !out[cid] && r.tasks[cid].info.Parent == parent {
+		for _, cid := range kids[parent] {
+			if !out[cid] {
 				out[cid] = true
 				frontier = append(frontier, cid)
 			}

@@ -63,6 +63,9 @@ type Journal struct {
 	// (openAppend; a test replaces it to fail writes).
 	maxOpen int
 	open    func(path string) (appendFile, error)
+	// holdWait is how long a released hold's ops may wait for the
+	// others (hold.go).
+	holdWait time.Duration
 	// reopen opens a closed transcript again to sync it (safefs in
 	// production; a test counts the calls).
 	reopen func(path string) (syncFile, error)
@@ -103,8 +106,18 @@ type journalOp struct {
 	// and synced to disk unless noSync.
 	synced chan struct{}
 	noSync bool
+	// keepHeld leaves the held ops held (a test's look at the files);
+	// paths writes only the held ops of these files (Written).
+	keepHeld bool
+	paths    []string
 	// release closes path's file: its agent has ended.
 	release bool
+	// mkdir makes the directory path (MakeDir).
+	mkdir bool
+	// hold registers a Hold (its paths' ops wait), or with unhold
+	// releases it (hold.go).
+	hold   *Hold
+	unhold bool
 }
 
 // NewJournal starts a journal. Its goroutine ends at Close.
@@ -115,7 +128,7 @@ func NewJournal() *Journal {
 }
 
 func newJournal(open func(string) (appendFile, error)) *Journal {
-	return &Journal{ops: make(chan journalOp, 256), done: make(chan struct{}), failed: map[string]error{}, maxOpen: maxOpen, open: open,
+	return &Journal{ops: make(chan journalOp, 256), done: make(chan struct{}), failed: map[string]error{}, maxOpen: maxOpen, open: open, holdWait: holdWait,
 		reopen: func(path string) (syncFile, error) { return safefs.OpenNoFollow(path, os.O_WRONLY|os.O_APPEND, 0) }}
 }
 
@@ -137,6 +150,8 @@ type files struct {
 	// checked are files whose end was checked for a torn line.
 	checked map[string]bool
 	clock   uint64
+	// held are the ops waiting for their agent's first request (hold.go).
+	held holds
 }
 
 func (j *Journal) loop() {
@@ -148,46 +163,69 @@ func (j *Journal) loop() {
 	for {
 		op, ok := fs.next(j.ops)
 		if !ok {
+			fs.flushAll() // held lines too: Close writes everything
 			return
 		}
 		switch {
+		case op.hold != nil:
+			fs.holdOp(op) // hold.go
+		case op.mkdir:
+			// A failure shows at the first file made in it.
+			_ = os.MkdirAll(op.path, 0o700)
 		case op.synced != nil:
+			switch {
+			case op.keepHeld:
+			case op.paths != nil:
+				fs.writeHeldFor(op.paths) // hold.go: Written's own files
+			default:
+				fs.flushAll() // everything queued before, held or not
+			}
 			if !op.noSync {
 				fs.sync(false)
 			}
 			close(op.synced)
-		case op.release:
-			fs.close(op.path, false)
-		case op.create:
-			err := createFile(op.path, op.data)
-			if tooManyFiles(err) && len(fs.open) > 0 {
-				fs.closeAll()
-				err = createFile(op.path, op.data)
-			}
-			if err != nil {
-				j.failPath(op.path, err)
-			}
-		case op.grow:
-			err := rewriteFile(op.path, op.data)
-			if tooManyFiles(err) && len(fs.open) > 0 {
-				fs.closeAll()
-				err = rewriteFile(op.path, op.data)
-			}
-			if err != nil {
-				j.failPath(op.path, err)
-			}
-		case op.replace:
-			err := replaceFile(op.path, op.data)
-			if tooManyFiles(err) && len(fs.open) > 0 {
-				fs.closeAll()
-				err = replaceFile(op.path, op.data)
-			}
-			if err != nil {
-				j.failPath(op.path, err)
-			}
+		case fs.kept(op): // hold.go: an agent's file before its first request
 		default:
-			fs.append(op.path, op.data)
+			fs.do(op)
 		}
+	}
+}
+
+// do carries out one write op.
+func (fs *files) do(op journalOp) {
+	j := fs.j
+	switch {
+	case op.release:
+		fs.close(op.path, false)
+	case op.create:
+		err := createFile(op.path, op.data)
+		if tooManyFiles(err) && len(fs.open) > 0 {
+			fs.closeAll()
+			err = createFile(op.path, op.data)
+		}
+		if err != nil {
+			j.failPath(op.path, err)
+		}
+	case op.grow:
+		err := rewriteFile(op.path, op.data)
+		if tooManyFiles(err) && len(fs.open) > 0 {
+			fs.closeAll()
+			err = rewriteFile(op.path, op.data)
+		}
+		if err != nil {
+			j.failPath(op.path, err)
+		}
+	case op.replace:
+		err := replaceFile(op.path, op.data)
+		if tooManyFiles(err) && len(fs.open) > 0 {
+			fs.closeAll()
+			err = replaceFile(op.path, op.data)
+		}
+		if err != nil {
+			j.failPath(op.path, err)
+		}
+	default:
+		fs.append(op.path, op.data)
 	}
 }
 
@@ -209,8 +247,19 @@ func (fs *files) next(ops <-chan journalOp) (journalOp, bool) {
 		delete(fs.unsynced, path)
 		fs.flush(path, f, err)
 	}
-	op, ok := <-ops
-	return op, ok
+	for {
+		if fs.held.timer == nil {
+			op, ok := <-ops
+			return op, ok
+		}
+		select {
+		case op, ok := <-ops:
+			return op, ok
+		case <-fs.held.timer.C:
+			fs.held.timer = nil
+			fs.writeReleased() // hold.go: sent long enough ago
+		}
+	}
 }
 
 // append writes one record to path in a single write; on a failed or
@@ -523,6 +572,14 @@ func (j *Journal) send(op journalOp) error {
 	return nil
 }
 
+// MakeDir queues making the directory dir (and its parents): the
+// session's directory of sub-agent files, made by the journal while the
+// main agent's first request is in flight rather than on the way to it,
+// or in the middle of its first children's start.
+func (j *Journal) MakeDir(dir string) error {
+	return j.send(journalOp{path: dir, mkdir: true})
+}
+
 // Create queues writing a new file at path (agent metadata when the agent
 // starts).
 func (j *Journal) Create(path string, data []byte) error {
@@ -567,10 +624,11 @@ func (j *Journal) Sync() error {
 
 // Written waits until everything queued before it was written (not
 // synced) and returns the error a write to any of paths met. An agent
-// checks its own files with it when it ends.
+// checks its own files with it when it ends. What a Hold keeps of other
+// files stays held (with no paths, nothing does).
 func (j *Journal) Written(paths ...string) error {
 	done := make(chan struct{})
-	if err := j.send(journalOp{synced: done, noSync: true}); err != nil {
+	if err := j.send(journalOp{synced: done, noSync: true, paths: paths}); err != nil {
 		return err
 	}
 	<-done

@@ -20,6 +20,7 @@ import (
 	"github.com/cadre-dev/cadre/run"
 	"github.com/cadre-dev/cadre/tool"
 	"github.com/cadre-dev/cadre/tool/builtin"
+	"github.com/cadre-dev/cadre/transcript"
 )
 
 // agent is one running agent of the tree: the main agent (depth 0) or a
@@ -120,6 +121,11 @@ type agent struct {
 	span     *telemetry.AgentSpan
 	// member is set on a teammate (team.go, issue 25).
 	member *member
+	// held keeps a sub-agent's files unwritten until its first request
+	// is out; burst holds the places of its own children starting
+	// together (firstrequest.go).
+	held  *transcript.Hold
+	burst burst
 }
 
 // agentFrom returns the agent an Env belongs to (Env.Spawner, set by
@@ -199,7 +205,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 	}
 	offered, dynamic := setupOf(a).offered() // deferred.go
 	cfg := loop.Config{
-		Model: a.run.rt.cfg.Model, ModelID: a.modelID, System: a.system, SystemPrefix: a.systemPrefix, Tools: offered, Env: a.env,
+		Model: heldUntilSent(a.run.rt.cfg.Model, a.held), ModelID: a.modelID, System: a.system, SystemPrefix: a.systemPrefix, Tools: offered, Env: a.env,
 		SharedTools: setupOf(a).sharedTools(offered), // toolorder.go
 		MaxTurns:    a.maxTurns, MaxTokens: a.run.rt.cfg.MaxTokens, Thinking: a.run.rt.cfg.Thinking, Effort: a.effort, Recorder: rec,
 		AgentID: a.id, AgentType: a.typ, Unavailable: a.unavailable, Now: a.run.rt.cfg.Now,
@@ -224,6 +230,7 @@ func (a *agent) runLoop(ctx context.Context, msgs []llm.Message, rec loop.Record
 		cfg.Observer = o
 	}
 	defer a.run.rt.compacts.running(a)()
+	defer burstOf(a).end() // firstrequest.go
 	if a.output != nil {
 		cfg.Output = a.output
 	}

@@ -108,9 +108,13 @@ func (b *background) start(ctx context.Context, parent, child *agent, in agentIn
 		}
 	}
 	child.run.holdJournal()
+	if !child.ticket.Queued() {
+		holdFiles(child) // firstrequest.go: before its siblings start
+	}
 	b.wg.Go(func() {
 		defer stopSession()
 		defer cancel()
+		defer child.held.Release()
 		out, err := child.live(cctx, parent, in)
 		b.finish(h, out, err)
 	})

@@ -569,6 +569,13 @@ func (s *runState) produce(ctx context.Context, prompt string, wait bool) {
 		defer s.releaseJournal()
 		mainRec = s.journal.Transcript(r.tpath, r.session, "", r.cfg.Now)
 		recorder = mainRec
+		if r.mainSpec != nil && r.agentDir != "" {
+			// The directory of sub-agents' files, made off both the main
+			// agent's and its children's way to their first request (the
+			// task and mailbox journals, made by their first record, no
+			// longer make it at the start).
+			_ = s.journal.MakeDir(r.agentDir)
+		}
 	}
 	if r.mainSpec != nil {
 		// Take the git snapshot sub-agents will see while the first model

@@ -41,6 +41,9 @@ type refusal struct {
 // error result the model can read, counted by reason; a Go error is
 // returned only when the run itself is cancelled.
 func (a *agent) spawn(ctx context.Context, call tool.Call, in agentInput) (*waiting, tool.Output, error) {
+	// firstrequest.go: this call's place in its answer's burst, given
+	// back once its child's own hold is in.
+	defer burstOf(a).enter(a, call).Release()
 	if in.Name != "" || in.TeamName != "" || in.Mode != "" {
 		out, err := a.teamSpawn(ctx, call, in) // team.go (issue 25)
 		return nil, out, err
@@ -467,6 +470,7 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 			return errorOutput(prompts.SubagentNotStarted(err)), nil
 		}
 		mpath = strings.TrimSuffix(tpath, ".jsonl") + ".meta.json"
+		defer holdFiles(c).Release() // firstrequest.go; held since its start unless it was queued
 		jw := rs.journal.Transcript(tpath, rt.session, c.id, rt.cfg.Now)
 		// No descriptor is held for it once it ended.
 		defer func() { _ = jw.Release() }()
