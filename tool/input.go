@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,7 +63,7 @@ func checkObject(input json.RawMessage, props, required []string, v any) []strin
 			problems = append(problems, k+" is required")
 		}
 	}
-	dec := json.NewDecoder(strings.NewReader(string(input)))
+	dec := json.NewDecoder(bytes.NewReader(input))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
 	var typeErr *json.UnmarshalTypeError

@@ -536,12 +536,24 @@ type Observer interface {
 
 // request streams one model answer, forwarding deltas; the Observer, if
 // any, watches it.
-func (r *runner) request(ctx context.Context, req *llm.Request) (resp *llm.Response, err error) {
+func (r *runner) request(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	if r.cfg.Observer != nil {
-		var done func(*llm.Response, error)
-		ctx, done = r.cfg.Observer.StartRequest(ctx, req)
-		defer func() { done(resp, err) }()
+		return r.observed(ctx, req)
 	}
+	return r.stream(ctx, req)
+}
+
+// observed is request with the Observer watching: it is told how the
+// request ended on every path. (A frame of its own: the deferred closure
+// moved request's results to the heap on every turn, watched or not.)
+func (r *runner) observed(ctx context.Context, req *llm.Request) (resp *llm.Response, err error) {
+	ctx, done := r.cfg.Observer.StartRequest(ctx, req)
+	defer func() { done(resp, err) }()
+	return r.stream(ctx, req)
+}
+
+// stream streams one model answer, forwarding deltas.
+func (r *runner) stream(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	for ev, err := range r.cfg.Model.Stream(ctx, req) {
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
