@@ -704,6 +704,9 @@ func resultText(o tool.Output) string {
 // dropEmptyText removes empty text blocks, which the API rejects when the
 // message is sent back.
 func dropEmptyText(blocks []llm.Block) []llm.Block {
+	if !slices.ContainsFunc(blocks, isEmptyText) {
+		return blocks // the usual answer: kept as it came, not copied
+	}
 	out := blocks[:0:0]
 	for _, b := range blocks {
 		if b.Type == llm.BlockText && b.Text == "" {
@@ -713,3 +716,6 @@ func dropEmptyText(blocks []llm.Block) []llm.Block {
 	}
 	return out
 }
+
+// isEmptyText reports whether b is a text block without text.
+func isEmptyText(b llm.Block) bool { return b.Type == llm.BlockText && b.Text == "" }
