@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -416,25 +415,24 @@ type agentMeta struct {
 // create when the agent starts, a rewrite in place when it ends (the
 // record only grows: its status and end are added; transcript.rewriteFile).
 //
-// The record is one line of compact JSON encoded straight into a buffer
-// of its usual size: MarshalIndent took ~43 µs a record against ~5 µs,
-// twice per sub-agent on the spawn path.
+// The record is one line of compact JSON: MarshalIndent took ~43 µs a
+// record against ~5 µs, twice per sub-agent on the spawn path. Marshal
+// encodes into its pooled buffer and copies the bytes out once, in a
+// slice of their size class (a general-purpose child's record is ~960
+// bytes, so the '\n' fits without a copy): less than a buffer of a fixed
+// size and an encoder per record.
 func writeMeta(j *transcript.Journal, path string, m *agentMeta) error {
-	buf := bytes.NewBuffer(make([]byte, 0, metaSize))
-	if err := json.NewEncoder(buf).Encode(m); err != nil { // ends with '\n'
+	b, err := json.Marshal(m)
+	if err != nil {
 		return fmt.Errorf("encode agent meta: %w", err)
 	}
+	b = append(b, '\n')
 	// The bytes are this call's own: the journal keeps them without a copy.
 	if !m.Finished {
-		return j.CreateOwned(path, buf.Bytes())
+		return j.CreateOwned(path, b)
 	}
-	return j.GrowOwned(path, buf.Bytes())
+	return j.GrowOwned(path, b)
 }
-
-// metaSize is room for a usual .meta.json (a general-purpose child's
-// finished one is ~960 bytes compact, its receipt listing its tools); a
-// longer one grows the buffer.
-const metaSize = 1280
 
 // execute runs the child to the end and turns its outcome into the Agent
 // tool's result. Cleanup (shells, transcript, meta, counters) runs on every

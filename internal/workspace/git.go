@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -86,11 +87,16 @@ func ReadGitStatus(ctx context.Context, dir string) GitStatus {
 		return GitStatus{}
 	}
 	gitOut := func(cmd *exec.Cmd) string {
-		out, err := cmd.Output()
-		if err != nil {
+		// Not cmd.Output: it keeps stderr for its error through a
+		// pipe and a goroutine copying with a 32 KiB buffer; a failure
+		// here is an empty status whatever git said, so stderr goes to
+		// the null device.
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		if err := cmd.Run(); err != nil {
 			return ""
 		}
-		return strings.TrimSpace(string(out))
+		return strings.TrimSpace(out.String())
 	}
 	var g GitStatus
 	var wg sync.WaitGroup
