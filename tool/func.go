@@ -40,6 +40,7 @@ func Func[In any](cfg FuncConfig, run func(ctx context.Context, env *Env, in In)
 		run:      run,
 		props:    rs.props,
 		required: rs.required,
+		flat:     rs.flat,
 	}
 	if cfg.Subject != nil {
 		return &declaredFuncTool[In]{funcTool: t, subject: cfg.Subject}
@@ -63,6 +64,8 @@ func (t *declaredFuncTool[In]) Subject(input json.RawMessage) (Subject, error) {
 type reflectedSchema struct {
 	schema          json.RawMessage
 	props, required []string
+	// flat: no field of the type can hold an object (flatInput).
+	flat bool
 }
 
 // schemaCache maps an input type (reflect.Type) to its *reflectedSchema.
@@ -89,7 +92,7 @@ func reflectSchema[In any](name string) *reflectedSchema {
 	}
 	props, required := schemaFields(schema)
 	// Clipped: an append to a shared schema or field list must copy.
-	rs := &reflectedSchema{schema: slices.Clip(schema), props: slices.Clip(props), required: slices.Clip(required)}
+	rs := &reflectedSchema{schema: slices.Clip(schema), props: slices.Clip(props), required: slices.Clip(required), flat: flatInput(typ)}
 	got, _ := schemaCache.LoadOrStore(typ, rs)
 	return got.(*reflectedSchema)
 }
@@ -100,13 +103,16 @@ type funcTool[In any] struct {
 	run      func(ctx context.Context, env *Env, in In) (Output, error)
 	// props and required are the schema's fields and required ones.
 	props, required []string
+	// flat is flatInput of In: CheckInput may decode it without a
+	// strict decoder when every field is known.
+	flat bool
 }
 
 // CheckInput implements InputChecker: a required field missing (or
 // null), a field of the wrong type, an unknown field.
 func (t *funcTool[In]) CheckInput(input json.RawMessage) []string {
 	var in In
-	return checkObject(input, t.props, t.required, &in)
+	return checkObject(input, t.props, t.required, &in, t.flat)
 }
 
 func (t *funcTool[In]) Spec() llm.ToolSpec { return t.spec }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -49,7 +50,13 @@ func schemaFields(schema json.RawMessage) (props, required []string) {
 // checkObject reports what of input does not fit an object schema with
 // these required fields, then decodes it into v (unknown fields refused)
 // and reports a field of the wrong type or an unknown one.
-func checkObject(input json.RawMessage, props, required []string, v any) []string {
+//
+// When flat (v's fields cannot hold an object with fields of its own:
+// flatInput) and every field of input is one of props, exactly, no field
+// can be unknown at any depth: json.Unmarshal then decodes v as the strict
+// decoder would (the input is one valid object, checked above), without a
+// decoder and its buffer per call.
+func checkObject(input json.RawMessage, props, required []string, v any, flat bool) []string {
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
@@ -63,9 +70,12 @@ func checkObject(input json.RawMessage, props, required []string, v any) []strin
 			problems = append(problems, k+" is required")
 		}
 	}
-	dec := json.NewDecoder(bytes.NewReader(input))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	var err error
+	if flat && onlyKnown(fields, props) {
+		err = json.Unmarshal(input, v)
+	} else {
+		err = strictDecode(input, v)
+	}
 	var typeErr *json.UnmarshalTypeError
 	switch {
 	case err == nil:
@@ -77,6 +87,67 @@ func checkObject(input json.RawMessage, props, required []string, v any) []strin
 		problems = append(problems, err.Error())
 	}
 	return problems
+}
+
+// strictDecode decodes input into v, refusing unknown fields.
+func strictDecode(input json.RawMessage, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// onlyKnown reports whether every key of fields is one of props (sorted).
+func onlyKnown(fields map[string]json.RawMessage, props []string) bool {
+	for k := range fields {
+		if _, ok := slices.BinarySearch(props, k); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// flatInput reports whether t is a struct none of whose JSON fields can
+// hold an object decoded field by field: strings, numbers, booleans,
+// pointers, slices and arrays of them, values that decode themselves
+// (json.Unmarshaler: the decoder's unknown-field check does not reach
+// inside them), any. No embedded struct (its fields are promoted).
+func flatInput(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			return false
+		}
+		if !f.IsExported() || f.Tag.Get("json") == "-" {
+			continue
+		}
+		if !leafInput(f.Type) {
+			return false
+		}
+	}
+	return true
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// leafInput reports whether a value of type t decodes without fields of
+// its own (flatInput).
+func leafInput(t reflect.Type) bool {
+	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return leafInput(t.Elem())
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return true
+	case reflect.Interface:
+		return t.NumMethod() == 0 // decoded as generic JSON values
+	}
+	return false
 }
 
 // jsonKind names a Go kind as the JSON type a model writes.

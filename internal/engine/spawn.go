@@ -458,12 +458,16 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	var rec loop.Recorder
 	status := task.Failed
 	if rs.journal != nil {
-		var err error
-		if tpath, err = transcript.AgentFile(rt.cfg.StateDir, rt.cfg.Cwd, rt.session, c.id); err != nil {
-			// Issue 9: ids are checked and the path stays in StateDir.
+		// Issue 9: ids are checked and the path stays in StateDir: New
+		// checked the session's (transcript.SessionFile), so an agent id
+		// of letters, digits, '-' and '_' keeps the path in the sub-agents'
+		// directory (transcript.AgentFile, without computing the project's
+		// directory again for every child).
+		if err := transcript.ValidateAgentID(c.id); err != nil {
 			rs.count(func(s *run.SubagentStats) { s.Failed++ })
 			return errorOutput(prompts.SubagentNotStarted(err)), nil
 		}
+		tpath = c.transcriptPath()
 		mpath = strings.TrimSuffix(tpath, ".jsonl") + ".meta.json"
 		jw := rs.journal.Transcript(tpath, rt.session, c.id, rt.cfg.Now)
 		// No descriptor is held for it once it ended.
