@@ -78,7 +78,13 @@ func ReadGitStatus(ctx context.Context, dir string) GitStatus {
 	}
 	// The repository may be one the user has not trusted (yet): its
 	// configuration cannot make git run anything (package gitcmd).
-	git := gitcmd.Runner{Env: gitcmd.Environ(os.Environ())}
+	// git is looked up in PATH once for the three commands (exec.Command
+	// searched PATH for each).
+	bin, err := exec.LookPath("git")
+	if err != nil {
+		return GitStatus{}
+	}
+	git := gitcmd.Runner{Bin: bin, Env: gitcmd.Environ(os.Environ())}
 	// The repository's configuration is read once for both commands.
 	cmds, err := git.Commands(ctx, dir,
 		[]string{"--no-optional-locks", "status", "--short", "--branch"},
