@@ -1,7 +1,6 @@
 package tool
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -123,9 +122,7 @@ func (t *funcTool[In]) Run(ctx context.Context, env *Env, input json.RawMessage)
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
-	dec := json.NewDecoder(bytes.NewReader(input))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
+	if err := decodeInput(input, &in, t.props, t.flat); err != nil {
 		return Errorf("invalid input for %s: %v", t.spec.Name, err), nil
 	}
 	return t.run(ctx, env, in)
