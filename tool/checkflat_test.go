@@ -111,3 +111,68 @@ func TestCheckObjectAllocations(t *testing.T) {
 		t.Errorf("fast path %v allocations, strict decoder's %v", fast, slow)
 	}
 }
+
+// checkObjectBefore is checkObject as it was before its fast paths: the
+// input decoded into a map for the required fields, then by the strict
+// decoder. The reference the fast paths are held to.
+func checkObjectBefore(input json.RawMessage, props, required []string, v any) []string {
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(input, &fields); err != nil || fields == nil {
+		return []string{"the input must be a JSON object"}
+	}
+	var problems []string
+	for _, k := range required {
+		if raw, ok := fields[k]; !ok || string(raw) == "null" {
+			problems = append(problems, k+" is required")
+		}
+	}
+	return append(problems, decodeProblems(strictDecode(input, v), props)...)
+}
+
+// requiredIn has two required fields, one a pointer (null is missing).
+type requiredIn struct {
+	Path string  `json:"path"`
+	Old  *string `json:"old"`
+	Opt  int     `json:"opt,omitempty"`
+}
+
+// checkCheckObject fails when checkObject and checkObjectBefore disagree
+// on in, for a flat input type and one with two required fields.
+func checkCheckObject(t *testing.T, in []byte) {
+	rs := reflectSchema[flatIn]("flat")
+	var a, b flatIn
+	if got, want := checkObject(in, rs.props, rs.required, &a, rs.flat), checkObjectBefore(in, rs.props, rs.required, &b); !slices.Equal(got, want) || !reflect.DeepEqual(a, b) {
+		t.Fatalf("%q: %q %+v, before %q %+v", in, got, a, want, b)
+	}
+	rr := reflectSchema[requiredIn]("required")
+	var c, d requiredIn
+	if got, want := checkObject(in, rr.props, rr.required, &c, rr.flat), checkObjectBefore(in, rr.props, rr.required, &d); !slices.Equal(got, want) || !reflect.DeepEqual(c, d) {
+		t.Fatalf("%q (required): %q %+v, before %q %+v", in, got, c, want, d)
+	}
+}
+
+var checkSeeds = append([]string{
+	``, ` `, `{"old":null}`, `{"old":"x","path":"p"}`, `{"old":"x","old":null,"path":"p"}`, `{"old":null,"old":"x","path":"p"}`,
+	`{"path" : null , "old":"y"}`, `{"o\u006cd":"x","path":"p"}`, `{"path":"p","old":{"a":null}}`, `{"path":"p","old":"x","extra":1}`,
+	`{"path":"p","old":"x"}x`, "{\"path\":\"\xff\",\"old\":\"x\"}", `{"\xff":1,"path":"p","old":"x"}`,
+}, decodeSeeds...)
+
+// TestCheckObjectAsBefore: checkObject's problems and decoded value are
+// what they were with the map and the strict decoder.
+func TestCheckObjectAsBefore(t *testing.T) {
+	for _, in := range checkSeeds {
+		checkCheckObject(t, []byte(in))
+	}
+}
+
+// FuzzCheckObject: whatever the input, checkObject agrees with
+// checkObjectBefore.
+func FuzzCheckObject(f *testing.F) {
+	for _, s := range checkSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkCheckObject)
+}

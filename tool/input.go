@@ -60,33 +60,103 @@ func checkObject(input json.RawMessage, props, required []string, v any, flat bo
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(input, &fields); err != nil || fields == nil {
+	problems, object, known, scanned := scanObject(input, props, required)
+	if !scanned {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(input, &fields); err != nil || fields == nil {
+			return []string{"the input must be a JSON object"}
+		}
+		for _, k := range required {
+			if raw, ok := fields[k]; !ok || string(raw) == "null" {
+				problems = append(problems, k+" is required")
+			}
+		}
+		object, known = true, onlyKnown(fields, props)
+	}
+	if !object {
 		return []string{"the input must be a JSON object"}
 	}
-	var problems []string
-	for _, k := range required {
-		if raw, ok := fields[k]; !ok || string(raw) == "null" {
-			problems = append(problems, k+" is required")
-		}
-	}
 	var err error
-	if flat && onlyKnown(fields, props) {
+	if flat && known {
 		err = json.Unmarshal(input, v)
 	} else {
 		err = strictDecode(input, v)
 	}
+	return append(problems, decodeProblems(err, props)...)
+}
+
+// decodeProblems is what checkObject reports of the decoder's error: a
+// field of the wrong type, an unknown field, or the error as it is.
+func decodeProblems(err error, props []string) []string {
 	var typeErr *json.UnmarshalTypeError
 	switch {
 	case err == nil:
+		return nil
 	case errors.As(err, &typeErr) && typeErr.Field != "":
-		problems = append(problems, fmt.Sprintf("%s must be %s, not a JSON %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value))
+		return []string{fmt.Sprintf("%s must be %s, not a JSON %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)}
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		problems = append(problems, fmt.Sprintf("unknown field %s (the fields are %s)", strings.TrimPrefix(err.Error(), "json: unknown field "), strings.Join(props, ", ")))
-	default:
-		problems = append(problems, err.Error())
+		return []string{fmt.Sprintf("unknown field %s (the fields are %s)", strings.TrimPrefix(err.Error(), "json: unknown field "), strings.Join(props, ", "))}
 	}
-	return problems
+	return []string{err.Error()}
+}
+
+// maxScannedRequired is the most required fields scanObject tracks.
+const maxScannedRequired = 16
+
+// scanObject is checkObject's look at input without decoding it into a
+// map: whether it is a JSON object, the problems of its required fields
+// (missing or null, the last of a repeated key counting, in required's
+// order) and whether every key is one of props. scanned is false when it
+// cannot tell as the map would (invalid JSON is left to the decoder's
+// error, an escaped key to the decoder's unescaping): the caller decodes
+// the map then.
+func scanObject(input []byte, props, required []string) (problems []string, object, known, scanned bool) {
+	if len(required) > maxScannedRequired || !json.Valid(input) {
+		return nil, false, false, false
+	}
+	i := skipSpace(input, 0)
+	if input[i] != '{' {
+		return nil, false, false, true // valid JSON, not an object (null among them)
+	}
+	var state [maxScannedRequired]byte // 0 missing, 1 null, 2 set
+	known = true
+	i++
+	for {
+		i = skipSpace(input, i)
+		switch input[i] {
+		case '}':
+			for k, name := range required {
+				if state[k] != 2 {
+					problems = append(problems, name+" is required")
+				}
+			}
+			return problems, true, known, true
+		case ',':
+			i++
+			continue
+		}
+		j := i + 1 // input[i] is '"': the JSON is valid
+		for input[j] != '"' {
+			if input[j] == '\\' {
+				return nil, false, false, false
+			}
+			j++
+		}
+		key := input[i+1 : j]
+		known = known && isProp(key, props)
+		i = skipSpace(input, j+1) + 1 // past ':'
+		start := skipSpace(input, i)
+		end, _ := skipValue(input, start)
+		i = end
+		for k, name := range required {
+			if string(key) == name {
+				state[k] = 2
+				if string(input[start:end]) == "null" {
+					state[k] = 1
+				}
+			}
+		}
+	}
 }
 
 // strictDecode decodes input into v, refusing unknown fields.
