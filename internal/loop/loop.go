@@ -538,22 +538,23 @@ type Observer interface {
 // any, watches it.
 func (r *runner) request(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	if r.cfg.Observer != nil {
-		return r.observed(ctx, req)
+		return observedRequest(ctx, r, req)
 	}
-	return r.stream(ctx, req)
+	return streamRequest(ctx, r, req)
 }
 
-// observed is request with the Observer watching: it is told how the
+// observedRequest is request with the Observer watching: it is told how the
 // request ended on every path. (A frame of its own: the deferred closure
 // moved request's results to the heap on every turn, watched or not.)
-func (r *runner) observed(ctx context.Context, req *llm.Request) (resp *llm.Response, err error) {
+// (Functions, not methods: runner keeps to its bound of methods.)
+func observedRequest(ctx context.Context, r *runner, req *llm.Request) (resp *llm.Response, err error) {
 	ctx, done := r.cfg.Observer.StartRequest(ctx, req)
 	defer func() { done(resp, err) }()
-	return r.stream(ctx, req)
+	return streamRequest(ctx, r, req)
 }
 
-// stream streams one model answer, forwarding deltas.
-func (r *runner) stream(ctx context.Context, req *llm.Request) (*llm.Response, error) {
+// streamRequest streams one model answer of r, forwarding deltas.
+func streamRequest(ctx context.Context, r *runner, req *llm.Request) (*llm.Response, error) {
 	for ev, err := range r.cfg.Model.Stream(ctx, req) {
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
