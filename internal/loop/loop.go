@@ -653,7 +653,7 @@ func (r *runner) runBatch(ctx context.Context, calls []llm.Block, offset int, re
 	r.toolUses += len(calls)
 	if len(calls) == 1 {
 		res, err := r.runOne(ctx, &calls[0], tool.Turn{})
-		return r.finish(calls[0], offset, res, err, results, filled)
+		return r.finish(&calls[0], offset, res, err, results, filled)
 	}
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -673,7 +673,7 @@ func (r *runner) runBatch(ctx context.Context, calls []llm.Block, offset int, re
 	var firstErr error
 	for range calls {
 		d := <-ch
-		if err := r.finish(calls[d.index], offset+d.index, d.result, d.err, results, filled); err != nil && firstErr == nil {
+		if err := r.finish(&calls[d.index], offset+d.index, d.result, d.err, results, filled); err != nil && firstErr == nil {
 			firstErr = err
 			cancel()
 		}
@@ -682,13 +682,15 @@ func (r *runner) runBatch(ctx context.Context, calls []llm.Block, offset int, re
 	return firstErr
 }
 
-func (r *runner) finish(call llm.Block, index int, res ToolResult, err error, results []llm.Block, filled []bool) error {
+// finish records the result of call (an element of the batch's calls,
+// which the ToolEnd event points to rather than a copy of it).
+func (r *runner) finish(call *llm.Block, index int, res ToolResult, err error, results []llm.Block, filled []bool) error {
 	if err != nil {
 		return err
 	}
 	results[index] = resultBlock(call.ID, res.Output) // dynamic.go
 	filled[index] = true
-	return r.emit(Event{Kind: ToolEnd, Call: &call, ToolResult: &res})
+	return r.emit(Event{Kind: ToolEnd, Call: call, ToolResult: &res})
 }
 
 // resultText keeps the result non-empty: an empty text block is invalid.
