@@ -41,6 +41,10 @@ type Report struct {
 	// Budget is the agent's spend against its budget (BudgetLine); ""
 	// when no budget bounded it.
 	Budget string
+	// Continue, when set, is the agent id the report ends by saying how
+	// to continue (ContinueWithSendMessage, on a line of its own); a
+	// one-shot report has no such line.
+	Continue string
 }
 
 // Render frames the report (S-3.6): marked as model output with no
@@ -62,7 +66,11 @@ func (r Report) Render() string {
 		body += "]"
 	}
 	var b strings.Builder
-	b.Grow(len(body) + 256)
+	size := len(body) + 256 + len(r.TranscriptPath)
+	if r.Continue != "" {
+		size += len(r.Continue) + 64
+	}
+	b.Grow(size)
 	// WriteString, not Fprintf: the builder stays on the stack and no
 	// argument is boxed (a sub-agent's report is rendered once per child).
 	b.WriteString("Report from sub-agent ")
@@ -111,6 +119,10 @@ func (r Report) Render() string {
 	}
 	if r.Worktree != nil {
 		b.WriteString("\n" + r.Worktree.Render())
+	}
+	if r.Continue != "" {
+		b.WriteByte('\n')
+		b.WriteString(ContinueWithSendMessage(r.Continue))
 	}
 	return b.String()
 }

@@ -28,3 +28,22 @@ func TestReportRenderTrailer(t *testing.T) {
 		}
 	}
 }
+
+// TestReportRenderContinue: a report with Continue set ends with the
+// SendMessage line, after everything else, and is otherwise the report
+// without it; a one-shot report has no such line.
+func TestReportRenderContinue(t *testing.T) {
+	r := Report{AgentID: "a1", AgentType: "general-purpose", Text: "done", TranscriptPath: "/s/agent-a1.jsonl", Tokens: 5, ToolUses: 2,
+		Worktree: &ReportWorktree{Path: "/w", Branch: "b", State: "kept"}}
+	plain := r.Render()
+	r.Continue = "a1"
+	if got, want := r.Render(), plain+"\n"+ContinueWithSendMessage("a1"); got != want {
+		t.Errorf("report with Continue:\n%s\nwant:\n%s", got, want)
+	}
+	one := Report{AgentID: "a2", AgentType: "Explore", Text: "x", OneShot: true}
+	plain = one.Render()
+	one.Continue = "a2"
+	if got := one.Render(); got != plain {
+		t.Errorf("one-shot report with Continue: %q, want %q", got, plain)
+	}
+}

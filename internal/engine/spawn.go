@@ -589,11 +589,9 @@ func (cr childReport) callResult(parent *agent, result *run.SubagentResult, fail
 		}
 		return errorOutput(msg)
 	}
-	text := cr.report(result)
-	if _, ok := parent.pool.Get(tool.SendMessage); ok && !c.def.OneShot {
-		text += "\n" + prompts.ContinueWithSendMessage(c.id) // issue 29: how to continue it
-	}
-	return tool.Output{Text: text}
+	// Issue 29: how to continue it, rendered with the report (one string).
+	_, continuable := parent.pool.Get(tool.SendMessage)
+	return tool.Output{Text: cr.reportContinuable(result, continuable && !c.def.OneShot)}
 }
 
 // safeRun runs the child's loop, turning a panic anywhere below it (the
@@ -650,12 +648,21 @@ func lastAssistantText(msgs []llm.Message) string {
 
 // report is the Agent tool's result text for a finished child (S-3.6).
 func (cr childReport) report(res *run.SubagentResult) string {
+	return cr.reportContinuable(res, false)
+}
+
+// reportContinuable is report, ending with how to continue the agent with
+// SendMessage when continuable.
+func (cr childReport) reportContinuable(res *run.SubagentResult, continuable bool) string {
 	c := cr.a
 	r := prompts.Report{AgentID: c.id, AgentType: c.typ, Text: res.Text, OneShot: c.def.OneShot, TranscriptPath: res.TranscriptPath,
 		Tokens: res.Usage.Total(), ToolUses: res.ToolUses, Duration: res.Duration, Worktree: worktreeReport(res.Worktree),
 		StructuredOutput: prompts.ReportJSON(res.StructuredOutput), Budget: budgetsOf(c).line(res.Budget)}
 	if res.MaxTurnsHit {
 		r.MaxTurns = c.maxTurns
+	}
+	if continuable {
+		r.Continue = c.id
 	}
 	return r.Render()
 }
