@@ -135,8 +135,8 @@ type mailbox struct {
 	id, name string
 	live     bool
 	after    AfterEnd
-	queue    []Message // pending, in arrival order
-	flight   []Message // taken, not yet acknowledged
+	queue    []Message     // pending, in arrival order
+	flight   []Message     // taken, not yet acknowledged
 	signal   chan struct{} // closed on a change; nil until someone waits (Changed)
 }
 
