@@ -13,8 +13,8 @@ import (
 // up to scheduling, so a rise past these bounds is new per-child work (or
 // per-run work at fan-out 16), not noise. Lower them when a cut lands.
 const (
-	maxAllocsPerChild16 = 520    // floor 507, 491 since the working directories resolve once per session (permission.DirCache), 470 since Read shows its lines from one arena (2026-12-06)
-	maxBytesPerChild16  = 77_000 // floor 73,248; 69,900-70,900 since the .meta.json is encoded compact into a buffer of its size (2026-12-06)
+	maxAllocsPerChild16 = 365    // floor 507, 491 since the working directories resolve once per session (permission.DirCache), 470 since Read shows its lines from one arena, 331-334 since the childalloc cuts (issue 24 point 4: no heap defer per hub event, no hook inputs without hooks, schema and built-in agents once per process, the kernel's realpath, decoder-free input checks; 2026-12-06)
+	maxBytesPerChild16  = 53_000 // floor 73,248; 69,900-70,900 since the .meta.json is encoded compact into a buffer of its size; 47,500-48,600 since the childalloc cuts (git status without cmd.Output's 32 KiB stderr copy, transcript lines encoded once, no Read result a child drops; 2026-12-06)
 )
 
 // TestSpawnAllocsPerChildBounded runs the fan-out 16 spawn scenario of

@@ -290,7 +290,7 @@ func (c bashCheck) scriptEnvs(s *Script, e *env) (envs []*env, known bool) {
 			if !seen[real] {
 				seen[real] = true
 				bases = append(bases, real)
-				envs = append(envs, &env{cwd: real, ruleBase: e.ruleBase, home: e.home, dirs: e.dirs, real: e.real})
+				envs = append(envs, &env{cwd: real, ruleBase: e.ruleBase, home: e.home, dirs: e.dirs, real: e.memo()})
 			}
 			if len(bases) > maxScriptDirs {
 				return envs[:1], false

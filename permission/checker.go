@@ -245,8 +245,19 @@ func (e *env) resolved(p string) string {
 		return r
 	}
 	r := evalExisting(p)
+	if e.real == nil {
+		e.real = map[string]string{} // most checks resolve no rule base
+	}
 	e.real[p] = r
 	return r
+}
+
+// memo is e.real, made now, for an env that shares it.
+func (e *env) memo() map[string]string {
+	if e.real == nil {
+		e.real = map[string]string{}
+	}
+	return e.real
 }
 
 func (c *Checker) env(req Request) *env {
@@ -258,19 +269,27 @@ func (c *Checker) env(req Request) *env {
 	if cwd == "" {
 		cwd = c.cfg.Cwd
 	}
-	dirs := append(append([]string(nil), req.Dirs...), c.cfg.Dirs...)
-	e := &env{cwd: cwd, ruleBase: cwd, home: c.cfg.Home, real: map[string]string{}}
-	for _, d := range append([]string{cwd}, dirs...) {
-		if d == "" {
-			continue
-		}
-		lex, real := c.cfg.DirCache.resolve(d, cwd, c.cfg.Home)
-		e.dirs = append(e.dirs, lex)
-		if real != lex {
-			e.dirs = append(e.dirs, real)
-		}
+	e := &env{cwd: cwd, ruleBase: cwd, home: c.cfg.Home, dirs: make([]string, 0, 2*(1+len(req.Dirs)+len(c.cfg.Dirs)))}
+	e.addDir(c, cwd)
+	for _, d := range req.Dirs {
+		e.addDir(c, d)
+	}
+	for _, d := range c.cfg.Dirs {
+		e.addDir(c, d)
 	}
 	return e
+}
+
+// addDir adds working directory d, lexical and resolved, to e.dirs.
+func (e *env) addDir(c *Checker, d string) {
+	if d == "" {
+		return
+	}
+	lex, real := c.cfg.DirCache.resolve(d, e.cwd, c.cfg.Home)
+	e.dirs = append(e.dirs, lex)
+	if real != lex {
+		e.dirs = append(e.dirs, real)
+	}
 }
 
 // insideReal reports whether the resolved path is inside a working dir.

@@ -377,6 +377,11 @@ func lexicalPath(p, cwd, home string) string {
 // evalExisting resolves symlinks in the longest existing prefix of p and
 // appends the rest.
 func evalExisting(p string) string {
+	if filepath.IsAbs(p) {
+		if r, ok := realPath(p); ok {
+			return r // p exists: what EvalSymlinks(p) returns, cheaper
+		}
+	}
 	rest := ""
 	cur := p
 	for i := 0; i < 256; i++ {

@@ -135,14 +135,18 @@ type mailbox struct {
 	id, name string
 	live     bool
 	after    AfterEnd
-	queue    []Message // pending, in arrival order
-	flight   []Message // taken, not yet acknowledged
-	signal   chan struct{}
+	queue    []Message     // pending, in arrival order
+	flight   []Message     // taken, not yet acknowledged
+	signal   chan struct{} // closed on a change; nil until someone waits (Changed)
 }
 
+// wake wakes whoever waits on the box's signal. A channel is made only for
+// a waiter (Changed): most boxes are never waited on.
 func (b *mailbox) wake() {
-	close(b.signal)
-	b.signal = make(chan struct{})
+	if b.signal != nil {
+		close(b.signal)
+		b.signal = nil
+	}
 }
 
 // mailRecord is one line of the mailbox journal.
@@ -336,7 +340,7 @@ func (s *Mailboxes) remove(where map[int64]string, seqs []int64) []Message {
 func (s *Mailboxes) box(id string) *mailbox {
 	b := s.boxes[id]
 	if b == nil {
-		b = &mailbox{id: id, signal: make(chan struct{}), after: AfterEnd{Delivery: Resumes}}
+		b = &mailbox{id: id, after: AfterEnd{Delivery: Resumes}}
 		s.boxes[id] = b
 	}
 	return b
@@ -695,6 +699,9 @@ func (s *Mailboxes) Changed(id string) <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if box := s.boxes[id]; box != nil {
+		if box.signal == nil {
+			box.signal = make(chan struct{})
+		}
 		return box.signal
 	}
 	return make(chan struct{})

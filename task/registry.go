@@ -63,7 +63,7 @@ type Registry struct {
 	// every agent's end, and a scan of every task made a fan-out of n
 	// cost n² under the lock.
 	liveOf  map[string]int
-	changed chan struct{} // closed and replaced on every change
+	changed chan struct{} // closed on a change; nil until someone waits (Changed)
 }
 
 type entry struct {
@@ -76,19 +76,27 @@ func NewRegistry(now func() time.Time) *Registry {
 	if now == nil {
 		now = time.Now
 	}
-	return &Registry{now: now, tasks: map[string]*entry{}, liveOf: map[string]int{}, changed: make(chan struct{})}
+	return &Registry{now: now, tasks: map[string]*entry{}, liveOf: map[string]int{}}
 }
 
 // notify wakes everyone waiting on Changed. r.mu must be held.
 func (r *Registry) notify() {
-	close(r.changed)
-	r.changed = make(chan struct{})
+	// A channel is made only for a waiter: most changes (a child's
+	// start, its progress, its end) have none, and a new channel per
+	// change was five allocations per sub-agent.
+	if r.changed != nil {
+		close(r.changed)
+		r.changed = nil
+	}
 }
 
 // Changed returns a channel closed at the next change of any task.
 func (r *Registry) Changed() <-chan struct{} {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.changed == nil {
+		r.changed = make(chan struct{})
+	}
 	return r.changed
 }
 

@@ -1,7 +1,6 @@
 package tool
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -40,6 +39,7 @@ func Func[In any](cfg FuncConfig, run func(ctx context.Context, env *Env, in In)
 		run:      run,
 		props:    rs.props,
 		required: rs.required,
+		flat:     rs.flat,
 	}
 	if cfg.Subject != nil {
 		return &declaredFuncTool[In]{funcTool: t, subject: cfg.Subject}
@@ -63,6 +63,8 @@ func (t *declaredFuncTool[In]) Subject(input json.RawMessage) (Subject, error) {
 type reflectedSchema struct {
 	schema          json.RawMessage
 	props, required []string
+	// flat: no field of the type can hold an object (flatInput).
+	flat bool
 }
 
 // schemaCache maps an input type (reflect.Type) to its *reflectedSchema.
@@ -86,6 +88,7 @@ func reflectSchema[In any](name string) *reflectedSchema {
 			checkPregenerated(key, rs)
 		}
 	}
+	rs.flat = flatInput(typ)
 	got, _ := schemaCache.LoadOrStore(typ, rs)
 	return got.(*reflectedSchema)
 }
@@ -112,13 +115,16 @@ type funcTool[In any] struct {
 	run      func(ctx context.Context, env *Env, in In) (Output, error)
 	// props and required are the schema's fields and required ones.
 	props, required []string
+	// flat is flatInput of In: CheckInput may decode it without a
+	// strict decoder when every field is known.
+	flat bool
 }
 
 // CheckInput implements InputChecker: a required field missing (or
 // null), a field of the wrong type, an unknown field.
 func (t *funcTool[In]) CheckInput(input json.RawMessage) []string {
 	var in In
-	return checkObject(input, t.props, t.required, &in)
+	return checkObject(input, t.props, t.required, &in, t.flat)
 }
 
 func (t *funcTool[In]) Spec() llm.ToolSpec { return t.spec }
@@ -129,9 +135,7 @@ func (t *funcTool[In]) Run(ctx context.Context, env *Env, input json.RawMessage)
 	if len(input) == 0 {
 		input = json.RawMessage("{}")
 	}
-	dec := json.NewDecoder(bytes.NewReader(input))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
+	if err := decodeInput(input, &in, t.props, t.flat); err != nil {
 		return Errorf("invalid input for %s: %v", t.spec.Name, err), nil
 	}
 	return t.run(ctx, env, in)

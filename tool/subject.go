@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Subject is what one call of a tool acts on, as permission rules see it.
@@ -80,11 +81,28 @@ type LenientString string
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (t *LenientString) UnmarshalJSON(b []byte) error {
+	if n := len(b); n >= 2 && b[0] == '"' && b[n-1] == '"' && plainJSONText(b[1:n-1]) {
+		// The usual path: its bytes are the string (what json.Unmarshal
+		// decodes them to, without a decoder per field).
+		*t = LenientString(b[1 : n-1])
+		return nil
+	}
 	var s string
 	if json.Unmarshal(b, &s) == nil {
 		*t = LenientString(s)
 	}
 	return nil
+}
+
+// plainJSONText reports whether b, between a JSON string's quotes, needs no
+// decoding: no escape, no quote, no control character, valid UTF-8.
+func plainJSONText(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return false
+		}
+	}
+	return utf8.Valid(b)
 }
 
 // BuiltinSubject returns the subject function of a tool cadre defines

@@ -1,7 +1,6 @@
 package transcript
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -687,14 +686,14 @@ func (w *JournalWriter) Written() error { return w.j.Written(w.path) }
 
 // AppendMessage queues one conversation message; see Writer.AppendMessage.
 func (w *JournalWriter) AppendMessage(m llm.Message, model string, usage *llm.Usage) error {
-	b, err := json.Marshal(Entry{
+	b, err := encodeLine(Entry{
 		Type: string(m.Role), SessionID: w.sessionID, AgentID: w.agentID,
 		Timestamp: w.now().UTC().Format(time.RFC3339Nano), Message: &m, Model: model, Usage: usage,
 	})
 	if err != nil {
 		return fmt.Errorf("encode transcript entry: %w", err)
 	}
-	return w.j.send(journalOp{path: w.path, data: append(b, '\n')})
+	return w.j.send(journalOp{path: w.path, data: b})
 }
 
 // Release closes the transcript's file once what was queued before is
@@ -707,24 +706,24 @@ func (w *JournalWriter) Release() error {
 // AppendCompact queues a compact_boundary entry; the messages appended
 // after it are the compacted conversation.
 func (w *JournalWriter) AppendCompact(b CompactBoundary) error {
-	e, err := json.Marshal(Entry{
+	e, err := encodeLine(Entry{
 		Type: EntryCompactBoundary, SessionID: w.sessionID, AgentID: w.agentID,
 		Timestamp: w.now().UTC().Format(time.RFC3339Nano), Compact: &b,
 	})
 	if err != nil {
 		return fmt.Errorf("encode transcript entry: %w", err)
 	}
-	return w.j.send(journalOp{path: w.path, data: append(e, '\n')})
+	return w.j.send(journalOp{path: w.path, data: e})
 }
 
 // AppendEnd queues the entry that records how a run ended.
 func (w *JournalWriter) AppendEnd(end RunEnd) error {
-	b, err := json.Marshal(Entry{
+	b, err := encodeLine(Entry{
 		Type: EntryRunEnd, SessionID: w.sessionID, AgentID: w.agentID,
 		Timestamp: w.now().UTC().Format(time.RFC3339Nano), RunEnd: &end,
 	})
 	if err != nil {
 		return fmt.Errorf("encode transcript entry: %w", err)
 	}
-	return w.j.send(journalOp{path: w.path, data: append(b, '\n')})
+	return w.j.send(journalOp{path: w.path, data: b})
 }

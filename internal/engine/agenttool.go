@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
@@ -134,7 +135,7 @@ func (a *agent) Spawn(ctx context.Context, call tool.Call, raw json.RawMessage) 
 // spawnCall is Spawn up to the wait.
 func (a *agent) spawnCall(ctx context.Context, call *tool.Call, raw json.RawMessage) (*waiting, tool.Output, error) {
 	var in agentInput
-	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
 		var schema json.RawMessage

@@ -164,8 +164,10 @@ func (hg hookGlue) begin(ctx context.Context, parent *agent, tpath string, first
 	c := hg.a
 	hg.bind(tpath)
 	// The parent is bound before its loop runs, so before it can spawn.
-	o := parent.hooks.Fire(ctx, &hooks.Input{HookEventName: hooks.SubagentStart, AgentID: c.id, AgentType: c.typ, Cwd: c.env.Cwd})
-	addContext(first, hooks.SubagentStart, o.Context)
+	if !parent.hooks.Quiet() { // no hook: no input to build
+		o := parent.hooks.Fire(ctx, &hooks.Input{HookEventName: hooks.SubagentStart, AgentID: c.id, AgentType: c.typ, Cwd: c.env.Cwd})
+		addContext(first, hooks.SubagentStart, o.Context)
+	}
 	return hg.registerDefinition()
 }
 

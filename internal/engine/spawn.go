@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -419,25 +418,24 @@ type agentMeta struct {
 // create when the agent starts, a rewrite in place when it ends (the
 // record only grows: its status and end are added; transcript.rewriteFile).
 //
-// The record is one line of compact JSON encoded straight into a buffer
-// of its usual size: MarshalIndent took ~43 µs a record against ~5 µs,
-// twice per sub-agent on the spawn path.
+// The record is one line of compact JSON: MarshalIndent took ~43 µs a
+// record against ~5 µs, twice per sub-agent on the spawn path. Marshal
+// encodes into its pooled buffer and copies the bytes out once, in a
+// slice of their size class (a general-purpose child's record is ~960
+// bytes, so the '\n' fits without a copy): less than a buffer of a fixed
+// size and an encoder per record.
 func writeMeta(j *transcript.Journal, path string, m *agentMeta) error {
-	buf := bytes.NewBuffer(make([]byte, 0, metaSize))
-	if err := json.NewEncoder(buf).Encode(m); err != nil { // ends with '\n'
+	b, err := json.Marshal(m)
+	if err != nil {
 		return fmt.Errorf("encode agent meta: %w", err)
 	}
+	b = append(b, '\n')
 	// The bytes are this call's own: the journal keeps them without a copy.
 	if !m.Finished {
-		return j.CreateOwned(path, buf.Bytes())
+		return j.CreateOwned(path, b)
 	}
-	return j.GrowOwned(path, buf.Bytes())
+	return j.GrowOwned(path, b)
 }
-
-// metaSize is room for a usual .meta.json (a general-purpose child's
-// finished one is ~960 bytes compact, its receipt listing its tools); a
-// longer one grows the buffer.
-const metaSize = 1280
 
 // execute runs the child to the end and turns its outcome into the Agent
 // tool's result. Cleanup (shells, transcript, meta, counters) runs on every
@@ -463,12 +461,16 @@ func (c *agent) execute(ctx context.Context, parent *agent, in agentInput) (tool
 	var rec loop.Recorder
 	status := task.Failed
 	if rs.journal != nil {
-		var err error
-		if tpath, err = transcript.AgentFile(rt.cfg.StateDir, rt.cfg.Cwd, rt.session, c.id); err != nil {
-			// Issue 9: ids are checked and the path stays in StateDir.
+		// Issue 9: ids are checked and the path stays in StateDir: New
+		// checked the session's (transcript.SessionFile), so an agent id
+		// of letters, digits, '-' and '_' keeps the path in the sub-agents'
+		// directory (transcript.AgentFile, without computing the project's
+		// directory again for every child).
+		if err := transcript.ValidateAgentID(c.id); err != nil {
 			rs.count(func(s *run.SubagentStats) { s.Failed++ })
 			return errorOutput(prompts.SubagentNotStarted(err)), nil
 		}
+		tpath = c.transcriptPath()
 		mpath = strings.TrimSuffix(tpath, ".jsonl") + ".meta.json"
 		defer holdFiles(c).Release() // firstrequest.go; held since its start unless it was queued
 		jw := rs.journal.Transcript(tpath, rt.session, c.id, rt.cfg.Now)
@@ -591,11 +593,9 @@ func (cr childReport) callResult(parent *agent, result *run.SubagentResult, fail
 		}
 		return errorOutput(msg)
 	}
-	text := cr.report(result)
-	if _, ok := parent.pool.Get(tool.SendMessage); ok && !c.def.OneShot {
-		text += "\n" + prompts.ContinueWithSendMessage(c.id) // issue 29: how to continue it
-	}
-	return tool.Output{Text: text}
+	// Issue 29: how to continue it, rendered with the report (one string).
+	_, continuable := parent.pool.Get(tool.SendMessage)
+	return tool.Output{Text: cr.reportContinuable(result, continuable && !c.def.OneShot)}
 }
 
 // safeRun runs the child's loop, turning a panic anywhere below it (the
@@ -652,12 +652,21 @@ func lastAssistantText(msgs []llm.Message) string {
 
 // report is the Agent tool's result text for a finished child (S-3.6).
 func (cr childReport) report(res *run.SubagentResult) string {
+	return cr.reportContinuable(res, false)
+}
+
+// reportContinuable is report, ending with how to continue the agent with
+// SendMessage when continuable.
+func (cr childReport) reportContinuable(res *run.SubagentResult, continuable bool) string {
 	c := cr.a
 	r := prompts.Report{AgentID: c.id, AgentType: c.typ, Text: res.Text, OneShot: c.def.OneShot, TranscriptPath: res.TranscriptPath,
 		Tokens: res.Usage.Total(), ToolUses: res.ToolUses, Duration: res.Duration, Worktree: worktreeReport(res.Worktree),
 		StructuredOutput: prompts.ReportJSON(res.StructuredOutput), Budget: budgetsOf(c).line(res.Budget)}
 	if res.MaxTurnsHit {
 		r.MaxTurns = c.maxTurns
+	}
+	if continuable {
+		r.Continue = c.id
 	}
 	return r.Render()
 }

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -157,9 +158,12 @@ func (sg sessionGlue) newWorktrees() (*worktrees, error) {
 	// workspace the user trusts (no Provenance: the embedding program
 	// decided what to load, so it is trusted).
 	trusted := cfg.Provenance == nil || cfg.Provenance.Trusted
-	w.git, w.gitErr = worktree.New(worktree.Config{Now: cfg.Now, RunHooks: trusted})
+	// git is looked up in PATH once for both managers ("" when it is not
+	// there: New then says why).
+	bin, _ := exec.LookPath("git")
+	w.git, w.gitErr = worktree.New(worktree.Config{Git: bin, Now: cfg.Now, RunHooks: trusted})
 	a := hookAdapter{r}
-	if w.hooked, err = worktree.New(worktree.Config{Creator: a, Remover: a, Now: cfg.Now}); err != nil {
+	if w.hooked, err = worktree.New(worktree.Config{Git: bin, Creator: a, Remover: a, Now: cfg.Now}); err != nil {
 		return nil, fmt.Errorf("worktree hooks: %w", err)
 	}
 	return w, nil

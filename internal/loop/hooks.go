@@ -51,6 +51,9 @@ func (hr hookRunner) stoppedByHook() *HookStop {
 // a hook blocked the prompt: the run ends before any model request.
 func (hr hookRunner) promptHooks(ctx context.Context) (bool, error) {
 	r := hr.r
+	if hr.hooksQuiet() && ctx.Err() == nil {
+		return true, nil // no hook: nothing can block or add to the prompt
+	}
 	last := &r.msgs[len(r.msgs)-1]
 	prompt := messageText(*last)
 	if r.cfg.Prompt != nil {
@@ -155,6 +158,9 @@ func (hr hookRunner) postToolHooks(ctx context.Context, call llm.Block, input js
 // goes on: the hooks' feedback has been appended as a user message.
 func (hr hookRunner) stopHooks(ctx context.Context, last llm.Message) (bool, error) {
 	r := hr.r
+	if hr.hooksQuiet() {
+		return false, ctx.Err() // no hook: the agent stops (no input to build)
+	}
 	in := &hooks.Input{HookEventName: hooks.Stop, StopHookActive: r.stopHookActive, LastAssistantMessage: last.Text(), Cwd: r.cfg.Env.Cwd}
 	o := r.cfg.Hooks.Fire(ctx, in)
 	if err := ctx.Err(); err != nil {

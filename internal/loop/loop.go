@@ -536,12 +536,25 @@ type Observer interface {
 
 // request streams one model answer, forwarding deltas; the Observer, if
 // any, watches it.
-func (r *runner) request(ctx context.Context, req *llm.Request) (resp *llm.Response, err error) {
+func (r *runner) request(ctx context.Context, req *llm.Request) (*llm.Response, error) {
 	if r.cfg.Observer != nil {
-		var done func(*llm.Response, error)
-		ctx, done = r.cfg.Observer.StartRequest(ctx, req)
-		defer func() { done(resp, err) }()
+		return observedRequest(ctx, r, req)
 	}
+	return streamRequest(ctx, r, req)
+}
+
+// observedRequest is request with the Observer watching: it is told how the
+// request ended on every path. (A frame of its own: the deferred closure
+// moved request's results to the heap on every turn, watched or not.)
+// (Functions, not methods: runner keeps to its bound of methods.)
+func observedRequest(ctx context.Context, r *runner, req *llm.Request) (resp *llm.Response, err error) {
+	ctx, done := r.cfg.Observer.StartRequest(ctx, req)
+	defer func() { done(resp, err) }()
+	return streamRequest(ctx, r, req)
+}
+
+// streamRequest streams one model answer of r, forwarding deltas.
+func streamRequest(ctx context.Context, r *runner, req *llm.Request) (*llm.Response, error) {
 	for ev, err := range r.cfg.Model.Stream(ctx, req) {
 		if err != nil {
 			if ctxErr := ctx.Err(); ctxErr != nil {
@@ -640,7 +653,7 @@ func (r *runner) runBatch(ctx context.Context, calls []llm.Block, offset int, re
 	r.toolUses += len(calls)
 	if len(calls) == 1 {
 		res, err := r.runOne(ctx, &calls[0], tool.Turn{})
-		return r.finish(calls[0], offset, res, err, results, filled)
+		return r.finish(&calls[0], offset, res, err, results, filled)
 	}
 	bctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -660,7 +673,7 @@ func (r *runner) runBatch(ctx context.Context, calls []llm.Block, offset int, re
 	var firstErr error
 	for range calls {
 		d := <-ch
-		if err := r.finish(calls[d.index], offset+d.index, d.result, d.err, results, filled); err != nil && firstErr == nil {
+		if err := r.finish(&calls[d.index], offset+d.index, d.result, d.err, results, filled); err != nil && firstErr == nil {
 			firstErr = err
 			cancel()
 		}
@@ -669,13 +682,15 @@ func (r *runner) runBatch(ctx context.Context, calls []llm.Block, offset int, re
 	return firstErr
 }
 
-func (r *runner) finish(call llm.Block, index int, res ToolResult, err error, results []llm.Block, filled []bool) error {
+// finish records the result of call (an element of the batch's calls,
+// which the ToolEnd event points to rather than a copy of it).
+func (r *runner) finish(call *llm.Block, index int, res ToolResult, err error, results []llm.Block, filled []bool) error {
 	if err != nil {
 		return err
 	}
 	results[index] = resultBlock(call.ID, res.Output) // dynamic.go
 	filled[index] = true
-	return r.emit(Event{Kind: ToolEnd, Call: &call, ToolResult: &res})
+	return r.emit(Event{Kind: ToolEnd, Call: call, ToolResult: &res})
 }
 
 // resultText keeps the result non-empty: an empty text block is invalid.
@@ -692,6 +707,9 @@ func resultText(o tool.Output) string {
 // dropEmptyText removes empty text blocks, which the API rejects when the
 // message is sent back.
 func dropEmptyText(blocks []llm.Block) []llm.Block {
+	if !slices.ContainsFunc(blocks, isEmptyText) {
+		return blocks // the usual answer: kept as it came, not copied
+	}
 	out := blocks[:0:0]
 	for _, b := range blocks {
 		if b.Type == llm.BlockText && b.Text == "" {
@@ -701,3 +719,6 @@ func dropEmptyText(blocks []llm.Block) []llm.Block {
 	}
 	return out
 }
+
+// isEmptyText reports whether b is a text block without text.
+func isEmptyText(b llm.Block) bool { return b.Type == llm.BlockText && b.Text == "" }

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -77,7 +78,13 @@ func ReadGitStatus(ctx context.Context, dir string) GitStatus {
 	}
 	// The repository may be one the user has not trusted (yet): its
 	// configuration cannot make git run anything (package gitcmd).
-	git := gitcmd.Runner{Env: gitcmd.Environ(os.Environ())}
+	// git is looked up in PATH once for the three commands (exec.Command
+	// searched PATH for each).
+	bin, err := exec.LookPath("git")
+	if err != nil {
+		return GitStatus{}
+	}
+	git := gitcmd.Runner{Bin: bin, Env: gitcmd.Environ(os.Environ())}
 	// The repository's configuration is read once for both commands.
 	cmds, err := git.Commands(ctx, dir,
 		[]string{"--no-optional-locks", "status", "--short", "--branch"},
@@ -86,11 +93,16 @@ func ReadGitStatus(ctx context.Context, dir string) GitStatus {
 		return GitStatus{}
 	}
 	gitOut := func(cmd *exec.Cmd) string {
-		out, err := cmd.Output()
-		if err != nil {
+		// Not cmd.Output: it keeps stderr for its error through a
+		// pipe and a goroutine copying with a 32 KiB buffer; a failure
+		// here is an empty status whatever git said, so stderr goes to
+		// the null device.
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		if err := cmd.Run(); err != nil {
 			return ""
 		}
-		return strings.TrimSpace(string(out))
+		return strings.TrimSpace(out.String())
 	}
 	var g GitStatus
 	var wg sync.WaitGroup

@@ -135,7 +135,7 @@ func New(cfg Config) (*Manager, error) {
 		return nil, fmt.Errorf("worktree isolation needs git: %w", err)
 	}
 	return &Manager{
-		cfg: cfg, git: newGit(path, os.Environ(), cfg.Env), self: sync.OnceValue(selfOwner),
+		cfg: cfg, git: newGit(path, os.Environ(), cfg.Env), self: selfOwner,
 		repos: map[string]*repo{}, live: map[string]*leasedTree{},
 	}, nil
 }

@@ -143,7 +143,11 @@ func runRead(cfg Config, env *tool.Env, in readInput) tool.Output {
 		fmt.Fprintf(&b, "\n(Showing lines %d-%d; the file continues. Read on with offset=%d.)\n", start, last, last+1)
 	}
 	record(start > 1 || more)
-	return withResult(env, tool.Output{Text: b.String()}, readResultJSON{Type: "text", File: readFileJSON{FilePath: path,
+	out := tool.Output{Text: b.String()}
+	if env != nil && env.OmitResults {
+		return out // a sub-agent's call: no structured result to build (withResult)
+	}
+	return withResult(env, out, readResultJSON{Type: "text", File: readFileJSON{FilePath: path,
 		Content: strings.Join(lines, "\n") + "\n", NumLines: len(lines), StartLine: start, TotalLines: total}})
 }
 

@@ -77,21 +77,32 @@ func (h *Hub) Detach() {
 // fails only when ctx ends first.
 func (h *Hub) Send(ctx context.Context, ev run.Event) error {
 	for {
-		h.mu.RLock()
-		if ch := h.ch; ch != nil {
-			defer h.mu.RUnlock()
-			select {
-			case ch <- Item{Ev: ev}:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+		if sent, err := h.sendAttached(ctx, &ev); sent {
+			return err
 		}
-		h.mu.RUnlock()
 		if h.hold(ev) {
 			return ctx.Err()
 		}
 		// A stream attached meanwhile: send it there.
+	}
+}
+
+// sendAttached sends ev to the attached stream and reports true with
+// Send's result, or false when no stream is attached. The read lock is
+// held while the send waits (Detach waits for it). A frame of its own: a
+// defer inside Send's loop was a heap allocation per event.
+func (h *Hub) sendAttached(ctx context.Context, ev *run.Event) (bool, error) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	ch := h.ch
+	if ch == nil {
+		return false, nil
+	}
+	select {
+	case ch <- Item{Ev: *ev}:
+		return true, nil
+	case <-ctx.Done():
+		return true, ctx.Err()
 	}
 }
 

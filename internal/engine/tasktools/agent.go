@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/invopop/jsonschema"
 
@@ -117,9 +118,23 @@ type SchemaOptions struct {
 // keeps. The 32 variants are generated ahead (agentschemas_gen.go, checked
 // against reflectAgentSchema by TestAgentSchemasGenerated), so a run
 // reflects nothing before its first request (issue 24).
+//
+// The bytes are made once per process and variant and shared: a caller
+// must not change them in place (appending copies: the slice has no spare
+// room).
 func AgentSchemaWith(o SchemaOptions) json.RawMessage {
-	return json.RawMessage(generatedAgentSchemas[o.index()])
+	i := o.index()
+	if b, ok := agentSchemas.Load(i); ok {
+		return b.(json.RawMessage)
+	}
+	b := json.RawMessage(generatedAgentSchemas[i])
+	got, _ := agentSchemas.LoadOrStore(i, b[:len(b):len(b)])
+	return got.(json.RawMessage)
 }
+
+// agentSchemas maps a variant's index to its bytes (at most 32 entries;
+// the values are never changed).
+var agentSchemas sync.Map
 
 // index numbers the variant: one bit per option.
 func (o SchemaOptions) index() int {
