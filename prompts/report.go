@@ -133,14 +133,6 @@ func ContinueWithSendMessage(agentID string) string {
 	return fmt.Sprintf("Continue it, with its context, by SendMessage to: %q.", agentID)
 }
 
-// plural returns "1 thing" or "n things".
-func plural(n int, thing string) string {
-	if n == 1 {
-		return "1 " + thing
-	}
-	return fmt.Sprintf("%d %ss", n, thing)
-}
-
 // StructuredOutputBlock frames a sub-agent's structured output (compact
 // JSON, "<" escaped) for its parent's report.
 func StructuredOutputBlock(compactJSON string) string {

@@ -15,7 +15,8 @@ type flatIn struct {
 	Ratio   float64       `json:"ratio,omitempty"`
 	Any     any           `json:"any,omitempty"`
 	Lenient LenientString `json:"lenient,omitempty"`
-	hidden  string
+	//lint:ignore U1000 an unexported field, which flatInput must pass over
+	hidden string
 }
 
 type nestedIn struct {
