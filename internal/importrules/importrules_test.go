@@ -23,8 +23,8 @@ var layers = []struct {
 	pkgs []string
 	what string
 }{
-	{[]string{"internal/safefs", "internal/gitcmd", "llm/internal/budget", "internal/sandbox/sandboxtest", "internal/remote/temporaltest", "internal/remote/remotebin", "tool/internal/genschemas"},
-		"below the leaves: writes that follow no link, git that runs nothing the repository names, the retry budget a fallback shares, the sandbox tests' outside directory, the Temporal dev server tests start, where the companion binary cadre-remote is, the generator of the tool schema table"},
+	{[]string{"internal/safefs", "internal/gitcmd", "llm/internal/budget", "llm/internal/allocguard", "internal/sandbox/sandboxtest", "internal/remote/temporaltest", "internal/remote/remotebin", "tool/internal/genschemas"},
+		"below the leaves: writes that follow no link, git that runs nothing the repository names, the retry budget a fallback shares, the adapters' allocation guards' measure, the sandbox tests' outside directory, the Temporal dev server tests start, where the companion binary cadre-remote is, the generator of the tool schema table"},
 	{[]string{"llm", "mcp", "task", "internal/plugin", "internal/text", "internal/textdist", "internal/proclife", "internal/worktree", "internal/tasklist"},
 		"leaves: provider-neutral messages, MCP's public types, the task registry, the plugin format, text helpers, process lifetime, git worktrees, the team task list"},
 	{[]string{"prompts"},

@@ -5,9 +5,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"testing"
 
+	"github.com/cadre-dev/cadre/llm/internal/allocguard"
 	"github.com/cadre-dev/cadre/llm/internal/retry"
 )
 
@@ -42,22 +42,9 @@ func TestStreamRequestBytesBounded(t *testing.T) {
 		}
 	}
 	call() // the connection, the rendered tools array
-	const rounds, n = 5, 20
-	per := uint64(1 << 62)
-	for range rounds {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		for range n {
-			call()
-		}
-		runtime.ReadMemStats(&after)
-		per = min(per, (after.TotalAlloc-before.TotalAlloc)/n)
-	}
-	bound := uint64(88_000)
-	if raceEnabled {
-		bound = 175_000
-	}
-	t.Logf("%d bytes allocated per model call (race detector: %v; bound %d)", per, raceEnabled, bound)
+	per := allocguard.BytesPerCall(call, 5, 20)
+	bound := allocguard.Bound(88_000, 175_000)
+	t.Logf("%d bytes allocated per model call (race detector: %v; bound %d)", per, allocguard.RaceEnabled(), bound)
 	if per > bound {
 		t.Fatalf("%d bytes allocated per model call, want at most %d (the body must not be copied whole, nor the tools array encoded again, per request)", per, bound)
 	}
